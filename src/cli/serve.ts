@@ -1,0 +1,50 @@
+/** `svc serve`: start the service and stop it cleanly on SIGINT or SIGTERM. */
+import { Command, Option } from 'commander';
+import { startService } from '../app/service.js';
+import { dbOption, intArg } from './options.js';
+
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('start the service: HTTP routes, workers, scheduler and housekeeping')
+    .addOption(new Option('--host <addr>', 'bind address').default('0.0.0.0'))
+    .addOption(new Option('-p, --port <n>', 'bind port').default(9090).argParser(intArg('--port')))
+    .addOption(dbOption())
+    .addOption(new Option('--grpc-port <n>', 'open the gRPC door on this plaintext HTTP/2 port (0: any free port)').argParser(intArg('--grpc-port')))
+    .addOption(new Option('--secret <key>', 'require X-Svc-Signature (hex HMAC-SHA256 of the body) on /run and /enqueue'))
+    .addOption(new Option('--no-auth', 'disable API key authentication (local development only)'))
+    .action(serve);
+}
+
+interface ServeFlags {
+  host: string;
+  port: number;
+  db: string;
+  grpcPort?: number;
+  secret?: string;
+  auth: boolean;
+}
+
+async function serve(flags: ServeFlags): Promise<void> {
+  const service = await startService({
+    host: flags.host,
+    port: flags.port,
+    db: flags.db,
+    grpcPort: flags.grpcPort,
+    secret: flags.secret,
+    noAuth: !flags.auth,
+  });
+  process.stdout.write(`${service.bootLines.join('\n')}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      service.close().then(resolve, (err: unknown) => {
+        service.log.error({ err }, 'shutdown failed');
+        resolve();
+      });
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}

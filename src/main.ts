@@ -1,0 +1,28 @@
+#!/usr/bin/env node
+/** The `svc` binary: the only place that calls process.exit. */
+import { CommanderError } from 'commander';
+import { ExitError } from './common/errors.js';
+import { loadDotEnv } from './common/env.js';
+import { buildCli } from './cli/index.js';
+
+async function main(argv: string[]): Promise<number> {
+  loadDotEnv();
+  try {
+    await buildCli().parseAsync(argv);
+    return 0;
+  } catch (err) {
+    if (err instanceof ExitError) {
+      if (err.message) process.stderr.write(`${err.message}\n`);
+      return err.exitCode;
+    }
+    if (err instanceof CommanderError) {
+      // Commander already printed its message (help, version, or a flag error).
+      return err.exitCode;
+    }
+    process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+}
+
+const code = await main(process.argv);
+process.exitCode = code;

@@ -1,0 +1,61 @@
+/** Schema of the registry database: tenants, API keys, flow artifacts and refs, settings, trace flags. */
+import type { Migration } from '../db.js';
+
+export const registryMigrations: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial',
+    sql: `
+      CREATE TABLE tenants (
+        id TEXT PRIMARY KEY,
+        display_name TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('active', 'disabled')),
+        auth_methods TEXT NOT NULL,          -- JSON array, ordered
+        created_at TEXT NOT NULL
+      );
+      CREATE TABLE api_keys (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        tenant TEXT NOT NULL REFERENCES tenants(id),
+        label TEXT NOT NULL,
+        key_hash TEXT NOT NULL UNIQUE,       -- hex SHA-256 of the raw key; the key itself is never stored
+        scopes TEXT NOT NULL,                -- JSON array
+        flows TEXT NOT NULL,                 -- JSON array; empty means every flow of the tenant
+        expires_at TEXT,                     -- ISO 8601 UTC instant
+        rate_limit REAL,                     -- requests per second; NULL means unlimited
+        revoked_at TEXT,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX api_keys_tenant ON api_keys(tenant);
+      CREATE TABLE system_config (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      );
+      CREATE TABLE artifacts (
+        hash TEXT PRIMARY KEY,               -- hex SHA-256 of bytes
+        bytes BLOB NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      CREATE TABLE flow_versions (
+        tenant TEXT NOT NULL,
+        name TEXT NOT NULL,
+        version TEXT NOT NULL,
+        hash TEXT NOT NULL REFERENCES artifacts(hash),
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (tenant, name, version)
+      );
+      CREATE TABLE flow_latest (
+        tenant TEXT NOT NULL,
+        name TEXT NOT NULL,
+        version TEXT NOT NULL,
+        PRIMARY KEY (tenant, name)
+      );
+      CREATE TABLE trace_config (
+        tenant TEXT NOT NULL,
+        flow TEXT NOT NULL,
+        enabled INTEGER NOT NULL DEFAULT 0,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (tenant, flow)
+      );
+    `,
+  },
+];
