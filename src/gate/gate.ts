@@ -1,0 +1,150 @@
+/**
+ * The one gate every door uses (HTTP, SOAP, gRPC). It runs before any body byte is read: an
+ * unauthenticated caller costs two indexed queries (key by hash, tenant by id) and nothing else.
+ */
+import { createHash } from 'node:crypto';
+import { SvcError } from '../common/errors.js';
+import { RateLimiter } from './rate-limiter.js';
+
+/** What the gate needs to know about a key (a row found by the SHA-256 of the raw key). */
+export interface GateKey {
+  readonly id: number;
+  readonly tenant: string;
+  readonly scopes: readonly string[];
+  readonly flows: readonly string[];
+  /** Requests per second; undefined: never throttled. */
+  readonly rateLimit?: number | undefined;
+  readonly revoked: boolean;
+  /** ISO 8601 UTC instant, or undefined for no expiry. */
+  readonly expiresAt?: string | undefined;
+}
+
+/** Lookups the gate makes; each may throw, and any throw becomes 503 (never a pass, never 401). */
+export interface GateLookups {
+  findKeyByHash(sha256Hex: string): GateKey | undefined;
+  tenantStatus(tenant: string): 'active' | 'disabled' | undefined;
+  /** The latest artifact's `required_scope`; undefined when none is declared or no flow exists. */
+  requiredScope(tenant: string, flow: string): string | undefined;
+}
+
+export interface GateRefusal {
+  readonly status: number;
+  /** Operator-facing reason for the `access_denied` log row; never shown to the caller. */
+  readonly reason: string;
+  readonly tenant: string;
+  readonly flow: string;
+  /** The key's tenant when a key was found: the chain the `access.denied` audit entry goes to. */
+  readonly subjectTenant?: string;
+  readonly keyId?: number;
+}
+
+/** Side effects of refusals (log row, audit entry); injected so the gate stays free of I/O. */
+export interface GateSinks {
+  refused(refusal: GateRefusal): void;
+}
+
+/** Which route asks: metadata and connector events cost no token when they succeed. */
+export type GateRoute = 'run' | 'enqueue' | 'metadata' | 'connector' | 'grpc';
+
+export interface GateRequest {
+  readonly authorization: string | undefined;
+  readonly tenant: string;
+  readonly flow: string;
+  readonly route: GateRoute;
+}
+
+export interface GatePass {
+  readonly key: GateKey;
+}
+
+const FREE_ON_SUCCESS: ReadonlySet<GateRoute> = new Set(['metadata', 'connector']);
+const BEARER = /^Bearer ([^\s]+)$/;
+
+export function hashApiKey(raw: string): string {
+  return createHash('sha256').update(raw).digest('hex');
+}
+
+export function flowNotFound(tenant: string, flow: string): SvcError {
+  return new SvcError('SVC_ERR_NOT_FOUND', `flow '${tenant}/${flow}' not found`);
+}
+
+export class Gate {
+  readonly #lookups: GateLookups;
+  readonly #sinks: GateSinks;
+  readonly #limiter: RateLimiter;
+  readonly #now: () => number;
+
+  constructor(lookups: GateLookups, sinks: GateSinks, opts: { limiter?: RateLimiter; now?: () => number } = {}) {
+    this.#lookups = lookups;
+    this.#sinks = sinks;
+    this.#now = opts.now ?? Date.now;
+    this.#limiter = opts.limiter ?? new RateLimiter(this.#now);
+  }
+
+  /** Decides a request; throws the refusal as an SvcError after recording its side effects. */
+  check(req: GateRequest): GatePass {
+    const token = req.authorization === undefined ? undefined : BEARER.exec(req.authorization)?.[1];
+    if (token === undefined) {
+      throw this.#refuse(req, unauthorized(req.authorization === undefined), 401, req.authorization === undefined ? 'missing Authorization header' : 'malformed Authorization header');
+    }
+    const key = this.#guard(req, () => this.#lookups.findKeyByHash(hashApiKey(token)));
+    if (key === undefined) throw this.#refuse(req, unauthorized(false), 401, 'unknown API key');
+    if (key.revoked) throw this.#refuse(req, unauthorized(false), 401, `API key ${key.id} is revoked`, key);
+    if (key.expiresAt !== undefined && Date.parse(key.expiresAt) <= this.#now()) {
+      throw this.#refuse(req, unauthorized(false), 401, `API key ${key.id} expired at ${key.expiresAt}`, key);
+    }
+    // From here the key is valid: every refusal costs it a token.
+    if (key.tenant !== req.tenant) {
+      throw this.#refuse(req, unauthorized(false), 401, `API key ${key.id} belongs to tenant '${key.tenant}', not '${req.tenant}'`, key, true);
+    }
+    const status = this.#guard(req, () => this.#lookups.tenantStatus(req.tenant), key);
+    if (status !== 'active') {
+      const why = status === undefined ? 'is not registered' : 'is disabled';
+      throw this.#refuse(req, flowNotFound(req.tenant, req.flow), 404, `tenant '${req.tenant}' ${why}`, key, true);
+    }
+    const scope = this.#guard(req, () => this.#lookups.requiredScope(req.tenant, req.flow), key);
+    if (scope !== undefined && !key.scopes.includes('*') && !key.scopes.includes(scope)) {
+      throw this.#refuse(req, forbidden('forbidden: insufficient scope'), 403, `API key ${key.id} lacks scope '${scope}'`, key, true);
+    }
+    if (key.flows.length > 0 && !key.flows.includes(req.flow)) {
+      throw this.#refuse(req, forbidden('forbidden: flow not permitted for this key'), 403, `flow '${req.flow}' is not in the allowlist of API key ${key.id}`, key, true);
+    }
+    if (key.rateLimit !== undefined && !FREE_ON_SUCCESS.has(req.route)) {
+      const decision = this.#limiter.take(key.id, key.rateLimit);
+      if (!decision.allowed) {
+        const err = new SvcError('SVC_ERR_RATE_LIMITED', 'rate limit exceeded', { headers: decision.headers });
+        throw this.#refuse(req, err, 429, `API key ${key.id} exceeded ${key.rateLimit} requests per second`, key);
+      }
+    }
+    return { key };
+  }
+
+  /** Runs a storage lookup; any failure is a 503 refusal, never a pass. */
+  #guard<T>(req: GateRequest, lookup: () => T, key?: GateKey): T {
+    try {
+      return lookup();
+    } catch (cause) {
+      const err = new SvcError('SVC_ERR_STORAGE_UNAVAILABLE', 'authorization temporarily unavailable', { cause });
+      throw this.#refuse(req, err, 503, `storage unavailable while deciding: ${cause instanceof Error ? cause.message : String(cause)}`, key);
+    }
+  }
+
+  #refuse(req: GateRequest, err: SvcError, status: number, reason: string, key?: GateKey, charge = false): SvcError {
+    if (charge && key?.rateLimit !== undefined) this.#limiter.charge(key.id, key.rateLimit);
+    try {
+      this.#sinks.refused({ status, reason, tenant: req.tenant, flow: req.flow, subjectTenant: key?.tenant, keyId: key?.id });
+    } catch {
+      // Recording a refusal must never turn it into a pass or a different answer.
+    }
+    return err;
+  }
+}
+
+function unauthorized(missingHeader: boolean): SvcError {
+  return new SvcError('SVC_ERR_UNAUTHORIZED', 'unauthorized', missingHeader ? { headers: { 'www-authenticate': 'Bearer' } } : {});
+}
+
+function forbidden(message: string): SvcError {
+  return new SvcError('SVC_ERR_FORBIDDEN', message);
+}
+
