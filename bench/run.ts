@@ -1,0 +1,79 @@
+/**
+ * `npm run bench`: the service's /run against a bare node:http server, measured in the same run on
+ * the same machine; prints both req/s, both p99s and the ratio (target: >= 0.5 at log_level event_only).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BARE_SERVER_SOURCE, load, printTable, spawnListening, type LoadResult } from './load.js';
+
+const SVC = resolve(dirname(fileURLToPath(import.meta.url)), '../src/main.js');
+const DURATION = Number(process.env.BENCH_SECONDS ?? 8);
+
+const FLOW = `---
+flowdoc_version: "0.1"
+flow: quote
+tenant: bench
+log_level: event_only
+---
+
+## Step: check
+\`\`\`validate
+has(ctx.input.id) | id is required | syntactic
+\`\`\`
+
+## Step: answer
+\`\`\`ntd
+{"id": "{{ ctx.input.id }}", "total": {{ ctx.input.total }}, "status": "accepted"}
+\`\`\`
+`;
+
+function svc(env: NodeJS.ProcessEnv, args: string[]): string {
+  return execFileSync(process.execPath, [SVC, ...args], { env, encoding: 'utf8' });
+}
+
+async function main(): Promise<void> {
+  const home = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+  const env = { ...process.env, HOME: home, RUST_LOG: 'warn' };
+  const db = join(home, 'state', 'registry.db');
+  const children: { stop(): Promise<void> }[] = [];
+  try {
+    svc(env, ['tenant', 'create', '--id', 'bench', '--display-name', 'Bench', '--db', db]);
+    const keyOut = svc(env, ['keys', 'create', '--tenant', 'bench', '--label', 'bench', '--db', db]);
+    const key = /svk_[0-9a-f]{32}/.exec(keyOut)?.[0];
+    if (!key) throw new Error(`no key in: ${keyOut}`);
+    const flowPath = join(home, 'quote.flow.md');
+    writeFileSync(flowPath, FLOW);
+    svc(env, ['deploy', flowPath, '-v', '1.0.0', '--db', db]);
+
+    const body = JSON.stringify({ id: 'o-1', total: 42 });
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
+    const rows: LoadResult[] = [];
+
+    const bare = await spawnListening(process.execPath, ['-e', BARE_SERVER_SOURCE]);
+    children.push(bare);
+    await load('warm-up', { url: bare.url, body, headers, durationSec: 1 });
+    rows.push(await load('bare node:http', { url: bare.url, body, headers, durationSec: DURATION }));
+    await bare.stop();
+
+    const server = await spawnListening(process.execPath, [SVC, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db], env);
+    children.push(server);
+    const runUrl = `${server.url}/flows/bench/quote/run`;
+    await load('warm-up', { url: runUrl, body, headers, durationSec: 2 });
+    const run = await load('svc /run (validate + ntd)', { url: runUrl, body, headers, durationSec: DURATION });
+    rows.push(run);
+    await server.stop();
+
+    printTable(rows);
+    const ratio = run.reqPerSec / rows[0]!.reqPerSec;
+    process.stdout.write(`ratio /run vs bare: ${ratio.toFixed(2)} (target >= 0.50)\n`);
+    if (run.non2xx > 0 || run.errors > 0) process.stdout.write('WARNING: /run answered non-2xx or errored during the run\n');
+  } finally {
+    for (const c of children) await c.stop().catch(() => undefined);
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,50 @@
+/** Reads a request body under a per-request ceiling, refusing a declared or streamed excess with 413. */
+import type { IncomingMessage } from 'node:http';
+import { SvcError } from '../../common/errors.js';
+
+export const PAYLOAD_TOO_LARGE = 'payload reached size limit';
+
+export function payloadTooLarge(): SvcError {
+  return new SvcError('SVC_ERR_PAYLOAD_TOO_LARGE', PAYLOAD_TOO_LARGE);
+}
+
+/** Refuses a declared Content-Length over `limitBytes` without reading a byte. */
+export function checkDeclaredLength(raw: IncomingMessage, limitBytes: number): void {
+  const declared = raw.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limitBytes) throw payloadTooLarge();
+}
+
+/** Buffers the body; stops reading and throws 413 as soon as it passes `limitBytes`. */
+export function readBody(raw: IncomingMessage, limitBytes: number): Promise<Buffer> {
+  checkDeclaredLength(raw, limitBytes);
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limitBytes) {
+        cleanup();
+        raw.resume(); // drain the rest so the socket can answer
+        reject(payloadTooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(err);
+    };
+    const cleanup = () => {
+      raw.off('data', onData);
+      raw.off('end', onEnd);
+      raw.off('error', onError);
+    };
+    raw.on('data', onData);
+    raw.on('end', onEnd);
+    raw.on('error', onError);
+  });
+}
