@@ -80,14 +80,17 @@ export class ExitError extends Error {
 export class FlowError extends SvcError {
   /** The step that failed, when known (the fault handler reports it as `fault_step`). */
   readonly step: string | undefined;
-  /** Operator-facing explanation (goes to the operational log and to `fault_error`). */
+  /** Operator-facing explanation for the operational log (never sent on the wire). */
   readonly detail: string;
+  /** `ctx.soap_fault_code` / `ctx.soap_fault_string` as the flow had set them when it failed (SOAP door). */
+  soapFault: { code?: string; string?: string } | undefined;
 
   constructor(code: ErrorCode, message: string, step: string | undefined, detail: string, opts: SvcErrorOptions = {}) {
     super(code, message, opts);
     this.name = 'FlowError';
     this.step = step;
     this.detail = detail;
+    this.soapFault = undefined;
   }
 }
 

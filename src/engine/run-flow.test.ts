@@ -390,3 +390,15 @@ test('a plain http_egress step gets no step_traced row', async () => {
   await runFlow(ir, {}, { ...opts, trace: true }, { events, effects: { http_egress: () => ({ output: 1, status: 200 }) } });
   assert.deepEqual(events.events.map((e) => e.step), []);
 });
+
+test('soap_fault_code and soap_fault_string written by set_ctx travel with the error', async () => {
+  const ir = flow('f', [
+    step('mark', { setCtx: { soap_fault_code: 'soap:Client', soap_fault_string: 'bad order {{ ctx.input.id }}' } }),
+    step('boom', { effects: ['http_egress'] }),
+  ]);
+  await assert.rejects(runFlow(ir, { id: 7 }, opts, { effects: { http_egress: () => Promise.reject(new Error('x')) } }), (e: unknown) => {
+    assert.ok(e instanceof EgressError);
+    assert.deepEqual(e.soapFault, { code: 'soap:Client', string: 'bad order 7' });
+    return true;
+  });
+});

@@ -2,6 +2,7 @@
 import {
   FaultHandlerFailedError,
   FlowDefectError,
+  FlowError,
   FlowTimeoutError,
   IntegrityError,
   StorageUnavailableError,
@@ -11,7 +12,7 @@ import type { FlowIR } from '../ir/types.js';
 import { compileFlow, type CompiledFlow } from './compile.js';
 import { makeContext, makeExecution, type Execution, type FlowRun } from './execution.js';
 import { runSteps, trace } from './run-steps.js';
-import type { FlowResult, RunDeps, RunOptions } from './types.js';
+import type { FlowContext, FlowResult, RunDeps, RunOptions } from './types.js';
 
 /**
  * Runs `ir` on `input`. The execution keeps this IR to its end (a newer deploy does not affect it)
@@ -23,6 +24,14 @@ import type { FlowResult, RunDeps, RunOptions } from './types.js';
 export async function runFlow(ir: FlowIR, input: unknown, opts: RunOptions, deps: RunDeps = {}): Promise<FlowResult> {
   const exec = makeExecution(opts, deps, runChild);
   return executeFlow(exec, compileFlow(ir), input, 0, opts.config, opts.entryLabel);
+}
+
+/** The SOAP fault fields a flow wrote into its context, if any. */
+function soapFaultOf(ctx: FlowContext): { code?: string; string?: string } | undefined {
+  const code = ctx.soap_fault_code;
+  const text = ctx.soap_fault_string;
+  if (code === undefined && text === undefined) return undefined;
+  return { ...(code !== undefined ? { code: String(code) } : {}), ...(text !== undefined ? { string: String(text) } : {}) };
 }
 
 async function executeFlow(
@@ -55,8 +64,12 @@ async function executeFlow(
     };
   } catch (thrown) {
     const err = asSvcError(thrown, run.currentStep);
-    if (flow.fault === undefined || !faultHandles(err)) throw err;
-    return runFault(run, flow, err);
+    if (flow.fault === undefined || !faultHandles(err)) throw withSoapFault(err, run, depth);
+    const result = await runFault(run, flow, err).catch((e: unknown) => {
+      throw withSoapFault(e as SvcError, run, depth);
+    });
+    const soapFault = depth === 0 ? soapFaultOf(run.ctx) : undefined;
+    return soapFault === undefined ? result : { ...result, soapFault };
   }
 }
 
@@ -111,6 +124,12 @@ async function runChild(parent: FlowRun, name: string, message: unknown, entryLa
   if (loaded === undefined) throw new FlowDefectError(step, `step '${step}': flow '${tenant}/${name}' not found`);
   const result = await executeFlow(exec, compileFlow(loaded.ir), message, parent.depth + 1, undefined, entryLabel);
   return result.output;
+}
+
+/** Carries the flow's SOAP fault fields on the error the top flow throws (first writer wins). */
+function withSoapFault(err: SvcError, run: FlowRun, depth: number): SvcError {
+  if (depth === 0 && err instanceof FlowError && err.soapFault === undefined) err.soapFault = soapFaultOf(run.ctx);
+  return err;
 }
 
 function asSvcError(thrown: unknown, step: string | undefined): SvcError {

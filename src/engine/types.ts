@@ -100,4 +100,6 @@ export interface FlowResult {
   faultHandled: boolean;
   /** With faultHandled: the error the handler handled (for the log). */
   handledError?: SvcError;
+  /** `ctx.soap_fault_code` / `ctx.soap_fault_string` when the flow set them (the SOAP door's fault envelope). */
+  soapFault?: { code?: string; string?: string };
 }
