@@ -402,3 +402,19 @@ test('soap_fault_code and soap_fault_string written by set_ctx travel with the e
     return true;
   });
 });
+
+test('the value read by secret_read never appears in trace rows', async () => {
+  const events = memoryEvents();
+  const ir = flow('f', [step('api-key', { effects: ['secret_read'] }), step('use', { ntd: { format: 'json', body: '{"ok": {{ size(ctx.api_key) > 0 }}}' } })]);
+  const r = await runFlow(ir, { a: 1 }, { ...opts, trace: true, entryLabel: 'received' }, { events, env: { SVC_SECRET_API_KEY: 's3cr3t-value' } });
+  assert.deepEqual(r.output, { ok: true });
+  assert.equal(events.events.length, 3);
+  assert.ok(!JSON.stringify(events.events.map((e) => e.payload)).includes('s3cr3t-value'));
+});
+
+test('a false condition inside a called flow ends only that flow, never filtering the delivery', async () => {
+  const gate = flow('gate', [step('g', { condition: 'false' })]);
+  const ir = flow('main', [step('c', { callFlow: 'gate' }), step('after', { ntd: { format: 'text', body: 'after' } })]);
+  const r = await runFlow(ir, {}, { ...opts, delivery: 'queue' }, { loadFlow: registry(gate) });
+  assert.deepEqual([r.filtered, r.output], [false, 'after']);
+});

@@ -96,8 +96,11 @@ export class EventLog implements EventEmitter {
 
   /** Resolves once every event emitted before the call is in the database and the files. */
   async flush(): Promise<void> {
-    this.#writeBatch();
-    while (this.#inFlight.size > 0) await Promise.all([...this.#inFlight]);
+    // Events emitted while a batch is being written are picked up by the next round.
+    do {
+      this.#writeBatch();
+      while (this.#inFlight.size > 0) await Promise.all([...this.#inFlight]);
+    } while (this.#events.length > 0 && this.#state !== 'closed');
   }
 
   /** Flushes, then closes the database and the files. Runs once; later calls return the same promise. */
@@ -119,7 +122,7 @@ export class EventLog implements EventEmitter {
     if (this.#immediate !== undefined) clearImmediate(this.#immediate);
     this.#timer = undefined;
     this.#immediate = undefined;
-    if (this.#events.length === 0) return;
+    if (this.#events.length === 0 || this.#state === 'closed') return;
     const events = this.#events;
     const times = this.#times;
     this.#events = [];
