@@ -89,5 +89,5 @@ function compileStep(step: StepIR): CompiledStep {
 /** Expression keys accept `expr` or `"{{ expr }}"` (flow-format.md); the compiler may leave either. */
 function unwrapHole(src: string): string {
   const m = /^\s*\{\{([\s\S]*)\}\}\s*$/.exec(src);
-  return m === null ? src : m[1]!;
+  return m === null || m[1]!.includes('}}') ? src : m[1]!;
 }

@@ -418,3 +418,8 @@ test('a false condition inside a called flow ends only that flow, never filterin
   const r = await runFlow(ir, {}, { ...opts, delivery: 'queue' }, { loadFlow: registry(gate) });
   assert.deepEqual([r.filtered, r.output], [false, 'after']);
 });
+
+test('foreach accepts the expression written as one whole hole', async () => {
+  const r = await runFlow(flow('f', [step('each', { foreach: '{{ ctx.input.list }}' })]), { list: ['a', 'b'] }, opts);
+  assert.deepEqual(r.output, ['a', 'b']);
+});

@@ -71,6 +71,11 @@ export class EventLog implements EventEmitter {
     this.#onError = opts.onError ?? ((err) => process.stderr.write(`event log: batch not written: ${err.message}\n`));
   }
 
+  /** The service's event log: `log.db` and `logs/<prefix>-YYYY-MM-DD.jsonl` of a state directory. */
+  static open(paths: { logDb: string; logsDir: string }, opts: Omit<EventLogOptions, 'logDb' | 'logsDir'> = {}): EventLog {
+    return new EventLog({ ...opts, logDb: paths.logDb, logsDir: paths.logsDir });
+  }
+
   get state(): EventLogState {
     return this.#state;
   }
