@@ -72,3 +72,83 @@ export class ExitError extends Error {
     this.name = 'ExitError';
   }
 }
+
+/**
+ * Errors a flow execution raises. Their wire messages are fixed by the spec; the detail an operator
+ * needs (which step, why) rides on `step` and `detail` for the operational log, never on the wire.
+ */
+export class FlowError extends SvcError {
+  /** The step that failed, when known (the fault handler reports it as `fault_step`). */
+  readonly step: string | undefined;
+  /** Operator-facing explanation for the operational log (never sent on the wire). */
+  readonly detail: string;
+  /** `ctx.soap_fault_code` / `ctx.soap_fault_string` as the flow had set them when it failed (SOAP door). */
+  soapFault: { code?: string; string?: string } | undefined;
+
+  constructor(code: ErrorCode, message: string, step: string | undefined, detail: string, opts: SvcErrorOptions = {}) {
+    super(code, message, opts);
+    this.name = 'FlowError';
+    this.step = step;
+    this.detail = detail;
+    this.soapFault = undefined;
+  }
+}
+
+/** A `validate` rule was false: 400 (syntactic) or 422 (semantic), body `{"error","step"}` exactly. */
+export class ValidationRejectedError extends FlowError {
+  readonly kind: 'syntactic' | 'semantic';
+  constructor(kind: 'syntactic' | 'semantic', message: string, step: string) {
+    super(kind === 'syntactic' ? 'SVC_ERR_INVALID_INPUT' : 'SVC_ERR_UNPROCESSABLE', message, step, message, {
+      body: { error: message, step },
+    });
+    this.name = 'ValidationRejectedError';
+    this.kind = kind;
+  }
+}
+
+/** A defect in the flow (an expression that fails, a missing handler, runaway recursion): 500. */
+export class FlowDefectError extends FlowError {
+  constructor(step: string | undefined, detail: string, cause?: unknown) {
+    super('SVC_ERR_FLOW_FAILED', 'flow execution failed', step, detail, { cause });
+    this.name = 'FlowDefectError';
+  }
+}
+
+/** A call out of the flow (an effect) failed: 502. The queue worker retries on this class. */
+export class EgressError extends FlowError {
+  constructor(step: string | undefined, detail: string, cause?: unknown) {
+    super('SVC_ERR_EGRESS_FAILED', 'flow execution failed', step, detail, { cause });
+    this.name = 'EgressError';
+  }
+}
+
+/** The `## Fault:` handler itself failed: 500 `fault handler failed`. */
+export class FaultHandlerFailedError extends FlowError {
+  constructor(step: string | undefined, detail: string, cause?: unknown) {
+    super('SVC_ERR_FAULT_HANDLER_FAILED', 'fault handler failed', step, detail, { cause });
+    this.name = 'FaultHandlerFailedError';
+  }
+}
+
+/** The execution ran past `flow_max_duration_secs` (checked between steps): 500 with `limit_secs`. */
+export class FlowTimeoutError extends FlowError {
+  readonly limitSecs: number;
+  constructor(step: string, limitSecs: number) {
+    const message = 'flow exceeded its maximum duration';
+    super('SVC_ERR_FLOW_TIMEOUT', message, step, `${message} (${limitSecs} s) before step '${step}'`, {
+      body: { error: message, step, limit_secs: limitSecs },
+    });
+    this.name = 'FlowTimeoutError';
+    this.limitSecs = limitSecs;
+  }
+}
+
+/**
+ * The JSON body a door sends for an error: `{"ok":false,"error":<message>}` plus any extra fields,
+ * except the flow answers whose body the spec fixes exactly (a validate rejection, the time limit).
+ */
+export function errorBody(err: SvcError): Record<string, unknown> {
+  if (err instanceof ValidationRejectedError || err instanceof FlowTimeoutError) return { ...err.body };
+  if (err instanceof IntegrityError) return { ok: false, error: 'internal error' };
+  return { ok: false, error: err.message, ...err.body };
+}

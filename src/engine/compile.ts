@@ -1,0 +1,93 @@
+/** Compiles a FlowIR's expressions once into step programs, cached by the IR object. */
+import { FlowDefectError } from '../common/errors.js';
+import { MaskSet } from '../common/mask.js';
+import { compileExpr, type CompiledExpr } from '../expr/cel.js';
+import { compileNtd, type CompiledNtd } from '../expr/ntd.js';
+import { compileTemplate, type CompiledTemplate } from '../expr/template.js';
+import type { EffectName, FlowIR, StepIR, ValidateRuleIR } from '../ir/types.js';
+
+export interface CompiledRule {
+  readonly rule: ValidateRuleIR;
+  readonly test: CompiledExpr;
+}
+
+export interface CompiledStep {
+  readonly step: StepIR;
+  readonly validate: readonly CompiledRule[];
+  readonly condition: CompiledExpr | undefined;
+  readonly ntd: CompiledNtd | undefined;
+  readonly foreach: CompiledExpr | undefined;
+  readonly split: CompiledExpr | undefined;
+  /** Effects in the order the step lists them. */
+  readonly effects: readonly EffectName[];
+  readonly responseStatus: CompiledTemplate | undefined;
+  readonly responseHeaders: ReadonlyArray<readonly [string, CompiledTemplate]>;
+  readonly setCtx: ReadonlyArray<readonly [string, CompiledTemplate]>;
+  /** A plain http_egress step: `egress_traced` covers it, so no `step_traced` row. */
+  readonly plainEgress: boolean;
+  /** The step does nothing that can suspend: no effect and no composition. */
+  readonly sync: boolean;
+}
+
+export interface CompiledFlow {
+  readonly ir: FlowIR;
+  readonly steps: readonly CompiledStep[];
+  readonly fault: readonly CompiledStep[] | undefined;
+  readonly mask: MaskSet;
+  /** Backend response headers passed back to the caller (lowercase). */
+  readonly passHeaders: readonly string[];
+}
+
+const cache = new WeakMap<FlowIR, CompiledFlow>();
+
+/**
+ * The compiled form of `ir` (compiled on first use, then shared by every execution of that object).
+ * @throws FlowDefectError naming the step when an expression does not compile
+ */
+export function compileFlow(ir: FlowIR): CompiledFlow {
+  const hit = cache.get(ir);
+  if (hit !== undefined) return hit;
+  const compiled: CompiledFlow = Object.freeze({
+    ir,
+    steps: Object.freeze(ir.steps.map(compileStep)),
+    fault: ir.fault === undefined ? undefined : Object.freeze(ir.fault.steps.map(compileStep)),
+    mask: new MaskSet(ir.logExtraMaskFields),
+    passHeaders: Object.freeze(ir.responseHeaders.map((h) => h.toLowerCase())),
+  });
+  cache.set(ir, compiled);
+  return compiled;
+}
+
+function compileStep(step: StepIR): CompiledStep {
+  const at = (what: string, fn: () => unknown): never | unknown => {
+    try {
+      return fn();
+    } catch (err) {
+      throw new FlowDefectError(step.name, `step '${step.name}' (line ${step.line}): ${what} does not compile: ${(err as Error).message}`, err);
+    }
+  };
+  const effects = step.effects.slice();
+  const composes = step.callFlow !== undefined || step.fork !== undefined || step.foreach !== undefined || step.split !== undefined;
+  return Object.freeze({
+    step,
+    validate: step.validate.map((rule) => ({ rule, test: at(`validate rule on line ${rule.line}`, () => compileExpr(rule.expr)) as CompiledExpr })),
+    condition: step.condition === undefined ? undefined : (at('condition', () => compileExpr(step.condition!)) as CompiledExpr),
+    ntd: step.ntd === undefined ? undefined : (at('ntd', () => compileNtd(step.ntd!)) as CompiledNtd),
+    foreach: step.foreach === undefined ? undefined : (at('foreach', () => compileExpr(unwrapHole(step.foreach!))) as CompiledExpr),
+    split: step.split === undefined ? undefined : (at('split', () => compileExpr(unwrapHole(step.split!))) as CompiledExpr),
+    effects,
+    responseStatus: step.responseStatus === undefined ? undefined : (at('response_status', () => compileTemplate(step.responseStatus!)) as CompiledTemplate),
+    responseHeaders: Object.entries(step.responseHeaders).map(
+      ([name, t]) => [name.toLowerCase(), at(`response_header_${name}`, () => compileTemplate(t)) as CompiledTemplate] as const,
+    ),
+    setCtx: Object.entries(step.setCtx).map(([key, t]) => [key, at(`set_ctx.${key}`, () => compileTemplate(t)) as CompiledTemplate] as const),
+    plainEgress: effects.includes('http_egress') && step.restoreBody === undefined,
+    sync: effects.length === 0 && !composes,
+  });
+}
+
+/** Expression keys accept `expr` or `"{{ expr }}"` (flow-format.md); the compiler may leave either. */
+function unwrapHole(src: string): string {
+  const m = /^\s*\{\{([\s\S]*)\}\}\s*$/.exec(src);
+  return m === null || m[1]!.includes('}}') ? src : m[1]!;
+}

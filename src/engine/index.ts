@@ -1,0 +1,8 @@
+/** The engine's public surface: run a compiled flow, and the helpers every door shares. */
+export { runFlow } from './run-flow.js';
+export { buildHeaders, type RawHeaders } from './headers.js';
+export { encodeOutput, type EncodedOutput } from './output.js';
+export { ExecutionLimiter, BUSY_RETRY_AFTER_SECS } from './limiter.js';
+export { compileFlow } from './compile.js';
+export { secretKeyOf } from './effects/secret-read.js';
+export type { EffectCall, EffectHandler, EffectResult, FlowContext, FlowResult, LoadedFlow, RunDeps, RunOptions } from './types.js';

@@ -1,0 +1,142 @@
+/** runFlow: one execution of a compiled flow, with its fault handler, time limit and composition. */
+import {
+  FaultHandlerFailedError,
+  FlowDefectError,
+  FlowError,
+  FlowTimeoutError,
+  IntegrityError,
+  StorageUnavailableError,
+  SvcError,
+} from '../common/errors.js';
+import type { FlowIR } from '../ir/types.js';
+import { compileFlow, type CompiledFlow } from './compile.js';
+import { makeContext, makeExecution, type Execution, type FlowRun } from './execution.js';
+import { runSteps, trace } from './run-steps.js';
+import type { FlowContext, FlowResult, RunDeps, RunOptions } from './types.js';
+
+/**
+ * Runs `ir` on `input`. The execution keeps this IR to its end (a newer deploy does not affect it)
+ * and is never cancelled. Failures are thrown as SvcError subclasses carrying status and body:
+ * ValidationRejectedError (400/422), FlowDefectError (500), EgressError (502),
+ * FaultHandlerFailedError (500), FlowTimeoutError (500), IntegrityError / StorageUnavailableError
+ * from `deps.loadFlow`.
+ */
+export async function runFlow(ir: FlowIR, input: unknown, opts: RunOptions, deps: RunDeps = {}): Promise<FlowResult> {
+  const exec = makeExecution(opts, deps, runChild);
+  return executeFlow(exec, compileFlow(ir), input, 0, opts.config, opts.entryLabel);
+}
+
+/** The SOAP fault fields a flow wrote into its context, if any. */
+function soapFaultOf(ctx: FlowContext): { code?: string; string?: string } | undefined {
+  const code = ctx.soap_fault_code;
+  const text = ctx.soap_fault_string;
+  if (code === undefined && text === undefined) return undefined;
+  return { ...(code !== undefined ? { code: String(code) } : {}), ...(text !== undefined ? { string: String(text) } : {}) };
+}
+
+async function executeFlow(
+  exec: Execution,
+  flow: CompiledFlow,
+  input: unknown,
+  depth: number,
+  config: Record<string, string> | undefined,
+  entryLabel: string | undefined,
+): Promise<FlowResult> {
+  const run: FlowRun = {
+    exec,
+    flow,
+    ctx: makeContext(exec, flow, input, config),
+    depth,
+    status: undefined,
+    headers: {},
+    snapshots: undefined,
+    currentStep: undefined,
+  };
+  if (entryLabel !== undefined) trace(run, entryLabel, input);
+  try {
+    const { output, stopped } = await runSteps(run, flow.steps, input, true);
+    return {
+      status: run.status ?? 200,
+      headers: run.headers,
+      output,
+      filtered: stopped && exec.delivery === 'queue' && depth === 0,
+      faultHandled: false,
+    };
+  } catch (thrown) {
+    const err = asSvcError(thrown, run.currentStep);
+    if (flow.fault === undefined || !faultHandles(err)) throw withSoapFault(err, run, depth);
+    const result = await runFault(run, flow, err).catch((e: unknown) => {
+      throw withSoapFault(e as SvcError, run, depth);
+    });
+    const soapFault = depth === 0 ? soapFaultOf(run.ctx) : undefined;
+    return soapFault === undefined ? result : { ...result, soapFault };
+  }
+}
+
+/**
+ * Which failures the `## Fault:` handler answers: every step failure, validate rejections included
+ * (the spec's handler "answers with the status the error would otherwise have had", so a 400/422
+ * can be reshaped). Not handled: the time limit (running more steps would extend it), an artifact
+ * failing its integrity check and storage being unreachable (not the flow's doing; the queue
+ * dead-letters or retries those by class).
+ */
+function faultHandles(err: SvcError): boolean {
+  return !(err instanceof FlowTimeoutError || err instanceof IntegrityError || err instanceof StorageUnavailableError);
+}
+
+async function runFault(run: FlowRun, flow: CompiledFlow, err: SvcError): Promise<FlowResult> {
+  const failedStep = (err as { step?: string }).step ?? run.currentStep ?? null;
+  const faultInput = {
+    fault_step: failedStep,
+    // The public message only: a fault handler often echoes it to the caller.
+    fault_error: err.message,
+    fault_correlation_id: run.exec.correlationId,
+  };
+  run.status = undefined;
+  if (err.headers !== undefined) Object.assign(run.headers, err.headers);
+  trace(run, 'fault', faultInput);
+  let output: unknown;
+  try {
+    ({ output } = await runSteps(run, flow.fault!, faultInput, false));
+  } catch (thrown) {
+    const inner = asSvcError(thrown, run.currentStep);
+    throw new FaultHandlerFailedError(run.currentStep, `fault handler of ${flow.ir.tenant}/${flow.ir.flow} failed in step '${run.currentStep}': ${detailOf(inner)}`, inner);
+  }
+  return { status: run.status ?? err.status, headers: run.headers, output, filtered: false, faultHandled: true, handledError: err };
+}
+
+/** call_flow / split / fork: the latest version of a flow of the same tenant, one level deeper. */
+async function runChild(parent: FlowRun, name: string, message: unknown, entryLabel: string | undefined): Promise<unknown> {
+  const exec = parent.exec;
+  const { tenant } = parent.flow.ir;
+  const step = parent.currentStep;
+  if (parent.depth + 1 > exec.maxCallDepth) {
+    throw new FlowDefectError(step, `step '${step}': calling '${tenant}/${name}' would nest ${parent.depth + 1} flows deep (limit ${exec.maxCallDepth}); is a flow calling itself?`);
+  }
+  if (exec.loadFlow === undefined) throw new FlowDefectError(step, `step '${step}': this process cannot load flows for call_flow`);
+  let loaded;
+  try {
+    loaded = await exec.loadFlow(tenant, name);
+  } catch (err) {
+    if (err instanceof SvcError) throw err;
+    throw new FlowDefectError(step, `step '${step}': loading '${tenant}/${name}' failed: ${(err as Error)?.message}`, err);
+  }
+  if (loaded === undefined) throw new FlowDefectError(step, `step '${step}': flow '${tenant}/${name}' not found`);
+  const result = await executeFlow(exec, compileFlow(loaded.ir), message, parent.depth + 1, undefined, entryLabel);
+  return result.output;
+}
+
+/** Carries the flow's SOAP fault fields on the error the top flow throws (first writer wins). */
+function withSoapFault(err: SvcError, run: FlowRun, depth: number): SvcError {
+  if (depth === 0 && err instanceof FlowError && err.soapFault === undefined) err.soapFault = soapFaultOf(run.ctx);
+  return err;
+}
+
+function asSvcError(thrown: unknown, step: string | undefined): SvcError {
+  if (thrown instanceof SvcError) return thrown;
+  return new FlowDefectError(step, `step '${step}': ${(thrown as Error)?.message ?? String(thrown)}`, thrown);
+}
+
+function detailOf(err: SvcError): string {
+  return (err as { detail?: string }).detail ?? err.message;
+}

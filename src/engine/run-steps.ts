@@ -1,0 +1,244 @@
+/** Runs a sequence of compiled steps, each as flow-format.md "What a step does, in order" says. */
+import { EgressError, FlowDefectError, FlowTimeoutError, SvcError, ValidationRejectedError } from '../common/errors.js';
+import { isXmlValue } from '../common/xml-value.js';
+import type { EffectName } from '../ir/types.js';
+import type { CompiledStep } from './compile.js';
+import type { FlowRun } from './execution.js';
+import { secretRead } from './effects/secret-read.js';
+import type { EffectHandler, FlowContext } from './types.js';
+
+export interface StepsOutcome {
+  output: unknown;
+  /** A condition was false: the sequence ended early. */
+  stopped: boolean;
+}
+
+/**
+ * Runs `steps` in order on `input`; the last step's output is the sequence's output.
+ * @param checkDeadline check `flow_max_duration_secs` before each step (not in the fault section)
+ */
+export async function runSteps(run: FlowRun, steps: readonly CompiledStep[], input: unknown, checkDeadline: boolean): Promise<StepsOutcome> {
+  let current = input;
+  const exec = run.exec;
+  for (let i = 0; i < steps.length; i++) {
+    const cs = steps[i]!;
+    run.currentStep = cs.step.name;
+    if (checkDeadline && i > 0 && exec.now() - exec.startedMs > exec.limitSecs * 1000) {
+      throw new FlowTimeoutError(cs.step.name, exec.limitSecs);
+    }
+    const out = cs.sync ? runSyncStep(run, cs, current) : await runStep(run, cs, current);
+    if (out === STOP) return { output: run.ctx.input, stopped: true };
+    current = out;
+  }
+  return { output: current, stopped: false };
+}
+
+const STOP = Symbol('stop');
+
+/** Steps 1-3: restore_body, validate, condition. Returns STOP when the condition is false. */
+function enter(run: FlowRun, cs: CompiledStep, input: unknown): typeof STOP | undefined {
+  const { step } = cs;
+  const ctx = run.ctx;
+  let current = input;
+  if (step.restoreBody !== undefined) {
+    if (run.snapshots === undefined || !run.snapshots.has(step.restoreBody)) {
+      throw new FlowDefectError(step.name, `step '${step.name}': restore_body '${step.restoreBody}' names no snapshot taken earlier in this execution`);
+    }
+    current = run.snapshots.get(step.restoreBody);
+  }
+  if (step.snapshot !== undefined) (run.snapshots ??= new Map()).set(step.snapshot, current);
+  ctx.input = current;
+  for (const { rule, test } of cs.validate) {
+    const ok = evaluate(step.name, `validate rule on line ${rule.line}`, () => test(ctx));
+    if (ok === true) continue;
+    if (ok === false) throw new ValidationRejectedError(rule.kind, rule.message, step.name);
+    throw new FlowDefectError(step.name, `step '${step.name}': validate rule on line ${rule.line} gave ${typeName(ok)}, not a bool`);
+  }
+  if (cs.condition !== undefined) {
+    const go = evaluate(step.name, 'condition', () => cs.condition!(ctx));
+    if (go === false) return STOP;
+    if (go !== true) throw new FlowDefectError(step.name, `step '${step.name}': condition gave ${typeName(go)}, not a bool`);
+  }
+  return undefined;
+}
+
+/** A step without effect or composition: no promise, no await (the common validate + ntd case). */
+function runSyncStep(run: FlowRun, cs: CompiledStep, input: unknown): unknown {
+  if (enter(run, cs, input) === STOP) return STOP;
+  const ctx = run.ctx;
+  const output = cs.ntd === undefined ? ctx.input : evaluate(cs.step.name, 'ntd', () => cs.ntd!(ctx));
+  leave(run, cs, output);
+  return output;
+}
+
+async function runStep(run: FlowRun, cs: CompiledStep, input: unknown): Promise<unknown> {
+  if (enter(run, cs, input) === STOP) return STOP;
+  const { step } = cs;
+  const ctx = run.ctx;
+  let output: unknown;
+  if (cs.foreach !== undefined) {
+    const list = listOf(cs, 'foreach', cs.foreach(ctx));
+    const results: unknown[] = [];
+    for (let i = 0; i < list.length; i++) {
+      ctx.item = list[i];
+      ctx.index = i;
+      trace(run, `foreach[${i}]`, list[i]);
+      const message = cs.ntd === undefined ? list[i] : evaluate(step.name, 'ntd', () => cs.ntd!(ctx));
+      results.push(await act(run, cs, message, ctx));
+    }
+    delete ctx.item;
+    delete ctx.index;
+    output = results;
+  } else if (cs.split !== undefined) {
+    const list = listOf(cs, 'split', cs.split(ctx));
+    // Each branch gets its own shallow context so concurrent branches never see another's item.
+    const branches = list.map((item, index) => {
+      const bctx: FlowContext = { ...ctx, item, index };
+      const message = cs.ntd === undefined ? item : evaluate(step.name, 'ntd', () => cs.ntd!(bctx));
+      return { bctx, message, label: `split[${index}]` };
+    });
+    output = await pool(branches.length, run.exec.splitConcurrency, (i) => act(run, cs, branches[i]!.message, branches[i]!.bctx, branches[i]!.label));
+  } else {
+    const message = cs.ntd === undefined ? ctx.input : evaluate(step.name, 'ntd', () => cs.ntd!(ctx));
+    output = await act(run, cs, message, ctx);
+  }
+  leave(run, cs, output);
+  return output;
+}
+
+/** Step 5: the effects in order, then call_flow or fork. Without any, the message is the output. */
+async function act(run: FlowRun, cs: CompiledStep, message: unknown, ctx: FlowContext, label?: string): Promise<unknown> {
+  const { step } = cs;
+  // A split branch's entry row: the called flow writes it when there is one.
+  if (label !== undefined && step.callFlow === undefined) trace(run, label, message);
+  let m = message;
+  for (const name of cs.effects) m = await effect(run, cs, name, m, ctx);
+  if (step.callFlow !== undefined) m = await run.exec.runChild(run, step.callFlow, m, label);
+  if (step.fork !== undefined) {
+    const names = step.fork;
+    const msg = m;
+    const outputs = await Promise.all(names.map((name, i) => run.exec.runChild(run, name, msg, `fork[${i}]`)));
+    const out: Record<string, unknown> = {};
+    names.forEach((name, i) => (out[name] = outputs[i]));
+    m = out;
+  }
+  return m;
+}
+
+async function effect(run: FlowRun, cs: CompiledStep, name: EffectName, message: unknown, ctx: FlowContext): Promise<unknown> {
+  const { step } = cs;
+  const exec = run.exec;
+  const handler: EffectHandler | undefined = exec.effects[name] ?? (name === 'secret_read' ? secretRead : undefined);
+  if (handler === undefined) {
+    throw new FlowDefectError(step.name, `step '${step.name}' uses effect '${name}', but this process has no handler for it`);
+  }
+  let result;
+  try {
+    result = await handler({
+      ir: run.flow.ir,
+      step,
+      message,
+      ctx,
+      correlationId: exec.correlationId,
+      trace: exec.trace,
+      events: exec.events,
+      mask: run.flow.mask,
+      env: exec.env,
+    });
+  } catch (err) {
+    if (err instanceof SvcError) throw err;
+    throw new EgressError(step.name, `step '${step.name}': ${name} failed: ${(err as Error)?.message ?? String(err)}`, err);
+  }
+  if (result.status !== undefined) {
+    const headers = result.headers ?? {};
+    ctx.response = { status: result.status, headers };
+    for (const h of run.flow.passHeaders) {
+      const v = headers[h];
+      if (v !== undefined) run.headers[h] = v;
+    }
+  }
+  return result.output;
+}
+
+/** Step 6: response_status, response_header_<name>, set_ctx; then the trace row. */
+function leave(run: FlowRun, cs: CompiledStep, output: unknown): void {
+  const { step } = cs;
+  const ctx = run.ctx;
+  if (cs.responseStatus !== undefined || cs.responseHeaders.length > 0 || cs.setCtx.length > 0) {
+    ctx.output = output;
+    if (cs.responseStatus !== undefined) run.status = toStatus(step.name, evaluate(step.name, 'response_status', () => cs.responseStatus!.render(ctx)));
+    for (const [name, t] of cs.responseHeaders) run.headers[name] = toText(evaluate(step.name, `response_header ${name}`, () => t.render(ctx)));
+    for (const [key, t] of cs.setCtx) ctx[key] = evaluate(step.name, `set_ctx.${key}`, () => t.render(ctx));
+  }
+  if (run.exec.trace && !cs.plainEgress) trace(run, step.name, output);
+}
+
+/** Emits a `step_traced` row (only called while tracing is on, or for an entry label). */
+export function trace(run: FlowRun, step: string, payload: unknown): void {
+  const exec = run.exec;
+  if (!exec.trace) return;
+  const ir = run.flow.ir;
+  exec.events.emit({
+    event: 'step_traced',
+    correlation_id: exec.correlationId,
+    tenant: ir.tenant,
+    flow: ir.flow,
+    step,
+    payload,
+    logLevel: 'full',
+    mask: run.flow.mask,
+  });
+}
+
+function evaluate<T>(step: string, what: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof SvcError) throw err;
+    throw new FlowDefectError(step, `step '${step}': ${what} failed: ${(err as Error)?.message ?? String(err)}`, err);
+  }
+}
+
+function listOf(cs: CompiledStep, key: string, value: unknown): unknown[] {
+  if (Array.isArray(value)) return value;
+  throw new FlowDefectError(cs.step.name, `step '${cs.step.name}': ${key} gave ${typeName(value)}, not a list`);
+}
+
+function toStatus(step: string, value: unknown): number {
+  const n = typeof value === 'string' && /^\s*\d{3}\s*$/.test(value) ? Number(value) : value;
+  if (typeof n === 'number' && Number.isInteger(n) && n >= 100 && n <= 599) return n;
+  throw new FlowDefectError(step, `step '${step}': response_status gave ${JSON.stringify(value)}, not an HTTP status 100-599`);
+}
+
+function toText(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (v === null || v === undefined) return '';
+  if (isXmlValue(v)) return v.xml;
+  return typeof v === 'object' ? JSON.stringify(v) : String(v);
+}
+
+function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  return typeof v === 'object' ? 'a map' : `${typeof v} ${JSON.stringify(v)}`;
+}
+
+/** Runs `count` tasks with at most `limit` in flight; results in task order. */
+async function pool<T>(count: number, limit: number, task: (i: number) => Promise<T>): Promise<T[]> {
+  const results = new Array<T>(count);
+  let next = 0;
+  let failed = false;
+  const worker = async (): Promise<void> => {
+    while (!failed && next < count) {
+      const i = next++;
+      try {
+        results[i] = await task(i);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, count) }, worker));
+  return results;
+}

@@ -1,0 +1,141 @@
+/** Turns an emitted log event into its stored row: masking, log level, payload cap (pure). */
+import { GLOBAL_MASK, MaskSet, maskPayload } from '../common/mask.js';
+import { isXmlValue } from '../common/xml-value.js';
+import type { LogLevel } from '../ir/types.js';
+
+/** The event kinds the spec names. Others may be added; each is listed in docs/events.md. */
+export const EVENT_KINDS = [
+  'received',
+  'completed',
+  'access_denied',
+  'queue_enqueued',
+  'queue_processed',
+  'queue_filtered',
+  'queue_failed',
+  'dlq_moved',
+  'connector_received',
+  'connector_oversized',
+  'cert_expiring',
+  'cert_expired',
+  'step_traced',
+  'egress_traced',
+] as const;
+
+export type EventKind = (typeof EVENT_KINDS)[number];
+
+/** Boundary events never carry a step: the writer clears it. */
+export const BOUNDARY_EVENTS: ReadonlySet<string> = new Set([
+  'received',
+  'completed',
+  'queue_enqueued',
+  'queue_processed',
+  'queue_filtered',
+  'queue_failed',
+  'dlq_moved',
+]);
+
+/** Trace rows keep their payload whole (masked) whatever the flow's log_level. */
+export const TRACE_EVENTS: ReadonlySet<string> = new Set(['step_traced', 'egress_traced']);
+
+/** What a caller emits. The payload must not be modified after `emit` (it is serialised later). */
+export interface LogEventInput {
+  event: EventKind;
+  /** ISO 8601 UTC; set at emit when absent. */
+  ts?: string;
+  correlation_id?: string | null;
+  tenant?: string | null;
+  flow?: string | null;
+  step?: string | null;
+  payload?: unknown;
+  http_status?: number | null;
+  /** Queue rows: `succeeded`, `fault_handled`, `filtered`, `failed`, ... */
+  outcome?: string | null;
+  /** access_denied: the operator-facing reason. */
+  reason?: string | null;
+  /** The flow's log_level. @default 'payload_trimmed' */
+  logLevel?: LogLevel;
+  /** The flow's mask (global list plus its log_extra_mask_fields). @default the global list */
+  mask?: MaskSet;
+}
+
+/** A stored row: payload as JSON text. */
+export interface EventRow {
+  ts: string;
+  correlation_id: string | null;
+  tenant: string | null;
+  flow: string | null;
+  step: string | null;
+  event: string;
+  payload: string | null;
+  payload_truncated: 0 | 1;
+  http_status: number | null;
+  outcome: string | null;
+  reason: string | null;
+}
+
+/**
+ * Applies masking and the log level. `event_only` drops the payload; `payload_trimmed` caps its
+ * JSON text at `payloadMaxBytes` (stored as a JSON string of the cut text, `payload_truncated` 1);
+ * `full` and trace rows keep it whole. An XmlValue anywhere is replaced by `{_unrepresentable: <root>}`.
+ */
+export function toEventRow(e: LogEventInput, payloadMaxBytes: number): EventRow {
+  const level: LogLevel = TRACE_EVENTS.has(e.event) ? 'full' : (e.logLevel ?? 'payload_trimmed');
+  let payload: string | null = null;
+  let truncated: 0 | 1 = 0;
+  if (e.payload !== undefined && level !== 'event_only') {
+    const masked = maskPayload(replaceXml(e.payload), e.mask ?? GLOBAL_MASK);
+    const text = JSON.stringify(masked) ?? null;
+    if (text !== null && level === 'payload_trimmed' && Buffer.byteLength(text) > payloadMaxBytes) {
+      payload = JSON.stringify(cutUtf8(text, payloadMaxBytes));
+      truncated = 1;
+    } else {
+      payload = text;
+    }
+  }
+  return {
+    ts: e.ts ?? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    correlation_id: e.correlation_id ?? null,
+    tenant: e.tenant ?? null,
+    flow: e.flow ?? null,
+    step: BOUNDARY_EVENTS.has(e.event) ? null : (e.step ?? null),
+    event: e.event,
+    payload,
+    payload_truncated: truncated,
+    http_status: e.http_status ?? null,
+    outcome: e.outcome ?? null,
+    reason: e.reason ?? null,
+  };
+}
+
+/** The JSON Lines form of a row (payload embedded as JSON, not as a string). */
+export function rowToJsonLine(r: EventRow): string {
+  let line = `{"ts":${JSON.stringify(r.ts)},"correlation_id":${JSON.stringify(r.correlation_id)},"tenant":${JSON.stringify(r.tenant)},"flow":${JSON.stringify(r.flow)},"step":${JSON.stringify(r.step)},"event":${JSON.stringify(r.event)},"payload":${r.payload ?? 'null'}`;
+  if (r.payload_truncated) line += ',"payload_truncated":true';
+  line += `,"http_status":${r.http_status ?? 'null'}`;
+  if (r.outcome !== null) line += `,"outcome":${JSON.stringify(r.outcome)}`;
+  if (r.reason !== null) line += `,"reason":${JSON.stringify(r.reason)}`;
+  return line + '}\n';
+}
+
+function replaceXml(value: unknown): unknown {
+  if (isXmlValue(value)) return { _unrepresentable: value.root };
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.some(isXmlValue) || value.some((v) => typeof v === 'object') ? value.map(replaceXml) : value;
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
+  let out: Record<string, unknown> | undefined;
+  for (const [k, v] of Object.entries(value)) {
+    const r = typeof v === 'object' && v !== null ? replaceXml(v) : v;
+    if (r !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = r;
+  }
+  return out ?? value;
+}
+
+/** The longest prefix of `text` within `maxBytes` UTF-8 bytes that does not split a character. */
+function cutUtf8(text: string, maxBytes: number): string {
+  const buf = Buffer.from(text, 'utf8');
+  let end = Math.min(maxBytes, buf.length);
+  // The first excluded byte being a continuation byte means the cut splits a character: drop it whole.
+  while (end > 0 && end < buf.length && (buf[end]! & 0xc0) === 0x80) end--;
+  return buf.subarray(0, end).toString('utf8');
+}

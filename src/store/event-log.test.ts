@@ -1,0 +1,109 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MaskSet } from '../common/mask.js';
+import { XmlValue } from '../common/xml-value.js';
+import { EventLog, EventLogRepo, toEventRow } from './event-log.js';
+
+function dirs(): { dir: string; logDb: string; logsDir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-evlog-'));
+  return { dir, logDb: join(dir, 'log.db'), logsDir: join(dir, 'logs'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+test('event_only keeps no payload; full keeps it masked; payload_trimmed caps it', () => {
+  const payload = { id: 1, password: 'p', text: 'x'.repeat(100) };
+  assert.equal(toEventRow({ event: 'completed', payload, logLevel: 'event_only' }, 10).payload, null);
+  const full = toEventRow({ event: 'completed', payload, logLevel: 'full' }, 10);
+  assert.deepEqual(JSON.parse(full.payload!), { id: 1, password: '***', text: 'x'.repeat(100) });
+  assert.equal(full.payload_truncated, 0);
+  const trimmed = toEventRow({ event: 'completed', payload, logLevel: 'payload_trimmed' }, 20);
+  assert.equal(trimmed.payload_truncated, 1);
+  const text = JSON.parse(trimmed.payload!) as string;
+  assert.equal(text, '{"id":1,"password":"');
+  assert.ok(Buffer.byteLength(text) <= 20);
+  const small = toEventRow({ event: 'completed', payload: { a: 1 }, logLevel: 'payload_trimmed' }, 20);
+  assert.deepEqual([small.payload, small.payload_truncated], ['{"a":1}', 0]);
+});
+
+test('trimming never splits a multi-byte character', () => {
+  const row = toEventRow({ event: 'received', payload: 'ééééé', logLevel: 'payload_trimmed' }, 4);
+  assert.equal(JSON.parse(row.payload!), '"é');
+});
+
+test('trace rows keep the whole masked payload whatever the log level, extra fields included', () => {
+  const row = toEventRow({ event: 'step_traced', step: 's', payload: { big: 'y'.repeat(50), pin: '1234', iban: 'DE' }, logLevel: 'event_only', mask: new MaskSet(['iban']) }, 8);
+  assert.deepEqual(JSON.parse(row.payload!), { big: 'y'.repeat(50), pin: '***', iban: '***' });
+});
+
+test('boundary events never carry a step; XML payloads become an _unrepresentable marker', () => {
+  assert.equal(toEventRow({ event: 'received', step: 'x' }, 10).step, null);
+  assert.equal(toEventRow({ event: 'queue_processed', step: 'x', outcome: 'succeeded' }, 10).step, null);
+  assert.equal(toEventRow({ event: 'step_traced', step: 'x' }, 10).step, 'x');
+  const xml = toEventRow({ event: 'step_traced', payload: new XmlValue('<order><pin>1</pin></order>', 'order') }, 10);
+  assert.deepEqual(JSON.parse(xml.payload!), { _unrepresentable: 'order' });
+});
+
+test('credential headers in a traced egress payload are masked', () => {
+  const row = toEventRow({ event: 'egress_traced', http_status: 200, payload: { headers: { 'Set-Cookie': 'a', 'www-authenticate': 'b', 'x-ok': 'c' }, body: null } }, 10);
+  assert.deepEqual(JSON.parse(row.payload!), { headers: { 'Set-Cookie': '***', 'www-authenticate': '***', 'x-ok': 'c' }, body: null });
+});
+
+test('rows land in SQLite and the daily JSON Lines file after flush (worker thread)', async () => {
+  const d = dirs();
+  const log = new EventLog({ logDb: d.logDb, logsDir: d.logsDir, flushIntervalMs: 1000 });
+  try {
+    log.emit({ event: 'received', tenant: 'acme', flow: 'f', correlation_id: 'c1', payload: { token: 't', a: 1 }, logLevel: 'full', ts: '2026-01-02T03:04:05Z' });
+    log.emit({ event: 'completed', tenant: 'acme', flow: 'f', correlation_id: 'c1', http_status: 200, ts: '2026-01-02T03:04:06Z' });
+    log.emit({ event: 'access_denied', tenant: 'acme', flow: 'g', reason: 'unknown key', http_status: 401, ts: '2026-01-03T00:00:00Z' });
+    await log.flush();
+    const repo = EventLogRepo.open(d.logDb);
+    const rows = repo.query({ tenant: 'acme', flow: 'f', limit: 10 });
+    assert.deepEqual(rows.map((r) => r.event), ['completed', 'received']);
+    assert.deepEqual(rows[1]!.payload, { token: '***', a: 1 });
+    assert.equal(rows[0]!.http_status, 200);
+    assert.equal(repo.query({ event: 'access_denied' })[0]!.reason, 'unknown key');
+    assert.equal(repo.query({ correlation_id: 'c1' }).length, 2);
+    const day1 = readFileSync(join(d.logsDir, 'events-2026-01-02.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(day1.length, 2);
+    assert.deepEqual(day1[0], { ts: '2026-01-02T03:04:05Z', correlation_id: 'c1', tenant: 'acme', flow: 'f', step: null, event: 'received', payload: { token: '***', a: 1 }, http_status: null });
+    const day2 = readFileSync(join(d.logsDir, 'events-2026-01-03.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(day2[0].reason, 'unknown key');
+    assert.equal(repo.deleteOlderThan('2026-01-03T00:00:00Z'), 2);
+    assert.equal(repo.query({}).length, 1);
+    repo.close();
+  } finally {
+    await log.close();
+    d.cleanup();
+  }
+});
+
+test('close flushes pending rows and later emits are dropped (inline writer)', async () => {
+  const d = dirs();
+  const log = new EventLog({ logDb: d.logDb, logsDir: d.logsDir, prefix: 'svc', inline: true, flushIntervalMs: 60_000 });
+  log.emit({ event: 'queue_processed', tenant: 't', flow: 'f', outcome: 'fault_handled', ts: '2026-02-01T00:00:00Z' });
+  await log.close();
+  assert.equal(log.state, 'closed');
+  log.emit({ event: 'queue_failed', tenant: 't', flow: 'f' });
+  const repo = EventLogRepo.open(d.logDb);
+  const rows = repo.query({});
+  assert.equal(rows.length, 1);
+  assert.equal(rows[0]!.outcome, 'fault_handled');
+  repo.close();
+  assert.match(readFileSync(join(d.logsDir, 'svc-2026-02-01.jsonl'), 'utf8'), /"outcome":"fault_handled"/);
+  d.cleanup();
+});
+
+test('a full batch is written without waiting for the timer', async () => {
+  const d = dirs();
+  const log = new EventLog({ logDb: d.logDb, logsDir: d.logsDir, inline: true, flushIntervalMs: 60_000, maxBatchRows: 3 });
+  for (let i = 0; i < 3; i++) log.emit({ event: 'received', tenant: 't', flow: 'f' });
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+  const repo = EventLogRepo.open(d.logDb);
+  assert.equal(repo.query({}).length, 3);
+  repo.close();
+  await log.close();
+  d.cleanup();
+});

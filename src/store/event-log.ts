@@ -1,0 +1,200 @@
+/**
+ * The structured event log writer. `emit` only pushes to an array; every few milliseconds (or every
+ * N rows) the batch is masked and serialised, then written by a worker thread in one SQLite
+ * transaction plus one buffered append per daily JSON Lines file. The request path never waits on
+ * a commit or an fsync. `flush()` waits for everything emitted so far; `close()` flushes and stops.
+ */
+import { Worker } from 'node:worker_threads';
+import { Settings } from '../common/settings.js';
+import { EventLogSink, type WorkerReply, type WorkerRequest, type WorkerSetup } from './event-log-sink.js';
+import { toEventRow, type EventRow, type LogEventInput } from './event-log-row.js';
+
+export { EVENT_KINDS, BOUNDARY_EVENTS, TRACE_EVENTS, toEventRow, type EventKind, type LogEventInput, type EventRow } from './event-log-row.js';
+export { EventLogRepo, type EventQuery, type StoredEvent } from './event-log-repo.js';
+
+/** Anything that accepts log events (the engine and the doors depend only on this). */
+export interface EventEmitter {
+  emit(event: LogEventInput): void;
+}
+
+/** An emitter that drops everything (tests, tools without a state directory). */
+export const NULL_EVENTS: EventEmitter = Object.freeze({ emit: () => undefined });
+
+export interface EventLogOptions {
+  /** Path of `log.db` (see `statePaths().logDb`). */
+  logDb: string;
+  /** Directory of the daily files (see `statePaths().logsDir`). */
+  logsDir: string;
+  /** Daily file name prefix: `<prefix>-YYYY-MM-DD.jsonl`. @default 'events' */
+  prefix?: string;
+  /** Longest a row waits in memory before its batch is written, in ms. @default 5 */
+  flushIntervalMs?: number;
+  /** Rows that trigger an immediate batch. @default 256 */
+  maxBatchRows?: number;
+  /** Current `log_payload_max_bytes` (read per batch, the setting is per-request). @default 4096 */
+  payloadMaxBytes?: () => number;
+  /** Write on the calling thread instead of a worker thread (tools, tests). @default false */
+  inline?: boolean;
+  /** Called when a batch could not be written. @default writes a line to stderr */
+  onError?: (err: Error) => void;
+}
+
+interface Backend {
+  write(rows: EventRow[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** States: `running` accepts events; `closing` drains; `closed` drops further events. */
+export type EventLogState = 'running' | 'closing' | 'closed';
+
+export class EventLog implements EventEmitter {
+  #state: EventLogState = 'running';
+  #events: LogEventInput[] = [];
+  #times: number[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  #immediate: NodeJS.Immediate | undefined;
+  #inFlight = new Set<Promise<void>>();
+  #closePromise: Promise<void> | undefined;
+  readonly #backend: Backend;
+  readonly #intervalMs: number;
+  readonly #maxRows: number;
+  readonly #payloadMaxBytes: () => number;
+  readonly #onError: (err: Error) => void;
+
+  constructor(opts: EventLogOptions) {
+    const setup: WorkerSetup = { logDb: opts.logDb, logsDir: opts.logsDir, prefix: opts.prefix ?? 'events' };
+    this.#backend = opts.inline ? new EventLogSink(setup) : new WorkerBackend(setup);
+    this.#intervalMs = opts.flushIntervalMs ?? 5;
+    this.#maxRows = opts.maxBatchRows ?? 256;
+    const defaultMax = Settings.log_payload_max_bytes.defaultValue();
+    this.#payloadMaxBytes = opts.payloadMaxBytes ?? (() => defaultMax);
+    this.#onError = opts.onError ?? ((err) => process.stderr.write(`event log: batch not written: ${err.message}\n`));
+  }
+
+  /** The service's event log: `log.db` and `logs/<prefix>-YYYY-MM-DD.jsonl` of a state directory. */
+  static open(paths: { logDb: string; logsDir: string }, opts: Omit<EventLogOptions, 'logDb' | 'logsDir'> = {}): EventLog {
+    return new EventLog({ ...opts, logDb: paths.logDb, logsDir: paths.logsDir });
+  }
+
+  get state(): EventLogState {
+    return this.#state;
+  }
+
+  /** Queues one event. Cheap: no serialisation, no I/O. Do not modify `event.payload` afterwards. */
+  emit(event: LogEventInput): void {
+    if (this.#state === 'closed') return;
+    this.#events.push(event);
+    this.#times.push(Date.now());
+    if (this.#events.length >= this.#maxRows) {
+      this.#immediate ??= setImmediate(() => {
+        this.#immediate = undefined;
+        this.#writeBatch();
+      });
+    } else if (this.#timer === undefined) {
+      this.#timer = setTimeout(() => {
+        this.#timer = undefined;
+        this.#writeBatch();
+      }, this.#intervalMs);
+      this.#timer.unref();
+    }
+  }
+
+  /** Resolves once every event emitted before the call is in the database and the files. */
+  async flush(): Promise<void> {
+    // Events emitted while a batch is being written are picked up by the next round.
+    do {
+      this.#writeBatch();
+      while (this.#inFlight.size > 0) await Promise.all([...this.#inFlight]);
+    } while (this.#events.length > 0 && this.#state !== 'closed');
+  }
+
+  /** Flushes, then closes the database and the files. Runs once; later calls return the same promise. */
+  close(): Promise<void> {
+    this.#closePromise ??= (async () => {
+      this.#state = 'closing';
+      try {
+        await this.flush();
+      } finally {
+        this.#state = 'closed';
+        await this.#backend.close().catch((err: Error) => this.#onError(err));
+      }
+    })();
+    return this.#closePromise;
+  }
+
+  #writeBatch(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    if (this.#immediate !== undefined) clearImmediate(this.#immediate);
+    this.#timer = undefined;
+    this.#immediate = undefined;
+    if (this.#events.length === 0 || this.#state === 'closed') return;
+    const events = this.#events;
+    const times = this.#times;
+    this.#events = [];
+    this.#times = [];
+    const max = this.#payloadMaxBytes();
+    const rows: EventRow[] = [];
+    for (let i = 0; i < events.length; i++) {
+      const e = events[i]!;
+      try {
+        rows.push(toEventRow(e.ts === undefined ? { ...e, ts: isoSeconds(times[i]!) } : e, max));
+      } catch (err) {
+        this.#onError(err as Error);
+      }
+    }
+    const p: Promise<void> = this.#backend.write(rows).then(
+      () => undefined,
+      (err: Error) => this.#onError(err),
+    );
+    this.#inFlight.add(p);
+    void p.finally(() => this.#inFlight.delete(p));
+  }
+}
+
+function isoSeconds(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** Talks to event-log-worker.js; keeps the process alive only while a request is outstanding. */
+class WorkerBackend implements Backend {
+  readonly #worker: Worker;
+  readonly #pending = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
+  #nextId = 1;
+
+  constructor(setup: WorkerSetup) {
+    this.#worker = new Worker(new URL('./event-log-worker.js', import.meta.url), { workerData: setup });
+    this.#worker.unref();
+    this.#worker.on('message', (reply: WorkerReply) => {
+      const waiter = this.#pending.get(reply.id);
+      if (waiter === undefined) return;
+      this.#pending.delete(reply.id);
+      if (this.#pending.size === 0) this.#worker.unref();
+      if (reply.error === undefined) waiter.resolve();
+      else waiter.reject(new Error(reply.error));
+    });
+    this.#worker.on('error', (err) => this.#failAll(err));
+    this.#worker.on('exit', () => this.#failAll(new Error('event log worker exited')));
+  }
+
+  write(rows: EventRow[]): Promise<void> {
+    return this.#request({ type: 'write', id: this.#nextId++, rows });
+  }
+
+  async close(): Promise<void> {
+    await this.#request({ type: 'close', id: this.#nextId++ });
+    await this.#worker.terminate();
+  }
+
+  #request(msg: WorkerRequest): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#pending.set(msg.id, { resolve, reject });
+      this.#worker.ref();
+      this.#worker.postMessage(msg);
+    });
+  }
+
+  #failAll(err: Error): void {
+    for (const w of this.#pending.values()) w.reject(err);
+    this.#pending.clear();
+  }
+}

@@ -1,0 +1,28 @@
+/** Schema of the log database (`log.db`): one row per structured log event. */
+import type { Migration } from '../db.js';
+
+export const logMigrations: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'events',
+    sql: `
+      CREATE TABLE events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        ts TEXT NOT NULL,                    -- ISO 8601 UTC
+        correlation_id TEXT,
+        tenant TEXT,
+        flow TEXT,
+        step TEXT,                           -- never set on boundary events
+        event TEXT NOT NULL,                 -- kind: received, completed, queue_processed, ...
+        payload TEXT,                        -- JSON text, masked; NULL at log_level event_only
+        payload_truncated INTEGER NOT NULL DEFAULT 0,
+        http_status INTEGER,
+        outcome TEXT,                        -- queue rows: succeeded, fault_handled, ...
+        reason TEXT                          -- access_denied: the operator-facing reason
+      );
+      CREATE INDEX events_ts ON events(ts);
+      CREATE INDEX events_tenant_flow_ts ON events(tenant, flow, ts);
+      CREATE INDEX events_correlation ON events(correlation_id);
+    `,
+  },
+];
