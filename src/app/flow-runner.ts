@@ -1,0 +1,98 @@
+/**
+ * The /run use case, shared by every synchronous door (HTTP, SOAP, gRPC): resolve `latest`, decide
+ * the body ceiling, bound concurrency, execute, and record `received` / `completed`.
+ */
+import { SvcError } from '../common/errors.js';
+import type { SettingName } from '../common/settings.js';
+import { BUSY_RETRY_AFTER_SECS, compileFlow, runFlow, type ExecutionLimiter, type FlowResult, type LoadedFlow, type RunDeps } from '../engine/index.js';
+import type { EventEmitter } from '../store/event-log.js';
+
+export interface FlowRunnerDeps {
+  /** Resolves `latest` (cached by hash, verified); throws IntegrityError or StorageUnavailableError. */
+  loadFlow(tenant: string, name: string): LoadedFlow | undefined;
+  /** A platform setting, read when the spec says (the size ceiling: per request). */
+  setting(name: SettingName): number;
+  limiter: ExecutionLimiter;
+  events: EventEmitter;
+  /** Payload tracing flag per (tenant, flow); checked on every /run. */
+  traceEnabled(tenant: string, flow: string): boolean;
+  /** `flow_max_duration_secs`, read at startup. */
+  maxDurationSecs: number;
+  engine: RunDeps;
+}
+
+export interface RunMeta {
+  correlationId: string;
+  headers: Record<string, string>;
+  soap?: { action?: string; version?: string };
+}
+
+export function flowNotFound(tenant: string, name: string): SvcError {
+  return new SvcError('SVC_ERR_NOT_FOUND', `flow '${tenant}/${name}' not found`);
+}
+
+export class FlowRunner {
+  readonly #deps: FlowRunnerDeps;
+
+  constructor(deps: FlowRunnerDeps) {
+    this.#deps = deps;
+  }
+
+  /** The latest artifact of (tenant, name), or a 404 error naming it. */
+  resolve(tenant: string, name: string): LoadedFlow {
+    const flow = this.#deps.loadFlow(tenant, name);
+    if (flow === undefined) throw flowNotFound(tenant, name);
+    return flow;
+  }
+
+  /** Message ceiling for this access point: the flow's `max_message_bytes`, else the platform setting. */
+  ceiling(flow: LoadedFlow | undefined): number {
+    return flow?.ir.maxMessageBytes ?? this.#deps.setting('max_message_bytes');
+  }
+
+  /** Runs the flow; 503 before it starts when too many executions are in flight. */
+  async run(flow: LoadedFlow, input: unknown, meta: RunMeta): Promise<FlowResult> {
+    const { ir } = flow;
+    if (!this.#deps.limiter.tryAcquire()) {
+      throw new SvcError('SVC_ERR_BUSY', 'server busy: too many flow executions in flight', {
+        headers: { 'retry-after': String(BUSY_RETRY_AFTER_SECS) },
+      });
+    }
+    const events = this.#deps.events;
+    const base = { correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask: maskOf(flow) };
+    events.emit({ ...base, event: 'received', payload: input });
+    try {
+      const result = await runFlow(
+        ir,
+        input,
+        {
+          correlationId: meta.correlationId,
+          headers: meta.headers,
+          soap: meta.soap,
+          maxDurationSecs: this.#deps.maxDurationSecs,
+          trace: this.#deps.traceEnabled(ir.tenant, ir.flow),
+          entryLabel: 'received',
+          delivery: 'run',
+        },
+        this.#deps.engine,
+      );
+      events.emit({ ...base, event: 'completed', payload: result.output, http_status: result.status });
+      return result;
+    } catch (err) {
+      const status = err instanceof SvcError ? err.status : 500;
+      events.emit({ ...base, event: 'completed', http_status: status, reason: err instanceof Error ? err.message : String(err) });
+      throw err;
+    } finally {
+      this.#deps.limiter.release();
+    }
+  }
+}
+
+/** The flow's log mask (global list plus its `log_extra_mask_fields`); undefined: the global list. */
+function maskOf(flow: LoadedFlow) {
+  try {
+    return compileFlow(flow.ir).mask;
+  } catch {
+    return undefined; // a flow that does not compile fails in runFlow with its own error
+  }
+}
