@@ -1,0 +1,96 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { XmlValue } from '../common/xml-value.js';
+import { checkExpr, checkExprSyntax, compileExpr, ExprEvalError, ExprSyntaxError, toPlain } from './cel.js';
+
+const run = (src: string, ctx: Record<string, unknown> = {}): unknown => compileExpr(src)(ctx);
+
+test('JSON numbers compare naturally with CEL int literals', () => {
+  assert.equal(run('ctx.input.amount > 0', { input: { amount: 5 } }), true);
+  assert.equal(run('ctx.input.amount > 0', { input: { amount: 2.5 } }), true);
+  assert.equal(run('ctx.input.amount == 5', { input: { amount: 5 } }), true);
+  assert.equal(run('ctx.input.amount > 0', { input: { amount: -1 } }), false);
+});
+
+test('mixed int and double arithmetic works and returns plain numbers', () => {
+  assert.equal(run('ctx.input.amount + 1', { input: { amount: 5 } }), 6);
+  assert.equal(run('2 * ctx.input.amount', { input: { amount: 2.5 } }), 5);
+  assert.equal(run('1 + 2'), 3);
+  assert.equal(typeof run('size(ctx.input.l)', { input: { l: [1, 2] } }), 'number');
+});
+
+test('has, in, size and string concatenation work on ctx', () => {
+  assert.equal(run('has(ctx.input.id)', { input: { id: 'a' } }), true);
+  assert.equal(run('has(ctx.input.id)', { input: {} }), false);
+  assert.equal(run('"x" in ctx.input.tags', { input: { tags: ['x'] } }), true);
+  assert.equal(run('"k" in ctx.input', { input: { k: 1 } }), true);
+  assert.equal(run('size(ctx.input.name)', { input: { name: 'abc' } }), 3);
+  assert.equal(run('"id-" + ctx.input.id', { input: { id: 'a' } }), 'id-a');
+  assert.equal(run('ctx.headers["x-request-id"]', { headers: { 'x-request-id': 'r1' } }), 'r1');
+});
+
+test('results come back as JSON-friendly values', () => {
+  assert.deepEqual(run('{"a": 1, "b": [1, "x", true], "c": null}'), { a: 1, b: [1, 'x', true], c: null });
+  assert.equal(run('9223372036854775807'), '9223372036854775807');
+  assert.equal(toPlain(new Date('2024-01-02T03:04:05.000Z')), '2024-01-02T03:04:05.000Z');
+});
+
+test('a value from ctx passes through by reference when nothing needs converting', () => {
+  const input = { a: [1, 2, { b: 'c' }] };
+  assert.equal(run('ctx.input', { input }), input);
+});
+
+test('XmlValue values pass through untouched and expose xml and root', () => {
+  const x = new XmlValue('<a>1</a>', 'a');
+  assert.equal(run('ctx.input', { input: x }), x);
+  assert.equal(run('ctx.input.root', { input: x }), 'a');
+});
+
+test('now() is an ISO 8601 UTC string and uuid() a v4 UUID', () => {
+  assert.match(String(run('now()')), /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  assert.match(String(run('uuid()')), /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  assert.notEqual(run('uuid()'), run('uuid()'));
+});
+
+test('date_format formats ISO strings and timestamps in UTC', () => {
+  assert.equal(run('date_format("2024-03-05T07:08:09.012Z", "YYYY-MM-DD HH:mm:ss.SSS")'), '2024-03-05 07:08:09.012');
+  assert.equal(run('date_format(timestamp("2024-03-05T07:08:09Z"), "YYYYMMDD")'), '20240305');
+  assert.equal(run('date_format(ctx.input.at, "D/M/YY [at] H:m")', { input: { at: '2024-03-05T07:08:09Z' } }), '5/3/24 at 7:8');
+  assert.throws(() => run('date_format("nope", "YYYY")'), ExprEvalError);
+});
+
+test('a syntax error throws ExprSyntaxError with a column', () => {
+  assert.throws(
+    () => compileExpr('ctx.a + + '),
+    (e: unknown) => e instanceof ExprSyntaxError && typeof e.column === 'number' && e.column > 1,
+  );
+  assert.ok(checkExprSyntax('ctx.a +'));
+  assert.equal(checkExprSyntax('ctx.input.a > 1 && has(ctx.input.b)'), undefined);
+});
+
+test('unknown variables and functions are refused, names are resolved', () => {
+  assert.match(checkExprSyntax('input.a') ?? '', /Unknown variable/);
+  assert.match(checkExprSyntax('nope(1)') ?? '', /overload|nope/);
+  assert.match(checkExprSyntax('') ?? '', /empty/);
+  assert.equal(checkExpr('ctx.x')?.message, undefined);
+});
+
+test('a missing key at run time is an ExprEvalError', () => {
+  assert.throws(() => run('ctx.input.missing', { input: {} }), ExprEvalError);
+});
+
+test('compiled expressions are cached by source text', () => {
+  assert.equal(compileExpr('ctx.a == 1'), compileExpr('ctx.a == 1'));
+});
+
+test('an evaluation costs on the order of a microsecond', () => {
+  const f = compileExpr('ctx.input.amount > 0 && has(ctx.input.id)');
+  const ctx = { input: { amount: 5, id: 'x', big: Array.from({ length: 100 }, (_, i) => ({ i })) } };
+  for (let i = 0; i < 2000; i++) f(ctx);
+  const n = 20000;
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) f(ctx);
+  const perCallNs = Number(process.hrtime.bigint() - t0) / n;
+  // Generous bound for a shared CI machine; measured ~0.3-0.6 us on the dev box.
+  assert.ok(perCallNs < 20_000, `took ${perCallNs} ns per evaluation`);
+});

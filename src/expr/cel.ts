@@ -1,0 +1,198 @@
+/** The one CEL environment every flow expression runs in: `ctx` as the only variable, plus now/uuid/date_format. */
+import { Environment, ParseError, TypeError as CelTypeError } from '@marcbachmann/cel-js';
+import { randomUUID } from 'node:crypto';
+import { XmlValue } from '../common/xml-value.js';
+import { formatDate } from './date-format.js';
+
+/** A compiled expression: evaluates against a flow context and returns a plain JS/JSON value. */
+export type CompiledExpr = (ctx: Record<string, unknown>) => unknown;
+
+/** An expression that does not parse (or names an unknown variable or function). */
+export class ExprSyntaxError extends Error {
+  /** @param column 1-based column inside the expression source, when the parser reports one */
+  constructor(
+    message: string,
+    readonly source: string,
+    readonly column?: number,
+  ) {
+    super(message);
+    this.name = 'ExprSyntaxError';
+  }
+}
+
+/** An expression that parsed but failed while running (missing key, no such overload, ...). */
+export class ExprEvalError extends Error {
+  constructor(
+    message: string,
+    readonly source: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'ExprEvalError';
+  }
+}
+
+/** The functions flows may call beyond standard CEL, with their documentation (shown in docs and tests). */
+export const EXPR_FUNCTIONS: Readonly<Record<string, string>> = Object.freeze({
+  'now()': 'the current instant as an ISO 8601 UTC string with milliseconds, e.g. "2024-05-01T12:00:00.000Z"',
+  'uuid()': 'a random UUID v4 string',
+  'date_format(value, pattern)':
+    'formats a timestamp or an ISO 8601 string in UTC; tokens YYYY YY MM M DD D HH H mm m ss s SSS Z, text in [brackets] is literal',
+});
+
+const env = buildEnvironment();
+
+function buildEnvironment(): Environment {
+  const e = new Environment({ homogeneousAggregateLiterals: false })
+    .registerType('XmlValue', { ctor: XmlValue, fields: { xml: 'string', root: 'string' } })
+    .registerVariable('ctx', 'map')
+    .registerFunction('now(): string', () => new Date().toISOString())
+    .registerFunction('uuid(): string', () => randomUUID())
+    .registerFunction('date_format(google.protobuf.Timestamp, string): string', (d: Date, p: string) => formatDate(d, p))
+    .registerFunction('date_format(string, string): string', (s: string, p: string) => formatDate(parseInstant(s), p));
+  // JSON numbers arrive as doubles while CEL literals are ints: without these overloads
+  // `ctx.input.amount + 1` would fail with "no such overload: double + int".
+  const ops: Record<string, (a: number, b: number) => number> = {
+    '+': (a, b) => a + b,
+    '-': (a, b) => a - b,
+    '*': (a, b) => a * b,
+    '/': (a, b) => a / b,
+    '%': (a, b) => a % b,
+  };
+  for (const [op, fn] of Object.entries(ops)) {
+    e.registerOperator(`double ${op} int: double`, (a: number, b: bigint) => fn(a, Number(b)));
+    e.registerOperator(`int ${op} double: double`, (a: bigint, b: number) => fn(Number(a), b));
+  }
+  return e;
+}
+
+function parseInstant(s: string): Date {
+  const d = new Date(s);
+  if (Number.isNaN(d.getTime())) throw new Error(`date_format: "${s}" is not an ISO 8601 date or instant`);
+  return d;
+}
+
+const cache = new Map<string, CompiledExpr>();
+/** Bounded so a stream of distinct expressions cannot grow memory without limit. */
+const CACHE_MAX = 10_000;
+
+/**
+ * Compiles CEL source once (cached by text) into a function of the flow context.
+ * @throws ExprSyntaxError when the source does not parse or names an unknown variable or function
+ */
+export function compileExpr(src: string): CompiledExpr {
+  const hit = cache.get(src);
+  if (hit) return hit;
+  const problem = checkExpr(src);
+  if (problem !== undefined) throw new ExprSyntaxError(problem.message, src, problem.column);
+  const parsed = env.parse(src);
+  // ctx holds plain JSON values (and XmlValue), so only aggregates the expression builds itself
+  // (literals, function and macro results) can hide BigInts: skip the deep walk otherwise.
+  const deep = buildsAggregates(parsed.ast);
+  const compiled: CompiledExpr = (ctx) => {
+    let out: unknown;
+    try {
+      // The context object is passed by reference: no copy per evaluation.
+      out = parsed({ ctx });
+    } catch (err) {
+      throw new ExprEvalError(`expression \`${src}\` failed: ${firstLine(err)}`, src, { cause: err });
+    }
+    return deep || typeof out !== 'object' ? toPlain(out) : out;
+  };
+  if (cache.size >= CACHE_MAX) cache.clear();
+  cache.set(src, compiled);
+  return compiled;
+}
+
+interface AstLike {
+  op?: unknown;
+  args?: unknown;
+}
+
+function buildsAggregates(node: unknown): boolean {
+  if (Array.isArray(node)) return node.some(buildsAggregates);
+  if (node === null || typeof node !== 'object') return false;
+  const n = node as AstLike;
+  if (n.op === 'list' || n.op === 'map' || n.op === 'call' || n.op === 'rcall') return true;
+  if (n.op === 'value') return false;
+  return buildsAggregates(n.args);
+}
+
+/**
+ * Parses and resolves names (only `ctx` and the registered functions exist) without evaluating.
+ * @returns undefined when the expression is well formed, otherwise a one-line explanation
+ */
+export function checkExprSyntax(src: string): string | undefined {
+  return checkExpr(src)?.message;
+}
+
+/** Like checkExprSyntax, but also returns the 1-based column of the problem when known. */
+export function checkExpr(src: string): { message: string; column?: number } | undefined {
+  if (src.trim() === '') return { message: 'the expression is empty' };
+  try {
+    const result = env.check(src);
+    return result.valid ? undefined : describe(result.error);
+  } catch (err) {
+    return describe(err);
+  }
+}
+
+function describe(err: unknown): { message: string; column?: number } {
+  if (err instanceof ParseError || err instanceof CelTypeError) {
+    const start = err.range?.start;
+    return { message: err.summary || firstLine(err), ...(typeof start === 'number' ? { column: start + 1 } : {}) };
+  }
+  return { message: firstLine(err) };
+}
+
+function firstLine(err: unknown): string {
+  const msg = err instanceof Error ? err.message : String(err);
+  return msg.split('\n')[0] ?? msg;
+}
+
+/**
+ * Converts a CEL result to a plain JSON-friendly value: BigInt -> number (decimal string when
+ * beyond 2^53), Date -> ISO string, bytes -> base64. Returns the same reference when nothing
+ * needed converting, so passing `ctx.input` through costs a walk but no copy.
+ */
+export function toPlain(v: unknown): unknown {
+  switch (typeof v) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+    case 'undefined':
+      return v;
+    case 'bigint':
+      return v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(v) : v.toString();
+    case 'object':
+      break;
+    default:
+      return String(v);
+  }
+  if (v === null || v instanceof XmlValue) return v;
+  if (Array.isArray(v)) {
+    let copy: unknown[] | undefined;
+    for (let i = 0; i < v.length; i++) {
+      const item: unknown = v[i];
+      const c = toPlain(item);
+      if (c !== item && copy === undefined) copy = v.slice(0, i);
+      if (copy !== undefined) copy.push(c);
+    }
+    return copy ?? v;
+  }
+  if (v instanceof Date) return v.toISOString();
+  if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
+  if (v instanceof Map) return toPlain(Object.fromEntries(v));
+  if (v instanceof Set) return toPlain([...v]);
+  const proto = Object.getPrototypeOf(v) as unknown;
+  if (proto !== Object.prototype && proto !== null) return String(v);
+  const obj = v as Record<string, unknown>;
+  let copy: Record<string, unknown> | undefined;
+  for (const k of Object.keys(obj)) {
+    const item = obj[k];
+    const c = toPlain(item);
+    if (c !== item && copy === undefined) copy = { ...obj };
+    if (copy !== undefined) copy[k] = c;
+  }
+  return copy ?? obj;
+}
