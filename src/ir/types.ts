@@ -80,6 +80,8 @@ export interface HttpEgressIR {
 export interface StepIR {
   name: string;
   line: number;
+  /** Set when the step was expanded from a library at compile time: `<library>/<step>`. */
+  use?: string;
   effects: EffectName[];
   /** Name of a snapshot taken by an earlier step, restored into the input first. */
   restoreBody?: string;

@@ -1,0 +1,96 @@
+/** Use cases behind validate, compile and deploy: read the flow and its libraries, compile, publish. */
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { isoNow } from '../common/clock.js';
+import { statePaths } from '../common/paths.js';
+import { compileFlow, type CompileResult, type LibrarySource } from '../flow/compile.js';
+import { FlowPublicationError } from '../flow/diagnostics.js';
+import { ArtifactsRepo, tenantStatus } from '../store/artifacts-repo.js';
+import { openDb } from '../store/db.js';
+import { registryMigrations } from '../store/migrations/registry.js';
+import { SvcError } from '../common/errors.js';
+
+/** Reads every `*.lib.md` of a directory; the library name is the file name without `.lib.md`. */
+export function readLibraries(dir: string | undefined): LibrarySource[] | undefined {
+  if (dir === undefined) return undefined;
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => n.endsWith('.lib.md')).sort();
+  } catch (err) {
+    throw new SvcError('SVC_ERR_INVALID_INPUT', `cannot read the --libs directory ${dir}: ${(err as Error).message}`);
+  }
+  return names.map((n) => {
+    const file = join(dir, n);
+    return { name: basename(n, '.lib.md'), file, text: readFileSync(file, 'utf8') };
+  });
+}
+
+function readSource(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new SvcError('SVC_ERR_INVALID_INPUT', `cannot read ${path}: ${(err as Error).message}`);
+  }
+}
+
+export interface SourceOptions {
+  path: string;
+  /** Directory of `*.lib.md` files for `use:`. */
+  libs?: string;
+}
+
+/** `svc validate`: parse and resolve names only. */
+export function validateFile(opts: SourceOptions): CompileResult {
+  return compileFlow(readSource(opts.path), { file: opts.path, libs: readLibraries(opts.libs), mode: 'validate' });
+}
+
+/** `svc compile`: every check; returns the IR bytes and hash. Stores nothing. */
+export function compileFile(opts: SourceOptions): CompileResult {
+  return compileFlow(readSource(opts.path), { file: opts.path, libs: readLibraries(opts.libs) });
+}
+
+export interface DeployOptions extends SourceOptions {
+  version: string;
+  /** Registry database path. */
+  db: string;
+}
+
+export interface DeployResult {
+  flow: string;
+  tenant: string;
+  version: string;
+  hash: string;
+  db: string;
+}
+
+/** Why a deploy was refused because of its tenant; the message names the repairing command. */
+export class TenantNotReadyError extends SvcError {
+  constructor(message: string) {
+    super('SVC_ERR_TENANT_NOT_FOUND', message);
+    this.name = 'TenantNotReadyError';
+  }
+}
+
+/**
+ * Compiles and publishes under (tenant, flow, version), moving `latest`.
+ * @throws FlowPublicationError with every diagnostic; TenantNotReadyError; DuplicateVersionError
+ */
+export function deployFile(opts: DeployOptions): DeployResult {
+  if (opts.version.trim() === '') throw new SvcError('SVC_ERR_INVALID_INPUT', 'the version (-v) must not be empty');
+  const result = compileFile(opts);
+  if (!result.ir || !result.bytes || !result.hash) throw new FlowPublicationError(result.diagnostics);
+  const { tenant, flow } = result.ir;
+  const paths = statePaths(opts.db);
+  const db = openDb(paths.registryDb, registryMigrations);
+  try {
+    const status = tenantStatus(db, tenant);
+    if (status === undefined) {
+      throw new TenantNotReadyError(`tenant "${tenant}" is not registered; register it first: svc tenant create --id ${tenant} --display-name <name>`);
+    }
+    if (status === 'disabled') throw new TenantNotReadyError(`tenant "${tenant}" is disabled; enable it first: svc tenant enable --id ${tenant}`);
+    new ArtifactsRepo(db).publish({ tenant, name: flow, version: opts.version, bytes: result.bytes, hash: result.hash, createdAt: isoNow() });
+  } finally {
+    db.close();
+  }
+  return { flow, tenant, version: opts.version, hash: result.hash, db: paths.registryDb };
+}

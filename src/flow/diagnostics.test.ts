@@ -1,0 +1,113 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { compileFlow } from './compile.js';
+import { FLOW_ERROR_MESSAGES, FlowErrorCode, formatDiagnostic } from './diagnostics.js';
+
+const HEAD = ['---', 'flowdoc_version: "0.1"', 'flow: f1', 'tenant: acme', 'effects: [http_egress, queue_publish, secret_read]'];
+/** A flow: extra front-matter lines (lines 6..), then the body. */
+const src = (fm: string[], body: string[]): string => [...HEAD, ...fm, '---', '', ...body, ''].join('\n');
+const STEP = ['## Step: s1'];
+
+interface Case {
+  what: string;
+  text: string;
+  code: FlowErrorCode;
+  line: number;
+  step: string;
+  mode?: 'validate' | 'compile';
+}
+
+// Line numbers: HEAD is lines 1-5, extra front matter from 6; with no extra, "---" is 6, blank 7, body from 8.
+const cases: Case[] = [
+  { what: 'no front matter', text: '## Step: a\n', code: FlowErrorCode.FRONT_MATTER_MISSING, line: 1, step: 'front matter' },
+  { what: 'unknown front-matter key', text: src(['colour: red'], STEP), code: FlowErrorCode.UNKNOWN_FRONT_MATTER_KEY, line: 6, step: 'front matter' },
+  { what: 'unknown step key', text: src([], ['## Step: s1', 'method: GET', 'colour: red']), code: FlowErrorCode.UNKNOWN_STEP_KEY, line: 10, step: 's1' },
+  { what: 'missing tenant', text: '---\nflowdoc_version: "0.1"\nflow: f\n---\n## Step: a\n', code: FlowErrorCode.MISSING_KEY, line: 1, step: 'front matter' },
+  { what: 'flow name breaking the rule', text: src([], STEP).replace('flow: f1', 'flow: Bad_Flow'), code: FlowErrorCode.INVALID_NAME, line: 3, step: 'front matter' },
+  { what: 'step name breaking the rule', text: src([], ['## Step: Bad Step']), code: FlowErrorCode.INVALID_NAME, line: 8, step: 'Bad Step' },
+  { what: 'non-numeric queue key', text: src(['queue_max_attempts: many'], STEP), code: FlowErrorCode.QUEUE_KEY_NOT_NUMERIC, line: 6, step: 'front matter' },
+  { what: 'backoff factor below 1.0', text: src(['queue_backoff_factor: 0.5'], STEP), code: FlowErrorCode.BACKOFF_FACTOR_BELOW_ONE, line: 6, step: 'front matter' },
+  { what: 'soap_version 1.3 on a step', text: src([], ['## Step: s1', 'endpoint: http://x', 'soap_version: "1.3"']), code: FlowErrorCode.BAD_SOAP_VERSION, line: 10, step: 's1', mode: 'validate' },
+  { what: 'soap_version on a fault step', text: src([], ['## Step: s1', '## Fault: oops', '## Step: f1', 'endpoint: http://x', 'soap_version: 2']), code: FlowErrorCode.BAD_SOAP_VERSION, line: 12, step: 'f1' },
+  { what: 'soap_operation without soap_namespace', text: src(['soap_operation: Get'], STEP), code: FlowErrorCode.SOAP_KEYS_UNPAIRED, line: 6, step: 'front matter' },
+  { what: 'soap_namespace without soap_operation', text: src(['soap_namespace: urn:x'], STEP), code: FlowErrorCode.SOAP_KEYS_UNPAIRED, line: 6, step: 'front matter' },
+  { what: 'content_type on a SOAP step', text: src([], ['## Step: s1', 'endpoint: http://x', 'soap_version: "1.1"', 'content_type: text/xml']), code: FlowErrorCode.CONTENT_TYPE_ON_SOAP_STEP, line: 11, step: 's1' },
+  { what: 'queue_publish without queue', text: src([], ['## Step: s1', 'effects: [queue_publish]']), code: FlowErrorCode.QUEUE_PUBLISH_WITHOUT_QUEUE, line: 8, step: 's1' },
+  { what: 'queue breaking the name rule', text: src([], ['## Step: s1', 'effects: [queue_publish]', 'queue: Bad Queue']), code: FlowErrorCode.INVALID_NAME, line: 10, step: 's1' },
+  { what: 'an unknown effect', text: src([], ['## Step: s1', 'effects: [teleport]']), code: FlowErrorCode.UNKNOWN_EFFECT, line: 9, step: 's1' },
+  { what: 'an effect not declared', text: src([], STEP).replace(', queue_publish, secret_read', '') + '## Step: s2\neffects: [secret_read]\n', code: FlowErrorCode.EFFECT_NOT_DECLARED, line: 10, step: 's2' },
+  { what: 'http_egress without endpoint', text: src([], ['## Step: s1', 'method: GET']), code: FlowErrorCode.HTTP_EGRESS_WITHOUT_ENDPOINT, line: 8, step: 's1' },
+  { what: 'validate expression syntax', text: src([], ['## Step: s1', '```validate', 'ctx.input.a > | bad | semantic', '```']), code: FlowErrorCode.EXPR_SYNTAX, line: 10, step: 's1' },
+  { what: 'validate unknown variable', text: src([], ['## Step: s1', '```validate', 'input.a > 1 | bad | semantic', '```']), code: FlowErrorCode.EXPR_SYNTAX, line: 10, step: 's1', mode: 'validate' },
+  { what: 'validate rule shape', text: src([], ['## Step: s1', '```validate', 'ctx.input.a > 1 | bad | fatal', '```']), code: FlowErrorCode.VALIDATE_RULE_SHAPE, line: 10, step: 's1' },
+  { what: 'condition syntax', text: src([], ['## Step: s1', '', '```condition', 'ctx.input.a ==', '```']), code: FlowErrorCode.EXPR_SYNTAX, line: 11, step: 's1' },
+  { what: 'template syntax in a header', text: src([], ['## Step: s1', 'endpoint: http://x', 'headers:', '  x-a: "{{ ctx.a + }}"']), code: FlowErrorCode.TEMPLATE_SYNTAX, line: 10, step: 's1' },
+  { what: 'unclosed template hole', text: src([], ['## Step: s1', 'response_header_x_a: "{{ ctx.a"']), code: FlowErrorCode.TEMPLATE_SYNTAX, line: 9, step: 's1' },
+  { what: 'ntd JSON that does not parse', text: src([], ['## Step: s1', '```ntd', '{"a": }', '```']), code: FlowErrorCode.NTD_SYNTAX, line: 10, step: 's1' },
+  { what: 'ntd hole syntax on its line', text: src([], ['## Step: s1', '```ntd', '{', '"a": {{ ctx. }}', '}', '```']), code: FlowErrorCode.NTD_SYNTAX, line: 11, step: 's1' },
+  { what: 'dedup_key syntax', text: src(['dedup_key: ctx.input.'], STEP), code: FlowErrorCode.EXPR_SYNTAX, line: 6, step: 'front matter' },
+  { what: 'foreach syntax', text: src([], ['## Step: s1', 'foreach: "{{ ctx.input.items[ }}"']), code: FlowErrorCode.EXPR_SYNTAX, line: 9, step: 's1' },
+  { what: 'two fault sections', text: src([], ['## Step: s1', '## Fault: a', '## Fault: b']), code: FlowErrorCode.MULTIPLE_FAULT_SECTIONS, line: 10, step: 'b' },
+  { what: 'duplicate step names', text: src([], ['## Step: s1', '## Step: s1']), code: FlowErrorCode.DUPLICATE_STEP, line: 9, step: 's1' },
+  { what: 'no steps', text: src([], ['# Just prose']), code: FlowErrorCode.NO_STEPS, line: 1, step: 'front matter' },
+  { what: 'bare ctx.X bearer token', text: src([], ['## Step: s1', 'endpoint: http://x', 'bearer_token: ctx.token']), code: FlowErrorCode.BARE_CTX_CREDENTIAL, line: 10, step: 's1' },
+  { what: 'bare ctx.X oauth2 client secret', text: src([], ['## Step: s1', 'endpoint: http://x', 'oauth2_token_url: "{{ ctx.u }}"', 'oauth2_client_id: "{{ ctx.i }}"', 'oauth2_client_secret: ctx.secret']), code: FlowErrorCode.BARE_CTX_CREDENTIAL, line: 12, step: 's1' },
+  { what: 'incomplete oauth2', text: src([], ['## Step: s1', 'endpoint: http://x', 'oauth2_token_url: "{{ ctx.u }}"']), code: FlowErrorCode.OAUTH2_INCOMPLETE, line: 10, step: 's1' },
+  { what: 'split without call_flow', text: src([], ['## Step: s1', 'split: ctx.input.items']), code: FlowErrorCode.SPLIT_WITHOUT_CALL_FLOW, line: 9, step: 's1' },
+  { what: 'restore_body of an unknown snapshot', text: src([], ['## Step: s1', 'restore_body: orig']), code: FlowErrorCode.UNKNOWN_SNAPSHOT, line: 9, step: 's1', mode: 'validate' },
+  { what: 'dedup settings without a key', text: src(['dedup_on_failure: absorb'], STEP), code: FlowErrorCode.DEDUP_WITHOUT_KEY, line: 6, step: 'front matter' },
+  { what: 'grpc_method without inbound', text: src(['grpc_method: Run'], STEP), code: FlowErrorCode.GRPC_METHOD_WITHOUT_INBOUND, line: 6, step: 'front matter' },
+  { what: 'bad log level', text: src(['log_level: loud'], STEP), code: FlowErrorCode.INVALID_VALUE, line: 6, step: 'front matter' },
+  { what: 'YAML that does not parse', text: src(['effects: [a'], STEP), code: FlowErrorCode.YAML_SYNTAX, line: 6, step: 'front matter' },
+  { what: 'a step key block that is not a mapping', text: src([], ['## Step: s1', 'a: b: c']), code: FlowErrorCode.YAML_SYNTAX, line: 9, step: 's1' },
+  { what: 'a construct fence before any step', text: src([], ['```condition', 'true', '```', '## Step: s1']), code: FlowErrorCode.FENCE_OUTSIDE_STEP, line: 8, step: 'front matter' },
+  { what: 'two ntd fences in a step', text: src([], ['## Step: s1', '```ntd', 'a', '```', '```ntd', 'b', '```']), code: FlowErrorCode.DUPLICATE_FENCE, line: 12, step: 's1' },
+  { what: 'an unclosed fence', text: src([], ['## Step: s1', '```ntd', 'a']), code: FlowErrorCode.UNCLOSED_FENCE, line: 9, step: 's1' },
+  { what: 'use without a library', text: src([], ['## Step: s1', 'use: common/auth']), code: FlowErrorCode.UNKNOWN_LIBRARY, line: 9, step: 's1', mode: 'validate' },
+  { what: 'use with a malformed reference', text: src([], ['## Step: s1', 'use: common']), code: FlowErrorCode.BAD_USE_REFERENCE, line: 9, step: 's1' },
+];
+
+for (const c of cases) {
+  test(`refuses ${c.what} with ${c.code} on line ${c.line} of step ${c.step}`, () => {
+    const r = compileFlow(c.text, { file: 'x.flow.md', mode: c.mode });
+    assert.equal(r.ir, undefined);
+    const d = r.diagnostics.find((x) => x.code === c.code);
+    assert.ok(d, `expected ${c.code}, got ${JSON.stringify(r.diagnostics, null, 1)}`);
+    assert.equal(d.line, c.line, JSON.stringify(d));
+    assert.equal(d.step, c.step);
+    assert.equal(d.file, 'x.flow.md');
+    assert.match(formatDiagnostic(d), new RegExp(`^x\\.flow\\.md:${c.line}: `));
+  });
+}
+
+test('every code has a message and a test case', () => {
+  for (const code of Object.values(FlowErrorCode)) assert.ok(FLOW_ERROR_MESSAGES[code].length > 0);
+  const tested = new Set(cases.map((c) => c.code));
+  const untested = Object.values(FlowErrorCode).filter((c) => !tested.has(c) && c !== FlowErrorCode.NOT_A_MAPPING && c !== FlowErrorCode.UNKNOWN_LIBRARY_STEP && c !== FlowErrorCode.NESTED_USE);
+  assert.deepEqual(untested, []);
+});
+
+test('one verdict lists every wrong step', () => {
+  const text = src([], ['## Step: a', 'endpoint: http://x', 'soap_version: "9"', '', '## Step: b', 'endpoint: http://x', 'soap_version: "1.0"', '## Fault: f', 'endpoint: http://x', 'soap_version: 3']);
+  const r = compileFlow(text, { file: 'v.flow.md', mode: 'validate' });
+  const bad = r.diagnostics.filter((d) => d.code === FlowErrorCode.BAD_SOAP_VERSION).map((d) => d.step);
+  assert.deepEqual(bad, ['a', 'b', 'f']);
+});
+
+test('validate skips step-configuration checks that compile runs', () => {
+  const text = src([], ['## Step: s1', 'effects: [queue_publish]']);
+  assert.equal(compileFlow(text, { mode: 'validate' }).diagnostics.length, 0);
+  assert.equal(compileFlow(text, { mode: 'compile' }).diagnostics[0]?.code, FlowErrorCode.QUEUE_PUBLISH_WITHOUT_QUEUE);
+});
+
+test('an unknown key suggests the closest known one', () => {
+  const r = compileFlow(src([], ['## Step: s1', 'endpont: http://x']));
+  assert.match(r.diagnostics[0]!.message, /did you mean "endpoint"/);
+});
+
+test('the onError callback sees every diagnostic', () => {
+  const seen: string[] = [];
+  const r = compileFlow(src(['colour: red', 'queue_backoff_factor: 0'], STEP), { onError: (d) => seen.push(d.code) });
+  assert.deepEqual(seen, r.diagnostics.map((d) => d.code));
+  assert.equal(seen.length, 2);
+});

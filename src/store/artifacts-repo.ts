@@ -1,0 +1,127 @@
+/** Flow artifacts by content address, version refs per (tenant, name) and the `latest` pointer. */
+import { createHash } from 'node:crypto';
+import { IntegrityError, SvcError } from '../common/errors.js';
+import type { Db } from './db.js';
+
+export interface FlowVersionRef {
+  version: string;
+  hash: string;
+  /** ISO 8601 UTC. */
+  created_at: string;
+}
+
+export interface LatestRef extends FlowVersionRef {
+  tenant: string;
+  name: string;
+}
+
+export interface VersionListing extends FlowVersionRef {
+  /** True for the version `latest` points at. */
+  latest: boolean;
+}
+
+export interface PublishInput {
+  tenant: string;
+  name: string;
+  version: string;
+  /** The artifact bytes (canonical IR JSON). */
+  bytes: string | Uint8Array;
+  /** Hex SHA-256 of bytes; checked before anything is written. */
+  hash: string;
+  /** ISO 8601 UTC. */
+  createdAt: string;
+}
+
+/** A version that already exists for (tenant, name): publishing it again changes nothing. */
+export class DuplicateVersionError extends SvcError {
+  constructor(tenant: string, name: string, version: string) {
+    super('SVC_ERR_CONFLICT', `flow ${tenant}/${name} already has version "${version}"; versions are never replaced, deploy under a new version`);
+    this.name = 'DuplicateVersionError';
+  }
+}
+
+const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
+
+export class ArtifactsRepo {
+  readonly #db: Db;
+  readonly #latest;
+  readonly #artifact;
+  readonly #byVersion;
+  readonly #versions;
+  readonly #allLatest;
+
+  constructor(db: Db) {
+    this.#db = db;
+    this.#latest = db.prepare<[string, string], FlowVersionRef>(
+      `SELECT v.version, v.hash, v.created_at FROM flow_latest l
+         JOIN flow_versions v ON v.tenant = l.tenant AND v.name = l.name AND v.version = l.version
+        WHERE l.tenant = ? AND l.name = ?`,
+    );
+    this.#artifact = db.prepare<[string], { bytes: Buffer }>('SELECT bytes FROM artifacts WHERE hash = ?');
+    this.#byVersion = db.prepare<[string, string, string], FlowVersionRef>('SELECT version, hash, created_at FROM flow_versions WHERE tenant = ? AND name = ? AND version = ?');
+    this.#versions = db.prepare<[string, string], VersionListing>(
+      `SELECT v.version, v.hash, v.created_at, (l.version IS NOT NULL) AS latest FROM flow_versions v
+         LEFT JOIN flow_latest l ON l.tenant = v.tenant AND l.name = v.name AND l.version = v.version
+        WHERE v.tenant = ? AND v.name = ? ORDER BY v.created_at, v.rowid`,
+    );
+    this.#allLatest = db.prepare<[], LatestRef>(
+      `SELECT l.tenant, l.name, v.version, v.hash, v.created_at FROM flow_latest l
+         JOIN flow_versions v ON v.tenant = l.tenant AND v.name = l.name AND v.version = l.version
+        ORDER BY l.tenant, l.name`,
+    );
+  }
+
+  /** The version `latest` points at, in one indexed query. */
+  resolveLatest(tenant: string, name: string): FlowVersionRef | undefined {
+    return this.#latest.get(tenant, name);
+  }
+
+  getByVersion(tenant: string, name: string, version: string): FlowVersionRef | undefined {
+    return this.#byVersion.get(tenant, name, version);
+  }
+
+  /** Every version of a flow, oldest first; none is ever deleted. */
+  listVersions(tenant: string, name: string): VersionListing[] {
+    return this.#versions.all(tenant, name).map((r) => ({ ...r, latest: Boolean(r.latest) }));
+  }
+
+  /** The latest version of every flow (start-up scans: schedules, config check, cert reconcile). */
+  listLatest(): LatestRef[] {
+    return this.#allLatest.all();
+  }
+
+  /**
+   * The artifact's bytes, verified against their address.
+   * @returns undefined when no artifact has that hash
+   * @throws IntegrityError when the stored bytes no longer hash to `hash`
+   */
+  getArtifact(hash: string): Buffer | undefined {
+    const row = this.#artifact.get(hash);
+    if (!row) return undefined;
+    const actual = sha256(row.bytes);
+    if (actual !== hash) throw new IntegrityError(`artifact ${hash} is corrupt: its bytes hash to ${actual}; re-deploy the flow under a new version`);
+    return row.bytes;
+  }
+
+  /** Stores the artifact (deduplicated by hash), adds the version and moves `latest`, in one transaction. */
+  publish(p: PublishInput): void {
+    const bytes = typeof p.bytes === 'string' ? Buffer.from(p.bytes, 'utf8') : Buffer.from(p.bytes);
+    if (sha256(bytes) !== p.hash) throw new IntegrityError(`refusing to publish ${p.tenant}/${p.name} ${p.version}: the bytes do not hash to ${p.hash}`);
+    this.#db
+      .transaction(() => {
+        if (this.#byVersion.get(p.tenant, p.name, p.version)) throw new DuplicateVersionError(p.tenant, p.name, p.version);
+        this.#db.prepare('INSERT OR IGNORE INTO artifacts (hash, bytes, created_at) VALUES (?, ?, ?)').run(p.hash, bytes, p.createdAt);
+        this.#db.prepare('INSERT INTO flow_versions (tenant, name, version, hash, created_at) VALUES (?, ?, ?, ?, ?)').run(p.tenant, p.name, p.version, p.hash, p.createdAt);
+        this.#db
+          .prepare('INSERT INTO flow_latest (tenant, name, version) VALUES (?, ?, ?) ON CONFLICT (tenant, name) DO UPDATE SET version = excluded.version')
+          .run(p.tenant, p.name, p.version);
+      })
+      .immediate();
+  }
+}
+
+/** The tenant's status as deploy needs it, read without depending on the tenants store. */
+export function tenantStatus(db: Db, id: string): 'active' | 'disabled' | undefined {
+  const row = db.prepare<[string], { status: 'active' | 'disabled' }>('SELECT status FROM tenants WHERE id = ?').get(id);
+  return row?.status;
+}
