@@ -70,3 +70,12 @@ export function parseSoapRequest(detection: SoapDetection, body: Buffer | string
     throw err;
   }
 }
+
+/**
+ * Detection and unwrapping in one call for the /run door: undefined when the request is not SOAP
+ * (parse it by its content type), else the unwrapped request; throws SoapEnvelopeError (400 + Fault).
+ */
+export function readSoapRequest(contentType: string | undefined, soapAction: string | undefined, body: Buffer | string, opts: SafeXmlOptions = {}): SoapRequest | undefined {
+  const detection = detectSoap(contentType, soapAction, body);
+  return detection === undefined ? undefined : parseSoapRequest(detection, body, opts);
+}

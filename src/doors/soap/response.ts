@@ -133,3 +133,22 @@ export function buildSoapFault(version: SoapVersion, input: SoapFaultInput): Soa
   }
   return { status, body: envelope(version, fault), contentType: soapContentType(version), headers: {} };
 }
+
+/**
+ * The door's one call for a failed SOAP /run: reads ctx.soap_fault_code / ctx.soap_fault_string
+ * from the flow context (when the failure left one) and builds the Fault and its status.
+ */
+export function faultFromContext(
+  version: SoapVersion,
+  error: { readonly status: number; readonly message: string },
+  ctx: Readonly<Record<string, unknown>> | undefined,
+  extra: Pick<SoapFaultInput, 'responseStatus' | 'malformedEnvelope' | 'detail'> = {},
+): SoapFault {
+  return buildSoapFault(version, {
+    errorStatus: error.status,
+    message: error.message,
+    faultCode: ctx?.soap_fault_code,
+    faultString: ctx?.soap_fault_string,
+    ...extra,
+  });
+}

@@ -4,8 +4,8 @@ import { SoapEnvelopeError } from '../../common/errors.js';
 import { SOAP_NS } from '../../common/soap-envelope.js';
 import { parseXmlValue, xmlToJson } from '../../common/xml.js';
 import { XmlValue } from '../../common/xml-value.js';
-import { detectSoap, parseSoapRequest, SOAP_SNIFF_BYTES } from './request.js';
-import { buildSoapAnswer, buildSoapFault, RAW_CONTENT_NS, soapFaultStatus } from './response.js';
+import { detectSoap, parseSoapRequest, readSoapRequest, SOAP_SNIFF_BYTES } from './request.js';
+import { buildSoapAnswer, buildSoapFault, faultFromContext, RAW_CONTENT_NS, soapFaultStatus } from './response.js';
 
 const env11 = (body: string, prefix = 'soap') =>
   `<?xml version="1.0"?><${prefix}:Envelope xmlns:${prefix}="${SOAP_NS['1.1']}" xmlns:m="urn:shop"><${prefix}:Header/><${prefix}:Body>${body}</${prefix}:Body></${prefix}:Envelope>`;
@@ -130,4 +130,20 @@ test('the fault-status table: 1.1 is 500 always; 1.2 maps each row; overrides an
     assert.equal(soapFaultStatus(v, { errorStatus: 502, responseStatus: 299 }), 299);
     assert.equal(soapFaultStatus(v, { errorStatus: 500, malformedEnvelope: true }), 400);
   }
+});
+
+test('readSoapRequest detects and unwraps in one call, and leaves non-SOAP requests alone', () => {
+  const body = env11('<m:GetPrice/>');
+  assert.equal(readSoapRequest('text/xml', undefined, body)?.body?.root, 'GetPrice');
+  assert.equal(readSoapRequest('application/xml', undefined, body), undefined);
+  assert.throws(() => readSoapRequest('text/xml', '"a"', 'not xml'), SoapEnvelopeError);
+});
+
+test('faultFromContext takes the code and string the flow wrote into ctx, and the status from the table', () => {
+  const f = faultFromContext('1.2', { status: 409, message: 'correlation already open' }, { soap_fault_code: 'Sender', soap_fault_string: 'dup' });
+  assert.equal(f.status, 409);
+  assert.match(f.body, /<soap:Value>soap:Sender<\/soap:Value>.*<soap:Text xml:lang="en">dup<\/soap:Text>/);
+  const g = faultFromContext('1.1', { status: 422, message: 'amount must be positive' }, undefined, { responseStatus: 200 });
+  assert.equal(g.status, 200);
+  assert.match(g.body, /<faultcode>soap:Client<\/faultcode><faultstring>amount must be positive<\/faultstring>/);
 });

@@ -7,6 +7,9 @@ import * as soap from 'soap';
 import { StorageUnavailableError } from '../../common/errors.js';
 import { xmlToJson } from '../../common/xml.js';
 import { wsdlRoutes, type WsdlRouteDeps } from '../http/wsdl-route.js';
+import { XmlValue } from '../../common/xml-value.js';
+import { readSoapRequest } from './request.js';
+import { buildSoapAnswer } from './response.js';
 import { buildWsdl, runAddress } from './wsdl.js';
 
 const SOAP_FLOWS: Record<string, { operation: string; namespace: string }> = {
@@ -92,6 +95,36 @@ test('the npm soap client builds a client from the served WSDL and lists the ope
     assert.deepEqual(Object.keys(description.pricingService!), ['pricingPort']);
     assert.deepEqual(Object.keys(description.pricingService!.pricingPort!), ['GetPrice']);
     assert.equal(typeof (client as unknown as Record<string, unknown>).GetPriceAsync, 'function');
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+});
+
+test('a soap client built from the WSDL can call a server that unwraps with readSoapRequest and answers with buildSoapAnswer', async () => {
+  let seen: { action: string | undefined; root: string | undefined; version: string } | undefined;
+  let wsdl = '';
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (req.method === 'GET') return void res.writeHead(200, { 'content-type': 'text/xml; charset=utf-8' }).end(wsdl);
+      const r = readSoapRequest(req.headers['content-type'], req.headers.soapaction as string | undefined, Buffer.concat(chunks))!;
+      seen = { action: r.action, root: r.body?.root, version: r.version };
+      const answer = buildSoapAnswer(r.version, new XmlValue('<GetPriceResponse xmlns="urn:acme:pricing"><price>3</price></GetPriceResponse>', 'GetPriceResponse'));
+      res.writeHead(200, { 'content-type': answer.contentType }).end(answer.body);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+    wsdl = buildWsdl({ tenant: 'acme', flow: 'pricing', operation: 'GetPrice', namespace: 'urn:acme:pricing', scheme: 'http', host });
+    const client = await soap.createClientAsync(`http://${host}/flows/acme/pricing/wsdl`);
+    const call = (client as unknown as Record<string, (args: unknown) => Promise<[unknown, string]>>).GetPriceAsync!;
+    const [result, rawResponse] = await call.call(client, { item: 'apple' });
+    assert.deepEqual(seen, { action: 'GetPrice', root: 'GetPrice', version: '1.1' });
+    assert.ok(rawResponse.includes('<price>3</price>'));
+    assert.ok(result !== null && typeof result === 'object');
   } finally {
     server.closeAllConnections();
     await new Promise<void>((r) => server.close(() => r()));

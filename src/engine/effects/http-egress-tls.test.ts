@@ -76,3 +76,18 @@ test('an unreadable TLS file fails the step naming the key and path', { skip: !h
     (e: unknown) => e instanceof StepConfigError && /tls_client_key/.test(e.message) && e.message.includes('absent.key'),
   );
 });
+
+test('a rotated TLS file gets a fresh pool and the old one is retired', async () => {
+  const { AgentPool } = await import('./egress-agents.js');
+  let mtime = 1;
+  const reads: string[] = [];
+  const pool = new AgentPool({ readFile: (p) => (reads.push(p), Buffer.from('x')), mtimeMs: () => mtime });
+  const a = pool.agentFor(1000, { caPath: '/ca.pem' });
+  assert.equal(pool.agentFor(1000, { caPath: '/ca.pem' }), a);
+  mtime = 2;
+  const b = pool.agentFor(1000, { caPath: '/ca.pem' });
+  assert.notEqual(b, a);
+  assert.equal(pool.size, 1);
+  assert.deepEqual(reads, ['/ca.pem', '/ca.pem']);
+  await pool.close();
+});

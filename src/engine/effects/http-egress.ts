@@ -153,7 +153,7 @@ export function createHttpEgress(deps: HttpEgressDeps = {}): HttpEgressHandler {
     if (http.oauth2 !== undefined) {
       const o = http.oauth2;
       oauth = {
-        tokenUrl: substituteEnv(name, asText(render(o.tokenUrl)), env),
+        tokenUrl: asText(render(substituteEnv(name, o.tokenUrl, env))),
         clientId: asText(render(o.clientId)),
         clientSecret: asText(render(o.clientSecret)),
         scope: o.scope === undefined ? undefined : asText(render(o.scope)),
