@@ -20,6 +20,11 @@ export const ErrorCodes = {
   SVC_ERR_EGRESS_FAILED: 502,
   SVC_ERR_BUSY: 503,
   SVC_ERR_STORAGE_UNAVAILABLE: 503,
+  // Appended by the SOAP / XML / egress work (issue 5).
+  SVC_ERR_INVALID_XML: 400,
+  SVC_ERR_SOAP_MALFORMED: 400,
+  /** An outbound response passed its size ceiling (the spec's Limits table: over the cap gives 413). */
+  SVC_ERR_EGRESS_TOO_LARGE: 413,
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;
@@ -116,9 +121,12 @@ export class FlowDefectError extends FlowError {
 
 /** A call out of the flow (an effect) failed: 502. The queue worker retries on this class. */
 export class EgressError extends FlowError {
-  constructor(step: string | undefined, detail: string, cause?: unknown) {
+  /** What the backend answered, when a response arrived (status, headers, SOAP fault). */
+  readonly details: EgressErrorDetails | undefined;
+  constructor(step: string | undefined, detail: string, cause?: unknown, details?: EgressErrorDetails) {
     super('SVC_ERR_EGRESS_FAILED', 'flow execution failed', step, detail, { cause });
     this.name = 'EgressError';
+    this.details = details;
   }
 }
 
@@ -151,4 +159,54 @@ export function errorBody(err: SvcError): Record<string, unknown> {
   if (err instanceof ValidationRejectedError || err instanceof FlowTimeoutError) return { ...err.body };
   if (err instanceof IntegrityError) return { ok: false, error: 'internal error' };
   return { ok: false, error: err.message, ...err.body };
+}
+/** A request or response document that is not acceptable XML (malformed, DTD, too deep, too big). */
+export class XmlError extends SvcError {
+  constructor(message: string, cause?: unknown) {
+    super('SVC_ERR_INVALID_XML', message, { cause });
+    this.name = 'XmlError';
+  }
+}
+
+/** An inbound SOAP request whose envelope cannot be used; the door answers 400 with a SOAP Fault. */
+export class SoapEnvelopeError extends SvcError {
+  constructor(
+    message: string,
+    readonly soapVersion: '1.1' | '1.2',
+    cause?: unknown,
+  ) {
+    super('SVC_ERR_SOAP_MALFORMED', message, { cause });
+    this.name = 'SoapEnvelopeError';
+  }
+}
+
+export interface EgressErrorDetails {
+  /** The failing step. */
+  readonly step: string;
+  /** The backend's HTTP status, when a response arrived. */
+  readonly upstreamStatus?: number;
+  /** Response headers of the backend, when a response arrived. */
+  readonly upstreamHeaders?: Record<string, string>;
+  /** SOAP Fault code/string from the backend, when it answered with a Fault. */
+  readonly faultCode?: string;
+  readonly faultString?: string;
+}
+
+/** An outbound response passed its size ceiling; reading stopped at the ceiling and the socket was dropped. */
+export class EgressTooLargeError extends FlowError {
+  constructor(
+    step: string,
+    readonly limitBytes: number,
+  ) {
+    super('SVC_ERR_EGRESS_TOO_LARGE', 'payload reached size limit', step, `step '${step}': backend response passed the ${limitBytes}-byte ceiling and was abandoned`);
+    this.name = 'EgressTooLargeError';
+  }
+}
+
+/** A step's configuration cannot be used at run time (e.g. an unset `${VAR}` in an endpoint). */
+export class StepConfigError extends FlowError {
+  constructor(step: string, detail: string) {
+    super('SVC_ERR_FLOW_FAILED', 'flow execution failed', step, detail);
+    this.name = 'StepConfigError';
+  }
 }

@@ -1,0 +1,43 @@
+/** `svc config check`: each deployed flow's configuration keys as set, set-but-empty or MISSING (never values). */
+import type { Command } from 'commander';
+import { ExitError } from '../common/errors.js';
+import { checkFlowConfig, formatConfigReport, missingConfig, type FlowConfigNeeds } from '../app/config-check.js';
+import { dbOption } from './options.js';
+
+/** Where the flows come from; the registry supplies it. Throwing means the registry cannot be listed. */
+export interface ConfigListSource {
+  list(db: string): { flows: FlowConfigNeeds[]; unreadable: { tenant: string; flow: string; error: string }[] };
+}
+
+export interface ConfigCheckOptions {
+  readonly db: string;
+}
+
+/** Prints the report; throws ExitError(1) on a missing key, an unreadable artifact or an unlistable registry. */
+export async function configCheck(opts: ConfigCheckOptions, source: ConfigListSource, out: (line: string) => void = console.log, err: (line: string) => void = console.error): Promise<void> {
+  let listing: ReturnType<ConfigListSource['list']>;
+  try {
+    listing = source.list(opts.db);
+  } catch (e) {
+    throw new ExitError(1, `cannot list the registry at ${opts.db}: ${(e as Error).message}`);
+  }
+  const reports = checkFlowConfig(listing.flows);
+  if (reports.length === 0) out('No deployed flow declares configuration keys.');
+  for (const line of formatConfigReport(reports)) out(line);
+  for (const u of listing.unreadable) err(`${u.tenant}/${u.flow}: artifact unreadable: ${u.error}`);
+  const missing = missingConfig(reports);
+  const problems: string[] = [];
+  if (missing.length > 0) problems.push(`${missing.length} configuration key(s) MISSING (set ${missing.map((m) => m.variable).join(', ')})`);
+  if (listing.unreadable.length > 0) problems.push(`${listing.unreadable.length} artifact(s) unreadable`);
+  if (problems.length > 0) throw new ExitError(1, problems.join('; '));
+}
+
+/** Adds `config check` to the program; the lead passes the registry-backed source. */
+export function registerConfigCheck(program: Command, source: ConfigListSource): void {
+  const config = program.command('config').description('Environment configuration required by deployed flows');
+  config
+    .command('check')
+    .description('List each deployed flow\'s configuration keys (SVC_CONFIG_<KEY>) as set, set-but-empty or MISSING; never prints values. Exits 1 on any missing key, unreadable artifact or unlistable registry')
+    .addOption(dbOption())
+    .action(async (opts: ConfigCheckOptions) => configCheck(opts, source));
+}

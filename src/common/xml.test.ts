@@ -1,0 +1,93 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ErrorCodes } from './errors.js';
+import { checkXml, decodeXmlText, DOCTYPE_REFUSED, escapeXml, parseXmlValue, XmlError, xmlToJson } from './xml.js';
+
+const BILLION_LAUGHS = `<?xml version="1.0"?>
+<!DOCTYPE lolz [
+ <!ENTITY lol "lol">
+ <!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
+ <!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">
+]>
+<lolz>&lol3;</lolz>`;
+
+const XXE = `<?xml version="1.0"?>
+<!DOCTYPE foo [ <!ENTITY xxe SYSTEM "file:///etc/passwd"> ]>
+<foo>&xxe;</foo>`;
+
+function refusal(fn: () => unknown): XmlError {
+  try {
+    fn();
+  } catch (err) {
+    assert.ok(err instanceof XmlError, `expected XmlError, got ${String(err)}`);
+    return err;
+  }
+  assert.fail('expected a refusal');
+}
+
+test('a billion-laughs document is refused with the DOCTYPE error and status 400', () => {
+  for (const fn of [() => parseXmlValue(BILLION_LAUGHS), () => xmlToJson(BILLION_LAUGHS)]) {
+    const err = refusal(fn);
+    assert.equal(err.message, DOCTYPE_REFUSED);
+    assert.equal(err.status, 400);
+    assert.equal(err.code, 'SVC_ERR_INVALID_XML');
+  }
+  assert.equal(ErrorCodes.SVC_ERR_INVALID_XML, 400);
+});
+
+test('an XXE document is refused before any entity is resolved', () => {
+  assert.equal(refusal(() => xmlToJson(XXE)).message, DOCTYPE_REFUSED);
+  // lowercase spelling too
+  assert.equal(refusal(() => parseXmlValue('<!doctype a><a/>')).message, DOCTYPE_REFUSED);
+});
+
+test('an entity declaration outside a DOCTYPE and an undefined entity reference are refused', () => {
+  assert.match(refusal(() => parseXmlValue('<!ENTITY x "y"><a/>')).message, /markup declarations/);
+  assert.match(refusal(() => parseXmlValue('<a>&xxe;</a>')).message, /undefined entity reference/);
+  assert.match(refusal(() => parseXmlValue('<a b="&x;"/>')).message, /undefined entity reference/);
+});
+
+test('nesting deeper than 64 elements is refused, 64 is accepted', () => {
+  const deep = (n: number) => '<a>'.repeat(n) + '</a>'.repeat(n);
+  assert.equal(parseXmlValue(deep(64)).root, 'a');
+  assert.match(refusal(() => parseXmlValue(deep(65))).message, /deeper than 64/);
+});
+
+test('a document over the byte ceiling is refused naming the ceiling', () => {
+  assert.match(refusal(() => parseXmlValue(`<a>${'x'.repeat(100)}</a>`, { maxBytes: 50 })).message, /larger than 50 bytes/);
+});
+
+test('malformed documents get a clear error', () => {
+  assert.match(refusal(() => parseXmlValue('<a><b></a>')).message, /does not match/);
+  assert.match(refusal(() => parseXmlValue('<a>')).message, /not closed/);
+  assert.match(refusal(() => parseXmlValue('<a/><b/>')).message, /more than one root/);
+  assert.match(refusal(() => parseXmlValue('hello')).message, /text outside the root/);
+  assert.match(refusal(() => parseXmlValue('')).message, /no root element/);
+  assert.match(refusal(() => parseXmlValue('<a x="1" x="2"/>')).message, /malformed XML|duplicate|repeated/i);
+});
+
+test('parseXmlValue keeps the text verbatim and names the root by its local name', () => {
+  const text = '<?xml version="1.0"?>\n<ns1:Order xmlns:ns1="urn:o"><id>7</id></ns1:Order>';
+  const v = parseXmlValue(text);
+  assert.equal(v.xml, text);
+  assert.equal(v.root, 'Order');
+  assert.equal(parseXmlValue('<Order><!-- c --><![CDATA[<x>]]></Order>').root, 'Order');
+});
+
+test('xmlToJson drops the root, makes repeated children arrays and keeps text as strings', () => {
+  const json = xmlToJson('<order xmlns:p="urn:p" id="9"><p:item>a</p:item><item>b</item><qty>007</qty><note/><t lang="en">hi &amp; &#65;&#x42;</t></order>');
+  assert.deepEqual(json, { '@id': '9', item: ['a', 'b'], qty: '007', note: '', t: { '#text': 'hi & AB', '@lang': 'en' } });
+  assert.deepEqual(xmlToJson('<empty/>'), {});
+  assert.equal(xmlToJson('<greeting>hello</greeting>'), 'hello');
+});
+
+test('xmlToJson refuses an element named __proto__ instead of polluting prototypes', () => {
+  assert.match(refusal(() => xmlToJson('<r><__proto__>x</__proto__></r>')).message, /cannot be converted/);
+  assert.equal(({} as Record<string, unknown>).x, undefined);
+});
+
+test('escapeXml and decodeXmlText round-trip the special characters', () => {
+  const s = `<a href="x">'&'</a>`;
+  assert.equal(decodeXmlText(escapeXml(s)), s);
+  assert.equal(checkXml(`<v>${escapeXml(s)}</v>`).root.local, 'v');
+});

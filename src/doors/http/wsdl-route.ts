@@ -1,0 +1,47 @@
+/** GET /flows/:tenant/:name/wsdl: the generated WSDL 1.1; public, but only for a registered, enabled tenant. */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { isValidName } from '../../common/names.js';
+import { buildWsdl } from '../soap/wsdl.js';
+
+export interface WsdlRouteDeps {
+  /** True for a registered, enabled tenant. May throw on storage failure (-> 500). */
+  tenantActive(tenant: string): boolean;
+  /** The latest artifact's SOAP keys, or undefined when no flow or no SOAP configuration. May throw (-> 500). */
+  loadSoapConfig(tenant: string, flow: string): { operation: string; namespace: string } | undefined;
+}
+
+const INVALID = '{"ok":false,"error":"invalid flow identifier"}';
+const INTERNAL = '{"ok":false,"error":"internal error"}';
+
+/** Scheme as the client saw it: a proxy's X-Forwarded-Proto first (TLS ends in front of us), else the socket's. */
+function schemeOf(req: FastifyRequest): string {
+  const forwarded = req.headers['x-forwarded-proto'];
+  const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim().toLowerCase();
+  if (first === 'http' || first === 'https') return first;
+  return req.protocol;
+}
+
+export function wsdlRoutes(deps: WsdlRouteDeps) {
+  return async function wsdlPlugin(app: FastifyInstance): Promise<void> {
+    app.get<{ Params: { tenant: string; name: string } }>('/flows/:tenant/:name/wsdl', async (req, reply) => {
+      const { tenant, name } = req.params;
+      if (!isValidName(tenant) || !isValidName(name)) {
+        return reply.code(400).type('application/json').send(INVALID);
+      }
+      let soap: { operation: string; namespace: string } | undefined;
+      try {
+        // The tenant check runs here (not in the gate) so it applies under --no-auth too.
+        soap = deps.tenantActive(tenant) ? deps.loadSoapConfig(tenant, name) : undefined;
+      } catch (err) {
+        req.log.error({ err, tenant, flow: name }, 'wsdl: storage error');
+        return reply.code(500).type('application/json').send(INTERNAL);
+      }
+      if (soap === undefined) {
+        return reply.code(404).type('application/json').send(JSON.stringify({ ok: false, error: `flow '${tenant}/${name}' not found` }));
+      }
+      const host = req.headers.host ?? req.hostname;
+      const wsdl = buildWsdl({ tenant, flow: name, operation: soap.operation, namespace: soap.namespace, scheme: schemeOf(req), host });
+      return reply.code(200).type('text/xml; charset=utf-8').send(wsdl);
+    });
+  };
+}
