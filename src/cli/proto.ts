@@ -54,7 +54,7 @@ export async function protoDeploy(path: string, flags: DeployFlags): Promise<voi
   }
   const db = openRegistry(flags.db);
   if (db === undefined) {
-    throw new ExitError(1, `error: tenant "${flags.tenant}" is not registered (no registry at ${statePaths(flags.db).registryDb}); register it with \`svc tenant create --id ${flags.tenant} --display-name <name>\``);
+    throw new ExitError(1, `error: tenant "${flags.tenant}" is not registered; register it with \`svc tenant create --id ${flags.tenant} --display-name <name>\` (no registry at ${statePaths(flags.db).registryDb} yet)`);
   }
   try {
     const r = deployDescriptor(new DescriptorsRepo(db), { tenant: flags.tenant, name: flags.name, version: flags.version, bytes, latest: flags.latest });
