@@ -3,7 +3,11 @@ import type { FastifyInstance } from 'fastify';
 import { mkdirSync } from 'node:fs';
 import { createLogger, type Logger } from '../common/logger.js';
 import { statePaths, type StatePaths } from '../common/paths.js';
+import { SvcError } from '../common/errors.js';
+import { warnInboundWithoutDoor, type InboundFlow } from '../doors/grpc/inbound-warnings.js';
+import { startGrpcDoor, type GrpcDoor, type GrpcDoorDeps } from '../doors/grpc/server.js';
 import { buildServer } from '../doors/http/server.js';
+import { DescriptorsRepo } from '../store/descriptors-repo.js';
 import { openDb, type Db } from '../store/db.js';
 import { registryMigrations } from '../store/migrations/registry.js';
 
@@ -38,8 +42,15 @@ export async function startService(opts: ServeOptions): Promise<RunningService> 
   const registry: Db = openDb(paths.registryDb, registryMigrations);
   const app: FastifyInstance = await buildServer({ noAuth: opts.noAuth });
   const address = await app.listen({ host: opts.host, port: opts.port });
+  let grpc: GrpcDoor | undefined;
+  if (opts.grpcPort !== undefined) {
+    grpc = await startGrpcDoor({ host: opts.host, port: opts.grpcPort, log, deps: grpcDoorDeps(registry, opts.noAuth) });
+  } else {
+    warnInboundWithoutDoor(deployedInboundFlows(), log);
+  }
   const bootLines = [
     `svc listening on ${address}`,
+    grpc ? `grpc listening on ${grpc.address}` : '  grpc:       off (--grpc-port not given)',
     `  registry:   ${paths.registryDb}`,
     `  ui:         ${paths.uiDb} (${address}/ui)`,
     `  audit:      ${paths.auditDb}`,
@@ -56,7 +67,7 @@ export async function startService(opts: ServeOptions): Promise<RunningService> 
     closing ??= (async () => {
       state = 'stopping';
       const errors: unknown[] = [];
-      for (const step of [() => app.close(), () => registry.close()]) {
+      for (const step of [() => app.close(), () => grpc?.close(), () => registry.close()]) {
         try {
           await step();
         } catch (err) {
@@ -79,4 +90,31 @@ export async function startService(opts: ServeOptions): Promise<RunningService> 
     bootLines,
     close,
   };
+}
+
+/**
+ * The gRPC door's dependencies. HAND-OFF (issue 7): `routes`, `invoke` and `gate` are placeholders
+ * until the compiler (inbound/grpcMethod in the latest IR), the engine and the key store are merged:
+ * no route is served, and the gate fails closed (503) rather than open.
+ */
+function grpcDoorDeps(registry: Db, noAuth: boolean): GrpcDoorDeps {
+  return {
+    descriptors: new DescriptorsRepo(registry),
+    routes: () => [],
+    gate: noAuth
+      ? undefined
+      : {
+          check: () => {
+            throw new SvcError('SVC_ERR_STORAGE_UNAVAILABLE', 'authorization is not wired to the gRPC door yet');
+          },
+        },
+    invoke: async () => {
+      throw new SvcError('SVC_ERR_BUSY', 'the engine is not wired to the gRPC door yet');
+    },
+  };
+}
+
+/** HAND-OFF (issue 7): the latest IR of every deployed flow (tenant, flow, inbound, grpcMethod). */
+function deployedInboundFlows(): InboundFlow[] {
+  return [];
 }

@@ -1,6 +1,7 @@
 /** The command table: one line per command group, each group in its own file. */
 import { Command } from 'commander';
 import { registerFlowCommands } from './flow-commands.js';
+import { registerProto } from './proto.js';
 import { registerServe } from './serve.js';
 
 export function buildCli(): Command {
@@ -10,5 +11,6 @@ export function buildCli(): Command {
     .exitOverride();
   registerServe(program);
   registerFlowCommands(program);
+  registerProto(program);
   return program;
 }

@@ -58,4 +58,28 @@ export const registryMigrations: readonly Migration[] = [
       );
     `,
   },
+  // Versions 2 and 3 are reserved for other branches; the runner applies any version not yet applied.
+  {
+    version: 4,
+    name: 'proto_descriptors',
+    sql: `
+      CREATE TABLE proto_descriptors (
+        tenant TEXT NOT NULL,
+        name TEXT NOT NULL,
+        version TEXT NOT NULL,
+        hash TEXT NOT NULL,                  -- hex SHA-256 of bytes (a FileDescriptorSet)
+        size_bytes INTEGER NOT NULL,
+        bytes BLOB NOT NULL,
+        deployed_at TEXT NOT NULL,
+        PRIMARY KEY (tenant, name, version)
+      );
+      CREATE TABLE proto_latest (
+        tenant TEXT NOT NULL,
+        name TEXT NOT NULL,
+        version TEXT NOT NULL,
+        PRIMARY KEY (tenant, name),
+        FOREIGN KEY (tenant, name, version) REFERENCES proto_descriptors(tenant, name, version)
+      );
+    `,
+  },
 ];

@@ -1,0 +1,143 @@
+/** `svc proto deploy|list|show`: publish and inspect the protobuf descriptors the gRPC door answers with. */
+import { Command, Option } from 'commander';
+import { existsSync, readFileSync } from 'node:fs';
+import { deployDescriptor, listDescriptors, showDescriptor, type ServiceInfo } from '../app/proto.js';
+import { ExitError, SvcError } from '../common/errors.js';
+import { statePaths } from '../common/paths.js';
+import { openDb, type Db } from '../store/db.js';
+import { DescriptorsRepo } from '../store/descriptors-repo.js';
+import { registryMigrations } from '../store/migrations/registry.js';
+import { dbOption, nameArg } from './options.js';
+
+export function registerProto(program: Command): void {
+  const proto = program.command('proto').description('publish and inspect protobuf descriptors (FileDescriptorSet) for the gRPC door');
+  proto
+    .command('deploy <path>')
+    .description('publish a FileDescriptorSet built with imports (protoc --include_imports --descriptor_set_out=<path>)')
+    .requiredOption('--tenant <t>', 'tenant (must be registered and enabled)', nameArg('tenant'))
+    .requiredOption('--name <name>', 'descriptor name', nameArg('descriptor name'))
+    .requiredOption('--version <v>', 'version label; publishing a version twice is an error')
+    .addOption(new Option('--latest', 'move the latest pointer to this version (changes the wire format of every gRPC flow of the tenant)').default(false))
+    .addOption(dbOption())
+    .action(protoDeploy);
+  proto
+    .command('list')
+    .description('list descriptor versions: name, version, hash, latest, deployed')
+    .requiredOption('--tenant <t>', 'tenant', nameArg('tenant'))
+    .option('--json', 'print JSON for scripts')
+    .addOption(dbOption())
+    .action(protoList);
+  proto
+    .command('show')
+    .description('list services and methods with their streaming kind (default version: latest)')
+    .requiredOption('--tenant <t>', 'tenant', nameArg('tenant'))
+    .requiredOption('--name <name>', 'descriptor name', nameArg('descriptor name'))
+    .option('--version <v>', 'version label (default: latest)')
+    .addOption(dbOption())
+    .action(protoShow);
+}
+
+interface DeployFlags {
+  tenant: string;
+  name: string;
+  version: string;
+  latest: boolean;
+  db: string;
+}
+
+export async function protoDeploy(path: string, flags: DeployFlags): Promise<void> {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (err) {
+    throw new ExitError(1, `error: cannot read descriptor set ${path}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const db = openRegistry(flags.db);
+  if (db === undefined) {
+    throw new ExitError(1, `error: tenant "${flags.tenant}" is not registered; register it with \`svc tenant create --id ${flags.tenant} --display-name <name>\` (no registry at ${statePaths(flags.db).registryDb} yet)`);
+  }
+  try {
+    const r = deployDescriptor(new DescriptorsRepo(db), { tenant: flags.tenant, name: flags.name, version: flags.version, bytes, latest: flags.latest });
+    const lines = [
+      `descriptor: ${flags.tenant}/${flags.name}`,
+      `version:    ${r.info.version}`,
+      `hash:       ${r.info.hash}`,
+      `size:       ${r.info.sizeBytes} bytes`,
+      ...r.services.map((s) => `service:    ${s.fullName} (${s.methods.length} method${s.methods.length === 1 ? '' : 's'})`),
+      flags.latest
+        ? `latest:     ${r.info.version} (moved; every gRPC flow of tenant ${flags.tenant} now uses it)`
+        : `latest:     unchanged (${r.latestVersion ?? 'no version is latest yet'}); pass --latest to move it`,
+      `db:         ${statePaths(flags.db).registryDb}`,
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } catch (err) {
+    throw asExit(err);
+  } finally {
+    db.close();
+  }
+}
+
+export async function protoList(flags: { tenant: string; json?: boolean; db: string }): Promise<void> {
+  const db = openRegistry(flags.db);
+  const rows = db === undefined ? [] : withClose(db, () => listDescriptors(new DescriptorsRepo(db), flags.tenant));
+  if (flags.json) {
+    process.stdout.write(`${JSON.stringify(rows.map((r) => ({ name: r.name, version: r.version, hash: r.hash, size_bytes: r.sizeBytes, latest: r.latest, deployed_at: r.deployedAt })), null, 2)}\n`);
+    return;
+  }
+  if (rows.length === 0) {
+    process.stdout.write(`No descriptors for tenant ${flags.tenant}.\n`);
+    return;
+  }
+  const table = [['NAME', 'VERSION', 'HASH', 'LATEST', 'DEPLOYED'], ...rows.map((r) => [r.name, r.version, r.hash, r.latest ? 'yes' : '', r.deployedAt])];
+  process.stdout.write(formatTable(table));
+}
+
+export async function protoShow(flags: { tenant: string; name: string; version?: string; db: string }): Promise<void> {
+  const db = openRegistry(flags.db);
+  if (db === undefined) throw new ExitError(1, `error: descriptor ${flags.tenant}/${flags.name} not found (no registry at ${statePaths(flags.db).registryDb})`);
+  try {
+    const shown = showDescriptor(new DescriptorsRepo(db), flags.tenant, flags.name, flags.version);
+    const i = shown.info;
+    const lines = [`descriptor ${i.tenant}/${i.name} version ${i.version}${i.latest ? ' (latest)' : ''}`, `hash ${i.hash}, ${i.sizeBytes} bytes, deployed ${i.deployedAt}`];
+    process.stdout.write(`${lines.join('\n')}\n${formatServices(shown.services)}`);
+    process.stdout.write('Only unary and server-streaming methods can be called through the gRPC door.\n');
+  } catch (err) {
+    throw asExit(err);
+  } finally {
+    db.close();
+  }
+}
+
+function formatServices(services: readonly ServiceInfo[]): string {
+  let out = '';
+  for (const s of services) {
+    out += `\nservice ${s.fullName}\n`;
+    const rows = s.methods.map((m) => [`  ${m.fullName}`, m.kind, m.callable ? 'callable' : 'not callable']);
+    out += formatTable(rows);
+  }
+  return `${out}\n`;
+}
+
+/** Opens the registry (migrating it) when the file exists; a missing file is not created by a read or a refusal. */
+function openRegistry(dbPath: string): Db | undefined {
+  const path = statePaths(dbPath).registryDb;
+  if (!existsSync(path)) return undefined;
+  return openDb(path, registryMigrations, { create: false });
+}
+
+function withClose<T>(db: Db, fn: () => T): T {
+  try {
+    return fn();
+  } finally {
+    db.close();
+  }
+}
+
+function asExit(err: unknown): unknown {
+  return err instanceof SvcError ? new ExitError(1, `error: ${err.message}`) : err;
+}
+
+function formatTable(rows: string[][]): string {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  ')).join('\n') + '\n';
+}

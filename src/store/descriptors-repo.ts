@@ -1,0 +1,138 @@
+/** Protobuf descriptors in the registry database: versions per (tenant, name), a latest pointer, tenant status. */
+import { SvcError } from '../common/errors.js';
+import type { Db } from './db.js';
+
+/** One published descriptor version, without its bytes. */
+export interface DescriptorInfo {
+  readonly tenant: string;
+  readonly name: string;
+  readonly version: string;
+  /** Hex SHA-256 of the FileDescriptorSet bytes. */
+  readonly hash: string;
+  readonly sizeBytes: number;
+  /** ISO 8601 UTC instant. */
+  readonly deployedAt: string;
+  /** True when this version is the `latest` of its (tenant, name). */
+  readonly latest: boolean;
+}
+
+/** A descriptor version with its FileDescriptorSet bytes. */
+export interface StoredDescriptor extends DescriptorInfo {
+  readonly bytes: Buffer;
+}
+
+export interface NewDescriptor {
+  readonly tenant: string;
+  readonly name: string;
+  readonly version: string;
+  readonly hash: string;
+  readonly bytes: Buffer;
+  readonly deployedAt: string;
+  /** Move the latest pointer to this version. */
+  readonly makeLatest: boolean;
+}
+
+interface Row {
+  tenant: string;
+  name: string;
+  version: string;
+  hash: string;
+  size_bytes: number;
+  deployed_at: string;
+  latest: number;
+  bytes?: Buffer;
+}
+
+const COLUMNS = `d.tenant, d.name, d.version, d.hash, d.size_bytes, d.deployed_at,
+  (l.version IS NOT NULL) AS latest`;
+const FROM = `proto_descriptors d LEFT JOIN proto_latest l
+  ON l.tenant = d.tenant AND l.name = d.name AND l.version = d.version`;
+
+export class DescriptorsRepo {
+  readonly #db: Db;
+  /** Bumped on every write through this connection: `PRAGMA data_version` sees only other connections' commits. */
+  #localWrites = 0;
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  /** The tenant's registration status, read from the `tenants` table; undefined when not registered. */
+  tenantStatus(tenant: string): 'active' | 'disabled' | undefined {
+    const row = this.#db.prepare('SELECT status FROM tenants WHERE id = ?').get(tenant) as { status: string } | undefined;
+    if (row === undefined) return undefined;
+    return row.status === 'active' ? 'active' : 'disabled';
+  }
+
+  /**
+   * Publishes a version; with `makeLatest` also moves the latest pointer, in one transaction.
+   * A version that exists already is refused (SVC_ERR_CONFLICT) and nothing changes.
+   */
+  insert(d: NewDescriptor): void {
+    this.#db
+      .transaction(() => {
+        const exists = this.#db.prepare('SELECT hash FROM proto_descriptors WHERE tenant = ? AND name = ? AND version = ?').get(d.tenant, d.name, d.version);
+        if (exists !== undefined) {
+          throw new SvcError('SVC_ERR_CONFLICT', `descriptor ${d.tenant}/${d.name} version ${d.version} is already published; publish under a new version`);
+        }
+        this.#db
+          .prepare('INSERT INTO proto_descriptors (tenant, name, version, hash, size_bytes, bytes, deployed_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+          .run(d.tenant, d.name, d.version, d.hash, d.bytes.length, d.bytes, d.deployedAt);
+        if (d.makeLatest) {
+          this.#db
+            .prepare('INSERT INTO proto_latest (tenant, name, version) VALUES (?, ?, ?) ON CONFLICT (tenant, name) DO UPDATE SET version = excluded.version')
+            .run(d.tenant, d.name, d.version);
+        }
+      })
+      .immediate();
+    this.#localWrites++;
+  }
+
+  /** The latest version of (tenant, name), or undefined when none has been marked latest. */
+  latestVersion(tenant: string, name: string): string | undefined {
+    const row = this.#db.prepare('SELECT version FROM proto_latest WHERE tenant = ? AND name = ?').get(tenant, name) as { version: string } | undefined;
+    return row?.version;
+  }
+
+  /** Every version of a tenant, by name then deployment time. */
+  list(tenant: string): DescriptorInfo[] {
+    const rows = this.#db.prepare(`SELECT ${COLUMNS} FROM ${FROM} WHERE d.tenant = ? ORDER BY d.name, d.deployed_at, d.version`).all(tenant) as Row[];
+    return rows.map(toInfo);
+  }
+
+  /** One version with its bytes; without `version`, the latest one. Undefined when absent. */
+  get(tenant: string, name: string, version?: string): StoredDescriptor | undefined {
+    const row = (
+      version === undefined
+        ? this.#db.prepare(`SELECT ${COLUMNS}, d.bytes FROM proto_latest l JOIN proto_descriptors d ON d.tenant = l.tenant AND d.name = l.name AND d.version = l.version WHERE l.tenant = ? AND l.name = ?`).get(tenant, name)
+        : this.#db.prepare(`SELECT ${COLUMNS}, d.bytes FROM ${FROM} WHERE d.tenant = ? AND d.name = ? AND d.version = ?`).get(tenant, name, version)
+    ) as Row | undefined;
+    return row === undefined ? undefined : toStored(row);
+  }
+
+  /** The latest version of every descriptor name of a tenant, newest deployment first. */
+  latestOfTenant(tenant: string): StoredDescriptor[] {
+    const rows = this.#db
+      .prepare(`SELECT ${COLUMNS}, d.bytes FROM proto_latest l JOIN proto_descriptors d ON d.tenant = l.tenant AND d.name = l.name AND d.version = l.version WHERE l.tenant = ? ORDER BY d.deployed_at DESC, d.name`)
+      .all(tenant) as Row[];
+    return rows.map(toStored);
+  }
+
+  /**
+   * A token that changes whenever the registry database may have changed: SQLite's
+   * `PRAGMA data_version` (commits by other connections) plus this connection's own writes.
+   * One cheap pragma, so the gRPC door can check it on every call.
+   */
+  changeToken(): string {
+    const dv = this.#db.pragma('data_version', { simple: true }) as number;
+    return `${dv}:${this.#localWrites}`;
+  }
+}
+
+function toInfo(r: Row): DescriptorInfo {
+  return { tenant: r.tenant, name: r.name, version: r.version, hash: r.hash, sizeBytes: r.size_bytes, deployedAt: r.deployed_at, latest: r.latest === 1 };
+}
+
+function toStored(r: Row): StoredDescriptor {
+  return { ...toInfo(r), bytes: r.bytes as Buffer };
+}
