@@ -4,7 +4,8 @@
  */
 import { SvcError } from '../common/errors.js';
 import type { SettingName } from '../common/settings.js';
-import { BUSY_RETRY_AFTER_SECS, compileFlow, runFlow, type ExecutionLimiter, type FlowResult, type LoadedFlow, type RunDeps } from '../engine/index.js';
+import { BUSY_RETRY_AFTER_SECS, compileFlow, runFlow, type ExecutionLimiter, type FlowResult, type RunDeps } from '../engine/index.js';
+import type { LoadedFlow } from './registry.js';
 import type { EventEmitter } from '../store/event-log.js';
 
 export interface FlowRunnerDeps {

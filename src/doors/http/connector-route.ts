@@ -1,0 +1,91 @@
+/** POST /connector/events/{tenant}/{flow}: a connector reports a received or oversized message. */
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { SvcError } from '../../common/errors.js';
+import type { Gate } from '../../gate/gate.js';
+import type { EventEmitter } from '../../store/event-log.js';
+import { readBody } from './body.js';
+import { gateHook } from './inbound.js';
+import { sendError } from './reply-error.js';
+
+/** The connector body limit; a larger body is reported as invalid JSON (400), not 413. */
+export const CONNECTOR_BODY_MAX_BYTES = 64 * 1024;
+const EVENT_TYPES: ReadonlySet<string> = new Set(['connector_received', 'connector_oversized']);
+
+export function connectorRoutes(deps: { gate: Gate | undefined; events: EventEmitter }) {
+  return async function plugin(app: FastifyInstance): Promise<void> {
+    app.post<{ Params: { tenant: string; flow: string } }>(
+      '/connector/events/:tenant/:flow',
+      { onRequest: gateHook(deps.gate, 'connector', 'flow') },
+      async (req, reply) => {
+        try {
+          const event = parseConnectorEvent(await readConnectorBody(req.raw));
+          const payload: Record<string, unknown> = {};
+          if (event.message_id !== undefined) {
+            payload.message_id = event.message_id;
+            if (event.worker_id !== undefined) payload.worker_id = event.worker_id;
+            if (event.body_bytes !== undefined) payload.body_bytes = event.body_bytes;
+          }
+          deps.events.emit({
+            event: event.event_type,
+            tenant: req.params.tenant,
+            flow: req.params.flow,
+            correlation_id: event.correlation_id ?? randomUUID(),
+            payload,
+            logLevel: 'full',
+          });
+          return reply.code(202).send();
+        } catch (err) {
+          return sendError(reply, err);
+        }
+      },
+    );
+  };
+}
+
+interface ConnectorEvent {
+  event_type: 'connector_received' | 'connector_oversized';
+  correlation_id?: string;
+  message_id?: string;
+  worker_id?: number;
+  body_bytes?: number;
+}
+
+function invalid(why: string): SvcError {
+  return new SvcError('SVC_ERR_INVALID_INPUT', `invalid JSON: ${why}`);
+}
+
+async function readConnectorBody(raw: Parameters<typeof readBody>[0]): Promise<Buffer> {
+  try {
+    return await readBody(raw, CONNECTOR_BODY_MAX_BYTES);
+  } catch (err) {
+    if (err instanceof SvcError && err.status === 413) throw invalid(`the body is larger than ${CONNECTOR_BODY_MAX_BYTES} bytes`);
+    throw err;
+  }
+}
+
+function parseConnectorEvent(body: Buffer): ConnectorEvent {
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch (err) {
+    throw invalid(err instanceof Error ? err.message : String(err));
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalid('the body must be a JSON object');
+  const v = value as Record<string, unknown>;
+  if (typeof v.event_type !== 'string' || !EVENT_TYPES.has(v.event_type)) {
+    throw new SvcError('SVC_ERR_INVALID_INPUT', 'event_type must be "connector_received" or "connector_oversized"');
+  }
+  const optional = <T>(name: string, type: 'string' | 'number'): T | undefined => {
+    if (v[name] === undefined || v[name] === null) return undefined;
+    if (typeof v[name] !== type) throw invalid(`${name} must be a ${type}`);
+    return v[name] as T;
+  };
+  return {
+    event_type: v.event_type as ConnectorEvent['event_type'],
+    correlation_id: optional<string>('correlation_id', 'string'),
+    message_id: optional<string>('message_id', 'string'),
+    worker_id: optional<number>('worker_id', 'number'),
+    body_bytes: optional<number>('body_bytes', 'number'),
+  };
+}
