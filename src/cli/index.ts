@@ -1,6 +1,9 @@
 /** The command table: one line per command group, each group in its own file. */
 import { Command } from 'commander';
+import { registerAudit } from './audit.js';
+import { registerKeys } from './keys.js';
 import { registerServe } from './serve.js';
+import { registerTenant } from './tenant.js';
 
 export function buildCli(): Command {
   const program = new Command('svc')
@@ -8,5 +11,8 @@ export function buildCli(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerServe(program);
+  registerTenant(program);
+  registerKeys(program);
+  registerAudit(program);
   return program;
 }
