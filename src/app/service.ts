@@ -9,6 +9,7 @@ import { startGrpcDoor, type GrpcDoor, type GrpcDoorDeps } from '../doors/grpc/s
 import { buildServer } from '../doors/http/server.js';
 import { DescriptorsRepo } from '../store/descriptors-repo.js';
 import { openDb, type Db } from '../store/db.js';
+import { KeysRepo } from '../store/keys-repo.js';
 import { registryMigrations } from '../store/migrations/registry.js';
 
 export interface ServeOptions {
@@ -60,6 +61,12 @@ export async function startService(opts: ServeOptions): Promise<RunningService> 
     `  api keys:   ${opts.noAuth ? 'DISABLED (--no-auth)' : 'required'}`,
   ];
   if (opts.noAuth) log.warn('API key authentication is DISABLED (--no-auth); every route is open');
+  else if (!new KeysRepo(registry).hasAnyKey()) {
+    // No bootstrap key exists by design: say how to make the first one.
+    const hint = 'no API key exists yet, so every key-protected route answers 401; create one with: svc keys create --tenant <t> --label <l>';
+    bootLines.push(`  WARNING: ${hint}`);
+    log.warn(hint);
+  }
 
   let state: ServiceState = 'running';
   let closing: Promise<void> | undefined;

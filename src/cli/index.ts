@@ -2,7 +2,10 @@
 import { Command } from 'commander';
 import { registerFlowCommands } from './flow-commands.js';
 import { registerProto } from './proto.js';
+import { registerAudit } from './audit.js';
+import { registerKeys } from './keys.js';
 import { registerServe } from './serve.js';
+import { registerTenant } from './tenant.js';
 
 export function buildCli(): Command {
   const program = new Command('svc')
@@ -12,5 +15,8 @@ export function buildCli(): Command {
   registerServe(program);
   registerFlowCommands(program);
   registerProto(program);
+  registerTenant(program);
+  registerKeys(program);
+  registerAudit(program);
   return program;
 }

@@ -1,0 +1,138 @@
+/** `svc keys create|list|revoke`: API keys. The raw key is printed once, at creation. */
+import { Command, Option } from 'commander';
+import { createApiKey, listApiKeys, parseExpiresAt, parseFlows, parseRateLimit, parseScopes, rateLimitBurst, revokeApiKey, type KeyView } from '../app/keys.js';
+import { keyStatus, type ApiKeyRow } from '../store/keys-repo.js';
+import { nonEmptyArg, svcArg } from './args.js';
+import { dbOption, intArg, nameArg } from './options.js';
+import { withRegistry } from './stores.js';
+import { formatTable, out } from './table.js';
+
+export function registerKeys(program: Command): void {
+  const keys = program.command('keys').description('create, list and revoke API keys');
+  keys
+    .command('create')
+    .description('create an API key for a registered, enabled tenant and print it once')
+    .addOption(new Option('--tenant <tenant>', 'tenant the key belongs to').makeOptionMandatory().argParser(nameArg('tenant')))
+    .addOption(new Option('--label <text>', 'what the key is for').makeOptionMandatory().argParser(nonEmptyArg('--label')))
+    .addOption(new Option('--scopes <list>', 'comma-separated scopes; * matches every scope (default: *)').argParser(svcArg(parseScopes)))
+    .addOption(new Option('--expires-at <ts>', 'YYYY-MM-DD (through 23:59:59Z that day) or YYYY-MM-DDTHH:MM:SSZ; no offsets').argParser(svcArg(parseExpiresAt)))
+    .addOption(new Option('--rate-limit <rps>', 'requests per second (burst 2 x rps); default unlimited').argParser(svcArg(parseRateLimit)))
+    .addOption(new Option('--flows <list>', 'comma-separated flow allowlist (default: every flow of the tenant)').argParser(svcArg(parseFlows)))
+    .addOption(new Option('--json', 'print the result as JSON (still the only time the key is shown)'))
+    .addOption(dbOption())
+    .action(keysCreate);
+  keys
+    .command('list')
+    .description("list a tenant's keys: id, label, status, flows, scopes, created_at (never the key)")
+    .addOption(new Option('--tenant <tenant>', 'tenant').makeOptionMandatory().argParser(nameArg('tenant')))
+    .addOption(new Option('--json', 'print a JSON array'))
+    .addOption(dbOption())
+    .action(keysList);
+  keys
+    .command('revoke')
+    .description('revoke a key at once and for good (the row is kept)')
+    .addOption(new Option('--id <n>', 'key id, as shown by keys create and keys list').makeOptionMandatory().argParser(intArg('--id', 1)))
+    .addOption(dbOption())
+    .action(keysRevoke);
+}
+
+export interface KeysCreateOptions {
+  tenant: string;
+  label: string;
+  scopes?: string[];
+  expiresAt?: string;
+  rateLimit?: number;
+  flows?: string[];
+  json?: boolean;
+  db: string;
+}
+
+export async function keysCreate(opts: KeysCreateOptions): Promise<void> {
+  const now = new Date();
+  const { row, rawKey } = withRegistry(opts.db, (stores) =>
+    createApiKey(
+      stores,
+      { tenant: opts.tenant, label: opts.label, scopes: opts.scopes, flows: opts.flows, expiresAt: opts.expiresAt, rateLimit: opts.rateLimit },
+      now,
+    ),
+  );
+  if (opts.json) {
+    out(JSON.stringify({ ...toJson(row, keyStatus(row, now)), key: rawKey }, null, 2));
+  } else {
+    out(`created API key ${row.id} for tenant ${row.tenant}`);
+    out(
+      [
+        `  id:         ${row.id}`,
+        `  tenant:     ${row.tenant}`,
+        `  label:      ${row.label}`,
+        `  scopes:     ${row.scopes.join(',')}`,
+        `  flows:      ${row.flows.length === 0 ? '(all flows)' : row.flows.join(',')}`,
+        `  rate limit: ${row.rateLimit === null ? 'unlimited' : `${row.rateLimit} req/s (burst ${rateLimitBurst(row.rateLimit)})`}`,
+        `  expires_at: ${row.expiresAt ?? 'never'}`,
+        `  key:        ${rawKey}`,
+      ].join('\n'),
+    );
+  }
+  process.stderr.write('Store the key now: it is shown only this once and cannot be recovered (only its SHA-256 is kept).\n');
+  if (keyStatus(row, now) === 'expired') {
+    process.stderr.write(`warning: the key's expiry ${row.expiresAt} has already passed; it is created expired\n`);
+  }
+}
+
+export interface KeysListOptions {
+  tenant: string;
+  json?: boolean;
+  db: string;
+}
+
+export async function keysList(opts: KeysListOptions): Promise<void> {
+  const views = withRegistry(opts.db, (stores) => listApiKeys(stores, opts.tenant), { readOnly: true });
+  if (opts.json) {
+    out(JSON.stringify(views.map((v) => toJson(v.row, v.status)), null, 2));
+    return;
+  }
+  if (views.length === 0) {
+    out(`No API keys for tenant ${opts.tenant}. Create one with: svc keys create --tenant ${opts.tenant} --label <label>`);
+    return;
+  }
+  out(
+    formatTable(
+      ['ID', 'LABEL', 'STATUS', 'FLOWS', 'SCOPES', 'CREATED_AT', 'EXPIRES_AT'],
+      views.map(({ row, status }: KeyView) => [
+        String(row.id),
+        row.label,
+        status,
+        row.flows.length === 0 ? '(all)' : row.flows.join(','),
+        row.scopes.join(','),
+        row.createdAt,
+        row.expiresAt ?? '-',
+      ]),
+    ),
+  );
+}
+
+export interface KeysRevokeOptions {
+  id: number;
+  db: string;
+}
+
+export async function keysRevoke(opts: KeysRevokeOptions): Promise<void> {
+  const row = withRegistry(opts.db, (stores) => revokeApiKey(stores.keys, opts.id));
+  out(`revoked API key ${row.id} (tenant ${row.tenant}, label ${row.label}) at ${row.revokedAt}`);
+}
+
+function toJson(row: ApiKeyRow, status: string): Record<string, unknown> {
+  return {
+    id: row.id,
+    tenant: row.tenant,
+    label: row.label,
+    status,
+    scopes: row.scopes,
+    flows: row.flows,
+    rate_limit: row.rateLimit,
+    burst: row.rateLimit === null ? null : rateLimitBurst(row.rateLimit),
+    expires_at: row.expiresAt,
+    revoked_at: row.revokedAt,
+    created_at: row.createdAt,
+  };
+}

@@ -1,0 +1,54 @@
+/** Opens the stores an operator command needs from `--db`, and closes them whatever happens. */
+import { existsSync } from 'node:fs';
+import { statePaths, type StatePaths } from '../common/paths.js';
+import { AuditRepo } from '../store/audit-repo.js';
+import { openDb, type Db } from '../store/db.js';
+import { KeysRepo } from '../store/keys-repo.js';
+import { auditMigrations } from '../store/migrations/audit.js';
+import { registryMigrations } from '../store/migrations/registry.js';
+import { TenantsRepo } from '../store/tenants-repo.js';
+
+export interface RegistryStores {
+  readonly paths: StatePaths;
+  readonly tenants: TenantsRepo;
+  readonly keys: KeysRepo;
+}
+
+export interface AuditStores {
+  readonly paths: StatePaths;
+  readonly audit: AuditRepo;
+}
+
+/**
+ * Runs `fn` with the registry open (created with its state directory when missing), or, with
+ * `readOnly`, passes undefined when the file does not exist rather than creating it.
+ */
+export function withRegistry<T>(dbPath: string, fn: (stores: RegistryStores) => T, opts: { readOnly?: boolean } = {}): T {
+  const paths = statePaths(dbPath);
+  return withDb(paths.registryDb, registryMigrations, opts.readOnly === true, (db) =>
+    fn({ paths, tenants: new TenantsRepo(db), keys: new KeysRepo(db) }),
+  );
+}
+
+/** Runs `fn` with `audit.db` beside the registry open; with `readOnly` a missing file gives undefined. */
+export function withAudit<T>(dbPath: string, fn: (stores: AuditStores | undefined) => T, opts: { readOnly?: boolean } = {}): T {
+  const paths = statePaths(dbPath);
+  if (opts.readOnly === true && !existsSync(paths.auditDb)) return fn(undefined);
+  return withDb(paths.auditDb, auditMigrations, false, (db) => fn({ paths, audit: new AuditRepo(db) }));
+}
+
+/** Registry and audit database together: the tenant commands change one and record in the other. */
+export function withRegistryAndAudit<T>(dbPath: string, fn: (stores: RegistryStores & AuditStores) => T): T {
+  return withRegistry(dbPath, (registry) => withAudit(dbPath, (audit) => fn({ ...registry, audit: audit!.audit })));
+}
+
+function withDb<T>(file: string, migrations: typeof registryMigrations, readOnly: boolean, fn: (db: Db) => T): T {
+  // A read-only command must not leave a new, empty state directory behind a mistyped --db: it
+  // reads an empty in-memory database instead.
+  const db = readOnly && !existsSync(file) ? openDb(':memory:', migrations) : openDb(file, migrations);
+  try {
+    return fn(db);
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,29 @@
+/** Schema of the audit database (`audit.db`): one hash chain per tenant, plus each chain's head. */
+import type { Migration } from '../db.js';
+
+export const auditMigrations: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial',
+    sql: `
+      CREATE TABLE audit_entries (
+        tenant TEXT NOT NULL,
+        seq INTEGER NOT NULL,                -- 1, 2, 3 ... per tenant
+        event_type TEXT NOT NULL,
+        created_at TEXT NOT NULL,            -- ISO 8601 UTC
+        correlation_id TEXT NOT NULL,
+        payload TEXT NOT NULL,               -- JSON text, hashed exactly as stored
+        prev_hash TEXT NOT NULL,             -- hash of seq - 1; 64 zeros for seq 1
+        hash TEXT NOT NULL,                  -- hex SHA-256 of the canonical encoding (store/audit-repo.ts)
+        PRIMARY KEY (tenant, seq)
+      ) WITHOUT ROWID;
+      -- The last appended entry of each chain, written in the same transaction as the entry, so a
+      -- chain cut short at its end (the one deletion seq continuity cannot show) is still detected.
+      CREATE TABLE audit_heads (
+        tenant TEXT PRIMARY KEY,
+        seq INTEGER NOT NULL,
+        hash TEXT NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
+];
