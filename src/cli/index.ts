@@ -1,5 +1,6 @@
 /** The command table: one line per command group, each group in its own file. */
 import { Command } from 'commander';
+import { registerDlq } from './dlq.js';
 import { registerServe } from './serve.js';
 
 export function buildCli(): Command {
@@ -8,5 +9,6 @@ export function buildCli(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerServe(program);
+  registerDlq(program);
   return program;
 }

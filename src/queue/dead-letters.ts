@@ -5,7 +5,7 @@
  * `svc dlq` commands may run in different processes.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, open } from 'node:fs/promises';
+import { access, mkdir, open } from 'node:fs/promises';
 import { SvcError } from '../common/errors.js';
 import { encodeFrame } from './frame.js';
 import { atomicWrite, scanFile, writeAll } from './file-io.js';
@@ -73,8 +73,18 @@ function notFound(paths: QueuePaths, id: number): SvcError {
   );
 }
 
+/** Refuses before taking any lock (which would create the queue's directory) when there is no file. */
+async function requireFile(paths: QueuePaths, id: number): Promise<void> {
+  try {
+    await access(paths.deadLetters);
+  } catch {
+    throw notFound(paths, id);
+  }
+}
+
 /** Marks a pending entry handled without replaying it; hidden from listings at once. */
 export async function discardDeadLetter(paths: QueuePaths, id: number): Promise<DeadLetter> {
+  await requireFile(paths, id);
   const lock = await LockFile.acquire(paths.deadLetterLock, LOCK_OPTS);
   try {
     const entry = (await readDeadLetters(paths)).pending.find((e) => e.id === id);
@@ -102,6 +112,7 @@ export async function replayDeadLetter(
   append: (input: { correlationId: string; payload: unknown }) => Promise<AppendResult>,
   correlationId: string = randomUUID(),
 ): Promise<ReplayResult> {
+  await requireFile(paths, id);
   const lock = await LockFile.acquire(paths.deadLetterLock, LOCK_OPTS);
   try {
     const entry = (await readDeadLetters(paths)).pending.find((e) => e.id === id);
