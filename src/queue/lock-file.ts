@@ -111,7 +111,7 @@ export class LockFile {
         throw new StorageUnavailableError(`lock ${path} is held by ${owner ? `pid ${owner.pid} on ${owner.host}` : 'another process'}; try again later`);
       }
       await new Promise((r) => setTimeout(r, waitMs));
-      waitMs = Math.min(waitMs * 2, 25);
+      waitMs = Math.min(waitMs * 2, 4);
     }
   }
 

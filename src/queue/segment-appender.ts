@@ -17,7 +17,17 @@ export interface SegmentAppenderOptions {
   idBlockSize?: number;
   /** Called after each synced batch (the in-process consumer uses it to wake at once). */
   onAppended?: () => void;
+  /**
+   * How long the append lock is kept after a batch in case another append follows (a sequential
+   * appender then pays no lock cost). Milliseconds. @default 2
+   */
+  lingerMs?: number;
+  /** Longest continuous hold before the lock is handed back so other processes get a turn. Milliseconds. @default 25 */
+  maxHoldMs?: number;
 }
+
+/** Pause after a forced hand-back, longer than a waiter's poll step, so a waiter gets the lock. */
+const HAND_BACK_PAUSE_MS = 6;
 
 interface Pending {
   readonly input: AppendInput;
@@ -47,11 +57,20 @@ export class SegmentAppender {
   #fh: FileHandle | undefined;
   #ino = -1;
   #closed = false;
+  /** The append lock while held across batches, with when it was taken and the segment end. */
+  #lock: LockFile | undefined;
+  #lockSince = 0;
+  #end = 0;
+  #releaseTimer: NodeJS.Timeout | undefined;
+  readonly #lingerMs: number;
+  readonly #maxHoldMs: number;
 
   constructor(paths: QueuePaths, opts: SegmentAppenderOptions = {}) {
     this.paths = paths;
     this.#ids = new IdAllocator(paths.counter, paths.counterLock, opts.idBlockSize ?? 1024);
     this.#onAppended = opts.onAppended;
+    this.#lingerMs = opts.lingerMs ?? 2;
+    this.#maxHoldMs = opts.maxHoldMs ?? 25;
   }
 
   /** Appends one message; resolves after an fdatasync that covers it. */
@@ -67,6 +86,7 @@ export class SegmentAppender {
   async close(): Promise<void> {
     this.#closed = true;
     while (this.#running) await new Promise((r) => setTimeout(r, 1));
+    await this.#releaseLock();
     const fh = this.#fh;
     this.#fh = undefined;
     await fh?.close();
@@ -88,10 +108,49 @@ export class SegmentAppender {
           this.#onAppended?.();
         } catch (err) {
           for (const p of batch) p.reject(err);
+          await this.#releaseLock().catch(() => undefined);
         }
+        // Give callers resolved above a turn to append again while the lock is still ours.
+        await new Promise((r) => setImmediate(r));
       }
     } finally {
       this.#running = false;
+    }
+    if (this.#lock && !this.#releaseTimer) {
+      this.#releaseTimer = setTimeout(() => {
+        this.#releaseTimer = undefined;
+        if (!this.#running) void this.#releaseLock().catch(() => undefined);
+      }, this.#lingerMs);
+    }
+  }
+
+  async #releaseLock(): Promise<void> {
+    if (this.#releaseTimer) clearTimeout(this.#releaseTimer);
+    this.#releaseTimer = undefined;
+    const lock = this.#lock;
+    this.#lock = undefined;
+    await lock?.release();
+  }
+
+  /** The append lock, kept from the previous batch when possible; the segment is checked on each new take. */
+  async #takeLock(): Promise<FileHandle> {
+    if (this.#releaseTimer) clearTimeout(this.#releaseTimer);
+    this.#releaseTimer = undefined;
+    if (this.#lock && Date.now() - this.#lockSince > this.#maxHoldMs) {
+      await this.#releaseLock();
+      await new Promise((r) => setTimeout(r, HAND_BACK_PAUSE_MS));
+    }
+    if (this.#lock && this.#fh) return this.#fh;
+    const lock = await LockFile.acquire(this.paths.appendLock, { leaseMs: 10_000 });
+    this.#lock = lock;
+    this.#lockSince = Date.now();
+    try {
+      const fh = await this.#handle(lock.tookOver);
+      this.#end = (await fh.stat()).size;
+      return fh;
+    } catch (err) {
+      await this.#releaseLock();
+      throw err;
     }
   }
 
@@ -111,17 +170,25 @@ export class SegmentAppender {
         return err instanceof Error ? err : new Error(String(err));
       }
     });
-    const lock = await LockFile.acquire(this.paths.appendLock, { leaseMs: 10_000 });
-    let base: number;
+    // Other processes wait for the lock during this write and sync: while busy, this process
+    // holds it across batches (up to maxHoldMs), so it knows the segment's end without asking.
+    const fh = await this.#takeLock();
+    const base = this.#end;
+    const buf = Buffer.concat(frames.filter((f): f is Buffer => Buffer.isBuffer(f)));
     try {
-      const fh = await this.#handle(lock.tookOver);
-      base = (await fh.stat()).size;
-      await writeAll(fh, Buffer.concat(frames.filter((f): f is Buffer => Buffer.isBuffer(f))));
-    } finally {
-      await lock.release();
+      await writeAll(fh, buf);
+      this.#end += buf.length;
+      await fh.datasync();
+    } catch (err) {
+      // Cut whatever part of the batch reached the file while the lock is still ours, so no
+      // other writer appends behind a torn record; the next take re-reads the end.
+      await fh.truncate(base).catch(() => undefined);
+      await this.#releaseLock().catch(() => undefined);
+      const reopen = this.#fh;
+      this.#fh = undefined;
+      await reopen?.close().catch(() => undefined);
+      throw err;
     }
-    // The sync runs outside the lock so another process can write while this one waits on the disk.
-    await this.#fh!.datasync();
     let offset = base;
     return frames.map((f, i) => {
       if (!Buffer.isBuffer(f)) return f;
