@@ -2,7 +2,7 @@
  * Compaction of queues no worker of this process runs (the housekeeping timer calls it through
  * QueueStore.compact) and the counters of any queue read from its files.
  */
-import { readdir, unlink } from 'node:fs/promises';
+import { access, readdir, unlink } from 'node:fs/promises';
 import { isValidName } from '../common/names.js';
 import { ConsumerLog, readConsumerState } from './consumer-log.js';
 import { readDeadLetters } from './dead-letters.js';
@@ -16,8 +16,12 @@ import type { QueueStats } from './types.js';
 export interface QueueCompaction {
   readonly tenant: string;
   readonly flow: string;
-  /** `busy`: another process's worker holds it (that process compacts it). */
-  readonly result: 'drained' | 'deleted' | 'kept' | 'busy';
+  /**
+   * `busy`: another process's worker holds it (that process compacts it); `deferred`: this
+   * process's worker is inside a handler and drains when it returns; `absent`: only the id
+   * counter is left.
+   */
+  readonly result: 'drained' | 'deleted' | 'kept' | 'busy' | 'deferred' | 'absent';
 }
 
 /** Every (tenant, flow) with a directory under `queuesDir` (names breaking the rule are skipped). */
@@ -44,6 +48,8 @@ export async function listQueueDirs(queuesDir: string): Promise<{ tenant: string
  */
 export async function compactIdleQueue(paths: QueuePaths): Promise<QueueCompaction> {
   const base = { tenant: paths.tenant, flow: paths.flow };
+  const present = await Promise.all([paths.segment, paths.consumerLog, paths.deadLetters].map((f) => access(f).then(() => true, () => false)));
+  if (!present.includes(true)) return { ...base, result: 'absent' };
   const lock = await LockFile.tryAcquire(paths.consumerLock);
   if (!lock) return { ...base, result: 'busy' };
   try {

@@ -111,6 +111,7 @@ describe('queue store', () => {
     await consume(store, 'acme', 'ids', () => ({ kind: 'ack' }), (s) => s.length >= 3);
     const report = await store.compact();
     assert.deepEqual(report, [{ tenant: 'acme', flow: 'ids', result: 'deleted' }]);
+    assert.deepEqual(await store.compact(), [{ tenant: 'acme', flow: 'ids', result: 'absent' }]);
     assert.deepEqual(await store.stats('acme', 'ids'), { tenant: 'acme', flow: 'ids', total: 0, processed: 0, pending: 0, retriesScheduled: 0, deadLettersPending: 0 });
     await store.close();
     store = new QueueStore({ queuesDir, idBlockSize: 4 });
@@ -157,6 +158,28 @@ describe('queue store', () => {
     assert.equal((await store.stats('acme', 'waiting')).pending, 1);
     assert.equal((await store.stats('acme', 'dead')).deadLettersPending, 1);
     await store.close();
+  });
+
+  it('compaction leaves a queue consumed elsewhere alone, and keeps one with a pending retry', async () => {
+    const queuesDir = tempQueues();
+    const a = new QueueStore({ queuesDir });
+    const b = new QueueStore({ queuesDir });
+    await a.append('acme', 'later', { correlationId: 'c', payload: 1 });
+    let failed!: () => void;
+    const retried = new Promise<void>((r) => (failed = r));
+    await a.startConsumer('acme', 'later', {
+      pollIntervalMs: 10,
+      handler: async () => ({ kind: 'retry', error: 'x', policy: FAST, delayMs: 60_000 }),
+      onAttemptFailed: () => failed(),
+    });
+    await retried;
+    assert.deepEqual(await b.compact(), [{ tenant: 'acme', flow: 'later', result: 'busy' }]);
+    await a.stopConsumer('acme', 'later');
+    assert.deepEqual(await b.compact(), [{ tenant: 'acme', flow: 'later', result: 'kept' }]);
+    const stats = await b.stats('acme', 'later');
+    assert.deepEqual([stats.total, stats.processed, stats.pending, stats.retriesScheduled], [1, 1, 0, 1]);
+    await a.close();
+    await b.close();
   });
 
   it('a retry uses the backoff formula, counts attempts, and dead-letters at maxAttempts', async () => {

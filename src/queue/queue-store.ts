@@ -11,6 +11,9 @@ import { QueueConsumer, type QueueConsumerOptions } from './queue-consumer.js';
 import { SegmentAppender } from './segment-appender.js';
 import type { AppendInput, AppendResult, QueueStats } from './types.js';
 
+/** How long a compaction pass waits for a busy local worker before moving on. Milliseconds. */
+const LOCAL_COMPACT_WAIT_MS = 1000;
+
 export interface QueueStoreOptions {
   /** The `queues/` directory (statePaths(db).queuesDir). */
   readonly queuesDir: string;
@@ -108,8 +111,11 @@ export class QueueStore {
     const out: QueueCompaction[] = [];
     for (const { tenant, flow } of await this.listQueues()) {
       const c = this.consumer(tenant, flow);
-      if (c) out.push({ tenant, flow, result: (await c.compact()).drained ? 'drained' : 'kept' });
-      else out.push(await compactIdleQueue(this.paths(tenant, flow)));
+      if (c) {
+        // A worker inside a long handler drains when it returns; the pass does not wait for it.
+        const r = await Promise.race([c.compact(), new Promise<'deferred'>((res) => setTimeout(() => res('deferred'), LOCAL_COMPACT_WAIT_MS).unref())]);
+        out.push({ tenant, flow, result: r === 'deferred' ? 'deferred' : r.drained ? 'drained' : 'kept' });
+      } else out.push(await compactIdleQueue(this.paths(tenant, flow)));
     }
     return out;
   }
