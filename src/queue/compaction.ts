@@ -70,9 +70,10 @@ export async function compactIdleQueue(paths: QueuePaths): Promise<QueueCompacti
 
 /** Deletes the segment, consumer log and dead-letter file if no append or dead letter slipped in. */
 async function deleteIfStillEmpty(paths: QueuePaths): Promise<boolean> {
-  const append = await LockFile.acquire(paths.appendLock, { leaseMs: 10_000 });
+  // Same lock order as a replay (dead-letter lock, then append lock), so the two cannot deadlock.
+  const dlq = await LockFile.acquire(paths.deadLetterLock, { leaseMs: 10_000 });
   try {
-    const dlq = await LockFile.acquire(paths.deadLetterLock, { leaseMs: 10_000 });
+    const append = await LockFile.acquire(paths.appendLock, { leaseMs: 10_000 });
     try {
       const seg = await scanFile(paths.segment, 0, () => undefined);
       if (seg.size > 0 || (await readDeadLetters(paths)).pending.length > 0) return false;
@@ -83,10 +84,10 @@ async function deleteIfStillEmpty(paths: QueuePaths): Promise<boolean> {
       }
       return true;
     } finally {
-      await dlq.release();
+      await append.release();
     }
   } finally {
-    await append.release();
+    await dlq.release();
   }
 }
 
