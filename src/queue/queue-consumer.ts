@@ -248,21 +248,22 @@ export class QueueConsumer {
     return wait;
   }
 
+  /** Waits `ms`, or less if notify() or close() comes first (a notify while busy skips the next wait). */
   #sleep(ms: number): Promise<void> {
     if (this.#notified || this.#state !== 'running') {
       this.#notified = false;
       return Promise.resolve();
     }
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done(): void {
+      const finish = (): void => {
         clearTimeout(timer);
-        resolve();
-      }
-      this.#wake = () => {
         this.#wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(finish, ms);
+      this.#wake = () => {
         this.#notified = false;
-        done();
+        finish();
       };
     });
   }

@@ -271,6 +271,23 @@ describe('queue store', () => {
     await store.close();
   });
 
+  it('an append in the same process wakes an idle worker at once, well before its poll interval', async () => {
+    const store = new QueueStore({ queuesDir: tempQueues() });
+    const seen: number[] = [];
+    await store.append('acme', 'wake', { correlationId: 'c', payload: 0 });
+    await store.startConsumer('acme', 'wake', { pollIntervalMs: 10_000, handler: async (m) => (seen.push(Date.now()), { kind: 'ack' }) });
+    for (let i = 0; i < 100 && seen.length < 1; i++) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 50));
+    for (let round = 0; round < 3; round++) {
+      const t0 = Date.now();
+      await store.append('acme', 'wake', { correlationId: 'c', payload: round + 1 });
+      for (let i = 0; i < 100 && seen.length < round + 2; i++) await new Promise((r) => setTimeout(r, 5));
+      assert.equal(seen.length, round + 2);
+      assert.ok(seen[round + 1]! - t0 < 1000, `delivered after ${seen[round + 1]! - t0} ms`);
+    }
+    await store.close();
+  });
+
   it('only one consumer per queue at a time, and close releases it', async () => {
     const store = new QueueStore({ queuesDir: tempQueues() });
     const other = new QueueStore({ queuesDir: store.queuesDir });
