@@ -275,7 +275,7 @@ describe('queue store', () => {
     const store = new QueueStore({ queuesDir: tempQueues() });
     const seen: number[] = [];
     await store.append('acme', 'wake', { correlationId: 'c', payload: 0 });
-    await store.startConsumer('acme', 'wake', { pollIntervalMs: 10_000, handler: async (m) => (seen.push(Date.now()), { kind: 'ack' }) });
+    await store.startConsumer('acme', 'wake', { pollIntervalMs: 10_000, handler: async () => (seen.push(Date.now()), { kind: 'ack' }) });
     for (let i = 0; i < 100 && seen.length < 1; i++) await new Promise((r) => setTimeout(r, 10));
     await new Promise((r) => setTimeout(r, 50));
     for (let round = 0; round < 3; round++) {
