@@ -119,6 +119,19 @@ describe('queue across processes', () => {
     await store.close();
   });
 
+  it('a worker delivers, exactly once each, what another process appends while it runs', async () => {
+    const queuesDir = join(root, 'live');
+    const store = new QueueStore({ queuesDir });
+    const seen: number[] = [];
+    await store.startConsumer('acme', 'live', { pollIntervalMs: 5, handler: async (m) => (seen.push(m.id), { kind: 'ack' }) });
+    const writer = child(['append', queuesDir, 'acme', 'live', '300', '8']);
+    assert.equal(await writer.exited, 0);
+    const acked = writer.lines().map((l) => Number(l.split(' ')[0]));
+    for (let i = 0; i < 300 && seen.length < acked.length; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual([...seen].sort((x, y) => x - y), [...acked].sort((x, y) => x - y));
+    await store.close();
+  });
+
   it('every acknowledged append survives a SIGKILL mid-storm', async () => {
     const queuesDir = join(root, 'storm');
     const storm = child(['storm', queuesDir, 'acme', 'storm', '32']);
