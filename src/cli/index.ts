@@ -4,6 +4,7 @@ import { registerFlowCommands } from './flow-commands.js';
 import { registerProto } from './proto.js';
 import { registerAudit } from './audit.js';
 import { registerKeys } from './keys.js';
+import { registerDlq } from './dlq.js';
 import { registerServe } from './serve.js';
 import { registerTenant } from './tenant.js';
 
@@ -18,5 +19,6 @@ export function buildCli(): Command {
   registerTenant(program);
   registerKeys(program);
   registerAudit(program);
+  registerDlq(program);
   return program;
 }

@@ -1,0 +1,86 @@
+/** `svc dlq list | replay | discard`: inspect and act on dead letters in `queues/` beside --db. */
+import { Command, Option } from 'commander';
+import { ExitError, SvcError } from '../common/errors.js';
+import { discardDeadLetter, listDeadLetters, replayDeadLetter } from '../app/dlq.js';
+import type { DeadLetterRow } from '../queue/index.js';
+import { defaultDbPath } from '../common/paths.js';
+import { intArg, nameArg } from './options.js';
+
+/** `--db`: for dlq it only locates the `queues/` directory beside the registry database. */
+function queuesDbOption(): Option {
+  return new Option('--db <path>', 'registry database; only the queues/ directory beside it is used').default(defaultDbPath(), '~/.svc/registry.db');
+}
+
+export function registerDlq(program: Command): void {
+  const dlq = program.command('dlq').description('list, replay or discard dead-lettered queue messages');
+  dlq
+    .command('list')
+    .description('list pending dead letters (tenant, flow, id, attempts, enqueued_at, failed_at, last_error)')
+    .addOption(new Option('--tenant <tenant>', 'only this tenant').argParser(nameArg('tenant')))
+    .addOption(new Option('--flow <flow>', 'only this flow').argParser(nameArg('flow')))
+    .addOption(new Option('--json', 'print one JSON array (with payloads) instead of a table'))
+    .addOption(queuesDbOption())
+    .action(list);
+  for (const [name, what] of [
+    ['replay', 'append a dead letter\'s payload to the back of its queue as a new message (new id, fresh attempts, fresh correlation id)'],
+    ['discard', 'hide a dead letter at once; its body is removed at the queue\'s next drain (no undo)'],
+  ] as const) {
+    dlq
+      .command(name)
+      .description(what)
+      .requiredOption('--tenant <tenant>', 'tenant of the queue', nameArg('tenant'))
+      .requiredOption('--flow <flow>', 'flow of the queue', nameArg('flow'))
+      .requiredOption('--id <n>', 'message id of the dead letter (see svc dlq list)', intArg('--id', 1))
+      .addOption(queuesDbOption())
+      .action(name === 'replay' ? replay : discard);
+  }
+}
+
+interface ListFlags {
+  tenant?: string;
+  flow?: string;
+  json?: boolean;
+  db: string;
+}
+
+interface ActFlags {
+  tenant: string;
+  flow: string;
+  id: number;
+  db: string;
+}
+
+/** Turns a refusal of the library into exit 1 with its message. */
+async function refusing<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof SvcError && err.status < 500) throw new ExitError(1, `error: ${err.message}`);
+    throw err;
+  }
+}
+
+function table(rows: DeadLetterRow[]): string {
+  const head = ['TENANT', 'FLOW', 'ID', 'ATTEMPTS', 'ENQUEUED_AT', 'FAILED_AT', 'LAST_ERROR'];
+  const cells = rows.map((r) => [r.tenant, r.flow, String(r.id), String(r.attempts), r.enqueued_at, r.failed_at, r.last_error.replace(/\s+/g, ' ')]);
+  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const line = (c: string[]) => c.map((v, i) => (i === c.length - 1 ? v : v.padEnd(widths[i]!))).join('  ');
+  return [line(head), ...cells.map(line)].join('\n');
+}
+
+async function list(flags: ListFlags): Promise<void> {
+  const rows = await refusing(() => listDeadLetters(flags));
+  if (flags.json) process.stdout.write(`${JSON.stringify(rows)}\n`);
+  else if (rows.length === 0) process.stdout.write('DLQ is empty.\n');
+  else process.stdout.write(`${table(rows)}\n`);
+}
+
+async function replay(flags: ActFlags): Promise<void> {
+  const r = await refusing(() => replayDeadLetter(flags));
+  process.stdout.write(`replayed dead letter ${r.entry.id} of ${flags.tenant}/${flags.flow} as message ${r.message.id} (correlation id ${r.message.correlationId})\n`);
+}
+
+async function discard(flags: ActFlags): Promise<void> {
+  const e = await refusing(() => discardDeadLetter(flags));
+  process.stdout.write(`discarded dead letter ${e.id} of ${flags.tenant}/${flags.flow}\n`);
+}

@@ -1,0 +1,174 @@
+/**
+ * The consumer log of one queue: the checkpoint and the retry schedule, as framed records appended
+ * by the single consumer (the consumer-lock holder) and folded on open. A checkpoint names the id
+ * of the segment's first record, so a checkpoint left over from before a drain is recognised and
+ * dropped (ids are never reissued), even if new records have since refilled the segment.
+ */
+import { open, type FileHandle } from 'node:fs/promises';
+import { encodeFrame } from './frame.js';
+import { atomicWrite, readAt, scanHandle, writeAll, isErrno } from './file-io.js';
+import { decodeFrames } from './frame.js';
+
+/** Position of the consumer in the segment. */
+export interface Checkpoint {
+  /** Segment offset of the next record to deliver for the first time. */
+  readonly off: number;
+  /** Id of the record at segment offset 0 when `off` was written (null before any). */
+  readonly first: number | null;
+  /** Records the checkpoint has passed since the last drain. */
+  readonly n: number;
+}
+
+/** A message waiting in the retry schedule (a copy of its body: the segment may be drained). */
+export interface RetryEntry {
+  readonly id: number;
+  readonly correlation_id: string;
+  readonly enqueued_at: string;
+  readonly payload: unknown;
+  /** Attempts consumed so far. */
+  readonly attempts: number;
+  /** When it is due, absolute (epoch milliseconds), so downtime counts toward the wait. */
+  readonly due: number;
+}
+
+/** Records of the consumer log. */
+export type ConsumerLogRecord =
+  | { readonly t: 'ck'; readonly ck: Checkpoint }
+  | { readonly t: 'retry'; readonly entry: RetryEntry }
+  | { readonly t: 'rdone'; readonly id: number };
+
+export const EMPTY_CHECKPOINT: Checkpoint = Object.freeze({ off: 0, first: null, n: 0 });
+
+/** Folded state of a consumer log. */
+export interface ConsumerState {
+  ck: Checkpoint;
+  readonly retries: Map<number, RetryEntry>;
+}
+
+/** Reads the id of the record at offset 0 of the segment (undefined when empty or torn). */
+export async function firstSegmentId(segmentPath: string): Promise<number | undefined> {
+  let fh: FileHandle;
+  try {
+    fh = await open(segmentPath, 'r');
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return undefined;
+    throw err;
+  }
+  try {
+    let len = 4096;
+    for (;;) {
+      const buf = await readAt(fh, 0, len);
+      const r = decodeFrames<{ id: number }>(buf, 0);
+      if (r.frames.length > 0) return r.frames[0]!.value.id;
+      if (r.stop === 'incomplete' && r.needBytes !== undefined && r.needBytes > len && buf.length === len) {
+        len = r.needBytes;
+        continue;
+      }
+      return undefined;
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The open consumer log; only the consumer-lock holder creates one. */
+export class ConsumerLog {
+  readonly path: string;
+  #fh: FileHandle;
+  #bytes: number;
+
+  private constructor(path: string, fh: FileHandle, bytes: number) {
+    this.path = path;
+    this.#fh = fh;
+    this.#bytes = bytes;
+  }
+
+  /** Bytes in the log file (compaction rewrites it when it has grown). */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /**
+   * Opens (creating) the log, cuts a torn tail, folds it and reconciles the checkpoint with the
+   * segment: a checkpoint whose first id no longer matches the segment predates a drain.
+   */
+  static async open(path: string, segmentPath: string): Promise<{ log: ConsumerLog; state: ConsumerState }> {
+    const fh = await open(path, 'a+');
+    try {
+      const scan = await scanHandle<ConsumerLogRecord>(fh, 0);
+      if (scan.validEnd < scan.size) {
+        await fh.truncate(scan.validEnd);
+        await fh.datasync();
+      }
+      const state = foldConsumerLog(scan.frames.map((f) => f.value));
+      state.ck = await reconcileCheckpoint(state.ck, segmentPath);
+      return { log: new ConsumerLog(path, fh, scan.validEnd), state };
+    } catch (err) {
+      await fh.close();
+      throw err;
+    }
+  }
+
+  /** Appends records in one write; with `sync`, waits for an fdatasync covering them. */
+  async append(records: ConsumerLogRecord[], sync: boolean): Promise<void> {
+    if (records.length === 0) return;
+    const buf = Buffer.concat(records.map((r) => encodeFrame(r)));
+    await writeAll(this.#fh, buf);
+    this.#bytes += buf.length;
+    if (sync) await this.#fh.datasync();
+  }
+
+  async sync(): Promise<void> {
+    await this.#fh.datasync();
+  }
+
+  /** Replaces the log by the records describing `state` alone (atomic rename). */
+  async rewrite(state: ConsumerState): Promise<void> {
+    const records: ConsumerLogRecord[] = [{ t: 'ck', ck: state.ck }, ...[...state.retries.values()].map((entry) => ({ t: 'retry' as const, entry }))];
+    const buf = Buffer.concat(records.map((r) => encodeFrame(r)));
+    await atomicWrite(this.path, buf);
+    await this.#fh.close();
+    this.#fh = await open(this.path, 'a+');
+    this.#bytes = buf.length;
+  }
+
+  async close(): Promise<void> {
+    await this.#fh.close();
+  }
+}
+
+/** Folds consumer-log records into the current checkpoint and retry schedule. */
+export function foldConsumerLog(records: ConsumerLogRecord[]): ConsumerState {
+  const state: ConsumerState = { ck: EMPTY_CHECKPOINT, retries: new Map() };
+  for (const r of records) {
+    if (r.t === 'ck') state.ck = r.ck;
+    else if (r.t === 'retry') state.retries.set(r.entry.id, r.entry);
+    else if (r.t === 'rdone') state.retries.delete(r.id);
+  }
+  return state;
+}
+
+/** Reads a consumer log without opening it for writing (stats of a queue consumed elsewhere). */
+export async function readConsumerState(path: string, segmentPath: string): Promise<ConsumerState> {
+  let fh: FileHandle;
+  try {
+    fh = await open(path, 'r');
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return { ck: await reconcileCheckpoint(EMPTY_CHECKPOINT, segmentPath), retries: new Map() };
+    throw err;
+  }
+  try {
+    const scan = await scanHandle<ConsumerLogRecord>(fh, 0);
+    const state = foldConsumerLog(scan.frames.map((f) => f.value));
+    state.ck = await reconcileCheckpoint(state.ck, segmentPath);
+    return state;
+  } finally {
+    await fh.close();
+  }
+}
+
+async function reconcileCheckpoint(ck: Checkpoint, segmentPath: string): Promise<Checkpoint> {
+  if (ck.off === 0) return EMPTY_CHECKPOINT;
+  const first = await firstSegmentId(segmentPath);
+  return first === undefined || first !== ck.first ? EMPTY_CHECKPOINT : ck;
+}

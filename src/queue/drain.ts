@@ -1,0 +1,50 @@
+/** Draining an empty queue: the segment is emptied in place and the consumer log starts over. */
+import { open } from 'node:fs/promises';
+import { isErrno } from './file-io.js';
+import { EMPTY_CHECKPOINT, type ConsumerLog, type ConsumerState } from './consumer-log.js';
+import { pruneDeadLetters } from './dead-letters.js';
+import { LockFile } from './lock-file.js';
+import type { QueuePaths } from './queue-paths.js';
+
+/**
+ * Empties the segment when every record has been delivered and settled and no retry is pending,
+ * then rewrites the consumer log and the dead-letter file (dropping handled entries). Call only
+ * as the consumer-lock holder, between deliveries. Returns true when the queue was drained.
+ *
+ * Crash safety: the truncation happens first; a consumer log still naming the old checkpoint is
+ * recognised on open because its first-record id no longer matches the segment.
+ */
+export async function drainIfEmpty(paths: QueuePaths, log: ConsumerLog, state: ConsumerState): Promise<boolean> {
+  if (state.retries.size > 0) return false;
+  const lock = await LockFile.acquire(paths.appendLock, { leaseMs: 10_000 });
+  let drained = false;
+  try {
+    let fh;
+    try {
+      fh = await open(paths.segment, 'r+');
+    } catch (err) {
+      if (!isErrno(err, 'ENOENT')) throw err;
+    }
+    if (fh) {
+      try {
+        const size = (await fh.stat()).size;
+        if (size === state.ck.off) {
+          if (size > 0) {
+            await fh.truncate(0);
+            await fh.datasync();
+          }
+          drained = true;
+        }
+      } finally {
+        await fh.close();
+      }
+    } else drained = state.ck.off === 0;
+  } finally {
+    await lock.release();
+  }
+  if (!drained) return false;
+  state.ck = EMPTY_CHECKPOINT;
+  await log.rewrite(state);
+  await pruneDeadLetters(paths);
+  return true;
+}

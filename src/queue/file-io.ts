@@ -1,0 +1,118 @@
+/** Low-level file helpers for the queue: whole-file frame scans, full writes, atomic replacement. */
+import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { decodeFrames, type Frame, type StopReason } from './frame.js';
+
+/** Bytes read per step while scanning (1 MiB). */
+export const SCAN_CHUNK_BYTES = 1024 * 1024;
+
+export interface ScanResult<T> {
+  readonly frames: Frame<T>[];
+  /** File position just past the last valid record. */
+  readonly validEnd: number;
+  /** File size when the scan ended. */
+  readonly size: number;
+  /** Why the scan stopped before `size` (`end` when the whole file was valid). */
+  readonly stop: StopReason;
+}
+
+/** True for a Node error with the given `code`. */
+export function isErrno(err: unknown, code: string): boolean {
+  return typeof err === 'object' && err !== null && (err as NodeJS.ErrnoException).code === code;
+}
+
+/** Reads up to `length` bytes at `position` (fewer at end of file). */
+export async function readAt(fh: FileHandle, position: number, length: number): Promise<Buffer> {
+  const buf = Buffer.allocUnsafe(length);
+  let got = 0;
+  while (got < length) {
+    const { bytesRead } = await fh.read(buf, got, length - got, position + got);
+    if (bytesRead === 0) break;
+    got += bytesRead;
+  }
+  return buf.subarray(0, got);
+}
+
+/**
+ * Reads the valid records from `from` up to the end of the file; `onFrame`, when given, receives
+ * each record instead of collecting them (so big files are counted without holding them).
+ */
+export async function scanHandle<T>(fh: FileHandle, from = 0, onFrame?: (f: Frame<T>) => void): Promise<ScanResult<T>> {
+  const size = (await fh.stat()).size;
+  const frames: Frame<T>[] = [];
+  let pos = from;
+  let chunk = SCAN_CHUNK_BYTES;
+  while (pos < size) {
+    const buf = await readAt(fh, pos, Math.min(chunk, size - pos));
+    const r = decodeFrames<T>(buf, pos);
+    for (const f of r.frames) {
+      if (onFrame) onFrame(f);
+      else frames.push(f);
+    }
+    pos += r.validBytes;
+    if (r.stop === 'corrupt') return { frames, validEnd: pos, size, stop: 'corrupt' };
+    if (r.stop === 'incomplete' && r.validBytes === 0) {
+      // No progress: the record here is longer than the chunk (read again with room for it)
+      // or is cut short by the end of the file.
+      const need = r.needBytes;
+      if (need !== undefined && need > buf.length && pos + need <= size) {
+        chunk = need;
+        continue;
+      }
+      return { frames, validEnd: pos, size, stop: 'incomplete' };
+    }
+  }
+  return { frames, validEnd: pos, size, stop: 'end' };
+}
+
+/** `scanHandle` on a path; a missing file reads as empty. */
+export async function scanFile<T>(path: string, from = 0, onFrame?: (f: Frame<T>) => void): Promise<ScanResult<T>> {
+  let fh: FileHandle;
+  try {
+    fh = await open(path, 'r');
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return { frames: [], validEnd: 0, size: 0, stop: 'end' };
+    throw err;
+  }
+  try {
+    return await scanHandle<T>(fh, from, onFrame);
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Writes all of `buf` (a regular-file write can in theory return short; loop until done). */
+export async function writeAll(fh: FileHandle, buf: Buffer, position: number | null = null): Promise<void> {
+  let done = 0;
+  while (done < buf.length) {
+    const { bytesWritten } = await fh.write(buf, done, buf.length - done, position === null ? null : position + done);
+    done += bytesWritten;
+  }
+}
+
+/** fsyncs a directory so a create, rename or unlink inside it survives a power loss. */
+export async function fsyncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Replaces `path` atomically with `data`: temp file, fdatasync, rename, directory fsync. */
+export async function atomicWrite(path: string, data: Buffer | string): Promise<void> {
+  const tmp = `${path}.tmp-${process.pid}`;
+  const fh = await open(tmp, 'w');
+  try {
+    await writeAll(fh, typeof data === 'string' ? Buffer.from(data) : data);
+    await fh.datasync();
+  } catch (err) {
+    await fh.close();
+    await unlink(tmp).catch(() => undefined);
+    throw err;
+  }
+  await fh.close();
+  await rename(tmp, path);
+  await fsyncDir(dirname(path));
+}

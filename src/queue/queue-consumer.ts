@@ -1,0 +1,459 @@
+/**
+ * The worker loop of one queue: delivers due retries first, then fresh messages in segment order
+ * (FIFO on first delivery), hands each to a caller-supplied handler and records the outcome. At
+ * least once: acks are checkpointed in batches, so a crash between a run and its checkpoint
+ * redelivers. Only the holder of the queue's consumer lock runs one.
+ */
+import { open, stat, type FileHandle } from 'node:fs/promises';
+import { decodeFrames, type Frame } from './frame.js';
+import { isErrno, readAt, scanHandle, SCAN_CHUNK_BYTES } from './file-io.js';
+import { ConsumerLog, type Checkpoint, type ConsumerLogRecord, type ConsumerState, type RetryEntry } from './consumer-log.js';
+import { addDeadLetter } from './dead-letters.js';
+import { drainIfEmpty } from './drain.js';
+import { LockFile } from './lock-file.js';
+import type { QueuePaths } from './queue-paths.js';
+import { DEFAULT_RETRY_POLICY, retryDelayMs, type QueueStats, type RetryPolicy, type SegmentRecord } from './types.js';
+import { readDeadLetters } from './dead-letters.js';
+
+/** One delivery handed to the handler. */
+export interface QueueMessage {
+  readonly id: number;
+  readonly correlationId: string;
+  readonly enqueuedAt: string;
+  /** This attempt's number, 1 for the first delivery. */
+  readonly attempt: number;
+  readonly payload: unknown;
+  /** True when it comes from the retry schedule. */
+  readonly isRetry: boolean;
+}
+
+/**
+ * What the handler decided (by error class, never by message text):
+ * - `ack`: done (succeeded, filtered, fault handled, or dropped);
+ * - `retry`: a failed attempt; rescheduled by `policy` (or after `delayMs`), dead-lettered once
+ *   the attempt number reaches `policy.maxAttempts`;
+ * - `retry-fixed`: try again after `delayMs` without consuming an attempt (never dead-letters);
+ * - `dead`: dead-letter at once (e.g. an artifact failing its integrity check).
+ */
+export type Outcome =
+  | { readonly kind: 'ack' }
+  | { readonly kind: 'retry'; readonly error: string; readonly policy: RetryPolicy; readonly delayMs?: number }
+  | { readonly kind: 'retry-fixed'; readonly delayMs: number; readonly error?: string }
+  | { readonly kind: 'dead'; readonly error: string };
+
+export type QueueHandler = (msg: QueueMessage) => Promise<Outcome>;
+
+/** Passed to `onAttemptFailed` (log `queue_failed`). */
+export interface AttemptFailure {
+  readonly message: QueueMessage;
+  readonly error: string;
+  /** Delay before the next attempt; undefined when dead-lettered. Milliseconds. */
+  readonly retryInMs: number | undefined;
+  readonly deadLettered: boolean;
+  /** True for `retry-fixed` (no attempt consumed). */
+  readonly fixed: boolean;
+}
+
+/** Passed to `onDeadLettered` (log `dlq_moved`: the only place the correlation id survives). */
+export interface DeadLettering {
+  readonly message: QueueMessage;
+  readonly error: string;
+  /** Attempts consumed. */
+  readonly attempts: number;
+}
+
+export interface QueueConsumerOptions {
+  readonly handler: QueueHandler;
+  /** Idle poll interval. Milliseconds. @default 500 */
+  readonly pollIntervalMs?: number;
+  /** Policy applied when the handler throws instead of returning an outcome. @default 3 / 1000 / 2 / 60000 */
+  readonly defaultPolicy?: RetryPolicy;
+  /** Acks checkpointed per consumer-log write while busy (and always when idle). @default 64 */
+  readonly checkpointEvery?: number;
+  /** How long close() waits for the in-flight handler before abandoning it unacked. Milliseconds. @default 5000 */
+  readonly closeGraceMs?: number;
+  /** Lease of the consumer lock (see LockFile). Milliseconds. @default 30000 */
+  readonly lockLeaseMs?: number;
+  readonly onAttemptFailed?: (f: AttemptFailure) => void;
+  readonly onDeadLettered?: (d: DeadLettering) => void;
+  /** Storage errors of the loop itself (it backs off one poll interval and carries on). */
+  readonly onError?: (err: unknown) => void;
+}
+
+/** `running` → `closing` (close() called; in-flight handler finishing) → `closed`. */
+export type ConsumerStateName = 'running' | 'closing' | 'closed';
+
+/** Result of a compaction pass on a running consumer. */
+export interface ConsumerCompaction {
+  readonly drained: boolean;
+}
+
+export class QueueConsumer {
+  readonly paths: QueuePaths;
+  #state: ConsumerStateName = 'running';
+  readonly #opts: Required<Omit<QueueConsumerOptions, 'onAttemptFailed' | 'onDeadLettered' | 'onError'>> & QueueConsumerOptions;
+  readonly #lock: LockFile;
+  readonly #log: ConsumerLog;
+  readonly #cs: ConsumerState;
+  #seg: FileHandle | undefined;
+  #segIno = -1;
+  #readPos: number;
+  #buffered: Frame<SegmentRecord>[] = [];
+  #pendingRecords: ConsumerLogRecord[] = [];
+  #ckWritten: Checkpoint;
+  #unsynced = 0;
+  #wake: (() => void) | undefined;
+  #notified = false;
+  #abandon: (() => void) | undefined;
+  #compactWaiters: ((r: ConsumerCompaction) => void)[] = [];
+  #loop: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
+
+  private constructor(paths: QueuePaths, opts: QueueConsumerOptions, lock: LockFile, log: ConsumerLog, cs: ConsumerState) {
+    this.paths = paths;
+    this.#opts = {
+      pollIntervalMs: 500,
+      defaultPolicy: DEFAULT_RETRY_POLICY,
+      checkpointEvery: 64,
+      closeGraceMs: 5000,
+      lockLeaseMs: 30_000,
+      ...opts,
+    };
+    this.#lock = lock;
+    this.#log = log;
+    this.#cs = cs;
+    this.#readPos = cs.ck.off;
+    this.#ckWritten = cs.ck;
+  }
+
+  /**
+   * Takes the queue's consumer lock and starts the loop; undefined when a live process (this one
+   * included) already consumes the queue.
+   */
+  static async start(paths: QueuePaths, opts: QueueConsumerOptions): Promise<QueueConsumer | undefined> {
+    const lock = await LockFile.tryAcquire(paths.consumerLock, { leaseMs: opts.lockLeaseMs ?? 30_000 });
+    if (!lock) return undefined;
+    try {
+      const { log, state } = await ConsumerLog.open(paths.consumerLog, paths.segment);
+      const c = new QueueConsumer(paths, opts, lock, log, state);
+      c.#loop = c.#run();
+      return c;
+    } catch (err) {
+      await lock.release();
+      throw err;
+    }
+  }
+
+  get state(): ConsumerStateName {
+    return this.#state;
+  }
+
+  /** Wakes an idle loop at once (an append in this process calls it). */
+  notify(): void {
+    this.#notified = true;
+    this.#wake?.();
+  }
+
+  /** Runs a compaction pass between deliveries: drains the queue if it is empty. */
+  compact(): Promise<ConsumerCompaction> {
+    if (this.#state !== 'running') return Promise.resolve({ drained: false });
+    return new Promise((resolve) => {
+      this.#compactWaiters.push(resolve);
+      this.notify();
+    });
+  }
+
+  /** Counters of this queue as this consumer sees them. */
+  async stats(): Promise<QueueStats> {
+    let pending = 0;
+    const fh = await this.#segment();
+    if (fh) await scanHandle(fh, this.#cs.ck.off, () => pending++);
+    const dead = await readDeadLetters(this.paths);
+    return {
+      tenant: this.paths.tenant,
+      flow: this.paths.flow,
+      total: this.#cs.ck.n + pending,
+      processed: this.#cs.ck.n,
+      pending,
+      retriesScheduled: this.#cs.retries.size,
+      deadLettersPending: dead.pending.length,
+    };
+  }
+
+  /**
+   * Stops the loop: waits up to closeGraceMs for the in-flight handler (recording its outcome),
+   * otherwise abandons it unacked (it will be redelivered); then checkpoints and releases the lock.
+   * Every cleanup step runs even if one fails. Safe to call twice.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#closeOnce();
+    return this.#closing;
+  }
+
+  async #closeOnce(): Promise<void> {
+    this.#state = 'closing';
+    this.#wake?.();
+    const timer = setTimeout(() => this.#abandon?.(), this.#opts.closeGraceMs);
+    try {
+      await this.#loop;
+    } finally {
+      clearTimeout(timer);
+    }
+    const errors: unknown[] = [];
+    for (const step of [() => this.#flush(true), () => this.#log.close(), () => this.#seg?.close(), () => this.#lock.release()]) {
+      try {
+        await step();
+      } catch (err) {
+        errors.push(err);
+      }
+    }
+    for (const w of this.#compactWaiters.splice(0)) w({ drained: false });
+    this.#state = 'closed';
+    if (errors.length > 0) throw errors[0];
+  }
+
+  async #run(): Promise<void> {
+    while (this.#state === 'running') {
+      try {
+        if (this.#compactWaiters.length > 0) await this.#compactNow();
+        const now = Date.now();
+        const due = this.#nextDueRetry(now);
+        if (due) {
+          await this.#deliverRetry(due);
+          continue;
+        }
+        const frame = await this.#nextFresh();
+        if (frame) {
+          await this.#deliverFresh(frame);
+          continue;
+        }
+        await this.#flush(true);
+        await this.#sleep(this.#idleWaitMs(now));
+      } catch (err) {
+        this.#opts.onError?.(err);
+        await this.#sleep(this.#opts.pollIntervalMs);
+      }
+    }
+  }
+
+  #nextDueRetry(now: number): RetryEntry | undefined {
+    let best: RetryEntry | undefined;
+    for (const r of this.#cs.retries.values()) if (r.due <= now && (!best || r.due < best.due)) best = r;
+    return best;
+  }
+
+  #idleWaitMs(now: number): number {
+    let wait = this.#opts.pollIntervalMs;
+    for (const r of this.#cs.retries.values()) wait = Math.min(wait, Math.max(0, r.due - now));
+    return wait;
+  }
+
+  /** Waits `ms`, or less if notify() or close() comes first (a notify while busy skips the next wait). */
+  #sleep(ms: number): Promise<void> {
+    if (this.#notified || this.#state !== 'running') {
+      this.#notified = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const finish = (): void => {
+        clearTimeout(timer);
+        this.#wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(finish, ms);
+      this.#wake = () => {
+        this.#notified = false;
+        finish();
+      };
+    });
+  }
+
+  /** The segment read handle, reopened if compaction replaced the file. */
+  async #segment(): Promise<FileHandle | undefined> {
+    let ino: number;
+    try {
+      ino = (await stat(this.paths.segment)).ino;
+    } catch (err) {
+      if (isErrno(err, 'ENOENT')) return undefined;
+      throw err;
+    }
+    if (this.#seg && ino === this.#segIno) return this.#seg;
+    await this.#seg?.close();
+    this.#seg = await open(this.paths.segment, 'r');
+    this.#segIno = (await this.#seg.stat()).ino;
+    const size = (await this.#seg.stat()).size;
+    if (this.#cs.ck.off > size) {
+      // Records read before a power loss took them: start again at what the disk holds.
+      this.#cs.ck = { ...this.#cs.ck, off: size };
+      this.#readPos = size;
+      this.#buffered = [];
+    }
+    return this.#seg;
+  }
+
+  async #nextFresh(): Promise<Frame<SegmentRecord> | undefined> {
+    if (this.#buffered.length > 0) return this.#buffered.shift();
+    const fh = await this.#segment();
+    if (!fh) return undefined;
+    const size = (await fh.stat()).size;
+    if (size <= this.#readPos) return undefined;
+    let len = Math.min(SCAN_CHUNK_BYTES, size - this.#readPos);
+    for (;;) {
+      const buf = await readAt(fh, this.#readPos, len);
+      const r = decodeFrames<SegmentRecord>(buf, this.#readPos);
+      if (r.frames.length > 0) {
+        this.#buffered = r.frames;
+        this.#readPos += r.validBytes;
+        return this.#buffered.shift();
+      }
+      if (r.stop === 'incomplete' && r.needBytes !== undefined && r.needBytes > len && this.#readPos + r.needBytes <= size) {
+        len = r.needBytes;
+        continue;
+      }
+      // A record cut short or failing its checksum: either a write still in progress or a tail
+      // torn by a writer that died. Under the append lock no write is in progress, so what is
+      // still bad then is torn, and is cut off.
+      await this.#repairTailAt(fh);
+      return undefined;
+    }
+  }
+
+  async #repairTailAt(fh: FileHandle): Promise<void> {
+    const lock = await LockFile.acquire(this.paths.appendLock, { leaseMs: 10_000 });
+    try {
+      const scan = await scanHandle(fh, this.#readPos, () => undefined);
+      if (scan.stop !== 'end') {
+        const w = await open(this.paths.segment, 'r+');
+        try {
+          await w.truncate(scan.validEnd);
+          await w.datasync();
+        } finally {
+          await w.close();
+        }
+      }
+    } finally {
+      await lock.release();
+    }
+  }
+
+  async #runHandler(msg: QueueMessage): Promise<Outcome | 'abandoned'> {
+    const abandoned = new Promise<'abandoned'>((resolve) => (this.#abandon = () => resolve('abandoned')));
+    const run = (async (): Promise<Outcome> => {
+      try {
+        return await this.#opts.handler(msg);
+      } catch (err) {
+        return { kind: 'retry', error: err instanceof Error ? err.message : String(err), policy: this.#opts.defaultPolicy };
+      }
+    })();
+    try {
+      return await Promise.race([run, abandoned]);
+    } finally {
+      this.#abandon = undefined;
+    }
+  }
+
+  async #deliverFresh(frame: Frame<SegmentRecord>): Promise<void> {
+    const r = frame.value;
+    const msg: QueueMessage = { id: r.id, correlationId: r.correlation_id, enqueuedAt: r.enqueued_at, attempt: r.attempts + 1, payload: r.payload, isRetry: false };
+    const outcome = await this.#runHandler(msg);
+    if (outcome === 'abandoned') return;
+    const ck = this.#cs.ck;
+    try {
+      await this.#settle(msg, outcome, () => {
+        this.#cs.ck = { off: frame.end, first: frame.offset === 0 ? r.id : ck.first, n: ck.n + 1 };
+      });
+    } catch (err) {
+      // Not settled durably: deliver it again (at least once).
+      this.#buffered.unshift(frame);
+      throw err;
+    }
+  }
+
+  async #deliverRetry(entry: RetryEntry): Promise<void> {
+    const msg: QueueMessage = { id: entry.id, correlationId: entry.correlation_id, enqueuedAt: entry.enqueued_at, attempt: entry.attempts + 1, payload: entry.payload, isRetry: true };
+    const outcome = await this.#runHandler(msg);
+    if (outcome === 'abandoned') return;
+    await this.#settle(msg, outcome, () => {
+      this.#cs.retries.delete(entry.id);
+      this.#pendingRecords.push({ t: 'rdone', id: entry.id });
+    });
+  }
+
+  /**
+   * Records an outcome. `passed` moves the message out of where it was (checkpoint past it, or
+   * retry entry removed); it runs only once whatever must be durable first (a dead letter) is.
+   */
+  async #settle(msg: QueueMessage, outcome: Outcome, passed: () => void): Promise<void> {
+    if (outcome.kind === 'ack') {
+      passed();
+      if (++this.#unsynced >= this.#opts.checkpointEvery) await this.#flush(true);
+      return;
+    }
+    if (outcome.kind === 'retry-fixed' || (outcome.kind === 'retry' && msg.attempt < outcome.policy.maxAttempts)) {
+      const fixed = outcome.kind === 'retry-fixed';
+      const delay = fixed ? outcome.delayMs : (outcome.delayMs ?? retryDelayMs(outcome.policy, msg.attempt));
+      const entry: RetryEntry = {
+        id: msg.id,
+        correlation_id: msg.correlationId,
+        enqueued_at: msg.enqueuedAt,
+        payload: msg.payload,
+        attempts: fixed ? msg.attempt - 1 : msg.attempt,
+        due: Date.now() + delay,
+      };
+      passed();
+      this.#cs.retries.set(entry.id, entry);
+      this.#pendingRecords.push({ t: 'retry', entry });
+      await this.#flush(true);
+      this.#opts.onAttemptFailed?.({ message: msg, error: outcome.error ?? 'retry requested', retryInMs: delay, deadLettered: false, fixed });
+      return;
+    }
+    // Dead: the dead letter is durable before the checkpoint passes the message.
+    const error = outcome.error;
+    await addDeadLetter(this.paths, {
+      id: msg.id,
+      payload: msg.payload,
+      enqueued_at: msg.enqueuedAt,
+      failed_at: new Date().toISOString(),
+      attempts: msg.attempt,
+      last_error: error,
+    });
+    passed();
+    await this.#flush(true);
+    this.#opts.onAttemptFailed?.({ message: msg, error, retryInMs: undefined, deadLettered: true, fixed: false });
+    this.#opts.onDeadLettered?.({ message: msg, error, attempts: msg.attempt });
+  }
+
+  /** Writes pending records and the checkpoint (if it moved) to the consumer log. */
+  async #flush(sync: boolean): Promise<void> {
+    const records = this.#pendingRecords;
+    const ck = this.#cs.ck;
+    if (ck !== this.#ckWritten) records.push({ t: 'ck', ck });
+    if (records.length === 0) return;
+    this.#pendingRecords = [];
+    try {
+      await this.#log.append(records, sync);
+    } catch (err) {
+      this.#pendingRecords = records.concat(this.#pendingRecords);
+      throw err;
+    }
+    this.#ckWritten = ck;
+    this.#unsynced = 0;
+  }
+
+  async #compactNow(): Promise<void> {
+    const waiters = this.#compactWaiters.splice(0);
+    let drained = false;
+    try {
+      await this.#flush(true);
+      if (this.#buffered.length === 0) drained = await drainIfEmpty(this.paths, this.#log, this.#cs);
+      if (drained) {
+        this.#readPos = 0;
+        this.#ckWritten = this.#cs.ck;
+      } else if (this.#log.bytes > 1024 * 1024) {
+        await this.#log.rewrite(this.#cs);
+      }
+    } finally {
+      for (const w of waiters) w({ drained });
+    }
+  }
+}

@@ -1,0 +1,318 @@
+import assert from 'node:assert/strict';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { encodeFrame } from './frame.js';
+import { scanFile } from './file-io.js';
+import { QueueStore } from './queue-store.js';
+import type { Outcome, QueueMessage } from './queue-consumer.js';
+import type { RetryPolicy, SegmentRecord } from './types.js';
+
+const dirs: string[] = [];
+function tempQueues(): string {
+  const d = mkdtempSync(join(tmpdir(), 'svc-queue-'));
+  dirs.push(d);
+  return join(d, 'queues');
+}
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const FAST: RetryPolicy = { maxAttempts: 3, initialDelayMs: 10, backoffFactor: 2, maxDelayMs: 1000 };
+
+/** Consumes until `until` says stop (bounded at 5 s), collecting deliveries. */
+async function consume(
+  store: QueueStore,
+  tenant: string,
+  flow: string,
+  decide: (m: QueueMessage) => Outcome,
+  until: (seen: QueueMessage[]) => boolean,
+  extra: { onDead?: (id: number, cid: string) => void } = {},
+): Promise<QueueMessage[]> {
+  const seen: QueueMessage[] = [];
+  let done!: () => void;
+  const finished = new Promise<void>((r) => (done = r));
+  const c = await store.startConsumer(tenant, flow, {
+    pollIntervalMs: 10,
+    handler: async (m) => {
+      seen.push(m);
+      const o = decide(m);
+      if (until(seen)) setImmediate(done);
+      return o;
+    },
+    onDeadLettered: (d) => extra.onDead?.(d.message.id, d.message.correlationId),
+  });
+  assert.ok(c, 'consumer started');
+  const timer = setTimeout(done, 5000);
+  await finished;
+  clearTimeout(timer);
+  await store.stopConsumer(tenant, flow);
+  return seen;
+}
+
+describe('queue store', () => {
+  it('append resolves with increasing offsets and ids, and concurrent appends share a batch', async () => {
+    const store = new QueueStore({ queuesDir: tempQueues() });
+    const results = await Promise.all(Array.from({ length: 50 }, (_, n) => store.append('acme', 'orders', { correlationId: `c${n}`, payload: { n } })));
+    assert.deepEqual(results.map((r) => r.id), Array.from({ length: 50 }, (_, i) => i + 1));
+    assert.equal(results[0]!.offset, 0);
+    for (let i = 1; i < results.length; i++) assert.ok(results[i]!.offset > results[i - 1]!.offset);
+    const scan = await scanFile<SegmentRecord>(store.paths('acme', 'orders').segment);
+    assert.deepEqual(scan.frames.map((f) => f.offset), results.map((r) => r.offset));
+    assert.deepEqual(scan.frames[3]!.value, { id: 4, correlation_id: 'c3', enqueued_at: scan.frames[3]!.value.enqueued_at, attempts: 0, payload: { n: 3 } });
+    await store.close();
+  });
+
+  it('refuses a tenant or flow breaking the name rule before touching the disk', async () => {
+    const queuesDir = tempQueues();
+    const store = new QueueStore({ queuesDir });
+    await assert.rejects(store.append('Acme', 'orders', { correlationId: 'c', payload: 1 }), { code: 'SVC_ERR_INVALID_NAME' });
+    await assert.rejects(store.append('acme', '../x', { correlationId: 'c', payload: 1 }), { code: 'SVC_ERR_INVALID_NAME' });
+    assert.equal(existsSync(queuesDir), false);
+    await store.close();
+  });
+
+  it('cuts a torn tail on open: garbage or half a record at the end is dropped, later appends are readable', async () => {
+    const queuesDir = tempQueues();
+    let store = new QueueStore({ queuesDir });
+    for (let n = 0; n < 3; n++) await store.append('acme', 'torn', { correlationId: `c${n}`, payload: { n } });
+    await store.close();
+    const seg = store.paths('acme', 'torn').segment;
+    const good = statSync(seg).size;
+    const half = encodeFrame({ id: 99, correlation_id: 'x', enqueued_at: 'x', attempts: 0, payload: 'half' });
+    appendFileSync(seg, half.subarray(0, half.length - 5));
+    appendFileSync(seg, 'garbage');
+    store = new QueueStore({ queuesDir });
+    const r = await store.append('acme', 'torn', { correlationId: 'c3', payload: { n: 3 } });
+    assert.equal(r.offset, good, 'the torn tail was truncated before the new record');
+    const seen = await consume(store, 'acme', 'torn', () => ({ kind: 'ack' }), (s) => s.length >= 4);
+    assert.deepEqual(seen.map((m) => (m.payload as { n: number }).n), [0, 1, 2, 3]);
+    await store.close();
+  });
+
+  it('a consumer cuts a torn tail it finds past its position', async () => {
+    const queuesDir = tempQueues();
+    const store = new QueueStore({ queuesDir });
+    await store.append('acme', 'torn2', { correlationId: 'c', payload: 1 });
+    appendFileSync(store.paths('acme', 'torn2').segment, Buffer.from([0x51, 0x53, 0x46, 0x31, 9, 9]));
+    const seen = await consume(store, 'acme', 'torn2', () => ({ kind: 'ack' }), (s) => s.length >= 1);
+    assert.equal(seen.length, 1);
+    await new Promise((r) => setTimeout(r, 50));
+    const scan = await scanFile(store.paths('acme', 'torn2').segment);
+    assert.equal(scan.stop, 'end');
+    await store.close();
+  });
+
+  it('never reissues an id, across a drain and a reopen', async () => {
+    const queuesDir = tempQueues();
+    let store = new QueueStore({ queuesDir, idBlockSize: 4 });
+    const first = await Promise.all([1, 2, 3].map((n) => store.append('acme', 'ids', { correlationId: `c${n}`, payload: n })));
+    await consume(store, 'acme', 'ids', () => ({ kind: 'ack' }), (s) => s.length >= 3);
+    const report = await store.compact();
+    assert.deepEqual(report, [{ tenant: 'acme', flow: 'ids', result: 'deleted' }]);
+    assert.deepEqual(await store.compact(), [{ tenant: 'acme', flow: 'ids', result: 'absent' }]);
+    assert.deepEqual(await store.stats('acme', 'ids'), { tenant: 'acme', flow: 'ids', total: 0, processed: 0, pending: 0, retriesScheduled: 0, deadLettersPending: 0 });
+    await store.close();
+    store = new QueueStore({ queuesDir, idBlockSize: 4 });
+    const second = await store.append('acme', 'ids', { correlationId: 'c4', payload: 4 });
+    assert.ok(second.id > Math.max(...first.map((r) => r.id)), `id ${second.id} is new`);
+    assert.equal(second.offset, 0, 'the segment started over');
+    await store.close();
+  });
+
+  it('an empty queue with a running worker drains in place: counters drop to zero, ids continue', async () => {
+    const queuesDir = tempQueues();
+    const store = new QueueStore({ queuesDir });
+    for (let n = 0; n < 5; n++) await store.append('acme', 'drain', { correlationId: `c${n}`, payload: n });
+    const seen: number[] = [];
+    const c = await store.startConsumer('acme', 'drain', { pollIntervalMs: 10, handler: async (m) => (seen.push(m.id), { kind: 'ack' }) });
+    assert.ok(c);
+    for (let i = 0; i < 200 && seen.length < 5; i++) await new Promise((r) => setTimeout(r, 10));
+    const before = await store.stats('acme', 'drain');
+    assert.equal(before.total, 5);
+    assert.equal(before.processed, 5);
+    assert.deepEqual(await store.compact(), [{ tenant: 'acme', flow: 'drain', result: 'drained' }]);
+    assert.equal(statSync(store.paths('acme', 'drain').segment).size, 0);
+    const afterStats = await store.stats('acme', 'drain');
+    assert.equal(afterStats.total, 0);
+    assert.equal(afterStats.processed, 0);
+    const r = await store.append('acme', 'drain', { correlationId: 'c5', payload: 5 });
+    assert.equal(r.id, 6);
+    for (let i = 0; i < 200 && seen.length < 6; i++) await new Promise((r2) => setTimeout(r2, 10));
+    assert.deepEqual(seen, [1, 2, 3, 4, 5, 6]);
+    await store.close();
+  });
+
+  it('compaction keeps a queue with unprocessed messages and drains but keeps one with a pending dead letter', async () => {
+    const queuesDir = tempQueues();
+    const store = new QueueStore({ queuesDir });
+    await store.append('acme', 'waiting', { correlationId: 'c', payload: 1 });
+    await store.append('acme', 'dead', { correlationId: 'c', payload: 'bad' });
+    await consume(store, 'acme', 'dead', () => ({ kind: 'dead', error: 'boom' }), (s) => s.length >= 1);
+    const report = await store.compact();
+    assert.deepEqual(report, [
+      { tenant: 'acme', flow: 'dead', result: 'drained' },
+      { tenant: 'acme', flow: 'waiting', result: 'kept' },
+    ]);
+    assert.equal((await store.stats('acme', 'waiting')).pending, 1);
+    assert.equal((await store.stats('acme', 'dead')).deadLettersPending, 1);
+    await store.close();
+  });
+
+  it('compaction leaves a queue consumed elsewhere alone, and keeps one with a pending retry', async () => {
+    const queuesDir = tempQueues();
+    const a = new QueueStore({ queuesDir });
+    const b = new QueueStore({ queuesDir });
+    await a.append('acme', 'later', { correlationId: 'c', payload: 1 });
+    let failed!: () => void;
+    const retried = new Promise<void>((r) => (failed = r));
+    await a.startConsumer('acme', 'later', {
+      pollIntervalMs: 10,
+      handler: async () => ({ kind: 'retry', error: 'x', policy: FAST, delayMs: 60_000 }),
+      onAttemptFailed: () => failed(),
+    });
+    await retried;
+    assert.deepEqual(await b.compact(), [{ tenant: 'acme', flow: 'later', result: 'busy' }]);
+    await a.stopConsumer('acme', 'later');
+    assert.deepEqual(await b.compact(), [{ tenant: 'acme', flow: 'later', result: 'kept' }]);
+    const stats = await b.stats('acme', 'later');
+    assert.deepEqual([stats.total, stats.processed, stats.pending, stats.retriesScheduled], [1, 1, 0, 1]);
+    await a.close();
+    await b.close();
+  });
+
+  it('a retry uses the backoff formula, counts attempts, and dead-letters at maxAttempts', async () => {
+    const store = new QueueStore({ queuesDir: tempQueues() });
+    await store.append('acme', 'retry', { correlationId: 'corr-1', payload: { x: 1 } });
+    const failures: [number, number | undefined, boolean][] = [];
+    const dead: string[] = [];
+    let done!: () => void;
+    const finished = new Promise<void>((r) => (done = r));
+    const seen: QueueMessage[] = [];
+    await store.startConsumer('acme', 'retry', {
+      pollIntervalMs: 10,
+      handler: async (m) => (seen.push(m), { kind: 'retry', error: `fail ${m.attempt}`, policy: FAST }),
+      onAttemptFailed: (f) => failures.push([f.message.attempt, f.retryInMs, f.deadLettered]),
+      onDeadLettered: (d) => {
+        dead.push(d.message.correlationId);
+        done();
+      },
+    });
+    await Promise.race([finished, new Promise((r) => setTimeout(r, 5000).unref())]);
+    assert.deepEqual(seen.map((m) => [m.attempt, m.isRetry]), [[1, false], [2, true], [3, true]]);
+    assert.deepEqual(failures, [[1, 10, false], [2, 20, false], [3, undefined, true]]);
+    assert.deepEqual(dead, ['corr-1']);
+    const rows = await store.listDeadLetters();
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0]!.attempts, 3);
+    assert.equal(rows[0]!.last_error, 'fail 3');
+    assert.deepEqual(rows[0]!.payload, { x: 1 });
+    assert.equal('correlation_id' in rows[0]!, false, 'a dead letter never holds the correlation id');
+    await store.close();
+  });
+
+  it('a retry that came due while no worker ran fires at once on restart (absolute due time)', async () => {
+    const queuesDir = tempQueues();
+    let store = new QueueStore({ queuesDir });
+    await store.append('acme', 'due', { correlationId: 'c', payload: 1 });
+    await consume(store, 'acme', 'due', () => ({ kind: 'retry', error: 'later', policy: FAST, delayMs: 400 }), (s) => s.length >= 1);
+    await store.close();
+    await new Promise((r) => setTimeout(r, 450));
+    store = new QueueStore({ queuesDir });
+    const t0 = Date.now();
+    const seen = await consume(store, 'acme', 'due', () => ({ kind: 'ack' }), (s) => s.length >= 1);
+    const waited = Date.now() - t0;
+    assert.equal(seen[0]!.attempt, 2);
+    assert.ok(waited < 250, `fired after ${waited} ms, not a fresh 400 ms wait`);
+    await store.close();
+  });
+
+  it('retry-fixed does not consume an attempt and never dead-letters', async () => {
+    const store = new QueueStore({ queuesDir: tempQueues() });
+    await store.append('acme', 'fixed', { correlationId: 'c', payload: 1 });
+    let tries = 0;
+    const seen = await consume(store, 'acme', 'fixed', () => (++tries >= 6 ? { kind: 'ack' } : { kind: 'retry-fixed', delayMs: 5 }), (s) => s.length >= 6);
+    assert.equal(seen.length, 6);
+    assert.ok(seen.every((m) => m.attempt === 1));
+    assert.equal((await store.listDeadLetters()).length, 0);
+    await store.close();
+  });
+
+  it('fresh messages are delivered FIFO; a rescheduled one loses its place', async () => {
+    const store = new QueueStore({ queuesDir: tempQueues() });
+    for (let n = 0; n < 4; n++) await store.append('acme', 'fifo', { correlationId: `c${n}`, payload: n });
+    const seen = await consume(store, 'acme', 'fifo', (m) => (m.payload === 1 && m.attempt === 1 ? { kind: 'retry', error: 'x', policy: FAST, delayMs: 30 } : { kind: 'ack' }), (s) => s.length >= 5);
+    assert.deepEqual(seen.map((m) => m.payload), [0, 1, 2, 3, 1]);
+    await store.close();
+  });
+
+  it('dead letters: replay appends a new message with a new id and correlation id; discard hides at once; both refuse unknown ids', async () => {
+    const queuesDir = tempQueues();
+    const store = new QueueStore({ queuesDir });
+    const a = await store.append('acme', 'dlq', { correlationId: 'orig-a', payload: { a: 1 } });
+    const b = await store.append('acme', 'dlq', { correlationId: 'orig-b', payload: { b: 2 } });
+    await consume(store, 'acme', 'dlq', () => ({ kind: 'dead', error: 'integrity' }), (s) => s.length >= 2);
+    assert.deepEqual((await store.listDeadLetters({ tenant: 'acme' })).map((r) => r.id), [a.id, b.id]);
+    const replay = await store.replayDeadLetter('acme', 'dlq', a.id);
+    assert.ok(replay.message.id > b.id);
+    assert.notEqual(replay.message.correlationId, 'orig-a');
+    await store.discardDeadLetter('acme', 'dlq', b.id);
+    assert.deepEqual(await store.listDeadLetters(), []);
+    await assert.rejects(store.discardDeadLetter('acme', 'dlq', b.id), { code: 'SVC_ERR_NOT_FOUND' });
+    await assert.rejects(store.replayDeadLetter('acme', 'dlq', 12345), { code: 'SVC_ERR_NOT_FOUND' });
+    const seen = await consume(store, 'acme', 'dlq', () => ({ kind: 'ack' }), (s) => s.length >= 1);
+    assert.deepEqual([seen[0]!.id, seen[0]!.attempt, seen[0]!.payload, seen[0]!.correlationId], [replay.message.id, 1, { a: 1 }, replay.message.correlationId]);
+    // The handled bodies are physically removed at the drain.
+    const dlqFile = store.paths('acme', 'dlq').deadLetters;
+    assert.match(readFileSync(dlqFile, 'utf8'), /"b":2/);
+    assert.deepEqual(await store.compact(), [{ tenant: 'acme', flow: 'dlq', result: 'deleted' }]);
+    assert.equal(existsSync(dlqFile), false);
+    await store.close();
+  });
+
+  it('an append in the same process wakes an idle worker at once, well before its poll interval', async () => {
+    const store = new QueueStore({ queuesDir: tempQueues() });
+    const seen: number[] = [];
+    await store.append('acme', 'wake', { correlationId: 'c', payload: 0 });
+    await store.startConsumer('acme', 'wake', { pollIntervalMs: 10_000, handler: async () => (seen.push(Date.now()), { kind: 'ack' }) });
+    for (let i = 0; i < 100 && seen.length < 1; i++) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 50));
+    for (let round = 0; round < 3; round++) {
+      const t0 = Date.now();
+      await store.append('acme', 'wake', { correlationId: 'c', payload: round + 1 });
+      for (let i = 0; i < 100 && seen.length < round + 2; i++) await new Promise((r) => setTimeout(r, 5));
+      assert.equal(seen.length, round + 2);
+      assert.ok(seen[round + 1]! - t0 < 1000, `delivered after ${seen[round + 1]! - t0} ms`);
+    }
+    await store.close();
+  });
+
+  it('only one consumer per queue at a time, and close releases it', async () => {
+    const store = new QueueStore({ queuesDir: tempQueues() });
+    const other = new QueueStore({ queuesDir: store.queuesDir });
+    const opts = { handler: async () => ({ kind: 'ack' }) as const };
+    await store.append('acme', 'one', { correlationId: 'c', payload: 1 });
+    assert.ok(await store.startConsumer('acme', 'one', opts));
+    assert.equal(await other.startConsumer('acme', 'one', opts), undefined);
+    await store.stopConsumer('acme', 'one');
+    assert.ok(await other.startConsumer('acme', 'one', opts));
+    await other.close();
+    await store.close();
+  });
+
+  it('close abandons a handler that outlives the grace period without acking it', async () => {
+    const queuesDir = tempQueues();
+    const store = new QueueStore({ queuesDir });
+    await store.append('acme', 'slow', { correlationId: 'c', payload: 1 });
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    await store.startConsumer('acme', 'slow', { pollIntervalMs: 10, closeGraceMs: 50, handler: () => (started(), new Promise(() => undefined)) });
+    await running;
+    await store.close();
+    const again = new QueueStore({ queuesDir });
+    const seen = await consume(again, 'acme', 'slow', () => ({ kind: 'ack' }), (s) => s.length >= 1);
+    assert.equal(seen[0]!.id, 1);
+    await again.close();
+  });
+});

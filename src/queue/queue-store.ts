@@ -1,0 +1,156 @@
+/**
+ * The queue library's front door for one process: appenders and consumers per (tenant, flow),
+ * compaction, counters and dead-letter operations. It knows nothing of flows or HTTP; the
+ * caller's handler decides what a message means.
+ */
+import { SvcError } from '../common/errors.js';
+import { compactIdleQueue, listQueueDirs, readQueueStats, type QueueCompaction } from './compaction.js';
+import { discardDeadLetter, readDeadLetters, replayDeadLetter, type DeadLetter, type ReplayResult } from './dead-letters.js';
+import { queuePaths, type QueuePaths } from './queue-paths.js';
+import { QueueConsumer, type QueueConsumerOptions } from './queue-consumer.js';
+import { SegmentAppender } from './segment-appender.js';
+import type { AppendInput, AppendResult, QueueStats } from './types.js';
+
+/** How long a compaction pass waits for a busy local worker before moving on. Milliseconds. */
+const LOCAL_COMPACT_WAIT_MS = 1000;
+
+export interface QueueStoreOptions {
+  /** The `queues/` directory (statePaths(db).queuesDir). */
+  readonly queuesDir: string;
+  /** Ids reserved per counter write; use 1 for short-lived processes such as the CLI. @default 1024 */
+  readonly idBlockSize?: number;
+}
+
+/** A pending dead letter with its queue. */
+export interface DeadLetterRow extends DeadLetter {
+  readonly tenant: string;
+  readonly flow: string;
+}
+
+export class QueueStore {
+  readonly queuesDir: string;
+  readonly #idBlockSize: number;
+  readonly #appenders = new Map<string, SegmentAppender>();
+  readonly #consumers = new Map<string, QueueConsumer>();
+  #closed = false;
+
+  constructor(opts: QueueStoreOptions) {
+    this.queuesDir = opts.queuesDir;
+    this.#idBlockSize = opts.idBlockSize ?? 1024;
+  }
+
+  /** The queue's file paths; throws SVC_ERR_INVALID_NAME for a tenant or flow breaking the name rule. */
+  paths(tenant: string, flow: string): QueuePaths {
+    return queuePaths(this.queuesDir, tenant, flow);
+  }
+
+  /**
+   * Appends a message (fresh attempt count); resolves once an fdatasync covers it, with its id
+   * and byte offset. Concurrent appends share one write and one sync. Wakes this process's
+   * consumer of the queue, if any.
+   */
+  append(tenant: string, flow: string, input: AppendInput): Promise<AppendResult> {
+    if (this.#closed) return Promise.reject(new SvcError('SVC_ERR_INTERNAL', 'the queue store is closed'));
+    let paths: QueuePaths;
+    try {
+      paths = this.paths(tenant, flow);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const key = `${tenant}/${flow}`;
+    let a = this.#appenders.get(key);
+    if (!a) {
+      a = new SegmentAppender(paths, { idBlockSize: this.#idBlockSize, onAppended: () => this.#consumers.get(key)?.notify() });
+      this.#appenders.set(key, a);
+    }
+    return a.append(input);
+  }
+
+  /**
+   * Starts this process's worker of the queue; undefined when a worker already runs here or in
+   * another live process (the queue's consumer lock is held).
+   */
+  async startConsumer(tenant: string, flow: string, opts: QueueConsumerOptions): Promise<QueueConsumer | undefined> {
+    const key = `${tenant}/${flow}`;
+    if (this.#closed || this.#consumers.has(key)) return undefined;
+    const c = await QueueConsumer.start(this.paths(tenant, flow), opts);
+    if (c) this.#consumers.set(key, c);
+    return c;
+  }
+
+  /** This process's running consumer of the queue, if any. */
+  consumer(tenant: string, flow: string): QueueConsumer | undefined {
+    return this.#consumers.get(`${tenant}/${flow}`);
+  }
+
+  /** Stops and forgets this process's consumer of the queue. */
+  async stopConsumer(tenant: string, flow: string): Promise<void> {
+    const key = `${tenant}/${flow}`;
+    const c = this.#consumers.get(key);
+    this.#consumers.delete(key);
+    await c?.close();
+  }
+
+  /** Every queue with a directory under queuesDir. */
+  listQueues(): Promise<{ tenant: string; flow: string }[]> {
+    return listQueueDirs(this.queuesDir);
+  }
+
+  /** Counters of one queue: total, processed, pending, retries scheduled, dead letters pending. */
+  async stats(tenant: string, flow: string): Promise<QueueStats> {
+    const c = this.consumer(tenant, flow);
+    return c ? c.stats() : readQueueStats(this.queuesDir, tenant, flow);
+  }
+
+  /**
+   * One compaction pass over every queue: a queue this process consumes is drained if empty
+   * (between deliveries); one nobody consumes is drained, or deleted when it holds nothing;
+   * one another process consumes is left to that process.
+   */
+  async compact(): Promise<QueueCompaction[]> {
+    const out: QueueCompaction[] = [];
+    for (const { tenant, flow } of await this.listQueues()) {
+      const c = this.consumer(tenant, flow);
+      if (c) {
+        // A worker inside a long handler drains when it returns; the pass does not wait for it.
+        const r = await Promise.race([c.compact(), new Promise<'deferred'>((res) => setTimeout(() => res('deferred'), LOCAL_COMPACT_WAIT_MS).unref())]);
+        out.push({ tenant, flow, result: r === 'deferred' ? 'deferred' : r.drained ? 'drained' : 'kept' });
+      } else out.push(await compactIdleQueue(this.paths(tenant, flow)));
+    }
+    return out;
+  }
+
+  /** Pending dead letters, optionally of one tenant and/or flow, by queue then death order. */
+  async listDeadLetters(filter: { tenant?: string; flow?: string } = {}): Promise<DeadLetterRow[]> {
+    const rows: DeadLetterRow[] = [];
+    for (const { tenant, flow } of await this.listQueues()) {
+      if ((filter.tenant !== undefined && filter.tenant !== tenant) || (filter.flow !== undefined && filter.flow !== flow)) continue;
+      for (const e of (await readDeadLetters(this.paths(tenant, flow))).pending) rows.push({ tenant, flow, ...e });
+    }
+    return rows;
+  }
+
+  /**
+   * Replays a pending dead letter: its payload goes to the back of the main queue as a new
+   * message (new id, fresh attempts, fresh correlation id) and the entry is marked handled.
+   * Throws SVC_ERR_NOT_FOUND when no such pending entry exists.
+   */
+  replayDeadLetter(tenant: string, flow: string, id: number, correlationId?: string): Promise<ReplayResult> {
+    return replayDeadLetter(this.paths(tenant, flow), id, (input) => this.append(tenant, flow, input), correlationId);
+  }
+
+  /** Hides a pending dead letter at once (its body goes at the next drain). Throws SVC_ERR_NOT_FOUND. */
+  async discardDeadLetter(tenant: string, flow: string, id: number): Promise<DeadLetter> {
+    return discardDeadLetter(this.paths(tenant, flow), id);
+  }
+
+  /** Closes every consumer (see QueueConsumer.close) and appender; runs every step even if one fails. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const results = await Promise.allSettled([...[...this.#consumers.values()].map((c) => c.close()), ...[...this.#appenders.values()].map((a) => a.close())]);
+    this.#consumers.clear();
+    this.#appenders.clear();
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+}

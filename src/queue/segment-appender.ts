@@ -1,0 +1,225 @@
+/**
+ * The write side of one queue's segment, with group commit: appends that arrive while a batch is
+ * being written wait for the next one, and each batch costs one write and one fdatasync (both on
+ * the libuv pool, never on the event loop). Writers in several processes take the append lock
+ * around each write so records never interleave and each knows its records' offsets.
+ */
+import { mkdir, open, stat, type FileHandle } from 'node:fs/promises';
+import { encodeFrame } from './frame.js';
+import { isErrno, scanHandle, writeAll } from './file-io.js';
+import { IdAllocator } from './id-allocator.js';
+import { LockFile } from './lock-file.js';
+import type { QueuePaths } from './queue-paths.js';
+import type { AppendInput, AppendResult, SegmentRecord } from './types.js';
+
+export interface SegmentAppenderOptions {
+  /** Ids reserved per counter write. @default 1024 */
+  idBlockSize?: number;
+  /** Called after each synced batch (the in-process consumer uses it to wake at once). */
+  onAppended?: () => void;
+  /**
+   * How long the append lock is kept after a batch in case another append follows (a sequential
+   * appender then pays no lock cost). Milliseconds. @default 2
+   */
+  lingerMs?: number;
+  /** Longest continuous hold before the lock is handed back so other processes get a turn. Milliseconds. @default 25 */
+  maxHoldMs?: number;
+}
+
+/** Pause after a forced hand-back, longer than a waiter's poll step, so a waiter gets the lock. */
+const HAND_BACK_PAUSE_MS = 6;
+
+interface Pending {
+  readonly input: AppendInput;
+  resolve(r: AppendResult): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * Cuts a torn tail (a record half-written by a writer that died) off the segment. Call only while
+ * holding the append lock, when no write can be in progress. Returns the valid end.
+ */
+export async function repairSegmentTail(fh: FileHandle): Promise<number> {
+  const scan = await scanHandle(fh, 0, () => undefined);
+  if (scan.validEnd < scan.size) {
+    await fh.truncate(scan.validEnd);
+    await fh.datasync();
+  }
+  return scan.validEnd;
+}
+
+export class SegmentAppender {
+  readonly paths: QueuePaths;
+  readonly #ids: IdAllocator;
+  readonly #onAppended: (() => void) | undefined;
+  #pending: Pending[] = [];
+  #running = false;
+  #fh: FileHandle | undefined;
+  #ino = -1;
+  #closed = false;
+  /** The append lock while held across batches, with when it was taken and the segment end. */
+  #lock: LockFile | undefined;
+  #lockSince = 0;
+  #end = 0;
+  #releaseTimer: NodeJS.Timeout | undefined;
+  readonly #lingerMs: number;
+  readonly #maxHoldMs: number;
+
+  constructor(paths: QueuePaths, opts: SegmentAppenderOptions = {}) {
+    this.paths = paths;
+    this.#ids = new IdAllocator(paths.counter, paths.counterLock, opts.idBlockSize ?? 1024);
+    this.#onAppended = opts.onAppended;
+    this.#lingerMs = opts.lingerMs ?? 2;
+    this.#maxHoldMs = opts.maxHoldMs ?? 25;
+  }
+
+  /** Appends one message; resolves after an fdatasync that covers it. */
+  append(input: AppendInput): Promise<AppendResult> {
+    if (this.#closed) return Promise.reject(new Error(`queue ${this.paths.tenant}/${this.paths.flow} appender is closed`));
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.#pending.push({ input, resolve, reject });
+      if (!this.#running) void this.#run();
+    });
+  }
+
+  /** Waits for queued appends, then closes the segment handle. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    while (this.#running) await new Promise((r) => setTimeout(r, 1));
+    await this.#releaseLock();
+    const fh = this.#fh;
+    this.#fh = undefined;
+    await fh?.close();
+  }
+
+  async #run(): Promise<void> {
+    this.#running = true;
+    try {
+      while (this.#pending.length > 0) {
+        const batch = this.#pending;
+        this.#pending = [];
+        try {
+          const results = await this.#commit(batch);
+          batch.forEach((p, i) => {
+            const r = results[i]!;
+            if (r instanceof Error) p.reject(r);
+            else p.resolve(r);
+          });
+          this.#onAppended?.();
+        } catch (err) {
+          for (const p of batch) p.reject(err);
+          await this.#releaseLock().catch(() => undefined);
+        }
+        // Give callers resolved above a turn to append again while the lock is still ours.
+        await new Promise((r) => setImmediate(r));
+      }
+    } finally {
+      this.#running = false;
+    }
+    if (this.#lock && !this.#releaseTimer) {
+      this.#releaseTimer = setTimeout(() => {
+        this.#releaseTimer = undefined;
+        if (!this.#running) void this.#releaseLock().catch(() => undefined);
+      }, this.#lingerMs);
+    }
+  }
+
+  async #releaseLock(): Promise<void> {
+    if (this.#releaseTimer) clearTimeout(this.#releaseTimer);
+    this.#releaseTimer = undefined;
+    const lock = this.#lock;
+    this.#lock = undefined;
+    await lock?.release();
+  }
+
+  /** The append lock, kept from the previous batch when possible; the segment is checked on each new take. */
+  async #takeLock(): Promise<FileHandle> {
+    if (this.#releaseTimer) clearTimeout(this.#releaseTimer);
+    this.#releaseTimer = undefined;
+    if (this.#lock && Date.now() - this.#lockSince > this.#maxHoldMs) {
+      await this.#releaseLock();
+      await new Promise((r) => setTimeout(r, HAND_BACK_PAUSE_MS));
+    }
+    if (this.#lock && this.#fh) return this.#fh;
+    const lock = await LockFile.acquire(this.paths.appendLock, { leaseMs: 10_000 });
+    this.#lock = lock;
+    this.#lockSince = Date.now();
+    try {
+      const fh = await this.#handle(lock.tookOver);
+      this.#end = (await fh.stat()).size;
+      return fh;
+    } catch (err) {
+      await this.#releaseLock();
+      throw err;
+    }
+  }
+
+  async #commit(batch: Pending[]): Promise<(AppendResult | Error)[]> {
+    const ids = await this.#ids.take(batch.length);
+    const frames: (Buffer | Error)[] = batch.map((p, i) => {
+      const rec: SegmentRecord = {
+        id: ids[i]!,
+        correlation_id: p.input.correlationId,
+        enqueued_at: p.input.enqueuedAt ?? new Date().toISOString(),
+        attempts: 0,
+        payload: p.input.payload,
+      };
+      try {
+        return encodeFrame(rec);
+      } catch (err) {
+        return err instanceof Error ? err : new Error(String(err));
+      }
+    });
+    // Other processes wait for the lock during this write and sync: while busy, this process
+    // holds it across batches (up to maxHoldMs), so it knows the segment's end without asking.
+    const fh = await this.#takeLock();
+    const base = this.#end;
+    const buf = Buffer.concat(frames.filter((f): f is Buffer => Buffer.isBuffer(f)));
+    try {
+      await writeAll(fh, buf);
+      this.#end += buf.length;
+      await fh.datasync();
+    } catch (err) {
+      // Cut whatever part of the batch reached the file while the lock is still ours, so no
+      // other writer appends behind a torn record; the next take re-reads the end.
+      await fh.truncate(base).catch(() => undefined);
+      await this.#releaseLock().catch(() => undefined);
+      const reopen = this.#fh;
+      this.#fh = undefined;
+      await reopen?.close().catch(() => undefined);
+      throw err;
+    }
+    let offset = base;
+    return frames.map((f, i) => {
+      if (!Buffer.isBuffer(f)) return f;
+      const r = { id: ids[i]!, offset };
+      offset += f.length;
+      return r;
+    });
+  }
+
+  /**
+   * The segment handle, (re)opened when the file was removed by compaction since; the tail is
+   * checked on first open and after breaking a dead writer's lock. Called under the append lock.
+   */
+  async #handle(tookOver: boolean): Promise<FileHandle> {
+    let ino = -1;
+    try {
+      ino = (await stat(this.paths.segment)).ino;
+    } catch (err) {
+      if (!isErrno(err, 'ENOENT')) throw err;
+    }
+    if (this.#fh && ino === this.#ino) {
+      if (tookOver) await repairSegmentTail(this.#fh);
+      return this.#fh;
+    }
+    await this.#fh?.close();
+    this.#fh = undefined;
+    await mkdir(this.paths.dir, { recursive: true });
+    const fh = await open(this.paths.segment, 'a+');
+    this.#ino = (await fh.stat()).ino;
+    this.#fh = fh;
+    await repairSegmentTail(fh);
+    return fh;
+  }
+}

@@ -1,0 +1,61 @@
+/** Shapes shared by the queue's files and its callers. */
+
+/** One message as stored in the segment (field names are the file format). */
+export interface SegmentRecord {
+  readonly id: number;
+  readonly correlation_id: string;
+  /** ISO 8601 UTC. */
+  readonly enqueued_at: string;
+  /** Attempts already consumed; 0 for a fresh message. */
+  readonly attempts: number;
+  /** The body as a JSON value (XML is flattened by the caller before it gets here). */
+  readonly payload: unknown;
+}
+
+/** What `append` is given. */
+export interface AppendInput {
+  readonly correlationId: string;
+  readonly payload: unknown;
+  /** @default now */
+  readonly enqueuedAt?: string;
+}
+
+/** What `append` resolves with once the record is fdatasync'ed. */
+export interface AppendResult {
+  readonly id: number;
+  /** Byte position of the record in the segment (identifies it internally; not a handle). */
+  readonly offset: number;
+}
+
+/** Retry policy of one message, taken by the caller from the flow's latest version at pick-up. */
+export interface RetryPolicy {
+  /** Attempts before the message is dead-lettered. @default 3 */
+  readonly maxAttempts: number;
+  /** Delay after the first failed attempt. Milliseconds. @default 1000 */
+  readonly initialDelayMs: number;
+  /** Multiplier per further failure (at least 1). @default 2 */
+  readonly backoffFactor: number;
+  /** Ceiling of any delay. Milliseconds. @default 60000 */
+  readonly maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({ maxAttempts: 3, initialDelayMs: 1000, backoffFactor: 2, maxDelayMs: 60_000 });
+
+/** Delay after failed attempt `n` (1-based): min(initial × factor^(n−1), max). Milliseconds. */
+export function retryDelayMs(policy: RetryPolicy, n: number): number {
+  return Math.min(policy.initialDelayMs * policy.backoffFactor ** Math.max(0, n - 1), policy.maxDelayMs);
+}
+
+/** Counters of one queue. */
+export interface QueueStats {
+  readonly tenant: string;
+  readonly flow: string;
+  /** Messages in the segment since the last drain. */
+  readonly total: number;
+  /** Messages the checkpoint has passed (acked, dead-lettered or moved to the retry schedule). */
+  readonly processed: number;
+  /** Messages not yet delivered for the first time. */
+  readonly pending: number;
+  readonly retriesScheduled: number;
+  readonly deadLettersPending: number;
+}

@@ -1,0 +1,73 @@
+/**
+ * A child process for the queue's multi-process tests (run as `node queue-child.js <mode> ...`):
+ * - `hold-lock <path>`: takes the lock, prints `locked`, waits to be killed;
+ * - `append <queuesDir> <tenant> <flow> <count> <concurrency>`: appends, printing `id offset` per ack;
+ * - `storm <queuesDir> <tenant> <flow> <concurrency>`: appends until killed, printing each acked id;
+ * - `consume-hang <queuesDir> <tenant> <flow>`: consumes (checkpoint per ack), prints `got <id>`;
+ *   a message whose payload has `hang: true` never finishes.
+ */
+import { LockFile, QueueStore } from '../../src/queue/index.js';
+
+const [mode, ...args] = process.argv.slice(2);
+
+function out(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+async function main(): Promise<void> {
+  if (mode === 'hold-lock') {
+    await LockFile.acquire(args[0]!, { leaseMs: Number(args[1] ?? 30_000) });
+    out('locked');
+    setInterval(() => undefined, 1 << 30);
+    return;
+  }
+  const [queuesDir, tenant, flow] = args as [string, string, string];
+  const store = new QueueStore({ queuesDir });
+  if (mode === 'append') {
+    const total = Number(args[3]);
+    const concurrency = Number(args[4]);
+    let next = 0;
+    const worker = async () => {
+      while (next < total) {
+        const n = next++;
+        const r = await store.append(tenant, flow, { correlationId: `c-${process.pid}-${n}`, payload: { n, pid: process.pid } });
+        out(`${r.id} ${r.offset}`);
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, worker));
+    await store.close();
+    return;
+  }
+  if (mode === 'storm') {
+    const concurrency = Number(args[3]);
+    let n = 0;
+    const worker = async () => {
+      for (;;) {
+        const r = await store.append(tenant, flow, { correlationId: `s-${n}`, payload: { n: n++, pad: 'x'.repeat(100) } });
+        out(String(r.id));
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, worker));
+    return;
+  }
+  if (mode === 'consume-hang') {
+    await store.startConsumer(tenant, flow, {
+      pollIntervalMs: 20,
+      checkpointEvery: 1,
+      handler: async (msg) => {
+        out(`got ${msg.id}`);
+        // Messages with `hang` never finish: the process is killed between run and checkpoint.
+        if ((msg.payload as { hang?: boolean }).hang) return new Promise(() => undefined);
+        return { kind: 'ack' };
+      },
+    });
+    setInterval(() => undefined, 1 << 30);
+    return;
+  }
+  throw new Error(`unknown mode ${mode}`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,167 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, describe, it } from 'node:test';
+import { LockFile, QueueStore, type QueueMessage } from '../src/queue/index.js';
+
+const CHILD = resolve(dirname(fileURLToPath(import.meta.url)), 'helpers/queue-child.js');
+const root = mkdtempSync(join(tmpdir(), 'svc-queue-mp-'));
+const children: ChildProcess[] = [];
+after(() => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  rmSync(root, { recursive: true, force: true });
+});
+
+interface Child {
+  readonly proc: ChildProcess;
+  lines(): string[];
+  /** Resolves once `pred` holds for the output (rejects after 15 s). */
+  waitFor(pred: (lines: string[]) => boolean): Promise<void>;
+  exited: Promise<number | null>;
+}
+
+function child(args: string[]): Child {
+  const proc = spawn(process.execPath, [CHILD, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(proc);
+  let out = '';
+  let err = '';
+  const waiters: (() => void)[] = [];
+  proc.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+    for (const w of waiters) w();
+  });
+  proc.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const lines = () => out.split('\n').filter((l) => l.length > 0);
+  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+  return {
+    proc,
+    lines,
+    exited,
+    waitFor: (pred) =>
+      new Promise<void>((res, rej) => {
+        const timer = setTimeout(() => rej(new Error(`child ${args[0]} timed out; stderr: ${err}`)), 15_000);
+        const check = () => {
+          if (pred(lines())) {
+            clearTimeout(timer);
+            res();
+          }
+        };
+        waiters.push(check);
+        void exited.then(() => {
+          check();
+          clearTimeout(timer);
+          rej(new Error(`child ${args[0]} exited; stderr: ${err}`));
+        });
+        check();
+      }),
+  };
+}
+
+async function kill9(c: Child): Promise<void> {
+  c.proc.kill('SIGKILL');
+  await c.exited;
+}
+
+/** Every message a fresh consumer delivers until the queue stays quiet for 100 ms. */
+async function drainAll(store: QueueStore, tenant: string, flow: string): Promise<QueueMessage[]> {
+  const seen: QueueMessage[] = [];
+  const c = await store.startConsumer(tenant, flow, { pollIntervalMs: 10, handler: async (m) => (seen.push(m), { kind: 'ack' }) });
+  assert.ok(c);
+  let last = -1;
+  for (let i = 0; i < 500 && seen.length !== last; i++) {
+    last = seen.length;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await store.stopConsumer(tenant, flow);
+  return seen;
+}
+
+describe('queue across processes', () => {
+  it('a lock held by a live process excludes others, and is taken over once its holder is SIGKILLed', async () => {
+    const path = join(root, 'locks', 'scheduler.lock');
+    const holder = child(['hold-lock', path]);
+    await holder.waitFor((l) => l.includes('locked'));
+    assert.equal(await LockFile.tryAcquire(path), undefined);
+    await kill9(holder);
+    const lock = await LockFile.tryAcquire(path);
+    assert.ok(lock, 'taken over from the dead holder');
+    assert.equal(lock.tookOver, true);
+    await lock.release();
+  });
+
+  it('a lock whose holder stopped heartbeating past the lease is broken even if its PID is alive', async () => {
+    const path = join(root, 'locks', 'lease.lock');
+    // PID 1 is alive (our own PID would be too): only the stale mtime can free this lock.
+    writeFileSync(path, JSON.stringify({ pid: 1, host: 'other-host', token: 'x', acquiredAt: '2020-01-01T00:00:00Z' }));
+    assert.equal(await LockFile.tryAcquire(path, { leaseMs: 60_000 }), undefined);
+    const old = new Date(Date.now() - 120_000);
+    utimesSync(path, old, old);
+    const lock = await LockFile.tryAcquire(path, { leaseMs: 60_000 });
+    assert.ok(lock);
+    await lock.release();
+  });
+
+  it('two processes appending to one queue at once lose and duplicate nothing', async () => {
+    const queuesDir = join(root, 'q2');
+    const a = child(['append', queuesDir, 'acme', 'shared', '400', '16']);
+    const b = child(['append', queuesDir, 'acme', 'shared', '400', '16']);
+    assert.deepEqual(await Promise.all([a.exited, b.exited]), [0, 0]);
+    const acked = [...a.lines(), ...b.lines()].map((l) => l.split(' ').map(Number) as [number, number]);
+    assert.equal(acked.length, 800);
+    assert.equal(new Set(acked.map(([id]) => id)).size, 800, 'no id handed out twice');
+    assert.equal(new Set(acked.map(([, off]) => off)).size, 800, 'no offset handed out twice');
+    const store = new QueueStore({ queuesDir });
+    const seen = await drainAll(store, 'acme', 'shared');
+    assert.deepEqual(seen.map((m) => m.id).sort((x, y) => x - y), acked.map(([id]) => id).sort((x, y) => x - y));
+    await store.close();
+  });
+
+  it('a worker delivers, exactly once each, what another process appends while it runs', async () => {
+    const queuesDir = join(root, 'live');
+    const store = new QueueStore({ queuesDir });
+    const seen: number[] = [];
+    await store.startConsumer('acme', 'live', { pollIntervalMs: 5, handler: async (m) => (seen.push(m.id), { kind: 'ack' }) });
+    const writer = child(['append', queuesDir, 'acme', 'live', '300', '8']);
+    assert.equal(await writer.exited, 0);
+    const acked = writer.lines().map((l) => Number(l.split(' ')[0]));
+    for (let i = 0; i < 300 && seen.length < acked.length; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual([...seen].sort((x, y) => x - y), [...acked].sort((x, y) => x - y));
+    await store.close();
+  });
+
+  it('every acknowledged append survives a SIGKILL mid-storm', async () => {
+    const queuesDir = join(root, 'storm');
+    const storm = child(['storm', queuesDir, 'acme', 'storm', '32']);
+    await storm.waitFor((l) => l.length >= 2000);
+    await kill9(storm);
+    const acked = storm.lines().filter((l) => /^\d+$/.test(l)).map(Number);
+    assert.ok(acked.length >= 2000);
+    const store = new QueueStore({ queuesDir });
+    // A new append after the crash must land after whatever the storm left, torn or not.
+    const after = await store.append('acme', 'storm', { correlationId: 'after', payload: 'after' });
+    const seen = await drainAll(store, 'acme', 'storm');
+    const ids = new Set(seen.map((m) => m.id));
+    const missing = acked.filter((id) => !ids.has(id));
+    assert.deepEqual(missing, [], `${missing.length} acknowledged ids lost`);
+    assert.ok(ids.has(after.id));
+    assert.equal(ids.size, seen.length, 'no message delivered twice');
+    await store.close();
+  });
+
+  it('a consumer killed between the run and the checkpoint has the message redelivered', async () => {
+    const queuesDir = join(root, 'redeliver');
+    const store = new QueueStore({ queuesDir });
+    const ids: number[] = [];
+    for (const p of [{ n: 0 }, { n: 1 }, { n: 2, hang: true }, { n: 3 }]) ids.push((await store.append('acme', 'crash', { correlationId: 'c', payload: p })).id);
+    const consumer = child(['consume-hang', queuesDir, 'acme', 'crash']);
+    await consumer.waitFor((l) => l.includes(`got ${ids[2]}`));
+    assert.equal(await store.startConsumer('acme', 'crash', { handler: async () => ({ kind: 'ack' }) }), undefined, 'the live worker holds the queue');
+    await kill9(consumer);
+    const seen = await drainAll(store, 'acme', 'crash');
+    assert.deepEqual(seen.map((m) => m.id), [ids[2], ids[3]], 'acked-and-checkpointed messages are not redelivered; the in-flight one is');
+    await store.close();
+  });
+});
