@@ -1,16 +1,30 @@
 /** `svc serve`: opens the state directory, starts every door and background part, and stops them once. */
 import type { FastifyInstance } from 'fastify';
 import { mkdirSync } from 'node:fs';
+import { ExitError, IntegrityError } from '../common/errors.js';
 import { createLogger, type Logger } from '../common/logger.js';
 import { statePaths, type StatePaths } from '../common/paths.js';
-import { SvcError } from '../common/errors.js';
-import { warnInboundWithoutDoor, type InboundFlow } from '../doors/grpc/inbound-warnings.js';
+import { ExecutionLimiter } from '../engine/index.js';
+import { warnInboundWithoutDoor } from '../doors/grpc/inbound-warnings.js';
 import { startGrpcDoor, type GrpcDoor, type GrpcDoorDeps } from '../doors/grpc/server.js';
 import { buildServer } from '../doors/http/server.js';
-import { DescriptorsRepo } from '../store/descriptors-repo.js';
+import { Gate, type GateLookups, type GateRefusal } from '../gate/gate.js';
+import { ArtifactsRepo } from '../store/artifacts-repo.js';
+import { AuditRepo } from '../store/audit-repo.js';
+import { AuditWriter } from '../store/audit-writer.js';
 import { openDb, type Db } from '../store/db.js';
+import { DescriptorsRepo } from '../store/descriptors-repo.js';
+import { EventLog } from '../store/event-log.js';
 import { KeysRepo } from '../store/keys-repo.js';
+import { auditMigrations } from '../store/migrations/audit.js';
 import { registryMigrations } from '../store/migrations/registry.js';
+import { SettingsRepo } from '../store/settings-repo.js';
+import { TenantsRepo } from '../store/tenants-repo.js';
+import { TraceRepo } from '../store/trace-repo.js';
+import { scanDeployedFlows, startupRefusals } from './deployed-flows.js';
+import { httpEgressEffect } from './effects.js';
+import { FlowRunner } from './flow-runner.js';
+import { loadFlow } from './registry.js';
 
 export interface ServeOptions {
   host: string;
@@ -34,21 +48,108 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+/** Cleanup steps, run in reverse order of start; every one runs even when another fails. */
+class Closers {
+  readonly #steps: (() => unknown)[] = [];
+  add(step: () => unknown): void {
+    this.#steps.push(step);
+  }
+  async runAll(): Promise<unknown[]> {
+    const errors: unknown[] = [];
+    for (const step of this.#steps.reverse()) {
+      try {
+        await step();
+      } catch (err) {
+        errors.push(err);
+      }
+    }
+    return errors;
+  }
+}
+
 export async function startService(opts: ServeOptions): Promise<RunningService> {
   const log = createLogger();
   const paths = statePaths(opts.db);
-  mkdirSync(paths.stateDir, { recursive: true });
-  mkdirSync(paths.queuesDir, { recursive: true });
-  mkdirSync(paths.logsDir, { recursive: true });
+  const closers = new Closers();
+  try {
+    return await start(opts, log, paths, closers);
+  } catch (err) {
+    await closers.runAll();
+    throw err;
+  }
+}
+
+async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers: Closers): Promise<RunningService> {
+  for (const dir of [paths.stateDir, paths.queuesDir, paths.logsDir]) mkdirSync(dir, { recursive: true });
   const registry: Db = openDb(paths.registryDb, registryMigrations);
-  const app: FastifyInstance = await buildServer({ noAuth: opts.noAuth });
+  closers.add(() => registry.close());
+  const auditDb: Db = openDb(paths.auditDb, auditMigrations);
+  closers.add(() => auditDb.close());
+
+  const artifacts = new ArtifactsRepo(registry);
+  const settings = new SettingsRepo(registry);
+  const tenants = new TenantsRepo(registry);
+  const keys = new KeysRepo(registry);
+  const traces = new TraceRepo(registry);
+  const setting = settings.get.bind(settings);
+
+  // Start-up refusals: a registry that cannot be listed, unset config, bare credential spellings.
+  const deployed = scanDeployedFlows(artifacts);
+  for (const why of deployed.unreadable) log.error(`unreadable flow artifact (not served until re-deployed): ${why}`);
+  const refusals = startupRefusals(deployed.flows);
+  if (refusals.length > 0) throw new ExitError(1, `svc serve refused to start:\n${refusals.map((r) => `  - ${r}`).join('\n')}`);
+
+  const events = EventLog.open(paths, { payloadMaxBytes: () => setting('log_payload_max_bytes'), onError: (err) => log.error({ err }, 'event log write failed') });
+  closers.add(() => events.close());
+  const audit = new AuditWriter(new AuditRepo(auditDb), { onError: (err) => log.error({ err }, 'audit write failed') });
+  closers.add(() => audit.close());
+
+  const gate = opts.noAuth ? undefined : new Gate(gateLookups(keys, tenants, artifacts), { refused: (r) => recordRefusal(r, events, audit) });
+  const egress = httpEgressEffect(setting);
+  closers.add(() => egress.close());
+  const runner = new FlowRunner({
+    loadFlow: (tenant, name) => loadFlow(artifacts, tenant, name),
+    setting,
+    limiter: new ExecutionLimiter(setting('max_concurrent_flow_executions')),
+    events,
+    traceEnabled: (tenant, flow) => traces.isEnabled(tenant, flow),
+    maxDurationSecs: setting('flow_max_duration_secs'),
+    engine: { effects: { http_egress: egress.handler }, loadFlow: (tenant, name) => loadFlow(artifacts, tenant, name), events },
+  });
+
+  const app: FastifyInstance = await buildServer({
+    gate,
+    secret: opts.secret,
+    runner,
+    events,
+    wsdl: {
+      tenantActive: (t) => tenants.get(t)?.status === 'active',
+      loadSoapConfig: (t, n) => loadFlow(artifacts, t, n)?.ir.soap,
+    },
+  });
+  closers.add(() => app.close());
   const address = await app.listen({ host: opts.host, port: opts.port });
+
   let grpc: GrpcDoor | undefined;
   if (opts.grpcPort !== undefined) {
-    grpc = await startGrpcDoor({ host: opts.host, port: opts.grpcPort, log, deps: grpcDoorDeps(registry, opts.noAuth) });
+    const deps: GrpcDoorDeps = {
+      descriptors: new DescriptorsRepo(registry),
+      routes: () =>
+        scanDeployedFlows(artifacts)
+          .flows.filter((f) => f.inbound === 'grpc' && f.grpcMethod !== undefined)
+          .map((f) => ({ tenant: f.tenant, flow: f.flow, method: f.grpcMethod! })),
+      gate,
+      invoke: async (tenant, flow, input, meta) => {
+        const result = await runner.run(runner.resolve(tenant, flow), input, meta);
+        return { status: result.status, output: result.output };
+      },
+    };
+    grpc = await startGrpcDoor({ host: opts.host, port: opts.grpcPort, log, deps });
+    closers.add(() => grpc?.close());
   } else {
-    warnInboundWithoutDoor(deployedInboundFlows(), log);
+    warnInboundWithoutDoor(deployed.flows, log);
   }
+
   const bootLines = [
     `svc listening on ${address}`,
     grpc ? `grpc listening on ${grpc.address}` : '  grpc:       off (--grpc-port not given)',
@@ -61,7 +162,7 @@ export async function startService(opts: ServeOptions): Promise<RunningService> 
     `  api keys:   ${opts.noAuth ? 'DISABLED (--no-auth)' : 'required'}`,
   ];
   if (opts.noAuth) log.warn('API key authentication is DISABLED (--no-auth); every route is open');
-  else if (!new KeysRepo(registry).hasAnyKey()) {
+  else if (!keys.hasAnyKey()) {
     // No bootstrap key exists by design: say how to make the first one.
     const hint = 'no API key exists yet, so every key-protected route answers 401; create one with: svc keys create --tenant <t> --label <l>';
     bootLines.push(`  WARNING: ${hint}`);
@@ -73,14 +174,7 @@ export async function startService(opts: ServeOptions): Promise<RunningService> 
   const close = () => {
     closing ??= (async () => {
       state = 'stopping';
-      const errors: unknown[] = [];
-      for (const step of [() => app.close(), () => grpc?.close(), () => registry.close()]) {
-        try {
-          await step();
-        } catch (err) {
-          errors.push(err);
-        }
-      }
+      const errors = await closers.runAll();
       state = 'stopped';
       log.flush();
       if (errors.length > 0) throw new AggregateError(errors, 'service did not stop cleanly');
@@ -99,29 +193,43 @@ export async function startService(opts: ServeOptions): Promise<RunningService> 
   };
 }
 
-/**
- * The gRPC door's dependencies. HAND-OFF (issue 7): `routes`, `invoke` and `gate` are placeholders
- * until the compiler (inbound/grpcMethod in the latest IR), the engine and the key store are merged:
- * no route is served, and the gate fails closed (503) rather than open.
- */
-function grpcDoorDeps(registry: Db, noAuth: boolean): GrpcDoorDeps {
+/** The gate's two indexed reads plus the required scope of the latest artifact. */
+function gateLookups(keys: KeysRepo, tenants: TenantsRepo, artifacts: ArtifactsRepo): GateLookups {
   return {
-    descriptors: new DescriptorsRepo(registry),
-    routes: () => [],
-    gate: noAuth
-      ? undefined
-      : {
-          check: () => {
-            throw new SvcError('SVC_ERR_STORAGE_UNAVAILABLE', 'authorization is not wired to the gRPC door yet');
-          },
-        },
-    invoke: async () => {
-      throw new SvcError('SVC_ERR_BUSY', 'the engine is not wired to the gRPC door yet');
+    findKeyByHash: (hash) => {
+      const row = keys.findByHash(hash);
+      if (row === undefined) return undefined;
+      return {
+        id: row.id,
+        tenant: row.tenant,
+        scopes: row.scopes,
+        flows: row.flows,
+        rateLimit: row.rateLimit ?? undefined,
+        revoked: row.revokedAt !== null && row.revokedAt !== undefined,
+        expiresAt: row.expiresAt ?? undefined,
+      };
+    },
+    tenantStatus: (tenant) => tenants.get(tenant)?.status,
+    requiredScope: (tenant, flow) => {
+      try {
+        return loadFlow(artifacts, tenant, flow)?.ir.requiredScope;
+      } catch (err) {
+        // A corrupt artifact is the route's 500, not the gate's 503.
+        if (err instanceof IntegrityError) return undefined;
+        throw err;
+      }
     },
   };
 }
 
-/** HAND-OFF (issue 7): the latest IR of every deployed flow (tenant, flow, inbound, grpcMethod). */
-function deployedInboundFlows(): InboundFlow[] {
-  return [];
+/** `access_denied` in the log; `access.denied` on the key's tenant chain for a policy verdict. */
+function recordRefusal(r: GateRefusal, events: EventLog, audit: AuditWriter): void {
+  events.emit({ event: 'access_denied', tenant: r.tenant, flow: r.flow, http_status: r.status, reason: r.reason });
+  if (r.subjectTenant !== undefined && r.status !== 503) {
+    audit.append({
+      tenant: r.subjectTenant,
+      eventType: 'access.denied',
+      payload: { flow: `${r.tenant}/${r.flow}`, status: r.status, key_id: r.keyId, reason: r.reason },
+    });
+  }
 }

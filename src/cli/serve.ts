@@ -1,6 +1,5 @@
 /** `svc serve`: start the service and stop it cleanly on SIGINT or SIGTERM. */
 import { Command, Option } from 'commander';
-import { startService } from '../app/service.js';
 import { dbOption, intArg } from './options.js';
 
 export function registerServe(program: Command): void {
@@ -26,6 +25,12 @@ interface ServeFlags {
 }
 
 async function serve(flags: ServeFlags): Promise<void> {
+  // Loaded here so other commands do not pay for fastify and the doors.
+  const { startService } = await import('../app/service.js');
+  let stopRequested = false;
+  const early = () => (stopRequested = true);
+  process.on('SIGINT', early);
+  process.on('SIGTERM', early);
   const service = await startService({
     host: flags.host,
     port: flags.port,
@@ -37,6 +42,8 @@ async function serve(flags: ServeFlags): Promise<void> {
   process.stdout.write(`${service.bootLines.join('\n')}\n`);
   await new Promise<void>((resolve) => {
     const stop = () => {
+      process.off('SIGINT', early);
+      process.off('SIGTERM', early);
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
       service.close().then(resolve, (err: unknown) => {
@@ -46,5 +53,6 @@ async function serve(flags: ServeFlags): Promise<void> {
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
+    if (stopRequested) stop();
   });
 }

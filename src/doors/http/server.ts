@@ -1,15 +1,37 @@
 /** Builds the Fastify app (not yet listening). Each route area is an encapsulated plugin. */
 import Fastify, { type FastifyInstance } from 'fastify';
+import type { FlowRunner } from '../../app/flow-runner.js';
+import type { Gate } from '../../gate/gate.js';
+import type { EventEmitter } from '../../store/event-log.js';
+import { connectorRoutes } from './connector-route.js';
 import { healthRoutes } from './health.js';
+import { metadataRoutes } from './metadata-route.js';
+import { runRoutes } from './run-route.js';
+import { wsdlRoutes, type WsdlRouteDeps } from './wsdl-route.js';
 
 export interface HttpDeps {
-  /** Gate off: `--no-auth`. */
-  readonly noAuth: boolean;
+  /** Absent under `--no-auth`. */
+  readonly gate: Gate | undefined;
+  /** `--secret`: X-Svc-Signature required on /run and /enqueue. */
+  readonly secret: string | undefined;
+  readonly runner: FlowRunner;
+  readonly events: EventEmitter;
+  readonly wsdl: WsdlRouteDeps;
+  /** Further route areas (the queue door registers /enqueue here). */
+  readonly plugins?: readonly ((app: FastifyInstance) => Promise<void>)[];
 }
 
 export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false, disableRequestLogging: true, return503OnClosing: true });
+  const app = Fastify({ logger: false, return503OnClosing: true });
+  // Bodies are read by the routes themselves, after the gate and under a per-request ceiling:
+  // no parser may read a byte first.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_req, _payload, done) => done(null));
   await app.register(healthRoutes);
-  void deps;
+  await app.register(runRoutes({ gate: deps.gate, secret: deps.secret, runner: deps.runner }));
+  await app.register(metadataRoutes({ gate: deps.gate, runner: deps.runner }));
+  await app.register(connectorRoutes({ gate: deps.gate, events: deps.events }));
+  await app.register(wsdlRoutes(deps.wsdl));
+  for (const plugin of deps.plugins ?? []) await app.register(plugin);
   return app;
 }

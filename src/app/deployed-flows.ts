@@ -1,0 +1,69 @@
+/**
+ * The start-up scan of every flow's latest artifact: what the server must refuse to start on
+ * (unset config, the bare `ctx.X` credential spelling), what it only reports (an unreadable
+ * artifact), and the lists the doors and the scheduler need.
+ */
+import { IntegrityError } from '../common/errors.js';
+import type { FlowIR, StepIR } from '../ir/types.js';
+import type { ArtifactsRepo } from '../store/artifacts-repo.js';
+import { startupConfigRefusals } from './config-check.js';
+import { loadIr } from './registry.js';
+
+export interface DeployedFlows {
+  readonly flows: readonly FlowIR[];
+  /** `tenant/flow: why` for each artifact that could not be read (logged at ERROR, boot goes on). */
+  readonly unreadable: readonly string[];
+}
+
+/** Reads every latest artifact. Throws when the registry cannot be listed (the server must stop). */
+export function scanDeployedFlows(repo: ArtifactsRepo): DeployedFlows {
+  const flows: FlowIR[] = [];
+  const unreadable: string[] = [];
+  for (const ref of repo.listLatest()) {
+    try {
+      flows.push(loadIr(repo, ref.hash));
+    } catch (err) {
+      if (!(err instanceof IntegrityError)) throw err;
+      unreadable.push(`${ref.tenant}/${ref.name} version ${ref.version}: ${err.message}`);
+    }
+  }
+  return { flows, unreadable };
+}
+
+const BARE_CTX = /^\s*ctx(\.[A-Za-z_]\w*|\[[^\]]*\])+\s*$/;
+
+/** The credential keys written as bare `ctx.X` (no longer read): each one stops the server. */
+export function bareCredentialRefusals(flows: readonly FlowIR[]): string[] {
+  const out: string[] = [];
+  for (const ir of flows) {
+    for (const step of [...ir.steps, ...(ir.fault?.steps ?? [])]) {
+      for (const [key, value] of credentialTemplates(step)) {
+        if (value !== undefined && BARE_CTX.test(value)) {
+          out.push(
+            `flow ${ir.tenant}/${ir.flow} step '${step.name}': ${key} uses the bare spelling '${value.trim()}', which is no longer read; write "{{ ${value.trim()} }}" and re-deploy under a new version`,
+          );
+        }
+      }
+    }
+  }
+  return out;
+}
+
+function credentialTemplates(step: StepIR): [string, string | undefined][] {
+  const h = step.http;
+  if (h === undefined) return [];
+  const o = h.oauth2;
+  return [
+    ['bearer_token', h.bearerToken],
+    ['oauth2_token_url', o?.tokenUrl],
+    ['oauth2_client_id', o?.clientId],
+    ['oauth2_client_secret', o?.clientSecret],
+    ['oauth2_scope', o?.scope],
+    ['oauth2_audience', o?.audience],
+  ];
+}
+
+/** Every reason the server must not start, from the scanned flows and the environment. */
+export function startupRefusals(flows: readonly FlowIR[], env: NodeJS.ProcessEnv = process.env): string[] {
+  return [...startupConfigRefusals(flows.map((f) => ({ tenant: f.tenant, flow: f.flow, config: f.config })), env), ...bareCredentialRefusals(flows)];
+}
