@@ -37,6 +37,17 @@ export async function load(label: string, opts: LoadOptions): Promise<LoadResult
   };
 }
 
+/** Rounds of one measurement folded into one: mean req/s, worst p99, summed failures. */
+export function combine(rounds: readonly LoadResult[]): LoadResult {
+  return {
+    label: rounds[0]!.label,
+    reqPerSec: rounds.reduce((a, r) => a + r.reqPerSec, 0) / rounds.length,
+    p99Ms: Math.max(...rounds.map((r) => r.p99Ms)),
+    non2xx: rounds.reduce((a, r) => a + r.non2xx, 0),
+    errors: rounds.reduce((a, r) => a + r.errors, 0),
+  };
+}
+
 /** The baseline: a bare node:http server answering the same JSON, as its own process. */
 export const BARE_SERVER_SOURCE = `
 const http = require('node:http');

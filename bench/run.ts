@@ -7,10 +7,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BARE_SERVER_SOURCE, load, printTable, spawnListening, type LoadResult } from './load.js';
+import { BARE_SERVER_SOURCE, combine, load, printTable, spawnListening, type LoadResult } from './load.js';
 
 const SVC = resolve(dirname(fileURLToPath(import.meta.url)), '../src/main.js');
-const DURATION = Number(process.env.BENCH_SECONDS ?? 8);
+const DURATION = Number(process.env.BENCH_SECONDS ?? 12);
+const ROUNDS = 4;
 
 const FLOW = `---
 flowdoc_version: "0.1"
@@ -52,19 +53,25 @@ async function main(): Promise<void> {
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
     const rows: LoadResult[] = [];
 
+    // Both servers run side by side and are measured in alternating rounds, so that load from
+    // anything else on this shared machine falls on both alike.
     const bare = await spawnListening(process.execPath, ['-e', BARE_SERVER_SOURCE]);
     children.push(bare);
-    await load('warm-up', { url: bare.url, body, headers, durationSec: 1 });
-    rows.push(await load('bare node:http', { url: bare.url, body, headers, durationSec: DURATION }));
-    await bare.stop();
-
     const server = await spawnListening(process.execPath, [SVC, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db], env);
     children.push(server);
     const runUrl = `${server.url}/flows/bench/quote/run`;
+    await load('warm-up', { url: bare.url, body, headers, durationSec: 1 });
     await load('warm-up', { url: runUrl, body, headers, durationSec: 2 });
-    const run = await load('svc /run (validate + ntd)', { url: runUrl, body, headers, durationSec: DURATION });
-    rows.push(run);
+    const bareRounds: LoadResult[] = [];
+    const runRounds: LoadResult[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      bareRounds.push(await load('bare node:http', { url: bare.url, body, headers, durationSec: DURATION / ROUNDS }));
+      runRounds.push(await load('svc /run (validate + ntd)', { url: runUrl, body, headers, durationSec: DURATION / ROUNDS }));
+    }
+    rows.push(combine(bareRounds), combine(runRounds));
+    const run = rows[1]!;
     await server.stop();
+    await bare.stop();
 
     printTable(rows);
     const ratio = run.reqPerSec / rows[0]!.reqPerSec;

@@ -1,7 +1,7 @@
 /** The verified flow loader the doors, workers and scheduler share: latest ref -> artifact -> IR, parsed once per hash. */
 import { IntegrityError } from '../common/errors.js';
 import type { FlowIR } from '../ir/types.js';
-import { ArtifactsRepo } from '../store/artifacts-repo.js';
+import { ArtifactsRepo, type FlowVersionRef } from '../store/artifacts-repo.js';
 import type { Db } from '../store/db.js';
 
 export interface LoadedFlow {
@@ -40,7 +40,11 @@ export function loadIr(repo: ArtifactsRepo, hash: string): FlowIR {
  */
 export function loadFlow(db: Db | ArtifactsRepo, tenant: string, name: string): LoadedFlow | undefined {
   const repo = db instanceof ArtifactsRepo ? db : repoFor(db);
-  const ref = repo.resolveLatest(tenant, name);
+  return loadRef(repo, repo.resolveLatest(tenant, name));
+}
+
+/** The flow a resolved ref points at (for callers that resolve `latest` through a cache). */
+export function loadRef(repo: ArtifactsRepo, ref: FlowVersionRef | undefined): LoadedFlow | undefined {
   if (!ref) return undefined;
   return { ir: loadIr(repo, ref.hash), version: ref.version, hash: ref.hash, created_at: ref.created_at };
 }

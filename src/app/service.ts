@@ -24,7 +24,8 @@ import { TraceRepo } from '../store/trace-repo.js';
 import { scanDeployedFlows, startupRefusals } from './deployed-flows.js';
 import { httpEgressEffect } from './effects.js';
 import { FlowRunner } from './flow-runner.js';
-import { loadFlow } from './registry.js';
+import { loadRef, type LoadedFlow } from './registry.js';
+import { RegistryCache } from '../store/registry-cache.js';
 
 export interface ServeOptions {
   host: string;
@@ -91,7 +92,9 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
   const tenants = new TenantsRepo(registry);
   const keys = new KeysRepo(registry);
   const traces = new TraceRepo(registry);
-  const setting = settings.get.bind(settings);
+  const cache = new RegistryCache(registry, { keys, tenants, artifacts, traces, settings });
+  const setting = cache.setting.bind(cache);
+  const loadFlow = (tenant: string, name: string) => loadRef(artifacts, cache.resolveLatest(tenant, name));
 
   // Start-up refusals: a registry that cannot be listed, unset config, bare credential spellings.
   const deployed = scanDeployedFlows(artifacts);
@@ -99,22 +102,22 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
   const refusals = startupRefusals(deployed.flows);
   if (refusals.length > 0) throw new ExitError(1, `svc serve refused to start:\n${refusals.map((r) => `  - ${r}`).join('\n')}`);
 
-  const events = EventLog.open(paths, { payloadMaxBytes: () => setting('log_payload_max_bytes'), onError: (err) => log.error({ err }, 'event log write failed') });
+  const events = EventLog.open(paths, { flushIntervalMs: 100, maxBatchRows: 4096, payloadMaxBytes: () => setting('log_payload_max_bytes'), onError: (err) => log.error({ err }, 'event log write failed') });
   closers.add(() => events.close());
   const audit = new AuditWriter(new AuditRepo(auditDb), { onError: (err) => log.error({ err }, 'audit write failed') });
   closers.add(() => audit.close());
 
-  const gate = opts.noAuth ? undefined : new Gate(gateLookups(keys, tenants, artifacts), { refused: (r) => recordRefusal(r, events, audit) });
+  const gate = opts.noAuth ? undefined : new Gate(gateLookups(cache, loadFlow), { refused: (r) => recordRefusal(r, events, audit) });
   const egress = httpEgressEffect(setting);
   closers.add(() => egress.close());
   const runner = new FlowRunner({
-    loadFlow: (tenant, name) => loadFlow(artifacts, tenant, name),
+    loadFlow,
     setting,
     limiter: new ExecutionLimiter(setting('max_concurrent_flow_executions')),
     events,
-    traceEnabled: (tenant, flow) => traces.isEnabled(tenant, flow),
+    traceEnabled: (tenant, flow) => cache.traceEnabled(tenant, flow),
     maxDurationSecs: setting('flow_max_duration_secs'),
-    engine: { effects: { http_egress: egress.handler }, loadFlow: (tenant, name) => loadFlow(artifacts, tenant, name), events },
+    engine: { effects: { http_egress: egress.handler }, loadFlow, events },
   });
 
   const app: FastifyInstance = await buildServer({
@@ -123,8 +126,8 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
     runner,
     events,
     wsdl: {
-      tenantActive: (t) => tenants.get(t)?.status === 'active',
-      loadSoapConfig: (t, n) => loadFlow(artifacts, t, n)?.ir.soap,
+      tenantActive: (t) => cache.tenant(t)?.status === 'active',
+      loadSoapConfig: (t, n) => loadFlow(t, n)?.ir.soap,
     },
   });
   closers.add(() => app.close());
@@ -194,10 +197,10 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
 }
 
 /** The gate's two indexed reads plus the required scope of the latest artifact. */
-function gateLookups(keys: KeysRepo, tenants: TenantsRepo, artifacts: ArtifactsRepo): GateLookups {
+function gateLookups(cache: RegistryCache, loadFlow: (tenant: string, name: string) => LoadedFlow | undefined): GateLookups {
   return {
     findKeyByHash: (hash) => {
-      const row = keys.findByHash(hash);
+      const row = cache.findKeyByHash(hash);
       if (row === undefined) return undefined;
       return {
         id: row.id,
@@ -209,10 +212,10 @@ function gateLookups(keys: KeysRepo, tenants: TenantsRepo, artifacts: ArtifactsR
         expiresAt: row.expiresAt ?? undefined,
       };
     },
-    tenantStatus: (tenant) => tenants.get(tenant)?.status,
+    tenantStatus: (tenant) => cache.tenant(tenant)?.status,
     requiredScope: (tenant, flow) => {
       try {
-        return loadFlow(artifacts, tenant, flow)?.ir.requiredScope;
+        return loadFlow(tenant, flow)?.ir.requiredScope;
       } catch (err) {
         // A corrupt artifact is the route's 500, not the gate's 503.
         if (err instanceof IntegrityError) return undefined;

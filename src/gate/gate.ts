@@ -15,7 +15,7 @@ export interface GateKey {
   /** Requests per second; undefined: never throttled. */
   readonly rateLimit?: number | undefined;
   readonly revoked: boolean;
-  /** ISO 8601 UTC instant, or undefined for no expiry. */
+  /** ISO 8601 UTC instant: the last second the key is valid (through its end); undefined never expires. */
   readonly expiresAt?: string | undefined;
 }
 
@@ -90,7 +90,7 @@ export class Gate {
     const key = this.#guard(req, () => this.#lookups.findKeyByHash(hashApiKey(token)));
     if (key === undefined) throw this.#refuse(req, unauthorized(false), 401, 'unknown API key');
     if (key.revoked) throw this.#refuse(req, unauthorized(false), 401, `API key ${key.id} is revoked`, key);
-    if (key.expiresAt !== undefined && Date.parse(key.expiresAt) <= this.#now()) {
+    if (key.expiresAt !== undefined && !(Date.parse(key.expiresAt) + 1000 > this.#now())) {
       throw this.#refuse(req, unauthorized(false), 401, `API key ${key.id} expired at ${key.expiresAt}`, key);
     }
     // From here the key is valid: every refusal costs it a token.

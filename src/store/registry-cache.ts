@@ -1,0 +1,111 @@
+/**
+ * The registry reads on the request path (key by hash, tenant, latest ref, trace flag, settings),
+ * answered from memory while the database is unchanged. `PRAGMA data_version` tells whether another
+ * connection (an operator command, another server) committed since the last look; it is asked at
+ * most once per event-loop turn, so a change committed before a turn begins is seen by every
+ * request of that turn. Writes through this process's own connection must call `invalidate()`.
+ */
+import type { SettingName } from '../common/settings.js';
+import type { ArtifactsRepo, FlowVersionRef } from './artifacts-repo.js';
+import type { Db } from './db.js';
+import type { ApiKeyRow, KeysRepo } from './keys-repo.js';
+import type { SettingsRepo } from './settings-repo.js';
+import type { Tenant, TenantsRepo } from './tenants-repo.js';
+import type { TraceRepo } from './trace-repo.js';
+
+/** Entries per map before it is cleared (bounds memory against callers spraying names). */
+const MAX_ENTRIES = 10_000;
+
+export interface RegistryRepos {
+  keys: KeysRepo;
+  tenants: TenantsRepo;
+  artifacts: ArtifactsRepo;
+  traces: TraceRepo;
+  settings: SettingsRepo;
+}
+
+export class RegistryCache {
+  readonly #repos: RegistryRepos;
+  readonly #dataVersion;
+  #version: unknown;
+  #checkedThisTurn = false;
+  // Only keys that exist are cached: an unknown key always costs its indexed query.
+  readonly #keys = new Map<string, ApiKeyRow>();
+  readonly #tenants = new Map<string, Tenant | null>();
+  readonly #latest = new Map<string, FlowVersionRef | null>();
+  readonly #trace = new Map<string, boolean>();
+  readonly #settings = new Map<SettingName, number>();
+
+  constructor(db: Db, repos: RegistryRepos) {
+    this.#repos = repos;
+    this.#dataVersion = db.prepare('PRAGMA data_version').pluck();
+    this.#version = this.#dataVersion.get();
+  }
+
+  findKeyByHash(hash: string): ApiKeyRow | undefined {
+    this.#fresh();
+    const hit = this.#keys.get(hash);
+    if (hit !== undefined) return hit;
+    const row = this.#repos.keys.findByHash(hash);
+    if (row !== undefined) remember(this.#keys, hash, row);
+    return row;
+  }
+
+  tenant(id: string): Tenant | undefined {
+    this.#fresh();
+    return this.#through(this.#tenants, id, () => this.#repos.tenants.get(id));
+  }
+
+  resolveLatest(tenant: string, name: string): FlowVersionRef | undefined {
+    this.#fresh();
+    return this.#through(this.#latest, `${tenant}/${name}`, () => this.#repos.artifacts.resolveLatest(tenant, name));
+  }
+
+  traceEnabled(tenant: string, flow: string): boolean {
+    this.#fresh();
+    const key = `${tenant}/${flow}`;
+    let hit = this.#trace.get(key);
+    if (hit === undefined) remember(this.#trace, key, (hit = this.#repos.traces.isEnabled(tenant, flow)));
+    return hit;
+  }
+
+  setting(name: SettingName): number {
+    this.#fresh();
+    let hit = this.#settings.get(name);
+    if (hit === undefined) this.#settings.set(name, (hit = this.#repos.settings.get(name)));
+    return hit;
+  }
+
+  /** Forget everything (after a write through this process's own connection). */
+  invalidate(): void {
+    this.#keys.clear();
+    this.#tenants.clear();
+    this.#latest.clear();
+    this.#trace.clear();
+    this.#settings.clear();
+  }
+
+  #through<T>(map: Map<string, T | null>, key: string, load: () => T | undefined): T | undefined {
+    const hit = map.get(key);
+    if (hit !== undefined) return hit ?? undefined;
+    const value = load();
+    remember(map, key, value ?? null);
+    return value;
+  }
+
+  #fresh(): void {
+    if (this.#checkedThisTurn) return;
+    this.#checkedThisTurn = true;
+    setImmediate(() => (this.#checkedThisTurn = false));
+    const version = this.#dataVersion.get();
+    if (version !== this.#version) {
+      this.#version = version;
+      this.invalidate();
+    }
+  }
+}
+
+function remember<K, V>(map: Map<K, V>, key: K, value: V): void {
+  if (map.size >= MAX_ENTRIES) map.clear();
+  map.set(key, value);
+}
