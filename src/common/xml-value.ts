@@ -10,6 +10,11 @@ export class XmlValue {
   toString(): string {
     return this.xml;
   }
+
+  /** Nested inside a JSON answer, an XML value is written as its XML text. */
+  toJSON(): string {
+    return this.xml;
+  }
 }
 
 export function isXmlValue(value: unknown): value is XmlValue {

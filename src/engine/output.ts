@@ -20,7 +20,17 @@ export function encodeOutput(output: unknown): EncodedOutput {
   if (typeof output === 'string') return { body: output, contentType: 'text/plain; charset=utf-8' };
   if (isXmlValue(output)) return { body: output.xml, contentType: 'application/xml; charset=utf-8' };
   if (Buffer.isBuffer(output)) return { body: output, contentType: 'application/octet-stream' };
-  return { body: JSON.stringify(output, jsonReplacer), contentType: 'application/json' };
+  return { body: toJsonText(output), contentType: 'application/json' };
+}
+
+/** Plain JSON.stringify (XmlValue has toJSON); a bigint, which it refuses, takes the slower replacer path. */
+function toJsonText(output: unknown): string {
+  try {
+    return JSON.stringify(output);
+  } catch (err) {
+    if (err instanceof TypeError) return JSON.stringify(output, jsonReplacer);
+    throw err;
+  }
 }
 
 /** XmlValue nested inside JSON is written as its XML text; bigint as a number. */

@@ -151,8 +151,16 @@ export class EventLog implements EventEmitter {
   }
 }
 
+let lastSecond = -1;
+let lastIso = '';
+/** ISO 8601 UTC to the second; formatted once per second, since most events share their second. */
 function isoSeconds(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const second = Math.floor(ms / 1000);
+  if (second !== lastSecond) {
+    lastSecond = second;
+    lastIso = new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  }
+  return lastIso;
 }
 
 /** Talks to event-log-worker.js; keeps the process alive only while a request is outstanding. */
