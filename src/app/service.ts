@@ -4,10 +4,13 @@ import { mkdirSync } from 'node:fs';
 import { ExitError, IntegrityError } from '../common/errors.js';
 import { createLogger, type Logger } from '../common/logger.js';
 import { statePaths, type StatePaths } from '../common/paths.js';
-import { ExecutionLimiter } from '../engine/index.js';
+import { ExecutionLimiter, type RunDeps } from '../engine/index.js';
 import { warnInboundWithoutDoor } from '../doors/grpc/inbound-warnings.js';
 import { startGrpcDoor, type GrpcDoor, type GrpcDoorDeps } from '../doors/grpc/server.js';
+import { enqueueRoutes } from '../doors/http/enqueue-route.js';
 import { buildServer } from '../doors/http/server.js';
+import { startQueueCompaction } from '../housekeeping/queue-compaction.js';
+import { QueueStore } from '../queue/index.js';
 import { Gate, type GateLookups, type GateRefusal } from '../gate/gate.js';
 import { ArtifactsRepo } from '../store/artifacts-repo.js';
 import { AuditRepo } from '../store/audit-repo.js';
@@ -24,6 +27,8 @@ import { TraceRepo } from '../store/trace-repo.js';
 import { scanDeployedFlows, startupRefusals } from './deployed-flows.js';
 import { httpEgressEffect } from './effects.js';
 import { FlowRunner } from './flow-runner.js';
+import { queuePublishEffect } from './queue-publish.js';
+import { QueueWorkers } from './queue-workers.js';
 import { loadFlow } from './registry.js';
 
 export interface ServeOptions {
@@ -107,6 +112,9 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
   const gate = opts.noAuth ? undefined : new Gate(gateLookups(keys, tenants, artifacts), { refused: (r) => recordRefusal(r, events, audit) });
   const egress = httpEgressEffect(setting);
   closers.add(() => egress.close());
+  // One set of engine deps for /run, gRPC and the queue workers; queue_publish is added below,
+  // once the queue workers it submits through exist.
+  const engine: RunDeps = { effects: { http_egress: egress.handler }, loadFlow: (tenant, name) => loadFlow(artifacts, tenant, name), events };
   const runner = new FlowRunner({
     loadFlow: (tenant, name) => loadFlow(artifacts, tenant, name),
     setting,
@@ -114,8 +122,26 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
     events,
     traceEnabled: (tenant, flow) => traces.isEnabled(tenant, flow),
     maxDurationSecs: setting('flow_max_duration_secs'),
-    engine: { effects: { http_egress: egress.handler }, loadFlow: (tenant, name) => loadFlow(artifacts, tenant, name), events },
+    engine,
   });
+  const queueStore = new QueueStore({ queuesDir: paths.queuesDir });
+  // Closed after the HTTP door (closers run in reverse): workers stop, checkpoints are written, locks released.
+  closers.add(() => queueStore.close());
+  const queues = new QueueWorkers({
+    store: queueStore,
+    loadFlow: (tenant, name) => loadFlow(artifacts, tenant, name),
+    setting,
+    events,
+    audit,
+    traceEnabled: (tenant, flow) => traces.isEnabled(tenant, flow),
+    engine,
+    maxDurationSecs: setting('flow_max_duration_secs'),
+    log,
+  });
+  closers.add(() => queues.close());
+  engine.effects = { ...engine.effects, queue_publish: queuePublishEffect(queues) };
+  const compaction = startQueueCompaction({ compact: () => queueStore.compact(), intervalSecs: () => setting('queue_compaction_interval_secs'), log });
+  closers.add(() => compaction.stop());
 
   const app: FastifyInstance = await buildServer({
     gate,
@@ -126,6 +152,7 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
       tenantActive: (t) => tenants.get(t)?.status === 'active',
       loadSoapConfig: (t, n) => loadFlow(artifacts, t, n)?.ir.soap,
     },
+    plugins: [enqueueRoutes({ gate, secret: opts.secret, queues, log })],
   });
   closers.add(() => app.close());
   const address = await app.listen({ host: opts.host, port: opts.port });
