@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchEnqueue } from './enqueue.js';
 import { BARE_SERVER_SOURCE, combine, load, printTable, spawnListening, type LoadResult } from './load.js';
 
 const SVC = resolve(dirname(fileURLToPath(import.meta.url)), '../src/main.js');
@@ -77,6 +78,7 @@ async function main(): Promise<void> {
     const ratio = run.reqPerSec / rows[0]!.reqPerSec;
     process.stdout.write(`ratio /run vs bare: ${ratio.toFixed(2)} (target >= 0.50)\n`);
     if (run.non2xx > 0 || run.errors > 0) process.stdout.write('WARNING: /run answered non-2xx or errored during the run\n');
+    await benchEnqueue({ svcBin: SVC, env, db, key, bareReqPerSec: rows[0]!.reqPerSec, durationSec: DURATION });
   } finally {
     for (const c of children) await c.stop().catch(() => undefined);
     rmSync(home, { recursive: true, force: true });

@@ -66,14 +66,18 @@ async function kill9(c: Child): Promise<void> {
 }
 
 /** Every message a fresh consumer delivers until the queue stays quiet for 100 ms. */
-async function drainAll(store: QueueStore, tenant: string, flow: string): Promise<QueueMessage[]> {
+/** Consumes until `expected` messages arrived (or 30 s passed, or nothing more came for 2 s past it). */
+async function drainAll(store: QueueStore, tenant: string, flow: string, expected = Infinity): Promise<QueueMessage[]> {
   const seen: QueueMessage[] = [];
   const c = await store.startConsumer(tenant, flow, { pollIntervalMs: 10, handler: async (m) => (seen.push(m), { kind: 'ack' }) });
   assert.ok(c);
+  // A loaded machine may pause delivery for a while: wait for the count, not for a quiet spell.
+  const deadline = Date.now() + 30_000;
+  while (seen.length < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   let last = -1;
-  for (let i = 0; i < 500 && seen.length !== last; i++) {
+  for (let i = 0; i < 40 && seen.length !== last; i++) {
     last = seen.length;
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 50));
   }
   await store.stopConsumer(tenant, flow);
   return seen;
@@ -114,7 +118,7 @@ describe('queue across processes', () => {
     assert.equal(new Set(acked.map(([id]) => id)).size, 800, 'no id handed out twice');
     assert.equal(new Set(acked.map(([, off]) => off)).size, 800, 'no offset handed out twice');
     const store = new QueueStore({ queuesDir });
-    const seen = await drainAll(store, 'acme', 'shared');
+    const seen = await drainAll(store, 'acme', 'shared', acked.length);
     assert.deepEqual(seen.map((m) => m.id).sort((x, y) => x - y), acked.map(([id]) => id).sort((x, y) => x - y));
     await store.close();
   });

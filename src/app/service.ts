@@ -4,14 +4,16 @@ import { mkdirSync } from 'node:fs';
 import { ExitError, IntegrityError } from '../common/errors.js';
 import { createLogger, type Logger } from '../common/logger.js';
 import { statePaths, type StatePaths } from '../common/paths.js';
-import { ExecutionLimiter } from '../engine/index.js';
+import { ExecutionLimiter, type RunDeps } from '../engine/index.js';
 import { warnInboundWithoutDoor } from '../doors/grpc/inbound-warnings.js';
 import { startGrpcDoor, type GrpcDoor, type GrpcDoorDeps } from '../doors/grpc/server.js';
+import { enqueueRoutes } from '../doors/http/enqueue-route.js';
 import { buildServer } from '../doors/http/server.js';
+import { startQueueCompaction } from '../housekeeping/queue-compaction.js';
+import { QueueStore } from '../queue/index.js';
 import { Gate, type GateLookups, type GateRefusal } from '../gate/gate.js';
 import { ArtifactsRepo } from '../store/artifacts-repo.js';
-import { AuditRepo } from '../store/audit-repo.js';
-import { AuditWriter } from '../store/audit-writer.js';
+import { AuditThreadWriter, type AuditAppender } from '../store/audit-thread.js';
 import { openDb, type Db } from '../store/db.js';
 import { DescriptorsRepo } from '../store/descriptors-repo.js';
 import { EventLog } from '../store/event-log.js';
@@ -24,6 +26,8 @@ import { TraceRepo } from '../store/trace-repo.js';
 import { scanDeployedFlows, startupRefusals } from './deployed-flows.js';
 import { httpEgressEffect } from './effects.js';
 import { FlowRunner } from './flow-runner.js';
+import { queuePublishEffect } from './queue-publish.js';
+import { QueueWorkers } from './queue-workers.js';
 import { loadRef, type LoadedFlow } from './registry.js';
 import { RegistryCache } from '../store/registry-cache.js';
 
@@ -84,8 +88,8 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
   for (const dir of [paths.stateDir, paths.queuesDir, paths.logsDir]) mkdirSync(dir, { recursive: true });
   const registry: Db = openDb(paths.registryDb, registryMigrations);
   closers.add(() => registry.close());
-  const auditDb: Db = openDb(paths.auditDb, auditMigrations);
-  closers.add(() => auditDb.close());
+  // Created and migrated here, so a broken audit database stops the start; the writer thread appends.
+  openDb(paths.auditDb, auditMigrations).close();
 
   const artifacts = new ArtifactsRepo(registry);
   const settings = new SettingsRepo(registry);
@@ -104,12 +108,15 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
 
   const events = EventLog.open(paths, { flushIntervalMs: 100, maxBatchRows: 4096, payloadMaxBytes: () => setting('log_payload_max_bytes'), onError: (err) => log.error({ err }, 'event log write failed') });
   closers.add(() => events.close());
-  const audit = new AuditWriter(new AuditRepo(auditDb), { onError: (err) => log.error({ err }, 'audit write failed') });
+  const audit = new AuditThreadWriter(paths.auditDb, { onError: (message) => log.error(message) });
   closers.add(() => audit.close());
 
   const gate = opts.noAuth ? undefined : new Gate(gateLookups(cache, loadFlow), { refused: (r) => recordRefusal(r, events, audit) });
   const egress = httpEgressEffect(setting);
   closers.add(() => egress.close());
+  // One set of engine deps for /run, gRPC and the queue workers; queue_publish is added below,
+  // once the queue workers it submits through exist.
+  const engine: RunDeps = { effects: { http_egress: egress.handler }, loadFlow, events };
   const runner = new FlowRunner({
     loadFlow,
     setting,
@@ -117,8 +124,26 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
     events,
     traceEnabled: (tenant, flow) => cache.traceEnabled(tenant, flow),
     maxDurationSecs: setting('flow_max_duration_secs'),
-    engine: { effects: { http_egress: egress.handler }, loadFlow, events },
+    engine,
   });
+  const queueStore = new QueueStore({ queuesDir: paths.queuesDir });
+  // Closed after the HTTP door (closers run in reverse): workers stop, checkpoints are written, locks released.
+  closers.add(() => queueStore.close());
+  const queues = new QueueWorkers({
+    store: queueStore,
+    loadFlow,
+    setting,
+    events,
+    audit,
+    traceEnabled: (tenant, flow) => cache.traceEnabled(tenant, flow),
+    engine,
+    maxDurationSecs: setting('flow_max_duration_secs'),
+    log,
+  });
+  closers.add(() => queues.close());
+  engine.effects = { ...engine.effects, queue_publish: queuePublishEffect(queues) };
+  const compaction = startQueueCompaction({ compact: () => queueStore.compact(), intervalSecs: () => setting('queue_compaction_interval_secs'), log });
+  closers.add(() => compaction.stop());
 
   const app: FastifyInstance = await buildServer({
     gate,
@@ -129,6 +154,7 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
       tenantActive: (t) => cache.tenant(t)?.status === 'active',
       loadSoapConfig: (t, n) => loadFlow(t, n)?.ir.soap,
     },
+    plugins: [enqueueRoutes({ gate, secret: opts.secret, queues, log })],
   });
   closers.add(() => app.close());
   const address = await app.listen({ host: opts.host, port: opts.port });
@@ -226,7 +252,7 @@ function gateLookups(cache: RegistryCache, loadFlow: (tenant: string, name: stri
 }
 
 /** `access_denied` in the log; `access.denied` on the key's tenant chain for a policy verdict. */
-function recordRefusal(r: GateRefusal, events: EventLog, audit: AuditWriter): void {
+function recordRefusal(r: GateRefusal, events: EventLog, audit: AuditAppender): void {
   events.emit({ event: 'access_denied', tenant: r.tenant, flow: r.flow, http_status: r.status, reason: r.reason });
   if (r.subjectTenant !== undefined && r.status !== 503) {
     audit.append({

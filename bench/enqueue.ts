@@ -1,0 +1,121 @@
+/**
+ * Queue part of `npm run bench`: durable /enqueue throughput under many connections and the
+ * worker drain rate of a one-step flow, beside a baseline of one fdatasync per 256-byte append
+ * on the same disk and the bare node:http figure measured earlier in the same run.
+ * Targets: /enqueue >= 1.5x the fsync baseline and >= 0.4x bare; drain >= 7,000 messages/s.
+ */
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import { statePaths } from '../src/common/paths.js';
+import { QueueStore } from '../src/queue/index.js';
+import { load, printTable, spawnListening, type LoadResult } from './load.js';
+
+export interface EnqueueBenchOptions {
+  /** dist/src/main.js */
+  readonly svcBin: string;
+  /** Environment with HOME of the bench sandbox. */
+  readonly env: NodeJS.ProcessEnv;
+  /** Registry database of the sandbox (tenant `bench` exists). */
+  readonly db: string;
+  /** An API key of tenant `bench`. */
+  readonly key: string;
+  /** req/s of the bare node:http server measured in the same run. */
+  readonly bareReqPerSec: number;
+  /** Seconds of each measurement. @default 8 */
+  readonly durationSec?: number;
+  /** Messages put in the queue before the drain is timed. @default 20000 */
+  readonly drainCount?: number;
+}
+
+const SINK = `---
+flowdoc_version: "0.1"
+flow: sink
+tenant: bench
+log_level: event_only
+---
+
+## Step: answer
+\`\`\`ntd
+{"id": "{{ ctx.input.id }}", "status": "accepted"}
+\`\`\`
+`;
+
+/** One fdatasync per 256-byte append, one writer: what durability costs without group commit. */
+async function fsyncBaseline(dir: string, seconds: number): Promise<number> {
+  const fh = await open(join(dir, 'fsync-baseline.log'), 'a');
+  const rec = Buffer.alloc(256, 0x61);
+  let n = 0;
+  const t0 = performance.now();
+  const end = t0 + seconds * 1000;
+  try {
+    while (performance.now() < end) {
+      await fh.write(rec);
+      await fh.datasync();
+      n++;
+    }
+  } finally {
+    await fh.close();
+  }
+  return n / ((performance.now() - t0) / 1000);
+}
+
+async function waitProcessed(store: QueueStore, want: number, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while ((await store.stats('bench', 'drain')).processed < want) {
+    if (Date.now() > end) throw new Error(`drain did not reach ${want} messages in ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+export async function benchEnqueue(o: EnqueueBenchOptions): Promise<void> {
+  const duration = o.durationSec ?? 8;
+  const drainCount = o.drainCount ?? 20_000;
+  const paths = statePaths(o.db);
+  const flowPath = join(paths.stateDir, 'sink.flow.md');
+  for (const name of ['sink', 'drain']) {
+    writeFileSync(flowPath, SINK.replace('flow: sink', `flow: ${name}`));
+    execFileSync(process.execPath, [o.svcBin, 'deploy', flowPath, '-v', '1.0.0', '--db', o.db], { env: o.env, encoding: 'utf8' });
+  }
+
+  const fsyncRate = await fsyncBaseline(paths.stateDir, Math.min(duration, 3));
+
+  // The drain backlog is written before the server starts (no worker yet), through the library.
+  const pre = new QueueStore({ queuesDir: paths.queuesDir });
+  const batch: Promise<unknown>[] = [];
+  for (let i = 0; i < drainCount; i++) batch.push(pre.append('bench', 'drain', { correlationId: `drain-${i}`, payload: { id: `o-${i}`, total: 42 } }));
+  await Promise.all(batch);
+  await pre.close();
+
+  const server = await spawnListening(process.execPath, [o.svcBin, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', o.db], o.env);
+  const rows: LoadResult[] = [];
+  let drainRate = 0;
+  try {
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${o.key}` };
+    const body = JSON.stringify({ id: 'o-1', total: 42 });
+    // Drain first, alone: one submission starts the worker, then the backlog is timed.
+    const probe = new QueueStore({ queuesDir: paths.queuesDir });
+    const t0 = performance.now();
+    const r = await fetch(`${server.url}/flows/bench/drain/enqueue`, { method: 'POST', headers, body });
+    if (r.status !== 202) throw new Error(`drain kick-off answered ${r.status}`);
+    await waitProcessed(probe, drainCount + 1, 120_000);
+    drainRate = (drainCount + 1) / ((performance.now() - t0) / 1000);
+    await probe.close();
+
+    const url = `${server.url}/flows/bench/sink/enqueue`;
+    await load('warm-up', { url, body, headers, durationSec: 2, connections: 128 });
+    rows.push(await load('svc /enqueue (durable, 128 conns)', { url, body, headers, durationSec: duration, connections: 128 }));
+  } finally {
+    await server.stop();
+  }
+
+  printTable(rows);
+  const enq = rows[0]!.reqPerSec;
+  const fmt = (x: number) => Math.round(x).toLocaleString('en-US');
+  process.stdout.write(`baseline: one fdatasync per 256-byte append  ${fmt(fsyncRate)} /s\n`);
+  process.stdout.write(`/enqueue vs fsync baseline: ${(enq / fsyncRate).toFixed(2)}x (target >= 1.5x: ${enq / fsyncRate >= 1.5 ? 'met' : 'NOT met'})\n`);
+  process.stdout.write(`/enqueue vs bare node:http: ${(enq / o.bareReqPerSec).toFixed(2)} (target >= 0.40: ${enq / o.bareReqPerSec >= 0.4 ? 'met' : 'NOT met'})\n`);
+  process.stdout.write(`worker drain, one-step flow, ${fmt(drainCount)} messages: ${fmt(drainRate)} msgs/s (target >= 7,000: ${drainRate >= 7000 ? 'met' : 'NOT met'})\n`);
+  if (rows[0]!.non2xx > 0 || rows[0]!.errors > 0) process.stdout.write('WARNING: /enqueue answered non-2xx or errored during the run\n');
+}

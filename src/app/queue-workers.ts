@@ -1,0 +1,264 @@
+/**
+ * The queue use case of `svc serve`: durable submission (/enqueue and queue_publish) and the
+ * workers that run the latest version of a flow on each queued message, joining the queue
+ * library, the registry loader and the engine. Retry, dead-letter and drop decisions are taken
+ * here by error class.
+ */
+import { IntegrityError, StorageUnavailableError, EgressError } from '../common/errors.js';
+import type { Logger } from '../common/logger.js';
+import type { MaskSet } from '../common/mask.js';
+import type { SettingName } from '../common/settings.js';
+import { compileFlow, runFlow, type RunDeps } from '../engine/index.js';
+import { hostname } from 'node:os';
+import { pidAlive, readLockOwner, type QueueConsumer, type QueueMessage, type QueueStore, type Outcome, type AppendResult } from '../queue/index.js';
+import type { AuditAppender } from '../store/audit-thread.js';
+import type { EventEmitter } from '../store/event-log.js';
+import type { LoadedFlow } from './registry.js';
+
+/** Fixed retry interval when the registry cannot be read (never dead-letters). Milliseconds. */
+export const REGISTRY_RETRY_MS = 1000;
+/** How often a queue whose worker runs in another process is asked again (that process may have died). Milliseconds. */
+const ELSEWHERE_RECHECK_MS = 1000;
+
+export interface QueueWorkersDeps {
+  readonly store: QueueStore;
+  /** Resolves `latest`; throws IntegrityError (dead-letter) or anything else (registry unreadable: retry at 1 s). */
+  loadFlow(tenant: string, name: string): LoadedFlow | undefined;
+  /** Platform settings: `max_message_bytes` per request, worker ceilings at construction. */
+  setting(name: SettingName): number;
+  readonly events: EventEmitter;
+  readonly audit: AuditAppender;
+  /** Payload tracing flag per (tenant, flow); checked on every /enqueue and dequeue. */
+  traceEnabled(tenant: string, flow: string): boolean;
+  /** The engine deps FlowRunner uses (effects, loadFlow, events), shared, not copied. */
+  readonly engine: RunDeps;
+  /** `flow_max_duration_secs`, read at startup. */
+  readonly maxDurationSecs: number;
+  readonly log: Logger;
+  /** Worker idle poll. Milliseconds. @default 500 */
+  readonly pollIntervalMs?: number;
+}
+
+/** Whether a queue has a worker after `ensureWorker`. */
+export type WorkerStatus = 'running' | 'started' | 'elsewhere' | 'ceiling';
+
+/** Where a submission came from (for the log and audit rows). */
+export type SubmissionSource = 'enqueue' | 'queue_publish';
+
+/** `running` accepts submissions and starts workers; `stopped` after close(). */
+export type QueueWorkersState = 'running' | 'stopped';
+
+export class QueueWorkers {
+  readonly #deps: QueueWorkersDeps;
+  readonly #maxWorkers: number;
+  readonly #maxPerTenant: number;
+  /** Queues this process consumes (key `tenant/flow`). */
+  readonly #mine = new Set<string>();
+  readonly #perTenant = new Map<string, number>();
+  /** Queues consumed by another live process: when we asked last. */
+  readonly #elsewhere = new Map<string, number>();
+  /** In-flight starts, so concurrent first submissions start one worker. */
+  readonly #starting = new Map<string, Promise<WorkerStatus>>();
+  #state: QueueWorkersState = 'running';
+
+  constructor(deps: QueueWorkersDeps) {
+    this.#deps = deps;
+    // Capacity settings are read once, at startup (spec: Limits).
+    this.#maxWorkers = deps.setting('max_queue_workers');
+    this.#maxPerTenant = deps.setting('max_queue_workers_per_tenant');
+  }
+
+  get state(): QueueWorkersState {
+    return this.#state;
+  }
+
+  /** Workers this process runs. */
+  get workerCount(): number {
+    return this.#mine.size;
+  }
+
+  /**
+   * The /enqueue size ceiling: the flow's `max_message_bytes` when it exists and can be read, else
+   * the platform setting (read per request). The flow need not exist for /enqueue, and a flow that
+   * cannot be read now is the worker's business (dead letter or retry), not the submitter's.
+   */
+  ceiling(tenant: string, flow: string): number {
+    let own: number | undefined;
+    try {
+      own = this.#deps.loadFlow(tenant, flow)?.ir.maxMessageBytes;
+    } catch {
+      own = undefined;
+    }
+    return own ?? this.#deps.setting('max_message_bytes');
+  }
+
+  /**
+   * /enqueue: appends the message and resolves once an fdatasync covers it; then makes sure the
+   * queue has a worker (past the ceiling it gets none, and the message still counts as accepted).
+   */
+  async enqueue(tenant: string, flow: string, payload: unknown, correlationId: string): Promise<AppendResult> {
+    const traced = this.#traceSafe(tenant, flow);
+    const r = await this.#deps.store.append(tenant, flow, { correlationId, payload });
+    this.#recordEnqueued(tenant, flow, r, correlationId, payload, 'enqueue', traced);
+    void this.ensureWorker(tenant, flow).catch((err: unknown) => this.#deps.log.error({ err, tenant, flow }, 'queue worker could not be started'));
+    return r;
+  }
+
+  /**
+   * queue_publish: the step fails (EgressError, 502 class) before anything is written when no
+   * worker can exist for the target queue; otherwise as enqueue.
+   */
+  async publish(tenant: string, flow: string, payload: unknown, correlationId: string, step: string): Promise<AppendResult> {
+    const status = await this.ensureWorker(tenant, flow);
+    if (status === 'ceiling') {
+      throw new EgressError(step, `step '${step}': no worker can be started for queue '${tenant}/${flow}' (max_queue_workers ${this.#maxWorkers}, max_queue_workers_per_tenant ${this.#maxPerTenant} reached until restart)`);
+    }
+    const r = await this.#deps.store.append(tenant, flow, { correlationId, payload });
+    this.#recordEnqueued(tenant, flow, r, correlationId, payload, 'queue_publish', this.#traceSafe(tenant, flow));
+    return r;
+  }
+
+  /**
+   * Starts this process's worker of the queue unless it runs here already, runs in another live
+   * process (the library's lock; asked again at most once a second, in case that process died),
+   * or the ceiling is reached (then never, until restart).
+   */
+  ensureWorker(tenant: string, flow: string): Promise<WorkerStatus> {
+    const key = `${tenant}/${flow}`;
+    if (this.#mine.has(key)) return Promise.resolve('running');
+    if (this.#state !== 'running') return Promise.resolve('ceiling');
+    const askedAt = this.#elsewhere.get(key);
+    if (askedAt !== undefined && Date.now() - askedAt < ELSEWHERE_RECHECK_MS) return Promise.resolve('elsewhere');
+    let p = this.#starting.get(key);
+    if (!p) {
+      p = this.#start(tenant, flow, key).finally(() => this.#starting.delete(key));
+      this.#starting.set(key, p);
+    }
+    return p;
+  }
+
+  async #start(tenant: string, flow: string, key: string): Promise<WorkerStatus> {
+    const tenantCount = this.#perTenant.get(tenant) ?? 0;
+    if (this.#mine.size >= this.#maxWorkers || tenantCount >= this.#maxPerTenant) {
+      // A queue another live process consumes still has a worker: that is not a refusal.
+      return (await this.#consumedElsewhere(tenant, flow)) ? 'elsewhere' : 'ceiling';
+    }
+    const consumer: QueueConsumer | undefined = await this.#deps.store.startConsumer(tenant, flow, {
+      handler: (msg) => this.#handle(tenant, flow, msg),
+      pollIntervalMs: this.#deps.pollIntervalMs ?? 500,
+      onAttemptFailed: (f) => {
+        this.#deps.events.emit({
+          event: 'queue_failed',
+          tenant,
+          flow,
+          outcome: f.deadLettered ? 'dead_lettered' : f.fixed ? 'retry_fixed' : 'retry',
+          reason: f.error,
+          payload: { id: f.message.id, attempt: f.message.attempt, retry_in_ms: f.retryInMs ?? null },
+          logLevel: 'full',
+        });
+      },
+      onDeadLettered: (d) => {
+        // The only record that keeps the correlation id of a dead letter.
+        this.#deps.events.emit({
+          event: 'dlq_moved',
+          correlation_id: d.message.correlationId,
+          tenant,
+          flow,
+          outcome: 'dead_lettered',
+          reason: d.error,
+          payload: { id: d.message.id, attempts: d.attempts },
+          logLevel: 'full',
+        });
+        this.#deps.audit.append({ tenant, eventType: 'queue.message.failed', payload: { flow, id: d.message.id, attempts: d.attempts, error: d.error } });
+      },
+      onError: (err) => this.#deps.log.error({ err, tenant, flow }, 'queue worker storage error (retrying)'),
+    });
+    if (!consumer) {
+      this.#elsewhere.set(key, Date.now());
+      return 'elsewhere';
+    }
+    this.#elsewhere.delete(key);
+    this.#mine.add(key);
+    this.#perTenant.set(tenant, tenantCount + 1);
+    return 'started';
+  }
+
+  /** True when the queue's consumer lock names a live process (read only; nothing is taken). */
+  async #consumedElsewhere(tenant: string, flow: string): Promise<boolean> {
+    const owner = await readLockOwner(this.#deps.store.paths(tenant, flow).consumerLock);
+    return owner !== undefined && owner.pid !== process.pid && (owner.host !== hostname() || pidAlive(owner.pid));
+  }
+
+  /** One delivery: decides the outcome by error class, never by message text. */
+  async #handle(tenant: string, flow: string, msg: QueueMessage): Promise<Outcome> {
+    let loaded: LoadedFlow | undefined;
+    let traced: boolean;
+    try {
+      loaded = this.#deps.loadFlow(tenant, flow);
+      traced = loaded !== undefined && this.#deps.traceEnabled(tenant, flow);
+    } catch (err) {
+      if (err instanceof IntegrityError) {
+        this.#deps.log.error({ tenant, flow, id: msg.id, err: err.message }, 'queued message dead-lettered: the stored artifact fails its integrity check');
+        return { kind: 'dead', error: err.message };
+      }
+      this.#deps.log.error({ tenant, flow, id: msg.id, err: (err as Error)?.message }, 'registry unreadable; queued message retried in 1 s');
+      return { kind: 'retry-fixed', delayMs: REGISTRY_RETRY_MS, error: `registry unreadable: ${(err as Error)?.message ?? String(err)}` };
+    }
+    if (loaded === undefined) {
+      this.#deps.log.error({ tenant, flow, id: msg.id }, `queued message ${msg.id} dropped: no flow '${tenant}/${flow}' is deployed`);
+      return { kind: 'ack' };
+    }
+    const { ir } = loaded;
+    const base = { correlation_id: msg.correlationId, tenant, flow, logLevel: ir.logLevel, mask: maskOf(loaded) };
+    try {
+      const result = await runFlow(
+        ir,
+        msg.payload,
+        { correlationId: msg.correlationId, headers: {}, maxDurationSecs: this.#deps.maxDurationSecs, trace: traced, entryLabel: 'dequeued', delivery: 'queue' },
+        this.#deps.engine,
+      );
+      if (result.filtered) {
+        this.#deps.events.emit({ ...base, event: 'queue_filtered', outcome: 'filtered' });
+        return { kind: 'ack' };
+      }
+      const outcome = result.faultHandled ? 'fault_handled' : 'succeeded';
+      this.#deps.events.emit({ ...base, event: 'queue_processed', outcome, payload: result.output, http_status: result.status });
+      this.#deps.audit.append({ tenant, eventType: 'queue.message.processed', correlationId: msg.correlationId, payload: { flow, id: msg.id, outcome } });
+      return { kind: 'ack' };
+    } catch (err) {
+      const detail = (err as { detail?: string }).detail ?? (err as Error)?.message ?? String(err);
+      if (err instanceof IntegrityError) return { kind: 'dead', error: detail };
+      if (err instanceof StorageUnavailableError) return { kind: 'retry-fixed', delayMs: REGISTRY_RETRY_MS, error: detail };
+      return { kind: 'retry', error: detail, policy: ir.queue };
+    }
+  }
+
+  #traceSafe(tenant: string, flow: string): boolean {
+    try {
+      return this.#deps.traceEnabled(tenant, flow);
+    } catch {
+      return false;
+    }
+  }
+
+  #recordEnqueued(tenant: string, flow: string, r: AppendResult, correlationId: string, payload: unknown, source: SubmissionSource, traced: boolean): void {
+    const { events, audit } = this.#deps;
+    if (traced) events.emit({ event: 'step_traced', correlation_id: correlationId, tenant, flow, step: 'enqueued', payload, logLevel: 'full' });
+    events.emit({ event: 'queue_enqueued', correlation_id: correlationId, tenant, flow, outcome: 'queued', payload: { id: r.id, offset: r.offset, source }, logLevel: 'full' });
+    audit.append({ tenant, eventType: 'queue.message.enqueued', correlationId, payload: { flow, id: r.id, offset: r.offset, source } });
+  }
+
+  /** Stops accepting new workers; the store's close() stops the running ones and releases their locks. */
+  close(): void {
+    this.#state = 'stopped';
+  }
+}
+
+/** The flow's log mask (global list plus its log_extra_mask_fields). */
+function maskOf(flow: LoadedFlow): MaskSet | undefined {
+  try {
+    return compileFlow(flow.ir).mask;
+  } catch {
+    return undefined;
+  }
+}
