@@ -24,6 +24,15 @@ import { TraceRepo } from '../store/trace-repo.js';
 import { scanDeployedFlows, startupRefusals } from './deployed-flows.js';
 import { httpEgressEffect } from './effects.js';
 import { FlowRunner } from './flow-runner.js';
+import { Correlations, type EnqueueFn } from './correlation.js';
+import { Dedup } from './dedup.js';
+import { stateKeyFromEnv } from './dedup-fingerprint.js';
+import { FlowStateGuard } from './dedup-guard.js';
+import { Scheduler, scheduledFlows } from './scheduler.js';
+import { Housekeeping } from '../housekeeping/housekeeping.js';
+import { housekeepingIntervals } from '../housekeeping/intervals.js';
+import { EventLogRepo } from '../store/event-log-repo.js';
+import { FlowStateRepo } from '../store/flow-state-repo.js';
 import { loadFlow } from './registry.js';
 
 export interface ServeOptions {
@@ -107,7 +116,15 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
   const gate = opts.noAuth ? undefined : new Gate(gateLookups(keys, tenants, artifacts), { refused: (r) => recordRefusal(r, events, audit) });
   const egress = httpEgressEffect(setting);
   closers.add(() => egress.close());
+  // Flow state (docs/flow-state.md): dedup and correlation rows in the registry database.
+  const flowState = new FlowStateRepo(registry);
+  const stateKey = stateKeyFromEnv();
+  const correlations = new Correlations(flowState, { stateKey });
+  // An in_flight claim outlives the longest possible run by a minute before another delivery may take it.
+  const dedupLeaseMs = setting('flow_max_duration_secs') * 1000 + 60_000;
+  const dedup = new Dedup(flowState, { defaultWindowHours: setting('dedup_window_hours'), leaseMs: dedupLeaseMs, stateKey });
   const runner = new FlowRunner({
+    guard: new FlowStateGuard(dedup, correlations),
     loadFlow: (tenant, name) => loadFlow(artifacts, tenant, name),
     setting,
     limiter: new ExecutionLimiter(setting('max_concurrent_flow_executions')),
@@ -129,6 +146,36 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
   });
   closers.add(() => app.close());
   const address = await app.listen({ host: opts.host, port: opts.port });
+
+  // Housekeeping timers and the cron scheduler (stopped before the server and the databases close).
+  // LEAD: connect the compensating enqueue to the queue store here, e.g.
+  //   (tenant, flow, m) => queueStore.append(tenant, flow, { correlationId: m.correlationId, payload: m.payload })
+  const compensatingEnqueue: EnqueueFn | undefined = undefined;
+  const intervals = housekeepingIntervals();
+  const logRepo = EventLogRepo.open(paths.logDb);
+  closers.add(() => logRepo.close());
+  const housekeeping = new Housekeeping({
+    log,
+    intervals,
+    logRepo,
+    logsDir: paths.logsDir,
+    logRetentionDays: () => setting('log_retention_days'),
+    flowState,
+    flowStateRetentionHours: setting('flow_state_retention_hours'),
+    correlations,
+    enqueue: compensatingEnqueue,
+  });
+  housekeeping.start();
+  closers.add(() => housekeeping.stop());
+  const scheduler = new Scheduler(scheduledFlows(deployed.flows, log), {
+    locksDir: paths.locksDir,
+    runner,
+    log,
+    pollMs: intervals.schedulerPollMs,
+    leaseMs: intervals.schedulerLeaseMs,
+  });
+  await scheduler.start();
+  closers.add(() => scheduler.stop());
 
   let grpc: GrpcDoor | undefined;
   if (opts.grpcPort !== undefined) {
