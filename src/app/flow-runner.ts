@@ -6,6 +6,7 @@ import { SvcError } from '../common/errors.js';
 import type { SettingName } from '../common/settings.js';
 import { BUSY_RETRY_AFTER_SECS, compileFlow, runFlow, type ExecutionLimiter, type FlowResult, type RunDeps } from '../engine/index.js';
 import type { LoadedFlow } from './registry.js';
+import type { RunGuard } from './dedup-guard.js';
 import type { EventEmitter } from '../store/event-log.js';
 
 export interface FlowRunnerDeps {
@@ -20,12 +21,16 @@ export interface FlowRunnerDeps {
   /** `flow_max_duration_secs`, read at startup. */
   maxDurationSecs: number;
   engine: RunDeps;
+  /** Dedup / correlation guard (src/app/dedup-guard.ts); only consulted for flows declaring those keys. */
+  guard?: RunGuard;
 }
 
 export interface RunMeta {
   correlationId: string;
   headers: Record<string, string>;
   soap?: { action?: string; version?: string };
+  /** @internal Set by FlowRunner when the flow-state guard already wraps this run. */
+  guarded?: boolean;
 }
 
 export function flowNotFound(tenant: string, name: string): SvcError {
@@ -54,6 +59,9 @@ export class FlowRunner {
   /** Runs the flow; 503 before it starts when too many executions are in flight. */
   async run(flow: LoadedFlow, input: unknown, meta: RunMeta): Promise<FlowResult> {
     const { ir } = flow;
+    if ((ir.dedup !== undefined || ir.correlation !== undefined) && this.#deps.guard !== undefined && meta.guarded !== true) {
+      return this.#deps.guard.around(flow, input, meta, () => this.run(flow, input, { ...meta, guarded: true }));
+    }
     if (!this.#deps.limiter.tryAcquire()) {
       throw new SvcError('SVC_ERR_BUSY', 'server busy: too many flow executions in flight', {
         headers: { 'retry-after': String(BUSY_RETRY_AFTER_SECS) },

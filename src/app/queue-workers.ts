@@ -4,7 +4,7 @@
  * library, the registry loader and the engine. Retry, dead-letter and drop decisions are taken
  * here by error class.
  */
-import { IntegrityError, StorageUnavailableError, EgressError } from '../common/errors.js';
+import { IntegrityError, StorageUnavailableError, EgressError, SvcError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import type { MaskSet } from '../common/mask.js';
 import type { SettingName } from '../common/settings.js';
@@ -12,6 +12,7 @@ import { compileFlow, runFlow, type RunDeps } from '../engine/index.js';
 import { hostname } from 'node:os';
 import { pidAlive, readLockOwner, type QueueConsumer, type QueueMessage, type QueueStore, type Outcome, type AppendResult } from '../queue/index.js';
 import type { AuditAppender } from '../store/audit-thread.js';
+import type { RunGuard } from './dedup-guard.js';
 import type { EventEmitter } from '../store/event-log.js';
 import type { LoadedFlow } from './registry.js';
 
@@ -28,6 +29,8 @@ export interface QueueWorkersDeps {
   setting(name: SettingName): number;
   readonly events: EventEmitter;
   readonly audit: AuditAppender;
+  /** Deduplication and correlation around a delivery of a flow that declares them (as on /run). */
+  readonly guard?: RunGuard;
   /** Payload tracing flag per (tenant, flow); checked on every /enqueue and dequeue. */
   traceEnabled(tenant: string, flow: string): boolean;
   /** The engine deps FlowRunner uses (effects, loadFlow, events), shared, not copied. */
@@ -211,12 +214,15 @@ export class QueueWorkers {
     const { ir } = loaded;
     const base = { correlation_id: msg.correlationId, tenant, flow, logLevel: ir.logLevel, mask: maskOf(loaded) };
     try {
-      const result = await runFlow(
-        ir,
-        msg.payload,
-        { correlationId: msg.correlationId, headers: {}, maxDurationSecs: this.#deps.maxDurationSecs, trace: traced, entryLabel: 'dequeued', delivery: 'queue' },
-        this.#deps.engine,
-      );
+      const run = () =>
+        runFlow(
+          ir,
+          msg.payload,
+          { correlationId: msg.correlationId, headers: {}, maxDurationSecs: this.#deps.maxDurationSecs, trace: traced, entryLabel: 'dequeued', delivery: 'queue' },
+          this.#deps.engine,
+        );
+      const guard = this.#deps.guard;
+      const result = guard !== undefined && (ir.dedup !== undefined || ir.correlation !== undefined) ? await guard.around(loaded, msg.payload, { correlationId: msg.correlationId, headers: {} }, run) : await run();
       if (result.filtered) {
         this.#deps.events.emit({ ...base, event: 'queue_filtered', outcome: 'filtered' });
         return { kind: 'ack' };
@@ -229,6 +235,8 @@ export class QueueWorkers {
       const detail = (err as { detail?: string }).detail ?? (err as Error)?.message ?? String(err);
       if (err instanceof IntegrityError) return { kind: 'dead', error: detail };
       if (err instanceof StorageUnavailableError) return { kind: 'retry-fixed', delayMs: REGISTRY_RETRY_MS, error: detail };
+      // A duplicate held back while its first delivery is in flight waits without spending an attempt.
+      if (err instanceof SvcError && err.status === 409) return { kind: 'retry-fixed', delayMs: REGISTRY_RETRY_MS, error: detail };
       return { kind: 'retry', error: detail, policy: ir.queue };
     }
   }

@@ -30,6 +30,15 @@ import { queuePublishEffect } from './queue-publish.js';
 import { QueueWorkers } from './queue-workers.js';
 import { loadRef, type LoadedFlow } from './registry.js';
 import { RegistryCache } from '../store/registry-cache.js';
+import { Correlations, type EnqueueFn } from './correlation.js';
+import { Dedup } from './dedup.js';
+import { stateKeyFromEnv } from './dedup-fingerprint.js';
+import { FlowStateGuard } from './dedup-guard.js';
+import { Scheduler, scheduledFlows } from './scheduler.js';
+import { Housekeeping } from '../housekeeping/housekeeping.js';
+import { housekeepingIntervals } from '../housekeeping/intervals.js';
+import { EventLogRepo } from '../store/event-log-repo.js';
+import { FlowStateRepo } from '../store/flow-state-repo.js';
 
 export interface ServeOptions {
   host: string;
@@ -117,7 +126,16 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
   // One set of engine deps for /run, gRPC and the queue workers; queue_publish is added below,
   // once the queue workers it submits through exist.
   const engine: RunDeps = { effects: { http_egress: egress.handler }, loadFlow, events };
+  // Flow state (docs/flow-state.md): dedup and correlation rows in the registry database.
+  const flowState = new FlowStateRepo(registry);
+  const stateKey = stateKeyFromEnv();
+  const correlations = new Correlations(flowState, { stateKey });
+  // An in_flight claim outlives the longest possible run by a minute before another delivery may take it.
+  const dedupLeaseMs = setting('flow_max_duration_secs') * 1000 + 60_000;
+  const dedup = new Dedup(flowState, { defaultWindowHours: setting('dedup_window_hours'), leaseMs: dedupLeaseMs, stateKey });
+  const guard = new FlowStateGuard(dedup, correlations);
   const runner = new FlowRunner({
+    guard,
     loadFlow,
     setting,
     limiter: new ExecutionLimiter(setting('max_concurrent_flow_executions')),
@@ -137,6 +155,7 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
     audit,
     traceEnabled: (tenant, flow) => cache.traceEnabled(tenant, flow),
     engine,
+    guard,
     maxDurationSecs: setting('flow_max_duration_secs'),
     log,
   });
@@ -158,6 +177,35 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
   });
   closers.add(() => app.close());
   const address = await app.listen({ host: opts.host, port: opts.port });
+
+  // Housekeeping timers and the cron scheduler (stopped before the server and the databases close).
+  // A timed-out correlation queues its compensating flow like any submission (worker started too).
+  const compensatingEnqueue: EnqueueFn = (tenant, flow, m) => queues.enqueue(tenant, flow, m.payload, m.correlationId);
+  const intervals = housekeepingIntervals();
+  const logRepo = EventLogRepo.open(paths.logDb);
+  closers.add(() => logRepo.close());
+  const housekeeping = new Housekeeping({
+    log,
+    intervals,
+    logRepo,
+    logsDir: paths.logsDir,
+    logRetentionDays: () => setting('log_retention_days'),
+    flowState,
+    flowStateRetentionHours: setting('flow_state_retention_hours'),
+    correlations,
+    enqueue: compensatingEnqueue,
+  });
+  housekeeping.start();
+  closers.add(() => housekeeping.stop());
+  const scheduler = new Scheduler(scheduledFlows(deployed.flows, log), {
+    locksDir: paths.locksDir,
+    runner,
+    log,
+    pollMs: intervals.schedulerPollMs,
+    leaseMs: intervals.schedulerLeaseMs,
+  });
+  await scheduler.start();
+  closers.add(() => scheduler.stop());
 
   let grpc: GrpcDoor | undefined;
   if (opts.grpcPort !== undefined) {

@@ -5,6 +5,7 @@ import { registerProto } from './proto.js';
 import { registerAudit } from './audit.js';
 import { registerKeys } from './keys.js';
 import { registerDlq } from './dlq.js';
+import { registerState } from './state.js';
 import { registerServe } from './serve.js';
 import { registerTenant } from './tenant.js';
 
@@ -20,5 +21,6 @@ export function buildCli(): Command {
   registerKeys(program);
   registerAudit(program);
   registerDlq(program);
+  registerState(program);
   return program;
 }

@@ -1,4 +1,4 @@
-/** Schema of the registry database: tenants, API keys, flow artifacts and refs, settings, trace flags. */
+/** Schema of the registry database: tenants, API keys, flow artifacts and refs, settings, trace flags, flow state. */
 import type { Migration } from '../db.js';
 
 export const registryMigrations: readonly Migration[] = [
@@ -80,6 +80,46 @@ export const registryMigrations: readonly Migration[] = [
         PRIMARY KEY (tenant, name),
         FOREIGN KEY (tenant, name, version) REFERENCES proto_descriptors(tenant, name, version)
       );
+    `,
+  },
+  {
+    version: 5,
+    name: 'flow_state',
+    sql: `
+      -- Deduplication rows: one per (tenant, flow, key fingerprint); the business key is never stored.
+      CREATE TABLE flow_inbox (
+        tenant TEXT NOT NULL,
+        flow TEXT NOT NULL,
+        key_hash TEXT NOT NULL,              -- hex HMAC-SHA256 (or SHA-256) fingerprint of the key
+        status TEXT NOT NULL CHECK (status IN ('in_flight', 'done', 'failed')),
+        claimed_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,            -- ISO 8601 UTC; fixed at claim time from the window
+        lease_expires_at TEXT,               -- in_flight only; NULL once released by the operator
+        first_correlation_id TEXT NOT NULL,
+        response_status INTEGER,
+        response_headers TEXT,               -- JSON object replayed with the status
+        response_body TEXT,                  -- JSON-encoded output; only with dedup_memoize_response
+        finished_at TEXT,
+        PRIMARY KEY (tenant, flow, key_hash)
+      );
+      CREATE INDEX flow_inbox_status ON flow_inbox(status, expires_at);
+      CREATE INDEX flow_inbox_expires ON flow_inbox(expires_at);
+      -- Correlation rows: a key may not be reused while any row exists for it.
+      CREATE TABLE flow_correlations (
+        tenant TEXT NOT NULL,
+        flow TEXT NOT NULL,
+        key_hash TEXT NOT NULL,
+        step TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('open', 'timed_out', 'closed', 'closed_late')),
+        opened_at TEXT NOT NULL,
+        deadline TEXT NOT NULL,
+        on_timeout_flow TEXT,
+        correlation_id TEXT NOT NULL,
+        state TEXT,                          -- JSON of correlation_state; never shown by any command
+        closed_at TEXT,
+        PRIMARY KEY (tenant, flow, key_hash)
+      );
+      CREATE INDEX flow_correlations_due ON flow_correlations(status, deadline);
     `,
   },
 ];

@@ -1,0 +1,177 @@
+/**
+ * Correlations (`correlation_open` / `correlation_state`): an opening flow records a row for a
+ * business key with a deadline; a closing flow closes it (`closed`, or `closed_late` after a
+ * timeout); the reconcile pass times out open rows and enqueues the compensating flow with the
+ * recorded state. Keys are fingerprints; a key is refused while any row exists for it.
+ */
+import { SvcError } from '../common/errors.js';
+import { describeNameProblem } from '../common/names.js';
+import type { FlowResult } from '../engine/index.js';
+import { compileExpr } from '../expr/cel.js';
+import type { CorrelationIR, FlowIR } from '../ir/types.js';
+import type { CorrelationRow, FlowStateRepo } from '../store/flow-state-repo.js';
+import { keyFingerprint } from './dedup-fingerprint.js';
+import { evaluateKey, keyContext } from './dedup.js';
+import type { RunMeta } from './flow-runner.js';
+
+/** What `correlation_open` declares, after validation. */
+export type CorrelationDecl =
+  | { kind: 'open'; key: string; deadlineSecs: number; onTimeout?: string; step?: string; state?: Record<string, string> }
+  | { kind: 'close'; key: string; closes: string };
+
+/** A message for the compensating flow (the same shape as QueueStore.append's message). */
+export interface CompensationMessage {
+  correlationId: string;
+  payload: unknown;
+}
+
+/** Appends a message to the (tenant, flow) queue; wired to QueueStore.append by the service. */
+export type EnqueueFn = (tenant: string, flow: string, message: CompensationMessage) => Promise<unknown>;
+
+const OPEN_KEYS = new Set(['key', 'deadline_secs', 'on_timeout', 'step']);
+const CLOSE_KEYS = new Set(['key', 'closes']);
+
+/**
+ * Validates a flow's correlation declarations; returns the problems (empty when usable).
+ * Shared by the compiler-facing check and the run-time guard.
+ */
+export function correlationProblems(c: CorrelationIR): string[] {
+  const problems: string[] = [];
+  const open = c.open;
+  if (open === undefined) return ['correlation_state needs correlation_open (a mapping with key and deadline_secs)'];
+  const closing = 'closes' in open;
+  const allowed = closing ? CLOSE_KEYS : OPEN_KEYS;
+  for (const k of Object.keys(open)) if (!allowed.has(k)) problems.push(`correlation_open: unknown key "${k}" (accepted: ${[...allowed].join(', ')})`);
+  if (typeof open.key !== 'string' || open.key.trim() === '') problems.push('correlation_open.key must be a non-empty expression over the request, e.g. ctx.input.order_id');
+  if (closing) {
+    if (typeof open.closes !== 'string' || describeNameProblem('flow', open.closes) !== undefined) problems.push('correlation_open.closes must name the opening flow of the same tenant');
+    if (c.state !== undefined) problems.push('correlation_state belongs on the opening flow, not on a closing one');
+    return problems;
+  }
+  const d = open.deadline_secs;
+  if (typeof d !== 'number' || !Number.isInteger(d) || d < 1) problems.push('correlation_open.deadline_secs must be a whole number of seconds of at least 1');
+  if (open.on_timeout !== undefined && (typeof open.on_timeout !== 'string' || describeNameProblem('flow', open.on_timeout) !== undefined)) {
+    problems.push('correlation_open.on_timeout must name a flow of the same tenant');
+  }
+  if (open.step !== undefined && typeof open.step !== 'string') problems.push('correlation_open.step must be a step name');
+  for (const [k, v] of Object.entries(c.state ?? {})) if (typeof v !== 'string') problems.push(`correlation_state.${k} must be an expression`);
+  return problems;
+}
+
+/** The validated declaration; a misdeclared flow fails with 500 naming every problem. */
+export function correlationDecl(c: CorrelationIR): CorrelationDecl {
+  const problems = correlationProblems(c);
+  if (problems.length > 0) throw new SvcError('SVC_ERR_FLOW_FAILED', `flow execution failed: ${problems.join('; ')}`);
+  const open = c.open!;
+  if ('closes' in open) return { kind: 'close', key: open.key as string, closes: open.closes as string };
+  return {
+    kind: 'open',
+    key: open.key as string,
+    deadlineSecs: open.deadline_secs as number,
+    onTimeout: open.on_timeout as string | undefined,
+    step: open.step as string | undefined,
+    state: c.state as Record<string, string> | undefined,
+  };
+}
+
+export interface CorrelationOptions {
+  stateKey: string | undefined;
+  /** @default Date.now */
+  now?: () => number;
+}
+
+export class Correlations {
+  readonly #repo: FlowStateRepo;
+  readonly #stateKey: string | undefined;
+  readonly #now: () => number;
+
+  constructor(repo: FlowStateRepo, opts: CorrelationOptions) {
+    this.#repo = repo;
+    this.#stateKey = opts.stateKey;
+    this.#now = opts.now ?? Date.now;
+  }
+
+  /** Opens (or closes) around the run: 409 while a row is open, 422 for a refusal. */
+  async around(ir: FlowIR, c: CorrelationIR, input: unknown, meta: RunMeta, run: () => Promise<FlowResult>): Promise<FlowResult> {
+    const decl = correlationDecl(c);
+    const ctx = keyContext(input, meta);
+    const key = evaluateKey(decl.key, ctx, 'correlation_open.key');
+    if (decl.kind === 'close') return this.#close(ir, decl.closes, key, run);
+
+    const keyHash = keyFingerprint(ir.tenant, ir.flow, key, this.#stateKey);
+    const now = this.#now();
+    // A used key is refused before anything else is evaluated (the insert below re-checks atomically).
+    const used = this.#repo.getCorrelation(ir.tenant, ir.flow, keyHash);
+    if (used !== undefined) throw refusal(used);
+    const state = decl.state === undefined ? null : JSON.stringify(evaluateState(decl.state, ctx));
+    const existing = this.#repo.openCorrelation({
+      tenant: ir.tenant,
+      flow: ir.flow,
+      key_hash: keyHash,
+      step: decl.step ?? ir.steps.at(-1)?.name ?? '',
+      opened_at: new Date(now).toISOString(),
+      deadline: new Date(now + decl.deadlineSecs * 1000).toISOString(),
+      on_timeout_flow: decl.onTimeout ?? null,
+      correlation_id: meta.correlationId,
+      state,
+    });
+    if (existing !== undefined) throw refusal(existing);
+    try {
+      const result = await run();
+      if (result.faultHandled) this.#repo.withdrawCorrelation(ir.tenant, ir.flow, keyHash, meta.correlationId);
+      return result;
+    } catch (err) {
+      // The opening delivery failed: the correlation never started, so the key stays free.
+      this.#repo.withdrawCorrelation(ir.tenant, ir.flow, keyHash, meta.correlationId);
+      throw err;
+    }
+  }
+
+  async #close(ir: FlowIR, opener: string, key: string, run: () => Promise<FlowResult>): Promise<FlowResult> {
+    const keyHash = keyFingerprint(ir.tenant, opener, key, this.#stateKey);
+    const row = this.#repo.getCorrelation(ir.tenant, opener, keyHash);
+    if (row === undefined) throw new SvcError('SVC_ERR_UNPROCESSABLE', `correlation refused: no correlation of flow '${opener}' exists for this key`);
+    if (row.status === 'closed' || row.status === 'closed_late') throw new SvcError('SVC_ERR_UNPROCESSABLE', `correlation refused: the correlation for this key is already ${row.status}`);
+    const result = await run();
+    if (!result.faultHandled) this.#repo.closeCorrelation(ir.tenant, opener, keyHash, new Date(this.#now()).toISOString());
+    return result;
+  }
+
+  /**
+   * One reconcile pass: every open row past its deadline becomes `timed_out` (once, whichever
+   * process gets there first) and its compensating flow, if any, is enqueued with the recorded state.
+   * @returns the rows timed out by this pass
+   */
+  async reconcile(enqueue: EnqueueFn | undefined, onError: (row: CorrelationRow, err: unknown) => void): Promise<CorrelationRow[]> {
+    const timedOut: CorrelationRow[] = [];
+    for (const row of this.#repo.dueCorrelations(new Date(this.#now()).toISOString())) {
+      if (!this.#repo.markTimedOut(row.tenant, row.flow, row.key_hash)) continue;
+      timedOut.push(row);
+      if (row.on_timeout_flow === null) continue;
+      try {
+        if (enqueue === undefined) throw new Error('no queue is wired into this process');
+        await enqueue(row.tenant, row.on_timeout_flow, { correlationId: row.correlation_id, payload: row.state === null ? null : JSON.parse(row.state) });
+      } catch (err) {
+        onError(row, err);
+      }
+    }
+    return timedOut;
+  }
+}
+
+function refusal(row: CorrelationRow): SvcError {
+  if (row.status === 'open') return new SvcError('SVC_ERR_CONFLICT', 'a correlation is already open for this key');
+  return new SvcError('SVC_ERR_UNPROCESSABLE', `correlation refused: the key was used by a correlation that is now ${row.status}; a key is not reused while its row exists`);
+}
+
+function evaluateState(state: Record<string, string>, ctx: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, expr] of Object.entries(state)) {
+    try {
+      out[name] = compileExpr(expr)(ctx);
+    } catch (err) {
+      throw new SvcError('SVC_ERR_UNPROCESSABLE', `correlation refused: correlation_state.${name} could not be evaluated: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  return out;
+}

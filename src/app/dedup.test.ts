@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { StorageUnavailableError } from '../common/errors.js';
+import type { FlowResult } from '../engine/index.js';
+import type { FlowIR } from '../ir/types.js';
+import { openDb } from '../store/db.js';
+import { FlowStateRepo } from '../store/flow-state-repo.js';
+import { registryMigrations } from '../store/migrations/registry.js';
+import { runFlowStatePurge } from '../housekeeping/flow-state-purge.js';
+import { keyFingerprint } from './dedup-fingerprint.js';
+import { Dedup } from './dedup.js';
+import { correlationProblems, Correlations } from './correlation.js';
+import { scheduleProblem } from './scheduler.js';
+
+const HOUR = 3_600_000;
+const ir = { tenant: 't', flow: 'f', steps: [{ name: 's' }] } as unknown as FlowIR;
+const meta = { correlationId: 'c1', headers: {} };
+const ok = (): Promise<FlowResult> => Promise.resolve({ status: 200, headers: {}, output: { n: 1 }, filtered: false, faultHandled: false });
+
+function setup(now: { t: number }) {
+  const db = openDb(':memory:', registryMigrations);
+  const repo = new FlowStateRepo(db);
+  const dedup = new Dedup(repo, { defaultWindowHours: 1, leaseMs: 60_000, stateKey: undefined, now: () => now.t });
+  return { db, repo, dedup };
+}
+
+test('fingerprints are HMAC with the state key and plain SHA-256 without it, and never contain the key', () => {
+  const plain = keyFingerprint('t', 'f', 'secret-key', undefined);
+  const keyed = keyFingerprint('t', 'f', 'secret-key', 'k');
+  assert.match(plain, /^[0-9a-f]{64}$/);
+  assert.notEqual(plain, keyed);
+  assert.notEqual(keyFingerprint('t', 'f2', 'secret-key', undefined), plain);
+});
+
+test('a claim holds until the lease expires, then a delivery re-claims the key', async () => {
+  const now = { t: Date.parse('2030-01-01T00:00:00Z') };
+  const { repo, dedup } = setup(now);
+  const d = { key: 'ctx.input.id', memoizeResponse: true, onFailure: 'rerun' as const };
+  let release!: () => void;
+  const first = dedup.around(ir, d, { id: 'a' }, meta, () => new Promise((r) => (release = () => r({ status: 200, headers: {}, output: 'x', filtered: false, faultHandled: false }))));
+  await assert.rejects(dedup.around(ir, d, { id: 'a' }, { ...meta, correlationId: 'c2' }, ok), { status: 409 });
+  now.t += 61_000;
+  const second = await dedup.around(ir, d, { id: 'a' }, { ...meta, correlationId: 'c3' }, ok);
+  assert.deepEqual(second.output, { n: 1 });
+  release();
+  await first; // the stale claim's late outcome does not overwrite the new one
+  const row = repo.getInbox('t', 'f', keyFingerprint('t', 'f', 'a', undefined))!;
+  assert.equal(row.first_correlation_id, 'c3');
+  assert.equal(row.status, 'done');
+});
+
+test('the purge deletes dedup rows past their own expires_at and finished correlations past retention', async () => {
+  const now = { t: Date.now() };
+  const { repo, dedup } = setup(now);
+  await dedup.around(ir, { key: 'ctx.input.id', windowHours: 0.5, memoizeResponse: false, onFailure: 'rerun' }, { id: 'a' }, meta, ok);
+  await dedup.around(ir, { key: 'ctx.input.id', memoizeResponse: false, onFailure: 'rerun' }, { id: 'b' }, meta, ok);
+  let clock = now.t - 10 * HOUR;
+  const c = new Correlations(repo, { stateKey: undefined, now: () => clock });
+  await c.around(ir, { open: { key: 'ctx.input.id', deadline_secs: 1 } }, { id: 'old' }, meta, ok);
+  clock = now.t;
+  await c.reconcile(undefined, () => undefined);
+  assert.equal(repo.listCorrelations({ statuses: ['timed_out'] }).length, 1);
+  const r = runFlowStatePurge(repo, 4, now.t + 0.75 * HOUR);
+  assert.deepEqual(r, { inboxDeleted: 1, correlationsDeleted: 1 });
+  assert.equal(runFlowStatePurge(repo, 96, now.t).correlationsDeleted, 0);
+});
+
+test('the reconcile pass enqueues the compensating flow with the recorded state once', async () => {
+  const now = { t: Date.now() };
+  const { repo } = setup(now);
+  const c = new Correlations(repo, { stateKey: undefined, now: () => now.t });
+  await c.around(ir, { open: { key: 'ctx.input.id', deadline_secs: 5, on_timeout: 'comp' }, state: { amount: 'ctx.input.amount' } }, { id: 'k', amount: 7 }, meta, ok);
+  const sent: unknown[] = [];
+  const enqueue = async (tenant: string, flow: string, m: unknown) => void sent.push({ tenant, flow, m });
+  assert.equal((await c.reconcile(enqueue, () => undefined)).length, 0);
+  now.t += 6000;
+  assert.equal((await c.reconcile(enqueue, () => undefined)).length, 1);
+  assert.equal((await c.reconcile(enqueue, () => undefined)).length, 0);
+  assert.deepEqual(sent, [{ tenant: 't', flow: 'comp', m: { correlationId: 'c1', payload: { amount: 7 } } }]);
+});
+
+test('a state store failure is StorageUnavailableError (503)', async () => {
+  const { db, dedup } = setup({ t: Date.now() });
+  db.close();
+  await assert.rejects(dedup.around(ir, { key: 'ctx.input.id', memoizeResponse: false, onFailure: 'rerun' }, { id: 'a' }, meta, ok), (err) => {
+    assert.ok(err instanceof StorageUnavailableError);
+    assert.equal(err.status, 503);
+    return true;
+  });
+});
+
+test('correlation declarations and schedules are checked with clear reasons', () => {
+  assert.deepEqual(correlationProblems({ open: { key: 'ctx.input.id', deadline_secs: 60 } }), []);
+  assert.match(correlationProblems({ open: { key: 'x', deadline_secs: 0 } }).join(), /deadline_secs/);
+  assert.match(correlationProblems({ open: { key: 'x', deadline_secs: 1, bogus: 1 } }).join(), /unknown key "bogus"/);
+  assert.match(correlationProblems({ state: { a: 'x' } }).join(), /needs correlation_open/);
+  assert.equal(scheduleProblem('*/1 * * * * *'), undefined);
+  assert.match(scheduleProblem('* * * * *')!, /5 fields/);
+  assert.match(scheduleProblem('@hourly')!, /1 field/);
+  assert.match(scheduleProblem('99 * * * * *')!, /not a valid cron/);
+});

@@ -1,0 +1,128 @@
+/** `svc state list | release`: deduplication and correlation rows (keys only as fingerprints; state content never shown). */
+import { existsSync } from 'node:fs';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { ExitError } from '../common/errors.js';
+import { statePaths } from '../common/paths.js';
+import { keyFingerprint, STATE_KEY_ENV, stateKeyFromEnv } from '../app/dedup-fingerprint.js';
+import { openDb } from '../store/db.js';
+import { FlowStateRepo, type CorrelationRow, type InboxRow } from '../store/flow-state-repo.js';
+import { registryMigrations } from '../store/migrations/registry.js';
+import { dbOption, intArg, nameArg } from './options.js';
+import { formatTable, out } from './table.js';
+
+const INBOX_STATUSES = ['in_flight', 'done', 'failed'] as const;
+const CORRELATION_STATUSES = ['open', 'timed_out', 'closed', 'closed_late'] as const;
+const ALL_STATUSES = [...INBOX_STATUSES, ...CORRELATION_STATUSES, 'all'];
+
+export function registerState(program: Command): void {
+  const state = program.command('state').description('inspect deduplication and correlation state; release a stuck deduplication lease');
+  state
+    .command('list')
+    .description('two sections, deduplication and correlations (default statuses: in_flight; open and timed_out)')
+    .addOption(new Option('--tenant <tenant>', 'only this tenant').argParser(nameArg('tenant')))
+    .addOption(new Option('--flow <flow>', 'only this flow').argParser(nameArg('flow')))
+    .addOption(new Option('--status <status>', `one of ${ALL_STATUSES.join(', ')}`).argParser(statusArg))
+    .addOption(new Option('--limit <n>', 'most rows per section').argParser(intArg('--limit', 1)).default(50))
+    .addOption(dbOption())
+    .action(list);
+  state
+    .command('release')
+    .description('clear the lease of an in_flight deduplication row so the next delivery of the key runs (it may run twice)')
+    .requiredOption('--tenant <tenant>', 'tenant of the flow', nameArg('tenant'))
+    .requiredOption('--flow <flow>', 'flow of the row', nameArg('flow'))
+    .option('--key-hash <hash>', 'the row\'s key fingerprint, as printed by svc state list')
+    .option('--key <key>', `the business key itself (needs ${STATE_KEY_ENV} in the environment)`)
+    .option('--accept-double-execution', 'confirm that the first delivery may still be running and the key may execute twice')
+    .addOption(dbOption())
+    .action(release);
+}
+
+function statusArg(value: string): string {
+  if (!ALL_STATUSES.includes(value)) throw new InvalidArgumentError(`--status must be one of ${ALL_STATUSES.join(', ')}, got "${value}"`);
+  return value;
+}
+
+interface ListFlags {
+  tenant?: string;
+  flow?: string;
+  status?: string;
+  limit: number;
+  db: string;
+}
+
+function withState<T>(dbPath: string, readOnly: boolean, fn: (repo: FlowStateRepo) => T): T {
+  const file = statePaths(dbPath).registryDb;
+  // A read-only look at a mistyped --db must not leave a new state directory behind.
+  const db = readOnly && !existsSync(file) ? openDb(':memory:', registryMigrations) : openDb(file, registryMigrations);
+  try {
+    return fn(new FlowStateRepo(db));
+  } finally {
+    db.close();
+  }
+}
+
+function list(flags: ListFlags): void {
+  const s = flags.status;
+  const inboxStatuses: readonly string[] = s === undefined ? ['in_flight'] : s === 'all' ? INBOX_STATUSES : INBOX_STATUSES.filter((x) => x === s);
+  const corrStatuses: readonly string[] = s === undefined ? ['open', 'timed_out'] : s === 'all' ? CORRELATION_STATUSES : CORRELATION_STATUSES.filter((x) => x === s);
+  withState(flags.db, true, (repo) => {
+    const filter = { tenant: flags.tenant, flow: flags.flow, limit: flags.limit };
+    const inbox = repo.listInbox({ ...filter, statuses: inboxStatuses });
+    const corr = repo.listCorrelations({ ...filter, statuses: corrStatuses });
+    out(`Deduplication (status: ${inboxStatuses.join(', ') || 'none selected'})`);
+    out(inbox.length === 0 ? '  (no rows)' : formatTable(INBOX_HEADERS, inbox.map(inboxCells)));
+    out('');
+    out(`Correlations (status: ${corrStatuses.join(', ') || 'none selected'})`);
+    out(corr.length === 0 ? '  (no rows)' : formatTable(CORR_HEADERS, corr.map(corrCells)));
+  });
+}
+
+const INBOX_HEADERS = ['TENANT', 'FLOW', 'STATUS', 'CLAIMED_AT', 'EXPIRES_AT', 'LEASE', 'FIRST_CORRELATION_ID', 'KEY_HASH'];
+function inboxCells(r: InboxRow): string[] {
+  const lease = r.status !== 'in_flight' ? '-' : r.lease_expires_at === null ? 'released' : r.lease_expires_at;
+  return [r.tenant, r.flow, r.status, r.claimed_at, r.expires_at, lease, r.first_correlation_id, r.key_hash];
+}
+
+const CORR_HEADERS = ['TENANT', 'FLOW', 'STEP', 'STATUS', 'OPENED_AT', 'DEADLINE', 'ON_TIMEOUT', 'CORRELATION_ID', 'STATE', 'KEY_HASH'];
+function corrCells(r: CorrelationRow): string[] {
+  // The content of correlation_state is never shown: only whether one was recorded.
+  return [r.tenant, r.flow, r.step, r.status, r.opened_at, r.deadline, r.on_timeout_flow ?? '-', r.correlation_id, r.state === null ? 'absent' : 'present', r.key_hash];
+}
+
+interface ReleaseFlags {
+  tenant: string;
+  flow: string;
+  keyHash?: string;
+  key?: string;
+  acceptDoubleExecution?: boolean;
+  db: string;
+}
+
+function release(flags: ReleaseFlags): void {
+  if ((flags.keyHash === undefined) === (flags.key === undefined)) {
+    throw new ExitError(2, 'error: give exactly one of --key-hash <hash> (from svc state list) or --key <key>');
+  }
+  let keyHash = flags.keyHash?.trim().toLowerCase();
+  if (flags.key !== undefined) {
+    const stateKey = stateKeyFromEnv();
+    if (stateKey === undefined) {
+      throw new ExitError(1, `error: --key needs the state key ${STATE_KEY_ENV} in the environment (the one the server uses); or use --key-hash from svc state list`);
+    }
+    keyHash = keyFingerprint(flags.tenant, flags.flow, flags.key, stateKey);
+  }
+  withState(flags.db, true, (repo) => {
+    const row = repo.getInbox(flags.tenant, flags.flow, keyHash!);
+    if (row === undefined) throw new ExitError(1, `error: no deduplication row for ${flags.tenant}/${flags.flow} with key hash ${keyHash}; see svc state list --status all`);
+    const table = formatTable(INBOX_HEADERS, [inboxCells(row)]);
+    if (flags.acceptDoubleExecution !== true) {
+      out(table);
+      throw new ExitError(
+        1,
+        'refused: releasing lets the next delivery of this key run while the first may still be running (double execution); nothing was changed. Re-run with --accept-double-execution to release it',
+      );
+    }
+    if (row.status !== 'in_flight') throw new ExitError(1, `error: the row is ${row.status}, not in_flight; there is no lease to release\n${table}`);
+    repo.release(flags.tenant, flags.flow, keyHash!);
+    out(`released: ${flags.tenant}/${flags.flow} key hash ${keyHash}; the next delivery of this key may run`);
+  });
+}

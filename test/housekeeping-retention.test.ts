@@ -1,0 +1,78 @@
+/** Black-box: log retention at startup deletes old rows, keeps daily files one day longer, never removes today's file. */
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { statePaths } from '../src/common/paths.js';
+import { openDb } from '../src/store/db.js';
+import { EventLogRepo } from '../src/store/event-log-repo.js';
+import type { EventRow } from '../src/store/event-log-row.js';
+import { registryMigrations } from '../src/store/migrations/registry.js';
+import { SettingsRepo } from '../src/store/settings-repo.js';
+import { makeSandbox, startServer, svc, type Sandbox, type ServerProcess } from './helpers/svc.js';
+
+const DAY = 86_400_000;
+let sb: Sandbox;
+let server: ServerProcess;
+const day = (offsetDays: number) => new Date(Date.now() - offsetDays * DAY).toISOString().slice(0, 10);
+
+function row(ts: string, correlationId: string): EventRow {
+  return { ts, correlation_id: correlationId, tenant: 'demo', flow: 'x', step: null, event: 'received', payload: null, payload_truncated: 0, http_status: null, outcome: null, reason: null };
+}
+
+before(async () => {
+  sb = makeSandbox();
+  // log_retention_days 2: rows older than 2 days go; files of days older than 3 days go.
+  assert.equal(svc(sb, ['tenant', 'create', '--id', 'demo', '--display-name', 'Demo', '--db', sb.db]).code, 0);
+  const paths = statePaths(sb.db);
+  const repo = EventLogRepo.open(paths.logDb);
+  repo.insertMany([
+    row(new Date(Date.now() - 10 * DAY).toISOString(), 'old-10d'),
+    row(new Date(Date.now() - 2 * DAY - 3_600_000).toISOString(), 'old-2d1h'),
+    row(new Date(Date.now() - 2 * DAY + 3_600_000).toISOString(), 'keep-47h'),
+    row(new Date().toISOString(), 'keep-now'),
+  ]);
+  repo.close();
+  mkdirSync(paths.logsDir, { recursive: true });
+  for (const d of [10, 4, 3, 2, 1, 0]) writeFileSync(join(paths.logsDir, `events-${day(d)}.jsonl`), '{}\n');
+  writeFileSync(join(paths.logsDir, 'unrelated-2000-01-01.jsonl'), '{}\n');
+  const db = openDb(paths.registryDb, registryMigrations);
+  new SettingsRepo(db).set('log_retention_days', 2);
+  db.close();
+  server = await startServer(sb, ['--no-auth'], {});
+});
+
+after(async () => {
+  await server?.stop();
+  sb?.cleanup();
+});
+
+function ids(): string[] {
+  const repo = EventLogRepo.open(statePaths(sb.db).logDb);
+  try {
+    return repo
+      .query({ tenant: 'demo', flow: 'x', limit: 100 })
+      .map((r) => r.correlation_id ?? '')
+      .sort();
+  } finally {
+    repo.close();
+  }
+}
+
+test('rows older than log_retention_days are deleted at startup and younger ones kept', async () => {
+  const deadline = Date.now() + 8000;
+  while (ids().includes('old-2d1h') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  assert.deepEqual(ids(), ['keep-47h', 'keep-now']);
+});
+
+test('daily files live one day longer than their rows, and today\'s file is kept', () => {
+  const logs = statePaths(sb.db).logsDir;
+  const has = (d: number) => existsSync(join(logs, `events-${day(d)}.jsonl`));
+  assert.equal(has(10), false);
+  assert.equal(has(4), false);
+  assert.equal(has(3), true, 'the file of 3 days ago holds rows only just expired: kept one more day');
+  assert.equal(has(2), true);
+  assert.equal(has(1), true);
+  assert.equal(has(0), true);
+  assert.ok(existsSync(join(logs, 'unrelated-2000-01-01.jsonl')), 'files of other prefixes are not touched');
+});

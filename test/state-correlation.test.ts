@@ -1,0 +1,92 @@
+/** Black-box: the correlation row table through real /run requests (open, conflict, refusal, close, timeout, late close). */
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { makeSandbox, startServer, svc, type Sandbox, type ServerProcess } from './helpers/svc.js';
+
+let sb: Sandbox;
+let server: ServerProcess;
+
+function flow(name: string, head: string): void {
+  const file = join(sb.home, `${name}.flow.md`);
+  writeFileSync(file, `---\nflowdoc_version: "0.1"\nflow: ${name}\ntenant: demo\n${head}---\n\n# ${name}\n\n## Step: s\n\`\`\`ntd\n{"id": "{{ ctx.input.id }}"}\n\`\`\`\n`);
+  const r = svc(sb, ['deploy', file, '-v', '1', '--db', sb.db]);
+  assert.equal(r.code, 0, r.stderr);
+}
+
+before(async () => {
+  sb = makeSandbox();
+  assert.equal(svc(sb, ['tenant', 'create', '--id', 'demo', '--display-name', 'Demo', '--db', sb.db]).code, 0);
+  flow('order', 'correlation_open:\n  key: ctx.input.id\n  deadline_secs: 1\n  on_timeout: order-timeout\n  step: await-reply\ncorrelation_state:\n  card: ctx.input.card\n');
+  flow('reply', 'correlation_open:\n  closes: order\n  key: ctx.input.id\n');
+  server = await startServer(sb, ['--no-auth'], { SVC_TEST_CORRELATION_RECONCILE_INTERVAL_MS: '200' });
+});
+
+after(async () => {
+  await server?.stop();
+  sb?.cleanup();
+});
+
+function run(name: string, body: unknown): Promise<Response> {
+  return fetch(`${server.url}/flows/demo/${name}/run`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+async function errorOf(r: Response): Promise<string> {
+  return ((await r.json()) as { ok: boolean; error: string }).error;
+}
+
+function rowLine(flowName: string, status: string): string | undefined {
+  const out = svc(sb, ['state', 'list', '--status', 'all', '--db', sb.db]).stdout;
+  return out.split('\n').find((l) => new RegExp(`^demo\\s+${flowName}\\s+\\S+\\s+${status}\\s`).test(l));
+}
+
+test('an open correlation answers 409 for its key; closing it makes it closed and the key is then refused with 422', async () => {
+  assert.equal((await run('order', { id: 'o1', card: '4111-secret' })).status, 200);
+  const dup = await run('order', { id: 'o1', card: 'x' });
+  assert.equal(dup.status, 409);
+  assert.match(await errorOf(dup), /already open/);
+  assert.equal((await run('reply', { id: 'o1' })).status, 200);
+  assert.ok(rowLine('order', 'closed'));
+  const reuse = await run('order', { id: 'o1' });
+  assert.equal(reuse.status, 422);
+  assert.match(await errorOf(reuse), /closed/);
+  const twice = await run('reply', { id: 'o1' });
+  assert.equal(twice.status, 422);
+});
+
+test('an empty correlation key and a close without a row are refused with 422', async () => {
+  const empty = await run('order', { id: '' });
+  assert.equal(empty.status, 422);
+  assert.match(await errorOf(empty), /empty/);
+  const none = await run('reply', { id: 'never-opened' });
+  assert.equal(none.status, 422);
+  assert.match(await errorOf(none), /no correlation/);
+});
+
+test('the reconcile pass times out an open row past its deadline; a later close makes it closed_late', async () => {
+  assert.equal((await run('order', { id: 'o2', card: '4111-secret' })).status, 200);
+  const deadline = Date.now() + 8000;
+  let line: string | undefined;
+  while (line === undefined && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 200));
+    line = rowLine('order', 'timed_out');
+  }
+  assert.ok(line, 'row timed out');
+  // Row: flow and step, status, opened, deadline, on-timeout flow, correlation id, state present, key hash.
+  assert.match(line, /order\s+await-reply\s+timed_out\s+\S+Z\s+\S+Z\s+order-timeout\s+[0-9a-f-]{36}\s+present\s+[0-9a-f]{64}$/);
+  const listed = svc(sb, ['state', 'list', '--db', sb.db]).stdout;
+  assert.match(listed, /timed_out/, 'default listing shows open and timed_out');
+  assert.doesNotMatch(listed, /4111-secret/, 'correlation_state content is never shown');
+  assert.doesNotMatch(listed, /o2/, 'keys only as fingerprints');
+  assert.equal((await run('reply', { id: 'o2' })).status, 200);
+  assert.ok(rowLine('order', 'closed_late'));
+  assert.doesNotMatch(svc(sb, ['state', 'list', '--db', sb.db]).stdout, /closed_late/, 'closed rows are not in the default listing');
+  assert.match(server.stderr(), /order-timeout/, 'the missing compensating enqueue is reported');
+});
+
+test('state list --status refuses an unknown status', () => {
+  const r = svc(sb, ['state', 'list', '--status', 'bogus', '--db', sb.db]);
+  assert.notEqual(r.code, 0);
+  assert.match(r.stderr, /--status must be one of/);
+});
