@@ -148,6 +148,8 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
     const r = await send('ghost', '{"a": 1}', { correlationId: 'ghost-1' });
     assert.equal(r.status, 202, r.text);
     await waitFor('the drop in the operational log', () => /dropped: no flow 'acme\/ghost' is deployed/.test(server.stderr()));
+    // The event log is batched: wait for the row rather than assume it is there.
+    await waitFor('the queue_enqueued row', () => rowsOf('ghost-1').length > 0);
     assert.deepEqual(rowsOf('ghost-1').map((x) => x.event), ['queue_enqueued']);
   });
 
