@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { registerFlowCommands } from './flow-commands.js';
 import { registerProto } from './proto.js';
 import { registerAudit } from './audit.js';
+import { registerConfigCheck, registryConfigSource } from './config-check.js';
 import { registerKeys } from './keys.js';
 import { registerDlq } from './dlq.js';
 import { registerServe } from './serve.js';
@@ -20,5 +21,6 @@ export function buildCli(): Command {
   registerKeys(program);
   registerAudit(program);
   registerDlq(program);
+  registerConfigCheck(program, registryConfigSource);
   return program;
 }
