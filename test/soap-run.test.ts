@@ -1,8 +1,10 @@
 /** SOAP on /run and the WSDL route through the real `svc serve`: detection, answers, faults, a real SOAP client. */
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import * as soap from 'soap';
-import { createKey, createTenant, deployFlow, flow, rawRequest } from './fixtures/doors/setup.js';
+import { createKey, createTenant, deployFlow, flow, rawRequest, withRawDb } from './fixtures/doors/setup.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
 
 const NS11 = 'http://schemas.xmlsoap.org/soap/envelope/';
@@ -74,6 +76,7 @@ set_ctx:
 );
 const SCOPED = flow('acme', 'scoped', `required_scope: admin\n${SOAP_KEYS('Echo')}`, '## Step: answer\n```ntd\n<ok/>\n```');
 const NO_SOAP = flow('acme', 'nosoap', '', '## Step: answer\n```ntd\n<ok/>\n```');
+const SLOW = flow('acme', 'slow', `effects: [http_egress]\n${SOAP_KEYS('Slow')}`, '## Step: call\neffects: [http_egress]\nendpoint: ${BACKEND_URL}/slow\nmethod: GET');
 const BETA = flow('beta', 'echo', SOAP_KEYS('Echo'), '## Step: answer\n```ntd\n<ok/>\n```');
 
 describe('SOAP on /run and GET .../wsdl through svc serve', () => {
@@ -81,20 +84,32 @@ describe('SOAP on /run and GET .../wsdl through svc serve', () => {
   let server: ServerProcess;
   let key = '';
   let readerKey = '';
+  let backend: Server;
+  let slowArrived: () => void = () => undefined;
+  let releaseSlow: () => void = () => undefined;
   const post = (path: string, body: string, headers: Record<string, string>, auth = true) =>
     rawRequest(`${server.url}${path}`, { method: 'POST', body, headers: { ...(auth ? { authorization: `Bearer ${key}` } : {}), ...headers } });
 
   before(async () => {
     createTenant(sandbox, 'acme');
     createTenant(sandbox, 'beta');
-    for (const f of [ECHO, JSON_OUT, RULES, CALLOUT, HANDLED, SCOPED, NO_SOAP, BETA]) deployFlow(sandbox, f);
+    for (const f of [ECHO, JSON_OUT, RULES, CALLOUT, HANDLED, SCOPED, NO_SOAP, SLOW, BETA]) deployFlow(sandbox, f);
     assert.equal(svc(sandbox, ['tenant', 'disable', '--id', 'beta', '--db', sandbox.db]).code, 0);
     key = createKey(sandbox, 'acme');
     readerKey = createKey(sandbox, 'acme', ['--scopes', 'read']);
-    server = await startServer(sandbox);
+    // One execution in flight at a time: a held slow call makes the next /run a 503 (server busy).
+    withRawDb(sandbox.db, (db) => db.prepare("INSERT INTO system_config (key, value) VALUES ('max_concurrent_flow_executions', '1')").run());
+    backend = createServer((_req, res) => {
+      releaseSlow = () => res.writeHead(200, { 'content-type': 'application/xml' }).end('<late/>');
+      slowArrived();
+    });
+    await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
+    server = await startServer(sandbox, [], { BACKEND_URL: `http://127.0.0.1:${(backend.address() as AddressInfo).port}` });
   });
   after(async () => {
     await server?.stop();
+    backend?.closeAllConnections();
+    await new Promise<void>((r) => (backend ? backend.close(() => r()) : r()));
     sandbox.cleanup();
   });
 
@@ -177,6 +192,26 @@ describe('SOAP on /run and GET .../wsdl through svc serve', () => {
         assert.equal(b.headers['x-leak'], undefined);
       });
     }
+
+    it('server busy (too many executions in flight) is 503 on 1.2 and 500 on 1.1, with Retry-After', async () => {
+      const arrived = new Promise<void>((r) => (slowArrived = r));
+      const held = post('/flows/acme/slow/run', env11('<Slow/>'), { 'content-type': 'text/xml', soapaction: 'Slow' });
+      await arrived;
+      try {
+        const b = await call('rules', '1.2', { 'x-mode': 'ok' });
+        assert.equal(b.status, 503, b.body);
+        assert.match(b.body, /<soap:Value>soap:Receiver<\/soap:Value>.*server busy: too many flow executions in flight/);
+        assert.ok(Number(b.headers['retry-after']) >= 1, 'Retry-After');
+        const a = await call('rules', '1.1', { 'x-mode': 'ok' });
+        assert.equal(a.status, 500, a.body);
+        assert.match(a.body, /<faultcode>soap:Server<\/faultcode><faultstring>server busy/);
+      } finally {
+        releaseSlow();
+      }
+      const done = await held;
+      assert.equal(done.status, 200, done.body);
+      assert.match(done.body, /<soap:Body><late\/><\/soap:Body>/);
+    });
 
     it('client-side failures default to Client/Sender, server-side to Server/Receiver', async () => {
       assert.match((await call('rules', '1.1', { 'x-mode': 'syn' })).body, /<faultcode>soap:Client<\/faultcode>/);

@@ -84,6 +84,8 @@ function sendSoapError(reply: FastifyReply, soap: SoapRequest | undefined, err: 
   const fault = faultFromContext(version, { status: err.status, message: publicMessage(err) }, ctx, {
     malformedEnvelope: err.code === 'SVC_ERR_SOAP_MALFORMED',
   });
+  // The service's own headers (Retry-After on 503) still apply; the flow's never do.
+  if (err.headers !== undefined) reply.headers(err.headers);
   return sendSoap(reply, fault.status, fault);
 }
 
