@@ -1,7 +1,7 @@
 /** Start-up refusals of the real `svc serve`: unset config, bare credential spelling, unreadable artifacts. */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { corruptArtifact, createTenant, deployFlow, flow, insertArtifact } from './fixtures/doors/setup.js';
@@ -80,6 +80,21 @@ describe('svc serve start-up refusals', () => {
     const r = serveRefusal(sandbox, { SVC_CONFIG_PRICING_URL: 'x' });
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /flow acme\/caller step 'call': bearer_token uses the bare spelling 'ctx\.token'/);
+  });
+
+  it('refuses to start when the registry cannot be read at all', () => {
+    const other = makeSandbox();
+    try {
+      mkdirSync(join(other.home, 'state'), { recursive: true });
+      writeFileSync(other.db, 'not an SQLite database '.repeat(200));
+      const r = serveRefusal(other, {});
+      assert.notEqual(r.code, 0);
+      assert.notEqual(r.code, null, 'the server must exit, not keep running');
+      assert.doesNotMatch(r.stdout, /listening on/);
+      assert.match(r.stderr, /registry|database/i);
+    } finally {
+      other.cleanup();
+    }
   });
 
   it('the compiler refuses the bare ctx.X spelling at deploy', () => {
