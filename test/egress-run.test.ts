@@ -32,6 +32,7 @@ const FLOWS = [
   ),
   flow('acme', 'unset', 'effects: [http_egress]', '## Step: call\neffects: [http_egress]\nendpoint: ${SVC_TEST_NEVER_SET_URL}/x'),
   flow('acme', 'failing', 'effects: [http_egress]', egressStep('/fail')),
+  flow('acme', 'big', 'effects: [http_egress]', egressStep('/json', 'method: GET\nmax_response_bytes: 16')),
   flow('acme', 'slow', 'effects: [http_egress]', egressStep('/slow', 'read_timeout_ms: 300')),
   flow(
     'acme',
@@ -110,6 +111,7 @@ describe('http_egress through svc serve', () => {
     assert.equal(svc(sandbox, ['tenant', 'disable', '--id', 'beta', '--db', sandbox.db]).code, 0);
     enableTrace(sandbox.db, 'acme', 'secret');
     enableTrace(sandbox.db, 'acme', 'json');
+    for (const f of ['failing', 'big', 'xml']) enableTrace(sandbox.db, 'acme', f);
     server = await startServer(sandbox, ['--no-auth'], { BACKEND_URL: backendUrl, SVC_SECRET_API_TOKEN: SECRET, SVC_TEST_NEVER_SET_URL: undefined, RUST_LOG: 'info' });
   });
 
@@ -130,7 +132,7 @@ describe('http_egress through svc serve', () => {
   });
 
   it('an XML response becomes an XML value, answered as application/xml', async () => {
-    const r = await run('xml');
+    const r = await rawRequest(`${server.url}/flows/acme/xml/run`, { method: 'POST', body: '<ask><id>1</id></ask>', headers: { 'content-type': 'application/xml' } });
     assert.equal(r.status, 200, r.body);
     assert.equal(r.headers['content-type'], 'application/xml; charset=utf-8');
     assert.match(r.body, /<quote><price>3<\/price><\/quote>/);
@@ -164,6 +166,11 @@ describe('http_egress through svc serve', () => {
     const r = await run('failing');
     assert.equal(r.status, 502);
     assert.deepEqual(JSON.parse(r.body), { ok: false, error: 'flow execution failed' });
+  });
+
+  it('a response over max_response_bytes is abandoned: 413', async () => {
+    const r = await run('big');
+    assert.equal(r.status, 413, r.body);
   });
 
   it('a read timeout fails the step with 502 well before the backend answers', async () => {
@@ -255,10 +262,26 @@ describe('http_egress through svc serve', () => {
       assert.equal(json[0]!.http_status, 201);
     });
 
+    it('egress_traced is written for a failed call too, and its body is null for an abandoned oversized response', () => {
+      const failed = rows.find((r) => r.event === 'egress_traced' && r.flow === 'failing');
+      assert.ok(failed, 'no egress_traced row for the failed call');
+      assert.equal(failed.http_status, 500);
+      assert.equal((JSON.parse(failed.payload!) as { body: unknown }).body, 'backend broke');
+      const big = rows.find((r) => r.event === 'egress_traced' && r.flow === 'big');
+      assert.ok(big, 'no egress_traced row for the oversized response');
+      assert.equal((JSON.parse(big.payload!) as { body: unknown }).body, null);
+    });
+
+    it('an XML ctx.input is traced as an _unrepresentable marker naming the root element', () => {
+      const entry = rows.find((r) => r.event === 'step_traced' && r.flow === 'xml' && r.step === 'received');
+      assert.ok(entry, JSON.stringify(rows.filter((r) => r.flow === 'xml')));
+      assert.deepEqual(JSON.parse(entry.payload!), { _unrepresentable: 'ask' });
+    });
+
     it('step_traced rows start with the entry row received; a plain http_egress step has none', () => {
       const steps = rows.filter((r) => r.event === 'step_traced' && r.flow === 'secret').map((r) => r.step);
       assert.deepEqual(steps, ['received', 'api_token', 'answer']);
-      assert.equal(rows.filter((r) => r.flow === 'xml' && /_traced$/.test(r.event)).length, 0, 'no trace rows for a flow without tracing');
+      assert.equal(rows.filter((r) => r.flow === 'text' && /_traced$/.test(r.event)).length, 0, 'no trace rows for a flow without tracing');
     });
 
     it('the secret_read value appears neither in log.db nor in logs/*.jsonl nor on stderr', () => {
