@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { corruptArtifact, createTenant, deployFlow, flow, insertArtifact } from './fixtures/doors/setup.js';
 import { makeSandbox, startServer, svc, SVC_BIN, type Sandbox } from './helpers/svc.js';
 
-const PRICING = flow('acme', 'pricing', 'config: [pricing_url]', '## Step: answer\n```ntd\n{"ok": true}\n```');
+const PRICING = flow('acme', 'pricing', 'config: [pricing_url]', '## Step: answer\n```ntd\n{"url": "{{ ctx.pricing_url }}"}\n```');
 const HELLO = flow('acme', 'hello', '', '## Step: answer\n```ntd\n{"hello": "{{ ctx.input.name }}"}\n```');
 const CALLER = flow('acme', 'caller', 'effects: [http_egress]', '## Step: call\nendpoint: http://127.0.0.1:9/x\nbearer_token: "{{ ctx.token }}"');
 
@@ -39,11 +39,12 @@ describe('svc serve start-up refusals', () => {
     assert.doesNotMatch(r.stdout, /listening on/);
   });
 
-  it('starts when the config variable is set but empty', async () => {
+  it('starts when the config variable is set but empty, and the flow reads it as ctx.<key>', async () => {
     const server = await startServer(sandbox, ['--no-auth'], { SVC_CONFIG_PRICING_URL: '' });
     try {
       const res = await fetch(`${server.url}/flows/acme/pricing/run`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
       assert.equal(res.status, 200);
+      assert.deepEqual(await res.json(), { url: '' }, 'the config key reaches the flow as ctx.<key>');
     } finally {
       assert.equal(await server.stop(), 0);
     }
