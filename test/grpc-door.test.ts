@@ -1,21 +1,15 @@
 /**
- * The gRPC door through the real `svc serve --grpc-port 0`. The parts that need a deployed
- * `inbound: grpc` flow, the engine and API keys are written but skipped until the compiler
- * (issue 3), the engine and the key/tenant commands (issue 2) are merged: the lead flips READY.
+ * The gRPC door through the real `svc serve --grpc-port 0`: `svc tenant create`, `svc keys create`,
+ * `svc proto deploy` and `svc deploy` of `inbound: grpc` flows, then calls with a real gRPC client.
  */
 import { status } from '@grpc/grpc-js';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { greeterSet, testClient, type GreeterTestClient } from '../src/doors/grpc/testing.js';
-import { openDb } from '../src/store/db.js';
-import { registryMigrations } from '../src/store/migrations/registry.js';
+import { descriptorSetFromProto, greeterSet, testClient, type GreeterTestClient } from '../src/doors/grpc/testing.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
 
-/** Set to true (also in test/grpc-off.test.ts) once svc deploy, the engine and svc keys exist. */
-const READY = false;
-const WAITING = 'needs `svc deploy` of an inbound: grpc flow (issue 3), the engine and `svc keys create` (issue 2); the lead completes it after merging';
 
 const HELLO_FLOW = `---
 flowdoc_version: "0.1"
@@ -45,43 +39,93 @@ grpc_method: demo.v1.Greeter/SayMany
 \`\`\`
 `;
 
+const CHECK_PROTO = `
+syntax = "proto3";
+package check.v1;
+message Req { string id = 1; }
+message Rep { string id = 1; string corr = 2; string ref = 3; }
+service Checker { rpc Check (Req) returns (Rep); rpc Late (Req) returns (Rep); rpc Listy (Req) returns (Rep); }
+`;
+
+const CHECK_FLOW = `---
+flowdoc_version: "0.1"
+flow: check
+tenant: acme
+required_scope: orders
+inbound: grpc
+grpc_method: check.v1.Checker/Check
+---
+
+## Step: check
+\`\`\`validate
+ctx.input.id != '' | id is required | syntactic
+ctx.input.id != 'bad' | id is bad | semantic
+\`\`\`
+
+## Step: answer
+\`\`\`ntd
+{"id": "{{ ctx.input.id }}", "corr": "{{ ctx.correlation_id }}", "ref": "{{ ctx.headers['x-ref'] }}"}
+\`\`\`
+`;
+
+const LISTY_FLOW = CHECK_FLOW.replace('flow: check', 'flow: listy').replace('required_scope: orders\n', '').replace('Checker/Check', 'Checker/Listy').replace(/## Step: check[\s\S]*$/, '## Step: answer\n\`\`\`ntd\n[{"id": "a"}]\n\`\`\`\n');
+const LATE_FLOW = LISTY_FLOW.replace('flow: listy', 'flow: late').replace('Checker/Listy', 'Checker/Late').replace('[{"id": "a"}]', '{"id": "late {{ ctx.input.id }}"}');
+
 describe('svc serve --grpc-port 0', () => {
   const sandbox = makeSandbox();
   let server: ServerProcess;
   let grpcAddress: string;
   let client: GreeterTestClient;
   let apiKey = '';
+  let readerKey = '';
+  let otherTenantKey = '';
+  let checker: GreeterTestClient;
+  const deploy = (name: string, text: string) => {
+    writeFileSync(join(sandbox.home, `${name}.flow.md`), text);
+    const r = svc(sandbox, ['deploy', join(sandbox.home, `${name}.flow.md`), '-v', '1.0.0', '--db', sandbox.db]);
+    assert.equal(r.code, 0, r.stderr);
+  };
+  const keyOf = (tenant: string, extra: string[] = []) => {
+    const r = svc(sandbox, ['keys', 'create', '--tenant', tenant, '--label', 'grpc-test', ...extra, '--db', sandbox.db]);
+    assert.equal(r.code, 0, r.stderr);
+    return /svk_[A-Za-z0-9_-]+/.exec(r.stdout)?.[0] ?? '';
+  };
 
   before(async () => {
     const setPath = join(sandbox.home, 'greeter.pb');
     writeFileSync(setPath, greeterSet());
-    if (READY) {
-      assert.equal(svc(sandbox, ['tenant', 'create', '--id', 'acme', '--display-name', 'Acme', '--db', sandbox.db]).code, 0);
-    } else {
-      const db = openDb(sandbox.db, registryMigrations);
-      db.prepare("INSERT INTO tenants (id, display_name, status, auth_methods, created_at) VALUES ('acme', 'Acme', 'active', '[\"api_key\"]', '2025-01-01T00:00:00Z')").run();
-      db.close();
-    }
+    assert.equal(svc(sandbox, ['tenant', 'create', '--id', 'acme', '--display-name', 'Acme', '--db', sandbox.db]).code, 0);
     const deployed = svc(sandbox, ['proto', 'deploy', setPath, '--tenant', 'acme', '--name', 'greeter', '--version', '1.0.0', '--latest', '--db', sandbox.db]);
     assert.equal(deployed.code, 0, deployed.stderr);
-    if (READY) {
-      for (const [name, text] of [['hello', HELLO_FLOW], ['many', MANY_FLOW]] as const) {
-        writeFileSync(join(sandbox.home, `${name}.flow.md`), text);
-        const r = svc(sandbox, ['deploy', join(sandbox.home, `${name}.flow.md`), '-v', '1.0.0', '--db', sandbox.db]);
-        assert.equal(r.code, 0, r.stderr);
-      }
-      const keys = svc(sandbox, ['keys', 'create', '--tenant', 'acme', '--label', 'grpc-test', '--db', sandbox.db]);
-      apiKey = /svc_[A-Za-z0-9_-]+|[A-Za-z0-9_-]{32,}/.exec(keys.stdout)?.[0] ?? '';
+    for (const [name, text] of [['hello', HELLO_FLOW], ['many', MANY_FLOW]] as const) {
+      writeFileSync(join(sandbox.home, `${name}.flow.md`), text);
+      const r = svc(sandbox, ['deploy', join(sandbox.home, `${name}.flow.md`), '-v', '1.0.0', '--db', sandbox.db]);
+      assert.equal(r.code, 0, r.stderr);
     }
+    const keys = svc(sandbox, ['keys', 'create', '--tenant', 'acme', '--label', 'grpc-test', '--db', sandbox.db]);
+    assert.equal(keys.code, 0, keys.stderr);
+    apiKey = /svk_[A-Za-z0-9_-]+/.exec(keys.stdout)?.[0] ?? '';
+    assert.ok(apiKey, `no key printed: ${keys.stdout}`);
+    const checkPath = join(sandbox.home, 'check.pb');
+    writeFileSync(checkPath, descriptorSetFromProto([CHECK_PROTO]));
+    const checkDeployed = svc(sandbox, ['proto', 'deploy', checkPath, '--tenant', 'acme', '--name', 'check', '--version', '1', '--latest', '--db', sandbox.db]);
+    assert.equal(checkDeployed.code, 0, checkDeployed.stderr);
+    deploy('check', CHECK_FLOW);
+    deploy('listy', LISTY_FLOW);
+    readerKey = keyOf('acme', ['--scopes', 'read']);
+    assert.equal(svc(sandbox, ['tenant', 'create', '--id', 'globex', '--display-name', 'Globex', '--db', sandbox.db]).code, 0);
+    otherTenantKey = keyOf('globex');
     server = await startServer(sandbox, ['--grpc-port', '0']);
     const m = /grpc listening on (127\.0\.0\.1:(\d+))/.exec(server.output());
     assert.ok(m, `no grpc boot line in:\n${server.output()}`);
     grpcAddress = m[1]!;
     client = testClient(grpcAddress, greeterSet());
+    checker = testClient(grpcAddress, descriptorSetFromProto([CHECK_PROTO]));
   });
 
   after(async () => {
     client?.close();
+    checker?.close();
     await server?.stop();
     sandbox.cleanup();
   });
@@ -91,21 +135,22 @@ describe('svc serve --grpc-port 0', () => {
     assert.ok(port > 0 && port !== server.port);
   });
 
-  it('an unknown method gets UNIMPLEMENTED from the real server', async () => {
+  it('an unknown method gets UNIMPLEMENTED from the real server, with or without a key', async () => {
     await assert.rejects(client.unaryRaw('demo.v1.Nope/Missing', Buffer.alloc(0)), { code: status.UNIMPLEMENTED });
+    await assert.rejects(client.unaryRaw('demo.v1.Nope/Missing', Buffer.alloc(0), { authorization: `Bearer ${apiKey}` }), { code: status.UNIMPLEMENTED });
   });
 
   it('a method of the latest descriptor that no flow answers gets UNIMPLEMENTED', async () => {
     await assert.rejects(client.unaryRaw('demo.v1.Greeter/Chat', Buffer.alloc(0)), { code: status.UNIMPLEMENTED });
   });
 
-  it('a unary call answers the flow output encoded with the descriptor', { skip: READY ? false : WAITING }, async () => {
+  it('a unary call answers the flow output encoded with the descriptor', async () => {
     const reply = await client.unary('demo.v1.Greeter/SayHello', { user_name: 'ada', count: 2 }, { authorization: `Bearer ${apiKey}` });
     assert.equal(reply.message, 'hello ada');
     assert.equal(reply.n, '2');
   });
 
-  it('a server-streaming call sends one message per element of the list output', { skip: READY ? false : WAITING }, async () => {
+  it('a server-streaming call sends one message per element of the list output', async () => {
     const got = await client.serverStream('demo.v1.Greeter/SayMany', { user_name: 'bo' }, { authorization: `Bearer ${apiKey}` });
     assert.deepEqual(
       got.map((x) => x.message),
@@ -113,12 +158,53 @@ describe('svc serve --grpc-port 0', () => {
     );
   });
 
-  it('a call without a key gets UNAUTHENTICATED', { skip: READY ? false : WAITING }, async () => {
+  it('a call without a key gets UNAUTHENTICATED', async () => {
     await assert.rejects(client.unary('demo.v1.Greeter/SayHello', { user_name: 'x' }), { code: status.UNAUTHENTICATED });
   });
 
-  it('a wrong key gets UNAUTHENTICATED', { skip: READY ? false : WAITING }, async () => {
+  it('a wrong key gets UNAUTHENTICATED', async () => {
     await assert.rejects(client.unary('demo.v1.Greeter/SayHello', { user_name: 'x' }, { authorization: 'Bearer not-a-key' }), { code: status.UNAUTHENTICATED });
+  });
+
+  it('a key of another tenant gets UNAUTHENTICATED; a key without the required scope gets PERMISSION_DENIED', async () => {
+    await assert.rejects(checker.unary('check.v1.Checker/Check', { id: 'x' }, { authorization: `Bearer ${otherTenantKey}` }), { code: status.UNAUTHENTICATED });
+    await assert.rejects(checker.unary('check.v1.Checker/Check', { id: 'x' }, { authorization: `Bearer ${readerKey}` }), (err: { code: number; details: string }) => {
+      assert.equal(err.code, status.PERMISSION_DENIED);
+      assert.match(err.details, /insufficient scope/);
+      return true;
+    });
+  });
+
+  it('the correlation ID and other metadata reach the flow', async () => {
+    const reply = await checker.unary('check.v1.Checker/Check', { id: 'o-1' }, { authorization: `Bearer ${apiKey}`, 'x-correlation-id': 'corr-g1', 'x-ref': 'r9' });
+    assert.deepEqual(reply, { id: 'o-1', corr: 'corr-g1', ref: 'r9' });
+  });
+
+  it('a syntactic and a semantic validate rejection both map to INVALID_ARGUMENT with the message', async () => {
+    for (const [id, message] of [['', 'id is required'], ['bad', 'id is bad']]) {
+      await assert.rejects(checker.unary('check.v1.Checker/Check', { id }, { authorization: `Bearer ${apiKey}` }), (err: { code: number; details: string }) => {
+        assert.equal(err.code, status.INVALID_ARGUMENT);
+        assert.match(err.details, new RegExp(message));
+        return true;
+      });
+    }
+  });
+
+  it('a unary method whose flow answers a list fails with INTERNAL', async () => {
+    await assert.rejects(checker.unary('check.v1.Checker/Listy', { id: 'x' }, { authorization: `Bearer ${apiKey}` }), { code: status.INTERNAL });
+  });
+
+  it('a flow deployed while the server runs is routed without a restart', async () => {
+    await assert.rejects(checker.unary('check.v1.Checker/Late', { id: 'x' }, { authorization: `Bearer ${apiKey}` }), { code: status.UNIMPLEMENTED });
+    deploy('late', LATE_FLOW);
+    let reply: Record<string, unknown> | undefined;
+    for (let i = 0; i < 40 && reply === undefined; i++) {
+      reply = await checker.unary('check.v1.Checker/Late', { id: 'x' }, { authorization: `Bearer ${apiKey}` }).catch(async () => {
+        await new Promise((r) => setTimeout(r, 100));
+        return undefined;
+      });
+    }
+    assert.deepEqual(reply, { id: 'late x', corr: '', ref: '' });
   });
 
   it('stops cleanly on SIGTERM with the gRPC door open', async () => {

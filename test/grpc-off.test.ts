@@ -5,9 +5,6 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
 
-/** Flip together with READY in test/grpc-door.test.ts. */
-const READY = false;
-const WAITING = 'needs `svc deploy` of an inbound: grpc flow (issue 3) and `svc tenant create` (issue 2); the lead completes it after merging';
 const HELLO_FLOW = `---
 flowdoc_version: "0.1"
 flow: hello
@@ -26,11 +23,9 @@ describe('svc serve without --grpc-port', () => {
   const sandbox = makeSandbox();
   let server: ServerProcess;
   before(async () => {
-    if (READY) {
-      assert.equal(svc(sandbox, ['tenant', 'create', '--id', 'acme', '--display-name', 'Acme', '--db', sandbox.db]).code, 0);
-      writeFileSync(join(sandbox.home, 'hello.flow.md'), HELLO_FLOW);
-      assert.equal(svc(sandbox, ['deploy', join(sandbox.home, 'hello.flow.md'), '-v', '1.0.0', '--db', sandbox.db]).code, 0);
-    }
+    assert.equal(svc(sandbox, ['tenant', 'create', '--id', 'acme', '--display-name', 'Acme', '--db', sandbox.db]).code, 0);
+    writeFileSync(join(sandbox.home, 'hello.flow.md'), HELLO_FLOW);
+    assert.equal(svc(sandbox, ['deploy', join(sandbox.home, 'hello.flow.md'), '-v', '1.0.0', '--db', sandbox.db]).code, 0);
     server = await startServer(sandbox, ['--no-auth'], { RUST_LOG: 'warn' });
   });
   after(async () => {
@@ -43,7 +38,7 @@ describe('svc serve without --grpc-port', () => {
     assert.match(server.output(), /grpc: +off \(--grpc-port not given\)/);
   });
 
-  it('warns in the log about a deployed flow with inbound:', { skip: READY ? false : WAITING }, async () => {
+  it('warns in the log about a deployed flow with inbound:', async () => {
     await server.stop();
     assert.match(server.stderr(), /flow acme\/hello declares inbound: grpc .*start svc serve with --grpc-port/);
   });

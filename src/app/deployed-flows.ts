@@ -6,28 +6,32 @@
 import { IntegrityError } from '../common/errors.js';
 import type { FlowIR, StepIR } from '../ir/types.js';
 import type { ArtifactsRepo } from '../store/artifacts-repo.js';
-import { startupConfigRefusals } from './config-check.js';
+import { startupConfigRefusals, type FlowConfigNeeds } from './config-check.js';
 import { loadIr } from './registry.js';
 
 export interface DeployedFlows {
   readonly flows: readonly FlowIR[];
   /** `tenant/flow: why` for each artifact that could not be read (logged at ERROR, boot goes on). */
   readonly unreadable: readonly string[];
+  /** The same artifacts, structured (for `svc config check`). */
+  readonly unreadableRefs: readonly { tenant: string; flow: string; error: string }[];
 }
 
 /** Reads every latest artifact. Throws when the registry cannot be listed (the server must stop). */
 export function scanDeployedFlows(repo: ArtifactsRepo): DeployedFlows {
   const flows: FlowIR[] = [];
   const unreadable: string[] = [];
+  const unreadableRefs: { tenant: string; flow: string; error: string }[] = [];
   for (const ref of repo.listLatest()) {
     try {
       flows.push(loadIr(repo, ref.hash));
     } catch (err) {
       if (!(err instanceof IntegrityError)) throw err;
       unreadable.push(`${ref.tenant}/${ref.name} version ${ref.version}: ${err.message}`);
+      unreadableRefs.push({ tenant: ref.tenant, flow: ref.name, error: `version ${ref.version}: ${err.message}` });
     }
   }
-  return { flows, unreadable };
+  return { flows, unreadable, unreadableRefs };
 }
 
 const BARE_CTX = /^\s*ctx(\.[A-Za-z_]\w*|\[[^\]]*\])+\s*$/;
@@ -66,4 +70,13 @@ function credentialTemplates(step: StepIR): [string, string | undefined][] {
 /** Every reason the server must not start, from the scanned flows and the environment. */
 export function startupRefusals(flows: readonly FlowIR[], env: NodeJS.ProcessEnv = process.env): string[] {
   return [...startupConfigRefusals(flows.map((f) => ({ tenant: f.tenant, flow: f.flow, config: f.config })), env), ...bareCredentialRefusals(flows)];
+}
+
+/** What `svc config check` reads: each latest artifact's `config:` keys, and the unreadable ones. */
+export function configNeeds(repo: ArtifactsRepo): { flows: FlowConfigNeeds[]; unreadable: { tenant: string; flow: string; error: string }[] } {
+  const scan = scanDeployedFlows(repo);
+  return {
+    flows: scan.flows.map((f) => ({ tenant: f.tenant, flow: f.flow, config: f.config ?? [] })),
+    unreadable: [...scan.unreadableRefs],
+  };
 }

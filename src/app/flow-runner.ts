@@ -2,7 +2,7 @@
  * The /run use case, shared by every synchronous door (HTTP, SOAP, gRPC): resolve `latest`, decide
  * the body ceiling, bound concurrency, execute, and record `received` / `completed`.
  */
-import { SvcError } from '../common/errors.js';
+import { FlowError, SvcError } from '../common/errors.js';
 import type { SettingName } from '../common/settings.js';
 import { BUSY_RETRY_AFTER_SECS, compileFlow, runFlow, type ExecutionLimiter, type FlowResult, type RunDeps } from '../engine/index.js';
 import type { LoadedFlow } from './registry.js';
@@ -89,7 +89,9 @@ export class FlowRunner {
       return result;
     } catch (err) {
       const status = err instanceof SvcError ? err.status : 500;
-      events.emit({ ...base, event: 'completed', http_status: status, reason: err instanceof Error ? err.message : String(err) });
+      // The operator-facing detail (which step, which variable), never the wire message alone.
+      const reason = err instanceof FlowError ? err.detail : err instanceof Error ? err.message : String(err);
+      events.emit({ ...base, event: 'completed', http_status: status, reason });
       throw err;
     } finally {
       this.#deps.limiter.release();

@@ -2,7 +2,9 @@
 import type { Command } from 'commander';
 import { ExitError } from '../common/errors.js';
 import { checkFlowConfig, formatConfigReport, missingConfig, type FlowConfigNeeds } from '../app/config-check.js';
+import { configNeeds } from '../app/deployed-flows.js';
 import { dbOption } from './options.js';
+import { withRegistry } from './stores.js';
 
 /** Where the flows come from; the registry supplies it. Throwing means the registry cannot be listed. */
 export interface ConfigListSource {
@@ -41,3 +43,8 @@ export function registerConfigCheck(program: Command, source: ConfigListSource):
     .addOption(dbOption())
     .action(async (opts: ConfigCheckOptions) => configCheck(opts, source));
 }
+
+/** The registry behind `--db`: every latest artifact (a missing database lists nothing). */
+export const registryConfigSource: ConfigListSource = {
+  list: (db) => withRegistry(db, ({ artifacts }) => configNeeds(artifacts), { readOnly: true }),
+};

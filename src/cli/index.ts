@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { registerFlowCommands } from './flow-commands.js';
 import { registerProto } from './proto.js';
 import { registerAudit } from './audit.js';
+import { registerConfigCheck, registryConfigSource } from './config-check.js';
 import { registerKeys } from './keys.js';
 import { registerDlq } from './dlq.js';
 import { registerState } from './state.js';
@@ -22,5 +23,6 @@ export function buildCli(): Command {
   registerAudit(program);
   registerDlq(program);
   registerState(program);
+  registerConfigCheck(program, registryConfigSource);
   return program;
 }

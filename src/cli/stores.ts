@@ -1,6 +1,7 @@
 /** Opens the stores an operator command needs from `--db`, and closes them whatever happens. */
 import { existsSync } from 'node:fs';
 import { statePaths, type StatePaths } from '../common/paths.js';
+import { ArtifactsRepo } from '../store/artifacts-repo.js';
 import { AuditRepo } from '../store/audit-repo.js';
 import { openDb, type Db } from '../store/db.js';
 import { KeysRepo } from '../store/keys-repo.js';
@@ -12,6 +13,7 @@ export interface RegistryStores {
   readonly paths: StatePaths;
   readonly tenants: TenantsRepo;
   readonly keys: KeysRepo;
+  readonly artifacts: ArtifactsRepo;
 }
 
 export interface AuditStores {
@@ -26,7 +28,7 @@ export interface AuditStores {
 export function withRegistry<T>(dbPath: string, fn: (stores: RegistryStores) => T, opts: { readOnly?: boolean } = {}): T {
   const paths = statePaths(dbPath);
   return withDb(paths.registryDb, registryMigrations, opts.readOnly === true, (db) =>
-    fn({ paths, tenants: new TenantsRepo(db), keys: new KeysRepo(db) }),
+    fn({ paths, tenants: new TenantsRepo(db), keys: new KeysRepo(db), artifacts: new ArtifactsRepo(db) }),
   );
 }
 

@@ -102,7 +102,9 @@ async function runFault(run: FlowRun, flow: CompiledFlow, err: SvcError): Promis
     const inner = asSvcError(thrown, run.currentStep);
     throw new FaultHandlerFailedError(run.currentStep, `fault handler of ${flow.ir.tenant}/${flow.ir.flow} failed in step '${run.currentStep}': ${detailOf(inner)}`, inner);
   }
-  return { status: run.status ?? err.status, headers: run.headers, output, filtered: false, faultHandled: true, handledError: err };
+  const result: FlowResult = { status: run.status ?? err.status, headers: run.headers, output, filtered: false, faultHandled: true, handledError: err };
+  if (run.status !== undefined) result.faultResponseStatus = run.status;
+  return result;
 }
 
 /** call_flow / split / fork: the latest version of a flow of the same tenant, one level deeper. */

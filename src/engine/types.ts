@@ -100,6 +100,8 @@ export interface FlowResult {
   faultHandled: boolean;
   /** With faultHandled: the error the handler handled (for the log). */
   handledError?: SvcError;
+  /** With faultHandled: the `response_status` the fault section set, if any (a SOAP fault honours it even when it equals the error's). */
+  faultResponseStatus?: number;
   /** `ctx.soap_fault_code` / `ctx.soap_fault_string` when the flow set them (the SOAP door's fault envelope). */
   soapFault?: { code?: string; string?: string };
 }

@@ -66,9 +66,9 @@ function sendSoap(reply: FastifyReply, status: number, answer: SoapAnswer): Fast
 function sendSoapResult(reply: FastifyReply, soap: SoapRequest, result: FlowResult): FastifyReply {
   if (result.faultHandled && result.handledError !== undefined) {
     const handled = result.handledError;
-    const overridden = result.status !== handled.status ? result.status : undefined;
     const ctx = { soap_fault_code: result.soapFault?.code, soap_fault_string: result.soapFault?.string };
-    const fault = faultFromContext(soap.version, handled, ctx, { responseStatus: overridden });
+    // The handler's output is the fault's detail; its response_status wins on both versions.
+    const fault = faultFromContext(soap.version, { status: handled.status, message: publicMessage(handled) }, ctx, { responseStatus: result.faultResponseStatus, detail: result.output });
     return sendSoap(reply, fault.status, fault);
   }
   reply.headers(result.headers);
@@ -84,6 +84,8 @@ function sendSoapError(reply: FastifyReply, soap: SoapRequest | undefined, err: 
   const fault = faultFromContext(version, { status: err.status, message: publicMessage(err) }, ctx, {
     malformedEnvelope: err.code === 'SVC_ERR_SOAP_MALFORMED',
   });
+  // The service's own headers (Retry-After on 503) still apply; the flow's never do.
+  if (err.headers !== undefined) reply.headers(err.headers);
   return sendSoap(reply, fault.status, fault);
 }
 
