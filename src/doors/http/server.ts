@@ -22,7 +22,9 @@ export interface HttpDeps {
 }
 
 export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false, return503OnClosing: true });
+  // maxParamLength: Fastify's default (100) would answer 414 to valid names of 101-128 bytes; the
+  // name rule (400 invalid flow identifier) decides instead. Node caps the request line anyway.
+  const app = Fastify({ logger: false, return503OnClosing: true, maxParamLength: 65_536 });
   // Bodies are read by the routes themselves, after the gate and under a per-request ceiling:
   // no parser may read a byte first.
   app.removeAllContentTypeParsers();
