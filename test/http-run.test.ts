@@ -65,6 +65,11 @@ describe('POST /flows/{tenant}/{name}/run over HTTP', () => {
       assert.deepEqual(await res.json(), { ok: false, error: 'invalid flow identifier' });
     });
 
+    it('ignores X-Svc-Signature when the server has no --secret', async () => {
+      const res = await run('echo', '{"s":1}', { 'x-svc-signature': 'not-even-hex' });
+      assert.equal(res.status, 200);
+    });
+
     it('answers 400 for malformed JSON', async () => {
       const res = await run('echo', '{"a":');
       assert.equal(res.status, 400);
