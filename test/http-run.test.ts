@@ -329,6 +329,21 @@ describe('POST /flows/{tenant}/{name}/run over HTTP', () => {
       assert.equal(res.status, 413);
       assert.equal(res.body, 'payload reached size limit');
     });
+    it('refuses a chunked body (no Content-Length) with 413 once it passes the cap', async () => {
+      const chunk = 'x'.repeat(150);
+      const head = [
+        'POST /flows/acme/small/run HTTP/1.1',
+        `Host: 127.0.0.1:${server.port}`,
+        `Authorization: Bearer ${key}`,
+        'Content-Type: application/json',
+        'Transfer-Encoding: chunked',
+        '',
+        `${chunk.length.toString(16)}\r\n${chunk}\r\n0\r\n\r\n`,
+      ].join('\r\n');
+      const res = await rawRequest(server.port, head);
+      assert.equal(res.status, 413);
+      assert.equal(res.body, 'payload reached size limit');
+    });
   });
 
   describe('metadata, connector events, health', () => {
