@@ -5,7 +5,7 @@ import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
 
 const FLOWS = [
   'echo', 'headers', 'text', 'xml-out', 'shaped', 'corr', 'rules', 'defect', 'fault-ok', 'fault-status',
-  'fault-fail', 'egress-fail', 'small', 'corrupt', 'platform-cap',
+  'fault-fail', 'egress-fail', 'fault-egress', 'small', 'corrupt', 'platform-cap',
 ] as const;
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -138,6 +138,12 @@ describe('POST /flows/{tenant}/{name}/run over HTTP', () => {
       assert.deepEqual(await res.json(), { sorry: 'amount must be positive', step: 'check' });
     });
 
+    it('keeps the 502 of a failed call out, with the handler output', async () => {
+      const res = await run('fault-egress', '{}', { 'x-correlation-id': 'fe-1' });
+      assert.equal(res.status, 502);
+      assert.deepEqual(await res.json(), { failed_step: 'call', id: 'fe-1' });
+    });
+
     it("applies the fault step's own response_status and response_header_<name>", async () => {
       const res = await run('fault-status', '{"amount":0}');
       assert.equal(res.status, 299);
@@ -195,6 +201,23 @@ describe('POST /flows/{tenant}/{name}/run over HTTP', () => {
       assert.equal(res.status, 200);
       assert.equal(res.headers.get('x-correlation-id'), null);
       assert.deepEqual(await res.json(), { correlation_id: 'abc' });
+    });
+
+    it('takes the first of repeated X-Correlation-ID headers', async () => {
+      const head = [
+        'POST /flows/acme/corr/run HTTP/1.1',
+        `Host: 127.0.0.1:${server.port}`,
+        `Authorization: Bearer ${key}`,
+        'X-Correlation-ID: first-id',
+        'X-Correlation-ID: second-id',
+        'Content-Length: 2',
+        'Connection: close',
+        '',
+        '{}',
+      ].join('\r\n');
+      const res = await rawRequest(server.port, head);
+      assert.equal(res.status, 200);
+      assert.deepEqual(JSON.parse(res.body), { correlation_id: 'first-id' });
     });
 
     it('takes X-Request-ID when there is no X-Correlation-ID', async () => {
@@ -411,6 +434,14 @@ describe('POST /flows/{tenant}/{name}/run over HTTP', () => {
       const res = await connector('{"event_type":"connector_received"}', 'Bad');
       assert.equal(res.status, 400);
       assert.deepEqual(await res.json(), { ok: false, error: 'invalid flow identifier' });
+    });
+
+    it('answers an unknown route 404 in the service body shape', async () => {
+      const res = await fetch(`${server.url}/flows/acme/echo/run/extra`, { method: 'POST', body: '{}' });
+      assert.equal(res.status, 404);
+      const body = (await res.json()) as { ok: boolean; error: string };
+      assert.equal(body.ok, false);
+      assert.match(body.error, /no route/);
     });
 
     it('GET /health answers 200 {"ok":true} without a key', async () => {

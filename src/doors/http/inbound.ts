@@ -45,10 +45,11 @@ export function checkSignature(secret: string | undefined, body: Buffer, req: Fa
   if (!signatureMatches(secret, body, typeof header === 'string' ? header : undefined)) throw signatureMismatch();
 }
 
-/** `X-Correlation-ID`, else `X-Request-ID`, else a fresh UUID v4. */
+/** `X-Correlation-ID`, else `X-Request-ID`, else a fresh UUID v4. A repeated header counts once (its first value). */
 export function correlationIdOf(req: FastifyRequest): string {
-  const pick = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
-  return pick(req.headers['x-correlation-id']) || pick(req.headers['x-request-id']) || randomUUID();
+  // Node joins repeated unknown headers with ", " in `headers`; `headersDistinct` keeps them apart.
+  const distinct = req.raw.headersDistinct;
+  return distinct['x-correlation-id']?.[0] || distinct['x-request-id']?.[0] || randomUUID();
 }
 
 /** Parses a JSON body; an empty body is `null`. */

@@ -3,9 +3,11 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { FlowRunner } from '../../app/flow-runner.js';
 import type { Gate } from '../../gate/gate.js';
 import type { EventEmitter } from '../../store/event-log.js';
+import { SvcError } from '../../common/errors.js';
 import { connectorRoutes } from './connector-route.js';
 import { healthRoutes } from './health.js';
 import { metadataRoutes } from './metadata-route.js';
+import { sendError } from './reply-error.js';
 import { runRoutes } from './run-route.js';
 import { wsdlRoutes, type WsdlRouteDeps } from './wsdl-route.js';
 
@@ -29,6 +31,9 @@ export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
   // no parser may read a byte first.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, _payload, done) => done(null));
+  // Unknown routes and Fastify's own errors answer in the service's body shape, not Fastify's.
+  app.setNotFoundHandler((req, reply) => sendError(reply, new SvcError('SVC_ERR_NOT_FOUND', `no route for ${req.method} ${req.url.split('?', 1)[0]}`)));
+  app.setErrorHandler((err, _req, reply) => sendError(reply, err));
   await app.register(healthRoutes);
   await app.register(runRoutes({ gate: deps.gate, secret: deps.secret, runner: deps.runner }));
   await app.register(metadataRoutes({ gate: deps.gate, runner: deps.runner }));
