@@ -128,9 +128,25 @@ describe('the gate on key-protected routes', () => {
         '',
         '',
       ].join('\r\n');
-      const res = await rawRequest(server.port, head);
+      const res = await rawRequest(server.port, head, { untilClose: true, waitMs: 3000 });
       assert.equal(res.status, 401);
       assert.match(res.body, /"unauthorized"/);
+      assert.ok(res.closed, 'the server closes the connection instead of reading the unread body');
+    });
+
+    it('does not invite the body (no 100 Continue) before refusing a caller without a key', async () => {
+      const head = [
+        'POST /flows/acme/echo/run HTTP/1.1',
+        `Host: 127.0.0.1:${server.port}`,
+        'Content-Type: application/json',
+        'Content-Length: 2',
+        'Expect: 100-continue',
+        '',
+        '',
+      ].join('\r\n');
+      const res = await rawRequest(server.port, head);
+      assert.equal(res.status, 401);
+      assert.doesNotMatch(res.raw, /100 Continue/);
     });
   });
 

@@ -352,6 +352,39 @@ describe('POST /flows/{tenant}/{name}/run over HTTP', () => {
       assert.equal(res.status, 413);
       assert.equal(res.body, 'payload reached size limit');
     });
+    it('answers 413 to Expect: 100-continue over the cap without inviting the body', async () => {
+      const head = [
+        'POST /flows/acme/small/run HTTP/1.1',
+        `Host: 127.0.0.1:${server.port}`,
+        `Authorization: Bearer ${key}`,
+        'Content-Type: application/json',
+        'Content-Length: 5000',
+        'Expect: 100-continue',
+        '',
+        '',
+      ].join('\r\n');
+      const res = await rawRequest(server.port, head);
+      assert.equal(res.status, 413);
+      assert.doesNotMatch(res.raw, /100 Continue/);
+    });
+
+    it('sends 100 Continue when the body will be read, and runs the flow', async () => {
+      const head = [
+        'POST /flows/acme/echo/run HTTP/1.1',
+        `Host: 127.0.0.1:${server.port}`,
+        `Authorization: Bearer ${key}`,
+        'Content-Type: application/json',
+        'Content-Length: 7',
+        'Expect: 100-continue',
+        '',
+        '',
+      ].join('\r\n');
+      const res = await rawRequest(server.port, head, { afterContinue: '{"c":1}' });
+      assert.match(res.raw, /^HTTP\/1\.1 100 Continue/);
+      assert.equal(res.status, 200);
+      assert.deepEqual(JSON.parse(res.body), { c: 1 });
+    });
+
     it('refuses a chunked body (no Content-Length) with 413 once it passes the cap', async () => {
       const chunk = 'x'.repeat(150);
       const head = [

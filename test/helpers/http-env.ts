@@ -198,40 +198,65 @@ export interface RawResponse {
   status: number;
   head: string;
   body: string;
+  /** Everything received, interim answers included. */
+  raw: string;
+  /** True when the server closed the connection before the wait ended. */
+  closed: boolean;
 }
 
 /**
  * Writes `request` (the head, and any body bytes given) on a raw TCP socket and collects the answer
  * until the server closes or `waitMs` passes. The body announced by Content-Length need not follow.
  */
-export function rawRequest(port: number, request: string, waitMs = 2000): Promise<RawResponse> {
+export function rawRequest(
+  port: number,
+  request: string,
+  opts: { waitMs?: number; untilClose?: boolean; afterContinue?: string } = {},
+): Promise<RawResponse> {
+  const { waitMs = 2000, untilClose = false, afterContinue } = opts;
   return new Promise((resolvePromise, reject) => {
     const socket = connect(port, '127.0.0.1');
     let data = '';
+    let closed = false;
+    let done = false;
     const finish = () => {
+      if (done) return;
+      done = true;
       clearTimeout(timer);
       socket.destroy();
-      const split = data.indexOf('\r\n\r\n');
-      const head = split < 0 ? data : data.slice(0, split);
+      // Skip interim 1xx answers.
+      const final = data.replace(/^(HTTP\/1\.1 1\d\d[^\r]*\r\n(?:[^\r]+\r\n)*\r\n)+/, '');
+      const split = final.indexOf('\r\n\r\n');
+      const head = split < 0 ? final : final.slice(0, split);
       const m = /^HTTP\/1\.1 (\d{3})/.exec(head);
       if (!m) {
         reject(new Error(`no HTTP answer: ${JSON.stringify(data)}`));
         return;
       }
-      resolvePromise({ status: Number(m[1]), head, body: split < 0 ? '' : data.slice(split + 4) });
+      resolvePromise({ status: Number(m[1]), head, body: split < 0 ? '' : final.slice(split + 4), raw: data, closed });
     };
     const timer = setTimeout(finish, waitMs);
+    let continued = false;
     socket.setEncoding('utf8');
     socket.on('data', (d: string) => {
       data += d;
-      // A complete answer with a Content-Length: stop early.
-      const split = data.indexOf('\r\n\r\n');
-      if (split >= 0) {
-        const len = /content-length: (\d+)/i.exec(data.slice(0, split));
-        if (len && data.length - split - 4 >= Number(len[1])) finish();
+      if (afterContinue !== undefined && !continued && /^HTTP\/1\.1 100 /.test(data) && data.includes('\r\n\r\n')) {
+        continued = true;
+        socket.write(afterContinue);
+      }
+      if (untilClose) return;
+      // A complete final answer with a Content-Length: stop early.
+      const final = data.replace(/^(HTTP\/1\.1 1\d\d[^\r]*\r\n(?:[^\r]+\r\n)*\r\n)+/, '');
+      const split = final.indexOf('\r\n\r\n');
+      if (split >= 0 && /^HTTP\/1\.1 [2-5]/.test(final)) {
+        const len = /content-length: (\d+)/i.exec(final.slice(0, split));
+        if (len && final.length - split - 4 >= Number(len[1])) finish();
       }
     });
-    socket.on('end', finish);
+    socket.on('end', () => {
+      closed = true;
+      finish();
+    });
     socket.on('error', () => finish());
     socket.write(request);
   });

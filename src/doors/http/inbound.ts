@@ -5,6 +5,7 @@ import { SvcError } from '../../common/errors.js';
 import { isValidName } from '../../common/names.js';
 import type { Gate, GateRoute } from '../../gate/gate.js';
 import { signatureMatches, signatureMismatch } from '../../gate/signature.js';
+import { announcesBody } from './body.js';
 import { sendError } from './reply-error.js';
 
 export interface FlowParams {
@@ -26,16 +27,26 @@ export function gateHook(gate: Gate | undefined, route: GateRoute, flowParam: 'n
     const tenant = params.tenant;
     const flow = params[flowParam];
     if (!isValidName(tenant) || !isValidName(flow)) {
-      await sendError(reply, invalidFlowIdentifier());
+      await refuseUnread(req, reply, invalidFlowIdentifier());
       return;
     }
     if (gate === undefined) return;
     try {
       gate.check({ authorization: req.headers.authorization, tenant, flow, route });
     } catch (err) {
-      await sendError(reply, err);
+      await refuseUnread(req, reply, err);
     }
   };
+}
+
+/**
+ * Answers a refusal made before the body was read. With a body announced, the connection closes
+ * after the answer: otherwise Node would read and discard the whole body to reuse the connection,
+ * and a refused caller would cost its upload after all.
+ */
+function refuseUnread(req: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
+  if (announcesBody(req.raw)) reply.header('connection', 'close');
+  return sendError(reply, err);
 }
 
 /** Under `--secret`, the raw body must carry a matching `X-Svc-Signature`. */

@@ -1,9 +1,11 @@
 /** Builds the Fastify app (not yet listening). Each route area is an encapsulated plugin. */
 import Fastify, { type FastifyInstance } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FlowRunner } from '../../app/flow-runner.js';
 import type { Gate } from '../../gate/gate.js';
 import type { EventEmitter } from '../../store/event-log.js';
 import { SvcError } from '../../common/errors.js';
+import { awaitingContinue } from './body.js';
 import { connectorRoutes } from './connector-route.js';
 import { healthRoutes } from './health.js';
 import { metadataRoutes } from './metadata-route.js';
@@ -34,6 +36,12 @@ export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
   // Unknown routes and Fastify's own errors answer in the service's body shape, not Fastify's.
   app.setNotFoundHandler((req, reply) => sendError(reply, new SvcError('SVC_ERR_NOT_FOUND', `no route for ${req.method} ${req.url.split('?', 1)[0]}`)));
   app.setErrorHandler((err, _req, reply) => sendError(reply, err));
+  // `Expect: 100-continue`: Node would answer 100 at once, inviting the body before the gate and the
+  // size check ran. Hold it back; readBody sends it when a route actually reads the body.
+  app.server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    awaitingContinue.set(req, res);
+    app.server.emit('request', req, res);
+  });
   await app.register(healthRoutes);
   await app.register(runRoutes({ gate: deps.gate, secret: deps.secret, runner: deps.runner }));
   await app.register(metadataRoutes({ gate: deps.gate, runner: deps.runner }));
