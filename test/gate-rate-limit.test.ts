@@ -26,6 +26,8 @@ describe('per-key rate limits (token bucket)', () => {
     keys.free = createKey(sandbox, 'acme', { rateLimit: 1 });
     keys.metaRefusal = createKey(sandbox, 'acme', { rateLimit: 1, flows: 'echo' });
     keys.unlimited = createKey(sandbox, 'acme');
+    createTenant(sandbox, 'other');
+    keys.otherTenant = createKey(sandbox, 'other', { rateLimit: 2 });
     await deployAll(sandbox, ['echo', 'secure']);
     server = await startServer(sandbox);
   });
@@ -75,6 +77,17 @@ describe('per-key rate limits (token bucket)', () => {
     assert.equal((await run('refusals', 'secure')).status, 403);
     const res = await run('refusals', 'echo');
     assert.equal(res.status, 429);
+  });
+
+  it("charges a token for a 401 to a valid key of another tenant", async () => {
+    assert.equal((await run('otherTenant')).status, 401);
+    assert.equal((await run('otherTenant')).status, 401);
+    const own = await fetch(`${server.url}/flows/other/anything/run`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.otherTenant}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    assert.equal(own.status, 429);
   });
 
   it('charges a token for a refusal on the metadata route', async () => {

@@ -292,6 +292,9 @@ describe('the gate on key-protected routes', () => {
         withRegistry(sandbox, (db) => db.exec('ALTER TABLE api_keys_away RENAME TO api_keys'));
       }
       assert.equal((await run('echo', bearer('all'))).status, 200);
+      const rows = await waitForLogRows(sandbox, { event: 'access_denied', http_status: 503 });
+      assert.ok(rows.length >= 1);
+      assert.match(rows[0]!.reason ?? '', /storage unavailable/);
     });
 
     it('answers 503 when the tenant table cannot be read', async () => {

@@ -422,6 +422,12 @@ describe('POST /flows/{tenant}/{name}/run over HTTP', () => {
       assert.equal(second.version, '2');
     });
 
+    it('GET /flows/{t}/{n} answers 500 internal error for an artifact failing its integrity check', async () => {
+      const res = await fetch(`${server.url}/flows/acme/corrupt`, { headers: { authorization: `Bearer ${key}` } });
+      assert.equal(res.status, 500);
+      assert.deepEqual(await res.json(), { ok: false, error: 'internal error' });
+    });
+
     it('GET /flows/{t}/{n} answers 404 for a missing flow and 400 for a bad name', async () => {
       const missing = await fetch(`${server.url}/flows/acme/ghost`, { headers: { authorization: `Bearer ${key}` } });
       assert.equal(missing.status, 404);
