@@ -1,5 +1,5 @@
 /** Reads a request body under a per-request ceiling, refusing a declared or streamed excess with 413. */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SvcError } from '../../common/errors.js';
 
 export const PAYLOAD_TOO_LARGE = 'payload reached size limit';
@@ -14,9 +14,27 @@ export function checkDeclaredLength(raw: IncomingMessage, limitBytes: number): v
   if (declared !== undefined && Number(declared) > limitBytes) throw payloadTooLarge();
 }
 
+/**
+ * Requests that sent `Expect: 100-continue`, with the response that owes the interim answer. The
+ * server does not send `100 Continue` on arrival (see server.ts): only once a route decides to read
+ * the body, so a refused caller (gate, 404, declared length over the cap) is never invited to send it.
+ */
+export const awaitingContinue = new WeakMap<IncomingMessage, ServerResponse>();
+
+/** True when the request announces a body (a non-zero Content-Length or a Transfer-Encoding). */
+export function announcesBody(raw: IncomingMessage): boolean {
+  const length = raw.headers['content-length'];
+  return (length !== undefined && length !== '0') || raw.headers['transfer-encoding'] !== undefined;
+}
+
 /** Buffers the body; stops reading and throws 413 as soon as it passes `limitBytes`. */
 export function readBody(raw: IncomingMessage, limitBytes: number): Promise<Buffer> {
   checkDeclaredLength(raw, limitBytes);
+  const interim = awaitingContinue.get(raw);
+  if (interim !== undefined) {
+    awaitingContinue.delete(raw);
+    interim.writeContinue();
+  }
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

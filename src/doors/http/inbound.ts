@@ -5,6 +5,7 @@ import { SvcError } from '../../common/errors.js';
 import { isValidName } from '../../common/names.js';
 import type { Gate, GateRoute } from '../../gate/gate.js';
 import { signatureMatches, signatureMismatch } from '../../gate/signature.js';
+import { announcesBody } from './body.js';
 import { sendError } from './reply-error.js';
 
 export interface FlowParams {
@@ -26,16 +27,26 @@ export function gateHook(gate: Gate | undefined, route: GateRoute, flowParam: 'n
     const tenant = params.tenant;
     const flow = params[flowParam];
     if (!isValidName(tenant) || !isValidName(flow)) {
-      await sendError(reply, invalidFlowIdentifier());
+      await refuseUnread(req, reply, invalidFlowIdentifier());
       return;
     }
     if (gate === undefined) return;
     try {
       gate.check({ authorization: req.headers.authorization, tenant, flow, route });
     } catch (err) {
-      await sendError(reply, err);
+      await refuseUnread(req, reply, err);
     }
   };
+}
+
+/**
+ * Answers a refusal made before the body was read. With a body announced, the connection closes
+ * after the answer: otherwise Node would read and discard the whole body to reuse the connection,
+ * and a refused caller would cost its upload after all.
+ */
+function refuseUnread(req: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
+  if (announcesBody(req.raw)) reply.header('connection', 'close');
+  return sendError(reply, err);
 }
 
 /** Under `--secret`, the raw body must carry a matching `X-Svc-Signature`. */
@@ -45,10 +56,11 @@ export function checkSignature(secret: string | undefined, body: Buffer, req: Fa
   if (!signatureMatches(secret, body, typeof header === 'string' ? header : undefined)) throw signatureMismatch();
 }
 
-/** `X-Correlation-ID`, else `X-Request-ID`, else a fresh UUID v4. */
+/** `X-Correlation-ID`, else `X-Request-ID`, else a fresh UUID v4. A repeated header counts once (its first value). */
 export function correlationIdOf(req: FastifyRequest): string {
-  const pick = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
-  return pick(req.headers['x-correlation-id']) || pick(req.headers['x-request-id']) || randomUUID();
+  // Node joins repeated unknown headers with ", " in `headers`; `headersDistinct` keeps them apart.
+  const distinct = req.raw.headersDistinct;
+  return distinct['x-correlation-id']?.[0] || distinct['x-request-id']?.[0] || randomUUID();
 }
 
 /** Parses a JSON body; an empty body is `null`. */

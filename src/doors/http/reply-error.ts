@@ -39,5 +39,6 @@ function fastifyStatus(err: unknown): number | undefined {
 
 export function sendError(reply: FastifyReply, err: unknown): FastifyReply {
   const wire = toWireError(err);
-  return reply.code(wire.status).headers(wire.headers).type(wire.contentType).send(wire.body);
+  // A Buffer keeps `application/json` exact (Fastify appends a charset to a JSON string body).
+  return reply.code(wire.status).headers(wire.headers).header('content-type', wire.contentType).send(Buffer.from(wire.body));
 }

@@ -55,7 +55,10 @@ function sendResult(reply: FastifyReply, result: FlowResult): FastifyReply {
   const encoded = encodeOutput(result.output);
   reply.code(result.status).headers(result.headers);
   if (encoded.contentType === undefined) return reply.send();
-  return reply.type(encoded.contentType).send(encoded.body);
+  // A Buffer keeps the content type exactly as the spec names it: Fastify appends `; charset=utf-8`
+  // to a JSON type sent as a string.
+  const body = typeof encoded.body === 'string' ? Buffer.from(encoded.body) : encoded.body;
+  return reply.header('content-type', encoded.contentType).send(body);
 }
 
 function sendSoap(reply: FastifyReply, status: number, answer: SoapAnswer): FastifyReply {

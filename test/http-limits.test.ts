@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { createKey, createTenant, deployAll, logRows, setSystemConfig, waitForLogRows } from './helpers/http-env.js';
+import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
+
+/** How long the loopback backend takes to answer: more than flow_max_duration_secs (1 s). */
+const SLOW_MS = 1200;
+
+describe('/run execution limits (flow_max_duration_secs = 1, max_concurrent_flow_executions = 1)', () => {
+  const sandbox = makeSandbox();
+  let server: ServerProcess;
+  let backend: Server;
+  let key: string;
+  let arrived: () => void = () => {};
+
+  const run = (flow: string, correlationId: string) =>
+    fetch(`${server.url}/flows/acme/${flow}/run`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-correlation-id': correlationId },
+      body: '{}',
+    });
+
+  before(async () => {
+    backend = createServer((req, res) => {
+      req.resume();
+      arrived();
+      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"slow":true}'), SLOW_MS);
+    });
+    await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
+    createTenant(sandbox, 'acme');
+    key = createKey(sandbox, 'acme');
+    await deployAll(sandbox, ['echo', 'slow']);
+    setSystemConfig(sandbox, { flow_max_duration_secs: 1, max_concurrent_flow_executions: 1 });
+    const port = (backend.address() as AddressInfo).port;
+    server = await startServer(sandbox, [], { SLOW_URL: `http://127.0.0.1:${port}` });
+  });
+  after(async () => {
+    await server?.stop();
+    backend?.closeAllConnections();
+    await new Promise((r) => backend?.close(r));
+    sandbox.cleanup();
+  });
+
+  it('answers 500 with the step and limit_secs when the flow exceeds its maximum duration', async () => {
+    const res = await run('slow', 'too-long-1');
+    assert.equal(res.status, 500);
+    const body = (await res.json()) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(body).sort(), ['error', 'limit_secs', 'step']);
+    assert.equal(body.error, 'flow exceeded its maximum duration');
+    assert.equal(body.limit_secs, 1);
+    assert.ok(body.step === 'wait' || body.step === 'after', `step ${String(body.step)}`);
+    const completed = await waitForLogRows(sandbox, { correlation_id: 'too-long-1', event: 'completed' });
+    assert.equal(completed[0]?.http_status, 500);
+  });
+
+  it('answers 503 with Retry-After before the flow starts when the execution ceiling is reached', async () => {
+    const inFlight = new Promise<void>((r) => (arrived = r));
+    const slow = run('slow', 'holder-1');
+    await inFlight; // the slow flow now holds the only execution slot
+    const busy = await run('echo', 'busy-1');
+    assert.equal(busy.status, 503);
+    assert.deepEqual(await busy.json(), { ok: false, error: 'server busy: too many flow executions in flight' });
+    const retryAfter = busy.headers.get('retry-after');
+    assert.match(retryAfter ?? '', /^\d+$/);
+    await (await slow).text();
+    // The slot is free again: the same request succeeds at once.
+    const again = await run('echo', 'busy-2');
+    assert.equal(again.status, 200);
+    await waitForLogRows(sandbox, { correlation_id: 'busy-2', event: 'completed' });
+    assert.deepEqual(logRows(sandbox, { correlation_id: 'busy-1', event: 'received' }), [], 'a busy refusal never started the flow');
+  });
+});
