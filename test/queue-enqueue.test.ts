@@ -247,7 +247,8 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
     assert.equal(res.status, 500);
     assert.deepEqual(await res.json(), { ok: false, error: 'flow execution failed' });
     await waitFor('the completed row', () => rowsOf('xmlpub-1').find((x) => x.event === 'completed'));
-    assert.match(rowsOf('xmlpub-1').find((x) => x.event === 'completed')!.reason ?? '', /flow execution failed/);
+    // The wire says only 'flow execution failed'; the operator's row names the step and the fix.
+    assert.match(rowsOf('xmlpub-1').find((x) => x.event === 'completed')!.reason ?? '', /step 'hand-xml': queue_publish needs a message with a JSON form/);
     assert.equal(rowsOf('xmlpub-1').filter((x) => x.event === 'queue_enqueued').length, 0);
   });
 
