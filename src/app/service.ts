@@ -115,7 +115,7 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
   const refusals = startupRefusals(deployed.flows);
   if (refusals.length > 0) throw new ExitError(1, `svc serve refused to start:\n${refusals.map((r) => `  - ${r}`).join('\n')}`);
 
-  const events = EventLog.open(paths, { flushIntervalMs: 25, maxBatchRows: 4096, payloadMaxBytes: () => setting('log_payload_max_bytes'), onError: (err) => log.error({ err }, 'event log write failed') });
+  const events = EventLog.open(paths, { flushIntervalMs: 100, maxBatchRows: 4096, payloadMaxBytes: () => setting('log_payload_max_bytes'), onError: (err) => log.error({ err }, 'event log write failed') });
   closers.add(() => events.close());
   const audit = new AuditThreadWriter(paths.auditDb, { onError: (message) => log.error(message) });
   closers.add(() => audit.close());

@@ -19,6 +19,26 @@ export interface StoredEvent extends Omit<EventRow, 'payload' | 'payload_truncat
   payload_truncated: boolean;
 }
 
+const INSERT_HEAD = 'INSERT INTO events (ts, correlation_id, tenant, flow, step, event, payload, payload_truncated, http_status, outcome, reason) VALUES';
+const VALUES_ONE = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
+const COLUMNS = 11;
+const CHUNK = 32;
+
+function fill(args: unknown[], at: number, r: EventRow): unknown[] {
+  args[at] = r.ts;
+  args[at + 1] = r.correlation_id;
+  args[at + 2] = r.tenant;
+  args[at + 3] = r.flow;
+  args[at + 4] = r.step;
+  args[at + 5] = r.event;
+  args[at + 6] = r.payload;
+  args[at + 7] = r.payload_truncated;
+  args[at + 8] = r.http_status;
+  args[at + 9] = r.outcome;
+  args[at + 10] = r.reason;
+  return args;
+}
+
 export class EventLogRepo {
   readonly #db: Db;
   readonly #insert;
@@ -26,15 +46,18 @@ export class EventLogRepo {
 
   constructor(db: Db) {
     this.#db = db;
-    this.#insert = db.prepare(
-      `INSERT INTO events (ts, correlation_id, tenant, flow, step, event, payload, payload_truncated, http_status, outcome, reason)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    // Positional binding: about a third cheaper per row than named parameters.
+    this.#insert = db.prepare(`${INSERT_HEAD} ${VALUES_ONE}`);
+    // Rows go in as multi-row INSERTs of CHUNK rows (positional binding): far fewer statement
+    // executions per batch than one INSERT per row, which is most of the writer thread's cost.
+    const chunk = db.prepare(`${INSERT_HEAD} ${Array.from({ length: CHUNK }, () => VALUES_ONE).join(', ')}`);
+    const args: unknown[] = new Array(CHUNK * COLUMNS);
     this.#insertMany = db.transaction((rows: readonly EventRow[]) => {
-      for (const r of rows) {
-        this.#insert.run(r.ts, r.correlation_id, r.tenant, r.flow, r.step, r.event, r.payload, r.payload_truncated, r.http_status, r.outcome, r.reason);
+      let i = 0;
+      for (; i + CHUNK <= rows.length; i += CHUNK) {
+        for (let j = 0; j < CHUNK; j++) fill(args, j * COLUMNS, rows[i + j]!);
+        chunk.run(args);
       }
+      for (; i < rows.length; i++) this.#insert.run(fill(new Array(COLUMNS), 0, rows[i]!));
     });
   }
 

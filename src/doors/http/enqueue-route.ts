@@ -28,10 +28,10 @@ export function enqueueRoutes(deps: EnqueueRouteDeps) {
       const { tenant, name } = req.params;
       try {
         const body = await readBody(req.raw, deps.queues.ceiling(tenant, name));
-        checkSignature(deps.secret, body, req);
+        checkSignature(deps.secret, body, req.raw);
         // XML is flattened to JSON before storage (child elements become keys, the root is dropped).
-        const payload = mediaType(req) === 'application/xml' ? xmlToJson(body.toString('utf8')) : parseJsonBody(body);
-        const r = await deps.queues.enqueue(tenant, name, payload, correlationIdOf(req)).catch((err: unknown) => {
+        const payload = mediaType(req.raw) === 'application/xml' ? xmlToJson(body.toString('utf8')) : parseJsonBody(body);
+        const r = await deps.queues.enqueue(tenant, name, payload, correlationIdOf(req.raw)).catch((err: unknown) => {
           // Whatever stopped the write (disk, lock, closed store), the caller's answer is the spec's 500.
           deps.log.error({ err, tenant, flow: name }, 'queue write failed; /enqueue answered 500');
           throw queueWriteFailed(err);

@@ -1,12 +1,13 @@
 /** The request pipeline shared by /run, /enqueue, metadata and connector routes: path check and gate. */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SvcError } from '../../common/errors.js';
 import { isValidName } from '../../common/names.js';
 import type { Gate, GateRoute } from '../../gate/gate.js';
 import { signatureMatches, signatureMismatch } from '../../gate/signature.js';
 import { announcesBody } from './body.js';
-import { sendError } from './reply-error.js';
+import { errorAnswer, sendAnswer, type HttpAnswer } from './answer.js';
 
 export interface FlowParams {
   tenant: string;
@@ -24,42 +25,44 @@ export function invalidFlowIdentifier(): SvcError {
 export function gateHook(gate: Gate | undefined, route: GateRoute, flowParam: 'name' | 'flow' = 'name') {
   return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const params = req.params as Record<string, string>;
-    const tenant = params.tenant;
-    const flow = params[flowParam];
-    if (!isValidName(tenant) || !isValidName(flow)) {
-      await refuseUnread(req, reply, invalidFlowIdentifier());
-      return;
-    }
-    if (gate === undefined) return;
-    try {
-      gate.check({ authorization: req.headers.authorization, tenant, flow, route });
-    } catch (err) {
-      await refuseUnread(req, reply, err);
-    }
+    const refusal = admit(gate, req.raw, params.tenant, params[flowParam], route);
+    if (refusal !== undefined) await sendAnswer(reply, refusal);
   };
 }
 
 /**
- * Answers a refusal made before the body was read. With a body announced, the connection closes
- * after the answer: otherwise Node would read and discard the whole body to reuse the connection,
- * and a refused caller would cost its upload after all.
+ * Before any body byte is read: path components by the name rule, then the gate (unless
+ * `--no-auth`). Returns the refusal to send, or undefined to go on. With a body announced a refusal
+ * closes the connection: otherwise Node would read and discard the whole body to reuse the
+ * connection, and a refused caller would cost its upload after all.
  */
-function refuseUnread(req: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
-  if (announcesBody(req.raw)) reply.header('connection', 'close');
-  return sendError(reply, err);
+export function admit(gate: Gate | undefined, raw: IncomingMessage, tenant: string | undefined, flow: string | undefined, route: GateRoute): HttpAnswer | undefined {
+  let refusal: unknown;
+  if (!isValidName(tenant) || !isValidName(flow)) refusal = invalidFlowIdentifier();
+  else if (gate === undefined) return undefined;
+  else {
+    try {
+      gate.check({ authorization: raw.headers.authorization, tenant, flow, route });
+      return undefined;
+    } catch (err) {
+      refusal = err;
+    }
+  }
+  const answer = errorAnswer(refusal);
+  return announcesBody(raw) ? { ...answer, headers: { ...answer.headers, connection: 'close' } } : answer;
 }
 
 /** Under `--secret`, the raw body must carry a matching `X-Svc-Signature`. */
-export function checkSignature(secret: string | undefined, body: Buffer, req: FastifyRequest): void {
+export function checkSignature(secret: string | undefined, body: Buffer, req: IncomingMessage): void {
   if (secret === undefined) return;
   const header = req.headers['x-svc-signature'];
   if (!signatureMatches(secret, body, typeof header === 'string' ? header : undefined)) throw signatureMismatch();
 }
 
 /** `X-Correlation-ID`, else `X-Request-ID`, else a fresh UUID v4. A repeated header counts once (its first value). */
-export function correlationIdOf(req: FastifyRequest): string {
+export function correlationIdOf(req: IncomingMessage): string {
   // Node joins repeated unknown headers with ", " in `headers`; `headersDistinct` keeps them apart.
-  const distinct = req.raw.headersDistinct;
+  const distinct = req.headersDistinct;
   return distinct['x-correlation-id']?.[0] || distinct['x-request-id']?.[0] || randomUUID();
 }
 
@@ -74,7 +77,7 @@ export function parseJsonBody(body: Buffer): unknown {
 }
 
 /** The media type of a request, lowercased without parameters ('' when absent). */
-export function mediaType(req: FastifyRequest): string {
+export function mediaType(req: IncomingMessage): string {
   const ct = req.headers['content-type'];
   return ct === undefined ? '' : ct.split(';', 1)[0]!.trim().toLowerCase();
 }

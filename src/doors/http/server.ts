@@ -1,6 +1,6 @@
 /** Builds the Fastify app (not yet listening). Each route area is an encapsulated plugin. */
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { FlowRunner } from '../../app/flow-runner.js';
 import type { Gate } from '../../gate/gate.js';
 import type { EventEmitter } from '../../store/event-log.js';
@@ -10,6 +10,8 @@ import { connectorRoutes } from './connector-route.js';
 import { healthRoutes } from './health.js';
 import { metadataRoutes } from './metadata-route.js';
 import { sendError } from './reply-error.js';
+import { createRunFastPath } from './run-fast-path.js';
+import { createRunHandler } from './run-handler.js';
 import { runRoutes } from './run-route.js';
 import { wsdlRoutes, type WsdlRouteDeps } from './wsdl-route.js';
 
@@ -28,7 +30,19 @@ export interface HttpDeps {
 export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
   // maxParamLength: Fastify's default (100) would answer 414 to valid names of 101-128 bytes; the
   // name rule (400 invalid flow identifier) decides instead. Node caps the request line anyway.
-  const app = Fastify({ logger: false, return503OnClosing: true, maxParamLength: 65_536 });
+  const handler = createRunHandler({ secret: deps.secret, runner: deps.runner });
+  let closing = false;
+  const fastPath = createRunFastPath({ gate: deps.gate, handler, closing: () => closing });
+  const app = Fastify({
+    logger: false,
+    return503OnClosing: true,
+    routerOptions: { maxParamLength: 65_536 },
+    // POST .../run is answered by the node:http fast path; everything else goes to Fastify.
+    serverFactory: (fastify) => createServer((req, res) => fastPath(req, res) || fastify(req, res)),
+  });
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   // Bodies are read by the routes themselves, after the gate and under a per-request ceiling:
   // no parser may read a byte first.
   app.removeAllContentTypeParsers();
@@ -43,7 +57,7 @@ export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
     app.server.emit('request', req, res);
   });
   await app.register(healthRoutes);
-  await app.register(runRoutes({ gate: deps.gate, secret: deps.secret, runner: deps.runner }));
+  await app.register(runRoutes({ gate: deps.gate, handler }));
   await app.register(metadataRoutes({ gate: deps.gate, runner: deps.runner }));
   await app.register(connectorRoutes({ gate: deps.gate, events: deps.events }));
   await app.register(wsdlRoutes(deps.wsdl));

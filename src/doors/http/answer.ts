@@ -1,0 +1,33 @@
+/** An HTTP answer as plain data, written either through Fastify or straight to a node:http response. */
+import type { ServerResponse } from 'node:http';
+import type { FastifyReply } from 'fastify';
+import { toWireError } from './reply-error.js';
+
+export interface HttpAnswer {
+  readonly status: number;
+  /** Lowercase names; `content-type` is set exactly as given (no charset is added). */
+  readonly headers: Record<string, string>;
+  /** Absent: an empty body. */
+  readonly body?: string | Buffer;
+}
+
+export function errorAnswer(err: unknown): HttpAnswer {
+  const wire = toWireError(err);
+  return { status: wire.status, headers: { ...wire.headers, 'content-type': wire.contentType }, body: wire.body };
+}
+
+/** Writes the answer in one go (headers and body in a single write where Node can). */
+export function writeAnswer(res: ServerResponse, answer: HttpAnswer): void {
+  const headers: Record<string, string | number> = { ...answer.headers };
+  if (answer.body !== undefined) headers['content-length'] = Buffer.byteLength(answer.body);
+  else if (answer.status !== 204 && answer.status !== 304) headers['content-length'] = 0;
+  res.writeHead(answer.status, headers);
+  res.end(answer.body);
+}
+
+export function sendAnswer(reply: FastifyReply, answer: HttpAnswer): FastifyReply {
+  reply.code(answer.status).headers(answer.headers);
+  if (answer.body === undefined) return reply.send();
+  // A Buffer keeps the content type exact: Fastify appends a charset to a JSON type sent as a string.
+  return reply.send(typeof answer.body === 'string' ? Buffer.from(answer.body) : answer.body);
+}
