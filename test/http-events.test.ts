@@ -59,10 +59,10 @@ describe('the event log of /run deliveries', () => {
       body: '{',
     });
     assert.equal(res.status, 400);
-    // Malformed input never started the flow: nothing, or at most a completed row with 400.
-    await run('masked', {}, 'ev-bad-json-marker');
-    await rowsOf('ev-bad-json-marker');
-    for (const r of logRows(sandbox, { correlation_id: 'ev-bad-json' })) assert.equal(r.http_status, 400);
+    // The delivery entered (past the gate) and finished with 400 before its flow started.
+    const rows = await rowsOf('ev-bad-json');
+    assert.deepEqual(rows.map((r) => [r.event, r.http_status, r.step]), [['received', null, null], ['completed', 400, null]]);
+    assert.match(rows[1]!.reason ?? '', /malformed JSON/);
   });
 
   it('keeps the whole masked payload at log_level full', async () => {

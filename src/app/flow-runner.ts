@@ -56,6 +56,18 @@ export class FlowRunner {
     return flow?.ir.maxMessageBytes ?? this.#deps.setting('max_message_bytes');
   }
 
+  /**
+   * A /run delivery that passed the gate but failed before its flow started (no flow, body too
+   * large, bad signature, unparseable body): it still gets its `received` and `completed` rows.
+   */
+  recordRejected(tenant: string, name: string, correlationId: string, err: unknown): void {
+    const base = { correlation_id: correlationId, tenant, flow: name };
+    this.#deps.events.emit({ ...base, event: 'received' });
+    const status = err instanceof SvcError ? err.status : 500;
+    const reason = err instanceof FlowError ? err.detail : err instanceof Error ? err.message : String(err);
+    this.#deps.events.emit({ ...base, event: 'completed', http_status: status, reason });
+  }
+
   /** Runs the flow; 503 before it starts when too many executions are in flight. */
   async run(flow: LoadedFlow, input: unknown, meta: RunMeta): Promise<FlowResult> {
     const { ir } = flow;

@@ -301,11 +301,12 @@ function gateLookups(cache: RegistryCache, loadFlow: (tenant: string, name: stri
 
 /** `access_denied` in the log; `access.denied` on the key's tenant chain for a policy verdict. */
 function recordRefusal(r: GateRefusal, events: EventLog, audit: AuditAppender): void {
-  events.emit({ event: 'access_denied', tenant: r.tenant, flow: r.flow, http_status: r.status, reason: r.reason });
+  events.emit({ event: 'access_denied', correlation_id: r.correlationId, tenant: r.tenant, flow: r.flow, http_status: r.status, reason: r.reason });
   if (r.subjectTenant !== undefined && r.status !== 503) {
     audit.append({
       tenant: r.subjectTenant,
       eventType: 'access.denied',
+      correlationId: r.correlationId,
       payload: { flow: `${r.tenant}/${r.flow}`, status: r.status, key_id: r.keyId, reason: r.reason },
     });
   }

@@ -8,6 +8,7 @@
  */
 import { Server, ServerCredentials, status as GrpcStatus, type Metadata, type sendUnaryData, type ServerDuplexStream, type ServerReadableStream, type ServerUnaryCall, type ServerWritableStream } from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
+import { buildHeaders } from '../../engine/headers.js';
 import type protobuf from 'protobufjs';
 import { SvcError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
@@ -314,13 +315,16 @@ function encode(method: ResolvedMethod, output: unknown): Buffer {
   }
 }
 
-function invokeMeta(metadata: Metadata): GrpcInvokeMeta {
-  const headers: Record<string, string> = {};
+/** The flow's view of a call's metadata: correlation id and ctx.headers (exported for tests). */
+export function invokeMeta(metadata: Metadata): GrpcInvokeMeta {
+  const raw: Record<string, string> = {};
   for (const [k, v] of Object.entries(metadata.getMap())) {
-    // The credential never reaches the flow (as on HTTP, where Authorization is stripped).
-    if (k === 'authorization' || k.endsWith('-bin') || typeof v !== 'string') continue;
-    headers[k] = v;
+    if (k.endsWith('-bin') || typeof v !== 'string') continue;
+    raw[k] = v;
   }
+  // The same rules as HTTP: credentials (authorization, proxy-authorization, cookie, x-api-key)
+  // and hop-by-hop names never reach the flow.
+  const headers = buildHeaders(raw);
   const given = headers['x-correlation-id'] ?? headers['x-request-id'];
   const correlationId = given !== undefined && given.length > 0 && given.length <= 128 ? given : randomUUID();
   return { correlationId, headers };

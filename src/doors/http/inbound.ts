@@ -42,7 +42,7 @@ export function admit(gate: Gate | undefined, raw: IncomingMessage, tenant: stri
   else if (gate === undefined) return undefined;
   else {
     try {
-      gate.check({ authorization: raw.headers.authorization, tenant, flow, route });
+      gate.check({ authorization: raw.headers.authorization, tenant, flow, route, correlationId: givenCorrelationId(raw) });
       return undefined;
     } catch (err) {
       refusal = err;
@@ -61,9 +61,14 @@ export function checkSignature(secret: string | undefined, body: Buffer, req: In
 
 /** `X-Correlation-ID`, else `X-Request-ID`, else a fresh UUID v4. A repeated header counts once (its first value). */
 export function correlationIdOf(req: IncomingMessage): string {
+  return givenCorrelationId(req) || randomUUID();
+}
+
+/** The correlation id the caller sent, if any (no id is made up). */
+export function givenCorrelationId(req: IncomingMessage): string | undefined {
   // Node joins repeated unknown headers with ", " in `headers`; `headersDistinct` keeps them apart.
   const distinct = req.headersDistinct;
-  return distinct['x-correlation-id']?.[0] || distinct['x-request-id']?.[0] || randomUUID();
+  return distinct['x-correlation-id']?.[0] || distinct['x-request-id']?.[0] || undefined;
 }
 
 /** Parses a JSON body; an empty body is `null`. */

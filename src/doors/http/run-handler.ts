@@ -26,6 +26,8 @@ const SOAP_MEDIA = /text\/xml|application\/soap\+xml/i;
 export function createRunHandler(deps: RunHandlerDeps): RunHandler {
   return async (raw, tenant, name) => {
     let soap: SoapRequest | undefined;
+    let started = false;
+    const correlationId = correlationIdOf(raw);
     try {
       const flow = deps.runner.resolve(tenant, name);
       const body = await readBody(raw, deps.runner.ceiling(flow));
@@ -41,13 +43,15 @@ export function createRunHandler(deps: RunHandlerDeps): RunHandler {
       } else {
         input = parseJsonBody(body);
       }
+      started = true; // from here the runner records the delivery itself
       const result = await deps.runner.run(flow, input, {
-        correlationId: correlationIdOf(raw),
+        correlationId,
         headers: buildHeaders(raw.rawHeaders),
         soap: soap === undefined ? undefined : { action: soap.action, version: soap.version },
       });
       return soap === undefined ? resultAnswer(result) : soapResultAnswer(soap, result);
     } catch (err) {
+      if (!started) deps.runner.recordRejected(tenant, name, correlationId, err);
       const malformedSoap = err instanceof SvcError && err.code === 'SVC_ERR_SOAP_MALFORMED';
       return soap === undefined && !malformedSoap ? errorAnswer(err) : soapErrorAnswer(soap, err);
     }
