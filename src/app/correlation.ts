@@ -4,10 +4,10 @@
  * timeout); the reconcile pass times out open rows and enqueues the compensating flow with the
  * recorded state. Keys are fingerprints; a key is refused while any row exists for it.
  */
-import { SvcError } from '../common/errors.js';
-import { describeNameProblem } from '../common/names.js';
+import { FlowDefectError, SvcError } from '../common/errors.js';
 import type { FlowResult } from '../engine/index.js';
 import { compileExpr } from '../expr/cel.js';
+import { correlationProblems } from '../flow/correlation-decl.js';
 import type { CorrelationIR, FlowIR } from '../ir/types.js';
 import type { CorrelationRow, FlowStateRepo } from '../store/flow-state-repo.js';
 import { keyFingerprint } from './dedup-fingerprint.js';
@@ -28,40 +28,14 @@ export interface CompensationMessage {
 /** Appends a message to the (tenant, flow) queue; wired to QueueStore.append by the service. */
 export type EnqueueFn = (tenant: string, flow: string, message: CompensationMessage) => Promise<unknown>;
 
-const OPEN_KEYS = new Set(['key', 'deadline_secs', 'on_timeout', 'step']);
-const CLOSE_KEYS = new Set(['key', 'closes']);
-
 /**
- * Validates a flow's correlation declarations; returns the problems (empty when usable).
- * Shared by the compiler-facing check and the run-time guard.
+ * The validated declaration. The compiler refuses a misdeclared flow, so a problem here is a defect
+ * (e.g. an artifact compiled before the check): 500 `flow execution failed`, the problems go to the
+ * operator log only.
  */
-export function correlationProblems(c: CorrelationIR): string[] {
-  const problems: string[] = [];
-  const open = c.open;
-  if (open === undefined) return ['correlation_state needs correlation_open (a mapping with key and deadline_secs)'];
-  const closing = 'closes' in open;
-  const allowed = closing ? CLOSE_KEYS : OPEN_KEYS;
-  for (const k of Object.keys(open)) if (!allowed.has(k)) problems.push(`correlation_open: unknown key "${k}" (accepted: ${[...allowed].join(', ')})`);
-  if (typeof open.key !== 'string' || open.key.trim() === '') problems.push('correlation_open.key must be a non-empty expression over the request, e.g. ctx.input.order_id');
-  if (closing) {
-    if (typeof open.closes !== 'string' || describeNameProblem('flow', open.closes) !== undefined) problems.push('correlation_open.closes must name the opening flow of the same tenant');
-    if (c.state !== undefined) problems.push('correlation_state belongs on the opening flow, not on a closing one');
-    return problems;
-  }
-  const d = open.deadline_secs;
-  if (typeof d !== 'number' || !Number.isInteger(d) || d < 1) problems.push('correlation_open.deadline_secs must be a whole number of seconds of at least 1');
-  if (open.on_timeout !== undefined && (typeof open.on_timeout !== 'string' || describeNameProblem('flow', open.on_timeout) !== undefined)) {
-    problems.push('correlation_open.on_timeout must name a flow of the same tenant');
-  }
-  if (open.step !== undefined && typeof open.step !== 'string') problems.push('correlation_open.step must be a step name');
-  for (const [k, v] of Object.entries(c.state ?? {})) if (typeof v !== 'string') problems.push(`correlation_state.${k} must be an expression`);
-  return problems;
-}
-
-/** The validated declaration; a misdeclared flow fails with 500 naming every problem. */
 export function correlationDecl(c: CorrelationIR): CorrelationDecl {
   const problems = correlationProblems(c);
-  if (problems.length > 0) throw new SvcError('SVC_ERR_FLOW_FAILED', `flow execution failed: ${problems.join('; ')}`);
+  if (problems.length > 0) throw new FlowDefectError(undefined, `malformed correlation declaration: ${problems.join('; ')}`);
   const open = c.open!;
   if ('closes' in open) return { kind: 'close', key: open.key as string, closes: open.closes as string };
   return {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { StorageUnavailableError } from '../common/errors.js';
+import { FlowDefectError, StorageUnavailableError } from '../common/errors.js';
 import type { FlowResult } from '../engine/index.js';
 import type { FlowIR } from '../ir/types.js';
 import { openDb } from '../store/db.js';
@@ -9,7 +9,8 @@ import { registryMigrations } from '../store/migrations/registry.js';
 import { runFlowStatePurge } from '../housekeeping/flow-state-purge.js';
 import { keyFingerprint } from './dedup-fingerprint.js';
 import { Dedup } from './dedup.js';
-import { correlationProblems, Correlations } from './correlation.js';
+import { correlationProblems } from '../flow/correlation-decl.js';
+import { correlationDecl, Correlations } from './correlation.js';
 import { scheduleProblem } from './scheduler.js';
 
 const HOUR = 3_600_000;
@@ -98,4 +99,18 @@ test('correlation declarations and schedules are checked with clear reasons', ()
   assert.match(scheduleProblem('* * * * *')!, /5 fields/);
   assert.match(scheduleProblem('@hourly')!, /1 field/);
   assert.match(scheduleProblem('99 * * * * *')!, /not a valid cron/);
+});
+
+test('a malformed correlation declaration at run time is a flow defect: the bare spec message, the problems only in the detail', () => {
+  assert.throws(
+    () => correlationDecl({ open: { key: 'ctx.input.id', timeout_secs: 5 } }),
+    (err) => {
+      assert.ok(err instanceof FlowDefectError);
+      assert.equal(err.status, 500);
+      assert.equal(err.message, 'flow execution failed');
+      assert.match(err.detail, /unknown key "timeout_secs"/);
+      assert.match(err.detail, /deadline_secs/);
+      return true;
+    },
+  );
 });

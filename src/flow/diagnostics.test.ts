@@ -56,6 +56,14 @@ const cases: Case[] = [
   { what: 'split without call_flow', text: src([], ['## Step: s1', 'split: ctx.input.items']), code: FlowErrorCode.SPLIT_WITHOUT_CALL_FLOW, line: 9, step: 's1' },
   { what: 'restore_body of an unknown snapshot', text: src([], ['## Step: s1', 'restore_body: orig']), code: FlowErrorCode.UNKNOWN_SNAPSHOT, line: 9, step: 's1', mode: 'validate' },
   { what: 'dedup settings without a key', text: src(['dedup_on_failure: absorb'], STEP), code: FlowErrorCode.DEDUP_WITHOUT_KEY, line: 6, step: 'front matter' },
+  { what: 'a correlation_open with timeout_secs instead of deadline_secs', text: src(['correlation_open:', '  key: ctx.input.id', '  timeout_secs: 5'], STEP), code: FlowErrorCode.BAD_CORRELATION, line: 6, step: 'front matter' },
+  { what: 'a correlation_state value that is not an expression', text: src(['correlation_open: {key: ctx.input.id, deadline_secs: 5}', 'correlation_state:', '  amount: 3'], STEP), code: FlowErrorCode.BAD_CORRELATION, line: 7, step: 'front matter' },
+  { what: 'correlation_state without correlation_open', text: src(['correlation_state: {a: ctx.input.a}'], STEP), code: FlowErrorCode.BAD_CORRELATION, line: 6, step: 'front matter' },
+  { what: 'correlation_state on a closing flow', text: src(['correlation_open: {closes: order, key: ctx.input.id}', 'correlation_state: {a: ctx.input.a}'], STEP), code: FlowErrorCode.BAD_CORRELATION, line: 7, step: 'front matter' },
+  { what: 'a correlation key that does not parse', text: src(['correlation_open: {key: "ctx.input.", deadline_secs: 5}'], STEP), code: FlowErrorCode.EXPR_SYNTAX, line: 6, step: 'front matter', mode: 'validate' },
+  { what: 'a correlation_state value that does not parse', text: src(['correlation_open: {key: ctx.input.id, deadline_secs: 5}', 'correlation_state:', '  card: "ctx.input.card +"'], STEP), code: FlowErrorCode.EXPR_SYNTAX, line: 7, step: 'front matter', mode: 'validate' },
+  { what: 'a correlation_state value naming an unknown variable', text: src(['correlation_open: {key: ctx.input.id, deadline_secs: 5}', 'correlation_state: {card: input.card}'], STEP), code: FlowErrorCode.EXPR_SYNTAX, line: 7, step: 'front matter' },
+  { what: 'an on_timeout flow name breaking the rule', text: src(['correlation_open: {key: ctx.input.id, deadline_secs: 5, on_timeout: Bad Flow}'], STEP), code: FlowErrorCode.INVALID_NAME, line: 6, step: 'front matter', mode: 'validate' },
   { what: 'grpc_method without inbound', text: src(['grpc_method: Run'], STEP), code: FlowErrorCode.GRPC_METHOD_WITHOUT_INBOUND, line: 6, step: 'front matter' },
   { what: 'bad log level', text: src(['log_level: loud'], STEP), code: FlowErrorCode.INVALID_VALUE, line: 6, step: 'front matter' },
   { what: 'YAML that does not parse', text: src(['effects: [a'], STEP), code: FlowErrorCode.YAML_SYNTAX, line: 6, step: 'front matter' },
@@ -98,6 +106,28 @@ test('validate skips step-configuration checks that compile runs', () => {
   const text = src([], ['## Step: s1', 'effects: [queue_publish]']);
   assert.equal(compileFlow(text, { mode: 'validate' }).diagnostics.length, 0);
   assert.equal(compileFlow(text, { mode: 'compile' }).diagnostics[0]?.code, FlowErrorCode.QUEUE_PUBLISH_WITHOUT_QUEUE);
+});
+
+test('validate leaves correlation shape to compile and deploy, which refuse it with every problem', () => {
+  const text = src(['correlation_open:', '  key: ctx.input.id', 'correlation_state:', '  timeout_secs: 3600'], STEP);
+  assert.equal(compileFlow(text, { mode: 'validate' }).diagnostics.length, 0);
+  const r = compileFlow(text, { file: 'c.flow.md', mode: 'compile' });
+  assert.equal(r.ir, undefined);
+  assert.deepEqual(
+    r.diagnostics.map((d) => [d.code, d.line]),
+    [
+      [FlowErrorCode.BAD_CORRELATION, 6],
+      [FlowErrorCode.BAD_CORRELATION, 8],
+    ],
+  );
+  assert.match(r.diagnostics[0]!.message, /deadline_secs must be a whole number/);
+  assert.match(r.diagnostics[1]!.message, /correlation_state\.timeout_secs must be an expression/);
+});
+
+test('a well-formed opening and closing correlation compile', () => {
+  const open = src(['correlation_open: {key: ctx.input.id, deadline_secs: 60, on_timeout: order-timeout, step: s1}', 'correlation_state: {card: ctx.input.card}'], STEP);
+  assert.deepEqual(compileFlow(open).diagnostics, []);
+  assert.deepEqual(compileFlow(src(['correlation_open: {closes: order, key: ctx.input.id}'], STEP)).diagnostics, []);
 });
 
 test('an unknown key suggests the closest known one', () => {

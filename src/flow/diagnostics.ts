@@ -33,6 +33,7 @@ export enum FlowErrorCode {
   SPLIT_WITHOUT_CALL_FLOW = 'SPLIT_WITHOUT_CALL_FLOW',
   UNKNOWN_SNAPSHOT = 'UNKNOWN_SNAPSHOT',
   DEDUP_WITHOUT_KEY = 'DEDUP_WITHOUT_KEY',
+  BAD_CORRELATION = 'BAD_CORRELATION',
   GRPC_METHOD_WITHOUT_INBOUND = 'GRPC_METHOD_WITHOUT_INBOUND',
   BAD_USE_REFERENCE = 'BAD_USE_REFERENCE',
   UNKNOWN_LIBRARY = 'UNKNOWN_LIBRARY',
@@ -74,6 +75,7 @@ export const FLOW_ERROR_MESSAGES: Record<FlowErrorCode, string> = {
   SPLIT_WITHOUT_CALL_FLOW: '"split" runs a flow per element and needs "call_flow: <flow>" on the same step',
   UNKNOWN_SNAPSHOT: '"restore_body: {name}" names no snapshot taken by an earlier step (use "snapshot: {name}" there)',
   DEDUP_WITHOUT_KEY: '"{key}" needs "dedup_key" to be set',
+  BAD_CORRELATION: '{detail} (see docs/flow-state.md, Correlation)',
   GRPC_METHOD_WITHOUT_INBOUND: '"grpc_method" needs "inbound: grpc"',
   BAD_USE_REFERENCE: '"use" must be "<library>/<step>", got {value}',
   UNKNOWN_LIBRARY: 'no library "{lib}" ({lib}.lib.md) in the --libs directory{hint}',
@@ -97,6 +99,7 @@ export const CONFIG_CHECKS: ReadonlySet<FlowErrorCode> = new Set([
   FlowErrorCode.OAUTH2_INCOMPLETE,
   FlowErrorCode.SPLIT_WITHOUT_CALL_FLOW,
   FlowErrorCode.DEDUP_WITHOUT_KEY,
+  FlowErrorCode.BAD_CORRELATION,
   FlowErrorCode.GRPC_METHOD_WITHOUT_INBOUND,
   FlowErrorCode.INVALID_VALUE,
 ]);

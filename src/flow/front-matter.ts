@@ -2,6 +2,7 @@
 import { IR_VERSION, type CorrelationIR, type DedupIR, type EffectName, type FlowIR, type LogLevel, type QueuePolicyIR } from '../ir/types.js';
 import { hintFor, type Checker } from './checker.js';
 import { EFFECTS } from './compile-step.js';
+import { correlationDeclProblems } from './correlation-decl.js';
 import { FlowErrorCode } from './diagnostics.js';
 import type { FlowDoc, KeyEntry } from './parse.js';
 
@@ -151,7 +152,10 @@ export function compileFrontMatter(doc: FlowDoc, chk: Checker): { fields: FlowHe
   let correlation: CorrelationIR | undefined;
   const co = get('correlation_open');
   const cs = get('correlation_state');
-  if (co || cs) correlation = { open: co ? asRecord(co.value) : undefined, state: cs ? asRecord(cs.value) : undefined };
+  if (co || cs) {
+    correlation = { open: co ? asRecord(co.value) : undefined, state: cs ? asRecord(cs.value) : undefined };
+    checkCorrelation(correlation, co, cs, chk);
+  }
 
   let inbound: 'grpc' | undefined;
   const ib = get('inbound');
@@ -185,7 +189,25 @@ export function compileFrontMatter(doc: FlowDoc, chk: Checker): { fields: FlowHe
   return { fields, effects, complete: complete && flow !== undefined && tenant !== undefined };
 }
 
-/** Correlation declarations are free-form until their issue fixes the keys: a mapping is kept, a scalar becomes `{key}`. */
+/**
+ * Publication checks of a correlation declaration: the shape rules the run-time guard applies
+ * (reported on the key's line) and the CEL syntax of `key` and every `correlation_state` value.
+ */
+function checkCorrelation(c: CorrelationIR, co: KeyEntry | undefined, cs: KeyEntry | undefined, chk: Checker): void {
+  for (const p of correlationDeclProblems(c)) {
+    const at = (p.key === 'correlation_open' ? co : cs) ?? co ?? cs!;
+    if (p.kind === 'name') chk.error(FlowErrorCode.INVALID_NAME, at, FM, { detail: p.message });
+    else chk.error(FlowErrorCode.BAD_CORRELATION, at, FM, { detail: p.message });
+  }
+  const key = c.open?.key;
+  if (co && typeof key === 'string' && key.trim() !== '') chk.checkExprAt(key, co, FM, 'correlation_open.key');
+  if (!cs) return;
+  for (const [name, expr] of Object.entries(c.state ?? {})) {
+    if (typeof expr === 'string') chk.checkExprAt(expr, cs, FM, `correlation_state.${name}`);
+  }
+}
+
+/** A correlation declaration is a mapping; a scalar becomes `{key}` (and is then refused for its missing keys). */
 function asRecord(v: unknown): Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : { key: v };
 }
