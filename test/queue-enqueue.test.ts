@@ -47,6 +47,13 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
     for (const [name, src] of Object.entries({ ok: OK_FLOW, failing: FAILING, faulty: FAULTY, filter: FILTER, scoped: SCOPED, small: SMALL, publisher: PUBLISHER, xmlpub: XML_PUBLISHER, dedup: DEDUP })) {
       deploy(sandbox, name, src);
     }
+    // This file uses more queues than the default ceiling (4 per core) allows on a 2-core machine.
+    const reg = new Database(sandbox.db);
+    try {
+      reg.prepare("INSERT INTO system_config (key, value) VALUES ('max_queue_workers', '32')").run();
+    } finally {
+      reg.close();
+    }
     server = await startServer(sandbox, ['--secret', SECRET]);
     base = server.url;
   });
