@@ -28,6 +28,8 @@ const PUBLISHER = flowSource(
   '## Step: hand-off\neffects: [queue_publish]\nqueue: ok\n```ntd\n{"n": "{{ ctx.input.n }}"}\n```\n',
 );
 const XML_PUBLISHER = flowSource('xmlpub', ['effects: [queue_publish]'], '## Step: hand-xml\neffects: [queue_publish]\nqueue: ok\n');
+/** Answers a fresh uuid per run: a replay answers the recorded one. */
+const DEDUP = flowSource('dedup', ['dedup_key: ctx.input.id', 'dedup_memoize_response: true'], '## Step: answer\n```ntd\n{"id": "{{ ctx.input.id }}", "run": "{{ uuid() }}"}\n```\n');
 const CORRUPT = flowSource('corrupt', [], '## Step: answer\n```ntd\n{"corrupt": false}\n```\n');
 
 describe('POST /enqueue and the queue workers of svc serve', () => {
@@ -42,8 +44,15 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
 
   before(async () => {
     key = tenantWithKey(sandbox, 'basic'); // not '*': the scoped flow must refuse it
-    for (const [name, src] of Object.entries({ ok: OK_FLOW, failing: FAILING, faulty: FAULTY, filter: FILTER, scoped: SCOPED, small: SMALL, publisher: PUBLISHER, xmlpub: XML_PUBLISHER })) {
+    for (const [name, src] of Object.entries({ ok: OK_FLOW, failing: FAILING, faulty: FAULTY, filter: FILTER, scoped: SCOPED, small: SMALL, publisher: PUBLISHER, xmlpub: XML_PUBLISHER, dedup: DEDUP })) {
       deploy(sandbox, name, src);
+    }
+    // This file uses more queues than the default ceiling (4 per core) allows on a 2-core machine.
+    const reg = new Database(sandbox.db);
+    try {
+      reg.prepare("INSERT INTO system_config (key, value) VALUES ('max_queue_workers', '32')").run();
+    } finally {
+      reg.close();
     }
     server = await startServer(sandbox, ['--secret', SECRET]);
     base = server.url;
@@ -250,6 +259,23 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
     // The wire says only 'flow execution failed'; the operator's row names the step and the fix.
     assert.match(rowsOf('xmlpub-1').find((x) => x.event === 'completed')!.reason ?? '', /step 'hand-xml': queue_publish needs a message with a JSON form/);
     assert.equal(rowsOf('xmlpub-1').filter((x) => x.event === 'queue_enqueued').length, 0);
+  });
+
+  it('deduplicates queued deliveries by dedup_key: the second delivery is replayed, processed without running', async () => {
+    assert.equal((await send('dedup', '{"id": "order-1"}', { correlationId: 'dedup-a' })).status, 202);
+    const first = await waitEvent('dedup-a', 'queue_processed');
+    assert.equal((await send('dedup', '{"id": "order-1"}', { correlationId: 'dedup-b' })).status, 202);
+    const second = await waitEvent('dedup-b', 'queue_processed');
+    assert.equal(second.outcome, 'succeeded');
+    // A second run would answer a new uuid; the replay answers the recorded body.
+    assert.deepEqual(JSON.parse(second.payload!), JSON.parse(first.payload!));
+    assert.equal((await send('dedup', '{"id": "order-2"}', { correlationId: 'dedup-c' })).status, 202);
+    const other = await waitEvent('dedup-c', 'queue_processed');
+    assert.notEqual((JSON.parse(other.payload!) as { run: string }).run, (JSON.parse(first.payload!) as { run: string }).run);
+    const state = svc(sandbox, ['state', 'list', '--tenant', 'acme', '--flow', 'dedup', '--status', 'done', '--db', sandbox.db]);
+    assert.equal(state.code, 0, state.stderr);
+    // One done row per key, each naming the delivery that ran.
+    assert.deepEqual(state.stdout.match(/dedup-[abc]/g)?.sort(), ['dedup-a', 'dedup-c'], state.stdout);
   });
 
   it('writes trace entry rows enqueued and dequeued while tracing is on', async () => {

@@ -27,6 +27,12 @@ export interface QueueWorkersDeps {
   loadFlow(tenant: string, name: string): LoadedFlow | undefined;
   /** Platform settings: `max_message_bytes` per request, worker ceilings at construction. */
   setting(name: SettingName): number;
+  /**
+   * Whether `max_queue_workers_per_tenant` is set (a `system_config` row the reader accepts).
+   * When it is not, the per-tenant ceiling equals `max_queue_workers` (spec: inert by default),
+   * not the catalogue default. @default () => true (the setting's own value is used)
+   */
+  perTenantSet?(): boolean;
   readonly events: EventEmitter;
   readonly audit: AuditAppender;
   /** Deduplication and correlation around a delivery of a flow that declares them (as on /run). */
@@ -68,7 +74,7 @@ export class QueueWorkers {
     this.#deps = deps;
     // Capacity settings are read once, at startup (spec: Limits).
     this.#maxWorkers = deps.setting('max_queue_workers');
-    this.#maxPerTenant = deps.setting('max_queue_workers_per_tenant');
+    this.#maxPerTenant = (deps.perTenantSet?.() ?? true) ? deps.setting('max_queue_workers_per_tenant') : this.#maxWorkers;
   }
 
   get state(): QueueWorkersState {

@@ -20,7 +20,8 @@ import { EventLog } from '../store/event-log.js';
 import { KeysRepo } from '../store/keys-repo.js';
 import { auditMigrations } from '../store/migrations/audit.js';
 import { registryMigrations } from '../store/migrations/registry.js';
-import { SettingsRepo } from '../store/settings-repo.js';
+import { isAccepted, SettingsRepo } from '../store/settings-repo.js';
+import { Settings } from '../common/settings.js';
 import { TenantsRepo } from '../store/tenants-repo.js';
 import { TraceRepo } from '../store/trace-repo.js';
 import { scanDeployedFlows, startupRefusals } from './deployed-flows.js';
@@ -151,6 +152,10 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
     store: queueStore,
     loadFlow,
     setting,
+    perTenantSet: () => {
+      const raw = settings.raw('max_queue_workers_per_tenant');
+      return raw !== undefined && isAccepted(Settings.max_queue_workers_per_tenant, raw.trim());
+    },
     events,
     audit,
     traceEnabled: (tenant, flow) => cache.traceEnabled(tenant, flow),

@@ -1,0 +1,62 @@
+/** Black-box: max_queue_workers_per_tenant = 1 caps one tenant's queue workers, not another tenant's; /enqueue still answers 202. */
+import Database from 'better-sqlite3';
+import assert from 'node:assert/strict';
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { statePaths } from '../src/common/paths.js';
+import { deploy, enqueue, events, OK_FLOW, tenantWithKey, waitFor } from './helpers/queue-flows.js';
+import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
+
+describe('max_queue_workers_per_tenant', () => {
+  const sandbox = makeSandbox();
+  let server: ServerProcess;
+  let acmeKey = '';
+  let betaKey = '';
+  const processed = (where: string) => events(sandbox, `event = 'queue_processed' AND ${where}`);
+
+  before(async () => {
+    acmeKey = tenantWithKey(sandbox);
+    deploy(sandbox, 'ok', OK_FLOW);
+    deploy(sandbox, 'second', OK_FLOW.replace('flow: ok', 'flow: second'));
+    assert.equal(svc(sandbox, ['tenant', 'create', '--id', 'beta', '--display-name', 'Beta', '--db', sandbox.db]).code, 0);
+    deploy(sandbox, 'ok', OK_FLOW.replace('tenant: acme', 'tenant: beta'));
+    const k = svc(sandbox, ['keys', 'create', '--tenant', 'beta', '--label', 'q', '--db', sandbox.db]);
+    betaKey = /svk_[0-9a-f]{32}/.exec(k.stdout)?.[0] ?? '';
+    assert.ok(betaKey, k.stderr);
+    const reg = new Database(sandbox.db);
+    try {
+      reg.prepare("INSERT INTO system_config (key, value) VALUES ('max_queue_workers_per_tenant', '1')").run();
+    } finally {
+      reg.close();
+    }
+    server = await startServer(sandbox);
+  });
+  after(async () => {
+    await server?.stop();
+    sandbox.cleanup();
+  });
+
+  it('gives a tenant\'s second queue no worker (202 still answered) while another tenant still gets one', async () => {
+    assert.equal((await enqueue(server.url, 'ok', '{"n": 1}', { key: acmeKey, correlationId: 'acme-ok' })).status, 202);
+    await waitFor('acme/ok processed', () => processed("correlation_id = 'acme-ok'").length === 1);
+
+    const second = await enqueue(server.url, 'second', '{"n": 2}', { key: acmeKey, correlationId: 'acme-second' });
+    assert.equal(second.status, 202, second.text);
+
+    const res = await fetch(`${server.url}/flows/beta/ok/enqueue`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${betaKey}`, 'content-type': 'application/json', 'x-correlation-id': 'beta-ok' },
+      body: '{"n": 3}',
+    });
+    assert.equal(res.status, 202, await res.text());
+    await waitFor('beta/ok processed', () => processed("correlation_id = 'beta-ok'").length === 1);
+
+    // Past two worker polls (500 ms) the message of acme/second is still waiting on disk.
+    await new Promise((r) => setTimeout(r, 1200));
+    assert.equal(processed("correlation_id = 'acme-second'").length, 0);
+    const dir = join(statePaths(sandbox.db).queuesDir, 'acme', 'second');
+    assert.ok(statSync(join(dir, 'segment.log')).size > 0, 'the message is stored');
+    assert.equal(existsSync(join(dir, 'consumer.lock')), false, 'no worker holds the queue');
+  });
+});
