@@ -94,8 +94,12 @@ export class EventLogRepo {
    * the hot insert path); rows before the cut that are not older are kept.
    */
   deleteOlderThan(iso: string): number {
-    const bounds = this.#db.prepare<[], { lo: number | null; hi: number | null }>('SELECT min(id) AS lo, max(id) AS hi FROM events').get();
-    if (!bounds || bounds.lo === null || bounds.hi === null) return 0;
+    // Two queries: SQLite answers a lone min() or max() of the rowid from the b-tree's edge, but
+    // scans the whole table for both in one statement.
+    const first = this.#db.prepare<[], { id: number | null }>('SELECT min(id) AS id FROM events').get()?.id ?? null;
+    const last = this.#db.prepare<[], { id: number | null }>('SELECT max(id) AS id FROM events').get()?.id ?? null;
+    if (first === null || last === null) return 0;
+    const bounds = { lo: first, hi: last };
     const tsAtOrAfter = this.#db.prepare<[number], { ts: string }>('SELECT ts FROM events WHERE id >= ? ORDER BY id LIMIT 1');
     let lo = bounds.lo;
     let hi = bounds.hi + 1; // first id whose row is not older than iso
