@@ -1,11 +1,11 @@
 /** Black-box: the periodic queue compaction of svc serve (queue_compaction_interval_secs = 1) on the files of queues/{tenant}/{flow}/. */
-import Database from 'better-sqlite3';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { statePaths } from '../src/common/paths.js';
 import { deploy, enqueue, events, flowSource, OK_FLOW, tenantWithKey, waitFor } from './helpers/queue-flows.js';
+import { setSystemConfig } from './helpers/http-env.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
 
 /** Dead-letters on the first attempt (an unset secret is the 502 class). */
@@ -37,12 +37,7 @@ describe('queue compaction of svc serve', () => {
     deploy(sandbox, 'ok', OK_FLOW);
     deploy(sandbox, 'dead', DEAD);
     deploy(sandbox, 'waiting', WAITING);
-    const reg = new Database(sandbox.db);
-    try {
-      reg.prepare("INSERT INTO system_config (key, value) VALUES ('queue_compaction_interval_secs', '1')").run();
-    } finally {
-      reg.close();
-    }
+    setSystemConfig(sandbox, { queue_compaction_interval_secs: 1 });
     server = await startServer(sandbox);
   });
   after(async () => {

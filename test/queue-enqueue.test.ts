@@ -4,6 +4,7 @@ import { createHmac } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { statePaths } from '../src/common/paths.js';
 import { createKey, deploy, enqueue, events, flowSource, OK_FLOW, tenantWithKey, waitFor } from './helpers/queue-flows.js';
+import { setSystemConfig } from './helpers/http-env.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
 
 const SECRET = 'queue-test-secret';
@@ -48,12 +49,7 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
       deploy(sandbox, name, src);
     }
     // This file uses more queues than the default ceiling (4 per core) allows on a 2-core machine.
-    const reg = new Database(sandbox.db);
-    try {
-      reg.prepare("INSERT INTO system_config (key, value) VALUES ('max_queue_workers', '32')").run();
-    } finally {
-      reg.close();
-    }
+    setSystemConfig(sandbox, { max_queue_workers: 32 });
     server = await startServer(sandbox, ['--secret', SECRET]);
     base = server.url;
   });

@@ -1,7 +1,7 @@
-import Database from 'better-sqlite3';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { deploy, enqueue, events, flowSource, tenantWithKey, waitFor } from './helpers/queue-flows.js';
+import { setSystemConfig } from './helpers/http-env.js';
 import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
 
 const echo = (name: string) => flowSource(name, [], '## Step: answer\n```ntd\n{"n": "{{ ctx.input.n }}"}\n```\n');
@@ -20,9 +20,7 @@ describe('two svc serve processes on one state directory', () => {
     deploy(sandbox, 'to-beta', publishTo('to-beta', 'beta'));
     deploy(sandbox, 'to-gamma', publishTo('to-gamma', 'gamma'));
     // One worker per process: the ceiling is reached after the first queue each serves.
-    const reg = new Database(sandbox.db);
-    reg.prepare("INSERT INTO system_config (key, value) VALUES ('max_queue_workers', '1')").run();
-    reg.close();
+    setSystemConfig(sandbox, { max_queue_workers: 1 });
     [a, b] = await Promise.all([startServer(sandbox), startServer(sandbox)]);
   });
   after(async () => {

@@ -1,11 +1,11 @@
 /** Black-box: max_queue_workers_per_tenant = 1 caps one tenant's queue workers, not another tenant's; /enqueue still answers 202. */
-import Database from 'better-sqlite3';
 import assert from 'node:assert/strict';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { statePaths } from '../src/common/paths.js';
 import { deploy, enqueue, events, OK_FLOW, tenantWithKey, waitFor } from './helpers/queue-flows.js';
+import { setSystemConfig } from './helpers/http-env.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
 
 describe('max_queue_workers_per_tenant', () => {
@@ -24,12 +24,7 @@ describe('max_queue_workers_per_tenant', () => {
     const k = svc(sandbox, ['keys', 'create', '--tenant', 'beta', '--label', 'q', '--db', sandbox.db]);
     betaKey = /svk_[0-9a-f]{32}/.exec(k.stdout)?.[0] ?? '';
     assert.ok(betaKey, k.stderr);
-    const reg = new Database(sandbox.db);
-    try {
-      reg.prepare("INSERT INTO system_config (key, value) VALUES ('max_queue_workers_per_tenant', '1')").run();
-    } finally {
-      reg.close();
-    }
+    setSystemConfig(sandbox, { max_queue_workers_per_tenant: 1 });
     server = await startServer(sandbox);
   });
   after(async () => {

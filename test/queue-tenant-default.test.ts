@@ -1,9 +1,9 @@
 /** Black-box: with no max_queue_workers_per_tenant row, one tenant may hold every worker max_queue_workers allows. */
-import Database from 'better-sqlite3';
 import assert from 'node:assert/strict';
 import { availableParallelism } from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import { enqueue, tenantWithKey, waitFor } from './helpers/queue-flows.js';
+import { setSystemConfig } from './helpers/http-env.js';
 import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
 
 /** One more than the catalogue default of both ceilings (4 per core, at most 64). */
@@ -16,12 +16,7 @@ describe('max_queue_workers_per_tenant by default', () => {
 
   before(async () => {
     key = tenantWithKey(sandbox);
-    const reg = new Database(sandbox.db);
-    try {
-      reg.prepare("INSERT INTO system_config (key, value) VALUES ('max_queue_workers', ?)").run(String(WORKERS));
-    } finally {
-      reg.close();
-    }
+    setSystemConfig(sandbox, { max_queue_workers: WORKERS });
     server = await startServer(sandbox);
   });
   after(async () => {
