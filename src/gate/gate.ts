@@ -49,8 +49,8 @@ export type GateRoute = 'run' | 'enqueue' | 'metadata' | 'connector' | 'grpc';
 
 export interface GateRequest {
   readonly authorization: string | undefined;
-  /** The caller's correlation id, when it sent one (for the refusal's log row). */
-  readonly correlationId?: string | undefined;
+  /** The caller's correlation id, if it sent one; read only when a refusal is recorded. */
+  readonly correlationId?: () => string | undefined;
   readonly tenant: string;
   readonly flow: string;
   readonly route: GateRoute;
@@ -135,7 +135,7 @@ export class Gate {
   #refuse(req: GateRequest, err: SvcError, status: number, reason: string, key?: GateKey, charge = false): SvcError {
     if (charge && key?.rateLimit !== undefined) this.#limiter.charge(key.id, key.rateLimit);
     try {
-      this.#sinks.refused({ status, reason, tenant: req.tenant, flow: req.flow, subjectTenant: key?.tenant, keyId: key?.id, correlationId: req.correlationId });
+      this.#sinks.refused({ status, reason, tenant: req.tenant, flow: req.flow, subjectTenant: key?.tenant, keyId: key?.id, correlationId: req.correlationId?.() });
     } catch {
       // Recording a refusal must never turn it into a pass or a different answer.
     }

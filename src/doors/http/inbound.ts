@@ -42,7 +42,7 @@ export function admit(gate: Gate | undefined, raw: IncomingMessage, tenant: stri
   else if (gate === undefined) return undefined;
   else {
     try {
-      gate.check({ authorization: raw.headers.authorization, tenant, flow, route, correlationId: givenCorrelationId(raw) });
+      gate.check({ authorization: raw.headers.authorization, tenant, flow, route, correlationId: () => givenCorrelationId(raw) });
       return undefined;
     } catch (err) {
       refusal = err;
