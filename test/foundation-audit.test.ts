@@ -5,7 +5,7 @@ import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { AuditRepo, auditHash } from '../src/store/audit-repo.js';
+import { AuditRepo, auditHash, type AuditRow } from '../src/store/audit-repo.js';
 import { openDb } from '../src/store/db.js';
 import { auditMigrations } from '../src/store/migrations/audit.js';
 import { makeSandbox, svc, SVC_BIN, type CliResult, type Sandbox } from './helpers/svc.js';
@@ -126,16 +126,7 @@ describe('svc audit', () => {
       }
     };
     const rows = (db: Database.Database) =>
-      db.prepare(`SELECT * FROM audit_entries WHERE tenant = 'acme' ORDER BY seq`).all() as {
-        tenant: string;
-        seq: number;
-        event_type: string;
-        created_at: string;
-        correlation_id: string;
-        payload: string;
-        prev_hash: string;
-        hash: string;
-      }[];
+      db.prepare(`SELECT * FROM audit_entries WHERE tenant = 'acme' ORDER BY seq`).all() as AuditRow[];
 
     it('an altered entry', () => {
       const r = tampered((db) => db.prepare(`UPDATE audit_entries SET event_type = 'tenant.enabled' WHERE tenant = 'acme' AND seq = 2`).run());

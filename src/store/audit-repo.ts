@@ -79,7 +79,8 @@ export function prepareAuditEntry(input: AuditEntryInput, now: Date = new Date()
   });
 }
 
-interface EntryRecord {
+/** An `audit_entries` row as stored (snake_case columns). */
+export interface AuditRow {
   tenant: string;
   seq: number;
   event_type: string;
@@ -90,7 +91,7 @@ interface EntryRecord {
   hash: string;
 }
 
-function toEntry(r: EntryRecord): AuditEntry {
+function toEntry(r: AuditRow): AuditEntry {
   return Object.freeze({
     tenant: r.tenant,
     seq: r.seq,
@@ -125,13 +126,13 @@ export class AuditRepo {
     this.#lastEntry = db.prepare<[string], { seq: number; hash: string }>('SELECT seq, hash FROM audit_entries WHERE tenant = ? ORDER BY seq DESC LIMIT 1');
     this.#insert = db.prepare(`INSERT INTO audit_entries (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
     this.#setHead = db.prepare('INSERT INTO audit_heads (tenant, seq, hash) VALUES (?, ?, ?) ON CONFLICT (tenant) DO UPDATE SET seq = excluded.seq, hash = excluded.hash');
-    this.#latest = db.prepare<[string, number], EntryRecord>(`SELECT ${COLUMNS} FROM audit_entries WHERE tenant = ? ORDER BY seq DESC LIMIT ?`);
+    this.#latest = db.prepare<[string, number], AuditRow>(`SELECT ${COLUMNS} FROM audit_entries WHERE tenant = ? ORDER BY seq DESC LIMIT ?`);
     this.#count = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM audit_entries WHERE tenant = ?');
     // One statement, so the head and the highest seq come from the same snapshot.
     this.#headAndMax = db.prepare<{ tenant: string }, { head_seq: number | null; head_hash: string | null; max_seq: number | null }>(
       'SELECT (SELECT seq FROM audit_heads WHERE tenant = @tenant) AS head_seq, (SELECT hash FROM audit_heads WHERE tenant = @tenant) AS head_hash, (SELECT MAX(seq) FROM audit_entries WHERE tenant = @tenant) AS max_seq',
     );
-    this.#page = db.prepare<[string, number, number, number], EntryRecord>(
+    this.#page = db.prepare<[string, number, number, number], AuditRow>(
       `SELECT ${COLUMNS} FROM audit_entries WHERE tenant = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`,
     );
     this.#appendBatch = (entries) => this.#db.transaction((batch: readonly PreparedAuditEntry[]) => this.#chain(batch)).immediate(entries);

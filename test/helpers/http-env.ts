@@ -6,6 +6,7 @@ import { connect } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawn } from 'node:child_process';
+import type { EventRow } from '../../src/store/event-log-row.js';
 import { SVC_BIN, svc, type Sandbox } from './svc.js';
 
 /** test/fixtures/http in the source tree (this file runs from dist/test/helpers/). */
@@ -106,20 +107,8 @@ export function withRegistry<T>(sandbox: Sandbox, fn: (db: Database.Database) =>
   }
 }
 
-export interface LogRow {
-  id: number;
-  ts: string;
-  correlation_id: string | null;
-  tenant: string | null;
-  flow: string | null;
-  step: string | null;
-  event: string;
-  payload: string | null;
-  payload_truncated: number;
-  http_status: number | null;
-  outcome: string | null;
-  reason: string | null;
-}
+/** A log.db row as stored: the store's own row shape plus its id. */
+export type LogRow = EventRow & { id: number };
 
 /** Every log row matching `where` (column = value), oldest first; [] when log.db is not there yet. */
 export function logRows(sandbox: Sandbox, where: Partial<Record<keyof LogRow, string | number>> = {}): LogRow[] {
