@@ -1,8 +1,8 @@
 /** Protobuf descriptor use cases (deploy, list, show) and the one FileDescriptorSet reader the gRPC door shares. */
-import { createHash } from 'node:crypto';
 import protobuf from 'protobufjs';
 import descriptorExt from 'protobufjs/ext/descriptor/index.js';
 import { isoNow } from '../common/clock.js';
+import { sha256Hex } from '../common/digest.js';
 import { SvcError } from '../common/errors.js';
 import type { DescriptorInfo, DescriptorsRepo } from '../store/descriptors-repo.js';
 
@@ -99,9 +99,7 @@ function methodInfo(service: string, m: protobuf.Method): MethodInfo {
   };
 }
 
-export function sha256Hex(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
-}
+export { sha256Hex };
 
 export interface DeployDescriptorInput {
   readonly tenant: string;

@@ -22,29 +22,34 @@ export type RawHeaders = Record<string, string | string[] | undefined> | readonl
  * `Connection`) stripped; `authorization`, `proxy-authorization`, `cookie`, `x-api-key` removed.
  */
 export function buildHeaders(raw: RawHeaders): Record<string, string> {
-  const out: Record<string, string> = {};
-  const add = (name: string, value: string): void => {
-    const n = name.toLowerCase();
-    out[n] = Object.hasOwn(out, n) ? `${out[n]}, ${value}` : value;
-  };
+  const pairs: string[] = [];
   if (Array.isArray(raw)) {
-    const list = raw as readonly string[];
-    for (let i = 0; i + 1 < list.length; i += 2) add(list[i]!, list[i + 1]!);
+    pairs.push(...(raw as readonly string[]));
   } else {
     for (const [name, value] of Object.entries(raw as Record<string, string | string[] | undefined>)) {
       if (value === undefined) continue;
-      if (Array.isArray(value)) for (const v of value) add(name, v);
-      else add(name, value);
+      if (Array.isArray(value)) for (const v of value) pairs.push(name, v);
+      else pairs.push(name, value);
     }
   }
-  const connection = out.connection;
-  if (connection !== undefined) {
-    for (const token of connection.split(',')) {
+  // Names listed in `Connection` are hop-by-hop for this request too.
+  let named: Set<string> | undefined;
+  for (let i = 0; i + 1 < pairs.length; i += 2) {
+    if (pairs[i]!.toLowerCase() !== 'connection') continue;
+    named ??= new Set();
+    for (const token of pairs[i + 1]!.split(',')) {
       const n = token.trim().toLowerCase();
-      if (n) delete out[n];
+      if (n) named.add(n);
     }
   }
-  for (const n of HOP_BY_HOP) delete out[n];
-  for (const n of NEVER_IN_CTX) delete out[n];
+  // Filtered while adding, never deleted afterwards: `delete` turns the object into a slow
+  // dictionary for every later read of ctx.headers.
+  const out: Record<string, string> = {};
+  for (let i = 0; i + 1 < pairs.length; i += 2) {
+    const n = pairs[i]!.toLowerCase();
+    if (HOP_BY_HOP.has(n) || NEVER_IN_CTX.has(n) || named?.has(n)) continue;
+    const value = pairs[i + 1]!;
+    out[n] = Object.hasOwn(out, n) ? `${out[n]}, ${value}` : value;
+  }
   return out;
 }

@@ -1,5 +1,5 @@
 /** The flow compiler: source text (+ libraries) -> checked IR, its canonical JSON bytes and SHA-256 address. Pure. */
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../common/digest.js';
 import type { FaultIR, FlowIR, StepIR } from '../ir/types.js';
 import { Checker } from './checker.js';
 import { compileStep, type StepContext } from './compile-step.js';
@@ -57,9 +57,7 @@ export function irToJson(ir: FlowIR): string {
   return JSON.stringify(ir);
 }
 
-export function sha256Hex(bytes: string | Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
-}
+export { sha256Hex };
 
 function lower(doc: FlowDoc, libs: readonly LibrarySource[], onError: OnError, libsGiven: boolean): FlowIR | undefined {
   const chk = new Checker(doc.file, onError);

@@ -2,7 +2,7 @@
  * The one gate every door uses (HTTP, SOAP, gRPC). It runs before any body byte is read: an
  * unauthenticated caller costs two indexed queries (key by hash, tenant by id) and nothing else.
  */
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../common/digest.js';
 import { SvcError } from '../common/errors.js';
 import { RateLimiter } from './rate-limiter.js';
 
@@ -64,7 +64,7 @@ const FREE_ON_SUCCESS: ReadonlySet<GateRoute> = new Set(['metadata', 'connector'
 const BEARER = /^Bearer ([^\s]+)$/;
 
 export function hashApiKey(raw: string): string {
-  return createHash('sha256').update(raw).digest('hex');
+  return sha256Hex(raw);
 }
 
 export function flowNotFound(tenant: string, flow: string): SvcError {

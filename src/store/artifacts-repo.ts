@@ -1,5 +1,5 @@
 /** Flow artifacts by content address, version refs per (tenant, name) and the `latest` pointer. */
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../common/digest.js';
 import { IntegrityError, SvcError } from '../common/errors.js';
 import type { Db } from './db.js';
 
@@ -39,8 +39,6 @@ export class DuplicateVersionError extends SvcError {
     this.name = 'DuplicateVersionError';
   }
 }
-
-const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 
 export class ArtifactsRepo {
   readonly #db: Db;
@@ -98,7 +96,7 @@ export class ArtifactsRepo {
   getArtifact(hash: string): Buffer | undefined {
     const row = this.#artifact.get(hash);
     if (!row) return undefined;
-    const actual = sha256(row.bytes);
+    const actual = sha256Hex(row.bytes);
     if (actual !== hash) throw new IntegrityError(`artifact ${hash} is corrupt: its bytes hash to ${actual}; re-deploy the flow under a new version`);
     return row.bytes;
   }
@@ -106,7 +104,7 @@ export class ArtifactsRepo {
   /** Stores the artifact (deduplicated by hash), adds the version and moves `latest`, in one transaction. */
   publish(p: PublishInput): void {
     const bytes = typeof p.bytes === 'string' ? Buffer.from(p.bytes, 'utf8') : Buffer.from(p.bytes);
-    if (sha256(bytes) !== p.hash) throw new IntegrityError(`refusing to publish ${p.tenant}/${p.name} ${p.version}: the bytes do not hash to ${p.hash}`);
+    if (sha256Hex(bytes) !== p.hash) throw new IntegrityError(`refusing to publish ${p.tenant}/${p.name} ${p.version}: the bytes do not hash to ${p.hash}`);
     this.#db
       .transaction(() => {
         if (this.#byVersion.get(p.tenant, p.name, p.version)) throw new DuplicateVersionError(p.tenant, p.name, p.version);

@@ -11,8 +11,9 @@
  * Appends run in one `BEGIN IMMEDIATE` transaction that reads the chain's head, so several
  * processes appending to one chain at once still produce one unbroken chain.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { isoNow } from '../common/clock.js';
+import { sha256Hex } from '../common/digest.js';
 import { SvcError } from '../common/errors.js';
 import type { Db } from './db.js';
 
@@ -61,7 +62,7 @@ export type AuditVerifyResult =
 /** The canonical hash of an entry (see the module comment). */
 export function auditHash(e: Omit<AuditEntry, 'hash'>): string {
   const canonical = JSON.stringify([e.tenant, e.seq, e.eventType, e.createdAt, e.correlationId, e.payload, e.prevHash]);
-  return createHash('sha256').update(canonical, 'utf8').digest('hex');
+  return sha256Hex(canonical);
 }
 
 /** Applies defaults and serialises the payload; throws on an entry that cannot be stored. */

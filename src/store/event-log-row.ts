@@ -37,7 +37,7 @@ export const BOUNDARY_EVENTS: ReadonlySet<string> = new Set([
 /** Trace rows keep their payload whole (masked) whatever the flow's log_level. */
 export const TRACE_EVENTS: ReadonlySet<string> = new Set(['step_traced', 'egress_traced']);
 
-/** What a caller emits. The payload must not be modified after `emit` (it is serialised later). */
+/** What a caller emits; `emit` serialises it at once, so the caller may reuse the payload afterwards. */
 export interface LogEventInput {
   event: EventKind;
   /** ISO 8601 UTC; set at emit when absent. */
@@ -79,32 +79,85 @@ export interface EventRow {
  * `full` and trace rows keep it whole. An XmlValue anywhere is replaced by `{_unrepresentable: <root>}`.
  */
 export function toEventRow(e: LogEventInput, payloadMaxBytes: number): EventRow {
+  const flat: RowColumns = [];
+  packEventRow(flat, e, e.ts ?? isoSeconds(Date.now()), () => payloadMaxBytes);
+  return unpackEventRows(flat)[0]!;
+}
+
+/** Values per row in a packed batch, in `EventRow` field order. */
+export const ROW_WIDTH = 11;
+
+/**
+ * A batch of rows as one flat array of primitives (`ROW_WIDTH` per row). The writer keeps no
+ * object per event while a batch fills, and the array crosses to the writer thread cheaply.
+ */
+export type RowColumns = (string | number | null)[];
+
+/**
+ * Appends `e` as a row to `out` (see `toEventRow` for the rules). The payload limit is asked only
+ * for `payload_trimmed` rows that carry a payload.
+ */
+export function packEventRow(out: RowColumns, e: LogEventInput, ts: string, payloadMaxBytes: () => number): void {
   const level: LogLevel = TRACE_EVENTS.has(e.event) ? 'full' : (e.logLevel ?? 'payload_trimmed');
   let payload: string | null = null;
   let truncated: 0 | 1 = 0;
   if (e.payload !== undefined && level !== 'event_only') {
     const masked = maskPayload(replaceXml(e.payload), e.mask ?? GLOBAL_MASK);
     const text = JSON.stringify(masked) ?? null;
-    if (text !== null && level === 'payload_trimmed' && Buffer.byteLength(text) > payloadMaxBytes) {
-      payload = JSON.stringify(cutUtf8(text, payloadMaxBytes));
+    const max = text !== null && level === 'payload_trimmed' ? payloadMaxBytes() : Infinity;
+    if (text !== null && Buffer.byteLength(text) > max) {
+      payload = JSON.stringify(cutUtf8(text, max));
       truncated = 1;
     } else {
       payload = text;
     }
   }
-  return {
-    ts: e.ts ?? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
-    correlation_id: e.correlation_id ?? null,
-    tenant: e.tenant ?? null,
-    flow: e.flow ?? null,
-    step: BOUNDARY_EVENTS.has(e.event) ? null : (e.step ?? null),
-    event: e.event,
+  out.push(
+    ts,
+    e.correlation_id ?? null,
+    e.tenant ?? null,
+    e.flow ?? null,
+    BOUNDARY_EVENTS.has(e.event) ? null : (e.step ?? null),
+    e.event,
     payload,
-    payload_truncated: truncated,
-    http_status: e.http_status ?? null,
-    outcome: e.outcome ?? null,
-    reason: e.reason ?? null,
-  };
+    truncated,
+    e.http_status ?? null,
+    e.outcome ?? null,
+    e.reason ?? null,
+  );
+}
+
+/** The rows of a packed batch. */
+export function unpackEventRows(flat: Readonly<RowColumns>): EventRow[] {
+  const rows: EventRow[] = [];
+  for (let i = 0; i + ROW_WIDTH <= flat.length; i += ROW_WIDTH) {
+    rows.push({
+      ts: flat[i] as string,
+      correlation_id: flat[i + 1] as string | null,
+      tenant: flat[i + 2] as string | null,
+      flow: flat[i + 3] as string | null,
+      step: flat[i + 4] as string | null,
+      event: flat[i + 5] as string,
+      payload: flat[i + 6] as string | null,
+      payload_truncated: flat[i + 7] as 0 | 1,
+      http_status: flat[i + 8] as number | null,
+      outcome: flat[i + 9] as string | null,
+      reason: flat[i + 10] as string | null,
+    });
+  }
+  return rows;
+}
+
+let lastSecond = -1;
+let lastIso = '';
+/** ISO 8601 UTC to the second; formatted once per second, since most events share their second. */
+export function isoSeconds(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  if (second !== lastSecond) {
+    lastSecond = second;
+    lastIso = new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  }
+  return lastIso;
 }
 
 /** The JSON Lines form of a row (payload embedded as JSON, not as a string). */

@@ -1,7 +1,7 @@
 /** Where event rows end up: the log database and the daily JSON Lines files, written together. */
 import { EventLogRepo } from './event-log-repo.js';
 import { DailyJsonlWriter } from './event-log-files.js';
-import type { EventRow } from './event-log-row.js';
+import type { EventRow, RowColumns } from './event-log-row.js';
 
 export interface WorkerSetup {
   logDb: string;
@@ -9,7 +9,8 @@ export interface WorkerSetup {
   prefix: string;
 }
 
-export type WorkerRequest = { type: 'write'; id: number; rows: EventRow[] } | { type: 'close'; id: number };
+/** A write carries a packed batch (see `packEventRow`). */
+export type WorkerRequest = { type: 'write'; id: number; batch: RowColumns } | { type: 'close'; id: number };
 export interface WorkerReply {
   id: number;
   error: string | undefined;

@@ -1,13 +1,15 @@
 /**
- * The structured event log writer. `emit` only pushes to an array; every few milliseconds (or every
- * N rows) the batch is masked and serialised, then written by a worker thread in one SQLite
- * transaction plus one buffered append per daily JSON Lines file. The request path never waits on
- * a commit or an fsync. `flush()` waits for everything emitted so far; `close()` flushes and stops.
+ * The structured event log writer. `emit` masks and serialises the event into a flat batch of
+ * column values (no object per event outlives the call, so a request's body and output are not
+ * kept alive until the batch is written); every few milliseconds (or every N rows) the batch goes
+ * to a worker thread, which writes it in one SQLite transaction plus one buffered append per daily
+ * JSON Lines file. The request path never waits on a commit or an fsync. `flush()` waits for
+ * everything emitted so far; `close()` flushes and stops.
  */
 import { Worker } from 'node:worker_threads';
 import { Settings } from '../common/settings.js';
 import { EventLogSink, type WorkerReply, type WorkerRequest, type WorkerSetup } from './event-log-sink.js';
-import { toEventRow, type EventRow, type LogEventInput } from './event-log-row.js';
+import { isoSeconds, packEventRow, ROW_WIDTH, unpackEventRows, type LogEventInput, type RowColumns } from './event-log-row.js';
 
 export { EVENT_KINDS, BOUNDARY_EVENTS, TRACE_EVENTS, toEventRow, type EventKind, type LogEventInput, type EventRow } from './event-log-row.js';
 export { EventLogRepo, type EventQuery, type StoredEvent } from './event-log-repo.js';
@@ -40,7 +42,7 @@ export interface EventLogOptions {
 }
 
 interface Backend {
-  write(rows: EventRow[]): Promise<void>;
+  write(batch: RowColumns): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -49,8 +51,7 @@ export type EventLogState = 'running' | 'closing' | 'closed';
 
 export class EventLog implements EventEmitter {
   #state: EventLogState = 'running';
-  #events: LogEventInput[] = [];
-  #times: number[] = [];
+  #batch: RowColumns = [];
   #timer: NodeJS.Timeout | undefined;
   #immediate: NodeJS.Immediate | undefined;
   #inFlight = new Set<Promise<void>>();
@@ -63,7 +64,7 @@ export class EventLog implements EventEmitter {
 
   constructor(opts: EventLogOptions) {
     const setup: WorkerSetup = { logDb: opts.logDb, logsDir: opts.logsDir, prefix: opts.prefix ?? 'events' };
-    this.#backend = opts.inline ? new EventLogSink(setup) : new WorkerBackend(setup);
+    this.#backend = opts.inline ? new InlineBackend(setup) : new WorkerBackend(setup);
     this.#intervalMs = opts.flushIntervalMs ?? 5;
     this.#maxRows = opts.maxBatchRows ?? 256;
     const defaultMax = Settings.log_payload_max_bytes.defaultValue();
@@ -80,12 +81,16 @@ export class EventLog implements EventEmitter {
     return this.#state;
   }
 
-  /** Queues one event. Cheap: no serialisation, no I/O. Do not modify `event.payload` afterwards. */
+  /** Queues one event, masked and serialised at once (no I/O). */
   emit(event: LogEventInput): void {
     if (this.#state === 'closed') return;
-    this.#events.push(event);
-    this.#times.push(Date.now());
-    if (this.#events.length >= this.#maxRows) {
+    try {
+      packEventRow(this.#batch, event, event.ts ?? isoSeconds(Date.now()), this.#payloadMaxBytes);
+    } catch (err) {
+      this.#onError(err as Error);
+      return;
+    }
+    if (this.#batch.length >= this.#maxRows * ROW_WIDTH) {
       this.#immediate ??= setImmediate(() => {
         this.#immediate = undefined;
         this.#writeBatch();
@@ -105,7 +110,7 @@ export class EventLog implements EventEmitter {
     do {
       this.#writeBatch();
       while (this.#inFlight.size > 0) await Promise.all([...this.#inFlight]);
-    } while (this.#events.length > 0 && this.#state !== 'closed');
+    } while (this.#batch.length > 0 && this.#state !== 'closed');
   }
 
   /** Flushes, then closes the database and the files. Runs once; later calls return the same promise. */
@@ -127,22 +132,10 @@ export class EventLog implements EventEmitter {
     if (this.#immediate !== undefined) clearImmediate(this.#immediate);
     this.#timer = undefined;
     this.#immediate = undefined;
-    if (this.#events.length === 0 || this.#state === 'closed') return;
-    const events = this.#events;
-    const times = this.#times;
-    this.#events = [];
-    this.#times = [];
-    const max = this.#payloadMaxBytes();
-    const rows: EventRow[] = [];
-    for (let i = 0; i < events.length; i++) {
-      const e = events[i]!;
-      try {
-        rows.push(toEventRow(e.ts === undefined ? { ...e, ts: isoSeconds(times[i]!) } : e, max));
-      } catch (err) {
-        this.#onError(err as Error);
-      }
-    }
-    const p: Promise<void> = this.#backend.write(rows).then(
+    if (this.#batch.length === 0 || this.#state === 'closed') return;
+    const batch = this.#batch;
+    this.#batch = [];
+    const p: Promise<void> = this.#backend.write(batch).then(
       () => undefined,
       (err: Error) => this.#onError(err),
     );
@@ -151,16 +144,21 @@ export class EventLog implements EventEmitter {
   }
 }
 
-let lastSecond = -1;
-let lastIso = '';
-/** ISO 8601 UTC to the second; formatted once per second, since most events share their second. */
-function isoSeconds(ms: number): string {
-  const second = Math.floor(ms / 1000);
-  if (second !== lastSecond) {
-    lastSecond = second;
-    lastIso = new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+/** Writes on the calling thread (tools, tests). */
+class InlineBackend implements Backend {
+  readonly #sink: EventLogSink;
+
+  constructor(setup: WorkerSetup) {
+    this.#sink = new EventLogSink(setup);
   }
-  return lastIso;
+
+  write(batch: RowColumns): Promise<void> {
+    return this.#sink.write(unpackEventRows(batch));
+  }
+
+  close(): Promise<void> {
+    return this.#sink.close();
+  }
 }
 
 /** Talks to event-log-worker.js; keeps the process alive only while a request is outstanding. */
@@ -184,8 +182,8 @@ class WorkerBackend implements Backend {
     this.#worker.on('exit', () => this.#failAll(new Error('event log worker exited')));
   }
 
-  write(rows: EventRow[]): Promise<void> {
-    return this.#request({ type: 'write', id: this.#nextId++, rows });
+  write(batch: RowColumns): Promise<void> {
+    return this.#request({ type: 'write', id: this.#nextId++, batch });
   }
 
   async close(): Promise<void> {

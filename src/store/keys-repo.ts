@@ -2,7 +2,8 @@
  * API keys in the registry database. Only the SHA-256 of a key is stored; the gate finds a key by
  * that hash with one indexed read (keys carry 128 random bits, so a slow hash would add nothing).
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sha256Hex } from '../common/digest.js';
 import type { Db } from './db.js';
 
 export type KeyStatus = 'active' | 'expired' | 'revoked';
@@ -41,7 +42,7 @@ export function generateKey(): string {
 
 /** Hex SHA-256 of a raw key, the only form in which a key is stored or looked up. */
 export function hashKey(raw: string): string {
-  return createHash('sha256').update(raw, 'utf8').digest('hex');
+  return sha256Hex(raw);
 }
 
 /**

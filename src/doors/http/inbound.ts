@@ -66,9 +66,17 @@ export function correlationIdOf(req: IncomingMessage): string {
 
 /** The correlation id the caller sent, if any (no id is made up). */
 export function givenCorrelationId(req: IncomingMessage): string | undefined {
-  // Node joins repeated unknown headers with ", " in `headers`; `headersDistinct` keeps them apart.
-  const distinct = req.headersDistinct;
-  return distinct['x-correlation-id']?.[0] || distinct['x-request-id']?.[0] || undefined;
+  // Node joins repeated unknown headers with ", " in `headers`, so the first value of each is read
+  // from `rawHeaders` (not `headersDistinct`, which builds a map of every header per request).
+  const raw = req.rawHeaders;
+  let correlationId: string | undefined;
+  let requestId: string | undefined;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (correlationId === undefined && name.length === 16 && name.toLowerCase() === 'x-correlation-id') correlationId = raw[i + 1];
+    else if (requestId === undefined && name.length === 12 && name.toLowerCase() === 'x-request-id') requestId = raw[i + 1];
+  }
+  return correlationId || requestId || undefined;
 }
 
 /** Parses a JSON body; an empty body is `null`. */

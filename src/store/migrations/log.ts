@@ -31,4 +31,13 @@ export const logMigrations: readonly Migration[] = [
     // Retention finds its cut by row id (rows are appended in time order); one index less per insert.
     sql: 'DROP INDEX IF EXISTS events_ts;',
   },
+  {
+    version: 3,
+    name: 'drop-correlation-index',
+    // Correlation ids are random (UUID v4 by default): every batch dirtied pages all over that
+    // index, and journalling them was most of the event writer's CPU (measured: 35% of a core at
+    // 7.7k requests/s; 16% at 10.3k without it). A lookup by correlation id is an operator's
+    // question, answered by a scan, narrowed by tenant and flow through events_tenant_flow_ts.
+    sql: 'DROP INDEX IF EXISTS events_correlation;',
+  },
 ];
