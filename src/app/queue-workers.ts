@@ -218,7 +218,7 @@ export class QueueWorkers {
       return { kind: 'ack' };
     }
     const { ir } = loaded;
-    const base = { correlation_id: msg.correlationId, tenant, flow, logLevel: ir.logLevel, mask: maskOf(loaded) };
+    const mask = maskOf(loaded);
     try {
       const run = () =>
         runFlow(
@@ -230,11 +230,11 @@ export class QueueWorkers {
       const guard = this.#deps.guard;
       const result = guard !== undefined && (ir.dedup !== undefined || ir.correlation !== undefined) ? await guard.around(loaded, msg.payload, { correlationId: msg.correlationId, headers: {} }, run) : await run();
       if (result.filtered) {
-        this.#deps.events.emit({ ...base, event: 'queue_filtered', outcome: 'filtered' });
+        this.#deps.events.emit({ event: 'queue_filtered', correlation_id: msg.correlationId, tenant, flow, logLevel: ir.logLevel, mask, outcome: 'filtered' });
         return { kind: 'ack' };
       }
       const outcome = result.faultHandled ? 'fault_handled' : 'succeeded';
-      this.#deps.events.emit({ ...base, event: 'queue_processed', outcome, payload: result.output, http_status: result.status });
+      this.#deps.events.emit({ event: 'queue_processed', correlation_id: msg.correlationId, tenant, flow, logLevel: ir.logLevel, mask, outcome, payload: result.output, http_status: result.status });
       this.#deps.audit.append({ tenant, eventType: 'queue.message.processed', correlationId: msg.correlationId, payload: { flow, id: msg.id, outcome } });
       return { kind: 'ack' };
     } catch (err) {

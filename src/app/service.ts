@@ -7,7 +7,7 @@ import { statePaths, type StatePaths } from '../common/paths.js';
 import { ExecutionLimiter, type RunDeps } from '../engine/index.js';
 import { warnInboundWithoutDoor } from '../doors/grpc/inbound-warnings.js';
 import { startGrpcDoor, type GrpcDoor, type GrpcDoorDeps } from '../doors/grpc/server.js';
-import { enqueueRoutes } from '../doors/http/enqueue-route.js';
+import { createEnqueueHandler } from '../doors/http/enqueue-handler.js';
 import { buildServer } from '../doors/http/server.js';
 import { startQueueCompaction } from '../housekeeping/queue-compaction.js';
 import { QueueStore } from '../queue/index.js';
@@ -118,7 +118,7 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
 
   const events = EventLog.open(paths, { flushIntervalMs: 100, maxBatchRows: 4096, payloadMaxBytes: () => setting('log_payload_max_bytes'), onError: (err) => log.error({ err }, 'event log write failed') });
   closers.add(() => events.close());
-  const audit = new AuditThreadWriter(paths.auditDb, { onError: (message) => log.error(message) });
+  const audit = new AuditThreadWriter(paths.auditDb, { flushIntervalMs: 100, onError: (message) => log.error(message) });
   closers.add(() => audit.close());
 
   const gate = opts.noAuth ? undefined : new Gate(gateLookups(cache, loadFlow), { refused: (r) => recordRefusal(r, events, audit) });
@@ -178,7 +178,7 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
       tenantActive: (t) => cache.tenant(t)?.status === 'active',
       loadSoapConfig: (t, n) => loadFlow(t, n)?.ir.soap,
     },
-    plugins: [enqueueRoutes({ gate, secret: opts.secret, queues, log })],
+    enqueue: createEnqueueHandler({ secret: opts.secret, queues, log }),
   });
   closers.add(() => app.close());
   const address = await app.listen({ host: opts.host, port: opts.port });

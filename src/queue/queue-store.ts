@@ -51,15 +51,17 @@ export class QueueStore {
    */
   append(tenant: string, flow: string, input: AppendInput): Promise<AppendResult> {
     if (this.#closed) return Promise.reject(new SvcError('SVC_ERR_INTERNAL', 'the queue store is closed'));
-    let paths: QueuePaths;
-    try {
-      paths = this.paths(tenant, flow);
-    } catch (err) {
-      return Promise.reject(err);
-    }
+    // An appender exists only for names that passed the name rule (no name holds a '/', so the
+    // key names one queue): the check and the path joins are paid once per queue, not per append.
     const key = `${tenant}/${flow}`;
     let a = this.#appenders.get(key);
     if (!a) {
+      let paths: QueuePaths;
+      try {
+        paths = this.paths(tenant, flow);
+      } catch (err) {
+        return Promise.reject(err);
+      }
       a = new SegmentAppender(paths, { idBlockSize: this.#idBlockSize, onAppended: () => this.#consumers.get(key)?.notify() });
       this.#appenders.set(key, a);
     }

@@ -1,9 +1,12 @@
 /**
  * The write side of one queue's segment, with group commit: appends that arrive while a batch is
- * being written wait for the next one, and each batch costs one write and one fdatasync (both on
- * the libuv pool, never on the event loop). Writers in several processes take the append lock
+ * being written wait for the next one, and each batch costs one write to a segment opened with
+ * O_DSYNC, which returns only once the data is as durable as after an fdatasync. One call on the
+ * libuv pool instead of two (write, then fdatasync) halves the event-loop round trips of a commit,
+ * and under load each round trip waits for a whole turn of request handling. Writers in several processes take the append lock
  * around each write so records never interleave and each knows its records' offsets.
  */
+import { constants } from 'node:fs';
 import { mkdir, open, stat, type FileHandle } from 'node:fs/promises';
 import { encodeFrame } from './frame.js';
 import { isErrno, scanHandle, writeAll } from './file-io.js';
@@ -25,6 +28,9 @@ export interface SegmentAppenderOptions {
   /** Longest continuous hold before the lock is handed back so other processes get a turn. Milliseconds. @default 25 */
   maxHoldMs?: number;
 }
+
+/** Read-write append, created when missing; every write is synced (fdatasync semantics) before it returns. */
+const SEGMENT_FLAGS = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_DSYNC;
 
 /** Pause after a forced hand-back, longer than a waiter's poll step, so a waiter gets the lock. */
 const HAND_BACK_PAUSE_MS = 6;
@@ -110,8 +116,6 @@ export class SegmentAppender {
           for (const p of batch) p.reject(err);
           await this.#releaseLock().catch(() => undefined);
         }
-        // Give callers resolved above a turn to append again while the lock is still ours.
-        await new Promise((r) => setImmediate(r));
       }
     } finally {
       this.#running = false;
@@ -176,9 +180,8 @@ export class SegmentAppender {
     const base = this.#end;
     const buf = Buffer.concat(frames.filter((f): f is Buffer => Buffer.isBuffer(f)));
     try {
-      await writeAll(fh, buf);
+      await writeAll(fh, buf); // O_DSYNC: durable when it returns
       this.#end += buf.length;
-      await fh.datasync();
     } catch (err) {
       // Cut whatever part of the batch reached the file while the lock is still ours, so no
       // other writer appends behind a torn record; the next take re-reads the end.
@@ -216,7 +219,7 @@ export class SegmentAppender {
     await this.#fh?.close();
     this.#fh = undefined;
     await mkdir(this.paths.dir, { recursive: true });
-    const fh = await open(this.paths.segment, 'a+');
+    const fh = await open(this.paths.segment, SEGMENT_FLAGS, 0o644);
     this.#ino = (await fh.stat()).ino;
     this.#fh = fh;
     await repairSegmentTail(fh);

@@ -9,7 +9,7 @@ const port = parentPort;
 if (port === null) throw new Error('audit-thread-worker.js must run as a worker thread');
 const db = openDb((workerData as { auditDb: string }).auditDb, auditMigrations);
 const repo = new AuditRepo(db);
-const BATCH = 256;
+const BATCH = 4096;
 const RETRY_MS = 1000;
 let pending: PreparedAuditEntry[] = [];
 let retry: NodeJS.Timeout | undefined;

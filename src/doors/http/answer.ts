@@ -18,11 +18,14 @@ export function errorAnswer(err: unknown): HttpAnswer {
 
 /** Writes the answer in one go (headers and body in a single write where Node can). */
 export function writeAnswer(res: ServerResponse, answer: HttpAnswer): void {
-  const headers: Record<string, string | number> = { ...answer.headers };
-  if (answer.body !== undefined) headers['content-length'] = Buffer.byteLength(answer.body);
-  else if (answer.status !== 204 && answer.status !== 304) headers['content-length'] = 0;
-  res.writeHead(answer.status, headers);
-  res.end(answer.body);
+  // A flat name/value list: no copy of the headers object per response. The length is ours.
+  const list: (string | number)[] = [];
+  for (const name in answer.headers) if (name !== 'content-length') list.push(name, answer.headers[name]!);
+  const body = answer.body;
+  if (body !== undefined) list.push('content-length', typeof body === 'string' ? Buffer.byteLength(body) : body.length);
+  else if (answer.status !== 204 && answer.status !== 304) list.push('content-length', 0);
+  res.writeHead(answer.status, list as unknown as string[]);
+  res.end(body);
 }
 
 export function sendAnswer(reply: FastifyReply, answer: HttpAnswer): FastifyReply {

@@ -1,5 +1,5 @@
 /**
- * POST /flows/{tenant}/{name}/run. Served by the node:http fast path (run-fast-path.ts) on a
+ * POST /flows/{tenant}/{name}/run. Served by the node:http fast path (fast-path.ts) on a
  * listening server; this Fastify route serves the same handler to `inject()` and is the fallback.
  */
 import type { FastifyInstance } from 'fastify';

@@ -10,7 +10,9 @@ import { connectorRoutes } from './connector-route.js';
 import { healthRoutes } from './health.js';
 import { metadataRoutes } from './metadata-route.js';
 import { sendError } from './reply-error.js';
-import { createRunFastPath } from './run-fast-path.js';
+import { enqueueRoutes } from './enqueue-route.js';
+import type { EnqueueHandler } from './enqueue-handler.js';
+import { createFastPath } from './fast-path.js';
 import { createRunHandler } from './run-handler.js';
 import { runRoutes } from './run-route.js';
 import { wsdlRoutes, type WsdlRouteDeps } from './wsdl-route.js';
@@ -23,8 +25,8 @@ export interface HttpDeps {
   readonly runner: FlowRunner;
   readonly events: EventEmitter;
   readonly wsdl: WsdlRouteDeps;
-  /** Further route areas (the queue door registers /enqueue here). */
-  readonly plugins?: readonly ((app: FastifyInstance) => Promise<void>)[];
+  /** The queue door's /enqueue handler (enqueue-handler.ts); absent: no /enqueue route. */
+  readonly enqueue?: EnqueueHandler;
 }
 
 export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
@@ -32,12 +34,12 @@ export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
   // name rule (400 invalid flow identifier) decides instead. Node caps the request line anyway.
   const handler = createRunHandler({ secret: deps.secret, runner: deps.runner });
   let closing = false;
-  const fastPath = createRunFastPath({ gate: deps.gate, handler, closing: () => closing });
+  const fastPath = createFastPath({ gate: deps.gate, run: handler, enqueue: deps.enqueue, closing: () => closing });
   const app = Fastify({
     logger: false,
     return503OnClosing: true,
     routerOptions: { maxParamLength: 65_536 },
-    // POST .../run is answered by the node:http fast path; everything else goes to Fastify.
+    // POST .../run and .../enqueue are answered by the node:http fast path; the rest goes to Fastify.
     serverFactory: (fastify) => createServer((req, res) => fastPath(req, res) || fastify(req, res)),
   });
   app.addHook('preClose', async () => {
@@ -61,6 +63,6 @@ export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
   await app.register(metadataRoutes({ gate: deps.gate, runner: deps.runner }));
   await app.register(connectorRoutes({ gate: deps.gate, events: deps.events }));
   await app.register(wsdlRoutes(deps.wsdl));
-  for (const plugin of deps.plugins ?? []) await app.register(plugin);
+  if (deps.enqueue !== undefined) await app.register(enqueueRoutes({ gate: deps.gate, handler: deps.enqueue }));
   return app;
 }

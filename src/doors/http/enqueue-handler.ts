@@ -1,0 +1,46 @@
+/**
+ * POST /flows/{tenant}/{name}/enqueue after the gate, in the spec's order: size ceiling, signature,
+ * parse, correlation id, append + fdatasync, 202. Framework-free, so the same code serves the
+ * node:http fast path and the Fastify route. Never refused for execution load: no limiter here.
+ */
+import type { IncomingMessage } from 'node:http';
+import { SvcError } from '../../common/errors.js';
+import type { Logger } from '../../common/logger.js';
+import { xmlToJson } from '../../common/xml.js';
+import type { QueueWorkers } from '../../app/queue-workers.js';
+import { errorAnswer, type HttpAnswer } from './answer.js';
+import { readBody } from './body.js';
+import { checkSignature, correlationIdOf, mediaType, parseJsonBody } from './inbound.js';
+
+export interface EnqueueHandlerDeps {
+  readonly secret: string | undefined;
+  readonly queues: Pick<QueueWorkers, 'ceiling' | 'enqueue'>;
+  /** The operational log (a failed queue write is an operator's problem). */
+  readonly log: Logger;
+}
+
+export type EnqueueHandler = (raw: IncomingMessage, tenant: string, name: string) => Promise<HttpAnswer>;
+
+const ACCEPTED_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'application/json' });
+
+export function createEnqueueHandler(deps: EnqueueHandlerDeps): EnqueueHandler {
+  return async (raw, tenant, name) => {
+    try {
+      const body = await readBody(raw, deps.queues.ceiling(tenant, name));
+      checkSignature(deps.secret, body, raw);
+      // XML is flattened to JSON before storage (child elements become keys, the root is dropped).
+      const payload = mediaType(raw) === 'application/xml' ? xmlToJson(body.toString('utf8')) : parseJsonBody(body);
+      let offset: number;
+      try {
+        offset = (await deps.queues.enqueue(tenant, name, payload, correlationIdOf(raw))).offset;
+      } catch (err) {
+        // Whatever stopped the write (disk, lock, closed store), the caller's answer is the spec's 500.
+        deps.log.error({ err, tenant, flow: name }, 'queue write failed; /enqueue answered 500');
+        throw new SvcError('SVC_ERR_INTERNAL', 'internal error', { cause: err });
+      }
+      return { status: 202, headers: ACCEPTED_HEADERS, body: `{"queued":true,"offset":${offset},"tenant":${JSON.stringify(tenant)},"flow":${JSON.stringify(name)}}` };
+    } catch (err) {
+      return errorAnswer(err);
+    }
+  };
+}
