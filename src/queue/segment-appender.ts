@@ -8,6 +8,7 @@
  */
 import { constants } from 'node:fs';
 import { mkdir, open, stat, type FileHandle } from 'node:fs/promises';
+import { isoMillis } from '../common/clock.js';
 import { encodeFrame } from './frame.js';
 import { isErrno, scanHandle, writeAll } from './file-io.js';
 import { IdAllocator } from './id-allocator.js';
@@ -60,6 +61,7 @@ export class SegmentAppender {
   readonly #onAppended: (() => void) | undefined;
   #pending: Pending[] = [];
   #running = false;
+  #scheduled = false;
   #fh: FileHandle | undefined;
   #ino = -1;
   #closed = false;
@@ -84,14 +86,22 @@ export class SegmentAppender {
     if (this.#closed) return Promise.reject(new Error(`queue ${this.paths.tenant}/${this.paths.flow} appender is closed`));
     return new Promise<AppendResult>((resolve, reject) => {
       this.#pending.push({ input, resolve, reject });
-      if (!this.#running) void this.#run();
+      // The first append of an idle queue starts a commit at the end of this event-loop phase,
+      // so the batch holds every request parsed in the same turn, not just the first of them.
+      if (!this.#running && !this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(() => {
+          this.#scheduled = false;
+          if (!this.#running) void this.#run();
+        });
+      }
     });
   }
 
   /** Waits for queued appends, then closes the segment handle. */
   async close(): Promise<void> {
     this.#closed = true;
-    while (this.#running) await new Promise((r) => setTimeout(r, 1));
+    while (this.#running || this.#scheduled) await new Promise((r) => setTimeout(r, 1));
     await this.#releaseLock();
     const fh = this.#fh;
     this.#fh = undefined;
@@ -116,6 +126,8 @@ export class SegmentAppender {
           for (const p of batch) p.reject(err);
           await this.#releaseLock().catch(() => undefined);
         }
+        // As on the first append: the next batch is cut at the end of this loop phase.
+        if (this.#pending.length > 0) await new Promise((r) => setImmediate(r));
       }
     } finally {
       this.#running = false;
@@ -164,7 +176,7 @@ export class SegmentAppender {
       const rec: SegmentRecord = {
         id: ids[i]!,
         correlation_id: p.input.correlationId,
-        enqueued_at: p.input.enqueuedAt ?? new Date().toISOString(),
+        enqueued_at: p.input.enqueuedAt ?? isoMillis(),
         attempts: 0,
         payload: p.input.payload,
       };

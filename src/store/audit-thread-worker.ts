@@ -1,6 +1,6 @@
 /** Worker thread of AuditThreadWriter: appends prepared entries to the per-tenant chains, in order. */
 import { parentPort, workerData } from 'node:worker_threads';
-import { AuditRepo, type PreparedAuditEntry } from './audit-repo.js';
+import { AuditRepo, unpackAuditEntries, type PreparedAuditEntry } from './audit-repo.js';
 import type { AuditThreadReply, AuditThreadRequest } from './audit-thread.js';
 import { openDb } from './db.js';
 import { auditMigrations } from './migrations/audit.js';
@@ -43,7 +43,7 @@ function drain(): void {
 }
 
 port.on('message', (msg: AuditThreadRequest) => {
-  if (msg.type === 'append') pending.push(...msg.entries);
+  if (msg.type === 'append') pending = pending.concat(unpackAuditEntries(msg.entries));
   else waiting.push(msg);
   drain();
 });

@@ -5,14 +5,15 @@
  * in the worker and is retried every second, in order.
  */
 import { Worker } from 'node:worker_threads';
-import { prepareAuditEntry, type AuditEntryInput, type PreparedAuditEntry } from './audit-repo.js';
+import { packAuditEntries, prepareAuditEntry, type AuditEntryInput, type PreparedAuditEntry } from './audit-repo.js';
 
 /** What the request path needs of an audit writer. */
 export interface AuditAppender {
   append(input: AuditEntryInput): void;
 }
 
-export type AuditThreadRequest = { type: 'append'; entries: PreparedAuditEntry[] } | { type: 'flush'; id: number } | { type: 'close'; id: number };
+/** `entries` is a packed batch (packAuditEntries): strings clone far faster than objects. */
+export type AuditThreadRequest = { type: 'append'; entries: string[] } | { type: 'flush'; id: number } | { type: 'close'; id: number };
 export type AuditThreadReply = { type: 'done'; id: number } | { type: 'error'; message: string };
 
 export interface AuditThreadOptions {
@@ -74,7 +75,7 @@ export class AuditThreadWriter implements AuditAppender {
     if (this.#queue.length === 0) return;
     const entries = this.#queue;
     this.#queue = [];
-    this.#worker.postMessage({ type: 'append', entries } satisfies AuditThreadRequest);
+    this.#worker.postMessage({ type: 'append', entries: packAuditEntries(entries) } satisfies AuditThreadRequest);
   }
 
   #request(type: 'flush' | 'close'): Promise<void> {

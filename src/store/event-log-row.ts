@@ -1,4 +1,5 @@
 /** Turns an emitted log event into its stored row: masking, log level, payload cap (pure). */
+import { isoSeconds } from '../common/clock.js';
 import { GLOBAL_MASK, MaskSet, maskPayload } from '../common/mask.js';
 import { isXmlValue } from '../common/xml-value.js';
 import type { LogLevel } from '../ir/types.js';
@@ -148,17 +149,6 @@ export function unpackEventRows(flat: Readonly<RowColumns>): EventRow[] {
   return rows;
 }
 
-let lastSecond = -1;
-let lastIso = '';
-/** ISO 8601 UTC to the second; formatted once per second, since most events share their second. */
-export function isoSeconds(ms: number): string {
-  const second = Math.floor(ms / 1000);
-  if (second !== lastSecond) {
-    lastSecond = second;
-    lastIso = new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-  }
-  return lastIso;
-}
 
 /** The JSON Lines form of a row (payload embedded as JSON, not as a string). */
 export function rowToJsonLine(r: EventRow): string {

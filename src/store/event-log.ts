@@ -9,7 +9,8 @@
 import { Worker } from 'node:worker_threads';
 import { Settings } from '../common/settings.js';
 import { EventLogSink, type WorkerReply, type WorkerRequest, type WorkerSetup } from './event-log-sink.js';
-import { isoSeconds, packEventRow, ROW_WIDTH, unpackEventRows, type LogEventInput, type RowColumns } from './event-log-row.js';
+import { isoSeconds } from '../common/clock.js';
+import { packEventRow, ROW_WIDTH, unpackEventRows, type LogEventInput, type RowColumns } from './event-log-row.js';
 
 export { EVENT_KINDS, BOUNDARY_EVENTS, TRACE_EVENTS, toEventRow, type EventKind, type LogEventInput, type EventRow } from './event-log-row.js';
 export { EventLogRepo, type EventQuery, type StoredEvent } from './event-log-repo.js';
