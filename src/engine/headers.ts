@@ -22,33 +22,39 @@ export type RawHeaders = Record<string, string | string[] | undefined> | readonl
  * `Connection`) stripped; `authorization`, `proxy-authorization`, `cookie`, `x-api-key` removed.
  */
 export function buildHeaders(raw: RawHeaders): Record<string, string> {
-  const pairs: string[] = [];
+  let list: readonly string[];
   if (Array.isArray(raw)) {
-    pairs.push(...(raw as readonly string[]));
+    list = raw as readonly string[];
   } else {
+    const pairs: string[] = [];
     for (const [name, value] of Object.entries(raw as Record<string, string | string[] | undefined>)) {
       if (value === undefined) continue;
       if (Array.isArray(value)) for (const v of value) pairs.push(name, v);
       else pairs.push(name, value);
     }
+    list = pairs;
   }
-  // Names listed in `Connection` are hop-by-hop for this request too.
-  let named: Set<string> | undefined;
-  for (let i = 0; i + 1 < pairs.length; i += 2) {
-    if (pairs[i]!.toLowerCase() !== 'connection') continue;
-    named ??= new Set();
-    for (const token of pairs[i + 1]!.split(',')) {
-      const n = token.trim().toLowerCase();
-      if (n) named.add(n);
-    }
+  const out = collect(list, undefined);
+  const connection = out.connection;
+  if (connection === undefined) return out;
+  // Names listed in `Connection` are hop-by-hop for this request too (rare: a second pass, since
+  // deleting keys would turn the map into a slow dictionary for every later read).
+  const named = new Set<string>();
+  for (const token of connection.split(',')) {
+    const n = token.trim().toLowerCase();
+    if (n) named.add(n);
   }
-  // Filtered while adding, never deleted afterwards: `delete` turns the object into a slow
-  // dictionary for every later read of ctx.headers.
+  return collect(list, named);
+}
+
+/** Lowercase names, repeats joined with `, `; hop-by-hop, credential and `named` headers left out. */
+function collect(list: readonly string[], named: ReadonlySet<string> | undefined): Record<string, string> {
   const out: Record<string, string> = {};
-  for (let i = 0; i + 1 < pairs.length; i += 2) {
-    const n = pairs[i]!.toLowerCase();
-    if (HOP_BY_HOP.has(n) || NEVER_IN_CTX.has(n) || named?.has(n)) continue;
-    const value = pairs[i + 1]!;
+  for (let i = 0; i + 1 < list.length; i += 2) {
+    const n = list[i]!.toLowerCase();
+    // `connection` is kept on the first pass only, to read its tokens; never in the result.
+    if ((HOP_BY_HOP.has(n) && (named !== undefined || n !== 'connection')) || NEVER_IN_CTX.has(n) || named?.has(n)) continue;
+    const value = list[i + 1]!;
     out[n] = Object.hasOwn(out, n) ? `${out[n]}, ${value}` : value;
   }
   return out;
