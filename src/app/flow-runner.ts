@@ -2,7 +2,7 @@
  * The /run use case, shared by every synchronous door (HTTP, SOAP, gRPC): resolve `latest`, decide
  * the body ceiling, bound concurrency, execute, and record `received` / `completed`.
  */
-import { FlowError, SvcError } from '../common/errors.js';
+import { FlowError, flowNotFound, SvcError } from '../common/errors.js';
 import type { SettingName } from '../common/settings.js';
 import { BUSY_RETRY_AFTER_SECS, compileFlow, runFlow, type ExecutionLimiter, type FlowResult, type RunDeps } from '../engine/index.js';
 import type { LoadedFlow } from './registry.js';
@@ -31,10 +31,6 @@ export interface RunMeta {
   soap?: { action?: string; version?: string };
   /** @internal Set by FlowRunner when the flow-state guard already wraps this run. */
   guarded?: boolean;
-}
-
-export function flowNotFound(tenant: string, name: string): SvcError {
-  return new SvcError('SVC_ERR_NOT_FOUND', `flow '${tenant}/${name}' not found`);
 }
 
 export class FlowRunner {

@@ -99,7 +99,6 @@ function methodInfo(service: string, m: protobuf.Method): MethodInfo {
   };
 }
 
-export { sha256Hex };
 
 export interface DeployDescriptorInput {
   readonly tenant: string;

@@ -155,6 +155,14 @@ export class FlowTimeoutError extends FlowError {
  * The JSON body a door sends for an error: `{"ok":false,"error":<message>}` plus any extra fields,
  * except the flow answers whose body the spec fixes exactly (a validate rejection, the time limit).
  */
+/**
+ * The one 404 for a flow: a missing flow, and the gate's unregistered or disabled tenant, which
+ * must be indistinguishable from it.
+ */
+export function flowNotFound(tenant: string, flow: string): SvcError {
+  return new SvcError('SVC_ERR_NOT_FOUND', `flow '${tenant}/${flow}' not found`);
+}
+
 export function errorBody(err: SvcError): Record<string, unknown> {
   if (err instanceof ValidationRejectedError || err instanceof FlowTimeoutError) return { ...err.body };
   if (err instanceof IntegrityError) return { ok: false, error: 'internal error' };

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { compileFlow, sha256Hex, type LibrarySource } from './compile.js';
+import { sha256Hex } from '../common/digest.js';
+import { compileFlow, type LibrarySource } from './compile.js';
 
 const FLOW = `---
 flowdoc_version: "0.1"

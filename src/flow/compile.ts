@@ -57,7 +57,6 @@ export function irToJson(ir: FlowIR): string {
   return JSON.stringify(ir);
 }
 
-export { sha256Hex };
 
 function lower(doc: FlowDoc, libs: readonly LibrarySource[], onError: OnError, libsGiven: boolean): FlowIR | undefined {
   const chk = new Checker(doc.file, onError);

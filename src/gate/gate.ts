@@ -3,7 +3,7 @@
  * unauthenticated caller costs two indexed queries (key by hash, tenant by id) and nothing else.
  */
 import { sha256Hex } from '../common/digest.js';
-import { SvcError } from '../common/errors.js';
+import { flowNotFound, SvcError } from '../common/errors.js';
 import { RateLimiter } from './rate-limiter.js';
 
 /** What the gate needs to know about a key (a row found by the SHA-256 of the raw key). */
@@ -65,10 +65,6 @@ const BEARER = /^Bearer ([^\s]+)$/;
 
 export function hashApiKey(raw: string): string {
   return sha256Hex(raw);
-}
-
-export function flowNotFound(tenant: string, flow: string): SvcError {
-  return new SvcError('SVC_ERR_NOT_FOUND', `flow '${tenant}/${flow}' not found`);
 }
 
 export class Gate {

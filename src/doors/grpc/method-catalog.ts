@@ -2,7 +2,8 @@
  * Resolves `pkg.Service/Method` across a tenant's latest descriptors, cached until the registry
  * changes: one `PRAGMA data_version` per call tells whether a `latest` moved in any process.
  */
-import { parseDescriptorSet, sha256Hex, type MethodInfo, type ParsedDescriptorSet } from '../../app/proto.js';
+import { sha256Hex } from '../../common/digest.js';
+import { parseDescriptorSet, type MethodInfo, type ParsedDescriptorSet } from '../../app/proto.js';
 import { IntegrityError } from '../../common/errors.js';
 import type { StoredDescriptor } from '../../store/descriptors-repo.js';
 
