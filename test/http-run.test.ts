@@ -5,7 +5,7 @@ import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
 
 const FLOWS = [
   'echo', 'headers', 'text', 'xml-out', 'shaped', 'corr', 'rules', 'defect', 'fault-ok', 'fault-status',
-  'fault-fail', 'egress-fail', 'fault-egress', 'small', 'corrupt', 'platform-cap',
+  'fault-fail', 'egress-fail', 'fault-egress', 'small', 'corrupt', 'platform-cap', 'header-echo',
 ] as const;
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -194,6 +194,25 @@ describe('POST /flows/{tenant}/{name}/run over HTTP', () => {
       assert.equal(res.headers.get('x-correlation-id'), 'corr-123');
       assert.equal(res.headers.get('x-extra'), 'shaped');
       assert.deepEqual(await res.json(), { id: 'corr-123' });
+    });
+
+    it('answers 500 flow execution failed when a response header would carry a line break, and goes on serving', async () => {
+      const bad = await run('header-echo', JSON.stringify({ v: 'a\r\nset-cookie: x=1' }));
+      assert.equal(bad.status, 500);
+      assert.equal(bad.headers.get('set-cookie'), null);
+      assert.deepEqual(await bad.json(), { ok: false, error: 'flow execution failed' });
+      const good = await run('header-echo', JSON.stringify({ v: 'fine' }));
+      assert.equal(good.status, 200);
+      assert.equal(good.headers.get('x-echo'), 'fine');
+    });
+
+    it('gives each of many concurrent requests its own answer (answers are written together at the end of a turn)', async () => {
+      const ids = Array.from({ length: 64 }, (_, i) => `burst-${i}`);
+      const answers = await Promise.all(ids.map(async (id) => {
+        const res = await run('shaped', '{}', { 'x-correlation-id': id });
+        return { status: res.status, header: res.headers.get('x-correlation-id'), body: (await res.json()) as { id: string } };
+      }));
+      answers.forEach((a, i) => assert.deepEqual(a, { status: 201, header: ids[i], body: { id: ids[i] } }));
     });
 
     it('does not echo the correlation id unless the flow sets it', async () => {

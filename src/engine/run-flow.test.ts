@@ -116,6 +116,12 @@ test('response_status, response headers and set_ctx apply after the step', async
   assert.deepEqual(r.output, { seen: 'q' });
 });
 
+test('a response header value with a line break is a defect naming the step, not a broken response', async () => {
+  const ir = flow('f', [step('a', { responseHeaders: { 'x-echo': '{{ ctx.input.v }}' } })]);
+  await assert.rejects(runFlow(ir, { v: 'a\r\nset-cookie: x=1' }, opts), (e: unknown) => e instanceof FlowDefectError && /step 'a': response_header x-echo/.test(e.detail));
+  assert.deepEqual((await runFlow(ir, { v: 'plain é' }, opts)).headers, { 'x-echo': 'plain é' });
+});
+
 test('a response_status outside 100-599 is a defect', async () => {
   await assert.rejects(runFlow(flow('f', [step('a', { responseStatus: '{{ 42 }}' })]), {}, opts), FlowDefectError);
 });

@@ -167,7 +167,7 @@ function leave(run: FlowRun, cs: CompiledStep, output: unknown): void {
   if (cs.responseStatus !== undefined || cs.responseHeaders.length > 0 || cs.setCtx.length > 0) {
     ctx.output = output;
     if (cs.responseStatus !== undefined) run.status = toStatus(step.name, evaluate(step.name, 'response_status', () => cs.responseStatus!.render(ctx)));
-    for (const [name, t] of cs.responseHeaders) run.headers[name] = toText(evaluate(step.name, `response_header ${name}`, () => t.render(ctx)));
+    for (const [name, t] of cs.responseHeaders) run.headers[name] = headerValue(step.name, name, toText(evaluate(step.name, `response_header ${name}`, () => t.render(ctx))));
     for (const [key, t] of cs.setCtx) ctx[key] = evaluate(step.name, `set_ctx.${key}`, () => t.render(ctx));
   }
   if (run.exec.trace && !cs.plainEgress) trace(run, step.name, output);
@@ -208,6 +208,14 @@ function toStatus(step: string, value: unknown): number {
   const n = typeof value === 'string' && /^\s*\d{3}\s*$/.test(value) ? Number(value) : value;
   if (typeof n === 'number' && Number.isInteger(n) && n >= 100 && n <= 599) return n;
   throw new FlowDefectError(step, `step '${step}': response_status gave ${JSON.stringify(value)}, not an HTTP status 100-599`);
+}
+
+/** What an HTTP field value may hold (RFC 9110: visible ASCII, space, tab, obs-text); Node refuses the rest. */
+const NOT_IN_HEADER_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+
+function headerValue(step: string, name: string, value: string): string {
+  if (!NOT_IN_HEADER_VALUE.test(value)) return value;
+  throw new FlowDefectError(step, `step '${step}': response_header ${name} gave a value with a line break or control character, which no HTTP header can carry; strip or encode it in the template`);
 }
 
 function toText(v: unknown): string {

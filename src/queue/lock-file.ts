@@ -5,7 +5,7 @@
  * a frozen process) is broken by whoever next asks, so a crash never wedges the others.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readFile, rmdir, stat, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { StorageUnavailableError } from '../common/errors.js';
@@ -99,19 +99,32 @@ export class LockFile {
     return undefined;
   }
 
-  /** Waits (polling with backoff) until the lock is ours. */
+  /**
+   * Waits (polling with backoff) until the lock is ours. Each poll touches `<lock>.want`, so a
+   * holder that keeps the lock across operations (see `wanted`) knows to hand it back.
+   */
   static async acquire(path: string, opts: AcquireOptions = {}): Promise<LockFile> {
     const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
     let waitMs = 1;
     for (;;) {
       const lock = await LockFile.tryAcquire(path, opts);
       if (lock) return lock;
+      await announceWait(path);
       if (Date.now() >= deadline) {
         const owner = await readLockOwner(path);
         throw new StorageUnavailableError(`lock ${path} is held by ${owner ? `pid ${owner.pid} on ${owner.host}` : 'another process'}; try again later`);
       }
       await new Promise((r) => setTimeout(r, waitMs));
       waitMs = Math.min(waitMs * 2, 4);
+    }
+  }
+
+  /** True when some caller of `acquire` waited for the lock at `path` within the last `withinMs`. */
+  static async wanted(path: string, withinMs: number): Promise<boolean> {
+    try {
+      return Date.now() - (await stat(wantPath(path))).mtimeMs <= withinMs;
+    } catch {
+      return false;
     }
   }
 
@@ -139,6 +152,21 @@ export class LockFile {
     } finally {
       await fh.close();
     }
+  }
+}
+
+/** `<lock>.want`: its mtime is the last time anyone waited for the lock. */
+function wantPath(path: string): string {
+  return `${path}.want`;
+}
+
+async function announceWait(path: string): Promise<void> {
+  const now = new Date();
+  try {
+    await utimes(wantPath(path), now, now);
+  } catch (err) {
+    // Missing: the first wait creates it. Any other failure only costs the waiter its turn sooner.
+    if (isErrno(err, 'ENOENT')) await writeFile(wantPath(path), '').catch(() => undefined);
   }
 }
 

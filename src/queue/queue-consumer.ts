@@ -329,7 +329,10 @@ export class QueueConsumer {
   }
 
   async #repairTailAt(fh: FileHandle): Promise<void> {
-    const lock = await LockFile.acquire(this.paths.appendLock, { leaseMs: 10_000 });
+    // Not waited for: a held lock means a write may be in progress, and its commit wakes this
+    // consumer; waiting would only stall appends, which hand the lock back to a waiter.
+    const lock = await LockFile.tryAcquire(this.paths.appendLock, { leaseMs: 10_000 });
+    if (!lock) return;
     try {
       const scan = await scanHandle(fh, this.#readPos, () => undefined);
       if (scan.stop !== 'end') {

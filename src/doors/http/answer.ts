@@ -28,6 +28,35 @@ export function writeAnswer(res: ServerResponse, answer: HttpAnswer): void {
   res.end(body);
 }
 
+/** Answers waiting for the end of this event-loop turn, as (response, answer) pairs. */
+let held: (ServerResponse | HttpAnswer)[] = [];
+
+function writeHeld(): void {
+  const list = held;
+  held = [];
+  for (let i = 0; i < list.length; i += 2) {
+    const res = list[i] as ServerResponse;
+    try {
+      writeAnswer(res, list[i + 1] as HttpAnswer);
+    } catch (err) {
+      // One answer Node refuses (a header value it rejects) must not cost the others theirs.
+      if (res.headersSent) res.destroy();
+      else writeAnswer(res, errorAnswer(err));
+    }
+  }
+}
+
+/**
+ * Writes the answer at the end of this event-loop turn, together with every other answer that
+ * became ready in it. Measured under load: writes spread through the turn each woke the idle
+ * client on the other core, and on a virtual machine that wake-up (an inter-processor interrupt)
+ * made each socket write cost about twice what it costs when the writes go out back to back.
+ */
+export function writeAnswerAtTurnEnd(res: ServerResponse, answer: HttpAnswer): void {
+  if (held.length === 0) setImmediate(writeHeld);
+  held.push(res, answer);
+}
+
 export function sendAnswer(reply: FastifyReply, answer: HttpAnswer): FastifyReply {
   reply.code(answer.status).headers(answer.headers);
   if (answer.body === undefined) return reply.send();

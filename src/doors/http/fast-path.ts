@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Gate, GateRoute } from '../../gate/gate.js';
-import { errorAnswer, writeAnswer, type HttpAnswer } from './answer.js';
+import { errorAnswer, writeAnswer, writeAnswerAtTurnEnd, type HttpAnswer } from './answer.js';
 import { admit, invalidFlowIdentifier } from './inbound.js';
 
 const HOT_PATH = /^\/flows\/([^/?#]+)\/([^/?#]+)\/(run|enqueue)(?:\?.*)?$/;
@@ -51,8 +51,8 @@ export function createFastPath(deps: FastPathDeps): (req: IncomingMessage, res: 
       return true;
     }
     handler(req, tenant, name).then(
-      (answer) => writeAnswer(res, answer),
-      (err: unknown) => writeAnswer(res, errorAnswer(err)),
+      (answer) => writeAnswerAtTurnEnd(res, answer),
+      (err: unknown) => writeAnswerAtTurnEnd(res, errorAnswer(err)),
     );
     return true;
   };
