@@ -95,6 +95,9 @@ describe('queue store', () => {
     const queuesDir = tempQueues();
     const store = new QueueStore({ queuesDir });
     await store.append('acme', 'torn2', { correlationId: 'c', payload: 1 });
+    // A writer that died mid-record; the appender has let go of the append lock by now (it keeps
+    // it a moment after a batch, and a held lock means a write may still be in progress).
+    await new Promise((r) => setTimeout(r, 30));
     appendFileSync(store.paths('acme', 'torn2').segment, Buffer.from([0x51, 0x53, 0x46, 0x31, 9, 9]));
     const seen = await consume(store, 'acme', 'torn2', () => ({ kind: 'ack' }), (s) => s.length >= 1);
     assert.equal(seen.length, 1);
@@ -102,6 +105,37 @@ describe('queue store', () => {
     const scan = await scanFile(store.paths('acme', 'torn2').segment);
     assert.equal(scan.stop, 'end');
     await store.close();
+  });
+
+  it('a worker draining a backlog lets the event loop turn every deliveriesPerTurn messages', async () => {
+    const store = new QueueStore({ queuesDir: tempQueues() });
+    await Promise.all(Array.from({ length: 200 }, (_, n) => store.append('acme', 'backlog', { correlationId: `c${n}`, payload: { n } })));
+    // Deliveries in a row with no event-loop turn between them (a setImmediate ticker resets it).
+    let inARow = 0;
+    let longest = 0;
+    let draining = true;
+    const tick = (): void => {
+      inARow = 0;
+      if (draining) setImmediate(tick);
+    };
+    setImmediate(tick);
+    let seen = 0;
+    let done!: () => void;
+    const finished = new Promise<void>((r) => (done = r));
+    await store.startConsumer('acme', 'backlog', {
+      pollIntervalMs: 10,
+      deliveriesPerTurn: 8,
+      handler: async () => {
+        longest = Math.max(longest, ++inARow);
+        if (++seen === 200) done();
+        return { kind: 'ack' };
+      },
+    });
+    await finished;
+    draining = false;
+    await store.stopConsumer('acme', 'backlog');
+    await store.close();
+    assert.ok(longest <= 8, `${longest} deliveries in a row without a turn`);
   });
 
   it('never reissues an id, across a drain and a reopen', async () => {
