@@ -1,7 +1,7 @@
 /** Daily JSON Lines files `logs/<prefix>-YYYY-MM-DD.jsonl`, appended through buffered streams. */
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
-import { rowToJsonLine, type EventRow } from './event-log-row.js';
+import { jsonLineAt, ROW_WIDTH, type RowColumns } from './event-log-row.js';
 
 export class DailyJsonlWriter {
   readonly #dir: string;
@@ -20,13 +20,13 @@ export class DailyJsonlWriter {
     return join(this.#dir, `${this.#prefix}-${day}.jsonl`);
   }
 
-  /** Appends the rows (grouped by their UTC day); resolves when the stream has taken the bytes. */
-  async write(rows: readonly EventRow[]): Promise<void> {
+  /** Appends the rows of a packed batch (grouped by their UTC day); resolves when the stream has taken the bytes. */
+  async write(flat: Readonly<RowColumns>): Promise<void> {
     let i = 0;
-    while (i < rows.length) {
-      const day = rows[i]!.ts.slice(0, 10);
+    while (i + ROW_WIDTH <= flat.length) {
+      const day = (flat[i] as string).slice(0, 10);
       let text = '';
-      while (i < rows.length && rows[i]!.ts.slice(0, 10) === day) text += rowToJsonLine(rows[i++]!);
+      for (; i + ROW_WIDTH <= flat.length && (flat[i] as string).startsWith(day); i += ROW_WIDTH) text += jsonLineAt(flat, i);
       await this.#append(day, text);
     }
   }

@@ -150,14 +150,37 @@ export function unpackEventRows(flat: Readonly<RowColumns>): EventRow[] {
 }
 
 
-/** The JSON Lines form of a row (payload embedded as JSON, not as a string). */
-export function rowToJsonLine(r: EventRow): string {
-  let line = `{"ts":${JSON.stringify(r.ts)},"correlation_id":${JSON.stringify(r.correlation_id)},"tenant":${JSON.stringify(r.tenant)},"flow":${JSON.stringify(r.flow)},"step":${JSON.stringify(r.step)},"event":${JSON.stringify(r.event)},"payload":${r.payload ?? 'null'}`;
-  if (r.payload_truncated) line += ',"payload_truncated":true';
-  line += `,"http_status":${r.http_status ?? 'null'}`;
-  if (r.outcome !== null) line += `,"outcome":${JSON.stringify(r.outcome)}`;
-  if (r.reason !== null) line += `,"reason":${JSON.stringify(r.reason)}`;
+/** Characters that make JSON.stringify escape a string (quote, backslash, controls, surrogates). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** JSON text of a string column; names, timestamps and UUIDs need no escaping, so skip the call. */
+function jsonText(s: string | number | null): string {
+  if (s === null) return 'null';
+  const text = String(s);
+  return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
+}
+
+/**
+ * The JSON Lines form of the row at `i` of a packed batch (payload embedded as JSON, not as a
+ * string), written from the columns directly: the writer thread builds no object per row.
+ */
+export function jsonLineAt(flat: Readonly<RowColumns>, i: number): string {
+  let line = `{"ts":${jsonText(flat[i]!)},"correlation_id":${jsonText(flat[i + 1]!)},"tenant":${jsonText(flat[i + 2]!)},"flow":${jsonText(flat[i + 3]!)},"step":${jsonText(flat[i + 4]!)},"event":${jsonText(flat[i + 5]!)},"payload":${flat[i + 6] ?? 'null'}`;
+  if (flat[i + 7]) line += ',"payload_truncated":true';
+  line += `,"http_status":${flat[i + 8] ?? 'null'}`;
+  if (flat[i + 9] !== null) line += `,"outcome":${jsonText(flat[i + 9]!)}`;
+  if (flat[i + 10] !== null) line += `,"reason":${jsonText(flat[i + 10]!)}`;
   return line + '}\n';
+}
+
+/** The JSON Lines form of a row. */
+export function rowToJsonLine(r: EventRow): string {
+  return jsonLineAt(packRow(r), 0);
+}
+
+/** A stored row as a packed batch of one. */
+export function packRow(r: EventRow): RowColumns {
+  return [r.ts, r.correlation_id, r.tenant, r.flow, r.step, r.event, r.payload, r.payload_truncated, r.http_status, r.outcome, r.reason];
 }
 
 function replaceXml(value: unknown): unknown {

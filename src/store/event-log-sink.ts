@@ -1,7 +1,7 @@
 /** Where event rows end up: the log database and the daily JSON Lines files, written together. */
 import { EventLogRepo } from './event-log-repo.js';
 import { DailyJsonlWriter } from './event-log-files.js';
-import type { EventRow, RowColumns } from './event-log-row.js';
+import type { RowColumns } from './event-log-row.js';
 
 export interface WorkerSetup {
   logDb: string;
@@ -27,22 +27,22 @@ export class EventLogSink {
     this.#files = new DailyJsonlWriter(setup.logsDir, setup.prefix);
   }
 
-  /** One transaction for the batch, then one append per day touched; batches never interleave. */
-  write(rows: readonly EventRow[]): Promise<void> {
-    const next = this.#tail.then(() => this.#write(rows));
+  /** One transaction for the packed batch, then one append per day touched; batches never interleave. */
+  write(batch: Readonly<RowColumns>): Promise<void> {
+    const next = this.#tail.then(() => this.#write(batch));
     this.#tail = next.catch(() => undefined);
     return next;
   }
 
-  async #write(rows: readonly EventRow[]): Promise<void> {
+  async #write(batch: Readonly<RowColumns>): Promise<void> {
     let dbError: unknown;
     try {
-      this.#repo.insertMany(rows);
+      this.#repo.insertColumns(batch);
     } catch (err) {
       dbError = err;
     }
     // The file is written even when the database refused, so the rows survive somewhere.
-    await this.#files.write(rows);
+    await this.#files.write(batch);
     if (dbError !== undefined) throw dbError;
   }
 

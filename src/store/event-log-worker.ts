@@ -1,7 +1,6 @@
 /** Worker thread of the event log: SQLite commits and file appends happen here, off the event loop. */
 import { parentPort, workerData } from 'node:worker_threads';
 import { EventLogSink } from './event-log-sink.js';
-import { unpackEventRows } from './event-log-row.js';
 import type { WorkerReply, WorkerRequest, WorkerSetup } from './event-log-sink.js';
 
 const port = parentPort;
@@ -13,6 +12,6 @@ port.on('message', (msg: WorkerRequest) => {
     const reply: WorkerReply = { id: msg.id, error: error === undefined ? undefined : String((error as Error)?.message ?? error) };
     port.postMessage(reply);
   };
-  if (msg.type === 'write') sink.write(unpackEventRows(msg.batch)).then(() => done(), done);
+  if (msg.type === 'write') sink.write(msg.batch).then(() => done(), done);
   else sink.close().then(() => done(), done);
 });

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { MaskSet } from '../common/mask.js';
 import { XmlValue } from '../common/xml-value.js';
 import { EventLog, EventLogRepo, toEventRow } from './event-log.js';
+import { rowToJsonLine, type EventRow } from './event-log-row.js';
 
 function dirs(): { dir: string; logDb: string; logsDir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'svc-evlog-'));
@@ -48,6 +49,18 @@ test('boundary events never carry a step; XML payloads become an _unrepresentabl
 test('credential headers in a traced egress payload are masked', () => {
   const row = toEventRow({ event: 'egress_traced', http_status: 200, payload: { headers: { 'Set-Cookie': 'a', 'www-authenticate': 'b', 'x-ok': 'c' }, body: null } }, 10);
   assert.deepEqual(JSON.parse(row.payload!), { headers: { 'Set-Cookie': '***', 'www-authenticate': '***', 'x-ok': 'c' }, body: null });
+});
+
+test('a JSON Lines row is valid JSON whatever its strings hold, and equals the row', () => {
+  const odd = ['plain', 'quote " and \\ backslash', 'line\nbreak\ttab\u0001', 'é 日本 😀', 'lone \ud800 surrogate', '\u2028'];
+  for (const text of odd) {
+    const row: EventRow = { ts: '2026-01-02T03:04:05Z', correlation_id: text, tenant: 'acme', flow: 'f', step: text, event: 'step_traced', payload: JSON.stringify({ text }), payload_truncated: 1, http_status: 201, outcome: text, reason: text };
+    const line = rowToJsonLine(row);
+    assert.ok(line.endsWith('}\n') && !line.slice(0, -1).includes('\n'), 'one line');
+    assert.deepEqual(JSON.parse(line), { ...row, payload: { text }, payload_truncated: true });
+    // Byte for byte what JSON.stringify writes for each string.
+    assert.ok(line.includes(`"correlation_id":${JSON.stringify(text)},`));
+  }
 });
 
 test('rows land in SQLite and the daily JSON Lines file after flush (worker thread)', async () => {

@@ -10,7 +10,7 @@ import { Worker } from 'node:worker_threads';
 import { Settings } from '../common/settings.js';
 import { EventLogSink, type WorkerReply, type WorkerRequest, type WorkerSetup } from './event-log-sink.js';
 import { isoSeconds } from '../common/clock.js';
-import { packEventRow, ROW_WIDTH, unpackEventRows, type LogEventInput, type RowColumns } from './event-log-row.js';
+import { packEventRow, ROW_WIDTH, type LogEventInput, type RowColumns } from './event-log-row.js';
 
 export { EVENT_KINDS, BOUNDARY_EVENTS, TRACE_EVENTS, toEventRow, type EventKind, type LogEventInput, type EventRow } from './event-log-row.js';
 export { EventLogRepo, type EventQuery, type StoredEvent } from './event-log-repo.js';
@@ -154,7 +154,7 @@ class InlineBackend implements Backend {
   }
 
   write(batch: RowColumns): Promise<void> {
-    return this.#sink.write(unpackEventRows(batch));
+    return this.#sink.write(batch);
   }
 
   close(): Promise<void> {
