@@ -51,6 +51,17 @@ describe('AuditRepo', () => {
     assert.equal(auditHash(e), expected);
   });
 
+  it('hashes exactly JSON.stringify of the seven fields whatever the strings hold', () => {
+    const { audit } = setup();
+    // (A lone surrogate cannot be stored as UTF-8 at all; no door produces one in these fields.)
+    for (const odd of ['c "quoted" \\ back', 'line\nbreak\u0007', 'é 日本 😀', '\u2028']) {
+      const e = audit.append({ tenant: 'acme', eventType: 'access.denied', correlationId: odd, payload: { reason: odd } });
+      const canonical = JSON.stringify([e.tenant, e.seq, e.eventType, e.createdAt, e.correlationId, e.payload, e.prevHash]);
+      assert.equal(e.hash, createHash('sha256').update(canonical).digest('hex'), odd);
+    }
+    assert.equal(audit.verify('acme').ok, true);
+  });
+
   it('gives an entry without a correlation id a fresh UUID v4', () => {
     const a = prepareAuditEntry({ tenant: 't', eventType: 'x' });
     const b = prepareAuditEntry({ tenant: 't', eventType: 'x' });

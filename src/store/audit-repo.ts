@@ -14,6 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { isoNow } from '../common/clock.js';
 import { sha256Hex } from '../common/digest.js';
+import { jsonString } from '../common/json-text.js';
 import { SvcError } from '../common/errors.js';
 import type { Db } from './db.js';
 
@@ -61,8 +62,16 @@ export type AuditVerifyResult =
 
 /** The canonical hash of an entry (see the module comment). */
 export function auditHash(e: Omit<AuditEntry, 'hash'>): string {
-  const canonical = JSON.stringify([e.tenant, e.seq, e.eventType, e.createdAt, e.correlationId, e.payload, e.prevHash]);
-  return sha256Hex(canonical);
+  return chainHash(e.tenant, e.seq, e.eventType, e.createdAt, e.correlationId, e.payload, e.prevHash);
+}
+
+/**
+ * The canonical hash from the fields: the JSON array is written by hand, each string exactly as
+ * JSON.stringify writes it (the audit thread hashes every entry; the call and its array were a
+ * third of its time).
+ */
+function chainHash(tenant: string, seq: number, eventType: string, createdAt: string, correlationId: string, payload: string, prevHash: string): string {
+  return sha256Hex(`[${jsonString(tenant)},${seq},${jsonString(eventType)},${jsonString(createdAt)},${jsonString(correlationId)},${jsonString(payload)},${jsonString(prevHash)}]`);
 }
 
 /** Applies defaults and serialises the payload; throws on an entry that cannot be stored. */
@@ -253,11 +262,11 @@ export class AuditRepo {
     const out: AuditEntry[] = [];
     for (const e of batch) {
       const head = heads.get(e.tenant) ?? this.#head.get(e.tenant) ?? this.#lastEntry.get(e.tenant) ?? { seq: 0, hash: GENESIS_HASH };
-      const unhashed = { tenant: e.tenant, seq: head.seq + 1, eventType: e.eventType, createdAt: e.createdAt, correlationId: e.correlationId, payload: e.payload, prevHash: head.hash };
-      const entry: AuditEntry = Object.freeze({ ...unhashed, hash: auditHash(unhashed) });
-      this.#insert.run(entry.tenant, entry.seq, entry.eventType, entry.createdAt, entry.correlationId, entry.payload, entry.prevHash, entry.hash);
-      heads.set(e.tenant, { seq: entry.seq, hash: entry.hash });
-      out.push(entry);
+      const seq = head.seq + 1;
+      const hash = chainHash(e.tenant, seq, e.eventType, e.createdAt, e.correlationId, e.payload, head.hash);
+      this.#insert.run(e.tenant, seq, e.eventType, e.createdAt, e.correlationId, e.payload, head.hash, hash);
+      out.push(Object.freeze({ tenant: e.tenant, seq, eventType: e.eventType, createdAt: e.createdAt, correlationId: e.correlationId, payload: e.payload, prevHash: head.hash, hash }));
+      heads.set(e.tenant, out[out.length - 1]!);
     }
     for (const [tenant, head] of heads) this.#setHead.run(tenant, head.seq, head.hash);
     return out;

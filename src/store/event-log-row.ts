@@ -1,5 +1,6 @@
 /** Turns an emitted log event into its stored row: masking, log level, payload cap (pure). */
 import { isoSeconds } from '../common/clock.js';
+import { jsonString } from '../common/json-text.js';
 import { GLOBAL_MASK, MaskSet, maskPayload } from '../common/mask.js';
 import { isXmlValue } from '../common/xml-value.js';
 import type { LogLevel } from '../ir/types.js';
@@ -150,14 +151,9 @@ export function unpackEventRows(flat: Readonly<RowColumns>): EventRow[] {
 }
 
 
-/** Characters that make JSON.stringify escape a string (quote, backslash, controls, surrogates). */
-const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
-
-/** JSON text of a string column; names, timestamps and UUIDs need no escaping, so skip the call. */
+/** JSON text of a column value that is a string or null. */
 function jsonText(s: string | number | null): string {
-  if (s === null) return 'null';
-  const text = String(s);
-  return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
+  return s === null ? 'null' : jsonString(String(s));
 }
 
 /**
