@@ -36,9 +36,32 @@ export interface CompiledFlow {
   readonly mask: MaskSet;
   /** Backend response headers passed back to the caller (lowercase). */
   readonly passHeaders: readonly string[];
+  /** Whether an execution can observe `ctx.headers` (see `mayReadHeaders`); if not, the door need not build it. */
+  readonly readsHeaders: boolean;
 }
 
 const cache = new WeakMap<FlowIR, CompiledFlow>();
+
+/** `ctx` used other than as `ctx.<field>`: the whole context, or an index into it. */
+const WHOLE_CTX = /\bctx\b(?!\s*\.\s*[A-Za-z_])/;
+
+/**
+ * Whether an execution of `ir` can observe `ctx.headers`: some expression or template (steps, fault
+ * section, dedup and correlation keys) mentions `headers` or uses `ctx` whole, or the flow runs
+ * other flows (call_flow, fork), which share the execution's headers. Conservative by design: a
+ * false "yes" only costs building the map, which is all a door saves on a "no" (measured: 3% of
+ * the request path of a flow that never reads them).
+ */
+function mayReadHeaders(ir: FlowIR): boolean {
+  const text = JSON.stringify(ir);
+  const runsOthers = [...ir.steps, ...(ir.fault?.steps ?? [])].some((s) => s.callFlow !== undefined || s.fork !== undefined);
+  return runsOthers || text.includes('headers') || WHOLE_CTX.test(text);
+}
+
+/** True unless `ir` certainly never reads `ctx.headers` (see `mayReadHeaders`). */
+export function flowReadsHeaders(ir: FlowIR): boolean {
+  return compileFlow(ir).readsHeaders;
+}
 
 /**
  * The compiled form of `ir` (compiled on first use, then shared by every execution of that object).
@@ -53,6 +76,7 @@ export function compileFlow(ir: FlowIR): CompiledFlow {
     fault: ir.fault === undefined ? undefined : Object.freeze(ir.fault.steps.map(compileStep)),
     mask: new MaskSet(ir.logExtraMaskFields),
     passHeaders: Object.freeze(ir.responseHeaders.map((h) => h.toLowerCase())),
+    readsHeaders: mayReadHeaders(ir),
   });
   cache.set(ir, compiled);
   return compiled;

@@ -11,6 +11,7 @@ import {
 } from '../common/errors.js';
 import { XmlValue } from '../common/xml-value.js';
 import { runFlow } from './run-flow.js';
+import { compileFlow } from './compile.js';
 import { flow, memoryEvents, step } from './test-fixtures.js';
 import type { EffectHandler, LoadedFlow, RunDeps } from './types.js';
 import type { FlowIR } from '../ir/types.js';
@@ -428,4 +429,17 @@ test('a false condition inside a called flow ends only that flow, never filterin
 test('foreach accepts the expression written as one whole hole', async () => {
   const r = await runFlow(flow('f', [step('each', { foreach: '{{ ctx.input.list }}' })]), { list: ['a', 'b'] }, opts);
   assert.deepEqual(r.output, ['a', 'b']);
+});
+
+test('readsHeaders: only a flow that can observe ctx.headers needs them built', () => {
+  const reads = (ir: FlowIR) => compileFlow(ir).readsHeaders;
+  const plain = flow('f', [step('a', { validate: [{ line: 1, expr: 'has(ctx.input.id)', message: 'id', kind: 'syntactic' }], ntd: { format: 'json', body: '{"id": "{{ ctx.input.id }}"}' } })]);
+  assert.equal(reads(plain), false);
+  assert.equal(reads(flow('f', [step('a', { ntd: { format: 'text', body: '{{ ctx.headers.x }}' } })])), true);
+  assert.equal(reads(flow('f', [step('a', { condition: 'ctx["head" + "ers"] != null' })])), true, 'an index into ctx');
+  assert.equal(reads(flow('f', [step('a', { ntd: { format: 'text', body: '{{ ctx }}' } })])), true, 'the whole context');
+  assert.equal(reads(flow('f', [step('a', { callFlow: 'other' })])), true, 'a callee shares the headers');
+  assert.equal(reads(flow('f', [step('a', { fork: ['x', 'y'] })])), true);
+  assert.equal(reads(flow('f', [step('a')], { dedup: { key: 'ctx.headers["idempotency-key"]', memoizeResponse: false, onFailure: 'absorb' } })), true, 'a dedup key');
+  assert.equal(reads(flow('f', [step('a')], { fault: { steps: [step('h', { setCtx: { who: '{{ ctx.headers["x-user"] }}' } })] } } as Partial<FlowIR>)), true, 'the fault section');
 });

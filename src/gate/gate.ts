@@ -86,7 +86,12 @@ export class Gate {
     if (token === undefined) {
       throw this.#refuse(req, unauthorized(req.authorization === undefined), 401, req.authorization === undefined ? 'missing Authorization header' : 'malformed Authorization header');
     }
-    const key = this.#guard(req, () => this.#lookups.findKeyByHash(hashApiKey(token)));
+    let key: GateKey | undefined;
+    try {
+      key = this.#lookups.findKeyByHash(hashApiKey(token));
+    } catch (cause) {
+      throw this.#unavailable(req, cause);
+    }
     if (key === undefined) throw this.#refuse(req, unauthorized(false), 401, 'unknown API key');
     if (key.revoked) throw this.#refuse(req, unauthorized(false), 401, `API key ${key.id} is revoked`, key);
     if (key.expiresAt !== undefined && !(Date.parse(key.expiresAt) + 1000 > this.#now())) {
@@ -96,12 +101,19 @@ export class Gate {
     if (key.tenant !== req.tenant) {
       throw this.#refuse(req, unauthorized(false), 401, `API key ${key.id} belongs to tenant '${key.tenant}', not '${req.tenant}'`, key, true);
     }
-    const status = this.#guard(req, () => this.#lookups.tenantStatus(req.tenant), key);
+    let status: 'active' | 'disabled' | undefined;
+    let scope: string | undefined;
+    try {
+      status = this.#lookups.tenantStatus(req.tenant);
+      // Asked only for an active tenant (a refused caller costs no more lookups than needed).
+      if (status === 'active') scope = this.#lookups.requiredScope(req.tenant, req.flow);
+    } catch (cause) {
+      throw this.#unavailable(req, cause, key);
+    }
     if (status !== 'active') {
       const why = status === undefined ? 'is not registered' : 'is disabled';
       throw this.#refuse(req, flowNotFound(req.tenant, req.flow), 404, `tenant '${req.tenant}' ${why}`, key, true);
     }
-    const scope = this.#guard(req, () => this.#lookups.requiredScope(req.tenant, req.flow), key);
     if (scope !== undefined && !key.scopes.includes('*') && !key.scopes.includes(scope)) {
       throw this.#refuse(req, forbidden('forbidden: insufficient scope'), 403, `API key ${key.id} lacks scope '${scope}'`, key, true);
     }
@@ -118,14 +130,10 @@ export class Gate {
     return { key };
   }
 
-  /** Runs a storage lookup; any failure is a 503 refusal, never a pass. */
-  #guard<T>(req: GateRequest, lookup: () => T, key?: GateKey): T {
-    try {
-      return lookup();
-    } catch (cause) {
-      const err = new SvcError('SVC_ERR_STORAGE_UNAVAILABLE', 'authorization temporarily unavailable', { cause });
-      throw this.#refuse(req, err, 503, `storage unavailable while deciding: ${cause instanceof Error ? cause.message : String(cause)}`, key);
-    }
+  /** A storage lookup failed: a 503 refusal, never a pass. (Inline try blocks: no closure per request.) */
+  #unavailable(req: GateRequest, cause: unknown, key?: GateKey): SvcError {
+    const err = new SvcError('SVC_ERR_STORAGE_UNAVAILABLE', 'authorization temporarily unavailable', { cause });
+    return this.#refuse(req, err, 503, `storage unavailable while deciding: ${cause instanceof Error ? cause.message : String(cause)}`, key);
   }
 
   #refuse(req: GateRequest, err: SvcError, status: number, reason: string, key?: GateKey, charge = false): SvcError {

@@ -48,10 +48,8 @@ export function readBody(raw: IncomingMessage, limitBytes: number): Promise<Buff
       }
       chunks.push(chunk);
     };
-    const onEnd = () => {
-      cleanup();
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-    };
+    // On end the listeners stay: they go with the request, and a late 'error' still has one.
+    const onEnd = () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     const onError = (err: Error) => {
       cleanup();
       reject(err);

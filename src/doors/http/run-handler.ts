@@ -7,7 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import { FlowError, SvcError } from '../../common/errors.js';
 import { parseXmlValue } from '../../common/xml.js';
 import type { FlowRunner } from '../../app/flow-runner.js';
-import { buildHeaders, encodeOutput, type FlowResult } from '../../engine/index.js';
+import { buildHeaders, encodeOutput, flowReadsHeaders, type FlowResult } from '../../engine/index.js';
 import { readSoapRequest, type SoapRequest } from '../soap/request.js';
 import { buildSoapAnswer, faultFromContext, type SoapAnswer } from '../soap/response.js';
 import { errorAnswer, type HttpAnswer } from './answer.js';
@@ -22,6 +22,7 @@ export interface RunHandlerDeps {
 export type RunHandler = (raw: IncomingMessage, tenant: string, name: string) => Promise<HttpAnswer>;
 
 const SOAP_MEDIA = /text\/xml|application\/soap\+xml/i;
+const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 export function createRunHandler(deps: RunHandlerDeps): RunHandler {
   return async (raw, tenant, name) => {
@@ -46,7 +47,8 @@ export function createRunHandler(deps: RunHandlerDeps): RunHandler {
       started = true; // from here the runner records the delivery itself
       const result = await deps.runner.run(flow, input, {
         correlationId,
-        headers: buildHeaders(raw.rawHeaders),
+        // Built only for a flow that can read them (most never do).
+        headers: flowReadsHeaders(flow.ir) ? buildHeaders(raw.rawHeaders) : NO_HEADERS,
         soap: soap === undefined ? undefined : { action: soap.action, version: soap.version },
       });
       return soap === undefined ? resultAnswer(result) : soapResultAnswer(soap, result);
