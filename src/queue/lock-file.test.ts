@@ -39,7 +39,9 @@ describe('lock file waiting', () => {
 
   it('a busy appender alone keeps its append lock past maxHoldMs', async () => {
     const paths = queuePaths(join(root, 'q1'), 'acme', 'alone');
-    const appender = new SegmentAppender(paths, { maxHoldMs: 10 });
+    // A long linger: on a loaded machine a gap between batches must not let the lock go either,
+    // so only a hand-back could change the holder.
+    const appender = new SegmentAppender(paths, { maxHoldMs: 10, lingerMs: 5000 });
     await appender.append({ correlationId: 'first', payload: {} });
     const before = await readLockOwner(paths.appendLock);
     assert.ok(before, 'held after the first batch');
@@ -51,7 +53,7 @@ describe('lock file waiting', () => {
 
   it('a busy appender hands its append lock to a waiter within a few hold periods', async () => {
     const paths = queuePaths(join(root, 'q2'), 'acme', 'shared');
-    const appender = new SegmentAppender(paths, { maxHoldMs: 10 });
+    const appender = new SegmentAppender(paths, { maxHoldMs: 10, lingerMs: 5000 });
     await appender.append({ correlationId: 'first', payload: {} });
     const busy = appendFor(appender, 400);
     const t0 = Date.now();
