@@ -27,8 +27,8 @@ export interface SegmentAppenderOptions {
    */
   lingerMs?: number;
   /**
-   * Longest continuous hold before the lock is handed back, if another process (or this one's
-   * consumer) is waiting for it, so it gets a turn. Milliseconds. @default 25
+   * Longest continuous hold before the lock is handed back, if someone is waiting for it (another
+   * server, `svc dlq replay`, a drain), so it gets a turn. Milliseconds. @default 25
    */
   maxHoldMs?: number;
 }
