@@ -89,6 +89,18 @@ describe('AuditRepo', () => {
     assert.deepEqual(audit.verify('nobody'), { ok: true, tenant: 'nobody', count: 0, headHash: GENESIS_HASH });
   });
 
+  it('a batch of many entries over several tenants chains each tenant unbroken, across batches', () => {
+    const { audit } = setup();
+    for (let round = 0; round < 3; round++) {
+      audit.appendMany(Array.from({ length: 37 }, (_, i) => ({ tenant: ['a', 'b', 'c'][i % 3]!, eventType: 'e', payload: { round, i } })));
+    }
+    for (const t of ['a', 'b', 'c']) {
+      const r = audit.verify(t);
+      assert.equal(r.ok, true, t);
+      assert.equal(r.count, t === 'a' ? 39 : 36);
+    }
+  });
+
   it('appendMany writes all entries in one transaction, in order', () => {
     const { audit } = setup();
     const out = audit.appendMany([
