@@ -44,9 +44,9 @@ export class Housekeeping {
     this.#every('correlation reconcile', intervals.correlationReconcileMs, () => this.reconcile());
   }
 
-  logRetention(): void {
+  async logRetention(): Promise<void> {
     const d = this.#deps;
-    const r = runLogRetention(d.logRepo, d.logsDir, d.logRetentionDays());
+    const r = await runLogRetention(d.logRepo, d.logsDir, d.logRetentionDays(), { stopping: () => this.#stopped });
     if (r.rowsDeleted > 0 || r.filesDeleted.length > 0) d.log.info(`log retention: ${r.rowsDeleted} row(s) and ${r.filesDeleted.length} file(s) deleted`);
   }
 

@@ -26,9 +26,19 @@ const CHUNK = 32;
 export class EventLogRepo {
   readonly #db: Db;
   readonly #insertColumns: (flat: Readonly<RowColumns>) => void;
+  readonly #minId;
+  readonly #maxId;
+  readonly #tsAtOrAfter;
+  readonly #deleteIds;
+  readonly #deleteIdSlice;
 
   constructor(db: Db) {
     this.#db = db;
+    this.#minId = db.prepare<[], { id: number | null }>('SELECT min(id) AS id FROM events');
+    this.#maxId = db.prepare<[], { id: number | null }>('SELECT max(id) AS id FROM events');
+    this.#tsAtOrAfter = db.prepare<[number], { ts: string }>('SELECT ts FROM events WHERE id >= ? ORDER BY id LIMIT 1');
+    this.#deleteIds = db.prepare<[number, string]>('DELETE FROM events WHERE id < ? AND ts < ?');
+    this.#deleteIdSlice = db.prepare<[number, number, string]>('DELETE FROM events WHERE id >= ? AND id < ? AND ts < ?');
     const one = db.prepare(`${INSERT_HEAD} ${VALUES_ONE}`);
     // Rows go in as multi-row INSERTs of CHUNK rows, bound straight from the packed columns (which
     // are in the statement's column order): far fewer statement executions than one per row, and
@@ -81,22 +91,43 @@ export class EventLogRepo {
    * the hot insert path); rows before the cut that are not older are kept.
    */
   deleteOlderThan(iso: string): number {
+    const range = this.#olderRange(iso);
+    return range === undefined ? 0 : this.#deleteIds.run(range.cut, iso).changes;
+  }
+
+  /**
+   * `deleteOlderThan` in slices of at most `sliceRows` row ids, one transaction each, awaiting
+   * `between()` after each (it answers false to stop early, e.g. at shutdown): a cut of millions
+   * of rows never holds the event loop, nor the log database's write lock (which the event writer
+   * needs), for more than one slice. Returns how many rows were deleted.
+   */
+  async deleteOlderThanInSlices(iso: string, sliceRows: number, between: () => Promise<boolean>): Promise<number> {
+    const range = this.#olderRange(iso);
+    if (range === undefined) return 0;
+    let deleted = 0;
+    for (let from = range.first; from < range.cut; from += sliceRows) {
+      deleted += this.#deleteIdSlice.run(from, Math.min(from + sliceRows, range.cut), iso).changes;
+      if (!(await between())) break;
+    }
+    return deleted;
+  }
+
+  /** The lowest row id and the first id whose row is not older than `iso`; undefined when the table is empty. */
+  #olderRange(iso: string): { first: number; cut: number } | undefined {
     // Two queries: SQLite answers a lone min() or max() of the rowid from the b-tree's edge, but
     // scans the whole table for both in one statement.
-    const first = this.#db.prepare<[], { id: number | null }>('SELECT min(id) AS id FROM events').get()?.id ?? null;
-    const last = this.#db.prepare<[], { id: number | null }>('SELECT max(id) AS id FROM events').get()?.id ?? null;
-    if (first === null || last === null) return 0;
-    const bounds = { lo: first, hi: last };
-    const tsAtOrAfter = this.#db.prepare<[number], { ts: string }>('SELECT ts FROM events WHERE id >= ? ORDER BY id LIMIT 1');
-    let lo = bounds.lo;
-    let hi = bounds.hi + 1; // first id whose row is not older than iso
+    const first = this.#minId.get()?.id ?? null;
+    const last = this.#maxId.get()?.id ?? null;
+    if (first === null || last === null) return undefined;
+    let lo = first;
+    let hi = last + 1; // first id whose row is not older than iso
     while (lo < hi) {
       const mid = Math.floor((lo + hi) / 2);
-      const row = tsAtOrAfter.get(mid);
+      const row = this.#tsAtOrAfter.get(mid);
       if (row !== undefined && row.ts < iso) lo = mid + 1;
       else hi = mid;
     }
-    return this.#db.prepare('DELETE FROM events WHERE id < ? AND ts < ?').run(lo, iso).changes;
+    return { first, cut: lo };
   }
 
   close(): void {

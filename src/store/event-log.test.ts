@@ -120,3 +120,38 @@ test('a full batch is written without waiting for the timer', async () => {
   await log.close();
   d.cleanup();
 });
+
+test('retention deletes in slices, turning between them, and stops when asked', async () => {
+  const d = dirs();
+  const repo = EventLogRepo.open(d.logDb);
+  try {
+    const row = (ts: string, i: number): EventRow => ({ ts, correlation_id: `c${i}`, tenant: 't', flow: 'f', step: null, event: 'received', payload: null, payload_truncated: 0, http_status: null, outcome: null, reason: null });
+    repo.insertMany(Array.from({ length: 12_000 }, (_, i) => row(i < 10_500 ? '2026-01-01T00:00:00Z' : '2026-03-01T00:00:00Z', i)));
+    let turns = 0;
+    const deleted = await repo.deleteOlderThanInSlices('2026-02-01T00:00:00Z', 1000, async () => (turns++, true));
+    assert.equal(deleted, 10_500);
+    assert.equal(turns, 11, 'one turn after each slice of 1000 ids');
+    assert.equal(repo.query({ limit: 10_000 }).length, 1500);
+    repo.insertMany(Array.from({ length: 3000 }, (_, i) => row('2026-01-15T00:00:00Z', i)));
+    // New rows are appended after the kept ones, so none of these is before the cut: nothing goes.
+    assert.equal(await repo.deleteOlderThanInSlices('2026-02-01T00:00:00Z', 1000, async () => false), 0);
+  } finally {
+    repo.close();
+    d.cleanup();
+  }
+});
+
+test('retention stops after the slice in which it was asked to', async () => {
+  const d = dirs();
+  const repo = EventLogRepo.open(d.logDb);
+  try {
+    const rows = Array.from({ length: 5000 }, (_, i): EventRow => ({ ts: '2026-01-01T00:00:00Z', correlation_id: `c${i}`, tenant: 't', flow: 'f', step: null, event: 'received', payload: null, payload_truncated: 0, http_status: null, outcome: null, reason: null }));
+    repo.insertMany(rows);
+    let turns = 0;
+    assert.equal(await repo.deleteOlderThanInSlices('2026-02-01T00:00:00Z', 1000, async () => ++turns < 2), 2000);
+    assert.equal(repo.query({ limit: 10_000 }).length, 3000);
+  } finally {
+    repo.close();
+    d.cleanup();
+  }
+});
