@@ -10,6 +10,7 @@ import type { FlowStateRepo } from '../store/flow-state-repo.js';
 import { runFlowStatePurge } from './flow-state-purge.js';
 import type { HousekeepingIntervals } from './intervals.js';
 import { runLogRetention } from './log-retention.js';
+import { startPeriodicTask, type PeriodicTask } from './periodic-task.js';
 
 export interface HousekeepingDeps {
   log: Logger;
@@ -28,8 +29,7 @@ export interface HousekeepingDeps {
 
 export class Housekeeping {
   readonly #deps: HousekeepingDeps;
-  readonly #timers: NodeJS.Timeout[] = [];
-  readonly #running = new Set<Promise<void>>();
+  readonly #tasks: PeriodicTask[] = [];
   #stopped = false;
 
   constructor(deps: HousekeepingDeps) {
@@ -38,10 +38,11 @@ export class Housekeeping {
 
   /** Starts every timer; each task's first cycle runs at once. */
   start(): void {
-    const { intervals } = this.#deps;
-    this.#every('log retention', intervals.logRetentionMs, () => this.logRetention());
-    this.#every('flow-state purge', intervals.flowStatePurgeMs, () => this.flowStatePurge());
-    this.#every('correlation reconcile', intervals.correlationReconcileMs, () => this.reconcile());
+    const { intervals, log } = this.#deps;
+    const every = (name: string, ms: number, run: () => void | Promise<void>) => this.#tasks.push(startPeriodicTask({ name, run, intervalMs: () => ms, log, runAtStart: true }));
+    every('log retention', intervals.logRetentionMs, () => this.logRetention());
+    every('flow-state purge', intervals.flowStatePurgeMs, () => this.flowStatePurge());
+    every('correlation reconcile', intervals.correlationReconcileMs, () => this.reconcile());
   }
 
   async logRetention(): Promise<void> {
@@ -65,33 +66,9 @@ export class Housekeeping {
     for (const row of rows) log.info(`correlation ${row.tenant}/${row.flow} (correlation id ${row.correlation_id}) timed out`);
   }
 
-  #every(name: string, ms: number, task: () => void | Promise<void>): void {
-    let busy = false;
-    const cycle = () => {
-      if (busy || this.#stopped) return;
-      busy = true;
-      const p = (async () => {
-        try {
-          await task();
-        } catch (err) {
-          this.#deps.log.error({ err }, `${name} cycle failed`);
-        } finally {
-          busy = false;
-        }
-      })();
-      this.#running.add(p);
-      void p.finally(() => this.#running.delete(p));
-    };
-    cycle();
-    const timer = setInterval(cycle, ms);
-    timer.unref();
-    this.#timers.push(timer);
-  }
-
   /** Stops the timers and waits for any cycle in progress. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    for (const t of this.#timers) clearInterval(t);
-    await Promise.all([...this.#running]);
+    await Promise.all(this.#tasks.map((t) => t.stop()));
   }
 }
