@@ -34,6 +34,15 @@ export type EnqueueFn = (tenant: string, flow: string, message: CompensationMess
  * operator log only.
  */
 export function correlationDecl(c: CorrelationIR): CorrelationDecl {
+  // Checked once per artifact (its IR object is cached by hash), not on every delivery.
+  let decl = decls.get(c);
+  if (decl === undefined) decls.set(c, (decl = checkedDecl(c)));
+  return decl;
+}
+
+const decls = new WeakMap<CorrelationIR, CorrelationDecl>();
+
+function checkedDecl(c: CorrelationIR): CorrelationDecl {
   const problems = correlationProblems(c);
   if (problems.length > 0) throw new FlowDefectError(undefined, `malformed correlation declaration: ${problems.join('; ')}`);
   const open = c.open!;

@@ -2,7 +2,8 @@
  * Business keys (dedup and correlation) are stored only as fingerprints: HMAC-SHA256 keyed with
  * SVC_SECRET_SVC_STATE_KEY when set, else plain SHA-256 of the same `tenant / flow / key` text.
  */
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { sha256Hex } from '../common/digest.js';
 
 /** Environment variable holding the state key (the HMAC key of every fingerprint). */
 export const STATE_KEY_ENV = 'SVC_SECRET_SVC_STATE_KEY';
@@ -17,7 +18,7 @@ export function stateKeyFromEnv(env: NodeJS.ProcessEnv = process.env): string | 
 export function keyFingerprint(tenant: string, flow: string, key: string, stateKey: string | undefined): string {
   // NUL separators: no (tenant, flow, key) triple can be confused with another.
   const text = `${tenant}\u0000${flow}\u0000${key}`;
-  return stateKey === undefined ? createHash('sha256').update(text).digest('hex') : createHmac('sha256', stateKey).update(text).digest('hex');
+  return stateKey === undefined ? sha256Hex(text) : createHmac('sha256', stateKey).update(text).digest('hex');
 }
 
 /** The textual form of an evaluated key expression; undefined when it is empty (null, '', [] or {}). */

@@ -11,27 +11,30 @@ import { loadIr } from './registry.js';
 
 export interface DeployedFlows {
   readonly flows: readonly FlowIR[];
-  /** `tenant/flow: why` for each artifact that could not be read (logged at ERROR, boot goes on). */
-  readonly unreadable: readonly string[];
-  /** The same artifacts, structured (for `svc config check`). */
-  readonly unreadableRefs: readonly { tenant: string; flow: string; error: string }[];
+  /** Each artifact that could not be read, and why (logged at ERROR, boot goes on). */
+  readonly unreadable: readonly UnreadableFlow[];
+}
+
+export interface UnreadableFlow {
+  readonly tenant: string;
+  readonly flow: string;
+  /** `version <v>: <why>` */
+  readonly error: string;
 }
 
 /** Reads every latest artifact. Throws when the registry cannot be listed (the server must stop). */
 export function scanDeployedFlows(repo: ArtifactsRepo): DeployedFlows {
   const flows: FlowIR[] = [];
-  const unreadable: string[] = [];
-  const unreadableRefs: { tenant: string; flow: string; error: string }[] = [];
+  const unreadable: UnreadableFlow[] = [];
   for (const ref of repo.listLatest()) {
     try {
       flows.push(loadIr(repo, ref.hash));
     } catch (err) {
       if (!(err instanceof IntegrityError)) throw err;
-      unreadable.push(`${ref.tenant}/${ref.name} version ${ref.version}: ${err.message}`);
-      unreadableRefs.push({ tenant: ref.tenant, flow: ref.name, error: `version ${ref.version}: ${err.message}` });
+      unreadable.push({ tenant: ref.tenant, flow: ref.name, error: `version ${ref.version}: ${err.message}` });
     }
   }
-  return { flows, unreadable, unreadableRefs };
+  return { flows, unreadable };
 }
 
 const BARE_CTX = /^\s*ctx(\.[A-Za-z_]\w*|\[[^\]]*\])+\s*$/;
@@ -73,10 +76,10 @@ export function startupRefusals(flows: readonly FlowIR[], env: NodeJS.ProcessEnv
 }
 
 /** What `svc config check` reads: each latest artifact's `config:` keys, and the unreadable ones. */
-export function configNeeds(repo: ArtifactsRepo): { flows: FlowConfigNeeds[]; unreadable: { tenant: string; flow: string; error: string }[] } {
+export function configNeeds(repo: ArtifactsRepo): { flows: FlowConfigNeeds[]; unreadable: UnreadableFlow[] } {
   const scan = scanDeployedFlows(repo);
   return {
     flows: scan.flows.map((f) => ({ tenant: f.tenant, flow: f.flow, config: f.config ?? [] })),
-    unreadable: [...scan.unreadableRefs],
+    unreadable: [...scan.unreadable],
   };
 }

@@ -109,10 +109,11 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
   const cache = new RegistryCache(registry, { keys, tenants, artifacts, traces, settings });
   const setting = cache.setting.bind(cache);
   const loadFlow = (tenant: string, name: string) => loadRef(artifacts, cache.resolveLatest(tenant, name));
+  const traceEnabled = (tenant: string, flow: string) => cache.traceEnabled(tenant, flow);
 
   // Start-up refusals: a registry that cannot be listed, unset config, bare credential spellings.
   const deployed = scanDeployedFlows(artifacts);
-  for (const why of deployed.unreadable) log.error(`unreadable flow artifact (not served until re-deployed): ${why}`);
+  for (const u of deployed.unreadable) log.error(`unreadable flow artifact (not served until re-deployed): ${u.tenant}/${u.flow} ${u.error}`);
   const refusals = startupRefusals(deployed.flows);
   if (refusals.length > 0) throw new ExitError(1, `svc serve refused to start:\n${refusals.map((r) => `  - ${r}`).join('\n')}`);
 
@@ -141,7 +142,7 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
     setting,
     limiter: new ExecutionLimiter(setting('max_concurrent_flow_executions')),
     events,
-    traceEnabled: (tenant, flow) => cache.traceEnabled(tenant, flow),
+    traceEnabled,
     maxDurationSecs: setting('flow_max_duration_secs'),
     engine,
   });
@@ -158,7 +159,7 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
     },
     events,
     audit,
-    traceEnabled: (tenant, flow) => cache.traceEnabled(tenant, flow),
+    traceEnabled,
     engine,
     guard,
     maxDurationSecs: setting('flow_max_duration_secs'),

@@ -4,6 +4,7 @@
  * turned into StorageUnavailableError (the spec's "state unavailable", 503).
  */
 import { StorageUnavailableError } from '../common/errors.js';
+import type { Statement } from 'better-sqlite3';
 import type { Db } from './db.js';
 
 export type InboxStatus = 'in_flight' | 'done' | 'failed';
@@ -68,9 +69,17 @@ export interface StateFilter {
 
 export class FlowStateRepo {
   readonly #db: Db;
+  /** Statements by SQL text, prepared on first use: claim and finish run on every deduplicated delivery. */
+  readonly #statements = new Map<string, Statement>();
 
   constructor(db: Db) {
     this.#db = db;
+  }
+
+  #sql(sql: string): Statement {
+    let stmt = this.#statements.get(sql);
+    if (stmt === undefined) this.#statements.set(sql, (stmt = this.#db.prepare(sql)));
+    return stmt;
   }
 
   /** Claims a key atomically: a new key, an expired window, an expired or released lease, or (when asked) a failed row. */
@@ -80,8 +89,7 @@ export class FlowStateRepo {
         .transaction((): ClaimOutcome => {
           const row = this.getInbox(c.tenant, c.flow, c.keyHash);
           if (row !== undefined && !claimable(row, c.now, c.reclaimFailed)) return { claimed: false, row };
-          this.#db
-            .prepare(
+          this.#sql(
               `INSERT INTO flow_inbox (tenant, flow, key_hash, status, claimed_at, expires_at, lease_expires_at, first_correlation_id)
                VALUES (?, ?, ?, 'in_flight', ?, ?, ?, ?)
                ON CONFLICT (tenant, flow, key_hash) DO UPDATE SET status = 'in_flight', claimed_at = excluded.claimed_at,
@@ -105,8 +113,7 @@ export class FlowStateRepo {
     o: { status: 'done' | 'failed'; responseStatus: number; headers: Record<string, string>; body: string | null; now: string },
   ): void {
     this.#safe(() =>
-      this.#db
-        .prepare(
+      this.#sql(
           `UPDATE flow_inbox SET status = ?, response_status = ?, response_headers = ?, response_body = ?, finished_at = ?, lease_expires_at = NULL
            WHERE tenant = ? AND flow = ? AND key_hash = ? AND first_correlation_id = ? AND status = 'in_flight'`,
         )
@@ -117,15 +124,14 @@ export class FlowStateRepo {
   /** Deletes this claim's in_flight row (the run never started, e.g. the server was busy). */
   abandon(tenant: string, flow: string, keyHash: string, correlationId: string): void {
     this.#safe(() =>
-      this.#db
-        .prepare("DELETE FROM flow_inbox WHERE tenant = ? AND flow = ? AND key_hash = ? AND first_correlation_id = ? AND status = 'in_flight'")
+      this.#sql("DELETE FROM flow_inbox WHERE tenant = ? AND flow = ? AND key_hash = ? AND first_correlation_id = ? AND status = 'in_flight'")
         .run(tenant, flow, keyHash, correlationId),
     );
   }
 
   getInbox(tenant: string, flow: string, keyHash: string): InboxRow | undefined {
     return this.#safe(
-      () => this.#db.prepare('SELECT * FROM flow_inbox WHERE tenant = ? AND flow = ? AND key_hash = ?').get(tenant, flow, keyHash) as InboxRow | undefined,
+      () => this.#sql('SELECT * FROM flow_inbox WHERE tenant = ? AND flow = ? AND key_hash = ?').get(tenant, flow, keyHash) as InboxRow | undefined,
     );
   }
 
@@ -136,7 +142,7 @@ export class FlowStateRepo {
         .transaction(() => {
           const row = this.getInbox(tenant, flow, keyHash);
           if (row?.status !== 'in_flight') return row;
-          this.#db.prepare("UPDATE flow_inbox SET lease_expires_at = NULL WHERE tenant = ? AND flow = ? AND key_hash = ? AND status = 'in_flight'").run(tenant, flow, keyHash);
+          this.#sql("UPDATE flow_inbox SET lease_expires_at = NULL WHERE tenant = ? AND flow = ? AND key_hash = ? AND status = 'in_flight'").run(tenant, flow, keyHash);
           return row;
         })
         .immediate(),
@@ -151,8 +157,7 @@ export class FlowStateRepo {
   purgeInbox(now: string): number {
     return this.#safe(
       () =>
-        this.#db
-          .prepare(
+        this.#sql(
             `DELETE FROM flow_inbox WHERE expires_at <= ?
              AND (status <> 'in_flight' OR lease_expires_at IS NULL OR lease_expires_at <= ?)`,
           )
@@ -167,8 +172,7 @@ export class FlowStateRepo {
         .transaction(() => {
           const existing = this.getCorrelation(r.tenant, r.flow, r.key_hash);
           if (existing !== undefined) return existing;
-          this.#db
-            .prepare(
+          this.#sql(
               `INSERT INTO flow_correlations (tenant, flow, key_hash, step, status, opened_at, deadline, on_timeout_flow, correlation_id, state)
                VALUES (?, ?, ?, ?, 'open', ?, ?, ?, ?, ?)`,
             )
@@ -182,8 +186,7 @@ export class FlowStateRepo {
   /** Withdraws a row this delivery opened (its flow failed, so the correlation never started). */
   withdrawCorrelation(tenant: string, flow: string, keyHash: string, correlationId: string): void {
     this.#safe(() =>
-      this.#db
-        .prepare("DELETE FROM flow_correlations WHERE tenant = ? AND flow = ? AND key_hash = ? AND correlation_id = ? AND status = 'open'")
+      this.#sql("DELETE FROM flow_correlations WHERE tenant = ? AND flow = ? AND key_hash = ? AND correlation_id = ? AND status = 'open'")
         .run(tenant, flow, keyHash, correlationId),
     );
   }
@@ -191,7 +194,7 @@ export class FlowStateRepo {
   getCorrelation(tenant: string, flow: string, keyHash: string): CorrelationRow | undefined {
     return this.#safe(
       () =>
-        this.#db.prepare('SELECT * FROM flow_correlations WHERE tenant = ? AND flow = ? AND key_hash = ?').get(tenant, flow, keyHash) as
+        this.#sql('SELECT * FROM flow_correlations WHERE tenant = ? AND flow = ? AND key_hash = ?').get(tenant, flow, keyHash) as
           | CorrelationRow
           | undefined,
     );
@@ -206,7 +209,7 @@ export class FlowStateRepo {
           if (row === undefined) return undefined;
           const next = row.status === 'open' ? 'closed' : row.status === 'timed_out' ? 'closed_late' : undefined;
           if (next !== undefined) {
-            this.#db.prepare('UPDATE flow_correlations SET status = ?, closed_at = ? WHERE tenant = ? AND flow = ? AND key_hash = ?').run(next, now, tenant, flow, keyHash);
+            this.#sql('UPDATE flow_correlations SET status = ?, closed_at = ? WHERE tenant = ? AND flow = ? AND key_hash = ?').run(next, now, tenant, flow, keyHash);
           }
           return row.status;
         })
@@ -217,7 +220,7 @@ export class FlowStateRepo {
   /** Open rows whose deadline has passed, oldest deadline first. */
   dueCorrelations(now: string, limit = 500): CorrelationRow[] {
     return this.#safe(
-      () => this.#db.prepare("SELECT * FROM flow_correlations WHERE status = 'open' AND deadline <= ? ORDER BY deadline LIMIT ?").all(now, limit) as CorrelationRow[],
+      () => this.#sql("SELECT * FROM flow_correlations WHERE status = 'open' AND deadline <= ? ORDER BY deadline LIMIT ?").all(now, limit) as CorrelationRow[],
     );
   }
 
@@ -225,14 +228,14 @@ export class FlowStateRepo {
   markTimedOut(tenant: string, flow: string, keyHash: string): boolean {
     return this.#safe(
       () =>
-        this.#db.prepare("UPDATE flow_correlations SET status = 'timed_out' WHERE tenant = ? AND flow = ? AND key_hash = ? AND status = 'open'").run(tenant, flow, keyHash)
+        this.#sql("UPDATE flow_correlations SET status = 'timed_out' WHERE tenant = ? AND flow = ? AND key_hash = ? AND status = 'open'").run(tenant, flow, keyHash)
           .changes === 1,
     );
   }
 
   /** Deletes finished rows (not open) whose deadline is before `cutoff`. */
   purgeCorrelations(cutoff: string): number {
-    return this.#safe(() => this.#db.prepare("DELETE FROM flow_correlations WHERE status <> 'open' AND deadline < ?").run(cutoff).changes);
+    return this.#safe(() => this.#sql("DELETE FROM flow_correlations WHERE status <> 'open' AND deadline < ?").run(cutoff).changes);
   }
 
   listCorrelations(f: StateFilter): CorrelationRow[] {

@@ -1,7 +1,8 @@
 /**
  * Child-process helper for the concurrency test: appends entries to one tenant's chain in
  * audit.db through the built store module, either one transaction per entry (the CLI's path) or
- * through the batching AuditWriter (the server's path).
+ * through the in-process batching AuditWriter (batches of several entries per transaction, as the
+ * server's audit thread writes them).
  *
  * Usage: node audit-appender.js <audit.db> <tenant> <count> <sync|writer> <label> <barrier-dir> <parties>
  *

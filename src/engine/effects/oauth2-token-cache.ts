@@ -3,7 +3,7 @@
  * cached per (token URL, client, scope, audience) until expiry minus a safety margin, with one
  * request in flight per key however many steps ask at once.
  */
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../../common/digest.js';
 import { request, type Dispatcher } from 'undici';
 
 export interface OAuth2Request {
@@ -51,7 +51,7 @@ export class OAuth2TokenCache {
 
   // The secret is part of the identity but never kept in clear as a map key.
   static keyOf(req: OAuth2Request): string {
-    return createHash('sha256').update(JSON.stringify([req.tokenUrl, req.clientId, req.clientSecret, req.scope ?? '', req.audience ?? ''])).digest('hex');
+    return sha256Hex(JSON.stringify([req.tokenUrl, req.clientId, req.clientSecret, req.scope ?? '', req.audience ?? '']));
   }
 
   /** A valid access token, from cache or freshly fetched. */
