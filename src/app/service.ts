@@ -107,6 +107,7 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
   const keys = new KeysRepo(registry);
   const traces = new TraceRepo(registry);
   const cache = new RegistryCache(registry, { keys, tenants, artifacts, traces, settings });
+  closers.add(() => cache.close());
   const setting = cache.setting.bind(cache);
   const loadFlow = (tenant: string, name: string) => loadRef(artifacts, cache.resolveLatest(tenant, name));
   const traceEnabled = (tenant: string, flow: string) => cache.traceEnabled(tenant, flow);

@@ -28,6 +28,7 @@ describe('RegistryCache', () => {
   const cache = new RegistryCache(server, repos(server));
   const op = repos(operator);
   after(() => {
+    cache.close();
     server.close();
     operator.close();
     rmSync(dir, { recursive: true, force: true });

@@ -1,12 +1,14 @@
 /**
  * The registry reads on the request path (key by hash, tenant, latest ref, trace flag, settings),
- * answered from memory while the database is unchanged. `PRAGMA data_version` tells whether another
- * connection (an operator command, another server) committed since the last look; it is asked at
- * most once per event-loop turn, so a change committed before a turn begins is seen by every
- * request of that turn. Writes through this process's own connection must call `invalidate()`.
+ * answered from memory while the database is unchanged. The file's change counter (see
+ * change-counter.ts) tells whether another connection (an operator command, another server)
+ * committed since the last look; it is read at most once per event-loop turn, so a change committed
+ * before a turn begins is seen by every request of that turn. Writes through this process's own
+ * connection must call `invalidate()`.
  */
 import type { SettingName } from '../common/settings.js';
 import type { ArtifactsRepo, FlowVersionRef } from './artifacts-repo.js';
+import { changeCounterOf, type ChangeCounter } from './change-counter.js';
 import type { Db } from './db.js';
 import type { ApiKeyRow, KeysRepo } from './keys-repo.js';
 import type { SettingsRepo } from './settings-repo.js';
@@ -26,7 +28,7 @@ export interface RegistryRepos {
 
 export class RegistryCache {
   readonly #repos: RegistryRepos;
-  readonly #dataVersion;
+  readonly #counter: ChangeCounter;
   #version: unknown;
   #checkedThisTurn = false;
   // Only keys that exist are cached: an unknown key always costs its indexed query.
@@ -38,8 +40,8 @@ export class RegistryCache {
 
   constructor(db: Db, repos: RegistryRepos) {
     this.#repos = repos;
-    this.#dataVersion = db.prepare('PRAGMA data_version').pluck();
-    this.#version = this.#dataVersion.get();
+    this.#counter = changeCounterOf(db);
+    this.#version = this.#counter.read();
   }
 
   findKeyByHash(hash: string): ApiKeyRow | undefined {
@@ -76,6 +78,11 @@ export class RegistryCache {
     return hit;
   }
 
+  /** Releases the file handle of the change counter (the database itself is the caller's). */
+  close(): void {
+    this.#counter.close();
+  }
+
   /** Forget everything (after a write through this process's own connection). */
   invalidate(): void {
     this.#keys.clear();
@@ -97,7 +104,7 @@ export class RegistryCache {
     if (this.#checkedThisTurn) return;
     this.#checkedThisTurn = true;
     setImmediate(() => (this.#checkedThisTurn = false));
-    const version = this.#dataVersion.get();
+    const version = this.#counter.read();
     if (version !== this.#version) {
       this.#version = version;
       this.invalidate();
