@@ -35,12 +35,17 @@ export interface DecodeResult<T = unknown> {
 
 /** Encodes `value` as JSON inside one frame. */
 export function encodeFrame(value: unknown): Buffer {
-  const body = Buffer.from(JSON.stringify(value), 'utf8');
-  const out = Buffer.allocUnsafe(FRAME_HEADER_BYTES + body.length);
+  return encodeFrameText(JSON.stringify(value));
+}
+
+/** Frames a JSON text already made (decoding it gives back `JSON.parse(json)`). */
+export function encodeFrameText(json: string): Buffer {
+  const length = Buffer.byteLength(json, 'utf8');
+  const out = Buffer.allocUnsafe(FRAME_HEADER_BYTES + length);
+  out.write(json, FRAME_HEADER_BYTES, 'utf8');
   out.writeUInt32LE(FRAME_MAGIC, 0);
-  out.writeUInt32LE(body.length, 4);
-  out.writeUInt32LE(crc32(body), 8);
-  body.copy(out, FRAME_HEADER_BYTES);
+  out.writeUInt32LE(length, 4);
+  out.writeUInt32LE(crc32(out.subarray(FRAME_HEADER_BYTES)), 8);
   return out;
 }
 

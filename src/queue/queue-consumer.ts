@@ -12,11 +12,15 @@ import { addDeadLetter } from './dead-letters.js';
 import { drainIfEmpty } from './drain.js';
 import { LockFile } from './lock-file.js';
 import type { QueuePaths } from './queue-paths.js';
+import type { CommittedBatch } from './segment-appender.js';
 import { DEFAULT_RETRY_POLICY, retryDelayMs, type QueueStats, type RetryPolicy, type SegmentRecord } from './types.js';
 import { readDeadLetters } from './dead-letters.js';
 
 /** Longest a caught-up consumer leaves its written checkpoint unsynced. Milliseconds. */
 const IDLE_SYNC_MS = 100;
+
+/** Records read ahead in memory at most; past it, a lagging consumer reads them from the file later. */
+const MAX_BUFFERED = 1024;
 
 /** One delivery handed to the handler. */
 export interface QueueMessage {
@@ -117,6 +121,11 @@ export class QueueConsumer {
   #notified = false;
   #abandon: (() => void) | undefined;
   #compactWaiters: ((r: ConsumerCompaction) => void)[] = [];
+  /**
+   * True while the loop reads the segment or a compaction pass may move it: the read position is
+   * in motion, so an offered batch is left to be read from the file.
+   */
+  #onFile = false;
   #loop: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
 
@@ -164,6 +173,21 @@ export class QueueConsumer {
   notify(): void {
     this.#notified = true;
     this.#wake?.();
+  }
+
+  /**
+   * Wakes the loop for a batch this process just appended, and takes its records as read when
+   * they are exactly the next bytes of the file being read: the same records, decoded from the
+   * same JSON text, without reading them back.
+   */
+  offer(batch: CommittedBatch): void {
+    if (this.#state === 'running' && !this.#onFile && batch.ino === this.#segIno && batch.start === this.#readPos && this.#buffered.length < MAX_BUFFERED) {
+      const frames = batch.frames();
+      if (this.#buffered.length === 0) this.#buffered = frames;
+      else for (const f of frames) this.#buffered.push(f);
+      this.#readPos = batch.end;
+    }
+    this.notify();
   }
 
   /** Runs a compaction pass between deliveries: drains the queue if it is empty. */
@@ -319,6 +343,15 @@ export class QueueConsumer {
 
   async #nextFresh(): Promise<Frame<SegmentRecord> | undefined> {
     if (this.#buffered.length > 0) return this.#buffered.shift();
+    this.#onFile = true;
+    try {
+      return await this.#readFresh();
+    } finally {
+      this.#onFile = false;
+    }
+  }
+
+  async #readFresh(): Promise<Frame<SegmentRecord> | undefined> {
     const fh = await this.#segment();
     if (!fh) return undefined;
     const size = (await fh.stat()).size;
@@ -481,6 +514,7 @@ export class QueueConsumer {
   async #compactNow(): Promise<void> {
     const waiters = this.#compactWaiters.splice(0);
     let drained = false;
+    this.#onFile = true;
     try {
       await this.#flush(true);
       if (this.#buffered.length === 0) drained = await drainIfEmpty(this.paths, this.#log, this.#cs);
@@ -491,6 +525,7 @@ export class QueueConsumer {
         await this.#log.rewrite(this.#cs);
       }
     } finally {
+      this.#onFile = false;
       for (const w of waiters) w({ drained });
     }
   }

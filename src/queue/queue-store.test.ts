@@ -322,6 +322,54 @@ describe('queue store', () => {
     await store.close();
   });
 
+  it('a worker in the appending process gets each record as the file holds it (a JSON copy, not the object given)', async () => {
+    const store = new QueueStore({ queuesDir: tempQueues() });
+    const seen: QueueMessage[] = [];
+    await store.append('acme', 'copy', { correlationId: 'c0', payload: 0 });
+    await store.startConsumer('acme', 'copy', { pollIntervalMs: 10_000, handler: async (m) => (seen.push(m), { kind: 'ack' }) });
+    for (let i = 0; i < 200 && seen.length < 1; i++) await new Promise((r) => setTimeout(r, 5));
+    const payload = { n: 1, dropped: undefined, when: new Date(0), neg: -0, list: [1, 'é'] };
+    await store.append('acme', 'copy', { correlationId: 'c1', payload });
+    for (let i = 0; i < 200 && seen.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(seen.length, 2);
+    assert.notEqual(seen[1]!.payload, payload);
+    assert.deepEqual(seen[1]!.payload, JSON.parse(JSON.stringify(payload)));
+    assert.equal(Object.is((seen[1]!.payload as { neg: number }).neg, 0), true);
+    const scan = await scanFile<SegmentRecord>(store.paths('acme', 'copy').segment);
+    assert.deepEqual(seen.map((m) => m.payload), scan.frames.map((f) => f.value.payload));
+    await store.close();
+  });
+
+  it('delivers every record once, in segment order, while the worker lags past its read-ahead and another process appends too', async () => {
+    const store = new QueueStore({ queuesDir: tempQueues() });
+    const other = new QueueStore({ queuesDir: store.queuesDir }); // as another server would
+    const delivered: number[] = [];
+    let slow = 0;
+    await store.append('acme', 'lag', { correlationId: 'c', payload: 0 });
+    await store.startConsumer('acme', 'lag', {
+      pollIntervalMs: 10,
+      handler: async (m) => {
+        delivered.push(m.id);
+        // Slower than the appends for a while, so committed batches pile up past the read-ahead.
+        if (++slow % 200 === 0) await new Promise((r) => setTimeout(r, 20));
+        return { kind: 'ack' };
+      },
+    });
+    let total = 1;
+    for (let burst = 0; burst < 30; burst++) {
+      const mine = Array.from({ length: 100 }, (_, n) => store.append('acme', 'lag', { correlationId: `m${burst}-${n}`, payload: { burst, n } }));
+      const theirs = burst % 3 === 0 ? Array.from({ length: 20 }, (_, n) => other.append('acme', 'lag', { correlationId: `o${burst}-${n}`, payload: { burst, n } })) : [];
+      await Promise.all([...mine, ...theirs]);
+      total += mine.length + theirs.length;
+    }
+    for (let i = 0; i < 1000 && delivered.length < total; i++) await new Promise((r) => setTimeout(r, 10));
+    const scan = await scanFile<SegmentRecord>(store.paths('acme', 'lag').segment);
+    assert.equal(scan.frames.length, total);
+    assert.deepEqual(delivered, scan.frames.map((f) => f.value.id));
+    await other.close();
+    await store.close();
+  });
+
   it('only one consumer per queue at a time, and close releases it', async () => {
     const store = new QueueStore({ queuesDir: tempQueues() });
     const other = new QueueStore({ queuesDir: store.queuesDir });

@@ -62,7 +62,7 @@ export class QueueStore {
       } catch (err) {
         return Promise.reject(err);
       }
-      a = new SegmentAppender(paths, { idBlockSize: this.#idBlockSize, onAppended: () => this.#consumers.get(key)?.notify() });
+      a = new SegmentAppender(paths, { idBlockSize: this.#idBlockSize, onAppended: (batch) => this.#consumers.get(key)?.offer(batch) });
       this.#appenders.set(key, a);
     }
     return a.append(input);
