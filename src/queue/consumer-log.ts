@@ -6,7 +6,7 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { encodeFrame } from './frame.js';
-import { atomicWrite, readAt, scanHandle, writeAll, isErrno } from './file-io.js';
+import { atomicWrite, readAt, scanHandle, writeAllSync, isErrno } from './file-io.js';
 import { decodeFrames } from './frame.js';
 
 /** Position of the consumer in the segment. */
@@ -109,11 +109,14 @@ export class ConsumerLog {
     }
   }
 
-  /** Appends records in one write; with `sync`, waits for an fdatasync covering them. */
+  /**
+   * Appends records in one write (a small page-cache write, done on the calling thread: see
+   * file-io.ts); with `sync`, waits for an fdatasync covering them, which the pool does.
+   */
   async append(records: ConsumerLogRecord[], sync: boolean): Promise<void> {
     if (records.length === 0) return;
     const buf = Buffer.concat(records.map((r) => encodeFrame(r)));
-    await writeAll(this.#fh, buf);
+    writeAllSync(this.#fh, buf);
     this.#bytes += buf.length;
     if (sync) await this.#fh.datasync();
   }
