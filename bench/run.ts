@@ -72,13 +72,13 @@ async function main(): Promise<void> {
     rows.push(combine(bareRounds), combine(runRounds));
     const run = rows[1]!;
     await server.stop();
-    await bare.stop();
 
     printTable(rows);
     const ratio = run.reqPerSec / rows[0]!.reqPerSec;
     process.stdout.write(`ratio /run vs bare: ${ratio.toFixed(2)} (target >= 0.50)\n`);
     if (run.non2xx > 0 || run.errors > 0) process.stdout.write('WARNING: /run answered non-2xx or errored during the run\n');
-    await benchEnqueue({ svcBin: SVC, env, db, key, bareReqPerSec: rows[0]!.reqPerSec, durationSec: DURATION });
+    await benchEnqueue({ svcBin: SVC, env, db, key, bareUrl: bare.url, durationSec: DURATION });
+    await bare.stop();
   } finally {
     for (const c of children) await c.stop().catch(() => undefined);
     rmSync(home, { recursive: true, force: true });
