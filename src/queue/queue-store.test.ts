@@ -340,6 +340,27 @@ describe('queue store', () => {
     await store.close();
   });
 
+  it('a record that has no JSON form is refused alone; the rest of its batch is written and handed over in place', async () => {
+    const store = new QueueStore({ queuesDir: tempQueues() });
+    const seen: QueueMessage[] = [];
+    await store.append('acme', 'mixed', { correlationId: 'c0', payload: 0 });
+    await store.startConsumer('acme', 'mixed', { pollIntervalMs: 10_000, handler: async (m) => (seen.push(m), { kind: 'ack' }) });
+    for (let i = 0; i < 200 && seen.length < 1; i++) await new Promise((r) => setTimeout(r, 5));
+    const [a, bad, b] = await Promise.allSettled([
+      store.append('acme', 'mixed', { correlationId: 'c1', payload: { n: 1 } }),
+      store.append('acme', 'mixed', { correlationId: 'c2', payload: { n: 2n } }),
+      store.append('acme', 'mixed', { correlationId: 'c3', payload: { n: 3 } }),
+    ]);
+    assert.equal(a.status, 'fulfilled');
+    assert.equal(bad.status, 'rejected');
+    assert.equal(b.status, 'fulfilled');
+    for (let i = 0; i < 200 && seen.length < 3; i++) await new Promise((r) => setTimeout(r, 5));
+    const scan = await scanFile<SegmentRecord>(store.paths('acme', 'mixed').segment);
+    assert.deepEqual(seen.map((m) => m.payload), [0, { n: 1 }, { n: 3 }]);
+    assert.deepEqual(seen.map((m) => m.id), scan.frames.map((f) => f.value.id));
+    await store.close();
+  });
+
   it('delivers every record once, in segment order, while the worker lags past its read-ahead and another process appends too', async () => {
     const store = new QueueStore({ queuesDir: tempQueues() });
     const other = new QueueStore({ queuesDir: store.queuesDir }); // as another server would

@@ -3,8 +3,9 @@
  * being written wait for the next one, and each batch costs one write to a segment opened with
  * O_DSYNC, which returns only once the data is as durable as after an fdatasync. One call on the
  * libuv pool instead of two (write, then fdatasync) halves the event-loop round trips of a commit,
- * and under load each round trip waits for a whole turn of request handling. Writers in several processes take the append lock
- * around each write so records never interleave and each knows its records' offsets.
+ * and under load each round trip waits for a whole turn of request handling. Writers in several
+ * processes take the append lock around each write so records never interleave and each knows
+ * its records' offsets.
  */
 import { constants } from 'node:fs';
 import { mkdir, open, stat, type FileHandle } from 'node:fs/promises';
@@ -197,7 +198,8 @@ export class SegmentAppender {
 
   async #commit(batch: Pending[]): Promise<{ results: (AppendResult | Error)[]; committed: CommittedBatch }> {
     const ids = await this.#ids.take(batch.length);
-    const texts: (string | Error)[] = batch.map((p, i) => {
+    // Each record's JSON text is kept beside its frame: the in-process consumer decodes from it.
+    const encoded: ({ text: string; frame: Buffer } | Error)[] = batch.map((p, i) => {
       const rec: SegmentRecord = {
         id: ids[i]!,
         correlation_id: p.input.correlationId,
@@ -206,17 +208,18 @@ export class SegmentAppender {
         payload: p.input.payload,
       };
       try {
-        return JSON.stringify(rec);
+        const text = JSON.stringify(rec);
+        return { text, frame: encodeFrameText(text) };
       } catch (err) {
         return err instanceof Error ? err : new Error(String(err));
       }
     });
-    const frames = texts.map((t) => (typeof t === 'string' ? encodeFrameText(t) : t));
     // Other processes wait for the lock during this write and sync: while busy, this process
     // holds it across batches (up to maxHoldMs), so it knows the segment's end without asking.
     const fh = await this.#takeLock();
     const base = this.#end;
-    const buf = Buffer.concat(frames.filter((f): f is Buffer => Buffer.isBuffer(f)));
+    const written = encoded.filter((e): e is { text: string; frame: Buffer } => !(e instanceof Error));
+    const buf = Buffer.concat(written.map((e) => e.frame));
     try {
       await writeAll(fh, buf); // O_DSYNC: durable when it returns
       this.#end += buf.length;
@@ -231,10 +234,10 @@ export class SegmentAppender {
       throw err;
     }
     let offset = base;
-    const results = frames.map((f, i) => {
-      if (!Buffer.isBuffer(f)) return f;
+    const results = encoded.map((e, i) => {
+      if (e instanceof Error) return e;
       const r = { id: ids[i]!, offset };
-      offset += f.length;
+      offset += e.frame.length;
       return r;
     });
     const committed: CommittedBatch = {
@@ -242,13 +245,12 @@ export class SegmentAppender {
       start: base,
       end: this.#end,
       frames: () => {
-        const out: Frame<SegmentRecord>[] = [];
-        texts.forEach((t, i) => {
-          const r = results[i]!;
-          const f = frames[i]!;
-          if (typeof t === 'string' && Buffer.isBuffer(f) && !(r instanceof Error)) out.push({ offset: r.offset, end: r.offset + f.length, value: JSON.parse(t) as SegmentRecord });
+        let at = base;
+        return written.map((e) => {
+          const f = { offset: at, end: at + e.frame.length, value: JSON.parse(e.text) as SegmentRecord };
+          at = f.end;
+          return f;
         });
-        return out;
       },
     };
     return { results, committed };
