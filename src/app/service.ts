@@ -216,8 +216,10 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
 
   let grpc: GrpcDoor | undefined;
   if (opts.grpcPort !== undefined) {
+    const descriptors = new DescriptorsRepo(registry);
+    closers.add(() => descriptors.close());
     const deps: GrpcDoorDeps = {
-      descriptors: new DescriptorsRepo(registry),
+      descriptors,
       routes: () =>
         scanDeployedFlows(artifacts)
           .flows.filter((f) => f.inbound === 'grpc' && f.grpcMethod !== undefined)

@@ -1,5 +1,6 @@
 /** Protobuf descriptors in the registry database: versions per (tenant, name), a latest pointer, tenant status. */
 import { SvcError } from '../common/errors.js';
+import { changeCounterOf, type ChangeCounter } from './change-counter.js';
 import type { Db } from './db.js';
 
 /** One published descriptor version, without its bytes. */
@@ -50,8 +51,8 @@ const FROM = `proto_descriptors d LEFT JOIN proto_latest l
 
 export class DescriptorsRepo {
   readonly #db: Db;
-  /** Bumped on every write through this connection: `PRAGMA data_version` sees only other connections' commits. */
-  #localWrites = 0;
+  /** Opened by the first changeToken() (the gRPC door's); tools never ask. */
+  #changes: ChangeCounter | undefined;
 
   constructor(db: Db) {
     this.#db = db;
@@ -85,7 +86,6 @@ export class DescriptorsRepo {
         }
       })
       .immediate();
-    this.#localWrites++;
   }
 
   /** The latest version of (tenant, name), or undefined when none has been marked latest. */
@@ -119,13 +119,19 @@ export class DescriptorsRepo {
   }
 
   /**
-   * A token that changes whenever the registry database may have changed: SQLite's
-   * `PRAGMA data_version` (commits by other connections) plus this connection's own writes.
-   * One cheap pragma, so the gRPC door can check it on every call.
+   * A token that changes whenever the registry database may have changed, by any connection this
+   * one included: the file's change counter (change-counter.ts, the same one the registry cache
+   * reads). One pread, so the gRPC door can check it on every call.
    */
   changeToken(): string {
-    const dv = this.#db.pragma('data_version', { simple: true }) as number;
-    return `${dv}:${this.#localWrites}`;
+    this.#changes ??= changeCounterOf(this.#db);
+    return String(this.#changes.read());
+  }
+
+  /** Releases the change counter's file handle, if changeToken() opened it (the database is the caller's). */
+  close(): void {
+    this.#changes?.close();
+    this.#changes = undefined;
   }
 }
 

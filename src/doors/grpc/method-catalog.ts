@@ -1,6 +1,7 @@
 /**
  * Resolves `pkg.Service/Method` across a tenant's latest descriptors, cached until the registry
- * changes: one `PRAGMA data_version` per call tells whether a `latest` moved in any process.
+ * changes: one read of the registry file's change counter per call tells whether a `latest` moved
+ * in any process.
  */
 import { sha256Hex } from '../../common/digest.js';
 import { parseDescriptorSet, type MethodInfo, type ParsedDescriptorSet } from '../../app/proto.js';

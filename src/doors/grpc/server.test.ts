@@ -66,6 +66,7 @@ describe('gRPC door (in-process, fake engine)', () => {
   after(async () => {
     client.close();
     await door.close();
+    repo.close();
     db.close();
     rmSync(dir, { recursive: true, force: true });
   });

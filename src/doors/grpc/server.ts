@@ -58,7 +58,7 @@ export interface GrpcDoorOptions {
   readonly port: number;
   readonly deps: GrpcDoorDeps;
   readonly log?: Logger | undefined;
-  /** How often the door checks (one cheap pragma) whether routes or descriptors changed, in ms. @default 250 */
+  /** How often the door checks (one read of the registry file's change counter) whether routes or descriptors changed, in ms. @default 250 */
   readonly refreshIntervalMs?: number;
   /** How long close() lets calls in flight finish before cutting them, in ms. @default 5000 */
   readonly shutdownGraceMs?: number;
