@@ -3,13 +3,13 @@
  * parse, correlation id, append + fdatasync, 202. Framework-free, so the same code serves the
  * node:http fast path and the Fastify route. Never refused for execution load: no limiter here.
  */
-import type { IncomingMessage } from 'node:http';
 import { SvcError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { xmlToJson } from '../../common/xml.js';
 import type { QueueWorkers } from '../../app/queue-workers.js';
-import { errorAnswer, type HttpAnswer } from './answer.js';
+import { errorAnswer } from './answer.js';
 import { readBody } from './body.js';
+import type { FlowRouteHandler } from './flow-route.js';
 import { checkSignature, correlationIdOf, mediaType, parseJsonBody } from './inbound.js';
 
 export interface EnqueueHandlerDeps {
@@ -19,11 +19,9 @@ export interface EnqueueHandlerDeps {
   readonly log: Logger;
 }
 
-export type EnqueueHandler = (raw: IncomingMessage, tenant: string, name: string) => Promise<HttpAnswer>;
-
 const ACCEPTED_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'application/json' });
 
-export function createEnqueueHandler(deps: EnqueueHandlerDeps): EnqueueHandler {
+export function createEnqueueHandler(deps: EnqueueHandlerDeps): FlowRouteHandler {
   return async (raw, tenant, name) => {
     try {
       const body = await readBody(raw, deps.queues.ceiling(tenant, name));

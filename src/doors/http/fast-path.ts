@@ -6,13 +6,11 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Gate, GateRoute } from '../../gate/gate.js';
-import { errorAnswer, writeAnswer, writeAnswerAtTurnEnd, type HttpAnswer } from './answer.js';
+import { errorAnswer, writeAnswer, writeAnswerAtTurnEnd } from './answer.js';
+import type { FlowRouteHandler } from './flow-route.js';
 import { admit, invalidFlowIdentifier } from './inbound.js';
 
 const HOT_PATH = /^\/flows\/([^/?#]+)\/([^/?#]+)\/(run|enqueue)(?:\?.*)?$/;
-
-/** A route handler after admission: reads the body itself and answers as plain data. */
-export type FlowRouteHandler = (raw: IncomingMessage, tenant: string, name: string) => Promise<HttpAnswer>;
 
 export interface FastPathDeps {
   gate: Gate | undefined;

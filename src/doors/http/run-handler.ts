@@ -3,7 +3,6 @@
  * parse (JSON, XML, SOAP 1.1/1.2), run, and the answer as plain data. Framework-free, so the same
  * code serves the node:http fast path and the Fastify route.
  */
-import type { IncomingMessage } from 'node:http';
 import { FlowError, SvcError } from '../../common/errors.js';
 import { parseXmlValue } from '../../common/xml.js';
 import type { FlowRunner } from '../../app/flow-runner.js';
@@ -12,6 +11,7 @@ import { readSoapRequest, type SoapRequest } from '../soap/request.js';
 import { buildSoapAnswer, faultFromContext, type SoapAnswer } from '../soap/response.js';
 import { errorAnswer, type HttpAnswer } from './answer.js';
 import { readBody } from './body.js';
+import type { FlowRouteHandler } from './flow-route.js';
 import { checkSignature, correlationIdOf, mediaType, parseJsonBody } from './inbound.js';
 
 export interface RunHandlerDeps {
@@ -19,12 +19,10 @@ export interface RunHandlerDeps {
   runner: FlowRunner;
 }
 
-export type RunHandler = (raw: IncomingMessage, tenant: string, name: string) => Promise<HttpAnswer>;
-
 const SOAP_MEDIA = /text\/xml|application\/soap\+xml/i;
 const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
-export function createRunHandler(deps: RunHandlerDeps): RunHandler {
+export function createRunHandler(deps: RunHandlerDeps): FlowRouteHandler {
   return async (raw, tenant, name) => {
     let soap: SoapRequest | undefined;
     let started = false;

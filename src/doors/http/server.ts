@@ -10,11 +10,9 @@ import { connectorRoutes } from './connector-route.js';
 import { healthRoutes } from './health.js';
 import { metadataRoutes } from './metadata-route.js';
 import { sendError } from './reply-error.js';
-import { enqueueRoutes } from './enqueue-route.js';
-import type { EnqueueHandler } from './enqueue-handler.js';
 import { createFastPath } from './fast-path.js';
+import { flowRoute, type FlowRouteHandler } from './flow-route.js';
 import { createRunHandler } from './run-handler.js';
-import { runRoutes } from './run-route.js';
 import { wsdlRoutes, type WsdlRouteDeps } from './wsdl-route.js';
 
 export interface HttpDeps {
@@ -26,7 +24,7 @@ export interface HttpDeps {
   readonly events: EventEmitter;
   readonly wsdl: WsdlRouteDeps;
   /** The queue door's /enqueue handler (enqueue-handler.ts); absent: no /enqueue route. */
-  readonly enqueue?: EnqueueHandler;
+  readonly enqueue?: FlowRouteHandler;
 }
 
 export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
@@ -59,10 +57,10 @@ export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
     app.server.emit('request', req, res);
   });
   await app.register(healthRoutes);
-  await app.register(runRoutes({ gate: deps.gate, handler }));
+  await app.register(flowRoute('run', { gate: deps.gate, handler }));
   await app.register(metadataRoutes({ gate: deps.gate, runner: deps.runner }));
   await app.register(connectorRoutes({ gate: deps.gate, events: deps.events }));
   await app.register(wsdlRoutes(deps.wsdl));
-  if (deps.enqueue !== undefined) await app.register(enqueueRoutes({ gate: deps.gate, handler: deps.enqueue }));
+  if (deps.enqueue !== undefined) await app.register(flowRoute('enqueue', { gate: deps.gate, handler: deps.enqueue }));
   return app;
 }
