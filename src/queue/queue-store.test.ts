@@ -51,6 +51,22 @@ async function consume(
   return seen;
 }
 
+/**
+ * A queue `acme/<flow>` whose worker, in the appending process, has delivered one message and
+ * waits for more: the state in which committed batches are handed to it in place.
+ */
+async function caughtUpWorker(flow: string): Promise<{ store: QueueStore; seen: QueueMessage[]; seenCount: (n: number) => Promise<void> }> {
+  const store = new QueueStore({ queuesDir: tempQueues() });
+  const seen: QueueMessage[] = [];
+  const seenCount = async (n: number) => {
+    for (let i = 0; i < 200 && seen.length < n; i++) await new Promise((r) => setTimeout(r, 5));
+  };
+  await store.append('acme', flow, { correlationId: 'c0', payload: 0 });
+  await store.startConsumer('acme', flow, { pollIntervalMs: 10_000, handler: async (m) => (seen.push(m), { kind: 'ack' }) });
+  await seenCount(1);
+  return { store, seen, seenCount };
+}
+
 describe('queue store', () => {
   it('append resolves with increasing offsets and ids, and concurrent appends share a batch', async () => {
     const store = new QueueStore({ queuesDir: tempQueues() });
@@ -323,14 +339,10 @@ describe('queue store', () => {
   });
 
   it('a worker in the appending process gets each record as the file holds it (a JSON copy, not the object given)', async () => {
-    const store = new QueueStore({ queuesDir: tempQueues() });
-    const seen: QueueMessage[] = [];
-    await store.append('acme', 'copy', { correlationId: 'c0', payload: 0 });
-    await store.startConsumer('acme', 'copy', { pollIntervalMs: 10_000, handler: async (m) => (seen.push(m), { kind: 'ack' }) });
-    for (let i = 0; i < 200 && seen.length < 1; i++) await new Promise((r) => setTimeout(r, 5));
+    const { store, seen, seenCount } = await caughtUpWorker('copy');
     const payload = { n: 1, dropped: undefined, when: new Date(0), neg: -0, list: [1, 'é'] };
     await store.append('acme', 'copy', { correlationId: 'c1', payload });
-    for (let i = 0; i < 200 && seen.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+    await seenCount(2);
     assert.equal(seen.length, 2);
     assert.notEqual(seen[1]!.payload, payload);
     assert.deepEqual(seen[1]!.payload, JSON.parse(JSON.stringify(payload)));
@@ -341,11 +353,7 @@ describe('queue store', () => {
   });
 
   it('a record that has no JSON form is refused alone; the rest of its batch is written and handed over in place', async () => {
-    const store = new QueueStore({ queuesDir: tempQueues() });
-    const seen: QueueMessage[] = [];
-    await store.append('acme', 'mixed', { correlationId: 'c0', payload: 0 });
-    await store.startConsumer('acme', 'mixed', { pollIntervalMs: 10_000, handler: async (m) => (seen.push(m), { kind: 'ack' }) });
-    for (let i = 0; i < 200 && seen.length < 1; i++) await new Promise((r) => setTimeout(r, 5));
+    const { store, seen, seenCount } = await caughtUpWorker('mixed');
     const [a, bad, b] = await Promise.allSettled([
       store.append('acme', 'mixed', { correlationId: 'c1', payload: { n: 1 } }),
       store.append('acme', 'mixed', { correlationId: 'c2', payload: { n: 2n } }),
@@ -354,7 +362,7 @@ describe('queue store', () => {
     assert.equal(a.status, 'fulfilled');
     assert.equal(bad.status, 'rejected');
     assert.equal(b.status, 'fulfilled');
-    for (let i = 0; i < 200 && seen.length < 3; i++) await new Promise((r) => setTimeout(r, 5));
+    await seenCount(3);
     const scan = await scanFile<SegmentRecord>(store.paths('acme', 'mixed').segment);
     assert.deepEqual(seen.map((m) => m.payload), [0, { n: 1 }, { n: 3 }]);
     assert.deepEqual(seen.map((m) => m.id), scan.frames.map((f) => f.value.id));
