@@ -338,8 +338,8 @@ export class QueueConsumer {
     if (this.#seg && ino === this.#segIno) return this.#seg;
     await this.#seg?.close();
     this.#seg = await open(this.paths.segment, 'r');
-    this.#segIno = (await this.#seg.stat()).ino;
-    const size = (await this.#seg.stat()).size;
+    const { ino: openedIno, size } = await this.#seg.stat();
+    this.#segIno = openedIno;
     if (this.#cs.ck.off > size) {
       // Records read before a power loss took them: start again at what the disk holds.
       this.#cs.ck = { ...this.#cs.ck, off: size };

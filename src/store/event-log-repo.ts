@@ -29,16 +29,14 @@ export class EventLogRepo {
   readonly #minId;
   readonly #maxId;
   readonly #tsAtOrAfter;
-  readonly #deleteIds;
-  readonly #deleteIdSlice;
+  readonly #deleteIdRange;
 
   constructor(db: Db) {
     this.#db = db;
     this.#minId = db.prepare<[], { id: number | null }>('SELECT min(id) AS id FROM events');
     this.#maxId = db.prepare<[], { id: number | null }>('SELECT max(id) AS id FROM events');
     this.#tsAtOrAfter = db.prepare<[number], { ts: string }>('SELECT ts FROM events WHERE id >= ? ORDER BY id LIMIT 1');
-    this.#deleteIds = db.prepare<[number, string]>('DELETE FROM events WHERE id < ? AND ts < ?');
-    this.#deleteIdSlice = db.prepare<[number, number, string]>('DELETE FROM events WHERE id >= ? AND id < ? AND ts < ?');
+    this.#deleteIdRange = db.prepare<[number, number, string]>('DELETE FROM events WHERE id >= ? AND id < ? AND ts < ?');
     const one = db.prepare(`${INSERT_HEAD} ${VALUES_ONE}`);
     // Rows go in as multi-row INSERTs of CHUNK rows, bound straight from the packed columns (which
     // are in the statement's column order): far fewer statement executions than one per row, and
@@ -92,7 +90,7 @@ export class EventLogRepo {
    */
   deleteOlderThan(iso: string): number {
     const range = this.#olderRange(iso);
-    return range === undefined ? 0 : this.#deleteIds.run(range.cut, iso).changes;
+    return range === undefined ? 0 : this.#deleteIdRange.run(range.first, range.cut, iso).changes;
   }
 
   /**
@@ -106,7 +104,7 @@ export class EventLogRepo {
     if (range === undefined) return 0;
     let deleted = 0;
     for (let from = range.first; from < range.cut; from += sliceRows) {
-      deleted += this.#deleteIdSlice.run(from, Math.min(from + sliceRows, range.cut), iso).changes;
+      deleted += this.#deleteIdRange.run(from, Math.min(from + sliceRows, range.cut), iso).changes;
       if (!(await between())) break;
     }
     return deleted;
