@@ -20,6 +20,8 @@ export const ErrorCodes = {
   SVC_ERR_EGRESS_FAILED: 502,
   SVC_ERR_BUSY: 503,
   SVC_ERR_STORAGE_UNAVAILABLE: 503,
+  /** The server is closing: new requests are refused (the connection is closed after the answer). */
+  SVC_ERR_SHUTTING_DOWN: 503,
   // Appended by the SOAP / XML / egress work (issue 5).
   SVC_ERR_INVALID_XML: 400,
   SVC_ERR_SOAP_MALFORMED: 400,
@@ -152,10 +154,6 @@ export class FlowTimeoutError extends FlowError {
 }
 
 /**
- * The JSON body a door sends for an error: `{"ok":false,"error":<message>}` plus any extra fields,
- * except the flow answers whose body the spec fixes exactly (a validate rejection, the time limit).
- */
-/**
  * The one 404 for a flow: a missing flow, and the gate's unregistered or disabled tenant, which
  * must be indistinguishable from it.
  */
@@ -163,11 +161,39 @@ export function flowNotFound(tenant: string, flow: string): SvcError {
   return new SvcError('SVC_ERR_NOT_FOUND', `flow '${tenant}/${flow}' not found`);
 }
 
+/** The 400 for a tenant or flow name breaking the name rule, on every door. */
+export function invalidFlowIdentifier(): SvcError {
+  return new SvcError('SVC_ERR_INVALID_NAME', 'invalid flow identifier');
+}
+
+/** The 503 for a request that arrives while the server closes. */
+export function shuttingDown(): SvcError {
+  return new SvcError('SVC_ERR_SHUTTING_DOWN', 'server is shutting down');
+}
+
+/** The message every door (HTTP body, SOAP faultstring, gRPC details) shows for an error that reaches a caller. */
+export const INTERNAL_MESSAGE = 'internal error';
+
+/**
+ * What a caller may read of an error, the same on every door: an SvcError's wire message, except an
+ * integrity failure (its text names artifacts and hashes, for the operator log only); anything that
+ * is not an SvcError is `internal error` (its text may hold internals).
+ */
+export function publicMessage(err: unknown): string {
+  if (!(err instanceof SvcError) || err instanceof IntegrityError) return INTERNAL_MESSAGE;
+  return err.message;
+}
+
+/**
+ * The JSON body a door sends for an error: `{"ok":false,"error":<public message>}` plus any extra
+ * fields, except the flow answers whose body the spec fixes exactly (a validate rejection, the time limit).
+ */
 export function errorBody(err: SvcError): Record<string, unknown> {
   if (err instanceof ValidationRejectedError || err instanceof FlowTimeoutError) return { ...err.body };
-  if (err instanceof IntegrityError) return { ok: false, error: 'internal error' };
+  if (err instanceof IntegrityError) return { ok: false, error: INTERNAL_MESSAGE };
   return { ok: false, error: err.message, ...err.body };
 }
+
 /** A request or response document that is not acceptable XML (malformed, DTD, too deep, too big). */
 export class XmlError extends SvcError {
   constructor(message: string, cause?: unknown) {

@@ -8,7 +8,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Gate, GateRoute } from '../../gate/gate.js';
 import { errorAnswer, writeAnswer, writeAnswerAtTurnEnd } from './answer.js';
 import type { FlowRouteHandler } from './flow-route.js';
-import { admit, invalidFlowIdentifier } from './inbound.js';
+import { invalidFlowIdentifier } from '../../common/errors.js';
+import { admit } from './inbound.js';
 
 const HOT_PATH = /^\/flows\/([^/?#]+)\/([^/?#]+)\/(run|enqueue)(?:\?.*)?$/;
 

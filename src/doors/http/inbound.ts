@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { SvcError } from '../../common/errors.js';
+import { invalidFlowIdentifier, SvcError } from '../../common/errors.js';
 import { isValidName } from '../../common/names.js';
 import type { Gate, GateRoute } from '../../gate/gate.js';
 import { signatureMatches, signatureMismatch } from '../../gate/signature.js';
@@ -12,10 +12,6 @@ import { errorAnswer, sendAnswer, type HttpAnswer } from './answer.js';
 export interface FlowParams {
   tenant: string;
   name: string;
-}
-
-export function invalidFlowIdentifier(): SvcError {
-  return new SvcError('SVC_ERR_INVALID_NAME', 'invalid flow identifier');
 }
 
 /**
