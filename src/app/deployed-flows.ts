@@ -5,9 +5,8 @@
  */
 import { IntegrityError } from '../common/errors.js';
 import type { FlowIR, StepIR } from '../ir/types.js';
-import type { ArtifactsRepo } from '../store/artifacts-repo.js';
 import { startupConfigRefusals, type FlowConfigNeeds } from './config-check.js';
-import { loadIr } from './registry.js';
+import type { FlowLoader } from './flow-loader.js';
 
 export interface DeployedFlows {
   readonly flows: readonly FlowIR[];
@@ -23,12 +22,12 @@ export interface UnreadableFlow {
 }
 
 /** Reads every latest artifact. Throws when the registry cannot be listed (the server must stop). */
-export function scanDeployedFlows(repo: ArtifactsRepo): DeployedFlows {
+export function scanDeployedFlows(loader: FlowLoader): DeployedFlows {
   const flows: FlowIR[] = [];
   const unreadable: UnreadableFlow[] = [];
-  for (const ref of repo.listLatest()) {
+  for (const ref of loader.latestRefs()) {
     try {
-      flows.push(loadIr(repo, ref.hash));
+      flows.push(loader.ir(ref.hash));
     } catch (err) {
       if (!(err instanceof IntegrityError)) throw err;
       unreadable.push({ tenant: ref.tenant, flow: ref.name, error: `version ${ref.version}: ${err.message}` });
@@ -76,8 +75,8 @@ export function startupRefusals(flows: readonly FlowIR[], env: NodeJS.ProcessEnv
 }
 
 /** What `svc config check` reads: each latest artifact's `config:` keys, and the unreadable ones. */
-export function configNeeds(repo: ArtifactsRepo): { flows: FlowConfigNeeds[]; unreadable: UnreadableFlow[] } {
-  const scan = scanDeployedFlows(repo);
+export function configNeeds(loader: FlowLoader): { flows: FlowConfigNeeds[]; unreadable: UnreadableFlow[] } {
+  const scan = scanDeployedFlows(loader);
   return {
     flows: scan.flows.map((f) => ({ tenant: f.tenant, flow: f.flow, config: f.config ?? [] })),
     unreadable: [...scan.unreadable],

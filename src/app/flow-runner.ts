@@ -4,10 +4,10 @@
  */
 import { FlowError, flowNotFound, SvcError } from '../common/errors.js';
 import type { SettingName } from '../common/settings.js';
-import { BUSY_RETRY_AFTER_SECS, compileFlow, runFlow, type ExecutionLimiter, type FlowResult, type RunDeps } from '../engine/index.js';
+import { BUSY_RETRY_AFTER_SECS, prepareFlow, runFlow, type ExecutionLimiter, type FlowResult, type RunDeps } from '../engine/index.js';
 import type { LoadedFlow } from './registry.js';
 import type { RunGuard } from './dedup-guard.js';
-import type { EventEmitter } from '../store/event-log.js';
+import type { EventEmitter } from '../store/event-sink.js';
 
 export interface FlowRunnerDeps {
   /** Resolves `latest` (cached by hash, verified); throws IntegrityError or StorageUnavailableError. */
@@ -112,7 +112,7 @@ export class FlowRunner {
 /** The flow's log mask (global list plus its `log_extra_mask_fields`); undefined: the global list. */
 function maskOf(flow: LoadedFlow) {
   try {
-    return compileFlow(flow.ir).mask;
+    return prepareFlow(flow.ir).mask;
   } catch {
     return undefined; // a flow that does not compile fails in runFlow with its own error
   }

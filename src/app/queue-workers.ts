@@ -8,12 +8,12 @@ import { IntegrityError, StorageUnavailableError, EgressError, SvcError } from '
 import type { Logger } from '../common/logger.js';
 import type { MaskSet } from '../common/mask.js';
 import type { SettingName } from '../common/settings.js';
-import { compileFlow, runFlow, type RunDeps } from '../engine/index.js';
+import { prepareFlow, runFlow, type RunDeps } from '../engine/index.js';
 import { hostname } from 'node:os';
 import { pidAlive, readLockOwner, type QueueConsumer, type QueueMessage, type QueueStore, type Outcome, type AppendResult } from '../queue/index.js';
 import type { AuditAppender } from '../store/audit-thread.js';
 import type { RunGuard } from './dedup-guard.js';
-import type { EventEmitter } from '../store/event-log.js';
+import type { EventEmitter } from '../store/event-sink.js';
 import type { LoadedFlow } from './registry.js';
 
 /** Fixed retry interval when the registry cannot be read (never dead-letters). Milliseconds. */
@@ -271,7 +271,7 @@ export class QueueWorkers {
 /** The flow's log mask (global list plus its log_extra_mask_fields). */
 function maskOf(flow: LoadedFlow): MaskSet | undefined {
   try {
-    return compileFlow(flow.ir).mask;
+    return prepareFlow(flow.ir).mask;
   } catch {
     return undefined;
   }

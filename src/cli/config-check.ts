@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { ExitError } from '../common/errors.js';
 import { checkFlowConfig, formatConfigReport, missingConfig, type FlowConfigNeeds } from '../app/config-check.js';
 import { configNeeds } from '../app/deployed-flows.js';
+import { FlowLoader } from '../app/flow-loader.js';
 import { dbOption } from './options.js';
 import { withRegistry } from './stores.js';
 
@@ -46,5 +47,5 @@ export function registerConfigCheck(program: Command, source: ConfigListSource):
 
 /** The registry behind `--db`: every latest artifact (a missing database lists nothing). */
 export const registryConfigSource: ConfigListSource = {
-  list: (db) => withRegistry(db, ({ artifacts }) => configNeeds(artifacts), { readOnly: true }),
+  list: (db) => withRegistry(db, ({ artifacts }) => configNeeds(new FlowLoader(artifacts)), { readOnly: true }),
 };

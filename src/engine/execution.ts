@@ -1,9 +1,8 @@
 /** The state one execution carries through its flows: options, deadline, depth, and one flow's run. */
-import type { EventEmitter } from '../store/event-log.js';
-import type { CompiledFlow } from './compile.js';
+import type { PreparedFlow } from './prepare.js';
 import type { EffectHandler, FlowContext, LoadedFlow, RunDeps } from './types.js';
 import type { EffectName } from '../ir/types.js';
-import { NULL_EVENTS } from '../store/event-log.js';
+import { NULL_EVENTS, type EventEmitter } from '../store/event-sink.js';
 
 /** Shared by the top flow and every flow it calls. Fixed when the execution starts. */
 export interface Execution {
@@ -31,7 +30,7 @@ export type ChildRunner = (parent: FlowRun, name: string, message: unknown, entr
 /** One flow being run (the top flow, or a callee): its own context, answer and snapshots. */
 export interface FlowRun {
   readonly exec: Execution;
-  readonly flow: CompiledFlow;
+  readonly flow: PreparedFlow;
   readonly ctx: FlowContext;
   /** Nesting level: 0 for the flow the door started. */
   readonly depth: number;
@@ -83,7 +82,7 @@ export function envName(prefix: string, key: string): string {
 }
 
 /** A new context for one flow run: ctx.correlation_id, headers, input, soap_*, config keys. */
-export function makeContext(exec: Execution, flow: CompiledFlow, input: unknown, config: Record<string, string> | undefined): FlowContext {
+export function makeContext(exec: Execution, flow: PreparedFlow, input: unknown, config: Record<string, string> | undefined): FlowContext {
   const ctx: FlowContext = { correlation_id: exec.correlationId, headers: exec.headers, input };
   if (exec.soap !== undefined) {
     if (exec.soap.action !== undefined) ctx.soap_action = exec.soap.action;

@@ -11,7 +11,7 @@ import {
 } from '../common/errors.js';
 import { XmlValue } from '../common/xml-value.js';
 import { runFlow } from './run-flow.js';
-import { compileFlow } from './compile.js';
+import { prepareFlow } from './prepare.js';
 import { flow, memoryEvents, step } from './test-fixtures.js';
 import type { EffectHandler, LoadedFlow, RunDeps } from './types.js';
 import type { FlowIR } from '../ir/types.js';
@@ -281,7 +281,7 @@ function registry(...flows: FlowIR[]): RunDeps['loadFlow'] {
   const byName = new Map(flows.map((f) => [f.flow, f]));
   return (tenant, name) => {
     const ir = byName.get(name);
-    return ir && ir.tenant === tenant ? ({ ir, version: '1', hash: 'h' } satisfies LoadedFlow) : undefined;
+    return ir && ir.tenant === tenant ? ({ ir, version: '1', hash: 'h', created_at: '2024-01-01T00:00:00Z' } satisfies LoadedFlow) : undefined;
   };
 }
 
@@ -432,7 +432,7 @@ test('foreach accepts the expression written as one whole hole', async () => {
 });
 
 test('readsHeaders: only a flow that can observe ctx.headers needs them built', () => {
-  const reads = (ir: FlowIR) => compileFlow(ir).readsHeaders;
+  const reads = (ir: FlowIR) => prepareFlow(ir).readsHeaders;
   const plain = flow('f', [step('a', { validate: [{ line: 1, expr: 'has(ctx.input.id)', message: 'id', kind: 'syntactic' }], ntd: { format: 'json', body: '{"id": "{{ ctx.input.id }}"}' } })]);
   assert.equal(reads(plain), false);
   assert.equal(reads(flow('f', [step('a', { ntd: { format: 'text', body: '{{ ctx.headers.x }}' } })])), true);

@@ -9,7 +9,7 @@ import {
   SvcError,
 } from '../common/errors.js';
 import type { FlowIR } from '../ir/types.js';
-import { compileFlow, type CompiledFlow } from './compile.js';
+import { prepareFlow, type PreparedFlow } from './prepare.js';
 import { makeContext, makeExecution, type Execution, type FlowRun } from './execution.js';
 import { runSteps, trace } from './run-steps.js';
 import type { FlowContext, FlowResult, RunDeps, RunOptions } from './types.js';
@@ -23,7 +23,7 @@ import type { FlowContext, FlowResult, RunDeps, RunOptions } from './types.js';
  */
 export async function runFlow(ir: FlowIR, input: unknown, opts: RunOptions, deps: RunDeps = {}): Promise<FlowResult> {
   const exec = makeExecution(opts, deps, runChild);
-  return executeFlow(exec, compileFlow(ir), input, 0, opts.config, opts.entryLabel);
+  return executeFlow(exec, prepareFlow(ir), input, 0, opts.config, opts.entryLabel);
 }
 
 /** The SOAP fault fields a flow wrote into its context, if any. */
@@ -36,7 +36,7 @@ function soapFaultOf(ctx: FlowContext): { code?: string; string?: string } | und
 
 async function executeFlow(
   exec: Execution,
-  flow: CompiledFlow,
+  flow: PreparedFlow,
   input: unknown,
   depth: number,
   config: Record<string, string> | undefined,
@@ -84,7 +84,7 @@ function faultHandles(err: SvcError): boolean {
   return !(err instanceof FlowTimeoutError || err instanceof IntegrityError || err instanceof StorageUnavailableError);
 }
 
-async function runFault(run: FlowRun, flow: CompiledFlow, err: SvcError): Promise<FlowResult> {
+async function runFault(run: FlowRun, flow: PreparedFlow, err: SvcError): Promise<FlowResult> {
   const failedStep = (err as { step?: string }).step ?? run.currentStep ?? null;
   const faultInput = {
     fault_step: failedStep,
@@ -124,7 +124,7 @@ async function runChild(parent: FlowRun, name: string, message: unknown, entryLa
     throw new FlowDefectError(step, `step '${step}': loading '${tenant}/${name}' failed: ${(err as Error)?.message}`, err);
   }
   if (loaded === undefined) throw new FlowDefectError(step, `step '${step}': flow '${tenant}/${name}' not found`);
-  const result = await executeFlow(exec, compileFlow(loaded.ir), message, parent.depth + 1, undefined, entryLabel);
+  const result = await executeFlow(exec, prepareFlow(loaded.ir), message, parent.depth + 1, undefined, entryLabel);
   return result.output;
 }
 

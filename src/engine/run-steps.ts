@@ -2,7 +2,7 @@
 import { EgressError, FlowDefectError, FlowTimeoutError, SvcError, ValidationRejectedError } from '../common/errors.js';
 import { isXmlValue } from '../common/xml-value.js';
 import type { EffectName } from '../ir/types.js';
-import type { CompiledStep } from './compile.js';
+import type { CompiledStep } from './prepare.js';
 import type { FlowRun } from './execution.js';
 import { secretRead } from './effects/secret-read.js';
 import type { EffectHandler, FlowContext } from './types.js';

@@ -2,7 +2,7 @@
 import type { MaskSet } from '../common/mask.js';
 import type { SvcError } from '../common/errors.js';
 import type { EffectName, FlowIR, StepIR } from '../ir/types.js';
-import type { EventEmitter } from '../store/event-log.js';
+import type { EventEmitter } from '../store/event-sink.js';
 
 /** The flow context every expression reads as `ctx`. Known keys below; `ctx.<key>` from config, secret_read and set_ctx. */
 export type FlowContext = Record<string, unknown> & {
@@ -31,11 +31,16 @@ export interface RunOptions {
   delivery?: 'run' | 'queue';
 }
 
-/** A flow resolved by name for `call_flow`, `split` and `fork` (the latest version). */
+/**
+ * A deployed version of a flow with its verified IR: what a door runs, and what `call_flow`, `split`
+ * and `fork` resolve by name (the latest version).
+ */
 export interface LoadedFlow {
-  ir: FlowIR;
-  version: string;
-  hash: string;
+  readonly ir: FlowIR;
+  readonly version: string;
+  readonly hash: string;
+  /** ISO 8601 UTC publication time of this version. */
+  readonly created_at: string;
 }
 
 /** What an effect handler receives. The handler must not modify `message` or `ctx` except as documented. */

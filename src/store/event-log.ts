@@ -10,18 +10,13 @@ import { Worker } from 'node:worker_threads';
 import { Settings } from '../common/settings.js';
 import { EventLogSink, type WorkerReply, type WorkerRequest, type WorkerSetup } from './event-log-sink.js';
 import { isoSeconds } from '../common/clock.js';
+import type { EventEmitter } from './event-sink.js';
 import { packEventRow, ROW_WIDTH, type LogEventInput, type RowColumns } from './event-log-row.js';
 
 export { EVENT_KINDS, BOUNDARY_EVENTS, TRACE_EVENTS, toEventRow, type EventKind, type LogEventInput, type EventRow } from './event-log-row.js';
 export { EventLogRepo, type EventQuery, type StoredEvent } from './event-log-repo.js';
+export { NULL_EVENTS, type EventEmitter } from './event-sink.js';
 
-/** Anything that accepts log events (the engine and the doors depend only on this). */
-export interface EventEmitter {
-  emit(event: LogEventInput): void;
-}
-
-/** An emitter that drops everything (tests, tools without a state directory). */
-export const NULL_EVENTS: EventEmitter = Object.freeze({ emit: () => undefined });
 
 export interface EventLogOptions {
   /** Path of `log.db` (see `statePaths().logDb`). */

@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { FlowRunner } from '../../app/flow-runner.js';
 import type { Gate } from '../../gate/gate.js';
-import type { EventEmitter } from '../../store/event-log.js';
+import type { EventEmitter } from '../../store/event-sink.js';
 import { SvcError } from '../../common/errors.js';
 import { awaitingContinue } from './body.js';
 import { connectorRoutes } from './connector-route.js';

@@ -8,7 +8,7 @@ import { compileFlow } from '../flow/compile.js';
 import { ArtifactsRepo } from '../store/artifacts-repo.js';
 import { openDb } from '../store/db.js';
 import { registryMigrations } from '../store/migrations/registry.js';
-import { clearIrCache, loadFlow } from './registry.js';
+import { FlowLoader } from './flow-loader.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-registry-'));
 const db = openDb(join(dir, 'registry.db'), registryMigrations);
@@ -19,15 +19,18 @@ test.after(() => {
 
 const SRC = '---\nflowdoc_version: "0.1"\nflow: hello\ntenant: acme\n---\n## Step: answer\n```ntd\n{"hi": "{{ ctx.input.name }}"}\n```\n';
 
-test('loadFlow returns the latest IR, parsed once per hash, and re-verifies a corrupted artifact', () => {
+test('the loader returns the latest IR, parsed once per hash, and a new loader re-verifies a corrupted artifact', () => {
   const r = compileFlow(SRC);
-  new ArtifactsRepo(db).publish({ tenant: 'acme', name: 'hello', version: '1.0.0', bytes: r.bytes!, hash: r.hash!, createdAt: '2024-01-01T00:00:00Z' });
-  const a = loadFlow(db, 'acme', 'hello');
+  const repo = new ArtifactsRepo(db);
+  repo.publish({ tenant: 'acme', name: 'hello', version: '1.0.0', bytes: r.bytes!, hash: r.hash!, createdAt: '2024-01-01T00:00:00Z' });
+  const loader = new FlowLoader(repo);
+  const a = loader.latest('acme', 'hello');
   assert.equal(a?.version, '1.0.0');
+  assert.equal(a?.created_at, '2024-01-01T00:00:00Z');
   assert.equal(a?.ir.steps[0]?.name, 'answer');
-  assert.equal(loadFlow(db, 'acme', 'hello')?.ir, a?.ir);
-  assert.equal(loadFlow(db, 'acme', 'missing'), undefined);
+  assert.equal(loader.latest('acme', 'hello')?.ir, a?.ir);
+  assert.equal(loader.latest('acme', 'missing'), undefined);
   db.prepare('UPDATE artifacts SET bytes = ? WHERE hash = ?').run(Buffer.from('{}'), r.hash);
-  clearIrCache();
-  assert.throws(() => loadFlow(db, 'acme', 'hello'), IntegrityError);
+  assert.equal(loader.latest('acme', 'hello')?.ir, a?.ir, 'a verified artifact stays cached by hash');
+  assert.throws(() => new FlowLoader(repo).latest('acme', 'hello'), IntegrityError);
 });

@@ -1,4 +1,4 @@
-/** Compiles a FlowIR's expressions once into step programs, cached by the IR object. */
+/** Prepares a FlowIR for execution: compiles its expressions once into step programs, cached by the IR object. */
 import { FlowDefectError } from '../common/errors.js';
 import { MaskSet } from '../common/mask.js';
 import { compileExpr, type CompiledExpr } from '../expr/cel.js';
@@ -29,7 +29,7 @@ export interface CompiledStep {
   readonly sync: boolean;
 }
 
-export interface CompiledFlow {
+export interface PreparedFlow {
   readonly ir: FlowIR;
   readonly steps: readonly CompiledStep[];
   readonly fault: readonly CompiledStep[] | undefined;
@@ -40,7 +40,7 @@ export interface CompiledFlow {
   readonly readsHeaders: boolean;
 }
 
-const cache = new WeakMap<FlowIR, CompiledFlow>();
+const cache = new WeakMap<FlowIR, PreparedFlow>();
 
 /** `ctx` used other than as `ctx.<field>`: the whole context, or an index into it. */
 const WHOLE_CTX = /\bctx\b(?!\s*\.\s*[A-Za-z_])/;
@@ -60,17 +60,17 @@ function mayReadHeaders(ir: FlowIR): boolean {
 
 /** True unless `ir` certainly never reads `ctx.headers` (see `mayReadHeaders`). */
 export function flowReadsHeaders(ir: FlowIR): boolean {
-  return compileFlow(ir).readsHeaders;
+  return prepareFlow(ir).readsHeaders;
 }
 
 /**
  * The compiled form of `ir` (compiled on first use, then shared by every execution of that object).
  * @throws FlowDefectError naming the step when an expression does not compile
  */
-export function compileFlow(ir: FlowIR): CompiledFlow {
+export function prepareFlow(ir: FlowIR): PreparedFlow {
   const hit = cache.get(ir);
   if (hit !== undefined) return hit;
-  const compiled: CompiledFlow = Object.freeze({
+  const compiled: PreparedFlow = Object.freeze({
     ir,
     steps: Object.freeze(ir.steps.map(compileStep)),
     fault: ir.fault === undefined ? undefined : Object.freeze(ir.fault.steps.map(compileStep)),

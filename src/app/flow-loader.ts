@@ -1,0 +1,60 @@
+/** The verified flow loader every door, worker and the scheduler share: latest ref -> artifact -> IR, parsed once per hash. */
+import { IntegrityError } from '../common/errors.js';
+import type { LoadedFlow } from '../engine/index.js';
+import type { FlowIR } from '../ir/types.js';
+import type { ArtifactsRepo, FlowVersionRef, LatestRef } from '../store/artifacts-repo.js';
+
+/** Parsed IR kept per loader, by hash. @default 1000 */
+const IR_CACHE_MAX = 1000;
+
+export class FlowLoader {
+  readonly #repo: ArtifactsRepo;
+  readonly #resolveLatest: (tenant: string, name: string) => FlowVersionRef | undefined;
+  /** Artifacts are immutable, so a hash maps to the same IR forever. */
+  readonly #irByHash = new Map<string, FlowIR>();
+
+  /**
+   * @param resolveLatest where `latest` is looked up (the service passes its registry cache, which
+   *   revalidates by the file's change counter). @default one indexed read of the repo per call
+   */
+  constructor(repo: ArtifactsRepo, resolveLatest?: (tenant: string, name: string) => FlowVersionRef | undefined) {
+    this.#repo = repo;
+    this.#resolveLatest = resolveLatest ?? ((tenant, name) => repo.resolveLatest(tenant, name));
+  }
+
+  /**
+   * The latest version of a flow with its verified IR; undefined when the flow has no version. The
+   * ref is resolved on every call, so a new deploy takes effect on the next request.
+   * @throws IntegrityError when the stored artifact is missing or does not match its hash
+   */
+  latest(tenant: string, name: string): LoadedFlow | undefined {
+    const ref = this.#resolveLatest(tenant, name);
+    if (ref === undefined) return undefined;
+    return { ir: this.ir(ref.hash), version: ref.version, hash: ref.hash, created_at: ref.created_at };
+  }
+
+  /** Every flow's latest ref (the start-up scan and `svc config check`). */
+  latestRefs(): LatestRef[] {
+    return this.#repo.listLatest();
+  }
+
+  /**
+   * An artifact's IR by hash (verified and parsed once, then cached).
+   * @throws IntegrityError on a hash mismatch or a missing artifact
+   */
+  ir(hash: string): FlowIR {
+    const hit = this.#irByHash.get(hash);
+    if (hit) return hit;
+    const bytes = this.#repo.getArtifact(hash);
+    if (!bytes) throw new IntegrityError(`artifact ${hash} is referenced but missing; re-deploy the flow under a new version`);
+    let ir: FlowIR;
+    try {
+      ir = JSON.parse(bytes.toString('utf8')) as FlowIR;
+    } catch (err) {
+      throw new IntegrityError(`artifact ${hash} does not hold valid IR JSON: ${(err as Error).message}`);
+    }
+    if (this.#irByHash.size >= IR_CACHE_MAX) this.#irByHash.clear();
+    this.#irByHash.set(hash, ir);
+    return ir;
+  }
+}
