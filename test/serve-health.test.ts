@@ -25,6 +25,12 @@ describe('svc serve', () => {
     assert.match(out, /DISABLED/);
   });
 
+  it('boot output promises no management UI, which is not built yet, and /ui answers 404', async () => {
+    assert.doesNotMatch(server.output(), /\bui\b|\/ui/i);
+    const res = await fetch(`${server.url}/ui`);
+    assert.equal(res.status, 404);
+  });
+
   it('stops cleanly on SIGTERM', async () => {
     assert.equal(await server.stop(), 0);
   });

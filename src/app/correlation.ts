@@ -12,7 +12,7 @@ import type { CorrelationIR, FlowIR } from '../ir/types.js';
 import type { CorrelationRow, FlowStateRepo } from '../store/flow-state-repo.js';
 import { keyFingerprint } from './dedup-fingerprint.js';
 import { evaluateKey, keyContext } from './dedup.js';
-import type { RunMeta } from './flow-runner.js';
+import type { RunMeta } from './run-meta.js';
 
 /** What `correlation_open` declares, after validation. */
 export type CorrelationDecl =

@@ -1,15 +1,13 @@
 /**
  * The flow-state guard around one delivery: deduplication first (a replay never touches a
- * correlation), then correlation. FlowRunner.run calls it for /run; the queue worker calls
- * `around` the same way for each queued delivery.
+ * correlation), then correlation. The executor calls it for every door.
  */
-import type { FlowResult } from '../engine/index.js';
-import type { LoadedFlow } from './registry.js';
+import type { FlowResult, LoadedFlow } from '../engine/index.js';
 import type { Correlations } from './correlation.js';
 import type { Dedup } from './dedup.js';
-import type { RunMeta } from './flow-runner.js';
+import type { RunMeta } from './run-meta.js';
 
-/** What FlowRunner (and the queue worker) call around a delivery of a flow with dedup or correlation keys. */
+/** What the executor calls around a delivery of a flow with dedup or correlation keys. */
 export interface RunGuard {
   around(flow: LoadedFlow, input: unknown, meta: RunMeta, run: () => Promise<FlowResult>): Promise<FlowResult>;
 }

@@ -6,16 +6,15 @@ import type { FlowIR } from '../ir/types.js';
 import { openDb } from '../store/db.js';
 import { FlowStateRepo } from '../store/flow-state-repo.js';
 import { registryMigrations } from '../store/migrations/registry.js';
-import { runFlowStatePurge } from '../housekeeping/flow-state-purge.js';
+import type { RunMeta } from './run-meta.js';
 import { keyFingerprint } from './dedup-fingerprint.js';
 import { Dedup } from './dedup.js';
 import { correlationProblems } from '../flow/correlation-decl.js';
 import { correlationDecl, Correlations } from './correlation.js';
 import { scheduleProblem } from './scheduler.js';
 
-const HOUR = 3_600_000;
 const ir = { tenant: 't', flow: 'f', steps: [{ name: 's' }] } as unknown as FlowIR;
-const meta = { correlationId: 'c1', headers: {} };
+const meta: RunMeta = { door: 'http', correlationId: 'c1', headers: {} };
 const ok = (): Promise<FlowResult> => Promise.resolve({ status: 200, headers: {}, output: { n: 1 }, filtered: false, faultHandled: false });
 
 function setup(now: { t: number }) {
@@ -48,22 +47,6 @@ test('a claim holds until the lease expires, then a delivery re-claims the key',
   const row = repo.getInbox('t', 'f', keyFingerprint('t', 'f', 'a', undefined))!;
   assert.equal(row.first_correlation_id, 'c3');
   assert.equal(row.status, 'done');
-});
-
-test('the purge deletes dedup rows past their own expires_at and finished correlations past retention', async () => {
-  const now = { t: Date.now() };
-  const { repo, dedup } = setup(now);
-  await dedup.around(ir, { key: 'ctx.input.id', windowHours: 0.5, memoizeResponse: false, onFailure: 'rerun' }, { id: 'a' }, meta, ok);
-  await dedup.around(ir, { key: 'ctx.input.id', memoizeResponse: false, onFailure: 'rerun' }, { id: 'b' }, meta, ok);
-  let clock = now.t - 10 * HOUR;
-  const c = new Correlations(repo, { stateKey: undefined, now: () => clock });
-  await c.around(ir, { open: { key: 'ctx.input.id', deadline_secs: 1 } }, { id: 'old' }, meta, ok);
-  clock = now.t;
-  await c.reconcile(undefined, () => undefined);
-  assert.equal(repo.listCorrelations({ statuses: ['timed_out'] }).length, 1);
-  const r = runFlowStatePurge(repo, 4, now.t + 0.75 * HOUR);
-  assert.deepEqual(r, { inboxDeleted: 1, correlationsDeleted: 1 });
-  assert.equal(runFlowStatePurge(repo, 96, now.t).correlationsDeleted, 0);
 });
 
 test('the reconcile pass enqueues the compensating flow with the recorded state once', async () => {

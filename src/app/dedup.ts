@@ -1,7 +1,7 @@
 /**
  * Deduplication around one delivery (`dedup_key`): claim the key's fingerprint, run, record the
  * outcome; a duplicate is held back (409) while in flight, replayed while done, replayed or run
- * again while failed. Shared by /run (FlowRunner) and the queue worker.
+ * again while failed. Run by the executor for every door.
  */
 import { errorBody, SvcError } from '../common/errors.js';
 import { XmlValue, isXmlValue } from '../common/xml-value.js';
@@ -10,7 +10,7 @@ import { compileExpr } from '../expr/cel.js';
 import type { DedupIR, FlowIR } from '../ir/types.js';
 import type { FlowStateRepo, InboxRow } from '../store/flow-state-repo.js';
 import { keyFingerprint, keyText } from './dedup-fingerprint.js';
-import type { RunMeta } from './flow-runner.js';
+import type { RunMeta } from './run-meta.js';
 
 /** Header on every replayed answer. */
 export const REPLAY_HEADER = 'x-svc-idempotent-replay';

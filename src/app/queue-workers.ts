@@ -6,15 +6,13 @@
  */
 import { IntegrityError, StorageUnavailableError, EgressError, SvcError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
-import type { MaskSet } from '../common/mask.js';
 import type { SettingName } from '../common/settings.js';
-import { prepareFlow, runFlow, type RunDeps } from '../engine/index.js';
+import type { LoadedFlow } from '../engine/index.js';
 import { hostname } from 'node:os';
 import { pidAlive, readLockOwner, type QueueConsumer, type QueueMessage, type QueueStore, type Outcome, type AppendResult } from '../queue/index.js';
 import type { AuditAppender } from '../store/audit-thread.js';
-import type { RunGuard } from './dedup-guard.js';
 import type { EventEmitter } from '../store/event-sink.js';
-import type { LoadedFlow } from './registry.js';
+import type { FlowExecutor } from './flow-executor.js';
 
 /** Fixed retry interval when the registry cannot be read (never dead-letters). Milliseconds. */
 export const REGISTRY_RETRY_MS = 1000;
@@ -35,14 +33,10 @@ export interface QueueWorkersDeps {
   perTenantSet?(): boolean;
   readonly events: EventEmitter;
   readonly audit: AuditAppender;
-  /** Deduplication and correlation around a delivery of a flow that declares them (as on /run). */
-  readonly guard?: RunGuard;
-  /** Payload tracing flag per (tenant, flow); checked on every /enqueue and dequeue. */
+  /** Payload tracing flag per (tenant, flow); checked on every /enqueue (the executor asks on dequeue). */
   traceEnabled(tenant: string, flow: string): boolean;
-  /** The engine deps FlowRunner uses (effects, loadFlow, events), shared, not copied. */
-  readonly engine: RunDeps;
-  /** `flow_max_duration_secs`, read at startup. */
-  readonly maxDurationSecs: number;
+  /** Runs each delivery: the same executor as every other door (guards, masking, events, time limit). */
+  readonly executor: Pick<FlowExecutor, 'run'>;
   readonly log: Logger;
   /** Worker idle poll. Milliseconds. @default 500 */
   readonly pollIntervalMs?: number;
@@ -201,10 +195,8 @@ export class QueueWorkers {
   /** One delivery: decides the outcome by error class, never by message text. */
   async #handle(tenant: string, flow: string, msg: QueueMessage): Promise<Outcome> {
     let loaded: LoadedFlow | undefined;
-    let traced: boolean;
     try {
       loaded = this.#deps.loadFlow(tenant, flow);
-      traced = loaded !== undefined && this.#deps.traceEnabled(tenant, flow);
     } catch (err) {
       if (err instanceof IntegrityError) {
         this.#deps.log.error({ tenant, flow, id: msg.id, err: err.message }, 'queued message dead-lettered: the stored artifact fails its integrity check');
@@ -217,25 +209,12 @@ export class QueueWorkers {
       this.#deps.log.error({ tenant, flow, id: msg.id }, `queued message ${msg.id} dropped: no flow '${tenant}/${flow}' is deployed`);
       return { kind: 'ack' };
     }
-    const { ir } = loaded;
-    const mask = maskOf(loaded);
     try {
-      const run = () =>
-        runFlow(
-          ir,
-          msg.payload,
-          { correlationId: msg.correlationId, headers: {}, maxDurationSecs: this.#deps.maxDurationSecs, trace: traced, entryLabel: 'dequeued', delivery: 'queue' },
-          this.#deps.engine,
-        );
-      const guard = this.#deps.guard;
-      const result = guard !== undefined && (ir.dedup !== undefined || ir.correlation !== undefined) ? await guard.around(loaded, msg.payload, { correlationId: msg.correlationId, headers: {} }, run) : await run();
-      if (result.filtered) {
-        this.#deps.events.emit({ event: 'queue_filtered', correlation_id: msg.correlationId, tenant, flow, logLevel: ir.logLevel, mask, outcome: 'filtered' });
-        return { kind: 'ack' };
+      const result = await this.#deps.executor.run(loaded, msg.payload, { door: 'queue', correlationId: msg.correlationId, headers: {} });
+      if (!result.filtered) {
+        const outcome = result.faultHandled ? 'fault_handled' : 'succeeded';
+        this.#deps.audit.append({ tenant, eventType: 'queue.message.processed', correlationId: msg.correlationId, payload: { flow, id: msg.id, outcome } });
       }
-      const outcome = result.faultHandled ? 'fault_handled' : 'succeeded';
-      this.#deps.events.emit({ event: 'queue_processed', correlation_id: msg.correlationId, tenant, flow, logLevel: ir.logLevel, mask, outcome, payload: result.output, http_status: result.status });
-      this.#deps.audit.append({ tenant, eventType: 'queue.message.processed', correlationId: msg.correlationId, payload: { flow, id: msg.id, outcome } });
       return { kind: 'ack' };
     } catch (err) {
       const detail = (err as { detail?: string }).detail ?? (err as Error)?.message ?? String(err);
@@ -243,7 +222,7 @@ export class QueueWorkers {
       if (err instanceof StorageUnavailableError) return { kind: 'retry-fixed', delayMs: REGISTRY_RETRY_MS, error: detail };
       // A duplicate held back while its first delivery is in flight waits without spending an attempt.
       if (err instanceof SvcError && err.status === 409) return { kind: 'retry-fixed', delayMs: REGISTRY_RETRY_MS, error: detail };
-      return { kind: 'retry', error: detail, policy: ir.queue };
+      return { kind: 'retry', error: detail, policy: loaded.ir.queue };
     }
   }
 
@@ -265,14 +244,5 @@ export class QueueWorkers {
   /** Stops accepting new workers; the store's close() stops the running ones and releases their locks. */
   close(): void {
     this.#state = 'stopped';
-  }
-}
-
-/** The flow's log mask (global list plus its log_extra_mask_fields). */
-function maskOf(flow: LoadedFlow): MaskSet | undefined {
-  try {
-    return prepareFlow(flow.ir).mask;
-  } catch {
-    return undefined;
   }
 }

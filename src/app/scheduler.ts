@@ -2,7 +2,7 @@
  * Cron schedules (`schedule:`, six fields, seconds first, UTC). The list is read once at startup.
  * Only one process per state directory runs them: it holds `locks/scheduler.lock` (lease plus
  * heartbeat); the others poll to take over when the holder dies. Each tick resolves `latest` and
- * runs it through the same path as /run (FlowRunner) with a fresh correlation id and null input.
+ * runs it through the executor every door uses, with a fresh correlation id and null input.
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
@@ -10,7 +10,7 @@ import { Cron } from 'croner';
 import type { Logger } from '../common/logger.js';
 import type { FlowIR } from '../ir/types.js';
 import { LockFile } from '../queue/lock-file.js';
-import type { FlowRunner } from './flow-runner.js';
+import type { FlowExecutor } from './flow-executor.js';
 
 export interface ScheduledFlow {
   tenant: string;
@@ -47,7 +47,7 @@ export function scheduledFlows(flows: readonly FlowIR[], log: Logger): Scheduled
 export interface SchedulerOptions {
   /** The state directory's locks directory (statePaths().locksDir). */
   locksDir: string;
-  runner: FlowRunner;
+  executor: Pick<FlowExecutor, 'resolve' | 'run'>;
   log: Logger;
   /** How often a process without the lock tries to take it. Milliseconds. @default 5000 */
   pollMs?: number;
@@ -115,10 +115,10 @@ export class Scheduler {
   }
 
   async #tick(f: ScheduledFlow): Promise<void> {
-    const { runner, log } = this.#opts;
+    const { executor, log } = this.#opts;
     try {
-      const flow = runner.resolve(f.tenant, f.flow);
-      await runner.run(flow, null, { correlationId: randomUUID(), headers: {} });
+      const flow = executor.resolve(f.tenant, f.flow);
+      await executor.run(flow, null, { door: 'cron', correlationId: randomUUID(), headers: {} });
     } catch (err) {
       log.warn({ err }, `scheduled run of ${f.tenant}/${f.flow} failed`);
     }

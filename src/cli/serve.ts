@@ -26,7 +26,7 @@ interface ServeFlags {
 
 async function serve(flags: ServeFlags): Promise<void> {
   // Loaded here so other commands do not pay for fastify and the doors.
-  const { startService } = await import('../app/service.js');
+  const { startService } = await import('../serve/service.js');
   let stopRequested = false;
   const early = () => (stopRequested = true);
   process.on('SIGINT', early);

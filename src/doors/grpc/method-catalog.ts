@@ -38,13 +38,28 @@ export class MethodCatalog {
 
   /** The method as the tenant's latest descriptors define it now, or undefined. */
   resolve(tenant: string, fullName: string): ResolvedMethod | undefined {
+    return this.#methods(tenant).get(fullName);
+  }
+
+  /**
+   * The method a flow without `grpc_method` answers: the one named like the flow, compared without
+   * case, `-` and `_` (flow `say-hello` answers `SayHello`). When several services define such a
+   * method, the descriptor deployed last wins, and within it the service first by full name.
+   */
+  namedLike(tenant: string, flow: string): ResolvedMethod | undefined {
+    const wanted = comparable(flow);
+    for (const m of this.#methods(tenant).values()) if (comparable(m.name) === wanted) return m;
+    return undefined;
+  }
+
+  #methods(tenant: string): Map<string, ResolvedMethod> {
     this.#checkFresh();
     let methods = this.#byTenant.get(tenant);
     if (methods === undefined) {
       methods = this.#load(tenant);
       this.#byTenant.set(tenant, methods);
     }
-    return methods.get(fullName);
+    return methods;
   }
 
   #checkFresh(): void {
@@ -56,8 +71,9 @@ export class MethodCatalog {
   }
 
   /**
-   * Newest deployment first: when two latest descriptors of a tenant define the same method, the
-   * one deployed last wins (documented in docs/grpc.md).
+   * Newest deployment first, then services by full name (parseDescriptorSet sorts them), then
+   * methods as declared: when two latest descriptors of a tenant define the same method, the one
+   * deployed last wins (documented in docs/grpc.md).
    */
   #load(tenant: string): Map<string, ResolvedMethod> {
     const out = new Map<string, ResolvedMethod>();
@@ -87,4 +103,9 @@ export class MethodCatalog {
     this.#parsed.set(d.hash, parsed);
     return parsed;
   }
+}
+
+/** A name as `namedLike` compares it: lowercase, without `-` and `_`. */
+function comparable(name: string): string {
+  return name.toLowerCase().replace(/[-_]/g, '');
 }

@@ -17,11 +17,12 @@ import { MethodCatalog, type DescriptorSource, type ResolvedMethod } from './met
 import { outputMismatch } from './output-shape.js';
 import { toServiceError } from './status-map.js';
 
-/** A deployed flow with `inbound: grpc`; `method` is its front-matter `grpc_method` (`pkg.Service/Method`). */
+/** A deployed flow with `inbound: grpc`. */
 export interface GrpcRoute {
   readonly tenant: string;
   readonly flow: string;
-  readonly method: string;
+  /** Its front-matter `grpc_method` (`pkg.Service/Method`); undefined: the method named like the flow (MethodCatalog.namedLike). */
+  readonly method: string | undefined;
 }
 
 export interface GrpcInvokeMeta {
@@ -37,7 +38,7 @@ export interface GrpcInvokeResult {
   readonly output: unknown;
 }
 
-/** What the door needs from the rest of the service (wired by src/app/service.ts). */
+/** What the door needs from the rest of the service (wired by src/serve/). */
 export interface GrpcDoorDeps {
   /** The deployed `inbound: grpc` flows; re-read whenever the registry changes. */
   routes(): readonly GrpcRoute[];
@@ -146,23 +147,16 @@ class GrpcDoorServer {
     const next = new Map<string, RouteEntry>();
     const sorted = [...deps.routes()].sort((a, b) => a.tenant.localeCompare(b.tenant) || a.flow.localeCompare(b.flow));
     for (const r of sorted) {
-      if (!METHOD_NAME.test(r.method)) {
-        this.#warnOnce(`gRPC flow ${r.tenant}/${r.flow}: grpc_method "${r.method}" is not of the form pkg.Service/Method`);
-        continue;
-      }
-      const m = this.#catalog.resolve(r.tenant, r.method);
-      if (m === undefined) {
-        this.#warnOnce(`gRPC flow ${r.tenant}/${r.flow} answers ${r.method}, which no latest descriptor of tenant ${r.tenant} defines; publish one with \`svc proto deploy <set> --tenant ${r.tenant} --name <name> --version <v> --latest\``);
-        continue;
-      }
-      const path = `/${r.method}`;
+      const m = this.#methodOf(r);
+      if (m === undefined) continue;
+      const path = `/${m.fullName}`;
       const taken = next.get(path);
       if (taken !== undefined) {
-        this.#warnOnce(`gRPC method ${r.method} is answered by flow ${taken.tenant}/${taken.flow}; flow ${r.tenant}/${r.flow} also declares it and is not reachable`);
+        this.#warnOnce(`gRPC method ${m.fullName} is answered by flow ${taken.tenant}/${taken.flow}; flow ${r.tenant}/${r.flow} also declares it and is not reachable`);
         continue;
       }
-      if (!m.callable) this.#warnOnce(`gRPC flow ${r.tenant}/${r.flow}: ${r.method} is ${m.kind}; only unary and server-streaming methods can be called`);
-      next.set(path, { tenant: r.tenant, flow: r.flow, method: r.method, kind: KIND_OF[m.kind] });
+      if (!m.callable) this.#warnOnce(`gRPC flow ${r.tenant}/${r.flow}: ${m.fullName} is ${m.kind}; only unary and server-streaming methods can be called`);
+      next.set(path, { tenant: r.tenant, flow: r.flow, method: m.fullName, kind: KIND_OF[m.kind] });
     }
     for (const [path, kind] of this.#registered) {
       if (next.get(path)?.kind !== kind) {
@@ -176,6 +170,23 @@ class GrpcDoorServer {
       this.#register(path, entry.kind);
       this.#registered.set(path, entry.kind);
     }
+  }
+
+  /** The method a route answers (its grpc_method, else the one named like the flow), or undefined with a warning. */
+  #methodOf(r: GrpcRoute): ResolvedMethod | undefined {
+    const publish = `publish one with \`svc proto deploy <set> --tenant ${r.tenant} --name <name> --version <v> --latest\``;
+    if (r.method === undefined) {
+      const m = this.#catalog.namedLike(r.tenant, r.flow);
+      if (m === undefined) this.#warnOnce(`gRPC flow ${r.tenant}/${r.flow} has no grpc_method, and no latest descriptor of tenant ${r.tenant} defines a method named like the flow; set grpc_method: pkg.Service/Method or ${publish}`);
+      return m;
+    }
+    if (!METHOD_NAME.test(r.method)) {
+      this.#warnOnce(`gRPC flow ${r.tenant}/${r.flow}: grpc_method "${r.method}" is not of the form pkg.Service/Method`);
+      return undefined;
+    }
+    const m = this.#catalog.resolve(r.tenant, r.method);
+    if (m === undefined) this.#warnOnce(`gRPC flow ${r.tenant}/${r.flow} answers ${r.method}, which no latest descriptor of tenant ${r.tenant} defines; ${publish}`);
+    return m;
   }
 
   #changeToken(): string {

@@ -1,7 +1,7 @@
 import { Metadata, status } from '@grpc/grpc-js';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { SvcError } from '../../common/errors.js';
+import { IntegrityError, SvcError } from '../../common/errors.js';
 import { grpcCodeFor, toServiceError } from './status-map.js';
 
 describe('gRPC status table', () => {
@@ -37,6 +37,12 @@ describe('gRPC status table', () => {
 
   it('an error without a status is INTERNAL and does not leak its text', () => {
     const err = toServiceError(new Error('SQLITE_CORRUPT at /secret/path'));
+    assert.equal(err.code, status.INTERNAL);
+    assert.equal(err.details, 'internal error');
+  });
+
+  it('an integrity failure is INTERNAL `internal error`, as on HTTP: the artifact and hash stay in the operator log', () => {
+    const err = toServiceError(new IntegrityError('artifact 3f2a... does not match its hash'));
     assert.equal(err.code, status.INTERNAL);
     assert.equal(err.details, 'internal error');
   });

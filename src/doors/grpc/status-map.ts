@@ -1,5 +1,6 @@
 /** The one table from the service's HTTP-style statuses to gRPC status codes (docs/grpc.md repeats it). */
 import { Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
+import { INTERNAL_MESSAGE, publicMessage, SvcError } from '../../common/errors.js';
 
 /**
  * | HTTP status       | gRPC code            |
@@ -57,14 +58,16 @@ export function hasStatus(err: unknown): err is StatusLike {
 }
 
 /**
- * Turns any failure into a gRPC error: the code from the table, the error message as details,
- * and the error's response headers (e.g. `retry-after` on 429) as trailing metadata. An error
- * without a status is INTERNAL with a generic message (its text may hold internals; it is logged instead).
+ * Turns any failure into a gRPC error: the code from the table, the public message as details
+ * (`publicMessage`, as HTTP and SOAP show it), and the error's response headers (e.g. `retry-after`
+ * on 429) as trailing metadata. An error without a status is INTERNAL `internal error` (its text
+ * may hold internals; it is logged instead).
  */
 export function toServiceError(err: unknown): Partial<ServiceError> & { code: GrpcStatus; details: string } {
   const metadata = new Metadata();
-  if (!hasStatus(err)) return { code: GrpcStatus.INTERNAL, details: 'internal error', metadata };
+  if (!hasStatus(err)) return { code: GrpcStatus.INTERNAL, details: INTERNAL_MESSAGE, metadata };
   for (const [k, v] of Object.entries(err.headers ?? {})) metadata.set(k.toLowerCase(), v);
-  return { code: grpcCodeFor(err.status), details: err.message, metadata };
+  // A flow's non-2xx answer (FlowStatusError) is not an SvcError: its text is the flow's own output.
+  return { code: grpcCodeFor(err.status), details: err instanceof SvcError ? publicMessage(err) : err.message, metadata };
 }
 

@@ -1,7 +1,7 @@
 /**
  * POST /flows/{tenant}/{name}/enqueue after the gate, in the spec's order: size ceiling, signature,
- * parse, correlation id, append + fdatasync, 202. Framework-free, so the same code serves the
- * node:http fast path and the Fastify route. Never refused for execution load: no limiter here.
+ * parse, correlation id, append + fdatasync, 202. Framework-free (the node:http fast path writes
+ * the answer). Never refused for execution load: no limiter here.
  */
 import { SvcError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
@@ -9,7 +9,7 @@ import { xmlToJson } from '../../common/xml.js';
 import type { QueueWorkers } from '../../app/queue-workers.js';
 import { errorAnswer } from './answer.js';
 import { readBody } from './body.js';
-import type { FlowRouteHandler } from './flow-route.js';
+import type { FlowRouteHandler } from './fast-path.js';
 import { checkSignature, correlationIdOf, mediaType, parseJsonBody } from './inbound.js';
 
 export interface EnqueueHandlerDeps {

@@ -1,24 +1,29 @@
 /**
- * The hot routes on plain node:http, ahead of Fastify's router, hooks and reply machinery
- * (measured: Fastify's per-request work was the largest cost of /run after the socket write).
- * POST .../run and POST .../enqueue do exactly what their Fastify routes do (name rule, gate, the
- * shared framework-free handler); every other request goes on to Fastify.
+ * POST .../run and POST .../enqueue on plain node:http, ahead of Fastify's router, hooks and reply
+ * machinery (measured: Fastify's per-request work was the largest cost of /run after the socket
+ * write). These two routes are served only here: the name rule, the gate before any body byte is
+ * read, then the route's framework-free handler. Every other request goes on to Fastify.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { invalidFlowIdentifier, shuttingDown } from '../../common/errors.js';
 import type { Gate, GateRoute } from '../../gate/gate.js';
-import { errorAnswer, writeAnswer, writeAnswerAtTurnEnd } from './answer.js';
-import type { FlowRouteHandler } from './flow-route.js';
-import { invalidFlowIdentifier } from '../../common/errors.js';
+import { errorAnswer, writeAnswer, writeAnswerAtTurnEnd, type HttpAnswer } from './answer.js';
 import { admit } from './inbound.js';
 
 const HOT_PATH = /^\/flows\/([^/?#]+)\/([^/?#]+)\/(run|enqueue)(?:\?.*)?$/;
+
+/**
+ * A flow route's work after admission: reads the body itself and answers as plain data. The gate
+ * enforces the flow's `required_scope` on /enqueue as on /run (403 before the queue write).
+ */
+export type FlowRouteHandler = (raw: IncomingMessage, tenant: string, name: string) => Promise<HttpAnswer>;
 
 export interface FastPathDeps {
   gate: Gate | undefined;
   run: FlowRouteHandler;
   /** Absent when the server has no queue door. */
   enqueue: FlowRouteHandler | undefined;
-  /** True once the server is closing: new requests get 503, as Fastify's own routes do. */
+  /** True once the server is closing: new requests get the one shutdown answer (`closingAnswer`). */
   closing(): boolean;
 }
 
@@ -32,7 +37,7 @@ export function createFastPath(deps: FastPathDeps): (req: IncomingMessage, res: 
     const handler = route === 'run' ? deps.run : deps.enqueue;
     if (handler === undefined) return false;
     if (deps.closing()) {
-      writeAnswer(res, { status: 503, headers: { 'content-type': 'application/json', connection: 'close' }, body: '{"ok":false,"error":"server is shutting down"}' });
+      writeAnswer(res, closingAnswer());
       return true;
     }
     let tenant: string;
@@ -55,4 +60,10 @@ export function createFastPath(deps: FastPathDeps): (req: IncomingMessage, res: 
     );
     return true;
   };
+}
+
+/** The answer to a request that arrives while the server closes, on every route: 503, and the connection is not kept. */
+export function closingAnswer(): HttpAnswer {
+  const answer = errorAnswer(shuttingDown());
+  return { ...answer, headers: { ...answer.headers, connection: 'close' } };
 }

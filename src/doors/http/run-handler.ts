@@ -1,22 +1,22 @@
 /**
  * POST /flows/{tenant}/{name}/run after the gate: resolve, read under the ceiling, signature,
- * parse (JSON, XML, SOAP 1.1/1.2), run, and the answer as plain data. Framework-free, so the same
- * code serves the node:http fast path and the Fastify route.
+ * parse (JSON, XML, SOAP 1.1/1.2), run through the executor, and the answer as plain data
+ * (framework-free: the node:http fast path writes it).
  */
-import { FlowError, SvcError } from '../../common/errors.js';
+import { FlowError, publicMessage, SvcError } from '../../common/errors.js';
 import { parseXmlValue } from '../../common/xml.js';
-import type { FlowRunner } from '../../app/flow-runner.js';
+import type { FlowExecutor } from '../../app/flow-executor.js';
 import { buildHeaders, encodeOutput, flowReadsHeaders, type FlowResult } from '../../engine/index.js';
 import { readSoapRequest, type SoapRequest } from '../soap/request.js';
 import { buildSoapAnswer, faultFromContext, type SoapAnswer } from '../soap/response.js';
 import { errorAnswer, type HttpAnswer } from './answer.js';
 import { readBody } from './body.js';
-import type { FlowRouteHandler } from './flow-route.js';
+import type { FlowRouteHandler } from './fast-path.js';
 import { checkSignature, correlationIdOf, mediaType, parseJsonBody } from './inbound.js';
 
 export interface RunHandlerDeps {
   secret: string | undefined;
-  runner: FlowRunner;
+  executor: FlowExecutor;
 }
 
 const SOAP_MEDIA = /text\/xml|application\/soap\+xml/i;
@@ -28,8 +28,8 @@ export function createRunHandler(deps: RunHandlerDeps): FlowRouteHandler {
     let started = false;
     const correlationId = correlationIdOf(raw);
     try {
-      const flow = deps.runner.resolve(tenant, name);
-      const body = await readBody(raw, deps.runner.ceiling(flow));
+      const flow = deps.executor.resolve(tenant, name);
+      const body = await readBody(raw, deps.executor.ceiling(flow));
       checkSignature(deps.secret, body, raw);
       const contentType = raw.headers['content-type'] ?? '';
       let input: unknown;
@@ -42,8 +42,9 @@ export function createRunHandler(deps: RunHandlerDeps): FlowRouteHandler {
       } else {
         input = parseJsonBody(body);
       }
-      started = true; // from here the runner records the delivery itself
-      const result = await deps.runner.run(flow, input, {
+      started = true; // from here the executor records the delivery itself
+      const result = await deps.executor.run(flow, input, {
+        door: soap === undefined ? 'http' : 'soap',
         correlationId,
         // Built only for a flow that can read them (most never do).
         headers: flowReadsHeaders(flow.ir) ? buildHeaders(raw.rawHeaders) : NO_HEADERS,
@@ -51,7 +52,7 @@ export function createRunHandler(deps: RunHandlerDeps): FlowRouteHandler {
       });
       return soap === undefined ? resultAnswer(result) : soapResultAnswer(soap, result);
     } catch (err) {
-      if (!started) deps.runner.recordRejected(tenant, name, correlationId, err);
+      if (!started) deps.executor.recordRejected(tenant, name, correlationId, err);
       const malformedSoap = err instanceof SvcError && err.code === 'SVC_ERR_SOAP_MALFORMED';
       return soap === undefined && !malformedSoap ? errorAnswer(err) : soapErrorAnswer(soap, err);
     }
@@ -91,8 +92,4 @@ function soapErrorAnswer(soap: SoapRequest | undefined, err: unknown): HttpAnswe
   });
   // The service's own headers (Retry-After on 503) still apply; the flow's never do.
   return soapAnswer(fault.status, fault, err.headers ?? {});
-}
-
-function publicMessage(err: SvcError): string {
-  return err.status === 500 && err.code === 'SVC_ERR_INTEGRITY' ? 'internal error' : err.message;
 }

@@ -1,17 +1,18 @@
-/** Builds the Fastify app (not yet listening). Each route area is an encapsulated plugin. */
+/** Builds the HTTP door (not yet listening): the node:http fast path for /run and /enqueue, Fastify for the rest. */
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { FlowRunner } from '../../app/flow-runner.js';
+import type { FlowExecutor } from '../../app/flow-executor.js';
+import type { Logger } from '../../common/logger.js';
 import type { Gate } from '../../gate/gate.js';
 import type { EventEmitter } from '../../store/event-sink.js';
 import { SvcError } from '../../common/errors.js';
+import { sendAnswer } from './answer.js';
 import { awaitingContinue } from './body.js';
 import { connectorRoutes } from './connector-route.js';
+import { closingAnswer, createFastPath, type FlowRouteHandler } from './fast-path.js';
 import { healthRoutes } from './health.js';
 import { metadataRoutes } from './metadata-route.js';
 import { sendError } from './reply-error.js';
-import { createFastPath } from './fast-path.js';
-import { flowRoute, type FlowRouteHandler } from './flow-route.js';
 import { createRunHandler } from './run-handler.js';
 import { wsdlRoutes, type WsdlRouteDeps } from './wsdl-route.js';
 
@@ -20,22 +21,24 @@ export interface HttpDeps {
   readonly gate: Gate | undefined;
   /** `--secret`: X-Svc-Signature required on /run and /enqueue. */
   readonly secret: string | undefined;
-  readonly runner: FlowRunner;
+  readonly executor: FlowExecutor;
   readonly events: EventEmitter;
   readonly wsdl: WsdlRouteDeps;
   /** The queue door's /enqueue handler (enqueue-handler.ts); absent: no /enqueue route. */
   readonly enqueue?: FlowRouteHandler;
+  /** The operational log: failures the caller sees only as `internal error` are written here. */
+  readonly log: Logger;
 }
 
 export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
-  // maxParamLength: Fastify's default (100) would answer 414 to valid names of 101-128 bytes; the
-  // name rule (400 invalid flow identifier) decides instead. Node caps the request line anyway.
-  const handler = createRunHandler({ secret: deps.secret, runner: deps.runner });
   let closing = false;
-  const fastPath = createFastPath({ gate: deps.gate, run: handler, enqueue: deps.enqueue, closing: () => closing });
+  const fastPath = createFastPath({ gate: deps.gate, run: createRunHandler({ secret: deps.secret, executor: deps.executor }), enqueue: deps.enqueue, closing: () => closing });
   const app = Fastify({
     logger: false,
-    return503OnClosing: true,
+    // The shutdown answer is the service's own (closingAnswer), the same on every route.
+    return503OnClosing: false,
+    // maxParamLength: Fastify's default (100) would answer 414 to valid names of 101-128 bytes; the
+    // name rule (400 invalid flow identifier) decides instead. Node caps the request line anyway.
     routerOptions: { maxParamLength: 65_536 },
     // POST .../run and .../enqueue are answered by the node:http fast path; the rest goes to Fastify.
     serverFactory: (fastify) => createServer((req, res) => fastPath(req, res) || fastify(req, res)),
@@ -43,13 +46,19 @@ export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
   app.addHook('preClose', async () => {
     closing = true;
   });
+  app.addHook('onRequest', async (_req, reply) => {
+    if (closing) await sendAnswer(reply, closingAnswer());
+  });
   // Bodies are read by the routes themselves, after the gate and under a per-request ceiling:
   // no parser may read a byte first.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, _payload, done) => done(null));
   // Unknown routes and Fastify's own errors answer in the service's body shape, not Fastify's.
   app.setNotFoundHandler((req, reply) => sendError(reply, new SvcError('SVC_ERR_NOT_FOUND', `no route for ${req.method} ${req.url.split('?', 1)[0]}`)));
-  app.setErrorHandler((err, _req, reply) => sendError(reply, err));
+  app.setErrorHandler((err, req, reply) => {
+    if (!(err instanceof SvcError) && !isClientError(err)) deps.log.error({ err, method: req.method, url: req.url.split('?', 1)[0] }, 'HTTP request failed');
+    return sendError(reply, err);
+  });
   // `Expect: 100-continue`: Node would answer 100 at once, inviting the body before the gate and the
   // size check ran. Hold it back; readBody sends it when a route actually reads the body.
   app.server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
@@ -57,10 +66,14 @@ export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
     app.server.emit('request', req, res);
   });
   await app.register(healthRoutes);
-  await app.register(flowRoute('run', { gate: deps.gate, handler }));
-  await app.register(metadataRoutes({ gate: deps.gate, runner: deps.runner }));
+  await app.register(metadataRoutes({ gate: deps.gate, executor: deps.executor }));
   await app.register(connectorRoutes({ gate: deps.gate, events: deps.events }));
-  await app.register(wsdlRoutes(deps.wsdl));
-  if (deps.enqueue !== undefined) await app.register(flowRoute('enqueue', { gate: deps.gate, handler: deps.enqueue }));
+  await app.register(wsdlRoutes(deps.wsdl, deps.log));
   return app;
+}
+
+/** Fastify's own client errors (bad URL, bad header) carry a 4xx statusCode: the caller's doing, not worth a log line. */
+function isClientError(err: unknown): boolean {
+  const code = (err as { statusCode?: unknown } | null)?.statusCode;
+  return typeof code === 'number' && code >= 400 && code < 500;
 }

@@ -24,10 +24,11 @@ const deps: WsdlRouteDeps = {
   loadSoapConfig: (t, n) => SOAP_FLOWS[`${t}/${n}`],
 };
 
+const logged: unknown[][] = [];
 let app: FastifyInstance;
 before(async () => {
   app = Fastify();
-  await app.register(wsdlRoutes(deps));
+  await app.register(wsdlRoutes(deps, { error: (...args: unknown[]) => logged.push(args) }));
   await app.ready();
 });
 after(() => app.close());
@@ -72,12 +73,15 @@ test('an unknown or disabled tenant, a missing flow and a flow without SOAP keys
   }
 });
 
-test('a storage failure gets 500', async () => {
+test('a storage failure gets 500 internal error, and the operator log gets the cause', async () => {
   storageDown = true;
+  logged.length = 0;
   try {
     const res = await app.inject({ method: 'GET', url: '/flows/acme/pricing/wsdl' });
     assert.equal(res.statusCode, 500);
     assert.deepEqual(res.json(), { ok: false, error: 'internal error' });
+    assert.equal(logged.length, 1);
+    assert.match(String((logged[0]![0] as { err: Error }).err.message), /registry unreadable/);
   } finally {
     storageDown = false;
   }

@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Command } from 'commander';
 import { ExitError } from '../common/errors.js';
-import { configCheck, registerConfigCheck } from '../cli/config-check.js';
-import { checkFlowConfig, configRefusalMessage, configVariable, startupConfigRefusals } from './config-check.js';
+import { configCheck, registerConfigCheck } from './config-check.js';
+import { checkFlowConfig, configRefusalMessage, configVariable, startupConfigRefusals } from '../app/config-check.js';
 
 const flows = [
   { tenant: 'acme', flow: 'orders', config: ['partner_url', 'region', 'api-host'] },

@@ -1,0 +1,162 @@
+/**
+ * The one executor through which every door runs a flow (/run, SOAP, gRPC, cron and queue
+ * deliveries): the flow-state guard (deduplication, correlation), the concurrency bound, the
+ * boundary log rows, the flow's mask, the payload tracing flag and the time limit. A feature added
+ * here reaches every door at once.
+ */
+import { FlowError, flowNotFound, StorageUnavailableError, SvcError } from '../common/errors.js';
+import type { MaskSet } from '../common/mask.js';
+import type { SettingName } from '../common/settings.js';
+import { BUSY_RETRY_AFTER_SECS, prepareFlow, runFlow, type ExecutionLimiter, type FlowResult, type LoadedFlow, type RunDeps } from '../engine/index.js';
+import type { FlowIR } from '../ir/types.js';
+import type { EventEmitter } from '../store/event-sink.js';
+import type { RunGuard } from './dedup-guard.js';
+import type { RunMeta } from './run-meta.js';
+
+export interface FlowExecutorDeps {
+  /** Resolves `latest` (cached by hash, verified); throws IntegrityError or StorageUnavailableError. */
+  loadFlow(tenant: string, name: string): LoadedFlow | undefined;
+  /** A platform setting, read when the spec says (the size ceiling: per request). */
+  setting(name: SettingName): number;
+  /** `max_concurrent_flow_executions`: bounds the synchronous doors (a queue's worker bounds itself). */
+  readonly limiter: ExecutionLimiter;
+  readonly events: EventEmitter;
+  /** Payload tracing flag per (tenant, flow); asked once per execution. */
+  traceEnabled(tenant: string, flow: string): boolean;
+  /** `flow_max_duration_secs`, read at startup. */
+  readonly maxDurationSecs: number;
+  /** Effects, the flow loader for composition, the event sink: shared by every execution. */
+  readonly engine: RunDeps;
+  /** Deduplication and correlation (dedup-guard.ts); consulted only for flows declaring those keys. */
+  readonly guard?: RunGuard | undefined;
+}
+
+export class FlowExecutor {
+  readonly #deps: FlowExecutorDeps;
+
+  constructor(deps: FlowExecutorDeps) {
+    this.#deps = deps;
+  }
+
+  /** The latest artifact of (tenant, name), or a 404 error naming it. */
+  resolve(tenant: string, name: string): LoadedFlow {
+    const flow = this.#deps.loadFlow(tenant, name);
+    if (flow === undefined) throw flowNotFound(tenant, name);
+    return flow;
+  }
+
+  /** Message ceiling for this access point: the flow's `max_message_bytes`, else the platform setting. */
+  ceiling(flow: LoadedFlow | undefined): number {
+    return flow?.ir.maxMessageBytes ?? this.#deps.setting('max_message_bytes');
+  }
+
+  /**
+   * A synchronous delivery that passed the gate but failed before its flow started (no flow, body
+   * too large, bad signature, unparseable body): it still gets its `received` and `completed` rows.
+   */
+  recordRejected(tenant: string, name: string, correlationId: string, err: unknown): void {
+    const base = { correlation_id: correlationId, tenant, flow: name };
+    this.#deps.events.emit({ ...base, event: 'received' });
+    this.#deps.events.emit({ ...base, event: 'completed', http_status: statusOf(err), reason: detailOf(err) });
+  }
+
+  /**
+   * Runs the flow for a door. Synchronous doors get 503 `server busy` before it starts when too
+   * many executions are in flight. Failures are thrown (SvcError subclasses); a queue delivery's
+   * caller decides retry or dead letter by their class.
+   */
+  run(flow: LoadedFlow, input: unknown, meta: RunMeta): Promise<FlowResult> {
+    const { ir } = flow;
+    const guard = this.#deps.guard;
+    if (guard !== undefined && (ir.dedup !== undefined || ir.correlation !== undefined)) {
+      return guard.around(flow, input, meta, () => this.#execute(flow, input, meta));
+    }
+    return this.#execute(flow, input, meta);
+  }
+
+  #execute(flow: LoadedFlow, input: unknown, meta: RunMeta): Promise<FlowResult> {
+    return meta.door === 'queue' ? this.#deliver(flow, input, meta) : this.#answer(flow, input, meta);
+  }
+
+  /** A synchronous door: bounded, with `received` and `completed` rows. */
+  async #answer(flow: LoadedFlow, input: unknown, meta: RunMeta): Promise<FlowResult> {
+    if (!this.#deps.limiter.tryAcquire()) {
+      throw new SvcError('SVC_ERR_BUSY', 'server busy: too many flow executions in flight', {
+        headers: { 'retry-after': String(BUSY_RETRY_AFTER_SECS) },
+      });
+    }
+    const { ir } = flow;
+    const events = this.#deps.events;
+    const mask = maskOf(ir);
+    // Plain literals of one shape, not spreads of a shared base: on the /run path the spreads cost
+    // more than the rest of the event bookkeeping together.
+    events.emit({ event: 'received', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, payload: input });
+    try {
+      const result = await runFlow(
+        ir,
+        input,
+        {
+          correlationId: meta.correlationId,
+          headers: meta.headers,
+          soap: meta.soap,
+          maxDurationSecs: this.#deps.maxDurationSecs,
+          trace: this.#traced(flow),
+          entryLabel: 'received',
+          delivery: 'run',
+        },
+        this.#deps.engine,
+      );
+      events.emit({ event: 'completed', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, payload: result.output, http_status: result.status });
+      return result;
+    } catch (err) {
+      // The operator-facing detail (which step, which variable), never the wire message alone.
+      events.emit({ event: 'completed', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, http_status: statusOf(err), reason: detailOf(err) });
+      throw err;
+    } finally {
+      this.#deps.limiter.release();
+    }
+  }
+
+  /** A queue delivery: `queue_processed` or `queue_filtered` once it is done (a failure is the worker's `queue_failed`). */
+  async #deliver(flow: LoadedFlow, input: unknown, meta: RunMeta): Promise<FlowResult> {
+    const { ir } = flow;
+    const trace = this.#traced(flow);
+    const opts = { correlationId: meta.correlationId, headers: meta.headers, maxDurationSecs: this.#deps.maxDurationSecs, trace, entryLabel: 'dequeued', delivery: 'queue' } as const;
+    const result = await runFlow(ir, input, opts, this.#deps.engine);
+    const mask = maskOf(ir);
+    if (result.filtered) {
+      this.#deps.events.emit({ event: 'queue_filtered', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, outcome: 'filtered' });
+    } else {
+      const outcome = result.faultHandled ? 'fault_handled' : 'succeeded';
+      this.#deps.events.emit({ event: 'queue_processed', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, outcome, payload: result.output, http_status: result.status });
+    }
+    return result;
+  }
+
+  /** The tracing flag; a registry that cannot be read is storage unavailable (503; a queue delivery waits 1 s). */
+  #traced(flow: LoadedFlow): boolean {
+    try {
+      return this.#deps.traceEnabled(flow.ir.tenant, flow.ir.flow);
+    } catch (err) {
+      throw new StorageUnavailableError(`registry unreadable: ${err instanceof Error ? err.message : String(err)}`, err);
+    }
+  }
+}
+
+/** The flow's log mask (global list plus its `log_extra_mask_fields`); undefined: the global list. */
+function maskOf(ir: FlowIR): MaskSet | undefined {
+  try {
+    return prepareFlow(ir).mask;
+  } catch {
+    return undefined; // a flow that does not compile fails in runFlow with its own error
+  }
+}
+
+function statusOf(err: unknown): number {
+  return err instanceof SvcError ? err.status : 500;
+}
+
+/** What the operator log says of a failure: a flow error's detail (which step, why), else the message. */
+function detailOf(err: unknown): string {
+  return err instanceof FlowError ? err.detail : err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,39 @@
+/** The flow-state purge: dedup rows past their own window, finished correlations past retention. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Correlations } from '../app/correlation.js';
+import { Dedup } from '../app/dedup.js';
+import type { RunMeta } from '../app/run-meta.js';
+import type { FlowResult } from '../engine/index.js';
+import type { FlowIR } from '../ir/types.js';
+import { openDb } from '../store/db.js';
+import { FlowStateRepo } from '../store/flow-state-repo.js';
+import { registryMigrations } from '../store/migrations/registry.js';
+import { runFlowStatePurge } from './flow-state-purge.js';
+
+const HOUR = 3_600_000;
+const ir = { tenant: 't', flow: 'f', steps: [{ name: 's' }] } as unknown as FlowIR;
+const meta: RunMeta = { door: 'http', correlationId: 'c1', headers: {} };
+const ok = (): Promise<FlowResult> => Promise.resolve({ status: 200, headers: {}, output: { n: 1 }, filtered: false, faultHandled: false });
+
+function setup(now: { t: number }) {
+  const repo = new FlowStateRepo(openDb(':memory:', registryMigrations));
+  const dedup = new Dedup(repo, { defaultWindowHours: 1, leaseMs: 60_000, stateKey: undefined, now: () => now.t });
+  return { repo, dedup };
+}
+
+test('the purge deletes dedup rows past their own expires_at and finished correlations past retention', async () => {
+  const now = { t: Date.now() };
+  const { repo, dedup } = setup(now);
+  await dedup.around(ir, { key: 'ctx.input.id', windowHours: 0.5, memoizeResponse: false, onFailure: 'rerun' }, { id: 'a' }, meta, ok);
+  await dedup.around(ir, { key: 'ctx.input.id', memoizeResponse: false, onFailure: 'rerun' }, { id: 'b' }, meta, ok);
+  let clock = now.t - 10 * HOUR;
+  const c = new Correlations(repo, { stateKey: undefined, now: () => clock });
+  await c.around(ir, { open: { key: 'ctx.input.id', deadline_secs: 1 } }, { id: 'old' }, meta, ok);
+  clock = now.t;
+  await c.reconcile(undefined, () => undefined);
+  assert.equal(repo.listCorrelations({ statuses: ['timed_out'] }).length, 1);
+  const r = runFlowStatePurge(repo, 4, now.t + 0.75 * HOUR);
+  assert.deepEqual(r, { inboxDeleted: 1, correlationsDeleted: 1 });
+  assert.equal(runFlowStatePurge(repo, 96, now.t).correlationsDeleted, 0);
+});

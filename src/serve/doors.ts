@@ -1,0 +1,79 @@
+/** The doors of `svc serve`: HTTP (with the queue's /enqueue) and, when asked, gRPC. */
+import type { FlowExecutor } from '../app/flow-executor.js';
+import type { DeployedFlows } from '../app/deployed-flows.js';
+import { scanDeployedFlows } from '../app/deployed-flows.js';
+import type { QueueWorkers } from '../app/queue-workers.js';
+import type { Logger } from '../common/logger.js';
+import { warnInboundWithoutDoor } from '../doors/grpc/inbound-warnings.js';
+import { startGrpcDoor, type GrpcDoor } from '../doors/grpc/server.js';
+import { createEnqueueHandler } from '../doors/http/enqueue-handler.js';
+import { buildServer } from '../doors/http/server.js';
+import type { Gate } from '../gate/gate.js';
+import { DescriptorsRepo } from '../store/descriptors-repo.js';
+import type { Closers } from './closers.js';
+import type { ServeStores } from './stores.js';
+
+export interface DoorOptions {
+  readonly host: string;
+  readonly port: number;
+  /** Absent: no gRPC door (flows declaring `inbound:` are warned about). */
+  readonly grpcPort?: number | undefined;
+  readonly secret?: string | undefined;
+}
+
+interface DoorParts {
+  readonly stores: ServeStores;
+  readonly gate: Gate | undefined;
+  readonly executor: FlowExecutor;
+  readonly queues: QueueWorkers;
+  readonly log: Logger;
+}
+
+/** Builds the HTTP door and listens; resolves to the address it listens on. */
+export async function startHttpDoor(opts: DoorOptions, parts: DoorParts, closers: Closers): Promise<string> {
+  const { stores, gate, executor, log } = parts;
+  const app = await buildServer({
+    gate,
+    secret: opts.secret,
+    executor,
+    events: stores.events,
+    wsdl: {
+      tenantActive: (t) => stores.cache.tenant(t)?.status === 'active',
+      loadSoapConfig: (t, n) => stores.flows.latest(t, n)?.ir.soap,
+    },
+    enqueue: createEnqueueHandler({ secret: opts.secret, queues: parts.queues, log }),
+    log,
+  });
+  closers.add(() => app.close());
+  return app.listen({ host: opts.host, port: opts.port });
+}
+
+/** Opens the gRPC door when `--grpc-port` was given; otherwise warns about each flow that declares `inbound:`. */
+export async function startGrpcDoorIfAsked(opts: DoorOptions, parts: DoorParts, deployed: DeployedFlows, closers: Closers): Promise<GrpcDoor | undefined> {
+  const { stores, gate, executor, log } = parts;
+  if (opts.grpcPort === undefined) {
+    warnInboundWithoutDoor(deployed.flows, log);
+    return undefined;
+  }
+  const descriptors = new DescriptorsRepo(stores.registry);
+  closers.add(() => descriptors.close());
+  const grpc = await startGrpcDoor({
+    host: opts.host,
+    port: opts.grpcPort,
+    log,
+    deps: {
+      descriptors,
+      routes: () =>
+        scanDeployedFlows(stores.flows)
+          .flows.filter((f) => f.inbound === 'grpc')
+          .map((f) => ({ tenant: f.tenant, flow: f.flow, method: f.grpcMethod })),
+      gate,
+      invoke: async (tenant, flow, input, meta) => {
+        const result = await executor.run(executor.resolve(tenant, flow), input, { door: 'grpc', ...meta });
+        return { status: result.status, output: result.output };
+      },
+    },
+  });
+  closers.add(() => grpc.close());
+  return grpc;
+}

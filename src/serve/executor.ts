@@ -1,0 +1,48 @@
+/** The one executor every door runs flows through, with its effects and the flow-state guard. */
+import { Correlations } from '../app/correlation.js';
+import { stateKeyFromEnv } from '../app/dedup-fingerprint.js';
+import { FlowStateGuard } from '../app/dedup-guard.js';
+import { Dedup } from '../app/dedup.js';
+import { httpEgressEffect } from '../app/effects.js';
+import { FlowExecutor } from '../app/flow-executor.js';
+import { ExecutionLimiter, type EffectHandler, type RunDeps } from '../engine/index.js';
+import type { Closers } from './closers.js';
+import type { ServeStores } from './stores.js';
+
+export interface ServeExecutor {
+  readonly executor: FlowExecutor;
+  /** The correlations the reconcile timer times out. */
+  readonly correlations: Correlations;
+  /** Adds the `queue_publish` effect once the queue workers it submits through exist. */
+  setQueuePublish(handler: EffectHandler): void;
+}
+
+export function buildExecutor(stores: ServeStores, closers: Closers): ServeExecutor {
+  const { setting, flows, events } = stores;
+  const egress = httpEgressEffect(setting);
+  closers.add(() => egress.close());
+  const engine: RunDeps = { effects: { http_egress: egress.handler }, loadFlow: (tenant, name) => flows.latest(tenant, name), events };
+  // Flow state (docs/flow-state.md): dedup and correlation rows in the registry database.
+  const stateKey = stateKeyFromEnv();
+  const correlations = new Correlations(stores.flowState, { stateKey });
+  // An in_flight claim outlives the longest possible run by a minute before another delivery may take it.
+  const dedupLeaseMs = setting('flow_max_duration_secs') * 1000 + 60_000;
+  const dedup = new Dedup(stores.flowState, { defaultWindowHours: setting('dedup_window_hours'), leaseMs: dedupLeaseMs, stateKey });
+  const executor = new FlowExecutor({
+    guard: new FlowStateGuard(dedup, correlations),
+    loadFlow: (tenant, name) => flows.latest(tenant, name),
+    setting,
+    limiter: new ExecutionLimiter(setting('max_concurrent_flow_executions')),
+    events,
+    traceEnabled: (tenant, flow) => stores.cache.traceEnabled(tenant, flow),
+    maxDurationSecs: setting('flow_max_duration_secs'),
+    engine,
+  });
+  return {
+    executor,
+    correlations,
+    setQueuePublish: (handler) => {
+      engine.effects = { ...engine.effects, queue_publish: handler };
+    },
+  };
+}

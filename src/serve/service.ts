@@ -1,0 +1,117 @@
+/**
+ * `svc serve`, the composition root: opens the state directory, builds the executor, the queues,
+ * the gate and the doors, starts the timers, and stops them all once, in reverse order.
+ */
+import { scanDeployedFlows, startupRefusals } from '../app/deployed-flows.js';
+import { ExitError } from '../common/errors.js';
+import { createLogger, type Logger } from '../common/logger.js';
+import { statePaths, type StatePaths } from '../common/paths.js';
+import { Gate } from '../gate/gate.js';
+import { refusalRecords } from '../gate/refusal-records.js';
+import { registryGateLookups } from '../gate/registry-lookups.js';
+import { Closers } from './closers.js';
+import { startGrpcDoorIfAsked, startHttpDoor } from './doors.js';
+import { buildExecutor } from './executor.js';
+import { buildQueues } from './queues.js';
+import { openStores } from './stores.js';
+import { startCompaction, startTimers } from './timers.js';
+
+export interface ServeOptions {
+  host: string;
+  port: number;
+  db: string;
+  grpcPort?: number;
+  secret?: string;
+  noAuth: boolean;
+}
+
+/** Lifecycle: 'starting' -> 'running' -> 'stopping' -> 'stopped'; close() runs once. */
+export type ServiceState = 'starting' | 'running' | 'stopping' | 'stopped';
+
+export interface RunningService {
+  readonly paths: StatePaths;
+  readonly url: string;
+  readonly log: Logger;
+  readonly state: ServiceState;
+  /** Human-readable boot lines for stdout. */
+  readonly bootLines: readonly string[];
+  close(): Promise<void>;
+}
+
+export async function startService(opts: ServeOptions): Promise<RunningService> {
+  const log = createLogger();
+  const paths = statePaths(opts.db);
+  const closers = new Closers();
+  try {
+    return await start(opts, log, paths, closers);
+  } catch (err) {
+    await closers.runAll();
+    throw err;
+  }
+}
+
+async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers: Closers): Promise<RunningService> {
+  const stores = openStores(paths, log, closers);
+
+  // Start-up refusals: a registry that cannot be listed, unset config, bare credential spellings.
+  const deployed = scanDeployedFlows(stores.flows);
+  for (const u of deployed.unreadable) log.error(`unreadable flow artifact (not served until re-deployed): ${u.tenant}/${u.flow} ${u.error}`);
+  const refusals = startupRefusals(deployed.flows);
+  if (refusals.length > 0) throw new ExitError(1, `svc serve refused to start:\n${refusals.map((r) => `  - ${r}`).join('\n')}`);
+
+  const gate = opts.noAuth
+    ? undefined
+    : new Gate(
+        registryGateLookups(stores.cache, (tenant, flow) => stores.flows.latest(tenant, flow)?.ir.requiredScope),
+        refusalRecords(stores.events, stores.audit),
+      );
+  const run = buildExecutor(stores, closers);
+  const queues = buildQueues(paths, stores, run, log, closers);
+  startCompaction({ stores, queueStore: queues.store, log }, closers);
+
+  const parts = { stores, gate, executor: run.executor, queues: queues.workers, log };
+  const address = await startHttpDoor(opts, parts, closers);
+  await startTimers({ paths, stores, executor: run.executor, correlations: run.correlations, queueStore: queues.store, queues: queues.workers, flows: deployed.flows, log }, closers);
+  const grpc = await startGrpcDoorIfAsked(opts, parts, deployed, closers);
+
+  const bootLines = [
+    `svc listening on ${address}`,
+    grpc ? `grpc listening on ${grpc.address}` : '  grpc:       off (--grpc-port not given)',
+    `  registry:   ${paths.registryDb}`,
+    `  audit:      ${paths.auditDb}`,
+    `  log:        ${paths.logDb}`,
+    `  queues:     ${paths.queuesDir}`,
+    `  signature:  ${opts.secret ? 'ENABLED (X-Svc-Signature required on /run and /enqueue)' : 'disabled'}`,
+    `  api keys:   ${opts.noAuth ? 'DISABLED (--no-auth)' : 'required'}`,
+  ];
+  if (opts.noAuth) log.warn('API key authentication is DISABLED (--no-auth); every route is open');
+  else if (!stores.keys.hasAnyKey()) {
+    // No bootstrap key exists by design: say how to make the first one.
+    const hint = 'no API key exists yet, so every key-protected route answers 401; create one with: svc keys create --tenant <t> --label <l>';
+    bootLines.push(`  WARNING: ${hint}`);
+    log.warn(hint);
+  }
+
+  let state: ServiceState = 'running';
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      state = 'stopping';
+      const errors = await closers.runAll();
+      state = 'stopped';
+      log.flush();
+      if (errors.length > 0) throw new AggregateError(errors, 'service did not stop cleanly');
+    })();
+    return closing;
+  };
+  return {
+    paths,
+    url: address,
+    log,
+    get state() {
+      return state;
+    },
+    bootLines,
+    close,
+  };
+}

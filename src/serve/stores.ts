@@ -1,0 +1,58 @@
+/** The state directory of `svc serve` opened: the registry and its repositories, the event log and the audit writer. */
+import { mkdirSync } from 'node:fs';
+import { FlowLoader } from '../app/flow-loader.js';
+import type { Logger } from '../common/logger.js';
+import type { StatePaths } from '../common/paths.js';
+import type { SettingName } from '../common/settings.js';
+import { ArtifactsRepo } from '../store/artifacts-repo.js';
+import { AuditThreadWriter } from '../store/audit-thread.js';
+import { openDb, type Db } from '../store/db.js';
+import { EventLog } from '../store/event-log.js';
+import { FlowStateRepo } from '../store/flow-state-repo.js';
+import { KeysRepo } from '../store/keys-repo.js';
+import { auditMigrations } from '../store/migrations/audit.js';
+import { registryMigrations } from '../store/migrations/registry.js';
+import { RegistryCache } from '../store/registry-cache.js';
+import { SettingsRepo } from '../store/settings-repo.js';
+import { TenantsRepo } from '../store/tenants-repo.js';
+import { TraceRepo } from '../store/trace-repo.js';
+import type { Closers } from './closers.js';
+
+export interface ServeStores {
+  readonly registry: Db;
+  readonly settings: SettingsRepo;
+  readonly keys: KeysRepo;
+  /** Keys, tenants, `latest`, trace flags and settings, revalidated by the registry file's change counter. */
+  readonly cache: RegistryCache;
+  /** Latest artifacts, verified and parsed once per hash. */
+  readonly flows: FlowLoader;
+  readonly flowState: FlowStateRepo;
+  readonly events: EventLog;
+  readonly audit: AuditThreadWriter;
+  /** A platform setting as the registry holds it now (cached). */
+  setting(name: SettingName): number;
+}
+
+/** Opens (and migrates) every store; each is closed by `closers` in reverse order. */
+export function openStores(paths: StatePaths, log: Logger, closers: Closers): ServeStores {
+  for (const dir of [paths.stateDir, paths.queuesDir, paths.logsDir]) mkdirSync(dir, { recursive: true });
+  const registry = openDb(paths.registryDb, registryMigrations);
+  closers.add(() => registry.close());
+  // Created and migrated here, so a broken audit database stops the start; the writer thread appends.
+  openDb(paths.auditDb, auditMigrations).close();
+
+  const artifacts = new ArtifactsRepo(registry);
+  const settings = new SettingsRepo(registry);
+  const tenants = new TenantsRepo(registry);
+  const keys = new KeysRepo(registry);
+  const cache = new RegistryCache(registry, { keys, tenants, artifacts, traces: new TraceRepo(registry), settings });
+  closers.add(() => cache.close());
+  const setting = (name: SettingName) => cache.setting(name);
+  const flows = new FlowLoader(artifacts, (tenant, name) => cache.resolveLatest(tenant, name));
+
+  const events = EventLog.open(paths, { flushIntervalMs: 100, maxBatchRows: 4096, payloadMaxBytes: () => setting('log_payload_max_bytes'), onError: (err) => log.error({ err }, 'event log write failed') });
+  closers.add(() => events.close());
+  const audit = new AuditThreadWriter(paths.auditDb, { flushIntervalMs: 100, onError: (message) => log.error(message) });
+  closers.add(() => audit.close());
+  return { registry, settings, keys, cache, flows, flowState: new FlowStateRepo(registry), events, audit, setting };
+}
