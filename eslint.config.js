@@ -1,10 +1,13 @@
 // Lint: typescript-eslint's recommended rules plus the layering rules of docs/architecture.md,
 // checked on the import strings themselves (no resolver), so a forbidden import cannot slip through.
+// Cycles are checked separately by `npm run check:cycles` (madge), part of `npm test`.
 import tseslint from 'typescript-eslint';
 
-const FOLDERS = ['common', 'ir', 'expr', 'flow', 'store', 'queue', 'engine', 'gate', 'app', 'doors', 'housekeeping', 'cli'];
-
-/** What each lower layer may import besides itself; everything else in src/ is refused. */
+/**
+ * Every folder of src/ and what it may import besides itself; everything else in src/ is refused.
+ * The direction: common -> ir/expr -> flow; common -> store -> queue -> engine -> gate -> app ->
+ * doors/housekeeping -> serve -> cli -> main.
+ */
 const LAYERS = {
   common: { allowed: [], why: 'common/ is the leaf layer' },
   ir: { allowed: ['common'], why: 'ir/ holds only the IR types' },
@@ -14,7 +17,17 @@ const LAYERS = {
   queue: { allowed: ['common', 'ir', 'store'], why: 'the queue sits below the engine' },
   engine: { allowed: ['common', 'ir', 'expr', 'store', 'queue'], why: 'the engine reads IR, never Markdown or HTTP' },
   gate: { allowed: ['common', 'store'], why: 'the gate knows stores, not doors' },
+  app: { allowed: ['common', 'ir', 'expr', 'flow', 'store', 'queue', 'engine', 'gate'], why: 'app/ holds the use cases every door calls and imports no door' },
+  doors: { allowed: ['common', 'ir', 'expr', 'store', 'queue', 'engine', 'gate', 'app'], why: 'a door calls app/ use cases; it does not compile flows or reach the timers, the composition root or the CLI' },
+  housekeeping: { allowed: ['common', 'ir', 'store', 'queue', 'engine', 'app'], why: 'housekeeping runs app/ and store work on timers; it knows no door' },
+  serve: { allowed: ['common', 'ir', 'expr', 'store', 'queue', 'engine', 'gate', 'app', 'doors', 'housekeeping'], why: 'serve/ is the composition root: it wires everything below it, but not the CLI or the compiler' },
+  cli: { allowed: ['common', 'ir', 'expr', 'flow', 'store', 'queue', 'engine', 'gate', 'app', 'serve'], why: 'the CLI parses flags and calls app/ (and serve/ for `svc serve`), never a door' },
 };
+const FOLDERS = Object.keys(LAYERS);
+
+/** Only these layers speak a wire protocol. */
+const WIRE_LAYERS = new Set(['doors', 'serve']);
+const SQLITE = { name: 'better-sqlite3', message: 'Only store/ talks to SQLite.' };
 
 const layerRules = Object.entries(LAYERS).map(([layer, { allowed, why }]) => ({
   files: [`src/${layer}/**/*.ts`],
@@ -22,13 +35,13 @@ const layerRules = Object.entries(LAYERS).map(([layer, { allowed, why }]) => ({
     'no-restricted-imports': [
       'error',
       {
-        paths: layer === 'store' ? [] : [{ name: 'better-sqlite3', message: 'Only store/ talks to SQLite.' }],
+        paths: layer === 'store' ? [] : [SQLITE],
         patterns: [
           {
             group: FOLDERS.filter((f) => f !== layer && !allowed.includes(f)).map((f) => `**/${f}/**`),
             message: `${why} (docs/architecture.md).`,
           },
-          { group: ['fastify', '@grpc/*'], message: 'Only doors/ (and the service wiring in app/) speak a wire protocol.' },
+          ...(WIRE_LAYERS.has(layer) ? [] : [{ group: ['fastify', '@grpc/*'], message: 'Only doors/ (and the composition root in serve/) speak a wire protocol.' }]),
         ],
       },
     ],
@@ -45,10 +58,13 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/**/*.ts'],
-    ignores: ['src/store/**', ...Object.keys(LAYERS).map((l) => `src/${l}/**`)],
+    // The bin entry: it runs the CLI and nothing else.
+    files: ['src/main.ts'],
     rules: {
-      'no-restricted-imports': ['error', { paths: [{ name: 'better-sqlite3', message: 'Only store/ talks to SQLite.' }] }],
+      'no-restricted-imports': [
+        'error',
+        { paths: [SQLITE], patterns: [{ group: FOLDERS.filter((f) => f !== 'cli' && f !== 'common').map((f) => `**/${f}/**`), message: 'main.ts runs the CLI (docs/architecture.md).' }] },
+      ],
     },
   },
   ...layerRules,
