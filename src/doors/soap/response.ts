@@ -94,6 +94,16 @@ function detailXml(detail: unknown): string {
   return escapeXml(typeof detail === 'string' ? detail : JSON.stringify(detail));
 }
 
+/**
+ * The Fault code when the flow set none: client-side (`soap:Client` on 1.1, `soap:Sender` on 1.2)
+ * for a 4xx error or a malformed envelope, server-side (`soap:Server`, `soap:Receiver`) otherwise.
+ */
+export function defaultFaultCode(version: SoapVersion, errorStatus: number, malformedEnvelope = false): string {
+  const clientSide = malformedEnvelope || (errorStatus >= 400 && errorStatus < 500);
+  if (version === '1.1') return clientSide ? 'soap:Client' : 'soap:Server';
+  return clientSide ? 'soap:Sender' : 'soap:Receiver';
+}
+
 export interface SoapFault extends SoapAnswer {
   readonly status: number;
 }
@@ -107,19 +117,18 @@ export interface SoapFault extends SoapAnswer {
  */
 export function buildSoapFault(version: SoapVersion, input: SoapFaultInput): SoapFault {
   const status = soapFaultStatus(version, input);
-  const clientSide = input.malformedEnvelope === true || (input.errorStatus >= 400 && input.errorStatus < 500);
+  const fallback = defaultFaultCode(version, input.errorStatus, input.malformedEnvelope === true);
   const reason = escapeXml(present(input.faultString) ?? input.message);
   const custom = present(input.faultCode);
   const detail = detailXml(input.detail);
   let fault: string;
   if (version === '1.1') {
-    const code = escapeXml(custom !== undefined ? qualify(version, custom) : clientSide ? 'soap:Client' : 'soap:Server');
+    const code = escapeXml(custom !== undefined ? qualify(version, custom) : fallback);
     fault =
       `<soap:Fault><faultcode>${code}</faultcode><faultstring>${reason}</faultstring>` +
       (detail === '' ? '' : `<detail>${detail}</detail>`) +
       `</soap:Fault>`;
   } else {
-    const fallback = clientSide ? 'soap:Sender' : 'soap:Receiver';
     let code = `<soap:Value>${fallback}</soap:Value>`;
     if (custom !== undefined) {
       code = STANDARD_CODES['1.2'].has(custom)
