@@ -1,6 +1,6 @@
 /** The one place that turns an error into its HTTP wire form. */
 import type { FastifyReply } from 'fastify';
-import { errorBody, SvcError } from '../../common/errors.js';
+import { errorBody, publicMessage, SvcError } from '../../common/errors.js';
 import { PAYLOAD_TOO_LARGE } from './body.js';
 
 export interface WireError {
@@ -16,12 +16,10 @@ export interface WireError {
  */
 export function toWireError(err: unknown): WireError {
   if (!(err instanceof SvcError)) {
-    const status = fastifyStatus(err);
-    if (status !== undefined && status < 500) {
-      const message = err instanceof Error ? err.message : 'bad request';
-      return { status, headers: {}, contentType: 'application/json', body: JSON.stringify({ ok: false, error: message }) };
-    }
-    return { status: 500, headers: {}, contentType: 'application/json', body: '{"ok":false,"error":"internal error"}' };
+    // Fastify's own client errors (bad URL, bad header) say what the caller sent wrong.
+    const status = clientErrorStatus(err);
+    const message = status !== undefined && err instanceof Error ? err.message : publicMessage(err);
+    return { status: status ?? 500, headers: {}, contentType: 'application/json', body: JSON.stringify({ ok: false, error: message }) };
   }
   const headers = { ...(err.headers ?? {}) };
   if (err.status === 413) {
@@ -31,10 +29,11 @@ export function toWireError(err: unknown): WireError {
   return { status: err.status, headers, contentType: 'application/json', body: JSON.stringify(errorBody(err)) };
 }
 
-/** Fastify's own client errors (bad URL, bad header) carry a statusCode. */
-function fastifyStatus(err: unknown): number | undefined {
+/** The 4xx status of one of Fastify's own client errors (bad URL, bad header), else undefined. */
+export function clientErrorStatus(err: unknown): number | undefined {
+  if (err instanceof SvcError) return undefined;
   const code = (err as { statusCode?: unknown } | null)?.statusCode;
-  return typeof code === 'number' && code >= 400 && code < 600 ? code : undefined;
+  return typeof code === 'number' && code >= 400 && code < 500 ? code : undefined;
 }
 
 export function sendError(reply: FastifyReply, err: unknown): FastifyReply {

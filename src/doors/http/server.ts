@@ -12,7 +12,7 @@ import { connectorRoutes } from './connector-route.js';
 import { closingAnswer, createFastPath, type FlowRouteHandler } from './fast-path.js';
 import { healthRoutes } from './health.js';
 import { metadataRoutes } from './metadata-route.js';
-import { sendError } from './reply-error.js';
+import { clientErrorStatus, sendError } from './reply-error.js';
 import { createRunHandler } from './run-handler.js';
 import { wsdlRoutes, type WsdlRouteDeps } from './wsdl-route.js';
 
@@ -56,7 +56,7 @@ export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
   // Unknown routes and Fastify's own errors answer in the service's body shape, not Fastify's.
   app.setNotFoundHandler((req, reply) => sendError(reply, new SvcError('SVC_ERR_NOT_FOUND', `no route for ${req.method} ${req.url.split('?', 1)[0]}`)));
   app.setErrorHandler((err, req, reply) => {
-    if (!(err instanceof SvcError) && !isClientError(err)) deps.log.error({ err, method: req.method, url: req.url.split('?', 1)[0] }, 'HTTP request failed');
+    if (!(err instanceof SvcError) && clientErrorStatus(err) === undefined) deps.log.error({ err, method: req.method, url: req.url.split('?', 1)[0] }, 'HTTP request failed');
     return sendError(reply, err);
   });
   // `Expect: 100-continue`: Node would answer 100 at once, inviting the body before the gate and the
@@ -70,10 +70,4 @@ export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
   await app.register(connectorRoutes({ gate: deps.gate, events: deps.events }));
   await app.register(wsdlRoutes(deps.wsdl, deps.log));
   return app;
-}
-
-/** Fastify's own client errors (bad URL, bad header) carry a 4xx statusCode: the caller's doing, not worth a log line. */
-function isClientError(err: unknown): boolean {
-  const code = (err as { statusCode?: unknown } | null)?.statusCode;
-  return typeof code === 'number' && code >= 400 && code < 500;
 }
