@@ -3,7 +3,7 @@ import { IR_VERSION, type CorrelationIR, type DedupIR, type EffectName, type Flo
 import { hintFor, type Checker } from './checker.js';
 import { EFFECTS } from './compile-step.js';
 import { correlationDeclProblems } from './correlation-decl.js';
-import { FlowErrorCode } from './diagnostics.js';
+import { FlowErrorCode, FlowWarningCode } from './diagnostics.js';
 import type { FlowDoc, KeyEntry } from './parse.js';
 
 export const FRONT_MATTER_KEYS: ReadonlySet<string> = new Set([
@@ -78,11 +78,14 @@ export function compileFrontMatter(doc: FlowDoc, chk: Checker): { fields: FlowHe
     return e ? chk.text(e, FM) : undefined;
   };
 
+  // Spec: "Both or neither. Either alone means no SOAP configuration": published without `soap`, with a warning.
   const soapOp = text('soap_operation');
   const soapNs = text('soap_namespace');
-  if ((soapOp === undefined) !== (soapNs === undefined)) {
-    const present = get(soapOp !== undefined ? 'soap_operation' : 'soap_namespace')!;
-    chk.error(FlowErrorCode.SOAP_KEYS_UNPAIRED, present, FM, { missing: soapOp === undefined ? 'soap_operation' : 'soap_namespace' });
+  const opE = get('soap_operation');
+  const nsE = get('soap_namespace');
+  if ((opE === undefined) !== (nsE === undefined)) {
+    const [present, missing] = opE ? ['soap_operation', 'soap_namespace'] : ['soap_namespace', 'soap_operation'];
+    chk.warn(FlowWarningCode.SOAP_KEYS_UNPAIRED, (opE ?? nsE)!, FM, { present, missing });
   }
 
   const queue: QueuePolicyIR = { ...QUEUE_DEFAULTS };
