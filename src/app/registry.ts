@@ -1,5 +1,6 @@
 /** The verified flow loader the doors, workers and scheduler share: latest ref -> artifact -> IR, parsed once per hash. */
 import { IntegrityError } from '../common/errors.js';
+import { upgradeStoredIr, type FlowIRv1 } from '../flow/stored-ir.js';
 import type { FlowIR } from '../ir/types.js';
 import { ArtifactsRepo, type FlowVersionRef } from '../store/artifacts-repo.js';
 import type { Db } from '../store/db.js';
@@ -22,12 +23,13 @@ export function loadIr(repo: ArtifactsRepo, hash: string): FlowIR {
   if (hit) return hit;
   const bytes = repo.getArtifact(hash);
   if (!bytes) throw new IntegrityError(`artifact ${hash} is referenced but missing; re-deploy the flow under a new version`);
-  let ir: FlowIR;
+  let stored: FlowIR | FlowIRv1;
   try {
-    ir = JSON.parse(bytes.toString('utf8')) as FlowIR;
+    stored = JSON.parse(bytes.toString('utf8')) as FlowIR | FlowIRv1;
   } catch (err) {
     throw new IntegrityError(`artifact ${hash} does not hold valid IR JSON: ${(err as Error).message}`);
   }
+  const ir = upgradeStoredIr(stored, hash);
   if (irByHash.size >= IR_CACHE_MAX) irByHash.clear();
   irByHash.set(hash, ir);
   return ir;
