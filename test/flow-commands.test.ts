@@ -74,7 +74,7 @@ test('compile prints the IR; with -o it writes it and prints its hash', () => {
   assert.equal(w.stdout.trim(), createHash('sha256').update(bytes).digest('hex'));
   assert.equal(bytes.toString(), r.stdout.trim());
   const p = svc(sb, ['compile', hello, '-p']);
-  assert.match(p.stdout, /\n {2}"irVersion": 1,/);
+  assert.match(p.stdout, /\n {2}"irVersion": 2,/);
 });
 
 test('compile refuses a step-configuration error that validate does not check', () => {

@@ -119,6 +119,14 @@ describe('the gate on key-protected routes', () => {
       assert.deepEqual(await res.json(), { a: 1 });
     });
 
+    for (const scheme of ['bearer', 'BEARER', 'BeArEr']) {
+      it(`passes a valid key under the scheme written "${scheme}" (the scheme is case-insensitive, RFC 9110 11.1)`, async () => {
+        const res = await run('echo', `${scheme} ${keys.all}`);
+        assert.equal(res.status, 200);
+        assert.deepEqual(await res.json(), { a: 1 });
+      });
+    }
+
     it('answers 401, not 413, to a caller without a key announcing an oversized body', async () => {
       const head = [
         'POST /flows/acme/echo/run HTTP/1.1',

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { insertArtifact } from './fixtures/doors/setup.js';
 import { makeSandbox, startServer, svc, type Sandbox, type ServerProcess } from './helpers/svc.js';
 
 let sb: Sandbox;
@@ -15,11 +16,28 @@ function flow(name: string, head: string): void {
   assert.equal(r.code, 0, r.stderr);
 }
 
+/**
+ * Stores `name` as an svc of IR version 1 did: the correlation declaration as written in the front
+ * matter (`{open, state}`), not the typed form the compiler now emits.
+ */
+function legacyFlow(name: string, correlation: { open: Record<string, unknown>; state?: Record<string, unknown> }): void {
+  const file = join(sb.home, `${name}.flow.md`);
+  writeFileSync(file, `---\nflowdoc_version: "0.1"\nflow: ${name}\ntenant: demo\n---\n\n## Step: s\n\`\`\`ntd\n{"id": "{{ ctx.input.id }}"}\n\`\`\`\n`);
+  const r = svc(sb, ['compile', file]);
+  assert.equal(r.code, 0, r.stderr);
+  const ir = JSON.parse(r.stdout) as Record<string, unknown>;
+  assert.equal(ir.irVersion, 2, 'the compiler emits version 2; this helper writes what version 1 stored');
+  insertArtifact(sb.db, 'demo', name, '1', { ...ir, irVersion: 1, correlation });
+}
+
 before(async () => {
   sb = makeSandbox();
   assert.equal(svc(sb, ['tenant', 'create', '--id', 'demo', '--display-name', 'Demo', '--db', sb.db]).code, 0);
   flow('order', 'correlation_open:\n  key: ctx.input.id\n  deadline_secs: 1\n  on_timeout: order-timeout\n  step: await-reply\ncorrelation_state:\n  card: ctx.input.card\n');
   flow('reply', 'correlation_open:\n  closes: order\n  key: ctx.input.id\n');
+  legacyFlow('old-order', { open: { key: 'ctx.input.id', deadline_secs: 3600 }, state: { card: 'ctx.input.card' } });
+  legacyFlow('old-reply', { open: { closes: 'old-order', key: 'ctx.input.id' } });
+  legacyFlow('old-broken', { open: { key: 'ctx.input.id', timeout_secs: 5 } });
   server = await startServer(sb, ['--no-auth'], { SVC_TEST_CORRELATION_RECONCILE_INTERVAL_MS: '200' });
 });
 
@@ -83,6 +101,23 @@ test('the reconcile pass times out an open row past its deadline; a later close 
   assert.ok(rowLine('order', 'closed_late'));
   assert.doesNotMatch(svc(sb, ['state', 'list', '--db', sb.db]).stdout, /closed_late/, 'closed rows are not in the default listing');
   assert.match(server.stderr(), /order-timeout/, 'the missing compensating enqueue is reported');
+});
+
+test('an artifact stored by an older svc (IR version 1) opens and closes its correlation as before', async () => {
+  assert.equal((await run('old-order', { id: 'l1', card: 'c' })).status, 200);
+  assert.equal((await run('old-order', { id: 'l1', card: 'c' })).status, 409);
+  assert.ok(rowLine('old-order', 'open'));
+  assert.equal((await run('old-reply', { id: 'l1' })).status, 200);
+  assert.ok(rowLine('old-order', 'closed'));
+});
+
+test('an IR-version-1 artifact with a malformed correlation declaration is unreadable: 500 internal error, the problems in the log', async () => {
+  const r = await run('old-broken', { id: 'b1' });
+  assert.equal(r.status, 500);
+  assert.equal(await errorOf(r), 'internal error');
+  // The start-up scan logs it (JSON, so the quotes are escaped) and leaves it unserved.
+  assert.match(server.stderr(), /unreadable flow artifact .*demo\/old-broken has a malformed correlation declaration \(correlation_open: unknown key \\"timeout_secs\\"/);
+  assert.equal(rowLine('old-broken', 'open'), undefined);
 });
 
 test('state list --status refuses an unknown status', () => {

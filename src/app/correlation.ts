@@ -4,20 +4,14 @@
  * timeout); the reconcile pass times out open rows and enqueues the compensating flow with the
  * recorded state. Keys are fingerprints; a key is refused while any row exists for it.
  */
-import { FlowDefectError, SvcError } from '../common/errors.js';
+import { SvcError } from '../common/errors.js';
 import type { FlowResult } from '../engine/index.js';
 import { compileExpr } from '../expr/cel.js';
-import { correlationProblems } from '../flow/correlation-decl.js';
 import type { CorrelationIR, FlowIR } from '../ir/types.js';
 import type { CorrelationRow, FlowStateRepo } from '../store/flow-state-repo.js';
 import { keyFingerprint } from './dedup-fingerprint.js';
 import { evaluateKey, keyContext } from './dedup.js';
 import type { RunMeta } from './run-meta.js';
-
-/** What `correlation_open` declares, after validation. */
-export type CorrelationDecl =
-  | { kind: 'open'; key: string; deadlineSecs: number; onTimeout?: string; step?: string; state?: Record<string, string> }
-  | { kind: 'close'; key: string; closes: string };
 
 /** A message for the compensating flow (the same shape as QueueStore.append's message). */
 export interface CompensationMessage {
@@ -27,35 +21,6 @@ export interface CompensationMessage {
 
 /** Appends a message to the (tenant, flow) queue; wired to QueueStore.append by the service. */
 export type EnqueueFn = (tenant: string, flow: string, message: CompensationMessage) => Promise<unknown>;
-
-/**
- * The validated declaration. The compiler refuses a misdeclared flow, so a problem here is a defect
- * (e.g. an artifact compiled before the check): 500 `flow execution failed`, the problems go to the
- * operator log only.
- */
-export function correlationDecl(c: CorrelationIR): CorrelationDecl {
-  // Checked once per artifact (its IR object is cached by hash), not on every delivery.
-  let decl = decls.get(c);
-  if (decl === undefined) decls.set(c, (decl = checkedDecl(c)));
-  return decl;
-}
-
-const decls = new WeakMap<CorrelationIR, CorrelationDecl>();
-
-function checkedDecl(c: CorrelationIR): CorrelationDecl {
-  const problems = correlationProblems(c);
-  if (problems.length > 0) throw new FlowDefectError(undefined, `malformed correlation declaration: ${problems.join('; ')}`);
-  const open = c.open!;
-  if ('closes' in open) return { kind: 'close', key: open.key as string, closes: open.closes as string };
-  return {
-    kind: 'open',
-    key: open.key as string,
-    deadlineSecs: open.deadline_secs as number,
-    onTimeout: open.on_timeout as string | undefined,
-    step: open.step as string | undefined,
-    state: c.state as Record<string, string> | undefined,
-  };
-}
 
 export interface CorrelationOptions {
   stateKey: string | undefined;
@@ -74,9 +39,8 @@ export class Correlations {
     this.#now = opts.now ?? Date.now;
   }
 
-  /** Opens (or closes) around the run: 409 while a row is open, 422 for a refusal. */
-  async around(ir: FlowIR, c: CorrelationIR, input: unknown, meta: RunMeta, run: () => Promise<FlowResult>): Promise<FlowResult> {
-    const decl = correlationDecl(c);
+  /** Opens (or closes) around the run: 409 while a row is open, 422 for a refusal. `decl` was checked by the compiler. */
+  async around(ir: FlowIR, decl: CorrelationIR, input: unknown, meta: RunMeta, run: () => Promise<FlowResult>): Promise<FlowResult> {
     const ctx = keyContext(input, meta);
     const key = evaluateKey(decl.key, ctx, 'correlation_open.key');
     if (decl.kind === 'close') return this.#close(ir, decl.closes, key, run);

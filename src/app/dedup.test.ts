@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { FlowDefectError, StorageUnavailableError } from '../common/errors.js';
+import { StorageUnavailableError } from '../common/errors.js';
 import type { FlowResult } from '../engine/index.js';
 import type { FlowIR } from '../ir/types.js';
 import { openDb } from '../store/db.js';
@@ -9,8 +9,7 @@ import { registryMigrations } from '../store/migrations/registry.js';
 import type { RunMeta } from './run-meta.js';
 import { keyFingerprint } from './dedup-fingerprint.js';
 import { Dedup } from './dedup.js';
-import { correlationProblems } from '../flow/correlation-decl.js';
-import { correlationDecl, Correlations } from './correlation.js';
+import { Correlations } from './correlation.js';
 import { scheduleProblem } from './scheduler.js';
 
 const ir = { tenant: 't', flow: 'f', steps: [{ name: 's' }] } as unknown as FlowIR;
@@ -53,7 +52,7 @@ test('the reconcile pass enqueues the compensating flow with the recorded state 
   const now = { t: Date.now() };
   const { repo } = setup(now);
   const c = new Correlations(repo, { stateKey: undefined, now: () => now.t });
-  await c.around(ir, { open: { key: 'ctx.input.id', deadline_secs: 5, on_timeout: 'comp' }, state: { amount: 'ctx.input.amount' } }, { id: 'k', amount: 7 }, meta, ok);
+  await c.around(ir, { kind: 'open', key: 'ctx.input.id', deadlineSecs: 5, onTimeout: 'comp', state: { amount: 'ctx.input.amount' } }, { id: 'k', amount: 7 }, meta, ok);
   const sent: unknown[] = [];
   const enqueue = async (tenant: string, flow: string, m: unknown) => void sent.push({ tenant, flow, m });
   assert.equal((await c.reconcile(enqueue, () => undefined)).length, 0);
@@ -73,27 +72,9 @@ test('a state store failure is StorageUnavailableError (503)', async () => {
   });
 });
 
-test('correlation declarations and schedules are checked with clear reasons', () => {
-  assert.deepEqual(correlationProblems({ open: { key: 'ctx.input.id', deadline_secs: 60 } }), []);
-  assert.match(correlationProblems({ open: { key: 'x', deadline_secs: 0 } }).join(), /deadline_secs/);
-  assert.match(correlationProblems({ open: { key: 'x', deadline_secs: 1, bogus: 1 } }).join(), /unknown key "bogus"/);
-  assert.match(correlationProblems({ state: { a: 'x' } }).join(), /needs correlation_open/);
+test('schedules are checked with clear reasons', () => {
   assert.equal(scheduleProblem('*/1 * * * * *'), undefined);
   assert.match(scheduleProblem('* * * * *')!, /5 fields/);
   assert.match(scheduleProblem('@hourly')!, /1 field/);
   assert.match(scheduleProblem('99 * * * * *')!, /not a valid cron/);
-});
-
-test('a malformed correlation declaration at run time is a flow defect: the bare spec message, the problems only in the detail', () => {
-  assert.throws(
-    () => correlationDecl({ open: { key: 'ctx.input.id', timeout_secs: 5 } }),
-    (err) => {
-      assert.ok(err instanceof FlowDefectError);
-      assert.equal(err.status, 500);
-      assert.equal(err.message, 'flow execution failed');
-      assert.match(err.detail, /unknown key "timeout_secs"/);
-      assert.match(err.detail, /deadline_secs/);
-      return true;
-    },
-  );
 });

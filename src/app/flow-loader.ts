@@ -1,6 +1,7 @@
 /** The verified flow loader every door, worker and the scheduler share: latest ref -> artifact -> IR, parsed once per hash. */
 import { IntegrityError } from '../common/errors.js';
 import type { LoadedFlow } from '../engine/index.js';
+import { upgradeStoredIr, type FlowIRv1 } from '../flow/stored-ir.js';
 import type { FlowIR } from '../ir/types.js';
 import type { ArtifactsRepo, FlowVersionRef, LatestRef } from '../store/artifacts-repo.js';
 
@@ -47,12 +48,13 @@ export class FlowLoader {
     if (hit) return hit;
     const bytes = this.#repo.getArtifact(hash);
     if (!bytes) throw new IntegrityError(`artifact ${hash} is referenced but missing; re-deploy the flow under a new version`);
-    let ir: FlowIR;
+    let stored: FlowIR | FlowIRv1;
     try {
-      ir = JSON.parse(bytes.toString('utf8')) as FlowIR;
+      stored = JSON.parse(bytes.toString('utf8')) as FlowIR | FlowIRv1;
     } catch (err) {
       throw new IntegrityError(`artifact ${hash} does not hold valid IR JSON: ${(err as Error).message}`);
     }
+    const ir = upgradeStoredIr(stored, hash);
     if (this.#irByHash.size >= IR_CACHE_MAX) this.#irByHash.clear();
     this.#irByHash.set(hash, ir);
     return ir;

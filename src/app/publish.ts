@@ -4,7 +4,7 @@ import { basename, join } from 'node:path';
 import { isoNow } from '../common/clock.js';
 import { statePaths } from '../common/paths.js';
 import { compileFlow, type CompileResult, type LibrarySource } from '../flow/compile.js';
-import { FlowPublicationError } from '../flow/diagnostics.js';
+import { FlowPublicationError, type FlowWarning } from '../flow/diagnostics.js';
 import { ArtifactsRepo, tenantStatus } from '../store/artifacts-repo.js';
 import { openDb } from '../store/db.js';
 import { registryMigrations } from '../store/migrations/registry.js';
@@ -61,6 +61,8 @@ export interface DeployResult {
   version: string;
   hash: string;
   db: string;
+  /** Publication warnings (the flow was published all the same); the caller shows them. */
+  warnings: FlowWarning[];
 }
 
 /** Why a deploy was refused because of its tenant; the message names the repairing command. */
@@ -78,7 +80,7 @@ export class TenantNotReadyError extends SvcError {
 export function deployFile(opts: DeployOptions): DeployResult {
   if (opts.version.trim() === '') throw new SvcError('SVC_ERR_INVALID_INPUT', 'the version (-v) must not be empty');
   const result = compileFile(opts);
-  if (!result.ir || !result.bytes || !result.hash) throw new FlowPublicationError(result.diagnostics);
+  if (!result.ir || !result.bytes || !result.hash) throw new FlowPublicationError(result.diagnostics, result.warnings);
   const { tenant, flow } = result.ir;
   const paths = statePaths(opts.db);
   const db = openDb(paths.registryDb, registryMigrations);
@@ -92,5 +94,5 @@ export function deployFile(opts: DeployOptions): DeployResult {
   } finally {
     db.close();
   }
-  return { flow, tenant, version: opts.version, hash: result.hash, db: paths.registryDb };
+  return { flow, tenant, version: opts.version, hash: result.hash, db: paths.registryDb, warnings: result.warnings };
 }

@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { compileFile, deployFile, validateFile, type SourceOptions } from '../app/publish.js';
 import { ExitError, SvcError } from '../common/errors.js';
-import { formatDiagnostic, FlowPublicationError, type FlowDiagnostic } from '../flow/diagnostics.js';
+import { formatDiagnostic, formatWarning, FlowPublicationError, type FlowDiagnostic, type FlowWarning } from '../flow/diagnostics.js';
 import { dbOption } from './options.js';
 
 const libsOption = () => new Option('--libs <dir>', 'directory of *.lib.md step libraries for "use: <library>/<step>"');
@@ -11,7 +11,7 @@ const libsOption = () => new Option('--libs <dir>', 'directory of *.lib.md step 
 export function registerFlowCommands(program: Command): void {
   program
     .command('validate')
-    .description('parse a flow and resolve its names (fewer checks than compile); exit 0 clean, 1 with errors')
+    .description('parse a flow and resolve its names (fewer checks than compile); exit 0 clean or with warnings only, 1 with errors')
     .argument('<path>', '.flow.md file')
     .addOption(libsOption())
     .action((path: string, flags: { libs?: string }) => validate({ path, libs: flags.libs }));
@@ -33,16 +33,26 @@ export function registerFlowCommands(program: Command): void {
     .action((path: string, flags: { version: string; db: string; libs?: string }) => deploy({ path, ...flags }));
 }
 
-function refuse(diagnostics: FlowDiagnostic[]): never {
+/** Every warning, then every error, then the count: the verdict of a refused flow. */
+function verdict(diagnostics: readonly FlowDiagnostic[], warnings: readonly FlowWarning[]): string {
   const n = diagnostics.length;
-  throw new ExitError(1, `${diagnostics.map(formatDiagnostic).join('\n')}\n${n} error${n === 1 ? '' : 's'}; nothing was published`);
+  return `${[...warnings.map(formatWarning), ...diagnostics.map(formatDiagnostic)].join('\n')}\n${n} error${n === 1 ? '' : 's'}`;
+}
+
+function refuse(diagnostics: FlowDiagnostic[], warnings: FlowWarning[] = []): never {
+  throw new ExitError(1, `${verdict(diagnostics, warnings)}; nothing was published`);
+}
+
+/** Warnings never fail a command: they go to stderr, beside whatever the command prints on stdout. */
+function printWarnings(warnings: readonly FlowWarning[]): void {
+  for (const w of warnings) process.stderr.write(`${formatWarning(w)}\n`);
 }
 
 function guard<T>(fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof FlowPublicationError) refuse(err.diagnostics);
+    if (err instanceof FlowPublicationError) refuse(err.diagnostics, err.warnings);
     if (err instanceof SvcError) throw new ExitError(1, `error: ${err.message}`);
     throw err;
   }
@@ -50,16 +60,15 @@ function guard<T>(fn: () => T): T {
 
 export function validate(opts: SourceOptions): void {
   const r = guard(() => validateFile(opts));
-  if (r.diagnostics.length > 0) {
-    const n = r.diagnostics.length;
-    throw new ExitError(1, `${r.diagnostics.map(formatDiagnostic).join('\n')}\n${n} error${n === 1 ? '' : 's'}`);
-  }
+  if (r.diagnostics.length > 0) throw new ExitError(1, verdict(r.diagnostics, r.warnings));
+  printWarnings(r.warnings);
   process.stdout.write(`${opts.path}: ok\n`);
 }
 
 export function compile(opts: SourceOptions & { out?: string; pretty?: boolean }): void {
   const r = guard(() => compileFile(opts));
-  if (!r.ir || !r.bytes || !r.hash) refuse(r.diagnostics);
+  if (!r.ir || !r.bytes || !r.hash) refuse(r.diagnostics, r.warnings);
+  printWarnings(r.warnings);
   const text = opts.pretty ? `${JSON.stringify(r.ir, null, 2)}\n` : r.bytes;
   if (opts.out) {
     writeFileSync(opts.out, text);
@@ -71,5 +80,6 @@ export function compile(opts: SourceOptions & { out?: string; pretty?: boolean }
 
 export function deploy(opts: SourceOptions & { version: string; db: string }): void {
   const r = guard(() => deployFile(opts));
+  printWarnings(r.warnings);
   process.stdout.write(`deployed\n  flow:    ${r.flow}\n  tenant:  ${r.tenant}\n  version: ${r.version}\n  hash:    ${r.hash}\n  db:      ${r.db}\n`);
 }

@@ -3,7 +3,7 @@ import { describeNameProblem } from '../common/names.js';
 import { checkExpr } from '../expr/cel.js';
 import { checkTemplate } from '../expr/template.js';
 import type { Expr, Template } from '../ir/types.js';
-import { FlowErrorCode, formatMessage, type OnError } from './diagnostics.js';
+import { FlowErrorCode, formatMessage, formatWarningMessage, type FlowWarningCode, type OnError, type OnWarning } from './diagnostics.js';
 import type { KeyEntry } from './parse.js';
 
 /** Front-matter and step keys that take an expression may also be written as one whole `{{ }}` hole. */
@@ -13,10 +13,16 @@ export class Checker {
   constructor(
     readonly file: string,
     readonly onError: OnError,
+    readonly onWarning: OnWarning = () => undefined,
   ) {}
 
   error(code: FlowErrorCode, at: { line: number; file?: string }, step: string, args: Record<string, string | number> = {}, column = 1): void {
     this.onError({ code, message: formatMessage(code, args), file: at.file ?? this.file, line: at.line, column, step });
+  }
+
+  /** A condition that does not stop publication; reported like an error, at the key's line. */
+  warn(code: FlowWarningCode, at: { line: number; file?: string }, step: string, args: Record<string, string | number> = {}): void {
+    this.onWarning({ code, message: formatWarningMessage(code, args), file: at.file ?? this.file, line: at.line, column: 1, step });
   }
 
   text(e: KeyEntry, step: string): string | undefined {

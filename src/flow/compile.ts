@@ -3,7 +3,7 @@ import { sha256Hex } from '../common/digest.js';
 import type { FaultIR, FlowIR, StepIR } from '../ir/types.js';
 import { Checker } from './checker.js';
 import { compileStep, type StepContext } from './compile-step.js';
-import { CONFIG_CHECKS, FlowErrorCode, type FlowDiagnostic, type OnError } from './diagnostics.js';
+import { CONFIG_CHECKS, FlowErrorCode, type FlowDiagnostic, type FlowWarning, type OnError, type OnWarning } from './diagnostics.js';
 import { compileFrontMatter } from './front-matter.js';
 import { parseFlowDoc, type FlowDoc, type StepNode } from './parse.js';
 
@@ -23,6 +23,8 @@ export interface CompileOptions {
   mode?: 'validate' | 'compile';
   /** Receives each diagnostic as it is found (all are also returned). */
   onError?: OnError;
+  /** Receives each warning as it is found (all are also returned). */
+  onWarning?: OnWarning;
 }
 
 export interface CompileResult {
@@ -33,6 +35,8 @@ export interface CompileResult {
   /** Hex SHA-256 of `bytes`: the artifact's content address. */
   hash?: string;
   diagnostics: FlowDiagnostic[];
+  /** Conditions that do not stop publication (both modes report them); the IR is present if there are no diagnostics. */
+  warnings: FlowWarning[];
 }
 
 /** Compiles one flow file. Never throws for bad input: every problem is a diagnostic. */
@@ -45,11 +49,16 @@ export function compileFlow(text: string, opts: CompileOptions = {}): CompileRes
     diagnostics.push(d);
     opts.onError?.(d);
   };
+  const warnings: FlowWarning[] = [];
+  const onWarning: OnWarning = (w) => {
+    warnings.push(w);
+    opts.onWarning?.(w);
+  };
   const doc = parseFlowDoc(text, file, onError);
-  const ir = lower(doc, opts.libs ?? [], onError, opts.libs !== undefined);
-  if (diagnostics.length > 0 || !ir) return { diagnostics };
+  const ir = lower(doc, opts.libs ?? [], onError, onWarning, opts.libs !== undefined);
+  if (diagnostics.length > 0 || !ir) return { diagnostics, warnings };
   const bytes = irToJson(ir);
-  return { ir, bytes, hash: sha256Hex(bytes), diagnostics };
+  return { ir, bytes, hash: sha256Hex(bytes), diagnostics, warnings };
 }
 
 /** The canonical artifact bytes of an IR: compact JSON in the order the compiler built the objects. */
@@ -58,8 +67,8 @@ export function irToJson(ir: FlowIR): string {
 }
 
 
-function lower(doc: FlowDoc, libs: readonly LibrarySource[], onError: OnError, libsGiven: boolean): FlowIR | undefined {
-  const chk = new Checker(doc.file, onError);
+function lower(doc: FlowDoc, libs: readonly LibrarySource[], onError: OnError, onWarning: OnWarning, libsGiven: boolean): FlowIR | undefined {
+  const chk = new Checker(doc.file, onError, onWarning);
   const head = compileFrontMatter(doc, chk);
   const sc: StepContext = { chk, flowEffects: new Set(head.effects), snapshots: new Set() };
   const seen = new Map<string, number>();

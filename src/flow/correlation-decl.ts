@@ -1,9 +1,16 @@
 /**
- * The shape rules of `correlation_open` / `correlation_state`: one pure check shared by the compiler
- * (publication errors) and the run-time guard (a defect if an older artifact slipped through).
+ * The shape rules of `correlation_open` / `correlation_state` and their lowering to the typed
+ * `CorrelationIR`: one pure step shared by the compiler (publication errors) and the loader of
+ * IR-version-1 artifacts, which stored the mappings as written (src/flow/stored-ir.ts).
  */
 import { describeNameProblem } from '../common/names.js';
-import type { CorrelationIR } from '../ir/types.js';
+import type { CorrelationIR, CorrelationOpenIR } from '../ir/types.js';
+
+/** A correlation declaration as written in the front matter (and as IR version 1 stored it). */
+export interface CorrelationSource {
+  open?: Record<string, unknown>;
+  state?: Record<string, unknown>;
+}
 
 /** One thing wrong with a correlation declaration. */
 export interface CorrelationProblem {
@@ -20,7 +27,7 @@ export const CORRELATION_OPEN_KEYS: ReadonlySet<string> = new Set(['key', 'deadl
 export const CORRELATION_CLOSE_KEYS: ReadonlySet<string> = new Set(['key', 'closes']);
 
 /** Validates a flow's correlation declarations; returns the problems (empty when usable). */
-export function correlationDeclProblems(c: CorrelationIR): CorrelationProblem[] {
+export function correlationDeclProblems(c: CorrelationSource): CorrelationProblem[] {
   const problems: CorrelationProblem[] = [];
   const add = (key: CorrelationProblem['key'], message: string, kind: CorrelationProblem['kind'] = 'config') => problems.push({ key, kind, message });
   const open = c.open;
@@ -47,7 +54,16 @@ export function correlationDeclProblems(c: CorrelationIR): CorrelationProblem[] 
   return problems;
 }
 
-/** The problems as messages (the run-time guard's operator detail). */
-export function correlationProblems(c: CorrelationIR): string[] {
-  return correlationDeclProblems(c).map((p) => p.message);
+/** The typed IR of a declaration, present exactly when it has no problems. */
+export function lowerCorrelation(c: CorrelationSource): { ir?: CorrelationIR; problems: CorrelationProblem[] } {
+  const problems = correlationDeclProblems(c);
+  if (problems.length > 0) return { problems };
+  // The checks above guarantee every cast below.
+  const open = c.open!;
+  if ('closes' in open) return { ir: { kind: 'close', key: open.key as string, closes: open.closes as string }, problems };
+  const ir: CorrelationOpenIR = { kind: 'open', key: open.key as string, deadlineSecs: open.deadline_secs as number };
+  if (open.on_timeout !== undefined) ir.onTimeout = open.on_timeout as string;
+  if (open.step !== undefined) ir.step = open.step as string;
+  if (c.state !== undefined) ir.state = c.state as Record<string, string>;
+  return { ir, problems };
 }

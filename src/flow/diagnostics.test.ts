@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileFlow } from './compile.js';
-import { FLOW_ERROR_MESSAGES, FlowErrorCode, formatDiagnostic } from './diagnostics.js';
+import { FLOW_ERROR_MESSAGES, FLOW_WARNING_MESSAGES, FlowErrorCode, FlowWarningCode, formatDiagnostic, formatWarning } from './diagnostics.js';
 
 const HEAD = ['---', 'flowdoc_version: "0.1"', 'flow: f1', 'tenant: acme', 'effects: [http_egress, queue_publish, secret_read]'];
 /** A flow: extra front-matter lines (lines 6..), then the body. */
@@ -29,8 +29,6 @@ const cases: Case[] = [
   { what: 'backoff factor below 1.0', text: src(['queue_backoff_factor: 0.5'], STEP), code: FlowErrorCode.BACKOFF_FACTOR_BELOW_ONE, line: 6, step: 'front matter' },
   { what: 'soap_version 1.3 on a step', text: src([], ['## Step: s1', 'endpoint: http://x', 'soap_version: "1.3"']), code: FlowErrorCode.BAD_SOAP_VERSION, line: 10, step: 's1', mode: 'validate' },
   { what: 'soap_version on a fault step', text: src([], ['## Step: s1', '## Fault: oops', '## Step: f1', 'endpoint: http://x', 'soap_version: 2']), code: FlowErrorCode.BAD_SOAP_VERSION, line: 12, step: 'f1' },
-  { what: 'soap_operation without soap_namespace', text: src(['soap_operation: Get'], STEP), code: FlowErrorCode.SOAP_KEYS_UNPAIRED, line: 6, step: 'front matter' },
-  { what: 'soap_namespace without soap_operation', text: src(['soap_namespace: urn:x'], STEP), code: FlowErrorCode.SOAP_KEYS_UNPAIRED, line: 6, step: 'front matter' },
   { what: 'content_type on a SOAP step', text: src([], ['## Step: s1', 'endpoint: http://x', 'soap_version: "1.1"', 'content_type: text/xml']), code: FlowErrorCode.CONTENT_TYPE_ON_SOAP_STEP, line: 11, step: 's1' },
   { what: 'queue_publish without queue', text: src([], ['## Step: s1', 'effects: [queue_publish]']), code: FlowErrorCode.QUEUE_PUBLISH_WITHOUT_QUEUE, line: 8, step: 's1' },
   { what: 'queue breaking the name rule', text: src([], ['## Step: s1', 'effects: [queue_publish]', 'queue: Bad Queue']), code: FlowErrorCode.INVALID_NAME, line: 10, step: 's1' },
@@ -87,6 +85,63 @@ for (const c of cases) {
     assert.match(formatDiagnostic(d), new RegExp(`^x\\.flow\\.md:${c.line}: `));
   });
 }
+
+interface WarningCase {
+  what: string;
+  text: string;
+  code: FlowWarningCode;
+  line: number;
+  step: string;
+  /** Words the message must contain (e.g. the missing key's name). */
+  says: RegExp;
+}
+
+const warningCases: WarningCase[] = [
+  { what: 'soap_operation without soap_namespace', text: src(['soap_operation: Get'], STEP), code: FlowWarningCode.SOAP_KEYS_UNPAIRED, line: 6, step: 'front matter', says: /"soap_operation" without "soap_namespace" means no SOAP configuration/ },
+  { what: 'soap_namespace without soap_operation', text: src(['log_level: full', 'soap_namespace: urn:x'], STEP), code: FlowWarningCode.SOAP_KEYS_UNPAIRED, line: 7, step: 'front matter', says: /"soap_namespace" without "soap_operation" means no SOAP configuration/ },
+];
+
+for (const c of warningCases) {
+  for (const mode of ['validate', 'compile'] as const) {
+    test(`${mode} publishes ${c.what} with the warning ${c.code} on line ${c.line} of step ${c.step}`, () => {
+      const r = compileFlow(c.text, { file: 'x.flow.md', mode });
+      assert.deepEqual(r.diagnostics, []);
+      assert.ok(r.ir, 'the flow compiles');
+      assert.equal(r.warnings.length, 1, JSON.stringify(r.warnings));
+      const w = r.warnings[0]!;
+      assert.equal(w.code, c.code);
+      assert.equal(w.line, c.line);
+      assert.equal(w.step, c.step);
+      assert.match(w.message, c.says);
+      assert.match(formatWarning(w), new RegExp(`^x\\.flow\\.md:${c.line}: warning: ${c.step}: `));
+    });
+  }
+}
+
+test('a flow with only one SOAP key has no SOAP configuration; with both it has', () => {
+  assert.equal(compileFlow(src(['soap_operation: Get'], STEP)).ir!.soap, undefined);
+  assert.equal(compileFlow(src(['soap_namespace: urn:x'], STEP)).ir!.soap, undefined);
+  const both = compileFlow(src(['soap_operation: Get', 'soap_namespace: urn:x'], STEP));
+  assert.deepEqual(both.warnings, []);
+  assert.deepEqual(both.ir!.soap, { operation: 'Get', namespace: 'urn:x' });
+});
+
+test('warnings are reported beside errors and through the onWarning callback', () => {
+  const seen: string[] = [];
+  const r = compileFlow(src(['soap_operation: Get', 'colour: red'], STEP), { onWarning: (w) => seen.push(w.code) });
+  assert.equal(r.ir, undefined);
+  assert.deepEqual(r.diagnostics.map((d) => d.code), [FlowErrorCode.UNKNOWN_FRONT_MATTER_KEY]);
+  assert.deepEqual(seen, [FlowWarningCode.SOAP_KEYS_UNPAIRED]);
+  assert.deepEqual(r.warnings.map((w) => w.code), seen);
+});
+
+test('every warning code has a message and a test case', () => {
+  const tested = new Set(warningCases.map((c) => c.code));
+  for (const code of Object.values(FlowWarningCode)) {
+    assert.ok(FLOW_WARNING_MESSAGES[code].length > 0);
+    assert.ok(tested.has(code), `no test case for ${code}`);
+  }
+});
 
 test('every code has a message and a test case', () => {
   for (const code of Object.values(FlowErrorCode)) assert.ok(FLOW_ERROR_MESSAGES[code].length > 0);

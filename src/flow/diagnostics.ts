@@ -1,4 +1,7 @@
-/** Publication errors: one code per condition, one message table, reported through an onError callback. */
+/**
+ * Publication diagnostics: errors refuse the flow, warnings publish it but say what the author may not
+ * expect. One code per condition, one message table per severity, reported through callbacks.
+ */
 
 export enum FlowErrorCode {
   FRONT_MATTER_MISSING = 'FRONT_MATTER_MISSING',
@@ -12,7 +15,6 @@ export enum FlowErrorCode {
   QUEUE_KEY_NOT_NUMERIC = 'QUEUE_KEY_NOT_NUMERIC',
   BACKOFF_FACTOR_BELOW_ONE = 'BACKOFF_FACTOR_BELOW_ONE',
   BAD_SOAP_VERSION = 'BAD_SOAP_VERSION',
-  SOAP_KEYS_UNPAIRED = 'SOAP_KEYS_UNPAIRED',
   CONTENT_TYPE_ON_SOAP_STEP = 'CONTENT_TYPE_ON_SOAP_STEP',
   QUEUE_PUBLISH_WITHOUT_QUEUE = 'QUEUE_PUBLISH_WITHOUT_QUEUE',
   UNKNOWN_EFFECT = 'UNKNOWN_EFFECT',
@@ -54,7 +56,6 @@ export const FLOW_ERROR_MESSAGES: Record<FlowErrorCode, string> = {
   QUEUE_KEY_NOT_NUMERIC: '"{key}" must be a number, got {value}',
   BACKOFF_FACTOR_BELOW_ONE: '"queue_backoff_factor" must be at least 1.0, got {value}',
   BAD_SOAP_VERSION: 'soap_version must be 1.1 or 1.2, got {value}',
-  SOAP_KEYS_UNPAIRED: '"soap_operation" and "soap_namespace" go together: "{missing}" is missing',
   CONTENT_TYPE_ON_SOAP_STEP: '"content_type" must not be set on a SOAP step (soap_version sets the content type)',
   QUEUE_PUBLISH_WITHOUT_QUEUE: 'a queue_publish step needs "queue: <flow>" naming a flow of the same tenant',
   UNKNOWN_EFFECT: 'unknown effect "{effect}" (effects are http_egress, queue_publish, secret_read)',
@@ -83,6 +84,16 @@ export const FLOW_ERROR_MESSAGES: Record<FlowErrorCode, string> = {
   NESTED_USE: 'a library step cannot itself "use" another step',
 };
 
+/** Conditions that publish the flow and are reported as warnings (validate, compile and deploy alike). */
+export enum FlowWarningCode {
+  SOAP_KEYS_UNPAIRED = 'SOAP_KEYS_UNPAIRED',
+}
+
+/** Warning message templates, filled like the error messages. */
+export const FLOW_WARNING_MESSAGES: Record<FlowWarningCode, string> = {
+  SOAP_KEYS_UNPAIRED: '"{present}" without "{missing}" means no SOAP configuration: the flow is published without a WSDL; add "{missing}" or remove "{present}"',
+};
+
 /**
  * Which checks `svc validate` runs: it parses and resolves names, but does not check step
  * configuration (compile and deploy run every check).
@@ -90,7 +101,6 @@ export const FLOW_ERROR_MESSAGES: Record<FlowErrorCode, string> = {
 export const CONFIG_CHECKS: ReadonlySet<FlowErrorCode> = new Set([
   FlowErrorCode.QUEUE_KEY_NOT_NUMERIC,
   FlowErrorCode.BACKOFF_FACTOR_BELOW_ONE,
-  FlowErrorCode.SOAP_KEYS_UNPAIRED,
   FlowErrorCode.CONTENT_TYPE_ON_SOAP_STEP,
   FlowErrorCode.QUEUE_PUBLISH_WITHOUT_QUEUE,
   FlowErrorCode.EFFECT_NOT_DECLARED,
@@ -104,8 +114,8 @@ export const CONFIG_CHECKS: ReadonlySet<FlowErrorCode> = new Set([
   FlowErrorCode.INVALID_VALUE,
 ]);
 
-export interface FlowDiagnostic {
-  code: FlowErrorCode;
+/** Where a diagnostic points and what it says. */
+interface Located {
   message: string;
   file: string;
   /** 1-based line in `file`. */
@@ -116,10 +126,28 @@ export interface FlowDiagnostic {
   step: string;
 }
 
-export type OnError = (d: FlowDiagnostic) => void;
+/** A publication error: the flow is refused. */
+export interface FlowDiagnostic extends Located {
+  code: FlowErrorCode;
+}
 
-export function formatMessage(code: FlowErrorCode, args: Record<string, string | number> = {}): string {
-  return FLOW_ERROR_MESSAGES[code].replace(/\{(\w+)\}/g, (m, k: string) => (k in args ? String(args[k]) : m));
+/** A publication warning: the flow is published all the same. */
+export interface FlowWarning extends Located {
+  code: FlowWarningCode;
+}
+
+export type OnError = (d: FlowDiagnostic) => void;
+export type OnWarning = (w: FlowWarning) => void;
+
+type Args = Record<string, string | number>;
+const fill = (template: string, args: Args): string => template.replace(/\{(\w+)\}/g, (m, k: string) => (k in args ? String(args[k]) : m));
+
+export function formatMessage(code: FlowErrorCode, args: Args = {}): string {
+  return fill(FLOW_ERROR_MESSAGES[code], args);
+}
+
+export function formatWarningMessage(code: FlowWarningCode, args: Args = {}): string {
+  return fill(FLOW_WARNING_MESSAGES[code], args);
 }
 
 /** `file:line: step: message`, the form validate, compile and deploy print. */
@@ -127,9 +155,18 @@ export function formatDiagnostic(d: FlowDiagnostic): string {
   return `${d.file}:${d.line}: ${d.step}: ${d.message}`;
 }
 
+/** `file:line: warning: step: message`, the form validate, compile and deploy print on stderr. */
+export function formatWarning(w: FlowWarning): string {
+  return `${w.file}:${w.line}: warning: ${w.step}: ${w.message}`;
+}
+
 /** Thrown by callers that want an exception instead of a list (e.g. deploy), carrying every diagnostic. */
 export class FlowPublicationError extends Error {
-  constructor(readonly diagnostics: FlowDiagnostic[]) {
+  constructor(
+    readonly diagnostics: FlowDiagnostic[],
+    /** Warnings found beside the errors, so a refusal can show them too. */
+    readonly warnings: FlowWarning[] = [],
+  ) {
     super(diagnostics.map(formatDiagnostic).join('\n'));
     this.name = 'FlowPublicationError';
   }

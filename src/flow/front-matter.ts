@@ -2,8 +2,8 @@
 import { IR_VERSION, type CorrelationIR, type DedupIR, type EffectName, type FlowIR, type LogLevel, type QueuePolicyIR } from '../ir/types.js';
 import { hintFor, type Checker } from './checker.js';
 import { EFFECTS } from './compile-step.js';
-import { correlationDeclProblems } from './correlation-decl.js';
-import { FlowErrorCode } from './diagnostics.js';
+import { lowerCorrelation, type CorrelationSource } from './correlation-decl.js';
+import { FlowErrorCode, FlowWarningCode } from './diagnostics.js';
 import type { FlowDoc, KeyEntry } from './parse.js';
 
 export const FRONT_MATTER_KEYS: ReadonlySet<string> = new Set([
@@ -78,11 +78,14 @@ export function compileFrontMatter(doc: FlowDoc, chk: Checker): { fields: FlowHe
     return e ? chk.text(e, FM) : undefined;
   };
 
+  // Spec: "Both or neither. Either alone means no SOAP configuration": published without `soap`, with a warning.
   const soapOp = text('soap_operation');
   const soapNs = text('soap_namespace');
-  if ((soapOp === undefined) !== (soapNs === undefined)) {
-    const present = get(soapOp !== undefined ? 'soap_operation' : 'soap_namespace')!;
-    chk.error(FlowErrorCode.SOAP_KEYS_UNPAIRED, present, FM, { missing: soapOp === undefined ? 'soap_operation' : 'soap_namespace' });
+  const opE = get('soap_operation');
+  const nsE = get('soap_namespace');
+  if ((opE === undefined) !== (nsE === undefined)) {
+    const [present, missing] = opE ? ['soap_operation', 'soap_namespace'] : ['soap_namespace', 'soap_operation'];
+    chk.warn(FlowWarningCode.SOAP_KEYS_UNPAIRED, (opE ?? nsE)!, FM, { present, missing });
   }
 
   const queue: QueuePolicyIR = { ...QUEUE_DEFAULTS };
@@ -152,10 +155,7 @@ export function compileFrontMatter(doc: FlowDoc, chk: Checker): { fields: FlowHe
   let correlation: CorrelationIR | undefined;
   const co = get('correlation_open');
   const cs = get('correlation_state');
-  if (co || cs) {
-    correlation = { open: co ? asRecord(co.value) : undefined, state: cs ? asRecord(cs.value) : undefined };
-    checkCorrelation(correlation, co, cs, chk);
-  }
+  if (co || cs) correlation = compileCorrelation({ open: co ? asRecord(co.value) : undefined, state: cs ? asRecord(cs.value) : undefined }, co, cs, chk);
 
   let inbound: 'grpc' | undefined;
   const ib = get('inbound');
@@ -190,21 +190,24 @@ export function compileFrontMatter(doc: FlowDoc, chk: Checker): { fields: FlowHe
 }
 
 /**
- * Publication checks of a correlation declaration: the shape rules the run-time guard applies
- * (reported on the key's line) and the CEL syntax of `key` and every `correlation_state` value.
+ * Publication checks of a correlation declaration: the shape rules (reported on the key's line) and
+ * the CEL syntax of `key` and every `correlation_state` value. Returns the typed IR when the shape is right.
  */
-function checkCorrelation(c: CorrelationIR, co: KeyEntry | undefined, cs: KeyEntry | undefined, chk: Checker): void {
-  for (const p of correlationDeclProblems(c)) {
+function compileCorrelation(c: CorrelationSource, co: KeyEntry | undefined, cs: KeyEntry | undefined, chk: Checker): CorrelationIR | undefined {
+  const lowered = lowerCorrelation(c);
+  for (const p of lowered.problems) {
     const at = (p.key === 'correlation_open' ? co : cs) ?? co ?? cs!;
     if (p.kind === 'name') chk.error(FlowErrorCode.INVALID_NAME, at, FM, { detail: p.message });
     else chk.error(FlowErrorCode.BAD_CORRELATION, at, FM, { detail: p.message });
   }
   const key = c.open?.key;
   if (co && typeof key === 'string' && key.trim() !== '') chk.checkExprAt(key, co, FM, 'correlation_open.key');
-  if (!cs) return;
-  for (const [name, expr] of Object.entries(c.state ?? {})) {
-    if (typeof expr === 'string') chk.checkExprAt(expr, cs, FM, `correlation_state.${name}`);
+  if (cs) {
+    for (const [name, expr] of Object.entries(c.state ?? {})) {
+      if (typeof expr === 'string') chk.checkExprAt(expr, cs, FM, `correlation_state.${name}`);
+    }
   }
+  return lowered.ir;
 }
 
 /** A correlation declaration is a mapping; a scalar becomes `{key}` (and is then refused for its missing keys). */

@@ -50,9 +50,26 @@ describe('Gate', () => {
     assert.equal(refusals[0]!.subjectTenant, undefined);
   });
 
+  it('reads the Bearer scheme in any case (RFC 9110 11.1), over HTTP headers and gRPC metadata alike', () => {
+    for (const route of ['run', 'grpc'] as const) {
+      for (const scheme of ['bearer', 'BEARER', 'BeArEr']) {
+        const { gate, refusals } = setup();
+        assert.equal(gate.check(req({ authorization: `${scheme} ${RAW}`, route })).key.id, 1, `${route} ${scheme}`);
+        assert.deepEqual(refusals, []);
+      }
+    }
+  });
+
+  it('the token itself stays case-sensitive', () => {
+    const { gate } = setup();
+    assert.equal(refusal(() => gate.check(req({ authorization: `Bearer ${RAW.toUpperCase()}` }))).status, 401);
+  });
+
   it('a malformed header, unknown, revoked or expired key gets 401 without WWW-Authenticate', () => {
     for (const [auth, key] of [
       ['Basic abc', {}],
+      [`Bearers ${RAW}`, {}],
+      [`xBearer ${RAW}`, {}],
       [`Bearer svk_ffffffffffffffffffffffffffffffff`, {}],
       [`Bearer ${RAW}`, { revoked: true }],
       [`Bearer ${RAW}`, { expiresAt: '2000-01-01T23:59:59Z' }],

@@ -61,7 +61,8 @@ export interface GatePass {
 }
 
 const FREE_ON_SUCCESS: ReadonlySet<GateRoute> = new Set(['metadata', 'connector']);
-const BEARER = /^Bearer ([^\s]+)$/;
+/** The auth scheme is case-insensitive (RFC 9110, section 11.1): `bearer` and `BEARER` count as `Bearer`. */
+const BEARER = /^Bearer ([^\s]+)$/i;
 
 export function hashApiKey(raw: string): string {
   return sha256Hex(raw);

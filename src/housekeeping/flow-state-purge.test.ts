@@ -29,7 +29,7 @@ test('the purge deletes dedup rows past their own expires_at and finished correl
   await dedup.around(ir, { key: 'ctx.input.id', memoizeResponse: false, onFailure: 'rerun' }, { id: 'b' }, meta, ok);
   let clock = now.t - 10 * HOUR;
   const c = new Correlations(repo, { stateKey: undefined, now: () => clock });
-  await c.around(ir, { open: { key: 'ctx.input.id', deadline_secs: 1 } }, { id: 'old' }, meta, ok);
+  await c.around(ir, { kind: 'open', key: 'ctx.input.id', deadlineSecs: 1 }, { id: 'old' }, meta, ok);
   clock = now.t;
   await c.reconcile(undefined, () => undefined);
   assert.equal(repo.listCorrelations({ statuses: ['timed_out'] }).length, 1);

@@ -6,7 +6,11 @@
  * (`Template`); both are checked at compile time and compiled (and cached) by expr/ at run time.
  */
 
-export const IR_VERSION = 1;
+/**
+ * 2: `correlation` is the typed `CorrelationIR` below. Version 1 carried the front-matter mappings
+ * verbatim (`{open?, state?}`); src/flow/stored-ir.ts converts such artifacts on load.
+ */
+export const IR_VERSION = 2;
 
 /** CEL source, evaluated with `ctx` as the only variable. */
 export type Expr = string;
@@ -31,10 +35,30 @@ export interface DedupIR {
   onFailure: 'absorb' | 'rerun';
 }
 
-export interface CorrelationIR {
-  /** Free-form until the correlation issue fixes its keys; carried through verbatim. */
-  open?: Record<string, unknown>;
-  state?: Record<string, unknown>;
+/** `correlation_open` (+ `correlation_state`), checked at publication (docs/flow-state.md, Correlation). */
+export type CorrelationIR = CorrelationOpenIR | CorrelationCloseIR;
+
+/** An opening flow: records a row for the key with a deadline. */
+export interface CorrelationOpenIR {
+  kind: 'open';
+  /** The business key, over the request. */
+  key: Expr;
+  /** Whole seconds, at least 1. */
+  deadlineSecs: number;
+  /** Flow of the same tenant enqueued with the recorded state on timeout. */
+  onTimeout?: string;
+  /** The step recorded in the row; absent: the flow's last step. */
+  step?: string;
+  /** `correlation_state`: name -> expression, evaluated at open and stored. */
+  state?: Record<string, Expr>;
+}
+
+/** A closing flow: closes the row the opening flow `closes` recorded for the key. */
+export interface CorrelationCloseIR {
+  kind: 'close';
+  key: Expr;
+  /** The opening flow, same tenant. */
+  closes: string;
 }
 
 export interface ValidateRuleIR {
