@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { descriptorSetFromProto, greeterSet, testClient, type GreeterTestClient } from '../src/doors/grpc/testing.js';
+import { descriptorSetFromProto, greeterSet, testClient, type GreeterTestClient } from './helpers/grpc.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
 
 
