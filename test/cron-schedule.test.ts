@@ -1,30 +1,29 @@
 /** Black-box: six-field schedules tick, five-field ones never do, and only one of two servers on a state dir runs them. */
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { statePaths } from '../src/common/paths.js';
 import { EventLogRepo } from '../src/store/event-log-repo.js';
-import { makeSandbox, startServer, svc, type Sandbox, type ServerProcess } from './helpers/svc.js';
+import { createTenant, deployFlow, flow } from './helpers/registry-setup.js';
+import { makeSandbox, startServer, type Sandbox, type ServerProcess } from './helpers/svc.js';
 
 let sb: Sandbox;
 let a: ServerProcess;
 let b: ServerProcess;
 
-function flow(name: string, schedule: string): void {
-  const file = join(sb.home, `${name}.flow.md`);
-  writeFileSync(file, `---\nflowdoc_version: "0.1"\nflow: ${name}\ntenant: demo\nschedule: "${schedule}"\n---\n\n# ${name}\n\n## Step: t\n\`\`\`ntd\n{"tick": "{{ ctx.correlation_id }}"}\n\`\`\`\n`);
-  const r = svc(sb, ['deploy', file, '-v', '1', '--db', sb.db]);
-  assert.equal(r.code, 0, r.stderr);
+/** Deploys flow `name` of tenant demo, scheduled by `schedule`. */
+function deploy(name: string, schedule: string): void {
+  deployFlow(sb, flow('demo', name, `schedule: "${schedule}"`, `# ${name}\n\n## Step: t\n\`\`\`ntd\n{"tick": "{{ ctx.correlation_id }}"}\n\`\`\``));
 }
 
 const ENV = { RUST_LOG: 'info', SVC_TEST_SCHEDULER_POLL_MS: '200', SVC_TEST_SCHEDULER_LEASE_MS: '1500' };
 
 before(async () => {
   sb = makeSandbox();
-  assert.equal(svc(sb, ['tenant', 'create', '--id', 'demo', '--display-name', 'Demo', '--db', sb.db]).code, 0);
-  flow('tick', '*/1 * * * * *');
-  flow('five', '* * * * *');
+  createTenant(sb, 'demo');
+  deploy('tick', '*/1 * * * * *');
+  deploy('five', '* * * * *');
   a = await startServer(sb, ['--no-auth'], ENV);
   b = await startServer(sb, ['--no-auth'], ENV);
 });

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import {
-  auditRows, createKey, createTenant, deployAll, keyIdOf, logRows, rawRequest, revokeKey, setTenantEnabled, waitForLogRows, withRegistry,
-} from './helpers/http-env.js';
+import { auditRows, logRows, waitForLogRows } from './helpers/log-reads.js';
+import { rawRequest } from './helpers/raw-http.js';
+import { createKey, createTenant, deployAll, keyIdOf, revokeKey, setTenantEnabled, withRegistry } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
 
 const UNAUTHORIZED = { ok: false, error: 'unauthorized' };

@@ -9,7 +9,8 @@ import { EventLogRepo } from '../src/store/event-log-repo.js';
 import type { EventRow } from '../src/store/event-log-row.js';
 import { registryMigrations } from '../src/store/migrations/registry.js';
 import { SettingsRepo } from '../src/store/settings-repo.js';
-import { makeSandbox, startServer, svc, type Sandbox, type ServerProcess } from './helpers/svc.js';
+import { createTenant } from './helpers/registry-setup.js';
+import { makeSandbox, startServer, type Sandbox, type ServerProcess } from './helpers/svc.js';
 
 const DAY = 86_400_000;
 let sb: Sandbox;
@@ -23,7 +24,7 @@ function row(ts: string, correlationId: string): EventRow {
 before(async () => {
   sb = makeSandbox();
   // log_retention_days 2: rows older than 2 days go; files of days older than 3 days go.
-  assert.equal(svc(sb, ['tenant', 'create', '--id', 'demo', '--display-name', 'Demo', '--db', sb.db]).code, 0);
+  createTenant(sb, 'demo');
   const paths = statePaths(sb.db);
   const repo = EventLogRepo.open(paths.logDb);
   repo.insertMany([

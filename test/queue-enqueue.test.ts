@@ -3,8 +3,9 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { statePaths } from '../src/common/paths.js';
-import { createKey, deploy, enqueue, events, flowSource, OK_FLOW, tenantWithKey, waitFor } from './helpers/queue-flows.js';
-import { setSystemConfig } from './helpers/http-env.js';
+import { enqueue, events, flowSource, OK_FLOW, tenantWithKey } from './helpers/queue-flows.js';
+import { createKey, deployFlow, setSystemConfig } from './helpers/registry-setup.js';
+import { waitFor } from './helpers/wait.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
 
 const SECRET = 'queue-test-secret';
@@ -44,10 +45,8 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
   const waitEvent = (cid: string, event: string) => waitFor(`${event} of ${cid}`, () => rowsOf(cid).find((r) => r.event === event));
 
   before(async () => {
-    key = tenantWithKey(sandbox, 'basic'); // not '*': the scoped flow must refuse it
-    for (const [name, src] of Object.entries({ ok: OK_FLOW, failing: FAILING, faulty: FAULTY, filter: FILTER, scoped: SCOPED, small: SMALL, publisher: PUBLISHER, xmlpub: XML_PUBLISHER, dedup: DEDUP })) {
-      deploy(sandbox, name, src);
-    }
+    key = tenantWithKey(sandbox, { scopes: 'basic' }); // not '*': the scoped flow must refuse it
+    for (const src of [OK_FLOW, FAILING, FAULTY, FILTER, SCOPED, SMALL, PUBLISHER, XML_PUBLISHER, DEDUP]) deployFlow(sandbox, src);
     // This file uses more queues than the default ceiling (4 per core) allows on a 2-core machine.
     setSystemConfig(sandbox, { max_queue_workers: 32 });
     server = await startServer(sandbox, ['--secret', SECRET]);
@@ -125,7 +124,7 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
     const r = await send('scoped', '{}', { correlationId: 'scope-denied' });
     assert.equal(r.status, 403);
     assert.deepEqual(JSON.parse(r.text), { ok: false, error: 'forbidden: insufficient scope' });
-    const scopedKey = createKey(sandbox, 'orders.write');
+    const scopedKey = createKey(sandbox, 'acme', { scopes: 'orders.write' });
     const ok = await send('scoped', '{}', { key: scopedKey, correlationId: 'scope-ok' });
     assert.equal(ok.status, 202, ok.text);
     await waitEvent('scope-ok', 'queue_processed');
@@ -211,7 +210,7 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
   });
 
   it('dead-letters on the first attempt a message whose stored artifact fails its integrity check', async () => {
-    deploy(sandbox, 'corrupt', CORRUPT);
+    deployFlow(sandbox, CORRUPT);
     const reg = new Database(sandbox.db);
     try {
       const { hash } = reg.prepare("SELECT hash FROM flow_versions WHERE tenant = 'acme' AND name = 'corrupt'").get() as { hash: string };

@@ -1,25 +1,22 @@
 /** Black-box: the correlation row table through real /run requests (open, conflict, refusal, close, timeout, late close). */
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { createTenant, deployFlow, flow } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, svc, type Sandbox, type ServerProcess } from './helpers/svc.js';
 
 let sb: Sandbox;
 let server: ServerProcess;
 
-function flow(name: string, head: string): void {
-  const file = join(sb.home, `${name}.flow.md`);
-  writeFileSync(file, `---\nflowdoc_version: "0.1"\nflow: ${name}\ntenant: demo\n${head}---\n\n# ${name}\n\n## Step: s\n\`\`\`ntd\n{"id": "{{ ctx.input.id }}"}\n\`\`\`\n`);
-  const r = svc(sb, ['deploy', file, '-v', '1', '--db', sb.db]);
-  assert.equal(r.code, 0, r.stderr);
+/** Deploys flow `name` of tenant demo, answering `{"id": ...}`. */
+function deploy(name: string, head: string): void {
+  deployFlow(sb, flow('demo', name, head, `# ${name}\n\n## Step: s\n\`\`\`ntd\n{"id": "{{ ctx.input.id }}"}\n\`\`\``));
 }
 
 before(async () => {
   sb = makeSandbox();
-  assert.equal(svc(sb, ['tenant', 'create', '--id', 'demo', '--display-name', 'Demo', '--db', sb.db]).code, 0);
-  flow('order', 'correlation_open:\n  key: ctx.input.id\n  deadline_secs: 1\n  on_timeout: order-timeout\n  step: await-reply\ncorrelation_state:\n  card: ctx.input.card\n');
-  flow('reply', 'correlation_open:\n  closes: order\n  key: ctx.input.id\n');
+  createTenant(sb, 'demo');
+  deploy('order', 'correlation_open:\n  key: ctx.input.id\n  deadline_secs: 1\n  on_timeout: order-timeout\n  step: await-reply\ncorrelation_state:\n  card: ctx.input.card\n');
+  deploy('reply', 'correlation_open:\n  closes: order\n  key: ctx.input.id\n');
   server = await startServer(sb, ['--no-auth'], { SVC_TEST_CORRELATION_RECONCILE_INTERVAL_MS: '200' });
 });
 

@@ -2,9 +2,8 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { createTenant, deployFlow, flow } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, svc, type Sandbox, type ServerProcess } from './helpers/svc.js';
 
 const STATE_KEY = 'test-state-key-0123456789';
@@ -14,11 +13,9 @@ let slow: Server;
 /** Releases every held /slow request of the backend. */
 let held: (() => void)[] = [];
 
-function flow(name: string, head: string, body: string): void {
-  const file = join(sb.home, `${name}.flow.md`);
-  writeFileSync(file, `---\nflowdoc_version: "0.1"\nflow: ${name}\ntenant: demo\n${head}---\n\n# ${name}\n\n${body}`);
-  const r = svc(sb, ['deploy', file, '-v', '1', '--db', sb.db]);
-  assert.equal(r.code, 0, r.stderr);
+/** Deploys flow `name` of tenant demo. */
+function deploy(name: string, head: string, body: string): void {
+  deployFlow(sb, flow('demo', name, head, `# ${name}\n\n${body}`));
 }
 
 const ECHO = '## Step: echo\nresponse_status: 201\nresponse_header_x_flow: echo\n```ntd\n{"id": "{{ ctx.input.id }}", "at": "{{ uuid() }}"}\n```\n';
@@ -30,13 +27,13 @@ before(async () => {
   });
   await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
   sb = makeSandbox();
-  assert.equal(svc(sb, ['tenant', 'create', '--id', 'demo', '--display-name', 'Demo', '--db', sb.db]).code, 0);
-  flow('memo', 'dedup_key: ctx.input.id\ndedup_memoize_response: true\n', ECHO);
-  flow('nomemo', 'dedup_key: ctx.input.id\n', ECHO);
-  flow('rerun', 'dedup_key: ctx.input.id\ndedup_memoize_response: true\n', MAYBE_FAIL);
-  flow('absorb', 'dedup_key: ctx.input.id\ndedup_memoize_response: true\ndedup_on_failure: absorb\n', MAYBE_FAIL);
-  flow('short', 'dedup_key: ctx.input.id\ndedup_window_hours: 0.0015\n', ECHO);
-  flow(
+  createTenant(sb, 'demo');
+  deploy('memo', 'dedup_key: ctx.input.id\ndedup_memoize_response: true\n', ECHO);
+  deploy('nomemo', 'dedup_key: ctx.input.id\n', ECHO);
+  deploy('rerun', 'dedup_key: ctx.input.id\ndedup_memoize_response: true\n', MAYBE_FAIL);
+  deploy('absorb', 'dedup_key: ctx.input.id\ndedup_memoize_response: true\ndedup_on_failure: absorb\n', MAYBE_FAIL);
+  deploy('short', 'dedup_key: ctx.input.id\ndedup_window_hours: 0.0015\n', ECHO);
+  deploy(
     'slow',
     'dedup_key: ctx.input.id\neffects: [http_egress]\n',
     '## Step: call\neffects: [http_egress]\nendpoint: ${SLOW_URL}/slow\nmethod: POST\nread_timeout_ms: 20000\n',
