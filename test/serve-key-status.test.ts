@@ -1,3 +1,4 @@
+/** Black-box: the boot output of `svc serve` says whether API keys are required and warns when none exists. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createKey, createTenant } from './helpers/registry-setup.js';
