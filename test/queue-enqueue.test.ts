@@ -4,7 +4,7 @@ import { createHmac } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { statePaths } from '../src/common/paths.js';
 import { enqueue, events, flowSource, OK_FLOW, tenantWithKey } from './helpers/queue-flows.js';
-import { createKey, deployFlow, setSystemConfig } from './helpers/registry-setup.js';
+import { createKey, createTenant, deployFlow, setSystemConfig, setTenantEnabled } from './helpers/registry-setup.js';
 import { waitFor } from './helpers/wait.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
 
@@ -131,11 +131,24 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
     assert.equal(rowsOf('scope-denied').filter((x) => x.event === 'queue_enqueued').length, 0);
   });
 
-  it('rejects an unknown key with 401 and an unknown tenant with 404', async () => {
+  it('rejects an unknown key with 401', async () => {
     const r = await send('ok', '{}', { key: 'svk_' + '0'.repeat(32) });
     assert.equal(r.status, 401);
-    const res = await fetch(`${base}/flows/nobody/ok/enqueue`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: '{}' });
-    assert.ok(res.status === 401 || res.status === 404, String(res.status));
+  });
+
+  it('rejects a key of another (active) tenant with 401', async () => {
+    createTenant(sandbox, 'beta');
+    const res = await fetch(`${base}/flows/beta/ok/enqueue`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(res.status, 401);
+  });
+
+  it('answers a disabled tenant with 404, the body of a flow that does not exist, even for its own valid key', async () => {
+    createTenant(sandbox, 'lapsed');
+    const lapsedKey = createKey(sandbox, 'lapsed');
+    setTenantEnabled(sandbox, 'lapsed', false);
+    const res = await fetch(`${base}/flows/lapsed/ok/enqueue`, { method: 'POST', headers: { authorization: `Bearer ${lapsedKey}`, 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(res.status, 404);
+    assert.deepEqual(await res.json(), { ok: false, error: "flow 'lapsed/ok' not found" });
   });
 
   it('drops a false condition as queue_filtered, never retried', async () => {
