@@ -7,6 +7,7 @@ import { statePaths } from '../src/common/paths.js';
 import { EventLogRepo } from '../src/store/event-log-repo.js';
 import { createTenant, deployFlow, flow } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, type Sandbox, type ServerProcess } from './helpers/svc.js';
+import { sleep, waitFor } from './helpers/wait.js';
 
 let sb: Sandbox;
 let a: ServerProcess;
@@ -43,13 +44,11 @@ function count(flowName: string, event: 'received' | 'completed'): number {
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 test('a six-field schedule ticks about once a second with one of two servers; the other takes over when it dies', async () => {
-  const deadline = Date.now() + 8000;
-  while (count('tick', 'completed') === 0 && Date.now() < deadline) await sleep(200);
+  await waitFor('the first tick completed', () => count('tick', 'completed') > 0, 8000, 200);
   const c0 = count('tick', 'received');
   assert.ok(c0 > 0, 'the schedule fired');
+  // A window of time on purpose: the test counts the ticks that fall into it.
   await sleep(3000);
   const perWindow = count('tick', 'received') - c0;
   // One scheduler: about 3 ticks in 3 s; two would give about 6.
@@ -59,6 +58,7 @@ test('a six-field schedule ticks about once a second with one of two servers; th
   const [holder, other] = owner.pid === a.child.pid ? [a, b] : [b, a];
   assert.equal(owner.pid, holder.child.pid);
   await holder.kill9();
+  // On purpose: the survivor must take over within the lease (1.5 s), so a 2.5 s window from here holds its ticks.
   await sleep(500);
   const c1 = count('tick', 'received');
   await sleep(2500);

@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { descriptorSetFromProto, greeterSet, testClient, type GreeterTestClient } from './helpers/grpc.js';
 import { createKey, createTenant, deployFlow } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
+import { waitFor } from './helpers/wait.js';
 
 
 const HELLO_FLOW = `---
@@ -182,13 +183,7 @@ describe('svc serve --grpc-port 0', () => {
   it('a flow deployed while the server runs is routed without a restart', async () => {
     await assert.rejects(checker.unary('check.v1.Checker/Late', { id: 'x' }, { authorization: `Bearer ${apiKey}` }), { code: status.UNIMPLEMENTED });
     deployFlow(sandbox, LATE_FLOW);
-    let reply: Record<string, unknown> | undefined;
-    for (let i = 0; i < 40 && reply === undefined; i++) {
-      reply = await checker.unary('check.v1.Checker/Late', { id: 'x' }, { authorization: `Bearer ${apiKey}` }).catch(async () => {
-        await new Promise((r) => setTimeout(r, 100));
-        return undefined;
-      });
-    }
+    const reply = await waitFor('the late flow answering', () => checker.unary('check.v1.Checker/Late', { id: 'x' }, { authorization: `Bearer ${apiKey}` }), 4000, 100);
     assert.deepEqual(reply, { id: 'late x', corr: '', ref: '' });
   });
 

@@ -75,6 +75,7 @@ describe('two svc serve processes on one state directory', () => {
     });
     assert.equal(res.status, 502);
     assert.deepEqual(await res.json(), { ok: false, error: 'flow execution failed' });
+    // On purpose: gamma has no worker, so nothing may be processed (or enqueued by the failed publish) for a while.
     await new Promise((r) => setTimeout(r, 700));
     assert.equal(events(sandbox, "flow = 'gamma' AND event = 'queue_processed'").length, 0);
     assert.equal(events(sandbox, "correlation_id = 'pub-gamma' AND event = 'queue_enqueued'").length, 0);

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createTenant, deployFlow, flow } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, svc, type Sandbox, type ServerProcess } from './helpers/svc.js';
+import { waitFor } from './helpers/wait.js';
 
 let sb: Sandbox;
 let server: ServerProcess;
@@ -63,13 +64,7 @@ test('an empty correlation key and a close without a row are refused with 422', 
 
 test('the reconcile pass times out an open row past its deadline; a later close makes it closed_late', async () => {
   assert.equal((await run('order', { id: 'o2', card: '4111-secret' })).status, 200);
-  const deadline = Date.now() + 8000;
-  let line: string | undefined;
-  while (line === undefined && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 200));
-    line = rowLine('order', 'timed_out');
-  }
-  assert.ok(line, 'row timed out');
+  const line = await waitFor('the order row timed out', () => rowLine('order', 'timed_out'), 8000, 200);
   // Row: flow and step, status, opened, deadline, on-timeout flow, correlation id, state present, key hash.
   assert.match(line, /order\s+await-reply\s+timed_out\s+\S+Z\s+\S+Z\s+order-timeout\s+[0-9a-f-]{36}\s+present\s+[0-9a-f]{64}$/);
   const listed = svc(sb, ['state', 'list', '--db', sb.db]).stdout;

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { createTenant, deployFlow, flow } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, svc, type Sandbox, type ServerProcess } from './helpers/svc.js';
+import { waitFor } from './helpers/wait.js';
 
 const STATE_KEY = 'test-state-key-0123456789';
 let sb: Sandbox;
@@ -103,8 +104,7 @@ test('an empty dedup key is refused with 422 and runs nothing', async () => {
 
 test('an in_flight key holds duplicates back with 409 until svc state release clears its lease', async () => {
   const first = run('slow', { id: 'k1' });
-  const deadline = Date.now() + 10_000;
-  while (held.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  await waitFor('the first delivery at the backend', () => held.length > 0, 10_000);
   assert.equal(held.length, 1, 'the first delivery reached the backend');
   const dup = await run('slow', { id: 'k1' });
   assert.equal(dup.status, 409);
@@ -137,7 +137,7 @@ test('an in_flight key holds duplicates back with 409 until svc state release cl
   assert.match(released.stdout, new RegExp(`released.*${keyHash}`));
 
   const second = run('slow', { id: 'k1' });
-  while (held.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  await waitFor('the delivery after the release at the backend', () => held.length >= 2, 10_000);
   assert.equal(held.length, 2, 'the delivery after the release ran');
   for (const h of held) h();
   held = [];
@@ -152,13 +152,7 @@ test('a row past its window is purged, and the key then runs fresh', async () =>
   const listed = svc(sb, ['state', 'list', '--flow', 'short', '--status', 'done', '--db', sb.db]);
   assert.match(listed.stdout, /short\s+done/);
   assert.equal((await run('short', { id: 'w' })).headers.get('x-svc-idempotent-replay'), 'true', 'inside the window: replayed');
-  const deadline = Date.now() + 15_000;
-  let gone = false;
-  while (!gone && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 300));
-    gone = !/short\s+done/.test(svc(sb, ['state', 'list', '--flow', 'short', '--status', 'all', '--db', sb.db]).stdout);
-  }
-  assert.ok(gone, 'the purge removed the expired row');
+  await waitFor('the purge of the expired row', () => !/short\s+done/.test(svc(sb, ['state', 'list', '--flow', 'short', '--status', 'all', '--db', sb.db]).stdout), 15_000, 300);
   const fresh = await run('short', { id: 'w' });
   assert.equal(fresh.headers.get('x-svc-idempotent-replay'), null);
   assert.notEqual(await fresh.text(), atFirst);

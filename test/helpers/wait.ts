@@ -1,17 +1,19 @@
 /** Waiting in tests: on a condition (the default), or for time to pass when the passing of time is what is tested. */
 
+type NotYet = undefined | null | false;
+
 /**
- * Polls `probe` every `intervalMs` until it returns a truthy value, and returns that value.
- * A probe that throws counts as "not yet" (a database not created yet, or busy); after
- * `timeoutMs` the wait fails with `what` and the last error, if any.
+ * Polls `probe` (sync or async) every `intervalMs` until it gives a truthy value, and returns that
+ * value. A probe that throws or rejects counts as "not yet" (a database not created yet, or busy);
+ * after `timeoutMs` the wait fails with `what` and the last error, if any.
  */
-export async function waitFor<T>(what: string, probe: () => T | undefined | null | false, timeoutMs = 15_000, intervalMs = 25): Promise<T> {
+export async function waitFor<T>(what: string, probe: () => T | NotYet | Promise<T | NotYet>, timeoutMs = 15_000, intervalMs = 25): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
-    let value: T | undefined | null | false;
+    let value: T | NotYet;
     let error: unknown;
     try {
-      value = probe();
+      value = await probe();
     } catch (err) {
       value = undefined;
       error = err;
