@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { corruptArtifact, createTenant, deployFlow, flow } from './fixtures/doors/setup.js';
+import { corruptArtifact, createTenant, deployFlow, flow } from './helpers/registry-setup.js';
 import { makeSandbox, svc } from './helpers/svc.js';
 
 const PRICING = flow('acme', 'pricing', 'config: [pricing_url, partner.id]', '## Step: answer\n```ntd\n{"ok": true}\n```');
@@ -65,7 +65,7 @@ describe('svc config check', () => {
   });
 
   it('exits non-zero naming an unreadable artifact', () => {
-    corruptArtifact(sandbox.db, 'acme', 'plain');
+    corruptArtifact(sandbox, 'acme', 'plain');
     const r = check({ SVC_CONFIG_PRICING_URL: 'x', SVC_CONFIG_PARTNER_ID: 'y' });
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /acme\/plain: artifact unreadable/);

@@ -1,30 +1,30 @@
 /** Black-box: six-field schedules tick, five-field ones never do, and only one of two servers on a state dir runs them. */
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { statePaths } from '../src/common/paths.js';
 import { EventLogRepo } from '../src/store/event-log-repo.js';
-import { makeSandbox, startServer, svc, type Sandbox, type ServerProcess } from './helpers/svc.js';
+import { createTenant, deployFlow, flow } from './helpers/registry-setup.js';
+import { makeSandbox, startServer, type Sandbox, type ServerProcess } from './helpers/svc.js';
+import { sleep, waitFor } from './helpers/wait.js';
 
 let sb: Sandbox;
 let a: ServerProcess;
 let b: ServerProcess;
 
-function flow(name: string, schedule: string): void {
-  const file = join(sb.home, `${name}.flow.md`);
-  writeFileSync(file, `---\nflowdoc_version: "0.1"\nflow: ${name}\ntenant: demo\nschedule: "${schedule}"\n---\n\n# ${name}\n\n## Step: t\n\`\`\`ntd\n{"tick": "{{ ctx.correlation_id }}"}\n\`\`\`\n`);
-  const r = svc(sb, ['deploy', file, '-v', '1', '--db', sb.db]);
-  assert.equal(r.code, 0, r.stderr);
+/** Deploys flow `name` of tenant demo, scheduled by `schedule`. */
+function deploy(name: string, schedule: string): void {
+  deployFlow(sb, flow('demo', name, `schedule: "${schedule}"`, `# ${name}\n\n## Step: t\n\`\`\`ntd\n{"tick": "{{ ctx.correlation_id }}"}\n\`\`\``));
 }
 
 const ENV = { RUST_LOG: 'info', SVC_TEST_SCHEDULER_POLL_MS: '200', SVC_TEST_SCHEDULER_LEASE_MS: '1500' };
 
 before(async () => {
   sb = makeSandbox();
-  assert.equal(svc(sb, ['tenant', 'create', '--id', 'demo', '--display-name', 'Demo', '--db', sb.db]).code, 0);
-  flow('tick', '*/1 * * * * *');
-  flow('five', '* * * * *');
+  createTenant(sb, 'demo');
+  deploy('tick', '*/1 * * * * *');
+  deploy('five', '* * * * *');
   a = await startServer(sb, ['--no-auth'], ENV);
   b = await startServer(sb, ['--no-auth'], ENV);
 });
@@ -44,13 +44,11 @@ function count(flowName: string, event: 'received' | 'completed'): number {
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 test('a six-field schedule ticks about once a second with one of two servers; the other takes over when it dies', async () => {
-  const deadline = Date.now() + 8000;
-  while (count('tick', 'completed') === 0 && Date.now() < deadline) await sleep(200);
+  await waitFor('the first tick completed', () => count('tick', 'completed') > 0, 8000, 200);
   const c0 = count('tick', 'received');
   assert.ok(c0 > 0, 'the schedule fired');
+  // A window of time on purpose: the test counts the ticks that fall into it.
   await sleep(3000);
   const perWindow = count('tick', 'received') - c0;
   // One scheduler: about 3 ticks in 3 s; two would give about 6.
@@ -60,6 +58,7 @@ test('a six-field schedule ticks about once a second with one of two servers; th
   const [holder, other] = owner.pid === a.child.pid ? [a, b] : [b, a];
   assert.equal(owner.pid, holder.child.pid);
   await holder.kill9();
+  // On purpose: the survivor must take over within the lease (1.5 s), so a 2.5 s window from here holds its ticks.
   await sleep(500);
   const c1 = count('tick', 'received');
   await sleep(2500);

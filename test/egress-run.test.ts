@@ -5,7 +5,9 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createTenant, deployFlow, enableTrace, flow, rawRequest, withRawDb } from './fixtures/doors/setup.js';
+import { requestWithHeaders } from './helpers/raw-http.js';
+import { logRows, type LogRow } from './helpers/log-reads.js';
+import { createTenant, deployFlow, enableTrace, flow } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
 
 const SECRET = 'tok-4f1d9b7e-never-logged';
@@ -67,7 +69,7 @@ describe('http_egress through svc serve', () => {
   const seen: Seen[] = [];
 
   const run = (name: string, body: unknown = {}, headers: Record<string, string> = {}) =>
-    rawRequest(`${server.url}/flows/acme/${name}/run`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
+    requestWithHeaders(`${server.url}/flows/acme/${name}/run`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
 
   before(async () => {
     backend = createServer((req, res) => {
@@ -109,9 +111,9 @@ describe('http_egress through svc serve', () => {
     for (const f of FLOWS) deployFlow(sandbox, f);
     deployFlow(sandbox, flow('beta', 'ws', 'soap_operation: Op\nsoap_namespace: urn:b', '## Step: a\n```ntd\n<ok/>\n```'));
     assert.equal(svc(sandbox, ['tenant', 'disable', '--id', 'beta', '--db', sandbox.db]).code, 0);
-    enableTrace(sandbox.db, 'acme', 'secret');
-    enableTrace(sandbox.db, 'acme', 'json');
-    for (const f of ['failing', 'big', 'xml']) enableTrace(sandbox.db, 'acme', f);
+    enableTrace(sandbox, 'acme', 'secret');
+    enableTrace(sandbox, 'acme', 'json');
+    for (const f of ['failing', 'big', 'xml']) enableTrace(sandbox, 'acme', f);
     server = await startServer(sandbox, ['--no-auth'], { BACKEND_URL: backendUrl, SVC_SECRET_API_TOKEN: SECRET, SVC_TEST_NEVER_SET_URL: undefined, RUST_LOG: 'info' });
   });
 
@@ -132,7 +134,7 @@ describe('http_egress through svc serve', () => {
   });
 
   it('an XML response becomes an XML value, answered as application/xml', async () => {
-    const r = await rawRequest(`${server.url}/flows/acme/xml/run`, { method: 'POST', body: '<ask><id>1</id></ask>', headers: { 'content-type': 'application/xml' } });
+    const r = await requestWithHeaders(`${server.url}/flows/acme/xml/run`, { method: 'POST', body: '<ask><id>1</id></ask>', headers: { 'content-type': 'application/xml' } });
     assert.equal(r.status, 200, r.body);
     assert.equal(r.headers['content-type'], 'application/xml; charset=utf-8');
     assert.match(r.body, /<quote><price>3<\/price><\/quote>/);
@@ -217,29 +219,27 @@ describe('http_egress through svc serve', () => {
     const laughs = '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;"><!ENTITY lol3 "&lol2;&lol2;&lol2;">]><lolz>&lol3;</lolz>';
     const xxe = '<?xml version="1.0"?><!DOCTYPE foo [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><foo>&xxe;</foo>';
     for (const body of [laughs, xxe]) {
-      const r = await rawRequest(`${server.url}/flows/acme/text/run`, { method: 'POST', body, headers: { 'content-type': 'application/xml' } });
+      const r = await requestWithHeaders(`${server.url}/flows/acme/text/run`, { method: 'POST', body, headers: { 'content-type': 'application/xml' } });
       assert.equal(r.status, 400);
       assert.deepEqual(JSON.parse(r.body), { ok: false, error: 'XML DOCTYPE declarations are not accepted (no DTDs, no entity definitions)' });
       assert.doesNotMatch(r.body, /root:/);
     }
-    const undefinedEntity = await rawRequest(`${server.url}/flows/acme/text/run`, { method: 'POST', body: '<a>&xxe;</a>', headers: { 'content-type': 'application/xml' } });
+    const undefinedEntity = await requestWithHeaders(`${server.url}/flows/acme/text/run`, { method: 'POST', body: '<a>&xxe;</a>', headers: { 'content-type': 'application/xml' } });
     assert.equal(undefinedEntity.status, 400);
     assert.match(undefinedEntity.body, /undefined entity reference/);
   });
 
   it('WSDL of a disabled tenant is 404 under --no-auth too', async () => {
-    const r = await rawRequest(`${server.url}/flows/beta/ws/wsdl`);
+    const r = await requestWithHeaders(`${server.url}/flows/beta/ws/wsdl`);
     assert.equal(r.status, 404);
     assert.deepEqual(JSON.parse(r.body), { ok: false, error: "flow 'beta/ws' not found" });
   });
 
   describe('after the server stopped (logs flushed)', () => {
-    let rows: { event: string; step: string | null; flow: string; payload: string | null; http_status: number | null; reason: string | null }[] = [];
+    let rows: LogRow[] = [];
     before(async () => {
       await server.stop();
-      rows = withRawDb(join(sandbox.home, 'state', 'log.db'), (db) =>
-        db.prepare<[], (typeof rows)[number]>("SELECT event, step, flow, payload, http_status, reason FROM events WHERE tenant = 'acme' ORDER BY id").all(),
-      );
+      rows = logRows(sandbox, { tenant: 'acme' });
     });
 
     it('the completed row of the unset-variable failure names the variable for the operator', () => {

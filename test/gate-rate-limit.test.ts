@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createKey, createTenant, deployAll, sleep, waitForLogRows } from './helpers/http-env.js';
+import { waitForLogRows } from './helpers/log-reads.js';
+import { createKey, createTenant, deployAll } from './helpers/registry-setup.js';
+import { sleep } from './helpers/wait.js';
 import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
 
 describe('per-key rate limits (token bucket)', () => {

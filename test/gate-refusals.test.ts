@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import {
-  auditRows, createKey, createTenant, deployAll, keyIdOf, logRows, rawRequest, revokeKey, setTenantEnabled, waitForLogRows, withRegistry,
-} from './helpers/http-env.js';
+import { auditRows, logRows, waitForLogRows } from './helpers/log-reads.js';
+import { rawRequest } from './helpers/raw-http.js';
+import { createKey, createTenant, deployAll, keyIdOf, revokeKey, setTenantEnabled, withRegistry } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
+import { waitFor } from './helpers/wait.js';
 
 const UNAUTHORIZED = { ok: false, error: 'unauthorized' };
 
@@ -27,10 +28,7 @@ describe('the gate on key-protected routes', () => {
   };
   const deniedOn = (tenant: string) => auditOf(tenant).filter((e) => e.event_type === 'access.denied');
   /** Polls audit.db directly (cheap) until the chain of `tenant` has more than `count` entries. */
-  const waitForAudit = async (tenant: string, count: number) => {
-    const deadline = Date.now() + 3000;
-    while (auditRows(sandbox, tenant).length <= count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  };
+  const waitForAudit = (tenant: string, count: number) => waitFor(`more than ${count} entries on the chain of ${tenant}`, () => auditRows(sandbox, tenant).length > count);
 
   before(async () => {
     createTenant(sandbox, 'acme');
@@ -235,10 +233,12 @@ describe('the gate on key-protected routes', () => {
       const res = await run('secure', bearer('read'), { 'x-correlation-id': 'refused-scope-1' });
       assert.equal(res.status, 403);
       const id = keyIdOf(sandbox, keys.read!);
-      const rows = await waitForLogRows(sandbox, { event: 'access_denied', flow: 'secure' });
-      assert.ok(rows.length >= 1);
+      // The row of this refusal: earlier tests left access_denied rows of the same flow and key.
+      const rows = await waitForLogRows(sandbox, { event: 'access_denied', correlation_id: 'refused-scope-1' });
+      assert.equal(rows.length, 1);
       const row = rows.find((r) => r.reason?.includes(`API key ${id}`));
-      assert.ok(row, `an access_denied row names key ${id}: ${JSON.stringify(rows)}`);
+      assert.ok(row, `the access_denied row names key ${id}: ${JSON.stringify(rows)}`);
+      assert.equal(row.flow, 'secure');
       assert.match(row.reason!, /scope/);
       assert.equal(row.http_status, 403);
       assert.equal(row.tenant, 'acme');
@@ -272,7 +272,7 @@ describe('the gate on key-protected routes', () => {
 
     it('writes no audit entry for a refusal with no subject (missing header, unknown key)', async () => {
       const before = auditOf('acme').length;
-      assert.equal((await run('echo', undefined)).status, 401);
+      assert.equal((await run('echo', undefined, { 'x-correlation-id': 'no-subject-1' })).status, 401);
       assert.equal((await run('echo', 'Bearer svk_ffffffffffffffffffffffffffffffff')).status, 401);
       // Flush marker: a later policy verdict does land, so the earlier two had their chance.
       assert.equal((await run('secure', bearer('read'))).status, 403);
@@ -280,8 +280,9 @@ describe('the gate on key-protected routes', () => {
       const added = auditOf('acme').slice(before);
       assert.equal(added.length, 1, JSON.stringify(added));
       assert.match(JSON.stringify(added[0]), /secure/);
-      const rows = await waitForLogRows(sandbox, { event: 'access_denied', reason: 'missing Authorization header' });
-      assert.ok(rows.length >= 1);
+      // Still logged: the row of this refusal (earlier tests left rows with the same reason).
+      const rows = await waitForLogRows(sandbox, { event: 'access_denied', correlation_id: 'no-subject-1' });
+      assert.equal(rows[0]!.reason, 'missing Authorization header');
     });
   });
 

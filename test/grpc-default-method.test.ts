@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { descriptorSetFromProto, testClient, type GreeterTestClient } from '../src/doors/grpc/testing.js';
+import { descriptorSetFromProto, testClient, type GreeterTestClient } from './helpers/grpc.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
 
 const FIRST_PROTO = `

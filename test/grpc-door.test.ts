@@ -7,8 +7,10 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { descriptorSetFromProto, greeterSet, testClient, type GreeterTestClient } from '../src/doors/grpc/testing.js';
+import { descriptorSetFromProto, greeterSet, testClient, type GreeterTestClient } from './helpers/grpc.js';
+import { createKey, createTenant, deployFlow } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
+import { waitFor } from './helpers/wait.js';
 
 
 const HELLO_FLOW = `---
@@ -80,41 +82,25 @@ describe('svc serve --grpc-port 0', () => {
   let readerKey = '';
   let otherTenantKey = '';
   let checker: GreeterTestClient;
-  const deploy = (name: string, text: string) => {
-    writeFileSync(join(sandbox.home, `${name}.flow.md`), text);
-    const r = svc(sandbox, ['deploy', join(sandbox.home, `${name}.flow.md`), '-v', '1.0.0', '--db', sandbox.db]);
-    assert.equal(r.code, 0, r.stderr);
-  };
-  const keyOf = (tenant: string, extra: string[] = []) => {
-    const r = svc(sandbox, ['keys', 'create', '--tenant', tenant, '--label', 'grpc-test', ...extra, '--db', sandbox.db]);
-    assert.equal(r.code, 0, r.stderr);
-    return /svk_[A-Za-z0-9_-]+/.exec(r.stdout)?.[0] ?? '';
-  };
 
   before(async () => {
     const setPath = join(sandbox.home, 'greeter.pb');
     writeFileSync(setPath, greeterSet());
-    assert.equal(svc(sandbox, ['tenant', 'create', '--id', 'acme', '--display-name', 'Acme', '--db', sandbox.db]).code, 0);
+    createTenant(sandbox, 'acme');
     const deployed = svc(sandbox, ['proto', 'deploy', setPath, '--tenant', 'acme', '--name', 'greeter', '--version', '1.0.0', '--latest', '--db', sandbox.db]);
     assert.equal(deployed.code, 0, deployed.stderr);
-    for (const [name, text] of [['hello', HELLO_FLOW], ['many', MANY_FLOW]] as const) {
-      writeFileSync(join(sandbox.home, `${name}.flow.md`), text);
-      const r = svc(sandbox, ['deploy', join(sandbox.home, `${name}.flow.md`), '-v', '1.0.0', '--db', sandbox.db]);
-      assert.equal(r.code, 0, r.stderr);
-    }
-    const keys = svc(sandbox, ['keys', 'create', '--tenant', 'acme', '--label', 'grpc-test', '--db', sandbox.db]);
-    assert.equal(keys.code, 0, keys.stderr);
-    apiKey = /svk_[A-Za-z0-9_-]+/.exec(keys.stdout)?.[0] ?? '';
-    assert.ok(apiKey, `no key printed: ${keys.stdout}`);
+    deployFlow(sandbox, HELLO_FLOW);
+    deployFlow(sandbox, MANY_FLOW);
+    apiKey = createKey(sandbox, 'acme');
     const checkPath = join(sandbox.home, 'check.pb');
     writeFileSync(checkPath, descriptorSetFromProto([CHECK_PROTO]));
     const checkDeployed = svc(sandbox, ['proto', 'deploy', checkPath, '--tenant', 'acme', '--name', 'check', '--version', '1', '--latest', '--db', sandbox.db]);
     assert.equal(checkDeployed.code, 0, checkDeployed.stderr);
-    deploy('check', CHECK_FLOW);
-    deploy('listy', LISTY_FLOW);
-    readerKey = keyOf('acme', ['--scopes', 'read']);
-    assert.equal(svc(sandbox, ['tenant', 'create', '--id', 'globex', '--display-name', 'Globex', '--db', sandbox.db]).code, 0);
-    otherTenantKey = keyOf('globex');
+    deployFlow(sandbox, CHECK_FLOW);
+    deployFlow(sandbox, LISTY_FLOW);
+    readerKey = createKey(sandbox, 'acme', { scopes: 'read' });
+    createTenant(sandbox, 'globex');
+    otherTenantKey = createKey(sandbox, 'globex');
     server = await startServer(sandbox, ['--grpc-port', '0']);
     const m = /grpc listening on (127\.0\.0\.1:(\d+))/.exec(server.output());
     assert.ok(m, `no grpc boot line in:\n${server.output()}`);
@@ -196,14 +182,8 @@ describe('svc serve --grpc-port 0', () => {
 
   it('a flow deployed while the server runs is routed without a restart', async () => {
     await assert.rejects(checker.unary('check.v1.Checker/Late', { id: 'x' }, { authorization: `Bearer ${apiKey}` }), { code: status.UNIMPLEMENTED });
-    deploy('late', LATE_FLOW);
-    let reply: Record<string, unknown> | undefined;
-    for (let i = 0; i < 40 && reply === undefined; i++) {
-      reply = await checker.unary('check.v1.Checker/Late', { id: 'x' }, { authorization: `Bearer ${apiKey}` }).catch(async () => {
-        await new Promise((r) => setTimeout(r, 100));
-        return undefined;
-      });
-    }
+    deployFlow(sandbox, LATE_FLOW);
+    const reply = await waitFor('the late flow answering', () => checker.unary('check.v1.Checker/Late', { id: 'x' }, { authorization: `Bearer ${apiKey}` }), 4000, 100);
     assert.deepEqual(reply, { id: 'late x', corr: '', ref: '' });
   });
 

@@ -1,9 +1,8 @@
 /** `svc serve` without `--grpc-port`: nothing listens for gRPC, and inbound flows leave a warning. */
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
+import { createTenant, deployFlow } from './helpers/registry-setup.js';
+import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
 
 const HELLO_FLOW = `---
 flowdoc_version: "0.1"
@@ -23,9 +22,8 @@ describe('svc serve without --grpc-port', () => {
   const sandbox = makeSandbox();
   let server: ServerProcess;
   before(async () => {
-    assert.equal(svc(sandbox, ['tenant', 'create', '--id', 'acme', '--display-name', 'Acme', '--db', sandbox.db]).code, 0);
-    writeFileSync(join(sandbox.home, 'hello.flow.md'), HELLO_FLOW);
-    assert.equal(svc(sandbox, ['deploy', join(sandbox.home, 'hello.flow.md'), '-v', '1.0.0', '--db', sandbox.db]).code, 0);
+    createTenant(sandbox, 'acme');
+    deployFlow(sandbox, HELLO_FLOW);
     server = await startServer(sandbox, ['--no-auth'], { RUST_LOG: 'warn' });
   });
   after(async () => {

@@ -9,7 +9,9 @@ import { EventLogRepo } from '../src/store/event-log-repo.js';
 import type { EventRow } from '../src/store/event-log-row.js';
 import { registryMigrations } from '../src/store/migrations/registry.js';
 import { SettingsRepo } from '../src/store/settings-repo.js';
-import { makeSandbox, startServer, svc, type Sandbox, type ServerProcess } from './helpers/svc.js';
+import { createTenant } from './helpers/registry-setup.js';
+import { makeSandbox, startServer, type Sandbox, type ServerProcess } from './helpers/svc.js';
+import { waitFor } from './helpers/wait.js';
 
 const DAY = 86_400_000;
 let sb: Sandbox;
@@ -23,7 +25,7 @@ function row(ts: string, correlationId: string): EventRow {
 before(async () => {
   sb = makeSandbox();
   // log_retention_days 2: rows older than 2 days go; files of days older than 3 days go.
-  assert.equal(svc(sb, ['tenant', 'create', '--id', 'demo', '--display-name', 'Demo', '--db', sb.db]).code, 0);
+  createTenant(sb, 'demo');
   const paths = statePaths(sb.db);
   const repo = EventLogRepo.open(paths.logDb);
   repo.insertMany([
@@ -60,8 +62,7 @@ function ids(): string[] {
 }
 
 test('rows older than log_retention_days are deleted at startup and younger ones kept', async () => {
-  const deadline = Date.now() + 8000;
-  while (ids().includes('old-2d1h') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  await waitFor('both expired rows deleted', () => !ids().some((id) => id.startsWith('old-')), 8000, 100);
   assert.deepEqual(ids(), ['keep-47h', 'keep-now']);
 });
 
@@ -69,8 +70,7 @@ test('daily files live one day longer than their rows, and today\'s file is kept
   const logs = statePaths(sb.db).logsDir;
   const has = (d: number) => existsSync(join(logs, `events-${day(d)}.jsonl`));
   // Files go after the rows, whose deletion runs in slices with turns of the event loop between.
-  const deadline = Date.now() + 8000;
-  while ((has(10) || has(4)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  await waitFor('the files of 10 and 4 days ago deleted', () => !has(10) && !has(4), 8000);
   assert.equal(has(10), false);
   assert.equal(has(4), false);
   assert.equal(has(3), true, 'the file of 3 days ago holds rows only just expired: kept one more day');

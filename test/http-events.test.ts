@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createKey, createTenant, deployAll, jsonlEvents, logRows, setSystemConfig, waitForLogRows } from './helpers/http-env.js';
+import { jsonlEvents, logRows, waitForLogRows } from './helpers/log-reads.js';
+import { createKey, createTenant, deployAll, setSystemConfig } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
 
 /** The 25 globally masked field names (docs/events.md). */

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { createKey, createTenant, deployAll, logRows, setSystemConfig, waitForLogRows } from './helpers/http-env.js';
+import { logRows, waitForLogRows } from './helpers/log-reads.js';
+import { createKey, createTenant, deployAll, setSystemConfig } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
 
 /** How long the loopback backend takes to answer: more than flow_max_duration_secs (1 s). */

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createTenant, deployAll, sign } from './helpers/http-env.js';
+import { sign } from './helpers/raw-http.js';
+import { createTenant, deployAll } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
 
 const SECRET = 'no-auth-secret';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createKey, createTenant, deployAll, deployFixture, rawRequest, setSystemConfig, withRegistry } from './helpers/http-env.js';
+import { rawRequest } from './helpers/raw-http.js';
+import { createKey, createTenant, deployAll, deployFixture, setSystemConfig, withRegistry } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
 
 const FLOWS = [

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createKey, createTenant, deployAll, sign } from './helpers/http-env.js';
+import { sign } from './helpers/raw-http.js';
+import { createKey, createTenant, deployAll } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
 
 const SECRET = 'sig-test-secret';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { greeterSet, greeterSetMissingImport, GREETER_SERVICE_PROTO_V2 } from '../src/doors/grpc/testing.js';
+import { greeterSet, greeterSetMissingImport, GREETER_SERVICE_PROTO_V2 } from './helpers/grpc.js';
 import { openDb } from '../src/store/db.js';
 import { registryMigrations } from '../src/store/migrations/registry.js';
 import { makeSandbox, svc } from './helpers/svc.js';

@@ -4,8 +4,9 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { statePaths } from '../src/common/paths.js';
-import { deploy, enqueue, events, flowSource, OK_FLOW, tenantWithKey, waitFor } from './helpers/queue-flows.js';
-import { setSystemConfig } from './helpers/http-env.js';
+import { enqueue, events, flowSource, OK_FLOW, tenantWithKey } from './helpers/queue-flows.js';
+import { deployFlow, setSystemConfig } from './helpers/registry-setup.js';
+import { waitFor } from './helpers/wait.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
 
 /** Dead-letters on the first attempt (an unset secret is the 502 class). */
@@ -34,9 +35,9 @@ describe('queue compaction of svc serve', () => {
 
   before(async () => {
     key = tenantWithKey(sandbox);
-    deploy(sandbox, 'ok', OK_FLOW);
-    deploy(sandbox, 'dead', DEAD);
-    deploy(sandbox, 'waiting', WAITING);
+    deployFlow(sandbox, OK_FLOW);
+    deployFlow(sandbox, DEAD);
+    deployFlow(sandbox, WAITING);
     setSystemConfig(sandbox, { queue_compaction_interval_secs: 1 });
     server = await startServer(sandbox);
   });

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { deploy, enqueue, events, flowSource, tenantWithKey, waitFor } from './helpers/queue-flows.js';
+import { enqueue, events, flowSource, tenantWithKey } from './helpers/queue-flows.js';
+import { deployFlow } from './helpers/registry-setup.js';
+import { waitFor } from './helpers/wait.js';
 import { makeSandbox, startServer, svc } from './helpers/svc.js';
 
 /**
@@ -24,7 +26,7 @@ describe('a kill -9 in the middle of an /enqueue storm', () => {
 
   before(() => {
     key = tenantWithKey(sandbox);
-    deploy(sandbox, 'crashy', CRASHY);
+    deployFlow(sandbox, CRASHY);
   });
   after(() => sandbox.cleanup());
 

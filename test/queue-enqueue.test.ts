@@ -3,8 +3,9 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { statePaths } from '../src/common/paths.js';
-import { createKey, deploy, enqueue, events, flowSource, OK_FLOW, tenantWithKey, waitFor } from './helpers/queue-flows.js';
-import { setSystemConfig } from './helpers/http-env.js';
+import { enqueue, events, flowSource, OK_FLOW, tenantWithKey } from './helpers/queue-flows.js';
+import { createKey, createTenant, deployFlow, setSystemConfig, setTenantEnabled } from './helpers/registry-setup.js';
+import { waitFor } from './helpers/wait.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
 
 const SECRET = 'queue-test-secret';
@@ -44,10 +45,8 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
   const waitEvent = (cid: string, event: string) => waitFor(`${event} of ${cid}`, () => rowsOf(cid).find((r) => r.event === event));
 
   before(async () => {
-    key = tenantWithKey(sandbox, 'basic'); // not '*': the scoped flow must refuse it
-    for (const [name, src] of Object.entries({ ok: OK_FLOW, failing: FAILING, faulty: FAULTY, filter: FILTER, scoped: SCOPED, small: SMALL, publisher: PUBLISHER, xmlpub: XML_PUBLISHER, dedup: DEDUP })) {
-      deploy(sandbox, name, src);
-    }
+    key = tenantWithKey(sandbox, { scopes: 'basic' }); // not '*': the scoped flow must refuse it
+    for (const src of [OK_FLOW, FAILING, FAULTY, FILTER, SCOPED, SMALL, PUBLISHER, XML_PUBLISHER, DEDUP]) deployFlow(sandbox, src);
     // This file uses more queues than the default ceiling (4 per core) allows on a 2-core machine.
     setSystemConfig(sandbox, { max_queue_workers: 32 });
     server = await startServer(sandbox, ['--secret', SECRET]);
@@ -95,8 +94,10 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
     assert.equal((JSON.parse(j.text) as { ok: boolean }).ok, false);
     const x = await send('ok', '<order><n>1</order>', { contentType: 'application/xml', correlationId: 'bad-xml' });
     assert.equal(x.status, 400);
-    await new Promise((r) => setTimeout(r, 100));
-    assert.equal(events(sandbox, "event = 'queue_enqueued'").length, before);
+    // Flush marker: the log is written in order, so once a later enqueue's row is there, a row of either refusal would be too.
+    assert.equal((await send('ok', '{"n": 1}', { correlationId: 'after-bad-1' })).status, 202);
+    await waitEvent('after-bad-1', 'queue_enqueued');
+    assert.equal(events(sandbox, "event = 'queue_enqueued'").length, before + 1);
   });
 
   it('refuses a bad path component with 400 invalid flow identifier', async () => {
@@ -125,18 +126,31 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
     const r = await send('scoped', '{}', { correlationId: 'scope-denied' });
     assert.equal(r.status, 403);
     assert.deepEqual(JSON.parse(r.text), { ok: false, error: 'forbidden: insufficient scope' });
-    const scopedKey = createKey(sandbox, 'orders.write');
+    const scopedKey = createKey(sandbox, 'acme', { scopes: 'orders.write' });
     const ok = await send('scoped', '{}', { key: scopedKey, correlationId: 'scope-ok' });
     assert.equal(ok.status, 202, ok.text);
     await waitEvent('scope-ok', 'queue_processed');
     assert.equal(rowsOf('scope-denied').filter((x) => x.event === 'queue_enqueued').length, 0);
   });
 
-  it('rejects an unknown key with 401 and an unknown tenant with 404', async () => {
+  it('rejects an unknown key with 401', async () => {
     const r = await send('ok', '{}', { key: 'svk_' + '0'.repeat(32) });
     assert.equal(r.status, 401);
-    const res = await fetch(`${base}/flows/nobody/ok/enqueue`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: '{}' });
-    assert.ok(res.status === 401 || res.status === 404, String(res.status));
+  });
+
+  it('rejects a key of another (active) tenant with 401', async () => {
+    createTenant(sandbox, 'beta');
+    const res = await fetch(`${base}/flows/beta/ok/enqueue`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(res.status, 401);
+  });
+
+  it('answers a disabled tenant with 404, the body of a flow that does not exist, even for its own valid key', async () => {
+    createTenant(sandbox, 'lapsed');
+    const lapsedKey = createKey(sandbox, 'lapsed');
+    setTenantEnabled(sandbox, 'lapsed', false);
+    const res = await fetch(`${base}/flows/lapsed/ok/enqueue`, { method: 'POST', headers: { authorization: `Bearer ${lapsedKey}`, 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(res.status, 404);
+    assert.deepEqual(await res.json(), { ok: false, error: "flow 'lapsed/ok' not found" });
   });
 
   it('drops a false condition as queue_filtered, never retried', async () => {
@@ -211,7 +225,7 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
   });
 
   it('dead-letters on the first attempt a message whose stored artifact fails its integrity check', async () => {
-    deploy(sandbox, 'corrupt', CORRUPT);
+    deployFlow(sandbox, CORRUPT);
     const reg = new Database(sandbox.db);
     try {
       const { hash } = reg.prepare("SELECT hash FROM flow_versions WHERE tenant = 'acme' AND name = 'corrupt'").get() as { hash: string };

@@ -65,7 +65,6 @@ async function kill9(c: Child): Promise<void> {
   await c.exited;
 }
 
-/** Every message a fresh consumer delivers until the queue stays quiet for 100 ms. */
 /** Consumes until `expected` messages arrived (or 30 s passed, or nothing more came for 2 s past it). */
 async function drainAll(store: QueueStore, tenant: string, flow: string, expected = Infinity): Promise<QueueMessage[]> {
   const seen: QueueMessage[] = [];

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { deploy, enqueue, events, flowSource, tenantWithKey, waitFor } from './helpers/queue-flows.js';
-import { setSystemConfig } from './helpers/http-env.js';
+import { enqueue, events, flowSource, tenantWithKey } from './helpers/queue-flows.js';
+import { deployFlow, setSystemConfig } from './helpers/registry-setup.js';
+import { waitFor } from './helpers/wait.js';
 import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
 
 const echo = (name: string) => flowSource(name, [], '## Step: answer\n```ntd\n{"n": "{{ ctx.input.n }}"}\n```\n');
@@ -16,9 +17,9 @@ describe('two svc serve processes on one state directory', () => {
 
   before(async () => {
     key = tenantWithKey(sandbox);
-    for (const f of ['alpha', 'beta', 'gamma']) deploy(sandbox, f, echo(f));
-    deploy(sandbox, 'to-beta', publishTo('to-beta', 'beta'));
-    deploy(sandbox, 'to-gamma', publishTo('to-gamma', 'gamma'));
+    for (const f of ['alpha', 'beta', 'gamma']) deployFlow(sandbox, echo(f));
+    deployFlow(sandbox, publishTo('to-beta', 'beta'));
+    deployFlow(sandbox, publishTo('to-gamma', 'gamma'));
     // One worker per process: the ceiling is reached after the first queue each serves.
     setSystemConfig(sandbox, { max_queue_workers: 1 });
     [a, b] = await Promise.all([startServer(sandbox), startServer(sandbox)]);
@@ -74,6 +75,7 @@ describe('two svc serve processes on one state directory', () => {
     });
     assert.equal(res.status, 502);
     assert.deepEqual(await res.json(), { ok: false, error: 'flow execution failed' });
+    // On purpose: gamma has no worker, so nothing may be processed (or enqueued by the failed publish) for a while.
     await new Promise((r) => setTimeout(r, 700));
     assert.equal(events(sandbox, "flow = 'gamma' AND event = 'queue_processed'").length, 0);
     assert.equal(events(sandbox, "correlation_id = 'pub-gamma' AND event = 'queue_enqueued'").length, 0);

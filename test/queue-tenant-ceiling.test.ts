@@ -4,9 +4,10 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { statePaths } from '../src/common/paths.js';
-import { deploy, enqueue, events, OK_FLOW, tenantWithKey, waitFor } from './helpers/queue-flows.js';
-import { setSystemConfig } from './helpers/http-env.js';
-import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
+import { enqueue, events, OK_FLOW, tenantWithKey } from './helpers/queue-flows.js';
+import { createKey, createTenant, deployFlow, setSystemConfig } from './helpers/registry-setup.js';
+import { waitFor } from './helpers/wait.js';
+import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
 
 describe('max_queue_workers_per_tenant', () => {
   const sandbox = makeSandbox();
@@ -17,13 +18,11 @@ describe('max_queue_workers_per_tenant', () => {
 
   before(async () => {
     acmeKey = tenantWithKey(sandbox);
-    deploy(sandbox, 'ok', OK_FLOW);
-    deploy(sandbox, 'second', OK_FLOW.replace('flow: ok', 'flow: second'));
-    assert.equal(svc(sandbox, ['tenant', 'create', '--id', 'beta', '--display-name', 'Beta', '--db', sandbox.db]).code, 0);
-    deploy(sandbox, 'ok', OK_FLOW.replace('tenant: acme', 'tenant: beta'));
-    const k = svc(sandbox, ['keys', 'create', '--tenant', 'beta', '--label', 'q', '--db', sandbox.db]);
-    betaKey = /svk_[0-9a-f]{32}/.exec(k.stdout)?.[0] ?? '';
-    assert.ok(betaKey, k.stderr);
+    deployFlow(sandbox, OK_FLOW);
+    deployFlow(sandbox, OK_FLOW.replace('flow: ok', 'flow: second'));
+    createTenant(sandbox, 'beta');
+    deployFlow(sandbox, OK_FLOW.replace('tenant: acme', 'tenant: beta'));
+    betaKey = createKey(sandbox, 'beta');
     setSystemConfig(sandbox, { max_queue_workers_per_tenant: 1 });
     server = await startServer(sandbox);
   });

@@ -2,8 +2,9 @@
 import assert from 'node:assert/strict';
 import { availableParallelism } from 'node:os';
 import { after, before, describe, it } from 'node:test';
-import { enqueue, tenantWithKey, waitFor } from './helpers/queue-flows.js';
-import { setSystemConfig } from './helpers/http-env.js';
+import { enqueue, tenantWithKey } from './helpers/queue-flows.js';
+import { setSystemConfig } from './helpers/registry-setup.js';
+import { waitFor } from './helpers/wait.js';
 import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
 
 /** One more than the catalogue default of both ceilings (4 per core, at most 64). */

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createKey, createTenant, flow, rawRequest } from './fixtures/doors/setup.js';
+import { createKey, createTenant, flow } from './helpers/registry-setup.js';
+import { requestWithHeaders } from './helpers/raw-http.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
 
 const BODY = '## Step: answer\n```ntd\n{"got": {{ ctx.input.a }}}\n```';
@@ -65,12 +66,12 @@ describe('a flow with only one of soap_operation and soap_namespace', () => {
 
     for (const f of [ONLY_OPERATION, ONLY_NAMESPACE]) {
       it(`has no WSDL: GET .../wsdl answers 404 (${f.name})`, async () => {
-        const r = await rawRequest(`${server.url}/flows/acme/${f.name}/wsdl`);
+        const r = await requestWithHeaders(`${server.url}/flows/acme/${f.name}/wsdl`);
         assert.equal(r.status, 404, r.body);
       });
 
       it(`runs on /run as a plain JSON flow (${f.name})`, async () => {
-        const r = await rawRequest(`${server.url}/flows/acme/${f.name}/run`, {
+        const r = await requestWithHeaders(`${server.url}/flows/acme/${f.name}/run`, {
           method: 'POST',
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
           body: '{"a": 7}',

@@ -4,7 +4,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import * as soap from 'soap';
-import { createKey, createTenant, deployFlow, flow, rawRequest, withRawDb } from './fixtures/doors/setup.js';
+import { requestWithHeaders } from './helpers/raw-http.js';
+import { createKey, createTenant, deployFlow, flow, setSystemConfig } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
 
 const NS11 = 'http://schemas.xmlsoap.org/soap/envelope/';
@@ -88,7 +89,7 @@ describe('SOAP on /run and GET .../wsdl through svc serve', () => {
   let slowArrived: () => void = () => undefined;
   let releaseSlow: () => void = () => undefined;
   const post = (path: string, body: string, headers: Record<string, string>, auth = true) =>
-    rawRequest(`${server.url}${path}`, { method: 'POST', body, headers: { ...(auth ? { authorization: `Bearer ${key}` } : {}), ...headers } });
+    requestWithHeaders(`${server.url}${path}`, { method: 'POST', body, headers: { ...(auth ? { authorization: `Bearer ${key}` } : {}), ...headers } });
 
   before(async () => {
     createTenant(sandbox, 'acme');
@@ -96,9 +97,9 @@ describe('SOAP on /run and GET .../wsdl through svc serve', () => {
     for (const f of [ECHO, JSON_OUT, RULES, CALLOUT, HANDLED, SCOPED, NO_SOAP, SLOW, BETA]) deployFlow(sandbox, f);
     assert.equal(svc(sandbox, ['tenant', 'disable', '--id', 'beta', '--db', sandbox.db]).code, 0);
     key = createKey(sandbox, 'acme');
-    readerKey = createKey(sandbox, 'acme', ['--scopes', 'read']);
+    readerKey = createKey(sandbox, 'acme', { scopes: 'read' });
     // One execution in flight at a time: a held slow call makes the next /run a 503 (server busy).
-    withRawDb(sandbox.db, (db) => db.prepare("INSERT INTO system_config (key, value) VALUES ('max_concurrent_flow_executions', '1')").run());
+    setSystemConfig(sandbox, { max_concurrent_flow_executions: 1 });
     backend = createServer((_req, res) => {
       releaseSlow = () => res.writeHead(200, { 'content-type': 'application/xml' }).end('<late/>');
       slowArrived();
@@ -276,19 +277,19 @@ describe('SOAP on /run and GET .../wsdl through svc serve', () => {
 
   describe('WSDL', () => {
     it('is public for a registered enabled tenant, text/xml, with the port address from Host and scheme', async () => {
-      const r = await rawRequest(`${server.url}/flows/acme/echo/wsdl`, { headers: { host: 'soap.example.com:8443', 'x-forwarded-proto': 'https' } });
+      const r = await requestWithHeaders(`${server.url}/flows/acme/echo/wsdl`, { headers: { host: 'soap.example.com:8443', 'x-forwarded-proto': 'https' } });
       assert.equal(r.status, 200, r.body);
       assert.equal(r.headers['content-type'], 'text/xml; charset=utf-8');
       assert.match(r.body, /location="https:\/\/soap\.example\.com:8443\/flows\/acme\/echo\/run"/);
       assert.match(r.body, /targetNamespace="urn:test:echo"/);
       assert.match(r.body, /<wsdl:operation name="Echo">|<operation name="Echo">/);
-      const plain = await rawRequest(`${server.url}/flows/acme/echo/wsdl`);
+      const plain = await requestWithHeaders(`${server.url}/flows/acme/echo/wsdl`);
       assert.match(plain.body, new RegExp(`location="${server.url}/flows/acme/echo/run"`));
     });
 
     it('is 404 for a disabled tenant, a flow without both SOAP keys and a missing flow', async () => {
       for (const path of ['/flows/beta/echo/wsdl', '/flows/acme/nosoap/wsdl', '/flows/acme/nothing/wsdl', '/flows/ghost/echo/wsdl']) {
-        const r = await rawRequest(`${server.url}${path}`);
+        const r = await requestWithHeaders(`${server.url}${path}`);
         assert.equal(r.status, 404, path);
       }
     });

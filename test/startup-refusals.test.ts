@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { corruptArtifact, createTenant, deployFlow, flow, insertArtifact } from './fixtures/doors/setup.js';
+import { corruptArtifact, createTenant, deployFlow, flow, insertArtifact } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, svc, SVC_BIN, type Sandbox } from './helpers/svc.js';
 
 const PRICING = flow('acme', 'pricing', 'config: [pricing_url]', '## Step: answer\n```ntd\n{"url": "{{ ctx.pricing_url }}"}\n```');
@@ -51,7 +51,7 @@ describe('svc serve start-up refusals', () => {
   });
 
   it('reports an unreadable artifact at ERROR on stderr and still boots, serving the other flows', async () => {
-    corruptArtifact(sandbox.db, 'acme', 'pricing');
+    corruptArtifact(sandbox, 'acme', 'pricing');
     const server = await startServer(sandbox, ['--no-auth'], { SVC_CONFIG_PRICING_URL: undefined, RUST_LOG: 'info' });
     try {
       const ok = await fetch(`${server.url}/flows/acme/hello/run`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"ada"}' });
@@ -77,7 +77,7 @@ describe('svc serve start-up refusals', () => {
     const ir = JSON.parse(compiled.stdout) as { steps: { http?: { bearerToken?: string } }[] };
     assert.equal(ir.steps[0]!.http!.bearerToken, '{{ ctx.token }}');
     ir.steps[0]!.http!.bearerToken = 'ctx.token';
-    insertArtifact(sandbox.db, 'acme', 'caller', '1.0.0', ir);
+    insertArtifact(sandbox, 'acme', 'caller', '1.0.0', ir);
     const r = serveRefusal(sandbox, { SVC_CONFIG_PRICING_URL: 'x' });
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /flow acme\/caller step 'call': bearer_token uses the bare spelling 'ctx\.token'/);

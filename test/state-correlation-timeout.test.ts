@@ -1,24 +1,22 @@
 /** Black-box: a timed-out correlation enqueues its compensating flow, which a queue worker then processes with the recorded state. */
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { events, waitFor } from './helpers/queue-flows.js';
-import { makeSandbox, startServer, svc, type Sandbox, type ServerProcess } from './helpers/svc.js';
+import { events } from './helpers/queue-flows.js';
+import { waitFor } from './helpers/wait.js';
+import { createTenant, deployFlow, flow } from './helpers/registry-setup.js';
+import { makeSandbox, startServer, type Sandbox, type ServerProcess } from './helpers/svc.js';
 
 let sb: Sandbox;
 let server: ServerProcess;
 
+/** Deploys flow `name` of tenant demo. */
 function deploy(name: string, head: string, body: string): void {
-  const file = join(sb.home, `${name}.flow.md`);
-  writeFileSync(file, `---\nflowdoc_version: "0.1"\nflow: ${name}\ntenant: demo\n${head}---\n\n# ${name}\n\n${body}`);
-  const r = svc(sb, ['deploy', file, '-v', '1', '--db', sb.db]);
-  assert.equal(r.code, 0, r.stderr);
+  deployFlow(sb, flow('demo', name, head, `# ${name}\n\n${body}`));
 }
 
 before(async () => {
   sb = makeSandbox();
-  assert.equal(svc(sb, ['tenant', 'create', '--id', 'demo', '--display-name', 'Demo', '--db', sb.db]).code, 0);
+  createTenant(sb, 'demo');
   deploy(
     'order',
     'correlation_open:\n  key: ctx.input.id\n  deadline_secs: 1\n  on_timeout: order-timeout\ncorrelation_state:\n  order_ref: ctx.input.id\n  amount: ctx.input.amount * 2\n',

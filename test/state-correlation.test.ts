@@ -3,17 +3,16 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { insertArtifact } from './fixtures/doors/setup.js';
+import { createTenant, deployFlow, flow, insertArtifact } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, svc, type Sandbox, type ServerProcess } from './helpers/svc.js';
+import { waitFor } from './helpers/wait.js';
 
 let sb: Sandbox;
 let server: ServerProcess;
 
-function flow(name: string, head: string): void {
-  const file = join(sb.home, `${name}.flow.md`);
-  writeFileSync(file, `---\nflowdoc_version: "0.1"\nflow: ${name}\ntenant: demo\n${head}---\n\n# ${name}\n\n## Step: s\n\`\`\`ntd\n{"id": "{{ ctx.input.id }}"}\n\`\`\`\n`);
-  const r = svc(sb, ['deploy', file, '-v', '1', '--db', sb.db]);
-  assert.equal(r.code, 0, r.stderr);
+/** Deploys flow `name` of tenant demo, answering `{"id": ...}`. */
+function deploy(name: string, head: string): void {
+  deployFlow(sb, flow('demo', name, head, `# ${name}\n\n## Step: s\n\`\`\`ntd\n{"id": "{{ ctx.input.id }}"}\n\`\`\``));
 }
 
 /**
@@ -27,14 +26,14 @@ function legacyFlow(name: string, correlation: { open: Record<string, unknown>; 
   assert.equal(r.code, 0, r.stderr);
   const ir = JSON.parse(r.stdout) as Record<string, unknown>;
   assert.equal(ir.irVersion, 2, 'the compiler emits version 2; this helper writes what version 1 stored');
-  insertArtifact(sb.db, 'demo', name, '1', { ...ir, irVersion: 1, correlation });
+  insertArtifact(sb, 'demo', name, '1', { ...ir, irVersion: 1, correlation });
 }
 
 before(async () => {
   sb = makeSandbox();
-  assert.equal(svc(sb, ['tenant', 'create', '--id', 'demo', '--display-name', 'Demo', '--db', sb.db]).code, 0);
-  flow('order', 'correlation_open:\n  key: ctx.input.id\n  deadline_secs: 1\n  on_timeout: order-timeout\n  step: await-reply\ncorrelation_state:\n  card: ctx.input.card\n');
-  flow('reply', 'correlation_open:\n  closes: order\n  key: ctx.input.id\n');
+  createTenant(sb, 'demo');
+  deploy('order', 'correlation_open:\n  key: ctx.input.id\n  deadline_secs: 1\n  on_timeout: order-timeout\n  step: await-reply\ncorrelation_state:\n  card: ctx.input.card\n');
+  deploy('reply', 'correlation_open:\n  closes: order\n  key: ctx.input.id\n');
   legacyFlow('old-order', { open: { key: 'ctx.input.id', deadline_secs: 3600 }, state: { card: 'ctx.input.card' } });
   legacyFlow('old-reply', { open: { closes: 'old-order', key: 'ctx.input.id' } });
   legacyFlow('old-broken', { open: { key: 'ctx.input.id', timeout_secs: 5 } });
@@ -84,13 +83,7 @@ test('an empty correlation key and a close without a row are refused with 422', 
 
 test('the reconcile pass times out an open row past its deadline; a later close makes it closed_late', async () => {
   assert.equal((await run('order', { id: 'o2', card: '4111-secret' })).status, 200);
-  const deadline = Date.now() + 8000;
-  let line: string | undefined;
-  while (line === undefined && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 200));
-    line = rowLine('order', 'timed_out');
-  }
-  assert.ok(line, 'row timed out');
+  const line = await waitFor('the order row timed out', () => rowLine('order', 'timed_out'), 8000, 200);
   // Row: flow and step, status, opened, deadline, on-timeout flow, correlation id, state present, key hash.
   assert.match(line, /order\s+await-reply\s+timed_out\s+\S+Z\s+\S+Z\s+order-timeout\s+[0-9a-f-]{36}\s+present\s+[0-9a-f]{64}$/);
   const listed = svc(sb, ['state', 'list', '--db', sb.db]).stdout;

@@ -2,10 +2,10 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { createTenant, deployFlow, flow } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, svc, type Sandbox, type ServerProcess } from './helpers/svc.js';
+import { waitFor } from './helpers/wait.js';
 
 const STATE_KEY = 'test-state-key-0123456789';
 let sb: Sandbox;
@@ -14,11 +14,9 @@ let slow: Server;
 /** Releases every held /slow request of the backend. */
 let held: (() => void)[] = [];
 
-function flow(name: string, head: string, body: string): void {
-  const file = join(sb.home, `${name}.flow.md`);
-  writeFileSync(file, `---\nflowdoc_version: "0.1"\nflow: ${name}\ntenant: demo\n${head}---\n\n# ${name}\n\n${body}`);
-  const r = svc(sb, ['deploy', file, '-v', '1', '--db', sb.db]);
-  assert.equal(r.code, 0, r.stderr);
+/** Deploys flow `name` of tenant demo. */
+function deploy(name: string, head: string, body: string): void {
+  deployFlow(sb, flow('demo', name, head, `# ${name}\n\n${body}`));
 }
 
 const ECHO = '## Step: echo\nresponse_status: 201\nresponse_header_x_flow: echo\n```ntd\n{"id": "{{ ctx.input.id }}", "at": "{{ uuid() }}"}\n```\n';
@@ -30,13 +28,13 @@ before(async () => {
   });
   await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
   sb = makeSandbox();
-  assert.equal(svc(sb, ['tenant', 'create', '--id', 'demo', '--display-name', 'Demo', '--db', sb.db]).code, 0);
-  flow('memo', 'dedup_key: ctx.input.id\ndedup_memoize_response: true\n', ECHO);
-  flow('nomemo', 'dedup_key: ctx.input.id\n', ECHO);
-  flow('rerun', 'dedup_key: ctx.input.id\ndedup_memoize_response: true\n', MAYBE_FAIL);
-  flow('absorb', 'dedup_key: ctx.input.id\ndedup_memoize_response: true\ndedup_on_failure: absorb\n', MAYBE_FAIL);
-  flow('short', 'dedup_key: ctx.input.id\ndedup_window_hours: 0.0015\n', ECHO);
-  flow(
+  createTenant(sb, 'demo');
+  deploy('memo', 'dedup_key: ctx.input.id\ndedup_memoize_response: true\n', ECHO);
+  deploy('nomemo', 'dedup_key: ctx.input.id\n', ECHO);
+  deploy('rerun', 'dedup_key: ctx.input.id\ndedup_memoize_response: true\n', MAYBE_FAIL);
+  deploy('absorb', 'dedup_key: ctx.input.id\ndedup_memoize_response: true\ndedup_on_failure: absorb\n', MAYBE_FAIL);
+  deploy('short', 'dedup_key: ctx.input.id\ndedup_window_hours: 0.0015\n', ECHO);
+  deploy(
     'slow',
     'dedup_key: ctx.input.id\neffects: [http_egress]\n',
     '## Step: call\neffects: [http_egress]\nendpoint: ${SLOW_URL}/slow\nmethod: POST\nread_timeout_ms: 20000\n',
@@ -106,8 +104,7 @@ test('an empty dedup key is refused with 422 and runs nothing', async () => {
 
 test('an in_flight key holds duplicates back with 409 until svc state release clears its lease', async () => {
   const first = run('slow', { id: 'k1' });
-  const deadline = Date.now() + 10_000;
-  while (held.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  await waitFor('the first delivery at the backend', () => held.length > 0, 10_000);
   assert.equal(held.length, 1, 'the first delivery reached the backend');
   const dup = await run('slow', { id: 'k1' });
   assert.equal(dup.status, 409);
@@ -140,7 +137,7 @@ test('an in_flight key holds duplicates back with 409 until svc state release cl
   assert.match(released.stdout, new RegExp(`released.*${keyHash}`));
 
   const second = run('slow', { id: 'k1' });
-  while (held.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  await waitFor('the delivery after the release at the backend', () => held.length >= 2, 10_000);
   assert.equal(held.length, 2, 'the delivery after the release ran');
   for (const h of held) h();
   held = [];
@@ -155,13 +152,7 @@ test('a row past its window is purged, and the key then runs fresh', async () =>
   const listed = svc(sb, ['state', 'list', '--flow', 'short', '--status', 'done', '--db', sb.db]);
   assert.match(listed.stdout, /short\s+done/);
   assert.equal((await run('short', { id: 'w' })).headers.get('x-svc-idempotent-replay'), 'true', 'inside the window: replayed');
-  const deadline = Date.now() + 15_000;
-  let gone = false;
-  while (!gone && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 300));
-    gone = !/short\s+done/.test(svc(sb, ['state', 'list', '--flow', 'short', '--status', 'all', '--db', sb.db]).stdout);
-  }
-  assert.ok(gone, 'the purge removed the expired row');
+  await waitFor('the purge of the expired row', () => !/short\s+done/.test(svc(sb, ['state', 'list', '--flow', 'short', '--status', 'all', '--db', sb.db]).stdout), 15_000, 300);
   const fresh = await run('short', { id: 'w' });
   assert.equal(fresh.headers.get('x-svc-idempotent-replay'), null);
   assert.notEqual(await fresh.text(), atFirst);

@@ -12,7 +12,7 @@ import {
 import { XmlValue } from '../common/xml-value.js';
 import { runFlow } from './run-flow.js';
 import { prepareFlow } from './prepare.js';
-import { flow, memoryEvents, step } from './test-fixtures.js';
+import { flow, memoryEvents, step } from '../../test/helpers/engine-fixtures.js';
 import type { EffectHandler, LoadedFlow, RunDeps } from './types.js';
 import type { FlowIR } from '../ir/types.js';
 

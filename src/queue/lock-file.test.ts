@@ -3,14 +3,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { waitFor } from '../../test/helpers/wait.js';
 import { LockFile, readLockOwner } from './lock-file.js';
 import { queuePaths } from './queue-paths.js';
 import { SegmentAppender } from './segment-appender.js';
 
 const root = mkdtempSync(join(tmpdir(), 'svc-lock-'));
 after(() => rmSync(root, { recursive: true, force: true }));
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Appends without pause for `ms`, one batch after another; returns how many were acked. */
 async function appendFor(appender: SegmentAppender, ms: number): Promise<number> {
@@ -30,8 +29,7 @@ describe('lock file waiting', () => {
     assert.ok(held);
     assert.equal(await LockFile.wanted(path, 1000), false);
     const waiter = LockFile.acquire(path, { timeoutMs: 2000 });
-    await sleep(30);
-    assert.equal(await LockFile.wanted(path, 1000), true);
+    assert.equal(await waitFor('the waiter to show', () => LockFile.wanted(path, 1000), 1500), true);
     await held.release();
     const got = await waiter;
     await got.release();

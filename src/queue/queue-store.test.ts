@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { encodeFrame } from './frame.js';
 import { scanFile } from './file-io.js';
+import { waitFor } from '../../test/helpers/wait.js';
 import { QueueStore } from './queue-store.js';
 import type { Outcome, QueueMessage } from './queue-consumer.js';
 import type { RetryPolicy, SegmentRecord } from './types.js';
@@ -111,14 +112,16 @@ describe('queue store', () => {
     const queuesDir = tempQueues();
     const store = new QueueStore({ queuesDir });
     await store.append('acme', 'torn2', { correlationId: 'c', payload: 1 });
-    // A writer that died mid-record; the appender has let go of the append lock by now (it keeps
-    // it a moment after a batch, and a held lock means a write may still be in progress).
-    await new Promise((r) => setTimeout(r, 30));
+    // A writer that died mid-record, once the appender has let go of the append lock (it keeps it
+    // a moment after a batch, and a held lock means a write may still be in progress).
+    await waitFor('the append lock released', () => !existsSync(store.paths('acme', 'torn2').appendLock), 5000, 5);
     appendFileSync(store.paths('acme', 'torn2').segment, Buffer.from([0x51, 0x53, 0x46, 0x31, 9, 9]));
     const seen = await consume(store, 'acme', 'torn2', () => ({ kind: 'ack' }), (s) => s.length >= 1);
     assert.equal(seen.length, 1);
-    await new Promise((r) => setTimeout(r, 50));
-    const scan = await scanFile(store.paths('acme', 'torn2').segment);
+    const scan = await waitFor('the torn tail cut', async () => {
+      const s = await scanFile(store.paths('acme', 'torn2').segment);
+      return s.stop === 'end' && s;
+    }, 5000, 10);
     assert.equal(scan.stop, 'end');
     await store.close();
   });
@@ -268,6 +271,7 @@ describe('queue store', () => {
     await store.append('acme', 'due', { correlationId: 'c', payload: 1 });
     await consume(store, 'acme', 'due', () => ({ kind: 'retry', error: 'later', policy: FAST, delayMs: 400 }), (s) => s.length >= 1);
     await store.close();
+    // On purpose: the retry comes due (400 ms) while no worker runs.
     await new Promise((r) => setTimeout(r, 450));
     store = new QueueStore({ queuesDir });
     const t0 = Date.now();
@@ -327,6 +331,7 @@ describe('queue store', () => {
     await store.append('acme', 'wake', { correlationId: 'c', payload: 0 });
     await store.startConsumer('acme', 'wake', { pollIntervalMs: 10_000, handler: async () => (seen.push(Date.now()), { kind: 'ack' }) });
     for (let i = 0; i < 100 && seen.length < 1; i++) await new Promise((r) => setTimeout(r, 10));
+    // On purpose: the worker settles into its idle wait (a 10 s poll) before the appends below.
     await new Promise((r) => setTimeout(r, 50));
     for (let round = 0; round < 3; round++) {
       const t0 = Date.now();

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { AuditRepo, auditHash, GENESIS_HASH, prepareAuditEntry, type AuditVerifyResult } from './audit-repo.js';
-import { AuditWriter } from './audit-writer.js';
 import { openDb, type Db } from './db.js';
 import { auditMigrations } from './migrations/audit.js';
 
@@ -209,90 +208,5 @@ describe('AuditRepo', () => {
     two.append({ tenant: 'acme', eventType: 'b' });
     one.append({ tenant: 'acme', eventType: 'c' });
     assert.equal(one.verify('acme').count, 3);
-  });
-});
-
-describe('AuditWriter', () => {
-  it('queues appends and writes them on the timer, in one chain', async () => {
-    const { audit } = setup();
-    const writer = new AuditWriter(audit, { flushIntervalMs: 5 });
-    for (let i = 0; i < 10; i++) writer.append({ tenant: 'acme', eventType: `e${i}` });
-    assert.equal(audit.count('acme'), 0, 'append must not write synchronously');
-    assert.equal(writer.pending, 10);
-    await new Promise((r) => setTimeout(r, 50));
-    assert.equal(writer.pending, 0);
-    assert.equal(audit.count('acme'), 10);
-    assert.deepEqual(
-      audit.latest('acme', 10).map((e) => e.eventType),
-      Array.from({ length: 10 }, (_, i) => `e${i}`),
-    );
-    assert.equal(audit.verify('acme').ok, true);
-    writer.close();
-  });
-
-  it('writes a full batch on the next turn of the event loop, before the timer', async () => {
-    const { audit } = setup();
-    const writer = new AuditWriter(audit, { flushIntervalMs: 60_000, maxBatch: 4 });
-    for (let i = 0; i < 4; i++) writer.append({ tenant: 'acme', eventType: 'e' });
-    await new Promise((r) => setImmediate(r));
-    assert.equal(audit.count('acme'), 4);
-    writer.close();
-  });
-
-  it('flush() and close() write what is queued; close refuses later appends', () => {
-    const { audit } = setup();
-    const writer = new AuditWriter(audit, { flushIntervalMs: 60_000 });
-    writer.append({ tenant: 'acme', eventType: 'a' });
-    assert.equal(writer.flush(), 1);
-    writer.append({ tenant: 'acme', eventType: 'b' });
-    writer.close();
-    assert.equal(writer.state, 'closed');
-    assert.equal(audit.count('acme'), 2);
-    assert.throws(() => writer.append({ tenant: 'acme', eventType: 'c' }), /closed/);
-    writer.close();
-  });
-
-  it('fixes created_at, correlation id and payload when append is called', () => {
-    const { audit } = setup();
-    const writer = new AuditWriter(audit, { flushIntervalMs: 60_000 });
-    const payload = { n: 1 };
-    writer.append({ tenant: 'acme', eventType: 'a', payload, correlationId: 'req-1' });
-    payload.n = 2;
-    writer.close();
-    const [e] = audit.latest('acme', 1);
-    assert.equal(e!.payload, '{"n":1}');
-    assert.equal(e!.correlationId, 'req-1');
-  });
-
-  it('keeps entries queued when a write fails, reports it, and writes them on retry', async () => {
-    const { audit } = setup();
-    let failures = 1;
-    const flaky = {
-      appendPrepared: (entries: Parameters<AuditRepo['appendPrepared']>[0]) => {
-        if (failures-- > 0) throw new Error('database is locked');
-        return audit.appendPrepared(entries);
-      },
-    } as unknown as AuditRepo;
-    const errors: unknown[] = [];
-    const writer = new AuditWriter(flaky, { flushIntervalMs: 1, retryDelayMs: 10, onError: (err) => errors.push(err) });
-    writer.append({ tenant: 'acme', eventType: 'a' });
-    writer.append({ tenant: 'acme', eventType: 'b' });
-    await new Promise((r) => setTimeout(r, 80));
-    assert.equal(errors.length, 1);
-    assert.deepEqual(
-      audit.latest('acme', 5).map((e) => e.eventType),
-      ['a', 'b'],
-    );
-    writer.close();
-  });
-
-  it('drops and reports entries past maxQueued instead of growing without bound', () => {
-    const { audit } = setup();
-    const dropped: number[] = [];
-    const writer = new AuditWriter(audit, { flushIntervalMs: 60_000, maxBatch: 2, maxQueued: 2, onError: (_e, d) => dropped.push(d.length) });
-    for (let i = 0; i < 3; i++) writer.append({ tenant: 'acme', eventType: 'e' });
-    assert.deepEqual(dropped, [1]);
-    writer.close();
-    assert.equal(audit.count('acme'), 2);
   });
 });

@@ -29,7 +29,7 @@ export interface AuditEntryInput {
   readonly correlationId?: string;
   /** Any JSON value, stored as JSON text. @default {} */
   readonly payload?: unknown;
-  /** ISO 8601 UTC. @default the time of the append (or of AuditWriter.append) */
+  /** ISO 8601 UTC. @default the time of the append (or of AuditThreadWriter.append) */
   readonly createdAt?: string;
 }
 

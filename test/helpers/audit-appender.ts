@@ -1,8 +1,8 @@
 /**
  * Child-process helper for the concurrency test: appends entries to one tenant's chain in
  * audit.db through the built store module, either one transaction per entry (the CLI's path) or
- * through the in-process batching AuditWriter (batches of several entries per transaction, as the
- * server's audit thread writes them).
+ * through the server's AuditThreadWriter (a worker thread writing batches of several entries per
+ * transaction).
  *
  * Usage: node audit-appender.js <audit.db> <tenant> <count> <sync|writer> <label> <barrier-dir> <parties>
  *
@@ -12,7 +12,7 @@
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AuditRepo } from '../../src/store/audit-repo.js';
-import { AuditWriter } from '../../src/store/audit-writer.js';
+import { AuditThreadWriter } from '../../src/store/audit-thread.js';
 import { openDb } from '../../src/store/db.js';
 import { auditMigrations } from '../../src/store/migrations/audit.js';
 
@@ -35,13 +35,13 @@ while (readdirSync(barrier).filter((f) => f.endsWith('.ready')).length < Number(
 if (mode === 'sync') {
   for (let i = 0; i < count; i++) repo.append({ tenant, eventType: 'test.sync', payload: { label, i } });
 } else {
-  const writer = new AuditWriter(repo, { flushIntervalMs: 2, maxBatch: 16, onError: (err) => process.stderr.write(`writer error: ${String(err)}\n`) });
+  const writer = new AuditThreadWriter(file, { flushIntervalMs: 2, onError: (message) => process.stderr.write(`writer error: ${message}\n`) });
   for (let i = 0; i < count; i++) {
     writer.append({ tenant, eventType: 'test.writer', payload: { label, i } });
     // Yield now and then so timer flushes interleave with the other processes' writes.
     if (i % 8 === 7) await new Promise((r) => setTimeout(r, 1));
   }
-  writer.close();
+  await writer.close();
 }
 db.close();
 process.stdout.write(`${label} appended ${count}\n`);

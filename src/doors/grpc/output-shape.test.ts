@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseDescriptorSet } from '../../app/proto.js';
 import { outputMismatch } from './output-shape.js';
-import { greeterSet } from './testing.js';
+import { greeterSet } from '../../../test/helpers/grpc.js';
 
 const sayHello = parseDescriptorSet(greeterSet()).services[0]!.methods.find((m) => m.name === 'SayHello')!;
 

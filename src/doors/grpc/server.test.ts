@@ -11,7 +11,7 @@ import { openDb, type Db } from '../../store/db.js';
 import { DescriptorsRepo } from '../../store/descriptors-repo.js';
 import { registryMigrations } from '../../store/migrations/registry.js';
 import { startGrpcDoor, type GrpcDoor, type GrpcInvokeMeta, type GrpcRoute } from './server.js';
-import { greeterSet, GREETER_SERVICE_PROTO_V2, testClient, type GreeterTestClient } from './testing.js';
+import { greeterSet, GREETER_SERVICE_PROTO_V2, testClient, type GreeterTestClient } from '../../../test/helpers/grpc.js';
 
 const KEYS: Record<string, GateKey> = {
   [hashApiKey('acme-key')]: { id: 1, tenant: 'acme', scopes: ['*'], flows: [], revoked: false },

@@ -6,6 +6,7 @@ import { EgressError, EgressTooLargeError, StepConfigError } from '../../common/
 import { SOAP_NS } from '../../common/soap-envelope.js';
 import { XmlValue } from '../../common/xml-value.js';
 import type { HttpEgressIR, StepIR } from '../../ir/types.js';
+import { waitFor } from '../../../test/helpers/wait.js';
 import { createHttpEgress, type EgressExchange } from './http-egress.js';
 
 // ---- loopback backend -------------------------------------------------------------------------
@@ -210,7 +211,8 @@ test('a streamed oversized response is abandoned at the ceiling, never read whol
   const err = (await rejects(traced(step({ endpoint: `${base}/big`, maxResponseBytes: 200_000 }), {}, {}, renderer({})), (e) => e instanceof EgressTooLargeError)) as EgressTooLargeError;
   assert.equal(err.limitBytes, 200_000);
   assert.equal(err.status, 413);
-  await new Promise((r) => setTimeout(r, 50));
+  // The backend learns of the dropped connection a moment later.
+  await waitFor('the backend to see the connection close', () => bigClosedEarly, 5000);
   assert.ok(bigChunksWritten < 200, `backend wrote ${bigChunksWritten} chunks`);
   assert.ok(bigClosedEarly, 'the connection was dropped before the backend finished');
   assert.deepEqual(exchanges.at(-1)?.body, null);

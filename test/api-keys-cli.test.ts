@@ -1,3 +1,4 @@
+/** Black-box: `svc keys` create, list and revoke: what is printed, what is stored (only the hash) and what is refused. */
 import Database from 'better-sqlite3';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';

@@ -1,3 +1,4 @@
+/** Black-box: `svc tenant` create, list, disable and enable, with their audit entries and refusals. */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';

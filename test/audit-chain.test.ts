@@ -1,3 +1,4 @@
+/** Black-box: `svc audit` lists and verifies the per-tenant hash chain, detects tampering, and several writers keep one chain. */
 import Database from 'better-sqlite3';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

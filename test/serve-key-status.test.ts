@@ -1,6 +1,8 @@
+/** Black-box: the boot output of `svc serve` says whether API keys are required and warns when none exists. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { makeSandbox, startServer, svc, type Sandbox, type ServerProcess } from './helpers/svc.js';
+import { createKey, createTenant } from './helpers/registry-setup.js';
+import { makeSandbox, startServer, type Sandbox, type ServerProcess } from './helpers/svc.js';
 
 /**
  * Starts the server and waits for one /health answer: `svc serve` prints its boot line just before
@@ -27,8 +29,8 @@ describe('svc serve: API key status at boot', () => {
 
   it('with a key in the table (even a revoked one), boots without the warning', async () => {
     const sb = makeSandbox();
-    assert.equal(svc(sb, ['tenant', 'create', '--id', 'acme', '--display-name', 'Acme', '--db', sb.db]).code, 0);
-    assert.equal(svc(sb, ['keys', 'create', '--tenant', 'acme', '--label', 'ci', '--db', sb.db]).code, 0);
+    createTenant(sb, 'acme');
+    createKey(sb, 'acme');
     const server = await boot(sb);
     try {
       assert.match(server.output(), /api keys:\s+required/);

@@ -1,3 +1,4 @@
+/** docs/operations.md stays true: a settings row for every platform setting, and every tenant, key and audit command named. */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';

@@ -1,0 +1,73 @@
+/** Reads of what the server wrote beside the registry: log.db rows, the daily JSONL files, audit.db chains. */
+import Database from 'better-sqlite3';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { EventRow } from '../../src/store/event-log-row.js';
+import type { Sandbox } from './svc.js';
+import { waitFor } from './wait.js';
+
+/** A log.db row as stored: the store's own row shape plus its id. */
+export type LogRow = EventRow & { id: number };
+
+/** Every log row matching `where` (column = value), oldest first; [] when log.db is not there yet. */
+export function logRows(sandbox: Sandbox, where: Partial<Record<keyof LogRow, string | number>> = {}): LogRow[] {
+  const path = join(dirname(sandbox.db), 'log.db');
+  let db: Database.Database;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+  } catch {
+    return [];
+  }
+  try {
+    const keys = Object.keys(where);
+    const sql = `SELECT * FROM events${keys.length ? ` WHERE ${keys.map((k) => `${k} = ?`).join(' AND ')}` : ''} ORDER BY id`;
+    return db.prepare(sql).all(...keys.map((k) => where[k as keyof LogRow])) as LogRow[];
+  } catch {
+    return [];
+  } finally {
+    db.close();
+  }
+}
+
+/** Waits until at least `count` log rows match (the log is written in batches) and returns them all. */
+export function waitForLogRows(sandbox: Sandbox, where: Partial<Record<keyof LogRow, string | number>>, count = 1): Promise<LogRow[]> {
+  return waitFor(`${count} log row(s) matching ${JSON.stringify(where)}`, () => {
+    const rows = logRows(sandbox, where);
+    return rows.length >= count && rows;
+  });
+}
+
+/** Every line of logs/events-*.jsonl, parsed. */
+export function jsonlEvents(sandbox: Sandbox): Record<string, unknown>[] {
+  const dir = join(dirname(sandbox.db), 'logs');
+  let files: string[];
+  try {
+    files = readdirSync(dir).filter((f) => /^events-\d{4}-\d{2}-\d{2}\.jsonl$/.test(f));
+  } catch {
+    return [];
+  }
+  return files.flatMap((f) =>
+    readFileSync(join(dir, f), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as Record<string, unknown>),
+  );
+}
+
+export interface AuditRow {
+  tenant: string;
+  seq: number;
+  event_type: string;
+  payload: string;
+}
+
+/** The audit entries of one tenant's chain, oldest first. */
+export function auditRows(sandbox: Sandbox, tenant: string): AuditRow[] {
+  const path = join(dirname(sandbox.db), 'audit.db');
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare('SELECT tenant, seq, event_type, payload FROM audit_entries WHERE tenant = ? ORDER BY seq').all(tenant) as AuditRow[];
+  } finally {
+    db.close();
+  }
+}
