@@ -89,6 +89,20 @@ describe('the executor every door runs flows through', () => {
     }
   });
 
+  it('a duplicate the guard answers without running (a replay) still gets its boundary rows, on every door', async () => {
+    const replayed: FlowResult = { status: 200, headers: { 'x-svc-idempotent-replay': 'true' }, output: { n: 'recorded' }, filtered: false, faultHandled: false };
+    const guard: RunGuard = { around: async () => replayed };
+    for (const [door, expected] of [
+      ['http', ['received', 'completed']],
+      ['queue', ['queue_processed']],
+    ] as const) {
+      const { exec, rows } = executor({ guard });
+      assert.equal(await exec.run(DEDUP, { n: 1 }, meta(door)), replayed);
+      assert.deepEqual(rows.map((r) => r.event), expected);
+      assert.deepEqual(rows.at(-1)!.payload, { n: 'recorded' });
+    }
+  });
+
   it('a failing flow on a synchronous door is completed with its status and the operator detail, then thrown', async () => {
     const failing = loaded([], '## Step: boom\n```ntd\n{"x": "{{ ctx.input.missing.deeper }}"}\n```\n');
     const { exec, rows } = executor();

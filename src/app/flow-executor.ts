@@ -62,19 +62,11 @@ export class FlowExecutor {
 
   /**
    * Runs the flow for a door. Synchronous doors get 503 `server busy` before it starts when too
-   * many executions are in flight. Failures are thrown (SvcError subclasses); a queue delivery's
-   * caller decides retry or dead letter by their class.
+   * many executions are in flight. The boundary rows wrap the flow-state guard, so a replayed, held
+   * back or refused duplicate is recorded like any delivery. Failures are thrown (SvcError
+   * subclasses); a queue delivery's caller decides retry or dead letter by their class.
    */
   run(flow: LoadedFlow, input: unknown, meta: RunMeta): Promise<FlowResult> {
-    const { ir } = flow;
-    const guard = this.#deps.guard;
-    if (guard !== undefined && (ir.dedup !== undefined || ir.correlation !== undefined)) {
-      return guard.around(flow, input, meta, () => this.#execute(flow, input, meta));
-    }
-    return this.#execute(flow, input, meta);
-  }
-
-  #execute(flow: LoadedFlow, input: unknown, meta: RunMeta): Promise<FlowResult> {
     return meta.door === 'queue' ? this.#deliver(flow, input, meta) : this.#answer(flow, input, meta);
   }
 
@@ -92,20 +84,7 @@ export class FlowExecutor {
     // more than the rest of the event bookkeeping together.
     events.emit({ event: 'received', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, payload: input });
     try {
-      const result = await runFlow(
-        ir,
-        input,
-        {
-          correlationId: meta.correlationId,
-          headers: meta.headers,
-          soap: meta.soap,
-          maxDurationSecs: this.#deps.maxDurationSecs,
-          trace: this.#traced(flow),
-          entryLabel: 'received',
-          delivery: 'run',
-        },
-        this.#deps.engine,
-      );
+      const result = await this.#guarded(flow, input, meta, this.#traced(flow));
       events.emit({ event: 'completed', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, payload: result.output, http_status: result.status });
       return result;
     } catch (err) {
@@ -120,9 +99,7 @@ export class FlowExecutor {
   /** A queue delivery: `queue_processed` or `queue_filtered` once it is done (a failure is the worker's `queue_failed`). */
   async #deliver(flow: LoadedFlow, input: unknown, meta: RunMeta): Promise<FlowResult> {
     const { ir } = flow;
-    const trace = this.#traced(flow);
-    const opts = { correlationId: meta.correlationId, headers: meta.headers, maxDurationSecs: this.#deps.maxDurationSecs, trace, entryLabel: 'dequeued', delivery: 'queue' } as const;
-    const result = await runFlow(ir, input, opts, this.#deps.engine);
+    const result = await this.#guarded(flow, input, meta, this.#traced(flow));
     const mask = maskOf(ir);
     if (result.filtered) {
       this.#deps.events.emit({ event: 'queue_filtered', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, outcome: 'filtered' });
@@ -131,6 +108,28 @@ export class FlowExecutor {
       this.#deps.events.emit({ event: 'queue_processed', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, outcome, payload: result.output, http_status: result.status });
     }
     return result;
+  }
+
+  /** The execution itself, inside the flow-state guard when the flow declares dedup or correlation keys. */
+  #guarded(flow: LoadedFlow, input: unknown, meta: RunMeta, trace: boolean): Promise<FlowResult> {
+    const { ir } = flow;
+    const guard = this.#deps.guard;
+    if (guard === undefined || (ir.dedup === undefined && ir.correlation === undefined)) return this.#execute(ir, input, meta, trace);
+    return guard.around(flow, input, meta, () => this.#execute(ir, input, meta, trace));
+  }
+
+  #execute(ir: FlowIR, input: unknown, meta: RunMeta, trace: boolean): Promise<FlowResult> {
+    const queued = meta.door === 'queue';
+    const opts = {
+      correlationId: meta.correlationId,
+      headers: meta.headers,
+      soap: meta.soap,
+      maxDurationSecs: this.#deps.maxDurationSecs,
+      trace,
+      entryLabel: queued ? 'dequeued' : 'received',
+      delivery: queued ? ('queue' as const) : ('run' as const),
+    };
+    return runFlow(ir, input, opts, this.#deps.engine);
   }
 
   /** The tracing flag; a registry that cannot be read is storage unavailable (503; a queue delivery waits 1 s). */
