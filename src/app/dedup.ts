@@ -86,11 +86,6 @@ export class Dedup {
     try {
       result = await run();
     } catch (err) {
-      if (err instanceof SvcError && err.code === 'SVC_ERR_BUSY') {
-        // 503 before the flow started: safe to retry at once, so the claim is given back.
-        this.#repo.abandon(ir.tenant, ir.flow, keyHash, meta.correlationId);
-        throw err;
-      }
       const status = err instanceof SvcError ? err.status : 500;
       const body = dedup.memoizeResponse && err instanceof SvcError ? encodeBody(errorBody(err)) : null;
       this.#finish(ir, keyHash, meta, { status: 'failed', responseStatus: status, headers: {}, body });

@@ -121,14 +121,6 @@ export class FlowStateRepo {
     );
   }
 
-  /** Deletes this claim's in_flight row (the run never started, e.g. the server was busy). */
-  abandon(tenant: string, flow: string, keyHash: string, correlationId: string): void {
-    this.#safe(() =>
-      this.#sql("DELETE FROM flow_inbox WHERE tenant = ? AND flow = ? AND key_hash = ? AND first_correlation_id = ? AND status = 'in_flight'")
-        .run(tenant, flow, keyHash, correlationId),
-    );
-  }
-
   getInbox(tenant: string, flow: string, keyHash: string): InboxRow | undefined {
     return this.#safe(
       () => this.#sql('SELECT * FROM flow_inbox WHERE tenant = ? AND flow = ? AND key_hash = ?').get(tenant, flow, keyHash) as InboxRow | undefined,
