@@ -190,8 +190,7 @@ export function publicMessage(err: unknown): string {
  */
 export function errorBody(err: SvcError): Record<string, unknown> {
   if (err instanceof ValidationRejectedError || err instanceof FlowTimeoutError) return { ...err.body };
-  if (err instanceof IntegrityError) return { ok: false, error: INTERNAL_MESSAGE };
-  return { ok: false, error: err.message, ...err.body };
+  return { ok: false, error: publicMessage(err), ...err.body };
 }
 
 /** A request or response document that is not acceptable XML (malformed, DTD, too deep, too big). */
