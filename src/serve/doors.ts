@@ -1,7 +1,6 @@
 /** The doors of `svc serve`: HTTP (with the queue's /enqueue) and, when asked, gRPC. */
 import type { FlowExecutor } from '../app/flow-executor.js';
-import type { DeployedFlows } from '../app/deployed-flows.js';
-import { scanDeployedFlows } from '../app/deployed-flows.js';
+import { scanDeployedFlows, type DeployedFlows } from '../app/deployed-flows.js';
 import type { QueueWorkers } from '../app/queue-workers.js';
 import type { Logger } from '../common/logger.js';
 import { warnInboundWithoutDoor } from '../doors/grpc/inbound-warnings.js';

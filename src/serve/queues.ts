@@ -1,5 +1,4 @@
 /** The queue side of `svc serve`: the durable store, its workers (running deliveries through the executor) and queue_publish. */
-import type { FlowExecutor } from '../app/flow-executor.js';
 import { queuePublishEffect } from '../app/queue-publish.js';
 import { QueueWorkers } from '../app/queue-workers.js';
 import type { Logger } from '../common/logger.js';
@@ -20,7 +19,6 @@ export function buildQueues(paths: StatePaths, stores: ServeStores, run: ServeEx
   const store = new QueueStore({ queuesDir: paths.queuesDir });
   // Closed after the HTTP door (closers run in reverse): workers stop, checkpoints are written, locks released.
   closers.add(() => store.close());
-  const executor: Pick<FlowExecutor, 'run'> = run.executor;
   const workers = new QueueWorkers({
     store,
     loadFlow: (tenant, name) => stores.flows.latest(tenant, name),
@@ -32,7 +30,7 @@ export function buildQueues(paths: StatePaths, stores: ServeStores, run: ServeEx
     events: stores.events,
     audit: stores.audit,
     traceEnabled: (tenant, flow) => stores.cache.traceEnabled(tenant, flow),
-    executor,
+    executor: run.executor,
     log,
   });
   closers.add(() => workers.close());
