@@ -9,6 +9,7 @@ import { registerDlq } from './dlq.js';
 import { registerState } from './state.js';
 import { registerServe } from './serve.js';
 import { registerTenant } from './tenant.js';
+import { registerTrace } from './trace.js';
 
 export function buildCli(): Command {
   const program = new Command('svc')
@@ -23,6 +24,7 @@ export function buildCli(): Command {
   registerAudit(program);
   registerDlq(program);
   registerState(program);
+  registerTrace(program);
   registerConfigCheck(program, registryConfigSource);
   return program;
 }

@@ -8,12 +8,14 @@ import { KeysRepo } from '../store/keys-repo.js';
 import { auditMigrations } from '../store/migrations/audit.js';
 import { registryMigrations } from '../store/migrations/registry.js';
 import { TenantsRepo } from '../store/tenants-repo.js';
+import { TraceRepo } from '../store/trace-repo.js';
 
 export interface RegistryStores {
   readonly paths: StatePaths;
   readonly tenants: TenantsRepo;
   readonly keys: KeysRepo;
   readonly artifacts: ArtifactsRepo;
+  readonly traces: TraceRepo;
 }
 
 export interface AuditStores {
@@ -28,7 +30,7 @@ export interface AuditStores {
 export function withRegistry<T>(dbPath: string, fn: (stores: RegistryStores) => T, opts: { readOnly?: boolean } = {}): T {
   const paths = statePaths(dbPath);
   return withDb(paths.registryDb, registryMigrations, opts.readOnly === true, (db) =>
-    fn({ paths, tenants: new TenantsRepo(db), keys: new KeysRepo(db), artifacts: new ArtifactsRepo(db) }),
+    fn({ paths, tenants: new TenantsRepo(db), keys: new KeysRepo(db), artifacts: new ArtifactsRepo(db), traces: new TraceRepo(db) }),
   );
 }
 

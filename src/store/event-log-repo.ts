@@ -1,7 +1,7 @@
 /** The log database's event table: batch inserts, a simple reader, retention deletes. */
 import { openDb, type Db } from './db.js';
 import { logMigrations } from './migrations/log.js';
-import { packRow, ROW_WIDTH, type EventRow, type RowColumns } from './event-log-row.js';
+import { packRow, ROW_WIDTH, TRACE_EVENTS, type EventRow, type RowColumns } from './event-log-row.js';
 
 export interface EventQuery {
   tenant?: string;
@@ -12,12 +12,27 @@ export interface EventQuery {
   limit?: number;
 }
 
+/** Which trace rows to read (`step_traced`, `egress_traced`). */
+export interface TraceQuery {
+  tenant?: string;
+  flow?: string;
+  correlation_id?: string;
+  /** ISO 8601 UTC, inclusive bounds on `ts`. */
+  since?: string;
+  until?: string;
+  /** Most rows returned, oldest first. @default 1000 */
+  limit?: number;
+}
+
 /** A stored event as read back: payload parsed from its JSON text. */
 export interface StoredEvent extends Omit<EventRow, 'payload' | 'payload_truncated'> {
   id: number;
   payload: unknown;
   payload_truncated: boolean;
 }
+
+/** The trace event kinds as an SQL list (constants, never caller input). */
+const TRACE_KINDS_SQL = [...TRACE_EVENTS].map((e) => `'${e}'`).join(', ');
 
 const INSERT_HEAD = 'INSERT INTO events (ts, correlation_id, tenant, flow, step, event, payload, payload_truncated, http_status, outcome, reason) VALUES';
 const VALUES_ONE = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
@@ -66,9 +81,9 @@ export class EventLogRepo {
     this.insertColumns(rows.flatMap(packRow));
   }
 
-  /** Newest first. Filters are exact matches. */
+  /** Newest first. Filters are exact matches. Trace rows are never returned here: only `queryTrace` reads them. */
   query(q: EventQuery = {}): StoredEvent[] {
-    const where: string[] = [];
+    const where: string[] = [`event NOT IN (${TRACE_KINDS_SQL})`];
     const args: unknown[] = [];
     for (const key of ['tenant', 'flow', 'event', 'correlation_id'] as const) {
       const v = q[key];
@@ -78,7 +93,36 @@ export class EventLogRepo {
       }
     }
     const limit = Math.max(1, Math.min(q.limit ?? 100, 10_000));
-    const sql = `SELECT * FROM events ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ${limit}`;
+    return this.#select(`SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ${limit}`, args);
+  }
+
+  /**
+   * Trace rows, oldest first. `readable` is decided by the caller's role and goes into the query
+   * itself: when false the statement selects nothing, so no trace row is ever read for that caller.
+   */
+  queryTrace(q: TraceQuery, readable: boolean): StoredEvent[] {
+    const where: string[] = [`event IN (${TRACE_KINDS_SQL})`, '?'];
+    const args: unknown[] = [readable ? 1 : 0];
+    for (const key of ['tenant', 'flow', 'correlation_id'] as const) {
+      const v = q[key];
+      if (v !== undefined) {
+        where.push(`${key} = ?`);
+        args.push(v);
+      }
+    }
+    if (q.since !== undefined) {
+      where.push('ts >= ?');
+      args.push(q.since);
+    }
+    if (q.until !== undefined) {
+      where.push('ts <= ?');
+      args.push(q.until);
+    }
+    const limit = Math.max(1, Math.min(q.limit ?? 1000, 10_000));
+    return this.#select(`SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY id LIMIT ${limit}`, args);
+  }
+
+  #select(sql: string, args: unknown[]): StoredEvent[] {
     const rows = this.#db.prepare(sql).all(...args) as (EventRow & { id: number })[];
     return rows.map((r) => ({ ...r, payload: r.payload === null ? null : JSON.parse(r.payload), payload_truncated: r.payload_truncated === 1 }));
   }
