@@ -103,6 +103,17 @@ describe('the executor every door runs flows through', () => {
     }
   });
 
+  it('with tracing on, the first step_traced row of a delivery is labelled by its door', async () => {
+    const expected = { http: 'received', soap: 'received', grpc: 'received', cron: 'scheduled', queue: 'dequeued' } as const;
+    for (const door of Object.keys(expected) as Door[]) {
+      const { exec, rows } = executor({ traceEnabled: () => true });
+      await exec.run(ECHO, { n: 1 }, meta(door));
+      const traced = rows.filter((r) => r.event === 'step_traced');
+      assert.deepEqual(traced.map((r) => r.step), [expected[door], 'answer'], door);
+      assert.deepEqual(traced[0]!.payload, { n: 1 });
+    }
+  });
+
   it('a failing flow on a synchronous door is completed with its status and the operator detail, then thrown', async () => {
     const failing = loaded([], '## Step: boom\n```ntd\n{"x": "{{ ctx.input.missing.deeper }}"}\n```\n');
     const { exec, rows } = executor();

@@ -31,6 +31,9 @@ export interface FlowExecutorDeps {
   readonly guard?: RunGuard | undefined;
 }
 
+/** The label of a delivery's first `step_traced` row, by door (docs/tracing.md). */
+const ENTRY_LABELS: Readonly<Record<RunMeta['door'], string>> = Object.freeze({ http: 'received', soap: 'received', grpc: 'received', cron: 'scheduled', queue: 'dequeued' });
+
 export class FlowExecutor {
   readonly #deps: FlowExecutorDeps;
 
@@ -126,7 +129,7 @@ export class FlowExecutor {
       soap: meta.soap,
       maxDurationSecs: this.#deps.maxDurationSecs,
       trace,
-      entryLabel: queued ? 'dequeued' : 'received',
+      entryLabel: ENTRY_LABELS[meta.door],
       delivery: queued ? ('queue' as const) : ('run' as const),
     };
     return runFlow(ir, input, opts, this.#deps.engine);

@@ -391,6 +391,15 @@ test('with tracing on, step_traced rows carry the entry label, each step output,
   assert.equal(none.events.length, 0);
 });
 
+test('with tracing on, composition writes entry rows: call_flow in the called flow, split[i] per branch, fork[i] in each forked flow', async () => {
+  const events = memoryEvents();
+  const child = flow('child', [step('x', { ntd: { format: 'text', body: 'c' } })]);
+  const ir = flow('main', [step('call', { callFlow: 'child' }), step('sp', { split: '[1, 2]' }), step('fk', { fork: ['child'] })]);
+  await runFlow(ir, {}, { ...opts, trace: true, entryLabel: 'received' }, { events, loadFlow: registry(child) });
+  const rows = events.events.map((e) => `${e.flow}:${e.step}`);
+  assert.deepEqual(rows, ['main:received', 'child:call_flow', 'child:x', 'main:call', 'main:split[0]', 'main:split[1]', 'main:sp', 'child:fork[0]', 'child:x', 'main:fk']);
+});
+
 test('a plain http_egress step gets no step_traced row', async () => {
   const events = memoryEvents();
   const ir = flow('f', [step('call', { effects: ['http_egress'] })]);

@@ -113,7 +113,8 @@ async function act(run: FlowRun, cs: CompiledStep, message: unknown, ctx: FlowCo
   if (label !== undefined && step.callFlow === undefined) trace(run, label, message);
   let m = message;
   for (const name of cs.effects) m = await effect(run, cs, name, m, ctx);
-  if (step.callFlow !== undefined) m = await run.exec.runChild(run, step.callFlow, m, label);
+  // The called flow's entry row: its split branch label, else `call_flow`.
+  if (step.callFlow !== undefined) m = await run.exec.runChild(run, step.callFlow, m, label ?? 'call_flow');
   if (step.fork !== undefined) {
     const names = step.fork;
     const msg = m;

@@ -25,7 +25,7 @@ export interface RunOptions {
   maxDurationSecs?: number;
   /** Payload tracing on for this (tenant, flow): emits `step_traced` rows. @default false */
   trace?: boolean;
-  /** Label of the first `step_traced` row (`received` on /run, `dequeued` in a worker). */
+  /** Label of the first `step_traced` row (`received` on /run, SOAP and gRPC, `scheduled` on a cron tick, `dequeued` in a worker). */
   entryLabel?: string;
   /** `run` (a false condition ends the flow, answered) or `queue` (it reports `filtered`). @default 'run' */
   delivery?: 'run' | 'queue';
