@@ -21,14 +21,15 @@ const DEDUP = loaded(['dedup_key: ctx.input.n'], '## Step: answer\n```ntd\n{"n":
 
 function executor(over: Partial<FlowExecutorDeps> = {}) {
   const rows: LogEventInput[] = [];
+  const events = { emit: (e: LogEventInput) => void rows.push(e) };
   const deps: FlowExecutorDeps = {
     loadFlow: () => ECHO,
     setting: () => 1024,
     limiter: new ExecutionLimiter(4),
-    events: { emit: (e) => rows.push(e) },
+    events,
     traceEnabled: () => false,
     maxDurationSecs: 60,
-    engine: {},
+    engine: { events },
     ...over,
   };
   return { exec: new FlowExecutor(deps), rows, deps };
