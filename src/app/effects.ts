@@ -32,6 +32,7 @@ export function httpEgressEffect(setting: (name: SettingName) => number): HttpEg
               flow: call.ir.flow,
               step: x.step,
               http_status: x.status,
+              reason: x.error,
               payload: { headers: stripCredentialHeaders(x.headers), body: x.body },
               mask: call.mask,
             }),

@@ -23,15 +23,21 @@ export interface HttpEgressDeps {
   readonly defaultConnectTimeoutMs?: number;
   readonly agents?: AgentPool;
   readonly tokens?: OAuth2TokenCache;
-  /** Called after every call that reached the backend (for `egress_traced`); body is null when empty or abandoned. */
+  /**
+   * Called after every call, successful or not (for `egress_traced`): body is null when empty or
+   * abandoned; a call that got no response (refused, timed out) has no status and says why in `error`.
+   */
   readonly onExchange?: (record: EgressExchange) => void;
 }
 
 export interface EgressExchange {
   readonly step: string;
-  readonly status: number;
+  /** The backend's status; undefined when no response arrived. */
+  readonly status: number | undefined;
   readonly headers: Record<string, string>;
   readonly body: unknown;
+  /** Why the call got no response (a transport failure), for the row's reason. */
+  readonly error?: string;
 }
 
 /** Per-call limits the engine resolves from the flow. */
@@ -174,7 +180,9 @@ export function createHttpEgress(deps: HttpEgressDeps = {}): HttpEgressHandler {
     try {
       res = await request(url, { dispatcher: agent, method: method as Dispatcher.HttpMethod, headers, body, headersTimeout: readTimeoutMs, bodyTimeout: readTimeoutMs });
     } catch (err) {
-      throw fail(describeTransportError(err, readTimeoutMs, connectTimeoutMs), {}, err);
+      const why = describeTransportError(err, readTimeoutMs, connectTimeoutMs);
+      deps.onExchange?.({ step: name, status: undefined, headers: {}, body: null, error: why });
+      throw fail(why, {}, err);
     }
     const status = res.statusCode;
     const resHeaders = flattenHeaders(res.headers);
