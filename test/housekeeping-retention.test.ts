@@ -1,4 +1,4 @@
-/** Black-box: log retention at startup deletes old rows, keeps daily files one day longer, never removes today's file. */
+/** Black-box: log retention at startup deletes old rows (trace rows too), keeps daily files one day longer, never removes today's file. */
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,17 +22,25 @@ function row(ts: string, correlationId: string): EventRow {
   return { ts, correlation_id: correlationId, tenant: 'demo', flow: 'x', step: null, event: 'received', payload: null, payload_truncated: 0, http_status: null, outcome: null, reason: null };
 }
 
+/** A trace row: they live in the same table and follow the same retention. */
+function traceRow(ts: string, correlationId: string): EventRow {
+  return { ...row(ts, correlationId), step: 'received', event: 'step_traced', payload: '{"n":1}' };
+}
+
 before(async () => {
   sb = makeSandbox();
   // log_retention_days 2: rows older than 2 days go; files of days older than 3 days go.
   createTenant(sb, 'demo');
   const paths = statePaths(sb.db);
   const repo = EventLogRepo.open(paths.logDb);
+  // In time order, as the writer appends them (retention finds its cut by id).
   repo.insertMany([
+    traceRow(new Date(Date.now() - 10 * DAY).toISOString(), 'old-trace-10d'),
     row(new Date(Date.now() - 10 * DAY).toISOString(), 'old-10d'),
     row(new Date(Date.now() - 2 * DAY - 3_600_000).toISOString(), 'old-2d1h'),
     row(new Date(Date.now() - 2 * DAY + 3_600_000).toISOString(), 'keep-47h'),
     row(new Date().toISOString(), 'keep-now'),
+    traceRow(new Date().toISOString(), 'keep-trace-now'),
   ]);
   repo.close();
   mkdirSync(paths.logsDir, { recursive: true });
@@ -49,11 +57,11 @@ after(async () => {
   sb?.cleanup();
 });
 
+/** Correlation ids of every row left, trace rows included (read as the support role would). */
 function ids(): string[] {
   const repo = EventLogRepo.open(statePaths(sb.db).logDb);
   try {
-    return repo
-      .query({ tenant: 'demo', flow: 'x', limit: 100 })
+    return [...repo.query({ tenant: 'demo', flow: 'x', limit: 100 }), ...repo.queryTrace({ tenant: 'demo', flow: 'x' }, true)]
       .map((r) => r.correlation_id ?? '')
       .sort();
   } finally {
@@ -61,9 +69,9 @@ function ids(): string[] {
   }
 }
 
-test('rows older than log_retention_days are deleted at startup and younger ones kept', async () => {
-  await waitFor('both expired rows deleted', () => !ids().some((id) => id.startsWith('old-')), 8000, 100);
-  assert.deepEqual(ids(), ['keep-47h', 'keep-now']);
+test('rows older than log_retention_days, trace rows included, are deleted at startup and younger ones kept', async () => {
+  await waitFor('the expired rows deleted', () => !ids().some((id) => id.startsWith('old-')), 8000, 100);
+  assert.deepEqual(ids(), ['keep-47h', 'keep-now', 'keep-trace-now']);
 });
 
 test('daily files live one day longer than their rows, and today\'s file is kept', async () => {
