@@ -1,6 +1,8 @@
 /**
  * `npm run bench`: the service's /run against a bare node:http server, measured in the same run on
  * the same machine; prints both req/s, both p99s and the ratio (target: >= 0.5 at log_level event_only).
+ * The same flow with payload tracing on is measured in the same alternating rounds, as a ratio of
+ * tracing off (what turning tracing on costs a flow).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -49,6 +51,10 @@ async function main(): Promise<void> {
     const flowPath = join(home, 'quote.flow.md');
     writeFileSync(flowPath, FLOW);
     svc(env, ['deploy', flowPath, '-v', '1.0.0', '--db', db]);
+    const tracedPath = join(home, 'quote-traced.flow.md');
+    writeFileSync(tracedPath, FLOW.replace('flow: quote', 'flow: quote-traced'));
+    svc(env, ['deploy', tracedPath, '-v', '1.0.0', '--db', db]);
+    svc(env, ['trace', 'enable', '--tenant', 'bench', '--flow', 'quote-traced', '--db', db]);
 
     const body = JSON.stringify({ id: 'o-1', total: 42 });
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
@@ -61,22 +67,28 @@ async function main(): Promise<void> {
     const server = await spawnListening(process.execPath, [SVC, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db], env);
     children.push(server);
     const runUrl = `${server.url}/flows/bench/quote/run`;
+    const tracedUrl = `${server.url}/flows/bench/quote-traced/run`;
     await load('warm-up', { url: bare.url, body, headers, durationSec: 1 });
     await load('warm-up', { url: runUrl, body, headers, durationSec: 2 });
+    await load('warm-up', { url: tracedUrl, body, headers, durationSec: 1 });
     const bareRounds: LoadResult[] = [];
     const runRounds: LoadResult[] = [];
+    const tracedRounds: LoadResult[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       bareRounds.push(await load('bare node:http', { url: bare.url, body, headers, durationSec: DURATION / ROUNDS }));
       runRounds.push(await load('svc /run (validate + ntd)', { url: runUrl, body, headers, durationSec: DURATION / ROUNDS }));
+      tracedRounds.push(await load('svc /run, tracing on', { url: tracedUrl, body, headers, durationSec: DURATION / ROUNDS }));
     }
-    rows.push(combine(bareRounds), combine(runRounds));
+    rows.push(combine(bareRounds), combine(runRounds), combine(tracedRounds));
     const run = rows[1]!;
+    const traced = rows[2]!;
     await server.stop();
 
     printTable(rows);
     const ratio = run.reqPerSec / rows[0]!.reqPerSec;
     process.stdout.write(`ratio /run vs bare: ${ratio.toFixed(2)} (target >= 0.50)\n`);
-    if (run.non2xx > 0 || run.errors > 0) process.stdout.write('WARNING: /run answered non-2xx or errored during the run\n');
+    process.stdout.write(`ratio /run tracing on vs tracing off: ${(traced.reqPerSec / run.reqPerSec).toFixed(2)} (3 step_traced rows per request, written by the batching log writer)\n`);
+    if (run.non2xx > 0 || run.errors > 0 || traced.non2xx > 0 || traced.errors > 0) process.stdout.write('WARNING: /run answered non-2xx or errored during the run\n');
     await benchEnqueue({ svcBin: SVC, env, db, key, bareUrl: bare.url, durationSec: DURATION });
     await bare.stop();
   } finally {
