@@ -5,9 +5,8 @@
  * here reaches every door at once.
  */
 import { FlowError, flowNotFound, StorageUnavailableError, SvcError } from '../common/errors.js';
-import type { MaskSet } from '../common/mask.js';
 import type { SettingName } from '../common/settings.js';
-import { BUSY_RETRY_AFTER_SECS, prepareFlow, runFlow, type ExecutionLimiter, type FlowResult, type LoadedFlow, type RunDeps } from '../engine/index.js';
+import { BUSY_RETRY_AFTER_SECS, maskOf, runFlow, type ExecutionLimiter, type FlowResult, type LoadedFlow, type RunDeps } from '../engine/index.js';
 import type { FlowIR } from '../ir/types.js';
 import type { EventEmitter } from '../store/event-sink.js';
 import type { RunGuard } from './dedup-guard.js';
@@ -142,15 +141,6 @@ export class FlowExecutor {
     } catch (err) {
       throw new StorageUnavailableError(`registry unreadable: ${err instanceof Error ? err.message : String(err)}`, err);
     }
-  }
-}
-
-/** The flow's log mask (global list plus its `log_extra_mask_fields`); undefined: the global list. */
-function maskOf(ir: FlowIR): MaskSet | undefined {
-  try {
-    return prepareFlow(ir).mask;
-  } catch {
-    return undefined; // a flow that does not compile fails in runFlow with its own error
   }
 }
 

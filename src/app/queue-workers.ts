@@ -7,7 +7,7 @@
 import { IntegrityError, StorageUnavailableError, EgressError, SvcError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import type { SettingName } from '../common/settings.js';
-import type { LoadedFlow } from '../engine/index.js';
+import { maskOf, type LoadedFlow } from '../engine/index.js';
 import { hostname } from 'node:os';
 import { pidAlive, readLockOwner, type QueueConsumer, type QueueMessage, type QueueStore, type Outcome, type AppendResult } from '../queue/index.js';
 import type { AuditAppender } from '../store/audit-thread.js';
@@ -226,6 +226,16 @@ export class QueueWorkers {
     }
   }
 
+  /** The flow's mask for a traced submission; the global list when the flow cannot be read (it need not exist for /enqueue). */
+  #maskOf(tenant: string, flow: string) {
+    try {
+      const loaded = this.#deps.loadFlow(tenant, flow);
+      return loaded === undefined ? undefined : maskOf(loaded.ir);
+    } catch {
+      return undefined;
+    }
+  }
+
   #traceSafe(tenant: string, flow: string): boolean {
     try {
       return this.#deps.traceEnabled(tenant, flow);
@@ -236,7 +246,7 @@ export class QueueWorkers {
 
   #recordEnqueued(tenant: string, flow: string, r: AppendResult, correlationId: string, payload: unknown, source: SubmissionSource, traced: boolean): void {
     const { events, audit } = this.#deps;
-    if (traced) events.emit({ event: 'step_traced', correlation_id: correlationId, tenant, flow, step: 'enqueued', payload, logLevel: 'full' });
+    if (traced) events.emit({ event: 'step_traced', correlation_id: correlationId, tenant, flow, step: 'enqueued', payload, logLevel: 'full', mask: this.#maskOf(tenant, flow) });
     events.emit({ event: 'queue_enqueued', correlation_id: correlationId, tenant, flow, outcome: 'queued', payload: { id: r.id, offset: r.offset, source }, logLevel: 'full' });
     audit.append({ tenant, eventType: 'queue.message.enqueued', correlationId, payload: { flow, id: r.id, offset: r.offset, source } });
   }

@@ -58,6 +58,21 @@ function mayReadHeaders(ir: FlowIR): boolean {
   return runsOthers || text.includes('headers') || WHOLE_CTX.test(text);
 }
 
+const masks = new WeakMap<FlowIR, MaskSet>();
+
+/**
+ * The flow's log mask (the global list plus its `log_extra_mask_fields`), for every row that carries
+ * a payload of the flow. Unlike `prepareFlow` it never throws: a flow whose expressions do not
+ * compile still has its fields masked.
+ */
+export function maskOf(ir: FlowIR): MaskSet {
+  const prepared = cache.get(ir);
+  if (prepared !== undefined) return prepared.mask;
+  let mask = masks.get(ir);
+  if (mask === undefined) masks.set(ir, (mask = new MaskSet(ir.logExtraMaskFields)));
+  return mask;
+}
+
 /** True unless `ir` certainly never reads `ctx.headers` (see `mayReadHeaders`). */
 export function flowReadsHeaders(ir: FlowIR): boolean {
   return prepareFlow(ir).readsHeaders;
@@ -74,7 +89,7 @@ export function prepareFlow(ir: FlowIR): PreparedFlow {
     ir,
     steps: Object.freeze(ir.steps.map(compileStep)),
     fault: ir.fault === undefined ? undefined : Object.freeze(ir.fault.steps.map(compileStep)),
-    mask: new MaskSet(ir.logExtraMaskFields),
+    mask: maskOf(ir),
     passHeaders: Object.freeze(ir.responseHeaders.map((h) => h.toLowerCase())),
     readsHeaders: mayReadHeaders(ir),
   });
