@@ -113,7 +113,7 @@ describe('http_egress through svc serve', () => {
     assert.equal(svc(sandbox, ['tenant', 'disable', '--id', 'beta', '--db', sandbox.db]).code, 0);
     enableTrace(sandbox, 'acme', 'secret');
     enableTrace(sandbox, 'acme', 'json');
-    for (const f of ['failing', 'big', 'xml']) enableTrace(sandbox, 'acme', f);
+    for (const f of ['failing', 'big', 'xml', 'soapout', 'soapfault']) enableTrace(sandbox, 'acme', f);
     server = await startServer(sandbox, ['--no-auth'], { BACKEND_URL: backendUrl, SVC_SECRET_API_TOKEN: SECRET, SVC_TEST_NEVER_SET_URL: undefined, RUST_LOG: 'info' });
   });
 
@@ -270,6 +270,18 @@ describe('http_egress through svc serve', () => {
       const big = rows.find((r) => r.event === 'egress_traced' && r.flow === 'big');
       assert.ok(big, 'no egress_traced row for the oversized response');
       assert.equal((JSON.parse(big.payload!) as { body: unknown }).body, null);
+    });
+
+    it('a SOAP call traces the envelope the backend answered, flattened to JSON so the mask applies (a Fault too)', () => {
+      const ok = rows.find((r) => r.event === 'egress_traced' && r.flow === 'soapout');
+      assert.ok(ok, 'no egress_traced row for the SOAP call');
+      const body = (JSON.parse(ok.payload!) as { body: unknown }).body;
+      assert.equal(typeof body, 'object');
+      assert.match(JSON.stringify(body), /QuoteResponse.*price.*3/);
+      const fault = rows.find((r) => r.event === 'egress_traced' && r.flow === 'soapfault');
+      assert.ok(fault, 'no egress_traced row for the SOAP Fault');
+      assert.equal(fault.http_status, 500);
+      assert.match(JSON.stringify((JSON.parse(fault.payload!) as { body: unknown }).body), /Fault.*out of stock/);
     });
 
     it('an XML ctx.input is traced as an _unrepresentable marker naming the root element', () => {

@@ -7,6 +7,7 @@
 import { request, errors as undiciErrors, type Dispatcher } from 'undici';
 import { EgressError, EgressTooLargeError, StepConfigError, type EgressErrorDetails } from '../../common/errors.js';
 import { readEnvelope, soapContentType, wrapMessage } from '../../common/soap-envelope.js';
+import { xmlToJson } from '../../common/xml.js';
 import type { HttpEgressIR, StepIR } from '../../ir/types.js';
 import { AgentPool, TlsMaterialError } from './egress-agents.js';
 import { decodeResponse, DecodeProblem, encodeMessage, flattenHeaders, readLimited, ResponseTooLarge } from './egress-codec.js';
@@ -206,11 +207,11 @@ export function createHttpEgress(deps: HttpEgressDeps = {}): HttpEgressHandler {
         try {
           envelope = readEnvelope(text, { maxBytes: limit });
         } catch (err) {
-          deps.onExchange?.({ step: name, status, headers: resHeaders, body: text });
+          deps.onExchange?.({ step: name, status, headers: resHeaders, body: tracedEnvelope(text) });
           if (ok) throw fail(`backend answered an unusable SOAP envelope: ${(err as Error).message}`, upstream, err);
         }
       }
-      deps.onExchange?.({ step: name, status, headers: resHeaders, body: envelope?.body ?? (text === '' ? null : text) });
+      deps.onExchange?.({ step: name, status, headers: resHeaders, body: tracedEnvelope(text) });
       if (envelope?.fault !== undefined) {
         // The fault handler and the door read these (spec: ctx.soap_fault_code / ctx.soap_fault_string).
         ctx.soap_fault_code = envelope.fault.code;
@@ -236,4 +237,18 @@ export function createHttpEgress(deps: HttpEgressDeps = {}): HttpEgressHandler {
     return { output, status, headers: resHeaders };
   };
   return Object.assign(handler, { close: () => agents.close() });
+}
+
+/**
+ * The SOAP envelope a backend answered, as the trace records it: flattened to JSON (Header and Body,
+ * element names as keys), so the flow's mask applies to its fields; the text as it came when it is
+ * not XML that can be read (an HTML error page, say); null when empty.
+ */
+function tracedEnvelope(text: string): unknown {
+  if (text === '') return null;
+  try {
+    return xmlToJson(text);
+  } catch {
+    return /^\uFEFF?\s*</.test(text) ? { _unrepresentable: 'unreadable XML' } : text;
+  }
 }
