@@ -10,6 +10,7 @@ import { registerState } from './state.js';
 import { registerServe } from './serve.js';
 import { registerTenant } from './tenant.js';
 import { registerTrace } from './trace.js';
+import { registerUi } from './ui.js';
 
 export function buildCli(): Command {
   const program = new Command('svc')
@@ -25,6 +26,7 @@ export function buildCli(): Command {
   registerDlq(program);
   registerState(program);
   registerTrace(program);
+  registerUi(program);
   registerConfigCheck(program, registryConfigSource);
   return program;
 }

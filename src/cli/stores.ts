@@ -9,6 +9,9 @@ import { auditMigrations } from '../store/migrations/audit.js';
 import { registryMigrations } from '../store/migrations/registry.js';
 import { TenantsRepo } from '../store/tenants-repo.js';
 import { TraceRepo } from '../store/trace-repo.js';
+import { uiMigrations } from '../store/migrations/ui.js';
+import { UiSessionsRepo } from '../store/ui-sessions-repo.js';
+import { UiUsersRepo } from '../store/ui-users-repo.js';
 
 export interface RegistryStores {
   readonly paths: StatePaths;
@@ -39,6 +42,23 @@ export function withAudit<T>(dbPath: string, fn: (stores: AuditStores | undefine
   const paths = statePaths(dbPath);
   if (opts.readOnly === true && !existsSync(paths.auditDb)) return fn(undefined);
   return withDb(paths.auditDb, auditMigrations, false, (db) => fn({ paths, audit: new AuditRepo(db) }));
+}
+
+export interface UiStores {
+  readonly paths: StatePaths;
+  readonly users: UiUsersRepo;
+  readonly sessions: UiSessionsRepo;
+}
+
+/** Runs `fn` with `ui.db` beside the registry open (created when missing, unless `readOnly`). */
+export async function withUi<T>(dbPath: string, fn: (stores: UiStores) => Promise<T> | T, opts: { readOnly?: boolean } = {}): Promise<T> {
+  const paths = statePaths(dbPath);
+  const db = opts.readOnly === true && !existsSync(paths.uiDb) ? openDb(':memory:', uiMigrations) : openDb(paths.uiDb, uiMigrations);
+  try {
+    return await fn({ paths, users: new UiUsersRepo(db), sessions: new UiSessionsRepo(db) });
+  } finally {
+    db.close();
+  }
 }
 
 /** Registry and audit database together: the tenant commands change one and record in the other. */

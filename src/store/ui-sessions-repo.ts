@@ -1,0 +1,46 @@
+/** Server-side UI sessions in `ui.db`, keyed by the SHA-256 of the cookie value (revocable at once). */
+import type { Db } from './db.js';
+
+export interface UiSessionRow {
+  readonly idHash: string;
+  readonly userId: number;
+  readonly createdAtMs: number;
+  readonly lastSeenMs: number;
+}
+
+export class UiSessionsRepo {
+  readonly #db: Db;
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  insert(s: UiSessionRow): void {
+    this.#db.prepare('INSERT INTO ui_sessions (id_hash, user_id, created_at_ms, last_seen_ms) VALUES (?, ?, ?, ?)').run(s.idHash, s.userId, s.createdAtMs, s.lastSeenMs);
+  }
+
+  get(idHash: string): UiSessionRow | undefined {
+    const r = this.#db.prepare('SELECT id_hash, user_id, created_at_ms, last_seen_ms FROM ui_sessions WHERE id_hash = ?').get(idHash) as
+      | { id_hash: string; user_id: number; created_at_ms: number; last_seen_ms: number }
+      | undefined;
+    return r === undefined ? undefined : { idHash: r.id_hash, userId: r.user_id, createdAtMs: r.created_at_ms, lastSeenMs: r.last_seen_ms };
+  }
+
+  touch(idHash: string, nowMs: number): void {
+    this.#db.prepare('UPDATE ui_sessions SET last_seen_ms = ? WHERE id_hash = ?').run(nowMs, idHash);
+  }
+
+  delete(idHash: string): void {
+    this.#db.prepare('DELETE FROM ui_sessions WHERE id_hash = ?').run(idHash);
+  }
+
+  /** Ends every session of a user (disabled, or password changed). */
+  deleteForUser(userId: number): number {
+    return this.#db.prepare('DELETE FROM ui_sessions WHERE user_id = ?').run(userId).changes;
+  }
+
+  /** Drops sessions past either timeout. */
+  deleteExpired(idleBeforeMs: number, createdBeforeMs: number): number {
+    return this.#db.prepare('DELETE FROM ui_sessions WHERE last_seen_ms < ? OR created_at_ms < ?').run(idleBeforeMs, createdBeforeMs).changes;
+  }
+}
