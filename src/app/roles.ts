@@ -21,19 +21,18 @@ export const CLI_OPERATOR: Actor = Object.freeze({ role: 'sysadmin', name: 'cli'
 
 /** What a person may do through the UI (and, as a sysadmin, the CLI). The whole matrix is in docs/ui.md. */
 export type Permission =
-  | 'read' // registry, flows, executions and logs, queues, audit, settings, certificates
+  | 'read' // registry, flows, executions and logs, queues, audit (and its verification), settings, certificates
   | 'read_traces' // trace rows (only support: the spec)
   | 'toggle_trace' // the trace flag (only sysadmin: the spec)
   | 'manage_dead_letters' // replay and discard
   | 'manage_tenants'
   | 'manage_keys'
   | 'edit_settings'
-  | 'verify_audit'
   | 'manage_ui_users';
 
 const MATRIX: Readonly<Record<Role, ReadonlySet<Permission>>> = Object.freeze({
-  sysadmin: new Set<Permission>(['read', 'toggle_trace', 'manage_dead_letters', 'manage_tenants', 'manage_keys', 'edit_settings', 'verify_audit', 'manage_ui_users']),
-  support: new Set<Permission>(['read', 'read_traces', 'manage_dead_letters', 'verify_audit']),
+  sysadmin: new Set<Permission>(['read', 'toggle_trace', 'manage_dead_letters', 'manage_tenants', 'manage_keys', 'edit_settings', 'manage_ui_users']),
+  support: new Set<Permission>(['read', 'read_traces', 'manage_dead_letters']),
   developer: new Set<Permission>(['read']),
 });
 

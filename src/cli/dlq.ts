@@ -69,18 +69,18 @@ function table(rows: DeadLetterRow[]): string {
 }
 
 async function list(flags: ListFlags): Promise<void> {
-  const rows = await refusing(() => listDeadLetters(flags));
+  const rows = await refusing(() => listDeadLetters({ db: flags.db }, { tenant: flags.tenant, flow: flags.flow }));
   if (flags.json) process.stdout.write(`${JSON.stringify(rows)}\n`);
   else if (rows.length === 0) process.stdout.write('DLQ is empty.\n');
   else process.stdout.write(`${table(rows)}\n`);
 }
 
 async function replay(flags: ActFlags): Promise<void> {
-  const r = await refusing(() => replayDeadLetter(flags));
+  const r = await refusing(() => replayDeadLetter({ db: flags.db }, flags.tenant, flags.flow, flags.id));
   process.stdout.write(`replayed dead letter ${r.entry.id} of ${flags.tenant}/${flags.flow} as message ${r.message.id} (correlation id ${r.message.correlationId})\n`);
 }
 
 async function discard(flags: ActFlags): Promise<void> {
-  const e = await refusing(() => discardDeadLetter(flags));
+  const e = await refusing(() => discardDeadLetter({ db: flags.db }, flags.tenant, flags.flow, flags.id));
   process.stdout.write(`discarded dead letter ${e.id} of ${flags.tenant}/${flags.flow}\n`);
 }

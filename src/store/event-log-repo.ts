@@ -8,6 +8,9 @@ export interface EventQuery {
   flow?: string;
   event?: string;
   correlation_id?: string;
+  http_status?: number;
+  /** Paging: only rows with a smaller id (the last id of the previous page). */
+  beforeId?: number;
   /** Most rows returned, newest first. @default 100 */
   limit?: number;
 }
@@ -85,12 +88,16 @@ export class EventLogRepo {
   query(q: EventQuery = {}): StoredEvent[] {
     const where: string[] = [`event NOT IN (${TRACE_KINDS_SQL})`];
     const args: unknown[] = [];
-    for (const key of ['tenant', 'flow', 'event', 'correlation_id'] as const) {
+    for (const key of ['tenant', 'flow', 'event', 'correlation_id', 'http_status'] as const) {
       const v = q[key];
       if (v !== undefined) {
         where.push(`${key} = ?`);
         args.push(v);
       }
+    }
+    if (q.beforeId !== undefined) {
+      where.push('id < ?');
+      args.push(q.beforeId);
     }
     const limit = Math.max(1, Math.min(q.limit ?? 100, 10_000));
     return this.#select(`SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ${limit}`, args);
