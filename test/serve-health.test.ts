@@ -25,10 +25,11 @@ describe('svc serve', () => {
     assert.match(out, /DISABLED/);
   });
 
-  it('boot output promises no management UI, which is not built yet, and /ui answers 404', async () => {
-    assert.doesNotMatch(server.output(), /\bui\b|\/ui/i);
-    const res = await fetch(`${server.url}/ui`);
-    assert.equal(res.status, 404);
+  it('boot output names the management UI and says no account exists yet; /ui asks for a login even under --no-auth', async () => {
+    assert.match(server.output(), /ui:\s+http:\/\/127\.0\.0\.1:\d+\/ui \(no account yet: set SVC_UI_ADMIN_USER and SVC_UI_ADMIN_PASS, or run svc ui user add\)/);
+    const res = await fetch(`${server.url}/ui`, { redirect: 'manual' });
+    assert.equal(res.status, 303);
+    assert.equal(res.headers.get('location'), '/ui/login');
   });
 
   it('stops cleanly on SIGTERM', async () => {

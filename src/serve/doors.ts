@@ -1,7 +1,9 @@
 /** The doors of `svc serve`: HTTP (with the queue's /enqueue) and, when asked, gRPC. */
 import type { FlowExecutor } from '../app/flow-executor.js';
 import { scanDeployedFlows, type DeployedFlows } from '../app/deployed-flows.js';
+import { LoginThrottle } from '../app/login-throttle.js';
 import type { QueueWorkers } from '../app/queue-workers.js';
+import type { QueueStore } from '../queue/index.js';
 import type { Logger } from '../common/logger.js';
 import { warnInboundWithoutDoor } from '../doors/grpc/inbound-warnings.js';
 import { startGrpcDoor, type GrpcDoor } from '../doors/grpc/server.js';
@@ -25,6 +27,8 @@ interface DoorParts {
   readonly gate: Gate | undefined;
   readonly executor: FlowExecutor;
   readonly queues: QueueWorkers;
+  readonly queueStore: QueueStore;
+  readonly stateDir: string;
   readonly log: Logger;
 }
 
@@ -42,6 +46,21 @@ export async function startHttpDoor(opts: DoorOptions, parts: DoorParts, closers
     },
     enqueue: createEnqueueHandler({ secret: opts.secret, queues: parts.queues, log }),
     log,
+    ui: {
+      accounts: { users: stores.uiUsers, sessions: stores.uiSessions },
+      throttle: new LoginThrottle(),
+      tenants: stores.tenants,
+      keys: stores.keys,
+      artifacts: stores.artifacts,
+      traces: stores.traces,
+      settings: stores.settings,
+      audit: stores.auditRepo,
+      events: stores.logRepo,
+      queues: { store: parts.queueStore },
+      ensureWorker: (tenant, flow) => void parts.queues.ensureWorker(tenant, flow).catch((err: unknown) => log.error({ err, tenant, flow }, 'queue worker could not be started')),
+      facts: { stateDir: parts.stateDir, signature: opts.secret !== undefined, apiKeys: gate !== undefined, startedAt: Date.now() },
+      log,
+    },
   });
   closers.add(() => app.close());
   return app.listen({ host: opts.host, port: opts.port });

@@ -3,6 +3,7 @@
  * the gate and the doors, starts the timers, and stops them all once, in reverse order.
  */
 import { scanDeployedFlows, startupRefusals } from '../app/deployed-flows.js';
+import { bootstrapUiAdmin, type BootstrapOutcome } from '../app/ui-accounts.js';
 import { ExitError } from '../common/errors.js';
 import { createLogger, type Logger } from '../common/logger.js';
 import { statePaths, type StatePaths } from '../common/paths.js';
@@ -69,7 +70,8 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
   const queues = buildQueues(paths, stores, run, log, closers);
   startCompaction({ stores, queueStore: queues.store, log }, closers);
 
-  const parts = { stores, gate, executor: run.executor, queues: queues.workers, log };
+  const ui = await bootstrapUiAdmin({ users: stores.uiUsers });
+  const parts = { stores, gate, executor: run.executor, queues: queues.workers, queueStore: queues.store, stateDir: paths.stateDir, log };
   const address = await startHttpDoor(opts, parts, closers);
   await startTimers({ paths, stores, executor: run.executor, correlations: run.correlations, queueStore: queues.store, queues: queues.workers, flows: deployed.flows, log }, closers);
   const grpc = await startGrpcDoorIfAsked(opts, parts, deployed, closers);
@@ -78,6 +80,7 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
     `svc listening on ${address}`,
     grpc ? `grpc listening on ${grpc.address}` : '  grpc:       off (--grpc-port not given)',
     `  registry:   ${paths.registryDb}`,
+    `  ui:         ${address}/ui (${uiAccountLine(ui, stores.uiUsers.count())})`,
     `  audit:      ${paths.auditDb}`,
     `  log:        ${paths.logDb}`,
     `  queues:     ${paths.queuesDir}`,
@@ -114,4 +117,11 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
     bootLines,
     close,
   };
+}
+
+/** What the boot output says of UI accounts (never a password). */
+function uiAccountLine(outcome: BootstrapOutcome, users: number): string {
+  if (outcome.created) return `account ${outcome.username} created from SVC_UI_ADMIN_USER as sysadmin`;
+  if (users > 0) return `${users} account(s)`;
+  return 'no account yet: set SVC_UI_ADMIN_USER and SVC_UI_ADMIN_PASS, or run svc ui user add';
 }

@@ -8,6 +8,11 @@ import { ArtifactsRepo } from '../store/artifacts-repo.js';
 import { AuditThreadWriter } from '../store/audit-thread.js';
 import { openDb, type Db } from '../store/db.js';
 import { EventLog } from '../store/event-log.js';
+import { EventLogRepo } from '../store/event-log-repo.js';
+import { AuditRepo } from '../store/audit-repo.js';
+import { uiMigrations } from '../store/migrations/ui.js';
+import { UiSessionsRepo } from '../store/ui-sessions-repo.js';
+import { UiUsersRepo } from '../store/ui-users-repo.js';
 import { FlowStateRepo } from '../store/flow-state-repo.js';
 import { KeysRepo } from '../store/keys-repo.js';
 import { auditMigrations } from '../store/migrations/audit.js';
@@ -21,7 +26,10 @@ import type { Closers } from './closers.js';
 export interface ServeStores {
   readonly registry: Db;
   readonly settings: SettingsRepo;
+  readonly tenants: TenantsRepo;
   readonly keys: KeysRepo;
+  readonly artifacts: ArtifactsRepo;
+  readonly traces: TraceRepo;
   /** Keys, tenants, `latest`, trace flags and settings, revalidated by the registry file's change counter. */
   readonly cache: RegistryCache;
   /** Latest artifacts, verified and parsed once per hash. */
@@ -29,6 +37,12 @@ export interface ServeStores {
   readonly flowState: FlowStateRepo;
   readonly events: EventLog;
   readonly audit: AuditThreadWriter;
+  /** The audit chains read and appended in-line (the UI's changes and its Audit page). */
+  readonly auditRepo: AuditRepo;
+  /** The log database's read side (the UI) and retention (housekeeping). */
+  readonly logRepo: EventLogRepo;
+  readonly uiUsers: UiUsersRepo;
+  readonly uiSessions: UiSessionsRepo;
   /** A platform setting as the registry holds it now (cached). */
   setting(name: SettingName): number;
 }
@@ -38,14 +52,16 @@ export function openStores(paths: StatePaths, log: Logger, closers: Closers): Se
   for (const dir of [paths.stateDir, paths.queuesDir, paths.logsDir]) mkdirSync(dir, { recursive: true });
   const registry = openDb(paths.registryDb, registryMigrations);
   closers.add(() => registry.close());
-  // Created and migrated here, so a broken audit database stops the start; the writer thread appends.
-  openDb(paths.auditDb, auditMigrations).close();
+  // Opened (and migrated) before the audit writer thread starts, so a broken audit database stops the start.
+  const auditDb = openDb(paths.auditDb, auditMigrations);
+  closers.add(() => auditDb.close());
 
   const artifacts = new ArtifactsRepo(registry);
   const settings = new SettingsRepo(registry);
   const tenants = new TenantsRepo(registry);
   const keys = new KeysRepo(registry);
-  const cache = new RegistryCache(registry, { keys, tenants, artifacts, traces: new TraceRepo(registry), settings });
+  const traces = new TraceRepo(registry);
+  const cache = new RegistryCache(registry, { keys, tenants, artifacts, traces, settings });
   closers.add(() => cache.close());
   const setting = (name: SettingName) => cache.setting(name);
   const flows = new FlowLoader(artifacts, (tenant, name) => cache.resolveLatest(tenant, name));
@@ -54,5 +70,26 @@ export function openStores(paths: StatePaths, log: Logger, closers: Closers): Se
   closers.add(() => events.close());
   const audit = new AuditThreadWriter(paths.auditDb, { flushIntervalMs: 100, onError: (message) => log.error(message) });
   closers.add(() => audit.close());
-  return { registry, settings, keys, cache, flows, flowState: new FlowStateRepo(registry), events, audit, setting };
+  const logRepo = EventLogRepo.open(paths.logDb);
+  closers.add(() => logRepo.close());
+  const uiDb = openDb(paths.uiDb, uiMigrations);
+  closers.add(() => uiDb.close());
+  return {
+    registry,
+    settings,
+    tenants,
+    keys,
+    artifacts,
+    traces,
+    cache,
+    flows,
+    flowState: new FlowStateRepo(registry),
+    events,
+    audit,
+    auditRepo: new AuditRepo(auditDb),
+    logRepo,
+    uiUsers: new UiUsersRepo(uiDb),
+    uiSessions: new UiSessionsRepo(uiDb),
+    setting,
+  };
 }

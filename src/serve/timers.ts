@@ -10,7 +10,6 @@ import { Housekeeping } from '../housekeeping/housekeeping.js';
 import { housekeepingIntervals } from '../housekeeping/intervals.js';
 import { startQueueCompaction } from '../housekeeping/queue-compaction.js';
 import type { QueueStore } from '../queue/index.js';
-import { EventLogRepo } from '../store/event-log-repo.js';
 import type { Closers } from './closers.js';
 import type { ServeStores } from './stores.js';
 
@@ -38,12 +37,10 @@ export async function startTimers(parts: TimerParts, closers: Closers): Promise<
   // A timed-out correlation queues its compensating flow like any submission (worker started too).
   const compensatingEnqueue: EnqueueFn = (tenant, flow, m) => parts.queues.enqueue(tenant, flow, m.payload, m.correlationId);
   const intervals = housekeepingIntervals();
-  const logRepo = EventLogRepo.open(paths.logDb);
-  closers.add(() => logRepo.close());
   const housekeeping = new Housekeeping({
     log,
     intervals,
-    logRepo,
+    logRepo: stores.logRepo,
     logsDir: paths.logsDir,
     logRetentionDays: () => stores.setting('log_retention_days'),
     flowState: stores.flowState,

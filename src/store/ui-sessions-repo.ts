@@ -43,4 +43,10 @@ export class UiSessionsRepo {
   deleteExpired(idleBeforeMs: number, createdBeforeMs: number): number {
     return this.#db.prepare('DELETE FROM ui_sessions WHERE last_seen_ms < ? OR created_at_ms < ?').run(idleBeforeMs, createdBeforeMs).changes;
   }
+
+  /** The installation's CSRF signing key, made once (by whichever process gets there first) and shared by every process. */
+  csrfKey(make: () => string): string {
+    this.#db.prepare('INSERT INTO ui_secret (id, csrf_hmac_key) VALUES (1, ?) ON CONFLICT (id) DO NOTHING').run(make());
+    return (this.#db.prepare('SELECT csrf_hmac_key AS k FROM ui_secret WHERE id = 1').get() as { k: string }).k;
+  }
 }

@@ -15,6 +15,8 @@ import { metadataRoutes } from './metadata-route.js';
 import { clientErrorStatus, sendError } from './reply-error.js';
 import { createRunHandler } from './run-handler.js';
 import { wsdlRoutes, type WsdlRouteDeps } from './wsdl-route.js';
+import type { UiDeps } from '../ui/deps.js';
+import { uiRoutes } from '../ui/plugin.js';
 
 export interface HttpDeps {
   /** Absent under `--no-auth`. */
@@ -28,6 +30,8 @@ export interface HttpDeps {
   readonly enqueue?: FlowRouteHandler;
   /** The operational log: failures the caller sees only as `internal error` are written here. */
   readonly log: Logger;
+  /** The management UI under /ui; absent: no UI routes. */
+  readonly ui?: UiDeps;
 }
 
 export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
@@ -69,5 +73,6 @@ export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
   await app.register(metadataRoutes({ gate: deps.gate, executor: deps.executor }));
   await app.register(connectorRoutes({ gate: deps.gate, events: deps.events }));
   await app.register(wsdlRoutes(deps.wsdl, deps.log));
+  if (deps.ui !== undefined) await app.register(uiRoutes(deps.ui), { prefix: '/ui' });
   return app;
 }

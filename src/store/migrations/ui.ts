@@ -22,6 +22,10 @@ export const uiMigrations: readonly Migration[] = [
         last_seen_ms INTEGER NOT NULL
       );
       CREATE INDEX ui_sessions_user ON ui_sessions(user_id);
+      CREATE TABLE ui_secret (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        csrf_hmac_key TEXT NOT NULL           -- base64url; signs the forms' CSRF tokens in every process
+      );
     `,
   },
 ];

@@ -1,0 +1,304 @@
+/** The UI's pages and forms. Each reads or acts through an app/ use case; what a role may do is app/roles.ts. */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { latestAuditEntries, verifyAuditChain } from '../../app/audit.js';
+import { discardDeadLetter, listDeadLetters, queueFigures, replayDeadLetter } from '../../app/dlq.js';
+import { createApiKey, listApiKeys, parseFlows, parseRateLimit, parseScopes, revokeApiKey } from '../../app/keys.js';
+import { can, requirePermission } from '../../app/roles.js';
+import { createTenant, disableTenant, enableTenant, listTenants } from '../../app/tenants.js';
+import { listTraceFlags, readTraceRows, setTraceFlag } from '../../app/trace.js';
+import { SvcError } from '../../common/errors.js';
+import { isValidName } from '../../common/names.js';
+import type { StoredEvent } from '../../store/event-log-repo.js';
+import type { UiDeps } from './deps.js';
+import { html, type Html } from './html.js';
+import { hidden, json, page, postForm, table, type PageContext } from './layout.js';
+
+type Ctx = (req: FastifyRequest, reply: FastifyReply) => PageContext;
+type Query = Record<string, string | undefined>;
+
+const PAGE_ROWS = 50;
+
+function send(reply: FastifyReply, body: string): FastifyReply {
+  return reply.type('text/html; charset=utf-8').send(body);
+}
+
+/** Back to a page with a one-line notice (Post/Redirect/Get, so a reload does not repeat the action). */
+function done(reply: FastifyReply, to: string, notice: string): FastifyReply {
+  return reply.redirect(`${to}${to.includes('?') ? '&' : '?'}notice=${encodeURIComponent(notice)}`, 303);
+}
+
+function name(value: string | undefined, what: string): string {
+  if (!isValidName(value)) throw new SvcError('SVC_ERR_INVALID_NAME', `invalid ${what}`);
+  return value;
+}
+
+function eventRows(rows: readonly StoredEvent[]): Html[] {
+  return rows.map(
+    (e) =>
+      html`<tr><td>${e.ts}</td><td>${e.event}</td><td>${e.tenant ?? ''}/${e.flow ?? ''}</td><td>${e.step ?? ''}</td><td class="num">${e.http_status ?? ''}</td><td>${e.outcome ?? ''}</td><td>${e.correlation_id === null ? '' : html`<a href="/ui/executions/${encodeURIComponent(e.correlation_id)}">${e.correlation_id}</a>`}</td><td>${e.reason ?? ''}</td></tr>`,
+  );
+}
+const EVENT_HEADERS = ['Time', 'Event', 'Tenant/flow', 'Step', 'Status', 'Outcome', 'Correlation id', 'Reason'];
+
+export function registerPages(app: FastifyInstance, deps: UiDeps, context: Ctx): void {
+  // ---- Overview
+  app.get('/', async (req, reply) => {
+    const ctx = context(req, reply);
+    const tenants = listTenants(deps.tenants);
+    const flows = deps.artifacts.listLatest();
+    const keys = tenants.reduce((n, t) => n + deps.keys.list(t.id).length, 0);
+    const queues = await queueFigures(deps.queues);
+    const uptime = Math.round((Date.now() - deps.facts.startedAt) / 1000);
+    const card = (label: string, value: string | number) => html`<div class="card"><b>${value}</b>${label}</div>`;
+    const body = html`<div class="cards">${card('tenants', tenants.length)}${card('flows', flows.length)}${card('API keys', keys)}${card('queues', queues.length)}${card('dead letters', queues.reduce((n, q) => n + q.deadLettersPending, 0))}${card('uptime (s)', uptime)}</div>
+<h2>This server</h2><table><tbody><tr><th>State directory</th><td>${deps.facts.stateDir}</td></tr><tr><th>Signature</th><td>${deps.facts.signature ? 'required (X-Svc-Signature)' : 'disabled'}</td></tr><tr><th>API keys</th><td>${deps.facts.apiKeys ? 'required' : 'DISABLED (--no-auth)'}</td></tr><tr><th>Health</th><td>ok</td></tr></tbody></table>
+<h2>Queues</h2>${queueTable(queues)}`;
+    return send(reply, page('Overview', ctx, body, (req.query as Query).notice));
+  });
+
+  // ---- Registry
+  app.get('/registry', async (req, reply) => {
+    const ctx = context(req, reply);
+    const flows = deps.artifacts.listLatest();
+    const flags = new Map(listTraceFlags(deps.traces).map((f) => [`${f.tenant}/${f.flow}`, f.enabled]));
+    const tenants = listTenants(deps.tenants).map((t) => html`<tr><td>${t.id}</td><td>${t.displayName}</td><td>${t.status}</td><td>${t.createdAt}</td></tr>`);
+    const rows = flows.map(
+      (f) =>
+        html`<tr><td>${f.tenant}</td><td><a href="/ui/registry/${f.tenant}/${f.name}">${f.name}</a></td><td>${f.version}</td><td><code>${f.hash.slice(0, 12)}</code></td><td>${f.created_at}</td><td>${flags.get(`${f.tenant}/${f.name}`) === true ? 'on' : 'off'}</td></tr>`,
+    );
+    const body = html`<h2>Tenants</h2>${table(['Tenant', 'Display name', 'Status', 'Created'], tenants, 'No tenants.')}<h2>Flows (latest versions)</h2>${table(['Tenant', 'Flow', 'Latest', 'Hash', 'Published', 'Tracing'], rows, 'No flow is deployed.')}`;
+    return send(reply, page('Registry', ctx, body, (req.query as Query).notice));
+  });
+
+  app.get('/registry/:tenant/:flow', async (req, reply) => {
+    const ctx = context(req, reply);
+    const { tenant, flow } = req.params as { tenant: string; flow: string };
+    name(tenant, 'tenant');
+    name(flow, 'flow');
+    const versions = deps.artifacts.listVersions(tenant, flow);
+    if (versions.length === 0) throw new SvcError('SVC_ERR_NOT_FOUND', `flow '${tenant}/${flow}' not found`);
+    const latest = versions.find((v) => v.latest) ?? versions[0]!;
+    const bytes = deps.artifacts.getArtifact(latest.hash);
+    const traced = listTraceFlags(deps.traces, tenant).some((f) => f.flow === flow && f.enabled);
+    const toggle = can(ctx.actor, 'toggle_trace')
+      ? postForm(ctx, `/ui/registry/${tenant}/${flow}/trace`, hidden('enabled', traced ? '0' : '1'), traced ? 'Turn tracing off' : 'Turn tracing on')
+      : html`<span class="muted">(only a sysadmin may change it)</span>`;
+    const rows = versions.map((v) => html`<tr><td>${v.version}${v.latest ? html` <span class="badge good">latest</span>` : ''}</td><td><code>${v.hash}</code></td><td>${v.created_at}</td></tr>`);
+    const body = html`<p>Tracing: <b>${traced ? 'on' : 'off'}</b> ${toggle}</p>
+<h2>Versions</h2>${table(['Version', 'Hash', 'Published'], rows, '')}
+<h2>Compiled flow (latest, ${latest.version})</h2><pre>${bytes === undefined ? '' : json(JSON.parse(bytes.toString('utf8')))}</pre>`;
+    return send(reply, page(`Flow ${tenant}/${flow}`, ctx, body, (req.query as Query).notice));
+  });
+
+  app.post('/registry/:tenant/:flow/trace', async (req, reply) => {
+    const ctx = context(req, reply);
+    const { tenant, flow } = req.params as { tenant: string; flow: string };
+    const enabled = (req.body as Query).enabled === '1';
+    const r = setTraceFlag({ traces: deps.traces, tenants: deps.tenants, artifacts: deps.artifacts, audit: deps.audit }, { tenant, flow, enabled }, ctx.actor);
+    return done(reply, `/ui/registry/${tenant}/${flow}`, r.changed ? `tracing of ${tenant}/${flow} is now ${enabled ? 'on' : 'off'}` : 'nothing changed');
+  });
+
+  // ---- Executions
+  app.get('/executions', async (req, reply) => {
+    const ctx = context(req, reply);
+    const q = req.query as Query;
+    const status = q.status ? Number(q.status) : undefined;
+    const rows = deps.events.query({
+      tenant: q.tenant || undefined,
+      flow: q.flow || undefined,
+      event: q.event || undefined,
+      correlation_id: q.correlation_id || undefined,
+      http_status: Number.isInteger(status) ? status : undefined,
+      beforeId: q.before ? Number(q.before) : undefined,
+      limit: PAGE_ROWS,
+    });
+    const field = (n: string, label: string) => html`<label>${label}<input name="${n}" value="${q[n] ?? ''}"></label>`;
+    const next = rows.length === PAGE_ROWS ? html`<p><a href="/ui/executions?${new URLSearchParams({ ...clean(q), before: String(rows.at(-1)!.id) }).toString()}">Older rows</a></p>` : '';
+    const body = html`<form method="get" class="filters">${field('tenant', 'Tenant')}${field('flow', 'Flow')}${field('correlation_id', 'Correlation id')}${field('event', 'Event kind')}${field('status', 'Status')}<button type="submit">Search</button></form>
+${table(EVENT_HEADERS, eventRows(rows), 'No events match.')}${next}`;
+    return send(reply, page('Executions', ctx, body));
+  });
+
+  app.get('/executions/:correlationId', async (req, reply) => {
+    const ctx = context(req, reply);
+    const { correlationId } = req.params as { correlationId: string };
+    const rows = deps.events.query({ correlation_id: correlationId, limit: 1000 }).reverse();
+    const story = rows.map(
+      (e) => html`<tr><td>${e.ts}</td><td>${e.event}</td><td>${e.flow ?? ''}</td><td class="num">${e.http_status ?? ''}</td><td>${e.outcome ?? ''}</td><td>${e.reason ?? ''}</td><td><pre>${json(e.payload)}</pre></td></tr>`,
+    );
+    const traces = can(ctx.actor, 'read_traces') ? html`<p><a href="/ui/traces?correlation_id=${encodeURIComponent(correlationId)}">Trace rows of this delivery</a></p>` : '';
+    const body = html`${traces}${table(['Time', 'Event', 'Flow', 'Status', 'Outcome', 'Reason', 'Payload (as log_level kept it, masked)'], story, 'No events for this correlation id.')}`;
+    return send(reply, page(`Delivery ${correlationId}`, ctx, body));
+  });
+
+  // ---- Traces (support only; readTraceRows gives other roles zero rows anyway)
+  app.get('/traces', async (req, reply) => {
+    const ctx = context(req, reply);
+    requirePermission(ctx.actor, 'read_traces', 'read trace rows');
+    const q = req.query as Query;
+    const rows = readTraceRows(deps.events, { tenant: q.tenant || undefined, flow: q.flow || undefined, correlation_id: q.correlation_id || undefined, limit: 500 }, ctx.actor);
+    const out = rows.map((e) => html`<tr><td>${e.ts}</td><td>${e.event}</td><td>${e.flow ?? ''}</td><td>${e.step ?? ''}</td><td class="num">${e.http_status ?? ''}</td><td><pre>${json(e.payload)}</pre></td></tr>`);
+    const field = (n: string, label: string) => html`<label>${label}<input name="${n}" value="${q[n] ?? ''}"></label>`;
+    const body = html`<form method="get" class="filters">${field('tenant', 'Tenant')}${field('flow', 'Flow')}${field('correlation_id', 'Correlation id')}<button type="submit">Show</button></form>
+${table(['Time', 'Event', 'Flow', 'Step / label', 'Status', 'Payload (masked)'], out, 'No trace rows match.')}`;
+    return send(reply, page('Traces', ctx, body));
+  });
+
+  // ---- Queues
+  app.get('/queues', async (req, reply) => {
+    const ctx = context(req, reply);
+    const queues = await queueFigures(deps.queues);
+    const dead = await listDeadLetters(deps.queues);
+    const act = can(ctx.actor, 'manage_dead_letters');
+    const rows = dead.map((d) => {
+      const ids = html`${hidden('tenant', d.tenant)}${hidden('flow', d.flow)}${hidden('id', d.id)}`;
+      return html`<tr><td>${d.tenant}/${d.flow}</td><td class="num">${d.id}</td><td class="num">${d.attempts}</td><td>${d.failed_at}</td><td>${d.last_error}</td><td><pre>${json(d.payload)}</pre></td><td>${act ? html`${postForm(ctx, '/ui/queues/replay', ids, 'Replay')} ${postForm(ctx, '/ui/queues/discard', ids, 'Discard')}` : ''}</td></tr>`;
+    });
+    const body = html`${queueTable(queues)}<h2>Dead letters</h2>${table(['Queue', 'Id', 'Attempts', 'Failed', 'Last error', 'Payload', ''], rows, 'No dead letters.')}`;
+    return send(reply, page('Queues', ctx, body, (req.query as Query).notice));
+  });
+
+  for (const action of ['replay', 'discard'] as const) {
+    app.post(`/queues/${action}`, async (req, reply) => {
+      const ctx = context(req, reply);
+      requirePermission(ctx.actor, 'manage_dead_letters', `${action} dead letters`);
+      const b = req.body as Query;
+      const tenant = name(b.tenant, 'tenant');
+      const flow = name(b.flow, 'flow');
+      const id = Number(b.id);
+      if (!Number.isInteger(id)) throw new SvcError('SVC_ERR_INVALID_INPUT', 'invalid dead letter id');
+      if (action === 'replay') {
+        const r = await replayDeadLetter(deps.queues, tenant, flow, id);
+        deps.ensureWorker(tenant, flow);
+        return done(reply, '/ui/queues', `replayed dead letter ${id} of ${tenant}/${flow} as message ${r.message.id}`);
+      }
+      await discardDeadLetter(deps.queues, tenant, flow, id);
+      return done(reply, '/ui/queues', `discarded dead letter ${id} of ${tenant}/${flow}`);
+    });
+  }
+
+  // ---- Tenants (sysadmin)
+  app.get('/tenants', async (req, reply) => {
+    const ctx = context(req, reply);
+    requirePermission(ctx.actor, 'manage_tenants', 'manage tenants');
+    const rows = listTenants(deps.tenants).map((t) => {
+      const to = t.status === 'active' ? 'disabled' : 'active';
+      return html`<tr><td>${t.id}</td><td>${t.displayName}</td><td>${t.status}</td><td>${t.createdAt}</td><td>${postForm(ctx, `/ui/tenants/${t.id}/status`, hidden('status', to), to === 'disabled' ? 'Disable' : 'Enable')}</td></tr>`;
+    });
+    const create = postForm(ctx, '/ui/tenants', html`<label>Id <input name="id" required></label><label>Display name <input name="display_name" required></label>`, 'Register tenant', 'filters');
+    return send(reply, page('Tenants', ctx, html`${create}${table(['Tenant', 'Display name', 'Status', 'Created', ''], rows, 'No tenants.')}`, (req.query as Query).notice));
+  });
+
+  app.post('/tenants', async (req, reply) => {
+    const ctx = context(req, reply);
+    requirePermission(ctx.actor, 'manage_tenants', 'register tenants');
+    const b = req.body as Query;
+    const t = createTenant({ tenants: deps.tenants, audit: deps.audit }, { id: String(b.id ?? ''), displayName: String(b.display_name ?? '') }, { actor: ctx.actor.name });
+    return done(reply, '/ui/tenants', `registered tenant ${t.id}`);
+  });
+
+  app.post('/tenants/:id/status', async (req, reply) => {
+    const ctx = context(req, reply);
+    requirePermission(ctx.actor, 'manage_tenants', 'disable or enable tenants');
+    const id = name((req.params as { id: string }).id, 'tenant');
+    const to = (req.body as Query).status;
+    const stores = { tenants: deps.tenants, audit: deps.audit };
+    const r = to === 'disabled' ? disableTenant(stores, id, { actor: ctx.actor.name }) : enableTenant(stores, id, { actor: ctx.actor.name });
+    return done(reply, '/ui/tenants', r.changed ? `tenant ${id} is now ${r.tenant.status}` : 'nothing changed');
+  });
+
+  // ---- Keys (sysadmin)
+  app.get('/keys', async (req, reply) => {
+    const ctx = context(req, reply);
+    requirePermission(ctx.actor, 'manage_keys', 'manage API keys');
+    const tenants = listTenants(deps.tenants);
+    const rows = tenants.flatMap((t) =>
+      listApiKeys({ tenants: deps.tenants, keys: deps.keys }, t.id).map(
+        (k) =>
+          html`<tr><td class="num">${k.row.id}</td><td>${k.row.tenant}</td><td>${k.row.label}</td><td>${k.status}</td><td>${k.row.scopes.join(', ')}</td><td>${k.row.flows.join(', ') || 'all'}</td><td>${k.row.expiresAt ?? 'never'}</td><td>${k.status === 'revoked' ? '' : postForm(ctx, `/ui/keys/${k.row.id}/revoke`, html``, 'Revoke')}</td></tr>`,
+      ),
+    );
+    const create = postForm(
+      ctx,
+      '/ui/keys',
+      html`<label>Tenant <select name="tenant">${tenants.map((t) => html`<option>${t.id}</option>`)}</select></label><label>Label <input name="label" required></label><label>Scopes <input name="scopes" placeholder="*"></label><label>Flows <input name="flows" placeholder="all"></label><label>Requests/s <input name="rate_limit"></label>`,
+      'Create key',
+      'filters',
+    );
+    return send(reply, page('Keys', ctx, html`${create}${table(['Id', 'Tenant', 'Label', 'Status', 'Scopes', 'Flows', 'Expires', ''], rows, 'No API keys.')}`, (req.query as Query).notice));
+  });
+
+  app.post('/keys', async (req, reply) => {
+    const ctx = context(req, reply);
+    requirePermission(ctx.actor, 'manage_keys', 'create API keys');
+    const b = req.body as Query;
+    const created = createApiKey(
+      { tenants: deps.tenants, keys: deps.keys },
+      { tenant: String(b.tenant ?? ''), label: String(b.label ?? ''), scopes: b.scopes ? parseScopes(b.scopes) : undefined, flows: b.flows ? parseFlows(b.flows) : undefined, rateLimit: b.rate_limit ? parseRateLimit(b.rate_limit) : undefined },
+    );
+    // Shown once, on this answer only (not through a redirect that could be reloaded or logged).
+    const body = html`<div class="notice" role="status">Created key ${created.row.id} for ${created.row.tenant}. Copy it now: it is shown only this once.</div><pre id="new-key">${created.rawKey}</pre><p><a href="/ui/keys">Back to the keys</a></p>`;
+    return send(reply, page('Keys', ctx, body));
+  });
+
+  app.post('/keys/:id/revoke', async (req, reply) => {
+    const ctx = context(req, reply);
+    requirePermission(ctx.actor, 'manage_keys', 'revoke API keys');
+    const id = Number((req.params as { id: string }).id);
+    if (!Number.isInteger(id)) throw new SvcError('SVC_ERR_INVALID_INPUT', 'invalid key id');
+    revokeApiKey(deps.keys, id);
+    return done(reply, '/ui/keys', `revoked API key ${id}`);
+  });
+
+  // ---- Audit
+  app.get('/audit', async (req, reply) => {
+    const ctx = context(req, reply);
+    const q = req.query as Query;
+    const tenants = listTenants(deps.tenants);
+    const tenant = q.tenant && isValidName(q.tenant) ? q.tenant : tenants[0]?.id;
+    const picker = html`<form method="get" class="filters"><label>Tenant <select name="tenant">${tenants.map((t) => html`<option ${t.id === tenant ? 'selected' : ''}>${t.id}</option>`)}</select></label><button type="submit">Show</button><button type="submit" name="verify" value="1">Verify the chain</button></form>`;
+    if (tenant === undefined) return send(reply, page('Audit', ctx, html`<p class="muted">No tenants.</p>`));
+    const verified = q.verify === '1' ? verifyAuditChain(deps.audit, tenant) : undefined;
+    const result =
+      verified === undefined ? '' : verified.ok ? html`<div class="notice" role="status">The chain of ${tenant} verifies: ${verified.count} entries.</div>` : html`<div class="error" role="alert">The chain of ${tenant} is broken at seq ${verified.brokenSeq}.</div>`;
+    const listing = latestAuditEntries(deps.audit, tenant, 100);
+    const rows = listing.entries.map((e) => html`<tr><td class="num">${e.seq}</td><td>${e.eventType}</td><td>${e.createdAt}</td><td>${e.correlationId}</td><td><pre>${e.payload}</pre></td></tr>`);
+    return send(reply, page('Audit', ctx, html`${picker}${result}<p class="muted">${listing.total} entries, newest first.</p>${table(['Seq', 'Event', 'Created', 'Correlation id', 'Payload'], rows, 'No entries.')}`));
+  });
+
+  // ---- Certificates (the certificate registry is not built yet)
+  app.get('/certificates', async (req, reply) => {
+    const ctx = context(req, reply);
+    return send(reply, page('Certificates', ctx, html`<p class="muted">No certificates: the certificate registry (svc cert) is not built yet.</p>`));
+  });
+
+  // ---- Settings
+  app.get('/settings', async (req, reply) => {
+    const ctx = context(req, reply);
+    const edit = can(ctx.actor, 'edit_settings');
+    const rows = deps.settings.list().map(
+      (s) =>
+        html`<tr><td><code>${s.name}</code></td><td>${s.def.description}</td><td class="num">${s.def.defaultValue()}</td><td class="num">${s.value}${s.raw !== undefined && s.isDefault ? html` <span class="badge bad">stored "${s.raw}" does not parse</span>` : ''}</td><td>${s.def.readAt}</td><td>${edit ? postForm(ctx, '/ui/settings', html`${hidden('name', s.name)}<input name="value" size="10" value="${s.raw ?? ''}">`, 'Save') : ''}</td></tr>`,
+    );
+    return send(reply, page('Settings', ctx, table(['Setting', 'What', 'Default', 'In force', 'Read', ''], rows, ''), (req.query as Query).notice));
+  });
+
+  app.post('/settings', async (req, reply) => {
+    const ctx = context(req, reply);
+    requirePermission(ctx.actor, 'edit_settings', 'change settings');
+    const b = req.body as Query;
+    deps.settings.set(String(b.name ?? ''), String(b.value ?? ''));
+    return done(reply, '/ui/settings', `${b.name} = ${b.value}`);
+  });
+}
+
+function queueTable(queues: readonly { tenant: string; flow: string; pending: number; retriesScheduled: number; processed: number; deadLettersPending: number }[]): Html {
+  const rows = queues.map((q) => html`<tr><td>${q.tenant}/${q.flow}</td><td class="num">${q.pending}</td><td class="num">${q.retriesScheduled}</td><td class="num">${q.processed}</td><td class="num">${q.deadLettersPending}</td></tr>`);
+  return table(['Queue', 'Backlog', 'Retries scheduled', 'Processed', 'Dead letters'], rows, 'No queues yet.');
+}
+
+function clean(q: Query): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(q)) if (v !== undefined && v !== '' && k !== 'before' && k !== 'notice') out[k] = v;
+  return out;
+}
