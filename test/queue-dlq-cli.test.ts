@@ -85,6 +85,15 @@ describe('svc dlq', () => {
     assert.equal(list.stdout, 'DLQ is empty.\n');
   });
 
+  it('each replay and discard leaves one audit entry on the tenant chain naming the actor; a refused one leaves none', () => {
+    const entries = JSON.parse(svc(sandbox, ['audit', '--tenant', 'acme', '--json', '-l', '100', '--db', sandbox.db]).stdout) as { event_type: string; payload: { id: number; actor: string } }[];
+    const dlq = entries.filter((e) => e.event_type.startsWith('queue.message.')).map((e) => [e.event_type, e.payload.id, e.payload.actor]);
+    assert.deepEqual(dlq.sort(), [
+      ['queue.message.discarded', ids.b, 'cli'],
+      ['queue.message.replayed', ids.a, 'cli'],
+    ]);
+  });
+
   it('replay and discard require --tenant, --flow and --id, and refuse bad names, creating nothing', () => {
     const missingId = svc(sandbox, ['dlq', 'replay', '--tenant', 'acme', '--flow', 'orders', '--db', sandbox.db]);
     assert.equal(missingId.code, 1);

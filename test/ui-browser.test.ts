@@ -32,6 +32,7 @@ const PAGES: Record<string, readonly Role[]> = {
   '/ui/audit': ROLES,
   '/ui/certificates': ROLES,
   '/ui/settings': ROLES,
+  '/ui/users': ['sysadmin'],
 };
 
 describe('the management UI in a browser', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install -y chromium)` }, () => {
@@ -100,6 +101,7 @@ describe('the management UI in a browser', { skip: existsSync(CHROMIUM) ? false 
         const res = await as(role).goto(`${server.url}${path}`);
         assert.equal(res?.status(), allowed.includes(role) ? 200 : 403, `${role} ${path}`);
       }
+      await as(role).goto(`${server.url}/ui`);
       const nav = await as(role).locator('header a').allInnerTexts();
       assert.equal(nav.includes('Traces'), role === 'support', `${role} nav: ${nav.join(', ')}`);
     }
@@ -173,10 +175,48 @@ describe('the management UI in a browser', { skip: existsSync(CHROMIUM) ? false 
     const page = as('support');
     await page.goto(`${server.url}/ui/queues`);
     await shot(page, 'queues');
-    await page.click('text=Replay');
+    await page.getByRole('button', { name: 'Replay', exact: true }).click();
     await page.waitForSelector('text=replayed dead letter');
     await waitFor('the replayed message processed', () => logRows(sandbox, { flow: 'picky', event: 'queue_processed' }).length >= 1 || undefined);
     assert.equal(await page.locator('text=No dead letters.').count(), 1);
+  });
+
+  it('a filtered selection of dead letters is discarded in bulk, one audited action each', async () => {
+    for (const id of ['ui-bulk-1', 'ui-bulk-2']) {
+      const res = await fetch(`${server.url}/flows/acme/picky/enqueue`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-correlation-id': id }, body: '{"n": -1}' });
+      assert.equal(res.status, 202);
+      await waitForLogRows(sandbox, { correlation_id: id, event: 'dlq_moved' });
+    }
+    const page = as('sysadmin');
+    await page.goto(`${server.url}/ui/queues?tenant=acme&flow=picky`);
+    await page.click('text=Discard all 2 shown');
+    await page.waitForSelector('text=discarded 2 dead letter(s)');
+    const audit = svc(sandbox, ['audit', '--tenant', 'acme', '--json', '-l', '100', '--db', sandbox.db]).stdout;
+    assert.equal((audit.match(/queue\.message\.discarded/g) ?? []).length, 2);
+    assert.equal((audit.match(/queue\.message\.replayed/g) ?? []).length, 1, 'the replay before was audited too');
+  });
+
+  it('a sysadmin adds a UI user on the Users page; disabling the user ends their session at once', async () => {
+    const admin = as('sysadmin');
+    await admin.goto(`${server.url}/ui/users`);
+    await admin.fill('input[name=username]', 'dora');
+    await admin.selectOption('select[name=role]', 'developer');
+    await admin.fill('input[name=password]', PASSWORD);
+    await admin.click('text=Add user');
+    await admin.waitForSelector('text=added UI user dora (developer)');
+    await shot(admin, 'users');
+    const dora = await (await browser.newContext()).newPage();
+    await dora.goto(`${server.url}/ui/login`);
+    await dora.fill('input[name=username]', 'dora');
+    await dora.fill('input[name=password]', PASSWORD);
+    await dora.click('button[type=submit]');
+    await dora.waitForURL(`${server.url}/ui`);
+    await admin.locator('tr', { hasText: 'dora' }).locator('text=Disable').click();
+    await admin.waitForSelector('text=UI user dora disabled');
+    await dora.goto(`${server.url}/ui/registry`);
+    assert.match(dora.url(), /\/ui\/login$/);
+    const denied = await as('support').goto(`${server.url}/ui/users`);
+    assert.equal(denied?.status(), 403);
   });
 
   it('a key created on the Keys page works on /run at once; revoked there, it gets 401 at once', async () => {

@@ -1,6 +1,14 @@
 /** Dead-letter use cases shared by `svc dlq` and the management UI, plus the queue figures the UI shows. */
 import { statePaths } from '../common/paths.js';
 import { QueueStore, type DeadLetter, type DeadLetterRow, type QueueStats, type ReplayResult } from '../queue/index.js';
+import type { AuditAppender } from '../store/audit-thread.js';
+
+/** Who acted, for the audit entry every replay and discard writes on the queue's tenant chain. */
+export interface DlqAction {
+  readonly audit: AuditAppender;
+  /** e.g. `cli`, `ui:alice` */
+  readonly actor: string;
+}
 
 /**
  * Where the queues are: a registry database path (an operator command opens a short-lived store
@@ -27,14 +35,36 @@ export function listDeadLetters(target: DlqTarget, filter: { tenant?: string; fl
   });
 }
 
-/** Replays a pending dead letter as a new message (new id, fresh attempts and correlation id). */
-export function replayDeadLetter(target: DlqTarget, tenant: string, flow: string, id: number): Promise<ReplayResult> {
-  return withStore(target, (store) => store.replayDeadLetter(tenant, flow, id));
+/**
+ * Replays a pending dead letter as a new message (new id, fresh attempts and correlation id);
+ * audited as `queue.message.replayed`.
+ */
+export function replayDeadLetter(target: DlqTarget, tenant: string, flow: string, id: number, action: DlqAction): Promise<ReplayResult> {
+  return withStore(target, async (store) => {
+    const r = await store.replayDeadLetter(tenant, flow, id);
+    action.audit.append({ tenant, eventType: 'queue.message.replayed', correlationId: r.message.correlationId, payload: { flow, id, new_id: r.message.id, actor: action.actor } });
+    return r;
+  });
 }
 
-/** Discards a pending dead letter: hidden at once, body removed at the queue's next drain. */
-export function discardDeadLetter(target: DlqTarget, tenant: string, flow: string, id: number): Promise<DeadLetter> {
-  return withStore(target, (store) => store.discardDeadLetter(tenant, flow, id));
+/** Discards a pending dead letter: hidden at once, body removed at the queue's next drain; audited as `queue.message.discarded`. */
+export function discardDeadLetter(target: DlqTarget, tenant: string, flow: string, id: number, action: DlqAction): Promise<DeadLetter> {
+  return withStore(target, async (store) => {
+    const e = await store.discardDeadLetter(tenant, flow, id);
+    action.audit.append({ tenant, eventType: 'queue.message.discarded', payload: { flow, id, actor: action.actor } });
+    return e;
+  });
+}
+
+/** Replays or discards every pending dead letter matching the filter, one audited action each; returns how many. */
+export async function actOnDeadLetters(target: DlqTarget, how: 'replay' | 'discard', filter: { tenant?: string; flow?: string }, action: DlqAction): Promise<number> {
+  let n = 0;
+  for (const d of await listDeadLetters(target, filter)) {
+    if (how === 'replay') await replayDeadLetter(target, d.tenant, d.flow, d.id, action);
+    else await discardDeadLetter(target, d.tenant, d.flow, d.id, action);
+    n++;
+  }
+  return n;
 }
 
 /** Every queue's counters (backlog, retries, dead letters), by tenant and flow. */

@@ -5,6 +5,7 @@ import { discardDeadLetter, listDeadLetters, replayDeadLetter } from '../app/dlq
 import type { DeadLetterRow } from '../queue/index.js';
 import { defaultDbPath } from '../common/paths.js';
 import { intArg, nameArg } from './options.js';
+import { withAuditAsync } from './stores.js';
 
 /** `--db`: for dlq it only locates the `queues/` directory beside the registry database. */
 function queuesDbOption(): Option {
@@ -76,11 +77,11 @@ async function list(flags: ListFlags): Promise<void> {
 }
 
 async function replay(flags: ActFlags): Promise<void> {
-  const r = await refusing(() => replayDeadLetter({ db: flags.db }, flags.tenant, flags.flow, flags.id));
+  const r = await refusing(() => withAuditAsync(flags.db, (audit) => replayDeadLetter({ db: flags.db }, flags.tenant, flags.flow, flags.id, { audit, actor: 'cli' })));
   process.stdout.write(`replayed dead letter ${r.entry.id} of ${flags.tenant}/${flags.flow} as message ${r.message.id} (correlation id ${r.message.correlationId})\n`);
 }
 
 async function discard(flags: ActFlags): Promise<void> {
-  const e = await refusing(() => discardDeadLetter({ db: flags.db }, flags.tenant, flags.flow, flags.id));
+  const e = await refusing(() => withAuditAsync(flags.db, (audit) => discardDeadLetter({ db: flags.db }, flags.tenant, flags.flow, flags.id, { audit, actor: 'cli' })));
   process.stdout.write(`discarded dead letter ${e.id} of ${flags.tenant}/${flags.flow}\n`);
 }

@@ -61,6 +61,16 @@ export async function withUi<T>(dbPath: string, fn: (stores: UiStores) => Promis
   }
 }
 
+/** Like withAudit, for async work: `audit.db` stays open until `fn` settles. */
+export async function withAuditAsync<T>(dbPath: string, fn: (audit: AuditRepo) => Promise<T>): Promise<T> {
+  const db = openDb(statePaths(dbPath).auditDb, auditMigrations);
+  try {
+    return await fn(new AuditRepo(db));
+  } finally {
+    db.close();
+  }
+}
+
 /** Registry and audit database together: the tenant commands change one and record in the other. */
 export function withRegistryAndAudit<T>(dbPath: string, fn: (stores: RegistryStores & AuditStores) => T): T {
   return withRegistry(dbPath, (registry) => withAudit(dbPath, (audit) => fn({ ...registry, audit: audit!.audit })));

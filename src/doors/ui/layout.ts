@@ -21,6 +21,7 @@ const NAV: ReadonlyArray<readonly [string, string, Permission]> = [
   ['/ui/audit', 'Audit', 'read'],
   ['/ui/certificates', 'Certificates', 'read'],
   ['/ui/settings', 'Settings', 'read'],
+  ['/ui/users', 'Users', 'manage_ui_users'],
 ];
 
 export function page(title: string, ctx: PageContext, body: Html, notice?: string): string {

@@ -1,11 +1,12 @@
 /** The UI's pages and forms. Each reads or acts through an app/ use case; what a role may do is app/roles.ts. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { latestAuditEntries, verifyAuditChain } from '../../app/audit.js';
-import { discardDeadLetter, listDeadLetters, queueFigures, replayDeadLetter } from '../../app/dlq.js';
+import { actOnDeadLetters, discardDeadLetter, listDeadLetters, queueFigures, replayDeadLetter } from '../../app/dlq.js';
 import { createApiKey, listApiKeys, parseFlows, parseRateLimit, parseScopes, revokeApiKey } from '../../app/keys.js';
 import { can, requirePermission } from '../../app/roles.js';
 import { createTenant, disableTenant, enableTenant, listTenants } from '../../app/tenants.js';
 import { listTraceFlags, readTraceRows, setTraceFlag } from '../../app/trace.js';
+import { addUiUser, listUiUsers, setUiUserDisabled } from '../../app/ui-accounts.js';
 import { SvcError } from '../../common/errors.js';
 import { isValidName } from '../../common/names.js';
 import type { StoredEvent } from '../../store/event-log-repo.js';
@@ -147,14 +148,22 @@ ${table(['Time', 'Event', 'Flow', 'Step / label', 'Status', 'Payload (masked)'],
   // ---- Queues
   app.get('/queues', async (req, reply) => {
     const ctx = context(req, reply);
+    const q = req.query as Query;
+    const filter = { tenant: q.tenant && isValidName(q.tenant) ? q.tenant : undefined, flow: q.flow && isValidName(q.flow) ? q.flow : undefined };
     const queues = await queueFigures(deps.queues);
-    const dead = await listDeadLetters(deps.queues);
+    const dead = await listDeadLetters(deps.queues, filter);
     const act = can(ctx.actor, 'manage_dead_letters');
+    const scope = html`${filter.tenant === undefined ? '' : hidden('tenant', filter.tenant)}${filter.flow === undefined ? '' : hidden('flow', filter.flow)}`;
+    const bulk =
+      act && dead.length > 0
+        ? html`<p>${postForm(ctx, '/ui/queues/replay-all', scope, `Replay all ${dead.length} shown`)} ${postForm(ctx, '/ui/queues/discard-all', scope, `Discard all ${dead.length} shown`)}</p>`
+        : '';
+    const picker = html`<form method="get" class="filters"><label>Tenant<input name="tenant" value="${filter.tenant ?? ''}"></label><label>Flow<input name="flow" value="${filter.flow ?? ''}"></label><button type="submit">Filter</button></form>`;
     const rows = dead.map((d) => {
       const ids = html`${hidden('tenant', d.tenant)}${hidden('flow', d.flow)}${hidden('id', d.id)}`;
       return html`<tr><td>${d.tenant}/${d.flow}</td><td class="num">${d.id}</td><td class="num">${d.attempts}</td><td>${d.failed_at}</td><td>${d.last_error}</td><td><pre>${json(d.payload)}</pre></td><td>${act ? html`${postForm(ctx, '/ui/queues/replay', ids, 'Replay')} ${postForm(ctx, '/ui/queues/discard', ids, 'Discard')}` : ''}</td></tr>`;
     });
-    const body = html`${queueTable(queues)}<h2>Dead letters</h2>${table(['Queue', 'Id', 'Attempts', 'Failed', 'Last error', 'Payload', ''], rows, 'No dead letters.')}`;
+    const body = html`${queueTable(queues)}<h2>Dead letters</h2>${picker}${bulk}${table(['Queue', 'Id', 'Attempts', 'Failed', 'Last error', 'Payload', ''], rows, 'No dead letters.')}`;
     return send(reply, page('Queues', ctx, body, (req.query as Query).notice));
   });
 
@@ -167,13 +176,25 @@ ${table(['Time', 'Event', 'Flow', 'Step / label', 'Status', 'Payload (masked)'],
       const flow = name(b.flow, 'flow');
       const id = Number(b.id);
       if (!Number.isInteger(id)) throw new SvcError('SVC_ERR_INVALID_INPUT', 'invalid dead letter id');
+      const audited = { audit: deps.audit, actor: ctx.actor.name };
       if (action === 'replay') {
-        const r = await replayDeadLetter(deps.queues, tenant, flow, id);
+        const r = await replayDeadLetter(deps.queues, tenant, flow, id, audited);
         deps.ensureWorker(tenant, flow);
         return done(reply, '/ui/queues', `replayed dead letter ${id} of ${tenant}/${flow} as message ${r.message.id}`);
       }
-      await discardDeadLetter(deps.queues, tenant, flow, id);
+      await discardDeadLetter(deps.queues, tenant, flow, id, audited);
       return done(reply, '/ui/queues', `discarded dead letter ${id} of ${tenant}/${flow}`);
+    });
+
+    app.post(`/queues/${action}-all`, async (req, reply) => {
+      const ctx = context(req, reply);
+      requirePermission(ctx.actor, 'manage_dead_letters', `${action} dead letters`);
+      const b = req.body as Query;
+      const filter = { tenant: b.tenant ? name(b.tenant, 'tenant') : undefined, flow: b.flow ? name(b.flow, 'flow') : undefined };
+      const queues = new Set((await listDeadLetters(deps.queues, filter)).map((d) => `${d.tenant}/${d.flow}`));
+      const n = await actOnDeadLetters(deps.queues, action, filter, { audit: deps.audit, actor: ctx.actor.name });
+      if (action === 'replay') for (const q of queues) deps.ensureWorker(q.split('/')[0]!, q.split('/')[1]!);
+      return done(reply, '/ui/queues', `${action === 'replay' ? 'replayed' : 'discarded'} ${n} dead letter(s)`);
     });
   }
 
@@ -265,6 +286,41 @@ ${table(['Time', 'Event', 'Flow', 'Step / label', 'Status', 'Payload (masked)'],
     const rows = listing.entries.map((e) => html`<tr><td class="num">${e.seq}</td><td>${e.eventType}</td><td>${e.createdAt}</td><td>${e.correlationId}</td><td><pre>${e.payload}</pre></td></tr>`);
     return send(reply, page('Audit', ctx, html`${picker}${result}<p class="muted">${listing.total} entries, newest first.</p>${table(['Seq', 'Event', 'Created', 'Correlation id', 'Payload'], rows, 'No entries.')}`));
   });
+
+  // ---- UI users (sysadmin)
+  app.get('/users', async (req, reply) => {
+    const ctx = context(req, reply);
+    requirePermission(ctx.actor, 'manage_ui_users', 'manage UI users');
+    const rows = listUiUsers(deps.accounts).map((u) => {
+      const to = u.disabled ? 'enable' : 'disable';
+      return html`<tr><td>${u.username}</td><td>${u.role}</td><td>${u.disabled ? 'disabled' : 'active'}</td><td>${u.createdAt}</td><td>${postForm(ctx, `/ui/users/${encodeURIComponent(u.username)}/${to}`, html``, to === 'disable' ? 'Disable' : 'Enable')}</td></tr>`;
+    });
+    const add = postForm(
+      ctx,
+      '/ui/users',
+      html`<label>Username <input name="username" required></label><label>Role <select name="role"><option>developer</option><option>support</option><option>sysadmin</option></select></label><label>Password <input name="password" type="password" autocomplete="new-password" required></label>`,
+      'Add user',
+      'filters',
+    );
+    return send(reply, page('UI users', ctx, html`${add}${table(['Username', 'Role', 'Status', 'Created', ''], rows, 'No users.')}`, (req.query as Query).notice));
+  });
+
+  app.post('/users', async (req, reply) => {
+    const ctx = context(req, reply);
+    const b = req.body as Query;
+    const u = await addUiUser(deps.accounts, { username: String(b.username ?? ''), role: String(b.role ?? ''), password: String(b.password ?? '') }, ctx.actor);
+    return done(reply, '/ui/users', `added UI user ${u.username} (${u.role})`);
+  });
+
+  for (const verb of ['disable', 'enable'] as const) {
+    app.post(`/users/:username/${verb}`, async (req, reply) => {
+      const ctx = context(req, reply);
+      const { username } = req.params as { username: string };
+      if (username === req.uiSession!.user.username && verb === 'disable') throw new SvcError('SVC_ERR_CONFLICT', 'you cannot disable your own account');
+      const changed = setUiUserDisabled(deps.accounts, username, verb === 'disable', ctx.actor);
+      return done(reply, '/ui/users', changed ? `UI user ${username} ${verb}d` : 'nothing changed');
+    });
+  }
 
   // ---- Certificates (the certificate registry is not built yet)
   app.get('/certificates', async (req, reply) => {
