@@ -11,6 +11,9 @@ export interface EventQuery {
   http_status?: number;
   /** Paging: only rows with a smaller id (the last id of the previous page). */
   beforeId?: number;
+  /** ISO 8601 UTC bounds on `ts`, found by a binary search over row ids (rows are appended in time order; no index). */
+  since?: string;
+  until?: string;
   /** Most rows returned, newest first. @default 100 */
   limit?: number;
 }
@@ -99,6 +102,14 @@ export class EventLogRepo {
       where.push('id < ?');
       args.push(q.beforeId);
     }
+    if (q.since !== undefined) {
+      where.push('id >= ?');
+      args.push(this.firstIdAtOrAfter(q.since));
+    }
+    if (q.until !== undefined) {
+      where.push('id < ?');
+      args.push(this.firstIdAtOrAfter(`${q.until}\uffff`));
+    }
     const limit = Math.max(1, Math.min(q.limit ?? 100, 10_000));
     return this.#select(`SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ${limit}`, args);
   }
@@ -159,6 +170,31 @@ export class EventLogRepo {
       if (!(await between())) break;
     }
     return deleted;
+  }
+
+  /**
+   * How many rows of each kind were written at or after `iso`, and how many `completed` rows had a
+   * status of 400 or more (the Overview's "last hour"). One range count over row ids, no index.
+   */
+  countsSince(iso: string): { byEvent: Record<string, number>; failedCompletions: number } {
+    const from = this.firstIdAtOrAfter(iso);
+    const rows = this.#db.prepare('SELECT event, count(*) AS n, sum(CASE WHEN event = ? AND http_status >= 400 THEN 1 ELSE 0 END) AS failed FROM events WHERE id >= ? GROUP BY event').all('completed', from) as {
+      event: string;
+      n: number;
+      failed: number;
+    }[];
+    const byEvent: Record<string, number> = {};
+    let failedCompletions = 0;
+    for (const r of rows) {
+      byEvent[r.event] = r.n;
+      failedCompletions += r.failed;
+    }
+    return { byEvent, failedCompletions };
+  }
+
+  /** The first row id whose `ts` is not before `iso` (one past the last id when none is). */
+  firstIdAtOrAfter(iso: string): number {
+    return this.#olderRange(iso)?.cut ?? 0;
   }
 
   /** The lowest row id and the first id whose row is not older than `iso`; undefined when the table is empty. */

@@ -7,6 +7,8 @@ import { MaskSet } from '../common/mask.js';
 import { XmlValue } from '../common/xml-value.js';
 import { EventLog, EventLogRepo, toEventRow } from './event-log.js';
 import { rowToJsonLine, type EventRow } from './event-log-row.js';
+import { openDb } from './db.js';
+import { logMigrations } from './migrations/log.js';
 
 function dirs(): { dir: string; logDb: string; logsDir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'svc-evlog-'));
@@ -154,4 +156,22 @@ test('retention stops after the slice in which it was asked to', async () => {
     repo.close();
     d.cleanup();
   }
+});
+
+test('queries bound by time find their rows by id, counts since a time split failed completions, and trace rows stay out', () => {
+  const repo = new EventLogRepo(openDb(':memory:', logMigrations));
+  const at = (ts: string, event: string, http_status: number | null = null, correlation_id = ts): EventRow => ({ ts, correlation_id, tenant: 't', flow: 'f', step: null, event, payload: null, payload_truncated: 0, http_status, outcome: null, reason: null });
+  repo.insertMany([
+    at('2026-01-01T09:00:00Z', 'completed', 200),
+    at('2026-01-01T10:00:00Z', 'completed', 500),
+    at('2026-01-01T10:30:00Z', 'step_traced'),
+    at('2026-01-01T11:00:00Z', 'completed', 422),
+    at('2026-01-01T11:00:30Z', 'queue_processed'),
+  ]);
+  assert.deepEqual(repo.query({ since: '2026-01-01T10:00', until: '2026-01-01T11:00' }).map((r) => r.ts), ['2026-01-01T11:00:30Z', '2026-01-01T11:00:00Z', '2026-01-01T10:00:00Z']);
+  assert.deepEqual(repo.query({ since: '2026-01-01T12' }), []);
+  const c = repo.countsSince('2026-01-01T10:00:00Z');
+  assert.deepEqual(c, { byEvent: { completed: 2, step_traced: 1, queue_processed: 1 }, failedCompletions: 2 });
+  assert.deepEqual(repo.query({ beforeId: 3 }).map((r) => r.event), ['completed', 'completed']);
+  repo.close();
 });

@@ -50,8 +50,9 @@ export function registerPages(app: FastifyInstance, deps: UiDeps, context: Ctx):
     const keys = tenants.reduce((n, t) => n + deps.keys.list(t.id).length, 0);
     const queues = await queueFigures(deps.queues);
     const uptime = Math.round((Date.now() - deps.facts.startedAt) / 1000);
+    const hour = deps.events.countsSince(new Date(Date.now() - 3_600_000).toISOString());
     const card = (label: string, value: string | number) => html`<div class="card"><b>${value}</b>${label}</div>`;
-    const body = html`<div class="cards">${card('tenants', tenants.length)}${card('flows', flows.length)}${card('API keys', keys)}${card('queues', queues.length)}${card('dead letters', queues.reduce((n, q) => n + q.deadLettersPending, 0))}${card('uptime (s)', uptime)}</div>
+    const body = html`<div class="cards">${card('tenants', tenants.length)}${card('flows', flows.length)}${card('API keys', keys)}${card('queues', queues.length)}${card('dead letters', queues.reduce((n, q) => n + q.deadLettersPending, 0))}${card('uptime (s)', uptime)}${card('runs, last hour', hour.byEvent.completed ?? 0)}${card('failed runs, last hour', hour.failedCompletions)}${card('queue messages processed, last hour', hour.byEvent.queue_processed ?? 0)}${card('queue attempts failed, last hour', hour.byEvent.queue_failed ?? 0)}</div>
 <h2>This server</h2><table><tbody><tr><th>State directory</th><td>${deps.facts.stateDir}</td></tr><tr><th>Signature</th><td>${deps.facts.signature ? 'required (X-Svc-Signature)' : 'disabled'}</td></tr><tr><th>API keys</th><td>${deps.facts.apiKeys ? 'required' : 'DISABLED (--no-auth)'}</td></tr><tr><th>Health</th><td>ok</td></tr></tbody></table>
 <h2>Queues</h2>${queueTable(queues)}`;
     return send(reply, page('Overview', ctx, body, (req.query as Query).notice));
@@ -111,11 +112,13 @@ export function registerPages(app: FastifyInstance, deps: UiDeps, context: Ctx):
       correlation_id: q.correlation_id || undefined,
       http_status: Number.isInteger(status) ? status : undefined,
       beforeId: q.before ? Number(q.before) : undefined,
+      since: q.since || undefined,
+      until: q.until || undefined,
       limit: PAGE_ROWS,
     });
     const field = (n: string, label: string) => html`<label>${label}<input name="${n}" value="${q[n] ?? ''}"></label>`;
     const next = rows.length === PAGE_ROWS ? html`<p><a href="/ui/executions?${new URLSearchParams({ ...clean(q), before: String(rows.at(-1)!.id) }).toString()}">Older rows</a></p>` : '';
-    const body = html`<form method="get" class="filters">${field('tenant', 'Tenant')}${field('flow', 'Flow')}${field('correlation_id', 'Correlation id')}${field('event', 'Event kind')}${field('status', 'Status')}<button type="submit">Search</button></form>
+    const body = html`<form method="get" class="filters">${field('tenant', 'Tenant')}${field('flow', 'Flow')}${field('correlation_id', 'Correlation id')}${field('event', 'Event kind')}${field('status', 'Status')}${field('since', 'From (UTC, e.g. 2026-01-31T08:00)')}${field('until', 'To (UTC)')}<button type="submit">Search</button></form>
 ${table(EVENT_HEADERS, eventRows(rows), 'No events match.')}${next}`;
     return send(reply, page('Executions', ctx, body));
   });
