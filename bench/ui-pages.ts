@@ -1,0 +1,103 @@
+/**
+ * `npm run bench:ui`: how fast the management UI's pages answer on a large installation: 10,000
+ * flow versions (1,000 flows of 10 versions) and 1,000,000 log rows. Seeds a temporary state
+ * directory, starts `svc serve`, logs in over HTTP and times each page (median and worst of 10).
+ * Loopback only; about a minute.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { statePaths } from '../src/common/paths.js';
+import { compileFlow } from '../src/flow/compile.js';
+import { ArtifactsRepo } from '../src/store/artifacts-repo.js';
+import { openDb } from '../src/store/db.js';
+import { EventLogRepo } from '../src/store/event-log-repo.js';
+import type { EventRow } from '../src/store/event-log-row.js';
+import { registryMigrations } from '../src/store/migrations/registry.js';
+import { TenantsRepo } from '../src/store/tenants-repo.js';
+
+const SVC = resolve(dirname(fileURLToPath(import.meta.url)), '../src/main.js');
+const FLOWS = 1000;
+const VERSIONS = 10;
+const LOG_ROWS = 1_000_000;
+const PASSWORD = 'correct horse battery staple';
+
+function seed(db: string): void {
+  const registry = openDb(db, registryMigrations);
+  new TenantsRepo(registry).create({ id: 'big', displayName: 'Big', authMethods: ['api_key'], createdAt: '2026-01-01T00:00:00Z' });
+  const artifacts = new ArtifactsRepo(registry);
+  registry.transaction(() => {
+    for (let f = 0; f < FLOWS; f++) {
+      for (let v = 1; v <= VERSIONS; v++) {
+        const compiled = compileFlow(`---\nflowdoc_version: "0.1"\nflow: flow-${f}\ntenant: big\n---\n## Step: answer\n\`\`\`ntd\n{"v": ${v}}\n\`\`\`\n`);
+        artifacts.publish({ tenant: 'big', name: `flow-${f}`, version: String(v), bytes: compiled.bytes!, hash: compiled.hash!, createdAt: '2026-01-01T00:00:00Z' });
+      }
+    }
+  })();
+  registry.close();
+  const log = EventLogRepo.open(statePaths(db).logDb);
+  const start = Date.now() - LOG_ROWS * 10;
+  const batch: EventRow[] = [];
+  for (let i = 0; i < LOG_ROWS; i++) {
+    const ts = new Date(start + i * 10).toISOString().slice(0, 19) + 'Z';
+    batch.push({ ts, correlation_id: `c-${i >> 1}`, tenant: 'big', flow: `flow-${i % FLOWS}`, step: null, event: i % 2 === 0 ? 'received' : 'completed', payload: null, payload_truncated: 0, http_status: i % 2 === 0 ? null : 200, outcome: null, reason: null });
+    if (batch.length === 10_000) log.insertMany(batch.splice(0));
+  }
+  log.close();
+}
+
+async function main(): Promise<void> {
+  const home = mkdtempSync(join(tmpdir(), 'svc-bench-ui-'));
+  const db = join(home, 'state', 'registry.db');
+  const seedStarted = Date.now();
+  seed(db);
+  process.stdout.write(`seeded ${FLOWS * VERSIONS} flow versions and ${LOG_ROWS} log rows in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s\n`);
+  const child = spawn(process.execPath, [SVC, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db], {
+    env: { ...process.env, HOME: home, RUST_LOG: 'warn', SVC_UI_ADMIN_USER: 'admin', SVC_UI_ADMIN_PASS: PASSWORD },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const url = await new Promise<string>((res, rej) => {
+      let out = '';
+      child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+        out += d;
+        const m = /listening on (http:\/\/\S+)/.exec(out);
+        if (m) res(m[1]!);
+      });
+      child.once('exit', () => rej(new Error(`server exited:\n${out}`)));
+    });
+    let cookies = '';
+    const remember = (res: Response) => {
+      for (const c of res.headers.getSetCookie()) cookies = `${cookies ? `${cookies}; ` : ''}${c.split(';', 1)[0]}`;
+    };
+    const loginPage = await fetch(`${url}/ui/login`);
+    remember(loginPage);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await loginPage.text())![1]!;
+    const login = await fetch(`${url}/ui/login`, { method: 'POST', redirect: 'manual', headers: { cookie: cookies, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ _csrf: csrf, username: 'admin', password: PASSWORD }) });
+    if (login.status !== 303) throw new Error(`login answered ${login.status}`);
+    remember(login);
+    const pages = ['/ui', '/ui/registry', '/ui/registry/big/flow-500', '/ui/executions', '/ui/executions?flow=flow-7', '/ui/executions?correlation_id=c-123456', '/ui/executions/c-499999', '/ui/queues', '/ui/audit', '/ui/settings'];
+    process.stdout.write('page                                         median ms   worst ms   bytes\n');
+    for (const page of pages) {
+      const times: number[] = [];
+      let bytes = 0;
+      for (let i = 0; i < 10; i++) {
+        const t0 = performance.now();
+        const res = await fetch(`${url}${page}`, { headers: { cookie: cookies } });
+        bytes = (await res.arrayBuffer()).byteLength;
+        if (res.status !== 200) throw new Error(`${page} answered ${res.status}`);
+        times.push(performance.now() - t0);
+      }
+      times.sort((a, b) => a - b);
+      process.stdout.write(`${page.padEnd(45)}${times[5]!.toFixed(1).padStart(9)}${times[9]!.toFixed(1).padStart(11)}${String(bytes).padStart(8)}\n`);
+    }
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+await main();
