@@ -65,6 +65,7 @@ describe('the management UI in a browser', { skip: existsSync(CHROMIUM) ? false 
     createTenant(sandbox, 'acme', { displayName: 'Acme <script>alert("x")</script>' });
     key = createKey(sandbox, 'acme');
     deployFlow(sandbox, flow('acme', 'hello', 'log_level: full', '## Step: echo\n```ntd\n{"hello": "{{ ctx.input.who }}"}\n```'));
+    deployFlow(sandbox, flow('acme', 'shady', '', '# Shady <script>alert("src")</script>\n\n## Step: a\n```ntd\n{"ok": true}\n```'));
     deployFlow(sandbox, flow('acme', 'picky', 'queue_max_attempts: 1', '## Step: check\n```validate\nctx.input.n > 5 | n must be above 5 | semantic\n```'));
     server = await startServer(sandbox, [], { SVC_UI_ADMIN_USER: 'admin', SVC_UI_ADMIN_PASS: PASSWORD });
     assert.match(server.output(), /ui:\s+http:\/\/127\.0\.0\.1:\d+\/ui \(account admin created from SVC_UI_ADMIN_USER as sysadmin\)/);
@@ -128,7 +129,7 @@ describe('the management UI in a browser', { skip: existsSync(CHROMIUM) ? false 
     assert.ok(!svc(sandbox, ['tenant', 'list', '--db', sandbox.db]).stdout.includes('forged'));
   });
 
-  it('a display name holding <script> is shown as text, never run', async () => {
+  it('a display name or a flow source holding <script> is shown as text, never run', async () => {
     const page = as('sysadmin');
     let dialogs = 0;
     page.on('dialog', (d) => {
@@ -137,6 +138,8 @@ describe('the management UI in a browser', { skip: existsSync(CHROMIUM) ? false 
     });
     await page.goto(`${server.url}/ui/registry`);
     assert.ok((await page.locator('table').first().innerText()).includes('Acme <script>alert("x")</script>'));
+    await page.goto(`${server.url}/ui/registry/acme/shady`);
+    assert.ok((await page.locator('#flow-source').innerText()).includes('# Shady <script>alert("src")</script>'));
     assert.equal(dialogs, 0);
     const csp = (await page.request.get(`${server.url}/ui/registry`)).headers()['content-security-policy'];
     assert.match(csp ?? '', /script-src 'self'/);

@@ -79,7 +79,8 @@ export class TenantNotReadyError extends SvcError {
  */
 export function deployFile(opts: DeployOptions): DeployResult {
   if (opts.version.trim() === '') throw new SvcError('SVC_ERR_INVALID_INPUT', 'the version (-v) must not be empty');
-  const result = compileFile(opts);
+  const source = readSource(opts.path);
+  const result = compileFlow(source, { file: opts.path, libs: readLibraries(opts.libs) });
   if (!result.ir || !result.bytes || !result.hash) throw new FlowPublicationError(result.diagnostics, result.warnings);
   const { tenant, flow } = result.ir;
   const paths = statePaths(opts.db);
@@ -90,7 +91,7 @@ export function deployFile(opts: DeployOptions): DeployResult {
       throw new TenantNotReadyError(`tenant "${tenant}" is not registered; register it first: svc tenant create --id ${tenant} --display-name <name>`);
     }
     if (status === 'disabled') throw new TenantNotReadyError(`tenant "${tenant}" is disabled; enable it first: svc tenant enable --id ${tenant}`);
-    new ArtifactsRepo(db).publish({ tenant, name: flow, version: opts.version, bytes: result.bytes, hash: result.hash, createdAt: isoNow() });
+    new ArtifactsRepo(db).publish({ tenant, name: flow, version: opts.version, bytes: result.bytes, hash: result.hash, createdAt: isoNow(), source });
   } finally {
     db.close();
   }

@@ -30,6 +30,8 @@ export interface PublishInput {
   hash: string;
   /** ISO 8601 UTC. */
   createdAt: string;
+  /** The Markdown the version was compiled from, kept beside it. @default not kept */
+  source?: string;
 }
 
 /** A version that already exists for (tenant, name): publishing it again changes nothing. */
@@ -83,6 +85,12 @@ export class ArtifactsRepo {
     return this.#versions.all(tenant, name).map((r) => ({ ...r, latest: Boolean(r.latest) }));
   }
 
+  /** The Markdown a version was deployed from; undefined for a version deployed before sources were kept. */
+  getSource(tenant: string, name: string, version: string): string | undefined {
+    const row = this.#db.prepare('SELECT source FROM flow_sources WHERE tenant = ? AND name = ? AND version = ?').get(tenant, name, version) as { source: string } | undefined;
+    return row?.source;
+  }
+
   /** The latest version of every flow (start-up scans: schedules, config check, cert reconcile). */
   listLatest(): LatestRef[] {
     return this.#allLatest.all();
@@ -110,6 +118,7 @@ export class ArtifactsRepo {
         if (this.#byVersion.get(p.tenant, p.name, p.version)) throw new DuplicateVersionError(p.tenant, p.name, p.version);
         this.#db.prepare('INSERT OR IGNORE INTO artifacts (hash, bytes, created_at) VALUES (?, ?, ?)').run(p.hash, bytes, p.createdAt);
         this.#db.prepare('INSERT INTO flow_versions (tenant, name, version, hash, created_at) VALUES (?, ?, ?, ?, ?)').run(p.tenant, p.name, p.version, p.hash, p.createdAt);
+        if (p.source !== undefined) this.#db.prepare('INSERT INTO flow_sources (tenant, name, version, source) VALUES (?, ?, ?, ?)').run(p.tenant, p.name, p.version, p.source);
         this.#db
           .prepare('INSERT INTO flow_latest (tenant, name, version) VALUES (?, ?, ?) ON CONFLICT (tenant, name) DO UPDATE SET version = excluded.version')
           .run(p.tenant, p.name, p.version);

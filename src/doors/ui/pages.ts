@@ -80,15 +80,18 @@ export function registerPages(app: FastifyInstance, deps: UiDeps, context: Ctx):
     const versions = deps.artifacts.listVersions(tenant, flow);
     if (versions.length === 0) throw new SvcError('SVC_ERR_NOT_FOUND', `flow '${tenant}/${flow}' not found`);
     const latest = versions.find((v) => v.latest) ?? versions[0]!;
-    const bytes = deps.artifacts.getArtifact(latest.hash);
+    const shown = versions.find((v) => v.version === (req.query as Query).version) ?? latest;
+    const bytes = deps.artifacts.getArtifact(shown.hash);
+    const source = deps.artifacts.getSource(tenant, flow, shown.version);
     const traced = listTraceFlags(deps.traces, tenant).some((f) => f.flow === flow && f.enabled);
     const toggle = can(ctx.actor, 'toggle_trace')
       ? postForm(ctx, `/ui/registry/${tenant}/${flow}/trace`, hidden('enabled', traced ? '0' : '1'), traced ? 'Turn tracing off' : 'Turn tracing on')
       : html`<span class="muted">(only a sysadmin may change it)</span>`;
-    const rows = versions.map((v) => html`<tr><td>${v.version}${v.latest ? html` <span class="badge good">latest</span>` : ''}</td><td><code>${v.hash}</code></td><td>${v.created_at}</td></tr>`);
+    const rows = versions.map((v) => html`<tr><td><a href="/ui/registry/${tenant}/${flow}?version=${encodeURIComponent(v.version)}">${v.version}</a>${v.latest ? html` <span class="badge good">latest</span>` : ''}</td><td><code>${v.hash}</code></td><td>${v.created_at}</td></tr>`);
     const body = html`<p>Tracing: <b>${traced ? 'on' : 'off'}</b> ${toggle}</p>
 <h2>Versions</h2>${table(['Version', 'Hash', 'Published'], rows, '')}
-<h2>Compiled flow (latest, ${latest.version})</h2><pre>${bytes === undefined ? '' : json(JSON.parse(bytes.toString('utf8')))}</pre>`;
+<h2>Source of version ${shown.version}${shown.latest ? ' (latest)' : ''}</h2>${source === undefined ? html`<p class="muted">Not kept: this version was deployed before sources were stored.</p>` : html`<pre id="flow-source">${source}</pre>`}
+<h2>Compiled flow (version ${shown.version})</h2><pre>${bytes === undefined ? '' : json(JSON.parse(bytes.toString('utf8')))}</pre>`;
     return send(reply, page(`Flow ${tenant}/${flow}`, ctx, body, (req.query as Query).notice));
   });
 

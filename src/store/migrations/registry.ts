@@ -122,4 +122,19 @@ export const registryMigrations: readonly Migration[] = [
       CREATE INDEX flow_correlations_due ON flow_correlations(status, deadline);
     `,
   },
+  {
+    version: 6,
+    name: 'flow_sources',
+    sql: `
+      -- The Markdown a version was compiled from, as deployed (shown on the UI's Registry page).
+      -- Versions deployed before this migration have none.
+      CREATE TABLE flow_sources (
+        tenant TEXT NOT NULL,
+        name TEXT NOT NULL,
+        version TEXT NOT NULL,
+        source TEXT NOT NULL,
+        PRIMARY KEY (tenant, name, version)
+      );
+    `,
+  },
 ];
