@@ -182,6 +182,8 @@ describe('the management UI in a browser', { skip: existsSync(CHROMIUM) ? false 
     await page.waitForSelector('text=replayed dead letter');
     await waitFor('the replayed message processed', () => logRows(sandbox, { flow: 'picky', event: 'queue_processed' }).length >= 1 || undefined);
     assert.equal(await page.locator('text=No dead letters.').count(), 1);
+    await page.goto(`${server.url}/ui/queues`);
+    assert.match(await page.locator('tr', { hasText: 'acme/picky' }).first().innerText(), /pid \d+ \(this server\)/, 'the queue shows which process runs its worker');
   });
 
   it('a filtered selection of dead letters is discarded in bulk, one audited action each', async () => {

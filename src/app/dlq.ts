@@ -1,6 +1,6 @@
 /** Dead-letter use cases shared by `svc dlq` and the management UI, plus the queue figures the UI shows. */
 import { statePaths } from '../common/paths.js';
-import { QueueStore, type DeadLetter, type DeadLetterRow, type QueueStats, type ReplayResult } from '../queue/index.js';
+import { liveLockOwner, QueueStore, type DeadLetter, type DeadLetterRow, type QueueStats, type ReplayResult } from '../queue/index.js';
 import type { AuditAppender } from '../store/audit-thread.js';
 
 /** Who acted, for the audit entry every replay and discard writes on the queue's tenant chain. */
@@ -67,11 +67,20 @@ export async function actOnDeadLetters(target: DlqTarget, how: 'replay' | 'disca
   return n;
 }
 
-/** Every queue's counters (backlog, retries, dead letters), by tenant and flow. */
-export function queueFigures(target: DlqTarget): Promise<QueueStats[]> {
+/** A queue's counters and who runs its worker. */
+export interface QueueFigures extends QueueStats {
+  /** `pid N on <host>` of the live process holding the queue's consumer lock; undefined: no worker runs. */
+  readonly worker: string | undefined;
+}
+
+/** Every queue's counters (backlog, retries, dead letters) and its worker, by tenant and flow. */
+export function queueFigures(target: DlqTarget): Promise<QueueFigures[]> {
   return withStore(target, async (store) => {
-    const out: QueueStats[] = [];
-    for (const { tenant, flow } of await store.listQueues()) out.push(await store.stats(tenant, flow));
+    const out: QueueFigures[] = [];
+    for (const { tenant, flow } of await store.listQueues()) {
+      const owner = await liveLockOwner(store.paths(tenant, flow).consumerLock);
+      out.push({ ...(await store.stats(tenant, flow)), worker: owner === undefined ? undefined : `pid ${owner.pid}${owner.pid === process.pid ? ' (this server)' : ''} on ${owner.host}` });
+    }
     return out;
   });
 }

@@ -8,8 +8,7 @@ import { IntegrityError, StorageUnavailableError, EgressError, SvcError } from '
 import type { Logger } from '../common/logger.js';
 import type { SettingName } from '../common/settings.js';
 import { maskOf, type LoadedFlow } from '../engine/index.js';
-import { hostname } from 'node:os';
-import { pidAlive, readLockOwner, type QueueConsumer, type QueueMessage, type QueueStore, type Outcome, type AppendResult } from '../queue/index.js';
+import { liveLockOwner, type QueueConsumer, type QueueMessage, type QueueStore, type Outcome, type AppendResult } from '../queue/index.js';
 import type { AuditAppender } from '../store/audit-thread.js';
 import type { EventEmitter } from '../store/event-sink.js';
 import type { FlowExecutor } from './flow-executor.js';
@@ -188,8 +187,8 @@ export class QueueWorkers {
 
   /** True when the queue's consumer lock names a live process (read only; nothing is taken). */
   async #consumedElsewhere(tenant: string, flow: string): Promise<boolean> {
-    const owner = await readLockOwner(this.#deps.store.paths(tenant, flow).consumerLock);
-    return owner !== undefined && owner.pid !== process.pid && (owner.host !== hostname() || pidAlive(owner.pid));
+    const owner = await liveLockOwner(this.#deps.store.paths(tenant, flow).consumerLock);
+    return owner !== undefined && owner.pid !== process.pid;
   }
 
   /** One delivery: decides the outcome by error class, never by message text. */

@@ -11,7 +11,7 @@ export {
   type ConsumerStateName,
 } from './queue-consumer.js';
 export { SegmentAppender, type SegmentAppenderOptions } from './segment-appender.js';
-export { LockFile, readLockOwner, pidAlive, type LockOwner, type LockFileOptions, type AcquireOptions } from './lock-file.js';
+export { LockFile, readLockOwner, liveLockOwner, pidAlive, type LockOwner, type LockFileOptions, type AcquireOptions } from './lock-file.js';
 export { queuePaths, checkQueueNames, type QueuePaths } from './queue-paths.js';
 export type { DeadLetter, ReplayResult } from './dead-letters.js';
 export type { QueueCompaction } from './compaction.js';

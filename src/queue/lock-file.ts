@@ -58,6 +58,15 @@ export async function readLockOwner(path: string): Promise<LockOwner | undefined
   }
 }
 
+/**
+ * The owner of a lock file when it is a live process: one on another host counts as live (its pid
+ * cannot be checked from here), one on this host only while its pid runs. Read only; nothing is taken.
+ */
+export async function liveLockOwner(path: string): Promise<LockOwner | undefined> {
+  const owner = await readLockOwner(path);
+  return owner !== undefined && (owner.host !== hostname() || pidAlive(owner.pid)) ? owner : undefined;
+}
+
 /** An exclusive lock held by this process until `release()`. */
 export class LockFile {
   readonly path: string;

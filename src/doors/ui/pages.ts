@@ -1,7 +1,7 @@
 /** The UI's pages and forms. Each reads or acts through an app/ use case; what a role may do is app/roles.ts. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { latestAuditEntries, verifyAuditChain } from '../../app/audit.js';
-import { actOnDeadLetters, discardDeadLetter, listDeadLetters, queueFigures, replayDeadLetter } from '../../app/dlq.js';
+import { actOnDeadLetters, discardDeadLetter, listDeadLetters, queueFigures, replayDeadLetter, type QueueFigures } from '../../app/dlq.js';
 import { createApiKey, listApiKeys, parseFlows, parseRateLimit, parseScopes, revokeApiKey } from '../../app/keys.js';
 import { can, requirePermission } from '../../app/roles.js';
 import { createTenant, disableTenant, enableTenant, listTenants } from '../../app/tenants.js';
@@ -354,9 +354,11 @@ ${table(['Time', 'Event', 'Flow', 'Step / label', 'Status', 'Payload (masked)'],
   });
 }
 
-function queueTable(queues: readonly { tenant: string; flow: string; pending: number; retriesScheduled: number; processed: number; deadLettersPending: number }[]): Html {
-  const rows = queues.map((q) => html`<tr><td>${q.tenant}/${q.flow}</td><td class="num">${q.pending}</td><td class="num">${q.retriesScheduled}</td><td class="num">${q.processed}</td><td class="num">${q.deadLettersPending}</td></tr>`);
-  return table(['Queue', 'Backlog', 'Retries scheduled', 'Processed', 'Dead letters'], rows, 'No queues yet.');
+function queueTable(queues: readonly QueueFigures[]): Html {
+  const rows = queues.map(
+    (q) => html`<tr><td>${q.tenant}/${q.flow}</td><td class="num">${q.pending}</td><td class="num">${q.retriesScheduled}</td><td class="num">${q.processed}</td><td class="num">${q.deadLettersPending}</td><td>${q.worker ?? 'none'}</td></tr>`,
+  );
+  return table(['Queue', 'Backlog', 'Retries scheduled', 'Processed', 'Dead letters', 'Worker'], rows, 'No queues yet.');
 }
 
 function clean(q: Query): Record<string, string> {
