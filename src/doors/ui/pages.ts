@@ -61,14 +61,15 @@ export function registerPages(app: FastifyInstance, deps: UiDeps, context: Ctx):
   // ---- Registry
   app.get('/registry', async (req, reply) => {
     const ctx = context(req, reply);
-    const flows = deps.artifacts.listLatest();
+    const all = deps.artifacts.listLatest();
+    const { rows: flows, nav } = paged(all, '/ui/registry', req.query as Query);
     const flags = new Map(listTraceFlags(deps.traces).map((f) => [`${f.tenant}/${f.flow}`, f.enabled]));
     const tenants = listTenants(deps.tenants).map((t) => html`<tr><td>${t.id}</td><td>${t.displayName}</td><td>${t.status}</td><td>${t.createdAt}</td></tr>`);
     const rows = flows.map(
       (f) =>
         html`<tr><td>${f.tenant}</td><td><a href="/ui/registry/${f.tenant}/${f.name}">${f.name}</a></td><td>${f.version}</td><td><code>${f.hash.slice(0, 12)}</code></td><td>${f.created_at}</td><td>${flags.get(`${f.tenant}/${f.name}`) === true ? 'on' : 'off'}</td></tr>`,
     );
-    const body = html`<h2>Tenants</h2>${table(['Tenant', 'Display name', 'Status', 'Created'], tenants, 'No tenants.')}<h2>Flows (latest versions)</h2>${table(['Tenant', 'Flow', 'Latest', 'Hash', 'Published', 'Tracing'], rows, 'No flow is deployed.')}`;
+    const body = html`<h2>Tenants</h2>${table(['Tenant', 'Display name', 'Status', 'Created'], tenants, 'No tenants.')}<h2>Flows (latest versions)</h2>${table(['Tenant', 'Flow', 'Latest', 'Hash', 'Published', 'Tracing'], rows, 'No flow is deployed.')}${nav}`;
     return send(reply, page('Registry', ctx, body, (req.query as Query).notice));
   });
 
@@ -157,19 +158,20 @@ ${table(['Time', 'Event', 'Flow', 'Step / label', 'Status', 'Payload (masked)'],
     const q = req.query as Query;
     const filter = { tenant: q.tenant && isValidName(q.tenant) ? q.tenant : undefined, flow: q.flow && isValidName(q.flow) ? q.flow : undefined };
     const queues = await queueFigures(deps.queues);
-    const dead = await listDeadLetters(deps.queues, filter);
+    const allDead = await listDeadLetters(deps.queues, filter);
+    const { rows: dead, nav } = paged(allDead, '/ui/queues', q);
     const act = can(ctx.actor, 'manage_dead_letters');
     const scope = html`${filter.tenant === undefined ? '' : hidden('tenant', filter.tenant)}${filter.flow === undefined ? '' : hidden('flow', filter.flow)}`;
     const bulk =
-      act && dead.length > 0
-        ? html`<p>${postForm(ctx, '/ui/queues/replay-all', scope, `Replay all ${dead.length} shown`)} ${postForm(ctx, '/ui/queues/discard-all', scope, `Discard all ${dead.length} shown`)}</p>`
+      act && allDead.length > 0
+        ? html`<p>${postForm(ctx, '/ui/queues/replay-all', scope, `Replay all ${allDead.length} shown`)} ${postForm(ctx, '/ui/queues/discard-all', scope, `Discard all ${allDead.length} shown`)}</p>`
         : '';
     const picker = html`<form method="get" class="filters"><label>Tenant<input name="tenant" value="${filter.tenant ?? ''}"></label><label>Flow<input name="flow" value="${filter.flow ?? ''}"></label><button type="submit">Filter</button></form>`;
     const rows = dead.map((d) => {
       const ids = html`${hidden('tenant', d.tenant)}${hidden('flow', d.flow)}${hidden('id', d.id)}`;
       return html`<tr><td>${d.tenant}/${d.flow}</td><td class="num">${d.id}</td><td class="num">${d.attempts}</td><td>${d.failed_at}</td><td>${d.last_error}</td><td><pre>${json(d.payload)}</pre></td><td>${act ? html`${postForm(ctx, '/ui/queues/replay', ids, 'Replay')} ${postForm(ctx, '/ui/queues/discard', ids, 'Discard')}` : ''}</td></tr>`;
     });
-    const body = html`${queueTable(queues)}<h2>Dead letters</h2>${picker}${bulk}${table(['Queue', 'Id', 'Attempts', 'Failed', 'Last error', 'Payload', ''], rows, 'No dead letters.')}`;
+    const body = html`${queueTable(queues)}<h2>Dead letters</h2>${picker}${bulk}${table(['Queue', 'Id', 'Attempts', 'Failed', 'Last error', 'Payload', ''], rows, 'No dead letters.')}${nav}`;
     return send(reply, page('Queues', ctx, body, (req.query as Query).notice));
   });
 
@@ -361,8 +363,17 @@ function queueTable(queues: readonly QueueFigures[]): Html {
   return table(['Queue', 'Backlog', 'Retries scheduled', 'Processed', 'Dead letters', 'Worker'], rows, 'No queues yet.');
 }
 
+/** One page of a list (50 rows) and the links to its neighbours, keeping the other query fields. */
+function paged<T>(rows: readonly T[], path: string, q: Query): { rows: readonly T[]; nav: Html } {
+  const pages = Math.max(1, Math.ceil(rows.length / PAGE_ROWS));
+  const n = Math.min(pages, Math.max(1, Number.parseInt(q.page ?? '1', 10) || 1));
+  const link = (to: number, label: string) => html`<a href="${path}?${new URLSearchParams({ ...clean(q), page: String(to) }).toString()}">${label}</a>`;
+  const nav = pages === 1 ? html`` : html`<p>Page ${n} of ${pages} (${rows.length} rows) ${n > 1 ? link(n - 1, 'Previous') : ''} ${n < pages ? link(n + 1, 'Next') : ''}</p>`;
+  return { rows: rows.slice((n - 1) * PAGE_ROWS, n * PAGE_ROWS), nav };
+}
+
 function clean(q: Query): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(q)) if (v !== undefined && v !== '' && k !== 'before' && k !== 'notice') out[k] = v;
+  for (const [k, v] of Object.entries(q)) if (v !== undefined && v !== '' && k !== 'before' && k !== 'notice' && k !== 'page') out[k] = v;
   return out;
 }
