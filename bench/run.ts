@@ -15,6 +15,8 @@ import { BARE_SERVER_SOURCE, combine, load, printTable, spawnListening, type Loa
 const SVC = resolve(dirname(fileURLToPath(import.meta.url)), '../src/main.js');
 const DURATION = Number(process.env.BENCH_SECONDS ?? 12);
 const ROUNDS = 4;
+/** Pause after each traced round, so its log writer backlog does not fall on the next rounds. */
+const SETTLE_MS = 1500;
 
 const FLOW = `---
 flowdoc_version: "0.1"
@@ -78,6 +80,9 @@ async function main(): Promise<void> {
       bareRounds.push(await load('bare node:http', { url: bare.url, body, headers, durationSec: DURATION / ROUNDS }));
       runRounds.push(await load('svc /run (validate + ntd)', { url: runUrl, body, headers, durationSec: DURATION / ROUNDS }));
       tracedRounds.push(await load('svc /run, tracing on', { url: tracedUrl, body, headers, durationSec: DURATION / ROUNDS }));
+      // A traced round leaves the log writer thread a backlog of full-payload rows; on two cores it
+      // would load the next round of the other two (measured: /run 3-4% lower), so let it drain.
+      await new Promise((r) => setTimeout(r, SETTLE_MS));
     }
     rows.push(combine(bareRounds), combine(runRounds), combine(tracedRounds));
     const run = rows[1]!;
