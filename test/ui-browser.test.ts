@@ -118,6 +118,33 @@ describe('the management UI in a browser', { skip: existsSync(CHROMIUM) ? false 
     assert.ok(!svc(sandbox, ['tenant', 'list', '--db', sandbox.db]).stdout.includes('intruder'));
   });
 
+  it('every action the matrix refuses a role answers 403 with a valid token, and changes nothing', async () => {
+    const actions: [string, Record<string, string>, readonly Role[]][] = [
+      ['/ui/registry/acme/hello/trace', { enabled: '1' }, ['sysadmin']],
+      ['/ui/queues/discard-all', { tenant: 'acme', flow: 'nothing-here' }, ['sysadmin', 'support']],
+      ['/ui/tenants', { id: 'refused', display_name: 'x' }, ['sysadmin']],
+      ['/ui/tenants/acme/status', { status: 'disabled' }, ['sysadmin']],
+      ['/ui/keys', { tenant: 'acme', label: 'refused' }, ['sysadmin']],
+      ['/ui/keys/1/revoke', {}, ['sysadmin']],
+      ['/ui/settings', { name: 'log_retention_days', value: '7' }, ['sysadmin']],
+      ['/ui/users', { username: 'refused', role: 'developer', password: PASSWORD }, ['sysadmin']],
+    ];
+    const before = [svc(sandbox, ['tenant', 'list', '--json', '--db', sandbox.db]).stdout, svc(sandbox, ['keys', 'list', '--tenant', 'acme', '--json', '--db', sandbox.db]).stdout, svc(sandbox, ['trace', 'list', '--json', '--db', sandbox.db]).stdout];
+    for (const role of ['support', 'developer'] as const) {
+      const page = as(role);
+      await page.goto(`${server.url}/ui`);
+      const token = (await csrfOf(page))!;
+      for (const [path, form, allowed] of actions) {
+        if (allowed.includes(role)) continue;
+        const res = await page.request.post(`${server.url}${path}`, { form: { _csrf: token, ...form }, maxRedirects: 0 });
+        assert.equal(res.status(), 403, `${role} POST ${path}`);
+      }
+    }
+    const after = [svc(sandbox, ['tenant', 'list', '--json', '--db', sandbox.db]).stdout, svc(sandbox, ['keys', 'list', '--tenant', 'acme', '--json', '--db', sandbox.db]).stdout, svc(sandbox, ['trace', 'list', '--json', '--db', sandbox.db]).stdout];
+    assert.deepEqual(after, before);
+    assert.ok(!svc(sandbox, ['ui', 'user', 'list', '--db', sandbox.db]).stdout.includes('refused'));
+  });
+
   it('a form post without the CSRF token (or with another session\'s) is refused and changes nothing', async () => {
     const page = as('sysadmin');
     await page.goto(`${server.url}/ui/tenants`);

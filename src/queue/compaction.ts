@@ -4,7 +4,7 @@
  */
 import { access, readdir, unlink } from 'node:fs/promises';
 import { isValidName } from '../common/names.js';
-import { ConsumerLog, readConsumerState } from './consumer-log.js';
+import { ConsumerLog, readConsumerState, retrySummary } from './consumer-log.js';
 import { readDeadLetters } from './dead-letters.js';
 import { drainIfEmpty } from './drain.js';
 import { isErrno, scanFile } from './file-io.js';
@@ -105,6 +105,7 @@ export async function readQueueStats(queuesDir: string, tenant: string, flow: st
     processed: state.ck.n,
     pending,
     retriesScheduled: state.retries.size,
+    retries: retrySummary(state.retries.values()),
     deadLettersPending: dead.pending.length,
   };
 }

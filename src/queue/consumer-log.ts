@@ -175,3 +175,8 @@ async function reconcileCheckpoint(ck: Checkpoint, segmentPath: string): Promise
   const first = await firstSegmentId(segmentPath);
   return first === undefined || first !== ck.first ? EMPTY_CHECKPOINT : ck;
 }
+
+/** The retry schedule as the queue's figures show it, soonest first. */
+export function retrySummary(entries: Iterable<RetryEntry>): { id: number; attempts: number; dueMs: number }[] {
+  return [...entries].map((e) => ({ id: e.id, attempts: e.attempts, dueMs: e.due })).sort((a, b) => a.dueMs - b.dueMs);
+}

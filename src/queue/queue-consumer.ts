@@ -8,7 +8,7 @@ import { statSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { decodeFrames, type Frame } from './frame.js';
 import { isErrno, readAt, readAtSync, scanHandle, sizeSync, SCAN_CHUNK_BYTES, SYNC_READ_MAX_BYTES } from './file-io.js';
-import { ConsumerLog, type Checkpoint, type ConsumerLogRecord, type ConsumerState, type RetryEntry } from './consumer-log.js';
+import { ConsumerLog, retrySummary, type Checkpoint, type ConsumerLogRecord, type ConsumerState, type RetryEntry } from './consumer-log.js';
 import { addDeadLetter } from './dead-letters.js';
 import { drainIfEmpty } from './drain.js';
 import { LockFile } from './lock-file.js';
@@ -220,6 +220,7 @@ export class QueueConsumer {
       processed: this.#cs.ck.n,
       pending,
       retriesScheduled: this.#cs.retries.size,
+      retries: retrySummary(this.#cs.retries.values()),
       deadLettersPending: dead.pending.length,
     };
   }

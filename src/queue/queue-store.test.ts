@@ -165,7 +165,7 @@ describe('queue store', () => {
     const report = await store.compact();
     assert.deepEqual(report, [{ tenant: 'acme', flow: 'ids', result: 'deleted' }]);
     assert.deepEqual(await store.compact(), [{ tenant: 'acme', flow: 'ids', result: 'absent' }]);
-    assert.deepEqual(await store.stats('acme', 'ids'), { tenant: 'acme', flow: 'ids', total: 0, processed: 0, pending: 0, retriesScheduled: 0, deadLettersPending: 0 });
+    assert.deepEqual(await store.stats('acme', 'ids'), { tenant: 'acme', flow: 'ids', total: 0, processed: 0, pending: 0, retriesScheduled: 0, retries: [], deadLettersPending: 0 });
     await store.close();
     store = new QueueStore({ queuesDir, idBlockSize: 4 });
     const second = await store.append('acme', 'ids', { correlationId: 'c4', payload: 4 });
@@ -231,6 +231,9 @@ describe('queue store', () => {
     assert.deepEqual(await b.compact(), [{ tenant: 'acme', flow: 'later', result: 'kept' }]);
     const stats = await b.stats('acme', 'later');
     assert.deepEqual([stats.total, stats.processed, stats.pending, stats.retriesScheduled], [1, 1, 0, 1]);
+    assert.equal(stats.retries.length, 1);
+    assert.equal(stats.retries[0]!.attempts, 1);
+    assert.ok(stats.retries[0]!.dueMs > Date.now() + 50_000, 'the retry is due about a minute later');
     await a.close();
     await b.close();
   });

@@ -57,5 +57,7 @@ export interface QueueStats {
   /** Messages not yet delivered for the first time. */
   readonly pending: number;
   readonly retriesScheduled: number;
+  /** The scheduled retries, soonest first: message id, attempts consumed, due time (epoch milliseconds). */
+  readonly retries: readonly { readonly id: number; readonly attempts: number; readonly dueMs: number }[];
   readonly deadLettersPending: number;
 }

@@ -360,7 +360,8 @@ function queueTable(queues: readonly QueueFigures[]): Html {
   const rows = queues.map(
     (q) => html`<tr><td>${q.tenant}/${q.flow}</td><td class="num">${q.pending}</td><td class="num">${q.retriesScheduled}</td><td class="num">${q.processed}</td><td class="num">${q.deadLettersPending}</td><td>${q.worker ?? 'none'}</td></tr>`,
   );
-  return table(['Queue', 'Backlog', 'Retries scheduled', 'Processed', 'Dead letters', 'Worker'], rows, 'No queues yet.');
+  const retries = queues.flatMap((q) => q.retries.map((r) => html`<tr><td>${q.tenant}/${q.flow}</td><td class="num">${r.id}</td><td class="num">${r.attempts}</td><td>${new Date(r.dueMs).toISOString()}</td></tr>`));
+  return html`${table(['Queue', 'Backlog', 'Retries scheduled', 'Processed', 'Dead letters', 'Worker'], rows, 'No queues yet.')}${retries.length === 0 ? '' : html`<h2>Pending retries</h2>${table(['Queue', 'Message id', 'Attempts', 'Due (UTC)'], retries.slice(0, 200), '')}`}`;
 }
 
 /** One page of a list (50 rows) and the links to its neighbours, keeping the other query fields. */
