@@ -11,6 +11,7 @@ import { registerServe } from './serve.js';
 import { registerTenant } from './tenant.js';
 import { registerTrace } from './trace.js';
 import { registerUi } from './ui.js';
+import { registerCert } from './cert.js';
 
 export function buildCli(): Command {
   const program = new Command('svc')
@@ -27,6 +28,7 @@ export function buildCli(): Command {
   registerState(program);
   registerTrace(program);
   registerUi(program);
+  registerCert(program);
   registerConfigCheck(program, registryConfigSource);
   return program;
 }

@@ -9,6 +9,8 @@ import { auditMigrations } from '../store/migrations/audit.js';
 import { registryMigrations } from '../store/migrations/registry.js';
 import { TenantsRepo } from '../store/tenants-repo.js';
 import { TraceRepo } from '../store/trace-repo.js';
+import { CertificatesRepo } from '../store/certificates-repo.js';
+import { SettingsRepo } from '../store/settings-repo.js';
 import { uiMigrations } from '../store/migrations/ui.js';
 import { UiSessionsRepo } from '../store/ui-sessions-repo.js';
 import { UiUsersRepo } from '../store/ui-users-repo.js';
@@ -19,6 +21,8 @@ export interface RegistryStores {
   readonly keys: KeysRepo;
   readonly artifacts: ArtifactsRepo;
   readonly traces: TraceRepo;
+  readonly certificates: CertificatesRepo;
+  readonly settings: SettingsRepo;
 }
 
 export interface AuditStores {
@@ -33,7 +37,7 @@ export interface AuditStores {
 export function withRegistry<T>(dbPath: string, fn: (stores: RegistryStores) => T, opts: { readOnly?: boolean } = {}): T {
   const paths = statePaths(dbPath);
   return withDb(paths.registryDb, registryMigrations, opts.readOnly === true, (db) =>
-    fn({ paths, tenants: new TenantsRepo(db), keys: new KeysRepo(db), artifacts: new ArtifactsRepo(db), traces: new TraceRepo(db) }),
+    fn({ paths, tenants: new TenantsRepo(db), keys: new KeysRepo(db), artifacts: new ArtifactsRepo(db), traces: new TraceRepo(db), certificates: new CertificatesRepo(db), settings: new SettingsRepo(db) }),
   );
 }
 

@@ -7,6 +7,7 @@ import type { Logger } from '../common/logger.js';
 import type { Correlations, EnqueueFn } from '../app/correlation.js';
 import type { EventLogRepo } from '../store/event-log-repo.js';
 import type { FlowStateRepo } from '../store/flow-state-repo.js';
+import { runCertSweep, type CertSweepDeps } from './cert-sweep.js';
 import { runFlowStatePurge } from './flow-state-purge.js';
 import type { HousekeepingIntervals } from './intervals.js';
 import { runLogRetention } from './log-retention.js';
@@ -25,6 +26,8 @@ export interface HousekeepingDeps {
   correlations: Correlations;
   /** Appends the compensating flow's message; undefined until the queue is wired (timeouts are then logged). */
   enqueue: EnqueueFn | undefined;
+  /** The certificate expiry sweep (at startup and every `cert_check_interval_hours`). */
+  certSweep: CertSweepDeps;
 }
 
 export class Housekeeping {
@@ -43,6 +46,7 @@ export class Housekeeping {
     every('log retention', intervals.logRetentionMs, () => this.logRetention());
     every('flow-state purge', intervals.flowStatePurgeMs, () => this.flowStatePurge());
     every('correlation reconcile', intervals.correlationReconcileMs, () => this.reconcile());
+    every('certificate sweep', this.#deps.certSweep.intervalMs, () => this.certSweep());
   }
 
   async logRetention(): Promise<void> {
@@ -64,6 +68,11 @@ export class Housekeeping {
       log.error({ err }, `correlation ${row.tenant}/${row.flow} (correlation id ${row.correlation_id}) timed out but its compensating flow ${row.on_timeout_flow} was not enqueued`),
     );
     for (const row of rows) log.info(`correlation ${row.tenant}/${row.flow} (correlation id ${row.correlation_id}) timed out`);
+  }
+
+  certSweep(): void {
+    const r = runCertSweep(this.#deps.certSweep);
+    if (r.swept && r.emitted > 0) this.#deps.log.warn(`certificate sweep: ${r.emitted} certificate(s) expiring or expired (cert_expiring / cert_expired in the event log)`);
   }
 
   /** Stops the timers and waits for any cycle in progress. */

@@ -15,6 +15,8 @@ export interface HousekeepingIntervals {
   schedulerPollMs: number;
   /** Lease of the scheduler lock. */
   schedulerLeaseMs: number;
+  /** Certificate sweep; undefined: the `cert_check_interval_hours` setting decides. */
+  certSweepMs?: number;
 }
 
 const HOUR = 3_600_000;
@@ -26,6 +28,7 @@ export const TEST_INTERVAL_ENV: Readonly<Record<keyof HousekeepingIntervals, str
   correlationReconcileMs: 'SVC_TEST_CORRELATION_RECONCILE_INTERVAL_MS',
   schedulerPollMs: 'SVC_TEST_SCHEDULER_POLL_MS',
   schedulerLeaseMs: 'SVC_TEST_SCHEDULER_LEASE_MS',
+  certSweepMs: 'SVC_TEST_CERT_SWEEP_INTERVAL_MS',
 });
 
 export const DEFAULT_INTERVALS: Readonly<HousekeepingIntervals> = Object.freeze({

@@ -21,6 +21,7 @@ import { RegistryCache } from '../store/registry-cache.js';
 import { SettingsRepo } from '../store/settings-repo.js';
 import { TenantsRepo } from '../store/tenants-repo.js';
 import { TraceRepo } from '../store/trace-repo.js';
+import { CertificatesRepo } from '../store/certificates-repo.js';
 import type { Closers } from './closers.js';
 
 export interface ServeStores {
@@ -30,6 +31,7 @@ export interface ServeStores {
   readonly keys: KeysRepo;
   readonly artifacts: ArtifactsRepo;
   readonly traces: TraceRepo;
+  readonly certificates: CertificatesRepo;
   /** Keys, tenants, `latest`, trace flags and settings, revalidated by the registry file's change counter. */
   readonly cache: RegistryCache;
   /** Latest artifacts, verified and parsed once per hash. */
@@ -82,6 +84,7 @@ export function openStores(paths: StatePaths, log: Logger, closers: Closers): Se
     keys,
     artifacts,
     traces,
+    certificates: new CertificatesRepo(registry),
     cache,
     flows,
     flowState: new FlowStateRepo(registry),

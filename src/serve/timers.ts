@@ -47,6 +47,12 @@ export async function startTimers(parts: TimerParts, closers: Closers): Promise<
     flowStateRetentionHours: stores.setting('flow_state_retention_hours'),
     correlations: parts.correlations,
     enqueue: compensatingEnqueue,
+    certSweep: {
+      certificates: stores.certificates,
+      events: stores.events,
+      warningDays: () => stores.setting('cert_warning_days'),
+      intervalMs: intervals.certSweepMs ?? stores.setting('cert_check_interval_hours') * 3_600_000,
+    },
   });
   housekeeping.start();
   closers.add(() => housekeeping.stop());

@@ -137,4 +137,34 @@ export const registryMigrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 7,
+    name: 'certificates',
+    sql: `
+      -- The certificate registry: replaced, never edited; a retired entry is kept with status 'replaced'.
+      -- The private key is never stored.
+      CREATE TABLE certificates (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        tenant TEXT NOT NULL REFERENCES tenants(id),
+        name TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('client_cert', 'server_cert', 'ca_cert')),
+        subject TEXT NOT NULL,
+        issuer TEXT NOT NULL,
+        serial TEXT NOT NULL,
+        valid_from TEXT NOT NULL,            -- ISO 8601 UTC
+        valid_to TEXT NOT NULL,              -- ISO 8601 UTC
+        sha256 TEXT NOT NULL,                -- fingerprint, colon-separated upper-case hex as openssl prints it
+        pem TEXT NOT NULL,                   -- the certificate alone (public)
+        status TEXT NOT NULL CHECK (status IN ('current', 'replaced')),
+        created_at TEXT NOT NULL,
+        replaced_at TEXT
+      );
+      CREATE UNIQUE INDEX certificates_current ON certificates(tenant, name) WHERE status = 'current';
+      -- When each once-per-installation task last ran (the certificate sweep), claimed by compare-and-set.
+      CREATE TABLE task_runs (
+        task TEXT PRIMARY KEY,
+        last_run_ms INTEGER NOT NULL
+      );
+    `,
+  },
 ];

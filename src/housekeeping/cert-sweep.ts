@@ -1,0 +1,36 @@
+/**
+ * The certificate expiry sweep: `cert_expiring` (with days left) for each current certificate inside
+ * the warning window, `cert_expired` for each expired one. Once per installation per interval: the
+ * process that claims the run (compare-and-set in the registry) sweeps, the others skip it.
+ */
+import { sweepCertificates } from '../app/certificates.js';
+import type { CertificatesRepo } from '../store/certificates-repo.js';
+import type { EventEmitter } from '../store/event-sink.js';
+
+export interface CertSweepDeps {
+  readonly certificates: CertificatesRepo;
+  readonly events: EventEmitter;
+  /** `cert_warning_days`. */
+  warningDays(): number;
+  /** The sweep interval. Milliseconds. */
+  readonly intervalMs: number;
+}
+
+/** A run claimed less than this share of the interval ago is not repeated (timers drift a little). */
+const CLAIM_SHARE = 0.9;
+
+export function runCertSweep(deps: CertSweepDeps, now = Date.now()): { swept: boolean; emitted: number } {
+  if (!deps.certificates.claimTaskRun('cert_sweep', now, deps.intervalMs * CLAIM_SHARE)) return { swept: false, emitted: 0 };
+  const found = sweepCertificates(deps, deps.warningDays(), now);
+  for (const f of found) {
+    deps.events.emit({
+      event: f.event,
+      tenant: f.row.tenant,
+      outcome: f.event === 'cert_expired' ? 'expired' : 'expiring',
+      reason: f.event === 'cert_expired' ? `certificate ${f.row.name} expired at ${f.row.validTo}` : `certificate ${f.row.name} expires in ${f.daysLeft} day(s), at ${f.row.validTo}`,
+      payload: { certificate: f.row.name, kind: f.row.kind, days_left: f.daysLeft, valid_to: f.row.validTo, sha256: f.row.sha256 },
+      logLevel: 'full',
+    });
+  }
+  return { swept: true, emitted: found.length };
+}
