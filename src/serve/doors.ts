@@ -53,6 +53,7 @@ export async function startHttpDoor(opts: DoorOptions, parts: DoorParts, closers
       keys: stores.keys,
       artifacts: stores.artifacts,
       traces: stores.traces,
+      certificates: stores.certificates,
       settings: stores.settings,
       audit: stores.auditRepo,
       events: stores.logRepo,

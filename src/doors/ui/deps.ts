@@ -4,6 +4,7 @@ import type { LoginThrottle } from '../../app/login-throttle.js';
 import type { UiAccountDeps, SessionTimeouts } from '../../app/ui-accounts.js';
 import type { Logger } from '../../common/logger.js';
 import type { ArtifactsRepo } from '../../store/artifacts-repo.js';
+import type { CertificatesRepo } from '../../store/certificates-repo.js';
 import type { AuditRepo } from '../../store/audit-repo.js';
 import type { EventLogRepo } from '../../store/event-log-repo.js';
 import type { KeysRepo } from '../../store/keys-repo.js';
@@ -19,6 +20,7 @@ export interface UiDeps {
   readonly keys: KeysRepo;
   readonly artifacts: ArtifactsRepo;
   readonly traces: TraceRepo;
+  readonly certificates: CertificatesRepo;
   readonly settings: SettingsRepo;
   readonly audit: AuditRepo;
   readonly events: EventLogRepo;

@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { latestAuditEntries, verifyAuditChain } from '../../app/audit.js';
 import { actOnDeadLetters, discardDeadLetter, listDeadLetters, queueFigures, replayDeadLetter, type QueueFigures } from '../../app/dlq.js';
+import { listCertificates } from '../../app/certificates.js';
 import { createApiKey, listApiKeys, parseFlows, parseRateLimit, parseScopes, revokeApiKey } from '../../app/keys.js';
 import { can, requirePermission } from '../../app/roles.js';
 import { createTenant, disableTenant, enableTenant, listTenants } from '../../app/tenants.js';
@@ -330,10 +331,17 @@ ${table(['Time', 'Event', 'Flow', 'Step / label', 'Status', 'Payload (masked)'],
     });
   }
 
-  // ---- Certificates (the certificate registry is not built yet)
+  // ---- Certificates
   app.get('/certificates', async (req, reply) => {
     const ctx = context(req, reply);
-    return send(reply, page('Certificates', ctx, html`<p class="muted">No certificates: the certificate registry (svc cert) is not built yet.</p>`));
+    const views = listCertificates(deps, { warningDays: deps.settings.get('cert_warning_days') });
+    const { rows: shown, nav } = paged(views, '/ui/certificates', req.query as Query);
+    const rows = shown.map((v) => {
+      const tone = v.status === 'expired' ? 'bad' : v.status.startsWith('expires') ? 'bad' : v.status === 'valid' ? 'good' : '';
+      return html`<tr><td>${v.row.tenant}</td><td>${v.row.name}</td><td>${v.row.kind}</td><td><span class="badge ${tone}">${v.status}</span></td><td>${v.row.validTo}</td><td>${v.row.subject}</td><td><code>${v.row.sha256}</code></td></tr>`;
+    });
+    const body = html`${table(['Tenant', 'Name', 'Kind', 'Status', 'Valid to', 'Subject', 'SHA-256'], rows, 'No certificates are registered. Register one with: svc cert add <path> --tenant <t> --name <n>')}${nav}`;
+    return send(reply, page('Certificates', ctx, body));
   });
 
   // ---- Settings
