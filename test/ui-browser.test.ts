@@ -4,6 +4,7 @@
  * Queues page, keys created and revoked there, escaping, CSRF and logout. Screenshots go to docs/ui/.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,6 +65,8 @@ describe('the management UI in a browser', { skip: existsSync(CHROMIUM) ? false 
     mkdirSync(SHOTS, { recursive: true });
     createTenant(sandbox, 'acme', { displayName: 'Acme <script>alert("x")</script>' });
     key = createKey(sandbox, 'acme');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(sandbox.home, 'p.key'), '-out', join(sandbox.home, 'p.pem'), '-days', '12', '-subj', '/CN=partner.example'], { stdio: 'ignore' });
+    assert.equal(svc(sandbox, ['cert', 'add', join(sandbox.home, 'p.pem'), '--tenant', 'acme', '--name', 'partner', '--db', sandbox.db]).code, 0);
     deployFlow(sandbox, flow('acme', 'hello', 'log_level: full', '## Step: echo\n```ntd\n{"hello": "{{ ctx.input.who }}"}\n```'));
     deployFlow(sandbox, flow('acme', 'shady', '', '# Shady <script>alert("src")</script>\n\n## Step: a\n```ntd\n{"ok": true}\n```'));
     deployFlow(sandbox, flow('acme', 'picky', 'queue_max_attempts: 1', '## Step: check\n```validate\nctx.input.n > 5 | n must be above 5 | semantic\n```'));
@@ -278,6 +281,13 @@ describe('the management UI in a browser', { skip: existsSync(CHROMIUM) ? false 
     await page.goto(`${server.url}/ui/settings`);
     await shot(page, 'settings');
     assert.equal(await page.locator('tr', { hasText: 'log_retention_days' }).locator('input[name=value]').inputValue(), '');
+  });
+
+  it('the Certificates page lists the registry with its statuses', async () => {
+    const page = as('developer');
+    await page.goto(`${server.url}/ui/certificates`);
+    assert.match(await page.locator('tr', { hasText: 'partner' }).innerText(), /expires in 1[01] days/);
+    await shot(page, 'certificates');
   });
 
   it('logout ends the session: the old cookie opens nothing any more', async () => {
