@@ -21,6 +21,17 @@ describe('svc cert', () => {
     execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', file(`${name}.key`), '-out', file(`${name}.pem`), '-days', String(days), '-subj', `/CN=${name}.example`], { stdio: 'ignore' });
     return file(`${name}.pem`);
   };
+  /** A certificate that expired in 2020, signed by `openssl ca`, which takes explicit dates. */
+  const makeExpired = (name: string) => {
+    const dir = file(`${name}-ca`);
+    execFileSync('mkdir', ['-p', dir]);
+    writeFileSync(join(dir, 'index.txt'), '');
+    writeFileSync(join(dir, 'serial'), '01\n');
+    writeFileSync(join(dir, 'ca.cnf'), `[ ca ]\ndefault_ca = d\n[ d ]\ndir = ${dir}\ndatabase = ${dir}/index.txt\nserial = ${dir}/serial\nnew_certs_dir = ${dir}\ndefault_md = sha256\npolicy = p\n[ p ]\ncommonName = supplied\n`);
+    execFileSync('openssl', ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'r.csr'), '-subj', `/CN=${name}.example`], { stdio: 'ignore' });
+    execFileSync('openssl', ['ca', '-batch', '-notext', '-config', join(dir, 'ca.cnf'), '-selfsign', '-keyfile', join(dir, 'k.pem'), '-in', join(dir, 'r.csr'), '-out', file(`${name}.pem`), '-startdate', '20200101000000Z', '-enddate', '20200201000000Z'], { stdio: 'ignore' });
+    return file(`${name}.pem`);
+  };
   const cert = (...args: string[]) => svc(sandbox, ['cert', ...args, '--db', sandbox.db]);
   const fingerprint = (pem: string) => execFileSync('openssl', ['x509', '-in', pem, '-noout', '-fingerprint', '-sha256'], { encoding: 'utf8' }).trim().split('=')[1];
 
@@ -128,9 +139,12 @@ describe('svc cert', () => {
       for (const s of servers) await s.stop();
     });
 
-    it('two servers on one state directory emit cert_expiring once per certificate inside the window, with the days left', async () => {
-      // Current now: partner (200 days), bank (365 days), and short (5 days, inside the 30-day window).
+    it('two servers on one state directory emit cert_expiring (with the days left) and cert_expired once per certificate', async () => {
+      // Current now: partner (200 days), bank (365 days), short (5 days, inside the 30-day window), old (expired in 2020).
       assert.equal(cert('add', file('soon.pem'), '--tenant', 'acme', '--name', 'short').code, 0);
+      assert.equal(cert('add', makeExpired('old'), '--tenant', 'acme', '--name', 'old').code, 0);
+      const expiring = JSON.parse(cert('list', '--tenant', 'acme', '--expiring-in', '1', '--json').stdout) as { name: string; status: string }[];
+      assert.deepEqual(expiring.map((c) => [c.name, c.status]), [['old', 'expired']], 'expired entries are always shown, first (soonest expiry)');
       servers.push(await startServer(sandbox, ['--no-auth']), await startServer(sandbox, ['--no-auth']));
       const [first] = await waitFor('the start-up sweep', () => {
         const r = logRows(sandbox, { event: 'cert_expiring' });
@@ -142,7 +156,9 @@ describe('svc cert', () => {
       assert.ok(payload.days_left === 4 || payload.days_left === 5, String(payload.days_left));
       await new Promise((r) => setTimeout(r, 1500)); // both servers' start-up sweeps are long done
       assert.equal(logRows(sandbox, { event: 'cert_expiring' }).length, 1, 'one sweep per installation, not per process');
-      assert.equal(logRows(sandbox, { event: 'cert_expired' }).length, 0);
+      const expired = logRows(sandbox, { event: 'cert_expired' });
+      assert.equal(expired.length, 1);
+      assert.equal((JSON.parse(expired[0]!.payload!) as { certificate: string }).certificate, 'old');
     });
   });
 });
