@@ -1,0 +1,76 @@
+/** `svc seed`: the demo set published, keys and UI users made, each flow run once (see app/seed.ts). */
+import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
+import { Command, Option } from 'commander';
+import { readDemoFlows, seedDemo, type DemoRunner, type SeedResult } from '../app/seed.js';
+import { ExitError } from '../common/errors.js';
+import { createLogger } from '../common/logger.js';
+import { statePaths } from '../common/paths.js';
+import { Closers } from '../serve/closers.js';
+import { buildExecutor } from '../serve/executor.js';
+import { buildQueues } from '../serve/queues.js';
+import { openStores } from '../serve/stores.js';
+import { dbOption } from './options.js';
+import { out } from './table.js';
+
+export function registerSeed(program: Command): void {
+  program
+    .command('seed')
+    .description('a working demo in one command: register the demo tenants, deploy the demo flows at 1.0.0, make a demo API key per tenant and a UI user per role, and run each flow once')
+    .addOption(dbOption())
+    .addOption(new Option('--demo-dir <dir>', 'the demo flows (*.flow.md, each with its <name>.sample.json)').default('./examples/demo'))
+    .addOption(new Option('--no-run', 'do not run the flows after deploying them'))
+    .action(seed);
+}
+
+interface SeedFlags {
+  db: string;
+  demoDir: string;
+  run: boolean;
+}
+
+async function seed(flags: SeedFlags): Promise<void> {
+  const dir = resolve(flags.demoDir);
+  out(`reading the demo flows in ${dir}`);
+  const flows = readDemoFlows(dir);
+  const closers = new Closers();
+  let result: SeedResult;
+  try {
+    // The same stores, executor and queues as `svc serve`, so each demo run is a real one.
+    const stores = openStores(statePaths(flags.db), createLogger({ LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }), closers);
+    const run = buildExecutor(stores, closers);
+    buildQueues(statePaths(flags.db), stores, run, createLogger({ LOG_LEVEL: 'warn' }), closers);
+    const runner: DemoRunner = (flow, input) => run.executor.run(flow, input, { door: 'http', correlationId: randomUUID(), headers: {} });
+    result = await seedDemo(
+      { tenants: stores.tenants, keys: stores.keys, artifacts: stores.artifacts, audit: stores.auditRepo, users: stores.uiUsers, sessions: stores.uiSessions },
+      flows,
+      { runner: flags.run ? runner : undefined },
+      out,
+    );
+  } finally {
+    const errors = await closers.runAll();
+    if (errors.length > 0) process.stderr.write(`warning: ${errors.length} part(s) did not close cleanly\n`);
+  }
+  printNext(result, flags.db);
+  if (result.failed.length > 0) throw new ExitError(1, `error: ${result.failed.length} demo flow(s) failed: ${result.failed.join(', ')}`);
+}
+
+function printNext(r: SeedResult, db: string): void {
+  const keys = Object.entries(r.secrets.keys);
+  const users = Object.entries(r.secrets.users);
+  if (keys.length > 0 || users.length > 0) {
+    out('\nSecrets made by this run (shown once; only hashes are stored):');
+    for (const [tenant, key] of keys) out(`  API key of ${tenant}: ${key}`);
+    for (const [username, u] of users) out(`  UI user ${username} (${u.role}): password ${u.password}`);
+  }
+  const dbFlag = ` --db ${db}`;
+  const apiKeys = [...new Set(r.flows.map((f) => f.ir.tenant))].map((t) => `--api-key ${t}=${r.secrets.keys[t] ?? '<your key>'}`).join(' ');
+  out(
+    [
+      '\nNext:',
+      `  svc serve${dbFlag}`,
+      `  svc simulate ${apiKeys}`,
+      '  open http://127.0.0.1:9090/ui and log in as one of the demo-* users',
+    ].join('\n'),
+  );
+}
