@@ -1,0 +1,74 @@
+/** Black-box: `svc seed` on an empty state directory, again on a seeded one, with --no-run, and with a missing directory. */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, describe, it } from 'node:test';
+import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
+
+const DEMO = resolve(dirname(fileURLToPath(import.meta.url)), '../../examples/demo');
+
+describe('svc seed', () => {
+  const sandbox = makeSandbox();
+  let server: ServerProcess | undefined;
+  after(async () => {
+    await server?.stop();
+    sandbox.cleanup();
+  });
+  const seed = (...args: string[]) => svc(sandbox, ['seed', '--demo-dir', DEMO, '--db', sandbox.db, ...args]);
+  let key = '';
+  let password = '';
+
+  it('refuses a missing directory and one without flows, creating nothing', () => {
+    const missing = svc(sandbox, ['seed', '--demo-dir', join(sandbox.home, 'nope'), '--db', sandbox.db]);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /demo directory .*nope does not exist/);
+    const empty = svc(sandbox, ['seed', '--demo-dir', sandbox.home, '--db', sandbox.db]);
+    assert.equal(empty.code, 1);
+    assert.match(empty.stderr, /holds no \*\.flow\.md file; nothing was changed/);
+    assert.equal(existsSync(sandbox.db), false, 'no state directory was made');
+  });
+
+  it('on an empty state directory: registers, deploys at 1.0.0, makes a key and a user per role, runs each flow, prints the secrets once', () => {
+    const r = seed();
+    assert.equal(r.code, 0, r.stderr + r.stdout);
+    assert.match(r.stdout, /tenant demo: registered/);
+    for (const f of ['hello', 'order-intake', 'fulfil-order', 'quote-soap', 'heartbeat', 'check-health']) {
+      assert.match(r.stdout, new RegExp(`flow demo/${f} 1\\.0\\.0: deployed`));
+      assert.match(r.stdout, new RegExp(`run demo/${f}: 20[02]`));
+    }
+    key = /API key of demo: (svk_[0-9a-f]{32})/.exec(r.stdout)?.[1] ?? '';
+    assert.ok(key, r.stdout);
+    password = /UI user demo-support \(support\): password (\S+)/.exec(r.stdout)?.[1] ?? '';
+    assert.ok(password);
+    for (const role of ['sysadmin', 'support', 'developer']) assert.match(r.stdout, new RegExp(`UI user demo-${role} \\(${role}\\): created`));
+    assert.match(r.stdout, new RegExp(`svc simulate --api-key demo=${key}`));
+  });
+
+  it('a second run creates nothing twice and prints no secret', () => {
+    const r = seed('--no-run');
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /already deployed, identical, left alone/);
+    assert.match(r.stdout, /API key "demo" of demo: exists, not recreated/);
+    assert.match(r.stdout, /UI user demo-sysadmin: exists, not recreated/);
+    assert.doesNotMatch(r.stdout, /svk_[0-9a-f]{32}|password /);
+    assert.doesNotMatch(r.stdout, /^run /m, '--no-run runs nothing');
+    const keys = JSON.parse(svc(sandbox, ['keys', 'list', '--tenant', 'demo', '--json', '--db', sandbox.db]).stdout) as unknown[];
+    assert.equal(keys.length, 1);
+  });
+
+  it('what seed made works on a running server: the flows at 1.0.0 with the printed key, and a demo UI user logs in', async () => {
+    server = await startServer(sandbox);
+    const meta = await fetch(`${server.url}/flows/demo/hello`, { headers: { authorization: `Bearer ${key}` } });
+    assert.equal(meta.status, 200);
+    assert.equal(((await meta.json()) as { version: string }).version, '1.0.0');
+    const run = await fetch(`${server.url}/flows/demo/hello/run`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{"name": "Ada"}' });
+    assert.equal(run.status, 200);
+    const page = await fetch(`${server.url}/ui/login`);
+    const cookie = page.headers.getSetCookie().map((c) => c.split(';', 1)[0]).join('; ');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())![1]!;
+    const login = await fetch(`${server.url}/ui/login`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ _csrf: csrf, username: 'demo-support', password }) });
+    assert.equal(login.status, 303);
+    assert.equal(login.headers.get('location'), '/ui');
+  });
+});
