@@ -1,6 +1,6 @@
 /** Black-box: `svc seed` on an empty state directory, again on a seeded one, with --no-run, and with a missing directory. */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
@@ -55,6 +55,17 @@ describe('svc seed', () => {
     assert.doesNotMatch(r.stdout, /^run /m, '--no-run runs nothing');
     const keys = JSON.parse(svc(sandbox, ['keys', 'list', '--tenant', 'demo', '--json', '--db', sandbox.db]).stdout) as unknown[];
     assert.equal(keys.length, 1);
+  });
+
+  it('a demo flow that fails on its sample makes the exit status non-zero, naming it', () => {
+    const dir = join(sandbox.home, 'failing-demo');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'strict.flow.md'), '---\nflowdoc_version: "0.1"\nflow: strict\ntenant: other\n---\n## Step: check\n```validate\nctx.input.n > 5 | n must be above 5 | semantic\n```\n');
+    writeFileSync(join(dir, 'strict.sample.json'), '{"n": 1}');
+    const r = svc(sandbox, ['seed', '--demo-dir', dir, '--db', sandbox.db]);
+    assert.equal(r.code, 1);
+    assert.match(r.stdout, /run other\/strict: FAILED 422/);
+    assert.match(r.stderr, /1 demo flow\(s\) failed: other\/strict/);
   });
 
   it('what seed made works on a running server: the flows at 1.0.0 with the printed key, and a demo UI user logs in', async () => {
