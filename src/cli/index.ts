@@ -12,6 +12,7 @@ import { registerTenant } from './tenant.js';
 import { registerTrace } from './trace.js';
 import { registerUi } from './ui.js';
 import { registerCert } from './cert.js';
+import { registerSimulate } from './simulate.js';
 
 export function buildCli(): Command {
   const program = new Command('svc')
@@ -29,6 +30,7 @@ export function buildCli(): Command {
   registerTrace(program);
   registerUi(program);
   registerCert(program);
+  registerSimulate(program);
   registerConfigCheck(program, registryConfigSource);
   return program;
 }
