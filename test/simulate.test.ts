@@ -1,12 +1,13 @@
 /** Black-box: `svc simulate` against a server with the demo set deployed: the counts agree with the server's log, keys are read and refused as documented, a 401 stops, a 404 withdraws. */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { logRows } from './helpers/log-reads.js';
 import { createKey, createTenant, flow, revokeKey } from './helpers/registry-setup.js';
-import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
+import { makeSandbox, startServer, svc, SVC_BIN, type ServerProcess } from './helpers/svc.js';
 import { waitFor } from './helpers/wait.js';
 
 /** examples/demo in the source tree (this file runs from dist/test/). */
@@ -30,7 +31,13 @@ describe('svc simulate', () => {
   let server: ServerProcess;
   let key: string;
   const simulate = (args: string[], env: NodeJS.ProcessEnv = {}) => svc(sb, ['simulate', '--url', server.url, '--demo-dir', DEMO_DIR, ...args], { env });
-  const summaryOf = (stdout: string) => JSON.parse(stdout) as Summary;
+  /** run_id of every run whose summary was read: rows of any other run are the running one's. */
+  const seenRuns = new Set<string>();
+  const summaryOf = (stdout: string) => {
+    const s = JSON.parse(stdout) as Summary;
+    seenRuns.add(s.run_id);
+    return s;
+  };
 
   before(async () => {
     createTenant(sb, 'demo');
@@ -112,5 +119,23 @@ describe('svc simulate', () => {
     assert.equal(ghost.run, 1);
     assert.ok(hello.run > 10, `hello goes on: ${JSON.stringify(hello)}`);
     assert.equal(s.flows.find((f) => f.flow === 'other/elsewhere'), undefined);
+  });
+
+  it('Ctrl-C (SIGINT) ends the run early with the summary and exit 0', async () => {
+    const child = spawn(process.execPath, [SVC_BIN, 'simulate', '--url', server.url, '--demo-dir', DEMO_DIR, '--duration', '60', '--json', '--api-key', `demo=${key}`], {
+      cwd: sb.home,
+      env: sb.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));
+    // Signal only once the run is under way (its handler is installed): a row of a run not seen before.
+    await waitFor('traffic from the run', () => logRows(sb, { event: 'received' }).some((r) => !seenRuns.has(String(r.correlation_id).replace(/-\d+$/, ''))));
+    child.kill('SIGINT');
+    assert.equal(await exited, 0);
+    const s = summaryOf(stdout);
+    assert.equal(s.stopped, 'interrupted');
+    assert.ok(s.total.requests > 0);
   });
 });
