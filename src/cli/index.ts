@@ -13,6 +13,7 @@ import { registerTrace } from './trace.js';
 import { registerUi } from './ui.js';
 import { registerCert } from './cert.js';
 import { registerSeed } from './seed.js';
+import { registerSimulate } from './simulate.js';
 
 export function buildCli(): Command {
   const program = new Command('svc')
@@ -31,6 +32,7 @@ export function buildCli(): Command {
   registerUi(program);
   registerCert(program);
   registerSeed(program);
+  registerSimulate(program);
   registerConfigCheck(program, registryConfigSource);
   return program;
 }
