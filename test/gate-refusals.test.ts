@@ -125,6 +125,17 @@ describe('the gate on key-protected routes', () => {
       });
     }
 
+    it('answers 401 to a request carrying two Authorization headers, even when both hold the valid key', async () => {
+      for (const second of [bearer('all'), bearer('other')]) {
+        const body = '{"a":1}';
+        const head = `POST /flows/acme/echo/run HTTP/1.1\r\nHost: x\r\nAuthorization: ${bearer('all')}\r\nAuthorization: ${second}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`;
+        const res = await rawRequest(server.port, head, { untilClose: true });
+        assert.equal(res.status, 401, res.raw);
+        assert.match(res.body, /"error":"unauthorized"/);
+      }
+      await waitFor('the access_denied row naming the two headers', () => logRows(sandbox, { event: 'access_denied' }).some((r) => r.reason === '2 Authorization headers (one is required)') || undefined);
+    });
+
     it('answers 401, not 413, to a caller without a key announcing an oversized body', async () => {
       const head = [
         'POST /flows/acme/echo/run HTTP/1.1',

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it, test } from 'node:test';
 import { SvcError } from '../common/errors.js';
 import { Gate, hashApiKey, type GateKey, type GateLookups, type GateRefusal, type GateRequest } from './gate.js';
 
@@ -141,4 +141,13 @@ describe('Gate', () => {
     assert.equal(keyQueries(), 1);
     assert.equal(other, 0);
   });
+});
+
+test('a request carrying more than one Authorization value is refused 401, whatever they hold, before any lookup', () => {
+  const { gate, refusals, keyQueries } = setup();
+  const err = refusal(() => gate.check(req({ authorization: [`Bearer ${RAW}`, `Bearer ${RAW}`] })));
+  assert.equal(err.status, 401);
+  assert.equal(err.headers?.['www-authenticate'], undefined);
+  assert.equal(refusals.at(-1)?.reason, '2 Authorization headers (one is required)');
+  assert.equal(keyQueries(), 0);
 });

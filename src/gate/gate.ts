@@ -48,7 +48,11 @@ export interface GateSinks {
 export type GateRoute = 'run' | 'enqueue' | 'metadata' | 'connector' | 'grpc';
 
 export interface GateRequest {
-  readonly authorization: string | undefined;
+  /**
+   * The `Authorization` value; a list when the request carried more than one, which is refused
+   * (401): a proxy reading the last one could disagree with us reading the first.
+   */
+  readonly authorization: string | readonly string[] | undefined;
   /** The caller's correlation id, if it sent one; read only when a refusal is recorded. */
   readonly correlationId?: () => string | undefined;
   readonly tenant: string;
@@ -83,9 +87,11 @@ export class Gate {
 
   /** Decides a request; throws the refusal as an SvcError after recording its side effects. */
   check(req: GateRequest): GatePass {
-    const token = req.authorization === undefined ? undefined : BEARER.exec(req.authorization)?.[1];
+    const auth = req.authorization;
+    if (typeof auth === 'object') throw this.#refuse(req, unauthorized(false), 401, `${auth.length} Authorization headers (one is required)`);
+    const token = auth === undefined ? undefined : BEARER.exec(auth)?.[1];
     if (token === undefined) {
-      throw this.#refuse(req, unauthorized(req.authorization === undefined), 401, req.authorization === undefined ? 'missing Authorization header' : 'malformed Authorization header');
+      throw this.#refuse(req, unauthorized(auth === undefined), 401, auth === undefined ? 'missing Authorization header' : 'malformed Authorization header');
     }
     let key: GateKey | undefined;
     try {

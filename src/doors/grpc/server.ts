@@ -243,8 +243,8 @@ class GrpcDoorServer {
     if (route === undefined) throw unimplemented(path);
     const deps = this.#opts.deps;
     if (deps.gate) {
-      const auth = metadata.get('authorization')[0];
-      deps.gate.check({ authorization: typeof auth === 'string' ? auth : undefined, tenant: route.tenant, flow: route.flow, route: 'grpc' });
+      const auth = metadata.get('authorization').filter((v): v is string => typeof v === 'string');
+      deps.gate.check({ authorization: auth.length > 1 ? auth : auth[0], tenant: route.tenant, flow: route.flow, route: 'grpc' });
     }
     const method = this.#catalog.resolve(route.tenant, route.method);
     if (method === undefined || KIND_OF[method.kind] !== kind) {

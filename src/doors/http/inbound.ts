@@ -38,7 +38,7 @@ export function admit(gate: Gate | undefined, raw: IncomingMessage, tenant: stri
   else if (gate === undefined) return undefined;
   else {
     try {
-      gate.check({ authorization: raw.headers.authorization, tenant, flow, route, correlationId: () => givenCorrelationId(raw) });
+      gate.check({ authorization: authorizationOf(raw), tenant, flow, route, correlationId: () => givenCorrelationId(raw) });
       return undefined;
     } catch (err) {
       refusal = err;
@@ -46,6 +46,23 @@ export function admit(gate: Gate | undefined, raw: IncomingMessage, tenant: stri
   }
   const answer = errorAnswer(refusal);
   return announcesBody(raw) ? { ...answer, headers: { ...answer.headers, connection: 'close' } } : answer;
+}
+
+/**
+ * The request's `Authorization`: Node keeps only the first of duplicates in `headers`, so the raw
+ * list is counted (names of 13 characters only are compared); more than one gives them all.
+ */
+export function authorizationOf(raw: IncomingMessage): string | string[] | undefined {
+  const list = raw.rawHeaders;
+  let values: string[] | undefined;
+  let first: string | undefined;
+  for (let i = 0; i + 1 < list.length; i += 2) {
+    const name = list[i]!;
+    if (name.length !== 13 || name.toLowerCase() !== 'authorization') continue;
+    if (first === undefined) first = list[i + 1];
+    else (values ??= [first]).push(list[i + 1]!);
+  }
+  return values ?? first;
 }
 
 /** Under `--secret`, the raw body must carry a matching `X-Svc-Signature`. */
