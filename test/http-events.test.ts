@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { jsonlEvents, logRows, waitForLogRows } from './helpers/log-reads.js';
 import { createKey, createTenant, deployAll, setSystemConfig } from './helpers/registry-setup.js';
+import { rawRequest } from './helpers/raw-http.js';
 import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
 
 /** The 25 globally masked field names (docs/events.md). */
@@ -154,6 +155,17 @@ describe('the event log of /run deliveries', () => {
     const payload = without?.payload === null || without?.payload === undefined ? {} : (JSON.parse(without.payload) as Record<string, unknown>);
     assert.equal(payload.worker_id, undefined);
     assert.equal(payload.body_bytes, undefined);
+  });
+
+  it('reads a connector event as JSON whatever its Content-Type says: missing, empty, unusual or malformed (202 or 400, never 415)', async () => {
+    const body = '{"event_type":"connector_received","correlation_id":"conn-ct"}';
+    for (const contentType of [undefined, '', 'text/plain', 'application/x-weird; charset=utf-8', 'not a media type']) {
+      const head = `POST /connector/events/acme/echo HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n${contentType === undefined ? '' : `Content-Type: ${contentType}\r\n`}Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`;
+      const res = await rawRequest(server.port, head, { untilClose: true });
+      assert.equal(res.status, 202, `${String(contentType)}: ${res.raw}`);
+    }
+    const bad = await rawRequest(server.port, `POST /connector/events/acme/echo HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: text/plain\r\nContent-Length: 5\r\nConnection: close\r\n\r\nnope!`, { untilClose: true });
+    assert.equal(bad.status, 400, bad.raw);
   });
 
   it('writes the same rows to logs/events-YYYY-MM-DD.jsonl (flushed on shutdown)', async () => {

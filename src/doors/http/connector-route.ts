@@ -16,7 +16,16 @@ export function connectorRoutes(deps: { gate: Gate | undefined; events: EventEmi
   return async function plugin(app: FastifyInstance): Promise<void> {
     app.post<{ Params: { tenant: string; flow: string } }>(
       '/connector/events/:tenant/:flow',
-      { onRequest: gateHook(deps.gate, 'connector', 'flow') },
+      {
+        onRequest: [
+          gateHook(deps.gate, 'connector', 'flow'),
+          // The body is JSON whatever the Content-Type says (the spec answers only 202, 400 and 500
+          // here): Fastify would answer 415 to a missing, empty or unusual type before the route ran.
+          async (req) => {
+            req.raw.headers['content-type'] = 'application/json';
+          },
+        ],
+      },
       async (req, reply) => {
         try {
           const event = parseConnectorEvent(await readConnectorBody(req.raw));
