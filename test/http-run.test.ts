@@ -87,6 +87,13 @@ describe('POST /flows/{tenant}/{name}/run over HTTP', () => {
       assert.equal(typeof body.error, 'string');
     });
 
+    it('answers 400 for XML whose character references name characters XML forbids', async () => {
+      const xml = '<r>&#0;&#xD800;&#x110000;</r>';
+      const res = await run('echo', xml, { 'content-type': 'application/xml' });
+      assert.equal(res.status, 400);
+      assert.match(((await res.json()) as { error: string }).error, /character reference &#0;/);
+    });
+
     it('answers 400 {"error","step"} for a failed syntactic rule', async () => {
       const res = await run('rules', '{"amount":1}');
       assert.equal(res.status, 400);

@@ -55,9 +55,26 @@ export function localName(qname: string): string {
   return colon < 0 ? qname : qname.slice(colon + 1);
 }
 
+const CHAR_REFERENCE = /&#(?:([0-9]+)|x([0-9a-fA-F]+));/g;
+
+/**
+ * XML 1.0's Char production: #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF].
+ * A character reference to anything else (NUL, a surrogate, past U+10FFFF) is not well-formed.
+ */
+function isXmlChar(code: number): boolean {
+  return code === 0x9 || code === 0xa || code === 0xd || (code >= 0x20 && code <= 0xd7ff) || (code >= 0xe000 && code <= 0xfffd) || (code >= 0x10000 && code <= 0x10ffff);
+}
+
 function checkText(text: string, where: string): void {
-  if (text.indexOf('&') >= 0 && BAD_REFERENCE.test(text)) {
+  if (text.indexOf('&') < 0) return;
+  if (BAD_REFERENCE.test(text)) {
     throw new XmlScanProblem(`XML ${where} holds an undefined entity reference or a bare "&" (write &amp;)`);
+  }
+  for (const m of text.matchAll(CHAR_REFERENCE)) {
+    const digits = (m[1] ?? m[2]!).replace(/^0+(?=.)/, '');
+    // Measured before parsing, so a huge number cannot lose precision and pass.
+    const code = digits.length > 8 ? Number.POSITIVE_INFINITY : Number.parseInt(digits, m[1] !== undefined ? 10 : 16);
+    if (!isXmlChar(code)) throw new XmlScanProblem(`XML ${where} holds the character reference ${m[0]}, which names a character XML does not allow`);
   }
 }
 

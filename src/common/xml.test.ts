@@ -91,3 +91,11 @@ test('escapeXml and decodeXmlText round-trip the special characters', () => {
   assert.equal(decodeXmlText(escapeXml(s)), s);
   assert.equal(checkXml(`<v>${escapeXml(s)}</v>`).root.local, 'v');
 });
+
+test('a character reference to a character XML forbids is malformed (400); allowed ones, with leading zeros too, pass', () => {
+  for (const bad of ['&#0;', '&#xD800;', '&#x110000;', '&#1;', '&#xFFFE;', '&#99999999999999999999;']) {
+    assert.throws(() => checkXml(`<r>a${bad}b</r>`), (e: unknown) => e instanceof XmlError && ErrorCodes[e.code] === 400 && e.message.includes(bad), bad);
+    assert.throws(() => checkXml(`<r k="${bad}"/>`), XmlError, `attribute ${bad}`);
+  }
+  for (const good of ['&#9;', '&#xA;', '&#65;', '&#0000065;', '&#x1F600;', '&#xFFFD;', '&#x10FFFF;']) assert.doesNotThrow(() => checkXml(`<r>${good}</r>`), good);
+});
