@@ -87,6 +87,14 @@ describe('POST /flows/{tenant}/{name}/run over HTTP', () => {
       assert.equal(typeof body.error, 'string');
     });
 
+    it('answers 400 naming the limit for JSON nested deeper than 128 levels (20 KB of arrays), and stays up', async () => {
+      const deep = '['.repeat(5000) + ']'.repeat(5000);
+      const res = await run('echo', deep);
+      assert.equal(res.status, 400);
+      assert.match(((await res.json()) as { error: string }).error, /nests deeper than 128 levels/);
+      assert.equal((await fetch(`${server.url}/health`)).status, 200);
+    });
+
     it('answers 400 for XML whose character references name characters XML forbids', async () => {
       const xml = '<r>&#0;&#xD800;&#x110000;</r>';
       const res = await run('echo', xml, { 'content-type': 'application/xml' });

@@ -87,13 +87,16 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
     assert.deepEqual(JSON.parse(done.payload!), { n: '42' });
   });
 
-  it('refuses malformed JSON and malformed XML with 400 and writes nothing', async () => {
+  it('refuses malformed JSON, JSON nested too deep and malformed XML with 400 and writes nothing', async () => {
     const before = events(sandbox, "event = 'queue_enqueued'").length;
     const j = await send('ok', '{"n": ', { correlationId: 'bad-json' });
     assert.equal(j.status, 400);
     assert.equal((JSON.parse(j.text) as { ok: boolean }).ok, false);
     const x = await send('ok', '<order><n>1</order>', { contentType: 'application/xml', correlationId: 'bad-xml' });
     assert.equal(x.status, 400);
+    const deep = await send('ok', '['.repeat(5000) + ']'.repeat(5000), { correlationId: 'bad-deep' });
+    assert.equal(deep.status, 400);
+    assert.match(deep.text, /nests deeper than 128 levels/);
     // Flush marker: the log is written in order, so once a later enqueue's row is there, a row of either refusal would be too.
     assert.equal((await send('ok', '{"n": 1}', { correlationId: 'after-bad-1' })).status, 202);
     await waitEvent('after-bad-1', 'queue_enqueued');

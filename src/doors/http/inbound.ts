@@ -4,6 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { invalidFlowIdentifier, SvcError } from '../../common/errors.js';
 import { isValidName } from '../../common/names.js';
+import { JSON_MAX_DEPTH, jsonNestsDeeperThan } from '../../common/json-depth.js';
 import type { Gate, GateRoute } from '../../gate/gate.js';
 import { signatureMatches, signatureMismatch } from '../../gate/signature.js';
 import { announcesBody } from './body.js';
@@ -92,9 +93,10 @@ export function givenCorrelationId(req: IncomingMessage): string | undefined {
   return correlationId || requestId || undefined;
 }
 
-/** Parses a JSON body; an empty body is `null`. */
+/** Parses a JSON body; an empty body is `null`; one nesting deeper than JSON_MAX_DEPTH is refused (400) before parsing. */
 export function parseJsonBody(body: Buffer): unknown {
   if (body.length === 0) return null;
+  if (jsonNestsDeeperThan(body)) throw new SvcError('SVC_ERR_INVALID_INPUT', `JSON body nests deeper than ${JSON_MAX_DEPTH} levels`);
   try {
     return JSON.parse(body.toString('utf8'));
   } catch (err) {
