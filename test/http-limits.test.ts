@@ -4,12 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { logRows, waitForLogRows } from './helpers/log-reads.js';
 import { createKey, createTenant, deployAll, setSystemConfig } from './helpers/registry-setup.js';
+import { rawRequest } from './helpers/raw-http.js';
 import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
 
 /** How long the loopback backend takes to answer: more than flow_max_duration_secs (1 s). */
 const SLOW_MS = 1200;
 
-describe('/run execution limits (flow_max_duration_secs = 1, max_concurrent_flow_executions = 1)', () => {
+describe('/run execution limits (flow_max_duration_secs = 1, max_concurrent_flow_executions = 1, request_body_timeout_secs = 1)', () => {
   const sandbox = makeSandbox();
   let server: ServerProcess;
   let backend: Server;
@@ -33,7 +34,7 @@ describe('/run execution limits (flow_max_duration_secs = 1, max_concurrent_flow
     createTenant(sandbox, 'acme');
     key = createKey(sandbox, 'acme');
     await deployAll(sandbox, ['echo', 'slow']);
-    setSystemConfig(sandbox, { flow_max_duration_secs: 1, max_concurrent_flow_executions: 1 });
+    setSystemConfig(sandbox, { flow_max_duration_secs: 1, max_concurrent_flow_executions: 1, request_body_timeout_secs: 1 });
     const port = (backend.address() as AddressInfo).port;
     server = await startServer(sandbox, [], { SLOW_URL: `http://127.0.0.1:${port}` });
   });
@@ -71,5 +72,17 @@ describe('/run execution limits (flow_max_duration_secs = 1, max_concurrent_flow
     assert.equal(again.status, 200);
     await waitForLogRows(sandbox, { correlation_id: 'busy-2', event: 'completed' });
     assert.deepEqual(logRows(sandbox, { correlation_id: 'busy-1', event: 'received' }), [], 'a busy refusal never started the flow');
+  });
+
+  it('a key holder sending its body too slowly gets 408 once request_body_timeout_secs passes, and the connection is closed', async () => {
+    for (const route of ['run', 'enqueue']) {
+      const started = Date.now();
+      const head = `POST /flows/acme/echo/${route} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":`;
+      const res = await rawRequest(server.port, head, { untilClose: true, waitMs: 5000 });
+      assert.equal(res.status, 408, `${route}: ${res.raw}`);
+      assert.match(res.body, /the request body did not arrive within 1 s/);
+      assert.ok(res.closed, 'the connection is closed');
+      assert.ok(Date.now() - started < 4000, 'answered about a second after reading began');
+    }
   });
 });

@@ -10,6 +10,8 @@ export const ErrorCodes = {
   SVC_ERR_TENANT_NOT_FOUND: 404,
   SVC_ERR_CONFLICT: 409,
   SVC_ERR_PAYLOAD_TOO_LARGE: 413,
+  /** The body did not arrive within `request_body_timeout_secs` of reading it starting (a slow client). */
+  SVC_ERR_REQUEST_TIMEOUT: 408,
   SVC_ERR_UNPROCESSABLE: 422,
   SVC_ERR_RATE_LIMITED: 429,
   SVC_ERR_INTERNAL: 500,

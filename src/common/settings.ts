@@ -40,6 +40,7 @@ export const Settings = {
   dedup_window_hours: def('dedup_window_hours', 'Installation default of a flow\'s dedup_window_hours', 'startup', () => 24),
   cert_check_interval_hours: def('cert_check_interval_hours', 'Interval of the certificate expiry sweep', 'startup', () => 24),
   cert_warning_days: def('cert_warning_days', 'Days before expiry a certificate is reported as expiring', 'startup', () => 30),
+  request_body_timeout_secs: def('request_body_timeout_secs', 'Seconds a caller past the gate has to send the whole body of /run, /enqueue or a connector event (408 after)', 'startup', () => 30),
   queue_compaction_interval_secs: def('queue_compaction_interval_secs', 'Interval of the queue compaction task', 'per-cycle', () => 3600),
 } as const satisfies Record<string, SettingDef>;
 

@@ -35,7 +35,9 @@ interface DoorParts {
 /** Builds the HTTP door and listens; resolves to the address it listens on. */
 export async function startHttpDoor(opts: DoorOptions, parts: DoorParts, closers: Closers): Promise<string> {
   const { stores, gate, executor, log } = parts;
+  const bodyTimeoutMs = stores.setting('request_body_timeout_secs') * 1000;
   const app = await buildServer({
+    bodyTimeoutMs,
     gate,
     secret: opts.secret,
     executor,
@@ -44,7 +46,7 @@ export async function startHttpDoor(opts: DoorOptions, parts: DoorParts, closers
       tenantActive: (t) => stores.cache.tenant(t)?.status === 'active',
       loadSoapConfig: (t, n) => stores.flows.latest(t, n)?.ir.soap,
     },
-    enqueue: createEnqueueHandler({ secret: opts.secret, queues: parts.queues, log }),
+    enqueue: createEnqueueHandler({ secret: opts.secret, queues: parts.queues, log, bodyTimeoutMs }),
     log,
     ui: {
       accounts: { users: stores.uiUsers, sessions: stores.uiSessions },

@@ -27,8 +27,19 @@ export function announcesBody(raw: IncomingMessage): boolean {
   return (length !== undefined && length !== '0') || raw.headers['transfer-encoding'] !== undefined;
 }
 
-/** Buffers the body; stops reading and throws 413 as soon as it passes `limitBytes`. */
-export function readBody(raw: IncomingMessage, limitBytes: number): Promise<Buffer> {
+/** The 408 for a body that did not arrive in time. */
+export function bodyTimedOut(timeoutMs: number): SvcError {
+  return new SvcError('SVC_ERR_REQUEST_TIMEOUT', `the request body did not arrive within ${Math.round(timeoutMs / 1000)} s`, { headers: { connection: 'close' } });
+}
+
+/** Default of `readBody`'s time limit when the caller gives none (the setting's default). Milliseconds. */
+export const DEFAULT_BODY_TIMEOUT_MS = 30_000;
+
+/**
+ * Buffers the body; stops reading and throws 413 as soon as it passes `limitBytes`, 408 when the
+ * whole body has not arrived `timeoutMs` after reading began (a slow client holds a connection no longer).
+ */
+export function readBody(raw: IncomingMessage, limitBytes: number, timeoutMs: number = DEFAULT_BODY_TIMEOUT_MS): Promise<Buffer> {
   checkDeclaredLength(raw, limitBytes);
   const interim = awaitingContinue.get(raw);
   if (interim !== undefined) {
@@ -49,12 +60,21 @@ export function readBody(raw: IncomingMessage, limitBytes: number): Promise<Buff
       chunks.push(chunk);
     };
     // On end the listeners stay: they go with the request, and a late 'error' still has one.
-    const onEnd = () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    const onEnd = () => {
+      clearTimeout(timer);
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    };
     const onError = (err: Error) => {
       cleanup();
       reject(err);
     };
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(bodyTimedOut(timeoutMs));
+    }, timeoutMs);
+    timer.unref();
     const cleanup = () => {
+      clearTimeout(timer);
       raw.off('data', onData);
       raw.off('end', onEnd);
       raw.off('error', onError);

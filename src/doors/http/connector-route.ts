@@ -12,7 +12,7 @@ import { sendError } from './reply-error.js';
 export const CONNECTOR_BODY_MAX_BYTES = 64 * 1024;
 const EVENT_TYPES: ReadonlySet<string> = new Set(['connector_received', 'connector_oversized']);
 
-export function connectorRoutes(deps: { gate: Gate | undefined; events: EventEmitter }) {
+export function connectorRoutes(deps: { gate: Gate | undefined; events: EventEmitter; bodyTimeoutMs?: number }) {
   return async function plugin(app: FastifyInstance): Promise<void> {
     app.post<{ Params: { tenant: string; flow: string } }>(
       '/connector/events/:tenant/:flow',
@@ -28,7 +28,7 @@ export function connectorRoutes(deps: { gate: Gate | undefined; events: EventEmi
       },
       async (req, reply) => {
         try {
-          const event = parseConnectorEvent(await readConnectorBody(req.raw));
+          const event = parseConnectorEvent(await readConnectorBody(req.raw, deps.bodyTimeoutMs));
           const payload: Record<string, unknown> = {};
           if (event.message_id !== undefined) {
             payload.message_id = event.message_id;
@@ -64,11 +64,13 @@ function invalid(why: string): SvcError {
   return new SvcError('SVC_ERR_INVALID_INPUT', `invalid JSON: ${why}`);
 }
 
-async function readConnectorBody(raw: Parameters<typeof readBody>[0]): Promise<Buffer> {
+/** The spec answers 202, 400 or 500 here: a body too large or too slow is invalid JSON. */
+async function readConnectorBody(raw: Parameters<typeof readBody>[0], timeoutMs: number | undefined): Promise<Buffer> {
   try {
-    return await readBody(raw, CONNECTOR_BODY_MAX_BYTES);
+    return await readBody(raw, CONNECTOR_BODY_MAX_BYTES, timeoutMs);
   } catch (err) {
     if (err instanceof SvcError && err.status === 413) throw invalid(`the body is larger than ${CONNECTOR_BODY_MAX_BYTES} bytes`);
+    if (err instanceof SvcError && err.status === 408) throw invalid(err.message);
     throw err;
   }
 }

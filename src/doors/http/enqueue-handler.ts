@@ -17,6 +17,8 @@ export interface EnqueueHandlerDeps {
   readonly queues: Pick<QueueWorkers, 'ceiling' | 'enqueue'>;
   /** The operational log (a failed queue write is an operator's problem). */
   readonly log: Logger;
+  /** `request_body_timeout_secs`, in milliseconds. @default DEFAULT_BODY_TIMEOUT_MS */
+  readonly bodyTimeoutMs?: number;
 }
 
 const ACCEPTED_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'application/json' });
@@ -24,7 +26,7 @@ const ACCEPTED_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'cont
 export function createEnqueueHandler(deps: EnqueueHandlerDeps): FlowRouteHandler {
   return async (raw, tenant, name) => {
     try {
-      const body = await readBody(raw, deps.queues.ceiling(tenant, name));
+      const body = await readBody(raw, deps.queues.ceiling(tenant, name), deps.bodyTimeoutMs);
       checkSignature(deps.secret, body, raw);
       // XML is flattened to JSON before storage (child elements become keys, the root is dropped).
       const payload = mediaType(raw) === 'application/xml' ? xmlToJson(body.toString('utf8')) : parseJsonBody(body);

@@ -17,6 +17,8 @@ import { checkSignature, correlationIdOf, mediaType, parseJsonBody } from './inb
 export interface RunHandlerDeps {
   secret: string | undefined;
   executor: FlowExecutor;
+  /** `request_body_timeout_secs`, in milliseconds. @default DEFAULT_BODY_TIMEOUT_MS */
+  bodyTimeoutMs?: number;
 }
 
 const SOAP_MEDIA = /text\/xml|application\/soap\+xml/i;
@@ -29,7 +31,7 @@ export function createRunHandler(deps: RunHandlerDeps): FlowRouteHandler {
     const correlationId = correlationIdOf(raw);
     try {
       const flow = deps.executor.resolve(tenant, name);
-      const body = await readBody(raw, deps.executor.ceiling(flow));
+      const body = await readBody(raw, deps.executor.ceiling(flow), deps.bodyTimeoutMs);
       checkSignature(deps.secret, body, raw);
       const contentType = raw.headers['content-type'] ?? '';
       let input: unknown;

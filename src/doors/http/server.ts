@@ -32,11 +32,13 @@ export interface HttpDeps {
   readonly log: Logger;
   /** The management UI under /ui; absent: no UI routes. */
   readonly ui?: UiDeps;
+  /** `request_body_timeout_secs`, in milliseconds. @default DEFAULT_BODY_TIMEOUT_MS */
+  readonly bodyTimeoutMs?: number;
 }
 
 export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
   let closing = false;
-  const fastPath = createFastPath({ gate: deps.gate, run: createRunHandler({ secret: deps.secret, executor: deps.executor }), enqueue: deps.enqueue, closing: () => closing });
+  const fastPath = createFastPath({ gate: deps.gate, run: createRunHandler({ secret: deps.secret, executor: deps.executor, bodyTimeoutMs: deps.bodyTimeoutMs }), enqueue: deps.enqueue, closing: () => closing });
   const app = Fastify({
     logger: false,
     // The shutdown answer is the service's own (closingAnswer), the same on every route.
@@ -71,7 +73,7 @@ export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
   });
   await app.register(healthRoutes);
   await app.register(metadataRoutes({ gate: deps.gate, executor: deps.executor }));
-  await app.register(connectorRoutes({ gate: deps.gate, events: deps.events }));
+  await app.register(connectorRoutes({ gate: deps.gate, events: deps.events, bodyTimeoutMs: deps.bodyTimeoutMs }));
   await app.register(wsdlRoutes(deps.wsdl, deps.log));
   if (deps.ui !== undefined) await app.register(uiRoutes(deps.ui), { prefix: '/ui' });
   return app;
