@@ -32,10 +32,15 @@ export class DailyJsonlWriter {
   }
 
   #append(day: string, text: string): Promise<void> {
-    if (this.#day !== day || this.#stream === undefined) {
-      this.#stream?.end();
+    // A stream that failed (a full disk) is destroyed: the next batch opens a fresh one.
+    if (this.#day !== day || this.#stream === undefined || this.#stream.destroyed) {
+      if (this.#stream?.destroyed === false) this.#stream.end();
       mkdirSync(this.#dir, { recursive: true });
-      this.#stream = createWriteStream(this.fileFor(day), { flags: 'a' });
+      const stream = createWriteStream(this.fileFor(day), { flags: 'a' });
+      // A failed write reaches its callback below and the batch reports it; without a listener the
+      // stream's 'error' event would be an uncaught exception that kills the writer thread.
+      stream.on('error', () => undefined);
+      this.#stream = stream;
       this.#day = day;
     }
     const stream = this.#stream;
@@ -47,7 +52,7 @@ export class DailyJsonlWriter {
     const stream = this.#stream;
     this.#stream = undefined;
     this.#day = undefined;
-    if (stream === undefined) return Promise.resolve();
+    if (stream === undefined || stream.destroyed) return Promise.resolve();
     return new Promise((resolve) => stream.end(() => resolve()));
   }
 }

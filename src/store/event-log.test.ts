@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -174,4 +175,29 @@ test('queries bound by time find their rows by id, counts since a time split fai
   assert.deepEqual(c, { byEvent: { completed: 2, step_traced: 1, queue_processed: 1 }, failedCompletions: 2 });
   assert.deepEqual(repo.query({ beforeId: 3 }).map((r) => r.event), ['completed', 'completed']);
   repo.close();
+});
+
+test('on a full disk a failed batch is counted and reported, never dropped silently', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-full-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', dir], { stdio: 'ignore' });
+  } catch {
+    rmSync(dir, { recursive: true, force: true });
+    t.skip('needs root to mount a small tmpfs');
+    return;
+  }
+  const errors: string[] = [];
+  try {
+    const log = new EventLog({ logDb: join(dir, 'log.db'), logsDir: join(dir, 'logs'), inline: true, flushIntervalMs: 60_000, maxBatchRows: 50, onError: (e) => errors.push(e.message) });
+    const big = 'x'.repeat(4000);
+    for (let i = 0; i < 400; i++) log.emit({ event: 'queue_processed', tenant: 't', flow: 'f', payload: { big, i }, logLevel: 'full' });
+    await log.close();
+    assert.ok(log.droppedRows > 0, 'some rows could not be written');
+    assert.ok(errors.some((m) => /\d+ event row\(s\) not written \(\d+ lost since start\)/.test(m)), errors.join('\n'));
+    const lost = errors.map((m) => Number(/\((\d+) lost since start\)/.exec(m)?.[1] ?? 0));
+    assert.equal(Math.max(...lost), log.droppedRows, 'the last report counts every lost row');
+  } finally {
+    execFileSync('umount', [dir], { stdio: 'ignore' });
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

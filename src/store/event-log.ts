@@ -33,7 +33,10 @@ export interface EventLogOptions {
   payloadMaxBytes?: () => number;
   /** Write on the calling thread instead of a worker thread (tools, tests). @default false */
   inline?: boolean;
-  /** Called when a batch could not be written. @default writes a line to stderr */
+  /**
+   * Called when a batch could not be written (a full disk, say), with a message counting the rows
+   * lost in it and since start; the rows are not kept (`droppedRows` counts them). @default writes a line to stderr
+   */
   onError?: (err: Error) => void;
 }
 
@@ -51,6 +54,7 @@ export class EventLog implements EventEmitter {
   #timer: NodeJS.Timeout | undefined;
   #immediate: NodeJS.Immediate | undefined;
   #inFlight = new Set<Promise<void>>();
+  #dropped = 0;
   #closePromise: Promise<void> | undefined;
   readonly #backend: Backend;
   readonly #intervalMs: number;
@@ -75,6 +79,11 @@ export class EventLog implements EventEmitter {
 
   get state(): EventLogState {
     return this.#state;
+  }
+
+  /** Rows emitted but never written since start (their batch failed). */
+  get droppedRows(): number {
+    return this.#dropped;
   }
 
   /** Queues one event, masked and serialised at once (no I/O). */
@@ -133,7 +142,12 @@ export class EventLog implements EventEmitter {
     this.#batch = [];
     const p: Promise<void> = this.#backend.write(batch).then(
       () => undefined,
-      (err: Error) => this.#onError(err),
+      (err: Error) => {
+        // Never silent: the loss is counted and reported with the batch's size and the total so far.
+        const rows = Math.floor(batch.length / ROW_WIDTH);
+        this.#dropped += rows;
+        this.#onError(new Error(`${rows} event row(s) not written (${this.#dropped} lost since start): ${err.message}`, { cause: err }));
+      },
     );
     this.#inFlight.add(p);
     void p.finally(() => this.#inFlight.delete(p));
