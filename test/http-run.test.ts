@@ -95,6 +95,13 @@ describe('POST /flows/{tenant}/{name}/run over HTTP', () => {
       assert.equal((await fetch(`${server.url}/health`)).status, 200);
     });
 
+    it('treats keys named constructor, __proto__ or toString as data in a flow that reads the input', async () => {
+      const ok = await run('rules', '{"id": 1, "constructor": 1, "__proto__": 2, "toString": 3, "amount": 5}');
+      assert.equal(ok.status, 200, await ok.clone().text());
+      const refused = await run('rules', '{"id": 1, "constructor": 1, "amount": -5}');
+      assert.equal(refused.status, 422, 'the rules still judge the data');
+    });
+
     it('answers 400 for XML whose character references name characters XML forbids', async () => {
       const xml = '<r>&#0;&#xD800;&#x110000;</r>';
       const res = await run('echo', xml, { 'content-type': 'application/xml' });

@@ -94,3 +94,13 @@ test('an evaluation costs on the order of a microsecond', () => {
   // Generous bound for a shared CI machine; measured ~0.3-0.6 us on the dev box.
   assert.ok(perCallNs < 20_000, `took ${perCallNs} ns per evaluation`);
 });
+
+test('JSON keys named like object internals (constructor, __proto__, toString, hasOwnProperty) are plain data', () => {
+  const input = JSON.parse('{"id": 1, "constructor": 1, "__proto__": 2, "toString": 3, "hasOwnProperty": 4, "nested": {"constructor": {"x": 5}}}') as unknown;
+  assert.equal(compileExpr('ctx.input.id + 1')({ input }), 2);
+  assert.equal(compileExpr('ctx.input.constructor + ctx.input.toString')({ input }), 4);
+  assert.equal(compileExpr('ctx.input.nested.constructor.x')({ input }), 5);
+  assert.equal(compileExpr('has(ctx.input.hasOwnProperty)')({ input }), true);
+  assert.deepEqual(compileExpr('ctx.input.nested')({ input }), { constructor: { x: 5 } });
+  assert.throws(() => compileExpr('ctx.input.missing.deeper')({ input }), ExprEvalError, 'a real failure still fails');
+});

@@ -95,6 +95,16 @@ export function compileExpr(src: string): CompiledExpr {
       // The context object is passed by reference: no copy per evaluation.
       out = parsed({ ctx });
     } catch (err) {
+      // The evaluator types an object by its `constructor` property, so JSON data holding a key named
+      // "constructor" looks like an unknown class. Such data is ordinary JSON: evaluate once more
+      // over a copy where those objects are Maps (only on this rare path; the result is made plain).
+      if (isUnsupportedType(err) && hasConstructorKey(ctx)) {
+        try {
+          return toPlain(parsed({ ctx: mapsForConstructorKeys(ctx) }));
+        } catch (again) {
+          throw new ExprEvalError(`expression \`${src}\` failed: ${firstLine(again)}`, src, { cause: again });
+        }
+      }
       throw new ExprEvalError(`expression \`${src}\` failed: ${firstLine(err)}`, src, { cause: err });
     }
     return deep || typeof out !== 'object' ? toPlain(out) : out;
@@ -155,6 +165,29 @@ function firstLine(err: unknown): string {
  * beyond 2^53), Date -> ISO string, bytes -> base64. Returns the same reference when nothing
  * needed converting, so passing `ctx.input` through costs a walk but no copy.
  */
+function isUnsupportedType(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith('Unsupported type');
+}
+
+/** True when a plain object anywhere in `v` has an own key "constructor". */
+function hasConstructorKey(v: unknown, depth = 0): boolean {
+  if (typeof v !== 'object' || v === null || depth > 256) return false;
+  if (Array.isArray(v)) return v.some((item) => hasConstructorKey(item, depth + 1));
+  if (Object.getPrototypeOf(v) !== Object.prototype && Object.getPrototypeOf(v) !== null) return false;
+  if (Object.hasOwn(v, 'constructor')) return true;
+  return Object.values(v).some((item) => hasConstructorKey(item, depth + 1));
+}
+
+/** A copy of `v` where every plain object with an own "constructor" key is a Map (the evaluator reads Maps by key). */
+function mapsForConstructorKeys(v: unknown, depth = 0): unknown {
+  if (typeof v !== 'object' || v === null || depth > 256) return v;
+  if (Array.isArray(v)) return v.map((item) => mapsForConstructorKeys(item, depth + 1));
+  const proto = Object.getPrototypeOf(v) as unknown;
+  if (proto !== Object.prototype && proto !== null) return v;
+  const entries = Object.entries(v).map(([k, item]) => [k, mapsForConstructorKeys(item, depth + 1)] as const);
+  return Object.hasOwn(v, 'constructor') ? new Map(entries) : Object.fromEntries(entries);
+}
+
 export function toPlain(v: unknown): unknown {
   switch (typeof v) {
     case 'string':
