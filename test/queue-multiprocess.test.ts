@@ -167,4 +167,36 @@ describe('queue across processes', () => {
     assert.deepEqual(seen.map((m) => m.id), [ids[2], ids[3]], 'acked-and-checkpointed messages are not redelivered; the in-flight one is');
     await store.close();
   });
+
+  it('a worker paused (SIGSTOP) past its lease is taken over, and once resumed (SIGCONT) delivers nothing more', async () => {
+    const dir = join(root, 'paused');
+    const seed = new QueueStore({ queuesDir: dir });
+    for (let n = 0; n < 3; n++) await seed.append('acme', 'paused', { correlationId: `before-${n}`, payload: { n } });
+    await seed.close();
+    const a = child(['consume-print', dir, 'acme', 'paused', '600']);
+    await a.waitFor((l) => l.filter((x) => x.startsWith('got ')).length === 3);
+    a.proc.kill('SIGSTOP');
+    try {
+      await new Promise((r) => setTimeout(r, 1200)); // past the 600 ms lease: A's heartbeat has stopped
+      const b = new QueueStore({ queuesDir: dir });
+      const got: number[] = [];
+      const consumer = await b.startConsumer('acme', 'paused', { pollIntervalMs: 20, checkpointEvery: 1, lockLeaseMs: 600, handler: async (m) => (got.push(m.id), { kind: 'ack' }) });
+      assert.ok(consumer, 'B takes the stale lock over');
+      const ids: number[] = [];
+      for (let n = 0; n < 20; n++) ids.push((await b.append('acme', 'paused', { correlationId: `after-${n}`, payload: { n } })).id);
+      a.proc.kill('SIGCONT');
+      await a.waitFor((l) => l.includes('lost'));
+      for (let n = 20; n < 40; n++) ids.push((await b.append('acme', 'paused', { correlationId: `after-${n}`, payload: { n } })).id);
+      const deadline = Date.now() + 10_000;
+      while (got.length < ids.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 300)); // room for a wrong second delivery to show
+      assert.deepEqual([...got].sort((x, y) => x - y), ids, 'B delivers every new message exactly once');
+      const byA = a.lines().filter((x) => x.startsWith('got ')).map((x) => Number(x.slice(4)));
+      assert.deepEqual(byA.filter((id) => ids.includes(id)), [], 'A, once resumed, delivers nothing more');
+      await b.close();
+    } finally {
+      if (a.proc.signalCode === null && a.proc.exitCode === null) a.proc.kill('SIGCONT');
+      await kill9(a);
+    }
+  });
 });

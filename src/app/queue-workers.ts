@@ -174,6 +174,14 @@ export class QueueWorkers {
         this.#deps.audit.append({ tenant, eventType: 'queue.message.failed', payload: { flow, id: d.message.id, attempts: d.attempts, error: d.error } });
       },
       onError: (err) => this.#deps.log.error({ err, tenant, flow }, 'queue worker storage error (retrying)'),
+      onLockLost: () => {
+        // Paused or stalled past the lease: another process runs this queue now, and this one
+        // stopped before delivering anything more.
+        this.#mine.delete(key);
+        this.#perTenant.set(tenant, Math.max(0, (this.#perTenant.get(tenant) ?? 1) - 1));
+        this.#elsewhere.set(key, Date.now());
+        this.#deps.log.warn({ tenant, flow }, 'queue worker lock lost (this process was paused or stalled past the lease); another process runs the queue now');
+      },
     });
     if (!consumer) {
       this.#elsewhere.set(key, Date.now());

@@ -5,6 +5,7 @@
  * a frozen process) is broken by whoever next asks, so a crash never wedges the others.
  */
 import { randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { mkdir, open, readFile, rmdir, stat, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
@@ -132,6 +133,19 @@ export class LockFile {
   static async wanted(path: string, withinMs: number): Promise<boolean> {
     try {
       return Date.now() - (await stat(wantPath(path))).mtimeMs <= withinMs;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * `stillHeld` on the calling thread: one `stat` of the path (microseconds from the page cache),
+   * for checks that must not yield to the event loop between the check and what it guards.
+   */
+  stillHeldSync(): boolean {
+    if (!this.#fh) return false;
+    try {
+      return statSync(this.path).ino === this.#ino;
     } catch {
       return false;
     }

@@ -98,10 +98,26 @@ export interface QueueConsumerOptions {
   readonly onDeadLettered?: (d: DeadLettering) => void;
   /** Storage errors of the loop itself (it backs off one poll interval and carries on). */
   readonly onError?: (err: unknown) => void;
+  /**
+   * The consumer found its lock taken by another process (this one was paused or stalled past the
+   * lease): it stopped before delivering anything more or moving the checkpoint.
+   */
+  readonly onLockLost?: () => void;
 }
+
+/**
+ * How stale the last ownership check may be before a delivery or a checkpoint write. Milliseconds.
+ * A process resuming from a pause finds every check stale, so it looks before it acts again.
+ */
+const OWNERSHIP_CHECK_MS = 50;
 
 /** `running` → `closing` (close() called; in-flight handler finishing) → `closed`. */
 export type ConsumerStateName = 'running' | 'closing' | 'closed';
+
+/** Thrown inside the loop when the lock is no longer ours; ends the loop. */
+class LockLostError extends Error {
+  override readonly name = 'LockLostError';
+}
 
 /** Result of a compaction pass on a running consumer. */
 export interface ConsumerCompaction {
@@ -111,7 +127,9 @@ export interface ConsumerCompaction {
 export class QueueConsumer {
   readonly paths: QueuePaths;
   #state: ConsumerStateName = 'running';
-  readonly #opts: Required<Omit<QueueConsumerOptions, 'onAttemptFailed' | 'onDeadLettered' | 'onError'>> & QueueConsumerOptions;
+  readonly #opts: Required<Omit<QueueConsumerOptions, 'onAttemptFailed' | 'onDeadLettered' | 'onError' | 'onLockLost'>> & QueueConsumerOptions;
+  #ownershipCheckedAt = Date.now();
+  #lockLost = false;
   readonly #lock: LockFile;
   readonly #log: ConsumerLog;
   readonly #cs: ConsumerState;
@@ -257,10 +275,26 @@ export class QueueConsumer {
     if (errors.length > 0) throw errors[0];
   }
 
+  /**
+   * Fences every delivery and checkpoint write: when the last look is older than OWNERSHIP_CHECK_MS,
+   * looks again (synchronously, so nothing runs between the look and the action) and throws
+   * LockLostError when another process holds the queue's lock now.
+   */
+  #assertOwner(): void {
+    const now = Date.now();
+    if (now - this.#ownershipCheckedAt < OWNERSHIP_CHECK_MS) return;
+    if (!this.#lock.stillHeldSync()) {
+      this.#lockLost = true;
+      throw new LockLostError(`the consumer lock of queue ${this.paths.tenant}/${this.paths.flow} is held by another process now`);
+    }
+    this.#ownershipCheckedAt = now;
+  }
+
   async #run(): Promise<void> {
     let inTurn = 0;
     while (this.#state === 'running') {
       try {
+        this.#assertOwner();
         // Measured: a worker draining a backlog ran up to a whole read chunk or checkpoint
         // interval (64 messages) per turn, and requests waited behind it.
         if (inTurn >= this.#opts.deliveriesPerTurn) {
@@ -288,10 +322,23 @@ export class QueueConsumer {
         await this.#flush(now - this.#syncedAt >= CHECKPOINT_SYNC_MS);
         await this.#sleep(this.#logDirty ? Math.min(CHECKPOINT_SYNC_MS, this.#idleWaitMs(now)) : this.#idleWaitMs(now));
       } catch (err) {
+        if (err instanceof LockLostError || this.#lockLost) {
+          this.#stopAfterLockLoss();
+          return;
+        }
         this.#opts.onError?.(err);
         await this.#sleep(this.#opts.pollIntervalMs);
       }
     }
+  }
+
+  /** Ends this consumer without writing anything more: the new holder owns the checkpoint now. */
+  #stopAfterLockLoss(): void {
+    this.#state = 'closing';
+    this.#pendingRecords = [];
+    this.#ckWritten = this.#cs.ck;
+    this.#logDirty = false;
+    this.#opts.onLockLost?.();
   }
 
   #nextDueRetry(now: number): RetryEntry | undefined {
@@ -503,7 +550,9 @@ export class QueueConsumer {
    * everything written so far is durable when it returns.
    */
   async #flush(sync: boolean): Promise<void> {
+    if (this.#lockLost) return;
     const records = this.#pendingRecords;
+    if (records.length > 0 || this.#cs.ck !== this.#ckWritten) this.#assertOwner();
     const ck = this.#cs.ck;
     if (ck !== this.#ckWritten) records.push({ t: 'ck', ck });
     if (records.length > 0) {

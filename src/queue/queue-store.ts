@@ -75,7 +75,16 @@ export class QueueStore {
   async startConsumer(tenant: string, flow: string, opts: QueueConsumerOptions): Promise<QueueConsumer | undefined> {
     const key = `${tenant}/${flow}`;
     if (this.#closed || this.#consumers.has(key)) return undefined;
-    const c = await QueueConsumer.start(this.paths(tenant, flow), opts);
+    const c = await QueueConsumer.start(this.paths(tenant, flow), {
+      ...opts,
+      // Another process took the queue over (this one was paused past the lease): forget the
+      // consumer, so the queue counts as consumed elsewhere, and tell the caller.
+      onLockLost: () => {
+        if (this.#consumers.get(key) === c) this.#consumers.delete(key);
+        void c?.close().catch(() => undefined);
+        opts.onLockLost?.();
+      },
+    });
     if (c) this.#consumers.set(key, c);
     return c;
   }

@@ -4,7 +4,9 @@
  * - `append <queuesDir> <tenant> <flow> <count> <concurrency>`: appends, printing `id offset` per ack;
  * - `storm <queuesDir> <tenant> <flow> <concurrency>`: appends until killed, printing each acked id;
  * - `consume-hang <queuesDir> <tenant> <flow>`: consumes (checkpoint per ack), prints `got <id>`;
- *   a message whose payload has `hang: true` never finishes.
+ *   a message whose payload has `hang: true` never finishes;
+ * - `consume-print <queuesDir> <tenant> <flow> <leaseMs>`: consumes with that lock lease, prints
+ *   `got <id>` per delivery and `lost` when another process takes the lock over.
  */
 import { LockFile, QueueStore } from '../../src/queue/index.js';
 
@@ -60,6 +62,20 @@ async function main(): Promise<void> {
         if ((msg.payload as { hang?: boolean }).hang) return new Promise(() => undefined);
         return { kind: 'ack' };
       },
+    });
+    setInterval(() => undefined, 1 << 30);
+    return;
+  }
+  if (mode === 'consume-print') {
+    await store.startConsumer(tenant, flow, {
+      pollIntervalMs: 20,
+      checkpointEvery: 1,
+      lockLeaseMs: Number(args[3]),
+      handler: async (msg) => {
+        out(`got ${msg.id}`);
+        return { kind: 'ack' };
+      },
+      onLockLost: () => out('lost'),
     });
     setInterval(() => undefined, 1 << 30);
     return;
