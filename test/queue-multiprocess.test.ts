@@ -188,9 +188,13 @@ describe('queue across processes', () => {
       await a.waitFor((l) => l.includes('lost'));
       for (let n = 20; n < 40; n++) ids.push((await b.append('acme', 'paused', { correlationId: `after-${n}`, payload: { n } })).id);
       const deadline = Date.now() + 10_000;
-      while (got.length < ids.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      const fresh = () => got.filter((id) => ids.includes(id));
+      while (fresh().length < ids.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       await new Promise((r) => setTimeout(r, 300)); // room for a wrong second delivery to show
-      assert.deepEqual([...got].sort((x, y) => x - y), ids, 'B delivers every new message exactly once');
+      assert.deepEqual([...fresh()].sort((x, y) => x - y), ids, 'B delivers every new message exactly once');
+      // The one message A had run but not yet checkpointed when it was stopped may come again (at least once).
+      const older = got.filter((id) => !ids.includes(id));
+      assert.ok(older.length <= 1, `B redelivered at most A's unfinished message, got ${older.join(', ')}`);
       const byA = a.lines().filter((x) => x.startsWith('got ')).map((x) => Number(x.slice(4)));
       assert.deepEqual(byA.filter((id) => ids.includes(id)), [], 'A, once resumed, delivers nothing more');
       await b.close();
