@@ -116,12 +116,28 @@ export class Scheduler {
 
   async #tick(f: ScheduledFlow): Promise<void> {
     const { executor, log } = this.#opts;
+    // A holder resumed from a pause past the lease may find another process leading now: it looks
+    // (on the calling thread, nothing runs in between) before every tick, and stands down.
+    if (this.#lock === undefined || !this.#lock.stillHeldSync()) {
+      this.#standDown();
+      return;
+    }
     try {
       const flow = executor.resolve(f.tenant, f.flow);
       await executor.run(flow, null, { door: 'cron', correlationId: randomUUID(), headers: {} });
     } catch (err) {
       log.warn({ err }, `scheduled run of ${f.tenant}/${f.flow} failed`);
     }
+  }
+
+  /** The lock is another process's now: no more ticks here until this process wins it again (the poll keeps trying). */
+  #standDown(): void {
+    if (this.#lock === undefined) return;
+    this.#opts.log.warn('scheduler lock lost; schedules paused until it is taken again');
+    this.#stopJobs();
+    const lock = this.#lock;
+    this.#lock = undefined;
+    void lock.release().catch(() => undefined);
   }
 
   #stopJobs(): void {
