@@ -22,18 +22,12 @@ export interface CertDeps {
 
 const DAY_MS = 86_400_000;
 
-/** What a PEM file holds, read without keeping anything but the certificate. */
-export interface ParsedCertificate {
-  readonly subject: string;
-  readonly issuer: string;
-  readonly serial: string;
-  readonly validFrom: string;
-  readonly validTo: string;
-  /** Colon-separated upper-case hex, as `openssl x509 -fingerprint -sha256` prints it. */
-  readonly sha256: string;
-  /** The certificate alone, re-encoded. */
-  readonly pem: string;
-}
+/**
+ * What a PEM file holds, read without keeping anything but the certificate: the registry entry's
+ * certificate fields (`sha256` as `openssl x509 -fingerprint -sha256` prints it; `pem` the
+ * certificate alone, re-encoded).
+ */
+export type ParsedCertificate = Pick<CertificateRow, 'subject' | 'issuer' | 'serial' | 'validFrom' | 'validTo' | 'sha256' | 'pem'>;
 
 const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----/g;
 

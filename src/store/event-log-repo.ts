@@ -102,13 +102,7 @@ export class EventLogRepo {
   query(q: EventQuery = {}): StoredEvent[] {
     const where: string[] = [`event NOT IN (${TRACE_KINDS_SQL})`];
     const args: unknown[] = [];
-    for (const key of ['tenant', 'flow', 'event', 'correlation_id', 'http_status'] as const) {
-      const v = q[key];
-      if (v !== undefined) {
-        where.push(`${key} = ?`);
-        args.push(v);
-      }
-    }
+    exactMatches(q, ['tenant', 'flow', 'event', 'correlation_id', 'http_status'], where, args);
     if (q.beforeId !== undefined) {
       where.push('id < ?');
       args.push(q.beforeId);
@@ -132,13 +126,7 @@ export class EventLogRepo {
   queryTrace(q: TraceQuery, readable: boolean): StoredEvent[] {
     const where: string[] = [`event IN (${TRACE_KINDS_SQL})`, '?'];
     const args: unknown[] = [readable ? 1 : 0];
-    for (const key of ['tenant', 'flow', 'correlation_id'] as const) {
-      const v = q[key];
-      if (v !== undefined) {
-        where.push(`${key} = ?`);
-        args.push(v);
-      }
-    }
+    exactMatches(q, ['tenant', 'flow', 'correlation_id'], where, args);
     if (q.since !== undefined) {
       where.push('ts >= ?');
       args.push(q.since);
@@ -228,5 +216,16 @@ export class EventLogRepo {
 
   close(): void {
     this.#db.close();
+  }
+}
+
+/** Adds `column = ?` for each of `keys` that the query sets (column names are these constants, never input). */
+function exactMatches<Q extends object>(q: Q, keys: readonly (keyof Q & string)[], where: string[], args: unknown[]): void {
+  for (const key of keys) {
+    const v = q[key];
+    if (v !== undefined) {
+      where.push(`${key} = ?`);
+      args.push(v);
+    }
   }
 }
