@@ -128,10 +128,13 @@ describe('svc simulate', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
+    let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));
-    // Signal only once the run is under way (its handler is installed): a row of a run not seen before.
-    await waitFor('traffic from the run', () => logRows(sb, { event: 'received' }).some((r) => !seenRuns.has(String(r.correlation_id).replace(/-\d+$/, ''))));
+    // Signal only once the run is under way (its handler installed, as its start line says) and has sent something.
+    const runId = await waitFor('the run\'s start line', () => /run (sim-[0-9a-f]+) started/.exec(stderr)?.[1]);
+    await waitFor('traffic from the run', () => logRows(sb, { event: 'received' }).some((r) => String(r.correlation_id).startsWith(`${runId}-`)));
     child.kill('SIGINT');
     assert.equal(await exited, 0);
     const s = summaryOf(stdout);

@@ -97,6 +97,9 @@ export async function simulate(opts: SimulateOptions): Promise<void> {
   });
   const onSigint = () => load.stop('interrupted');
   process.once('SIGINT', onSigint);
+  // A diagnostic line on stderr (stdout stays the summary alone under --json): the run is under
+  // way, and from here Ctrl-C ends it with the summary.
+  process.stderr.write(`run ${runId} started (Ctrl-C ends it with the summary)\n`);
 
   // The live view: a redrawn table on a terminal, a plain line a second otherwise; none with --json
   // (stdout holds the summary alone), except plain lines on stderr when a person is watching it.
