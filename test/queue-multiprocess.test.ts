@@ -5,7 +5,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
-import { LockFile, QueueStore, type QueueMessage } from '../src/queue/index.js';
+import { LockFile, QueueStore, readLockOwner, type QueueMessage, type SegmentRecord } from '../src/queue/index.js';
+import { WRITE_LOCK_OPTIONS } from '../src/queue/lock-file.js';
+import { scanFile } from '../src/queue/file-io.js';
+import { queuePaths } from '../src/queue/queue-paths.js';
 
 const CHILD = resolve(dirname(fileURLToPath(import.meta.url)), 'helpers/queue-child.js');
 const root = mkdtempSync(join(tmpdir(), 'svc-queue-mp-'));
@@ -140,7 +143,7 @@ describe('queue across processes', () => {
     const storm = child(['storm', queuesDir, 'acme', 'storm', '32']);
     await storm.waitFor((l) => l.length >= 2000);
     await kill9(storm);
-    const acked = storm.lines().filter((l) => /^\d+$/.test(l)).map(Number);
+    const acked = storm.lines().filter((l) => /^\d+ \d+$/.test(l)).map((l) => Number(l.split(' ')[0]));
     assert.ok(acked.length >= 2000);
     const store = new QueueStore({ queuesDir });
     // A new append after the crash must land after whatever the storm left, torn or not.
@@ -201,6 +204,61 @@ describe('queue across processes', () => {
     } finally {
       if (a.proc.signalCode === null && a.proc.exitCode === null) a.proc.kill('SIGCONT');
       await kill9(a);
+    }
+  });
+
+  it('a writer paused (SIGSTOP) holding the append lock holds up the appends of another process for at most the lease, and once resumed (SIGCONT) loses and duplicates nothing', async () => {
+    const queuesDir = join(root, 'paused-append');
+    const paths = queuePaths(queuesDir, 'acme', 'held');
+    const a = child(['storm', queuesDir, 'acme', 'held', '32']);
+    const b = new QueueStore({ queuesDir });
+    try {
+      await a.waitFor((l) => l.length >= 500);
+      // Stop A at a moment it holds the append lock (a busy writer holds it most of the time).
+      let caught = false;
+      for (let tries = 0; tries < 200 && !caught; tries++) {
+        a.proc.kill('SIGSTOP');
+        caught = (await readLockOwner(paths.appendLock))?.pid === a.proc.pid;
+        if (!caught) {
+          a.proc.kill('SIGCONT');
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      }
+      assert.ok(caught, 'A was stopped while holding the append lock');
+      const started = Date.now();
+      const first = await b.append('acme', 'held', { correlationId: 'b-0', payload: { b: 0 } });
+      const waitedMs = Date.now() - started;
+      // Before the bound a stalled holder blocked others for 10 s (the old lease and wait limit).
+      assert.ok(waitedMs < WRITE_LOCK_OPTIONS.leaseMs + 3000, `B's append waited ${waitedMs} ms for a stopped holder`);
+      const bAcked: [number, number][] = [[first.id, first.offset]];
+      for (let n = 1; n < 50; n++) {
+        const r = await b.append('acme', 'held', { correlationId: `b-${n}`, payload: { b: n } });
+        bAcked.push([r.id, r.offset]);
+      }
+      const before = a.lines().length;
+      a.proc.kill('SIGCONT');
+      // A writes on (its next batch must notice the lock is no longer its own), then dies.
+      await a.waitFor((l) => l.length >= before + 500);
+      await kill9(a);
+      const aAcked = a.lines().filter((l) => /^\d+ \d+$/.test(l)).map((l) => l.split(' ').map(Number) as [number, number]);
+      const acked = [...aAcked, ...bAcked];
+      assert.equal(new Set(acked.map(([id]) => id)).size, acked.length, 'no id handed out twice');
+      // Every acknowledged record is in the file, whole, at the offset its writer was told.
+      const atOffset = new Map<number, number>();
+      await scanFile<SegmentRecord>(paths.segment, 0, (f) => atOffset.set(f.offset, f.value.id));
+      const misplaced = acked.filter(([id, off]) => atOffset.get(off) !== id);
+      assert.deepEqual(misplaced, [], `${misplaced.length} acknowledged records not at their offsets`);
+      const seen = await drainAll(b, 'acme', 'held', acked.length);
+      const ids = seen.map((m) => m.id);
+      assert.equal(new Set(ids).size, ids.length, 'no message delivered twice');
+      const delivered = new Set(ids);
+      assert.deepEqual(acked.filter(([id]) => !delivered.has(id)), [], 'every acknowledged message delivered');
+    } finally {
+      if (a.proc.signalCode === null && a.proc.exitCode === null) {
+        a.proc.kill('SIGCONT');
+        await kill9(a);
+      }
+      await b.close();
     }
   });
 });

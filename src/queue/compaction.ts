@@ -8,7 +8,7 @@ import { ConsumerLog, readConsumerState, retrySummary } from './consumer-log.js'
 import { readDeadLetters } from './dead-letters.js';
 import { drainIfEmpty } from './drain.js';
 import { isErrno, scanFile } from './file-io.js';
-import { LockFile } from './lock-file.js';
+import { LockFile, WRITE_LOCK_OPTIONS } from './lock-file.js';
 import { queuePaths, type QueuePaths } from './queue-paths.js';
 import type { QueueStats } from './types.js';
 
@@ -71,13 +71,15 @@ export async function compactIdleQueue(paths: QueuePaths): Promise<QueueCompacti
 /** Deletes the segment, consumer log and dead-letter file if no append or dead letter slipped in. */
 async function deleteIfStillEmpty(paths: QueuePaths): Promise<boolean> {
   // Same lock order as a replay (dead-letter lock, then append lock), so the two cannot deadlock.
-  const dlq = await LockFile.acquire(paths.deadLetterLock, { leaseMs: 10_000 });
+  const dlq = await LockFile.acquire(paths.deadLetterLock, WRITE_LOCK_OPTIONS);
   try {
-    const append = await LockFile.acquire(paths.appendLock, { leaseMs: 10_000 });
+    const append = await LockFile.acquire(paths.appendLock, WRITE_LOCK_OPTIONS);
     try {
       const seg = await scanFile(paths.segment, 0, () => undefined);
       if (seg.size > 0 || (await readDeadLetters(paths)).pending.length > 0) return false;
       for (const f of [paths.segment, paths.consumerLog, paths.deadLetters]) {
+        dlq.assertHeldSync();
+        append.assertHeldSync();
         await unlink(f).catch((err: unknown) => {
           if (!isErrno(err, 'ENOENT')) throw err;
         });

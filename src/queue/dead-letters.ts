@@ -9,7 +9,7 @@ import { access, mkdir, open } from 'node:fs/promises';
 import { SvcError } from '../common/errors.js';
 import { encodeFrame } from './frame.js';
 import { atomicWrite, scanFile, writeAll } from './file-io.js';
-import { LockFile } from './lock-file.js';
+import { LockFile, WRITE_LOCK_OPTIONS } from './lock-file.js';
 import type { QueuePaths } from './queue-paths.js';
 import type { AppendResult } from './types.js';
 
@@ -28,7 +28,6 @@ export type DeadLetterRecord =
   | ({ readonly t: 'dead' } & DeadLetter)
   | { readonly t: 'handled'; readonly id: number; readonly how: 'replay' | 'discard'; readonly at: string };
 
-const LOCK_OPTS = { leaseMs: 10_000 };
 
 /** Folds the file: pending entries in the order they died, and the count of handled ones. */
 export async function readDeadLetters(paths: QueuePaths): Promise<{ pending: DeadLetter[]; handled: number }> {
@@ -45,10 +44,11 @@ export async function readDeadLetters(paths: QueuePaths): Promise<{ pending: Dea
   return { pending: [...byId.values()], handled };
 }
 
-async function appendRecords(paths: QueuePaths, records: DeadLetterRecord[]): Promise<void> {
+async function appendRecords(paths: QueuePaths, lock: LockFile, records: DeadLetterRecord[]): Promise<void> {
   await mkdir(paths.dir, { recursive: true });
   const fh = await open(paths.deadLetters, 'a');
   try {
+    lock.assertHeldSync();
     await writeAll(fh, Buffer.concat(records.map((r) => encodeFrame(r))));
     await fh.datasync();
   } finally {
@@ -58,9 +58,9 @@ async function appendRecords(paths: QueuePaths, records: DeadLetterRecord[]): Pr
 
 /** Adds a dead letter; resolves once it is fdatasync'ed. */
 export async function addDeadLetter(paths: QueuePaths, entry: DeadLetter): Promise<void> {
-  const lock = await LockFile.acquire(paths.deadLetterLock, LOCK_OPTS);
+  const lock = await LockFile.acquire(paths.deadLetterLock, WRITE_LOCK_OPTIONS);
   try {
-    await appendRecords(paths, [{ t: 'dead', ...entry }]);
+    await appendRecords(paths, lock, [{ t: 'dead', ...entry }]);
   } finally {
     await lock.release();
   }
@@ -85,11 +85,11 @@ async function requireFile(paths: QueuePaths, id: number): Promise<void> {
 /** Marks a pending entry handled without replaying it; hidden from listings at once. */
 export async function discardDeadLetter(paths: QueuePaths, id: number): Promise<DeadLetter> {
   await requireFile(paths, id);
-  const lock = await LockFile.acquire(paths.deadLetterLock, LOCK_OPTS);
+  const lock = await LockFile.acquire(paths.deadLetterLock, WRITE_LOCK_OPTIONS);
   try {
     const entry = (await readDeadLetters(paths)).pending.find((e) => e.id === id);
     if (!entry) throw notFound(paths, id);
-    await appendRecords(paths, [{ t: 'handled', id, how: 'discard', at: new Date().toISOString() }]);
+    await appendRecords(paths, lock, [{ t: 'handled', id, how: 'discard', at: new Date().toISOString() }]);
     return entry;
   } finally {
     await lock.release();
@@ -113,12 +113,12 @@ export async function replayDeadLetter(
   correlationId: string = randomUUID(),
 ): Promise<ReplayResult> {
   await requireFile(paths, id);
-  const lock = await LockFile.acquire(paths.deadLetterLock, LOCK_OPTS);
+  const lock = await LockFile.acquire(paths.deadLetterLock, WRITE_LOCK_OPTIONS);
   try {
     const entry = (await readDeadLetters(paths)).pending.find((e) => e.id === id);
     if (!entry) throw notFound(paths, id);
     const appended = await append({ correlationId, payload: entry.payload });
-    await appendRecords(paths, [{ t: 'handled', id, how: 'replay', at: new Date().toISOString() }]);
+    await appendRecords(paths, lock, [{ t: 'handled', id, how: 'replay', at: new Date().toISOString() }]);
     return { entry, message: { ...appended, correlationId } };
   } finally {
     await lock.release();
@@ -127,11 +127,11 @@ export async function replayDeadLetter(
 
 /** Rewrites the file with the pending entries only (handled bodies are physically removed). */
 export async function pruneDeadLetters(paths: QueuePaths): Promise<{ kept: number; removed: number }> {
-  const lock = await LockFile.acquire(paths.deadLetterLock, LOCK_OPTS);
+  const lock = await LockFile.acquire(paths.deadLetterLock, WRITE_LOCK_OPTIONS);
   try {
     const { pending, handled } = await readDeadLetters(paths);
     if (handled === 0) return { kept: pending.length, removed: 0 };
-    await atomicWrite(paths.deadLetters, Buffer.concat(pending.map((e) => encodeFrame({ t: 'dead', ...e }))));
+    await atomicWrite(paths.deadLetters, Buffer.concat(pending.map((e) => encodeFrame({ t: 'dead', ...e }))), () => lock.assertHeldSync());
     return { kept: pending.length, removed: handled };
   } finally {
     await lock.release();

@@ -3,7 +3,7 @@ import { open } from 'node:fs/promises';
 import { isErrno } from './file-io.js';
 import { EMPTY_CHECKPOINT, type ConsumerLog, type ConsumerState } from './consumer-log.js';
 import { pruneDeadLetters } from './dead-letters.js';
-import { LockFile } from './lock-file.js';
+import { LockFile, WRITE_LOCK_OPTIONS } from './lock-file.js';
 import type { QueuePaths } from './queue-paths.js';
 
 /**
@@ -16,7 +16,7 @@ import type { QueuePaths } from './queue-paths.js';
  */
 export async function drainIfEmpty(paths: QueuePaths, log: ConsumerLog, state: ConsumerState): Promise<boolean> {
   if (state.retries.size > 0) return false;
-  const lock = await LockFile.acquire(paths.appendLock, { leaseMs: 10_000 });
+  const lock = await LockFile.acquire(paths.appendLock, WRITE_LOCK_OPTIONS);
   let drained = false;
   try {
     let fh;
@@ -30,6 +30,9 @@ export async function drainIfEmpty(paths: QueuePaths, log: ConsumerLog, state: C
         const size = (await fh.stat()).size;
         if (size === state.ck.off) {
           if (size > 0) {
+            // Fenced: had this process paused past the lease, an append acknowledged since by
+            // another would be cut away.
+            lock.assertHeldSync();
             await fh.truncate(0);
             await fh.datasync();
           }

@@ -135,8 +135,11 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-/** Replaces `path` atomically with `data`: temp file, fdatasync, rename, directory fsync. */
-export async function atomicWrite(path: string, data: Buffer | string): Promise<void> {
+/**
+ * Replaces `path` atomically with `data`: temp file, fdatasync, rename, directory fsync.
+ * `beforeRename` runs on the same turn as the rename and may throw to cancel it (a lock fence).
+ */
+export async function atomicWrite(path: string, data: Buffer | string, beforeRename?: () => void): Promise<void> {
   const tmp = `${path}.tmp-${process.pid}`;
   const fh = await open(tmp, 'w');
   try {
@@ -148,6 +151,12 @@ export async function atomicWrite(path: string, data: Buffer | string): Promise<
     throw err;
   }
   await fh.close();
+  try {
+    beforeRename?.();
+  } catch (err) {
+    await unlink(tmp).catch(() => undefined);
+    throw err;
+  }
   await rename(tmp, path);
   await fsyncDir(dirname(path));
 }

@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { atomicWrite, isErrno } from './file-io.js';
-import { LockFile } from './lock-file.js';
+import { LockFile, WRITE_LOCK_OPTIONS } from './lock-file.js';
 
 /** Reads the next unreserved id (1 when the counter was never written). */
 export async function readCounter(counterPath: string): Promise<number> {
@@ -68,10 +68,12 @@ export class IdAllocator {
   }
 
   async #reserve(size: number): Promise<void> {
-    const lock = await LockFile.acquire(this.lockPath, { leaseMs: 10_000 });
+    const lock = await LockFile.acquire(this.lockPath, WRITE_LOCK_OPTIONS);
     try {
       const next = await readCounter(this.counterPath);
-      await atomicWrite(this.counterPath, `${JSON.stringify({ next: next + size })}\n`);
+      // Fenced: a holder paused past the lease must not write back a counter another has
+      // advanced since, or both would hand out the same ids.
+      await atomicWrite(this.counterPath, `${JSON.stringify({ next: next + size })}\n`, () => lock.assertHeldSync());
       this.#spare = { next, limit: next + size };
     } finally {
       await lock.release();

@@ -36,6 +36,23 @@ export interface AcquireOptions extends LockFileOptions {
   timeoutMs?: number;
 }
 
+/**
+ * Options for the locks held around one write (a queue's append, id counter and dead-letter
+ * locks). The lease bounds how long a holder that stopped (SIGSTOP, a frozen VM) holds up the
+ * others' acknowledged writes: 3 s, then the next writer breaks it. Every holder checks the lock
+ * is still its own just before it writes (`assertHeldSync`), so one resumed after losing it
+ * writes nothing under it. Every user of one lock must judge it by the same lease.
+ */
+export const WRITE_LOCK_OPTIONS: Readonly<Required<LockFileOptions>> = Object.freeze({ leaseMs: 3000, heartbeatMs: 500 });
+
+/** The lock was taken over (its holder paused past the lease); nothing was written under it. */
+export class LockLostError extends StorageUnavailableError {
+  constructor(path: string) {
+    super(`lock ${path} was taken over while this process held it (paused past its lease); nothing was written, try again`);
+    this.name = 'LockLostError';
+  }
+}
+
 /** A break guard (`<lock>.break` directory) older than this belongs to a crashed breaker. */
 const BREAK_GUARD_STALE_MS = 5000;
 
@@ -149,6 +166,11 @@ export class LockFile {
     } catch {
       return false;
     }
+  }
+
+  /** Throws LockLostError unless `stillHeldSync()`: the fence just before a write under the lock. */
+  assertHeldSync(): void {
+    if (!this.stillHeldSync()) throw new LockLostError(this.path);
   }
 
   /** True while the file at `path` is still the one this process created. */

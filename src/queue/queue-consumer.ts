@@ -11,7 +11,7 @@ import { isErrno, readAt, readAtSync, scanHandle, sizeSync, SCAN_CHUNK_BYTES, SY
 import { ConsumerLog, retrySummary, type Checkpoint, type ConsumerLogRecord, type ConsumerState, type RetryEntry } from './consumer-log.js';
 import { addDeadLetter } from './dead-letters.js';
 import { drainIfEmpty } from './drain.js';
-import { LockFile } from './lock-file.js';
+import { LockFile, WRITE_LOCK_OPTIONS } from './lock-file.js';
 import type { QueuePaths } from './queue-paths.js';
 import type { CommittedBatch } from './segment-appender.js';
 import { DEFAULT_RETRY_POLICY, retryDelayMs, type QueueStats, type RetryPolicy, type SegmentRecord } from './types.js';
@@ -204,10 +204,10 @@ export class QueueConsumer {
   /**
    * Wakes the loop for a batch this process just appended, and takes its records as read when
    * they are exactly the next bytes of the file being read: the same records, decoded from the
-   * same JSON text, without reading them back.
+   * same JSON text, without reading them back. Without a batch it only wakes the loop.
    */
-  offer(batch: CommittedBatch): void {
-    if (this.#state === 'running' && !this.#onFile && batch.ino === this.#segIno && batch.start === this.#readPos && this.#buffered.length < MAX_BUFFERED) {
+  offer(batch: CommittedBatch | undefined): void {
+    if (batch !== undefined && this.#state === 'running' && !this.#onFile && batch.ino === this.#segIno && batch.start === this.#readPos && this.#buffered.length < MAX_BUFFERED) {
       const frames = batch.frames();
       if (this.#buffered.length === 0) this.#buffered = frames;
       else for (const f of frames) this.#buffered.push(f);
@@ -438,13 +438,14 @@ export class QueueConsumer {
   async #repairTailAt(fh: FileHandle): Promise<void> {
     // Not waited for: a held lock means a write may be in progress, and its commit wakes this
     // consumer; waiting would only stall appends, which hand the lock back to a waiter.
-    const lock = await LockFile.tryAcquire(this.paths.appendLock, { leaseMs: 10_000 });
+    const lock = await LockFile.tryAcquire(this.paths.appendLock, WRITE_LOCK_OPTIONS);
     if (!lock) return;
     try {
       const scan = await scanHandle(fh, this.#readPos, () => undefined);
       if (scan.stop !== 'end') {
         const w = await open(this.paths.segment, 'r+');
         try {
+          lock.assertHeldSync();
           await w.truncate(scan.validEnd);
           await w.datasync();
         } finally {

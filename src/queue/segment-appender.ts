@@ -10,10 +10,11 @@
 import { constants } from 'node:fs';
 import { mkdir, open, stat, type FileHandle } from 'node:fs/promises';
 import { isoMillis } from '../common/clock.js';
+import { StorageUnavailableError } from '../common/errors.js';
 import { encodeFrameText, type Frame } from './frame.js';
 import { isErrno, scanHandle, writeAll } from './file-io.js';
 import { IdAllocator } from './id-allocator.js';
-import { LockFile } from './lock-file.js';
+import { LockFile, WRITE_LOCK_OPTIONS } from './lock-file.js';
 import type { QueuePaths } from './queue-paths.js';
 import type { AppendInput, AppendResult, SegmentRecord } from './types.js';
 
@@ -36,8 +37,11 @@ export interface CommittedBatch {
 export interface SegmentAppenderOptions {
   /** Ids reserved per counter write. @default 1024 */
   idBlockSize?: number;
-  /** Called after each synced batch (the in-process consumer uses it to wake at once). */
-  onAppended?: (batch: CommittedBatch) => void;
+  /**
+   * Called after each synced batch (the in-process consumer uses it to wake at once); without a
+   * batch when the records' place had to be found by reading the file back (see `#locate`).
+   */
+  onAppended?: (batch: CommittedBatch | undefined) => void;
   /**
    * How long the append lock is kept after a batch in case another append follows (a sequential
    * appender then pays no lock cost). Milliseconds. @default 2
@@ -78,7 +82,7 @@ export async function repairSegmentTail(fh: FileHandle): Promise<number> {
 export class SegmentAppender {
   readonly paths: QueuePaths;
   readonly #ids: IdAllocator;
-  readonly #onAppended: ((batch: CommittedBatch) => void) | undefined;
+  readonly #onAppended: ((batch: CommittedBatch | undefined) => void) | undefined;
   #pending: Pending[] = [];
   #running = false;
   #scheduled = false;
@@ -182,8 +186,12 @@ export class SegmentAppender {
         this.#lockSince = Date.now();
       }
     }
-    if (this.#lock && this.#fh) return this.#fh;
-    const lock = await LockFile.acquire(this.paths.appendLock, { leaseMs: 10_000 });
+    if (this.#lock && this.#fh) {
+      if (this.#lock.stillHeldSync()) return this.#fh;
+      // Taken over while this process was paused past the lease: the end it knows is stale.
+      await this.#releaseLock();
+    }
+    const lock = await LockFile.acquire(this.paths.appendLock, WRITE_LOCK_OPTIONS);
     this.#lock = lock;
     this.#lockSince = Date.now();
     try {
@@ -196,7 +204,7 @@ export class SegmentAppender {
     }
   }
 
-  async #commit(batch: Pending[]): Promise<{ results: (AppendResult | Error)[]; committed: CommittedBatch }> {
+  async #commit(batch: Pending[]): Promise<{ results: (AppendResult | Error)[]; committed: CommittedBatch | undefined }> {
     const ids = await this.#ids.take(batch.length);
     // Each record's JSON text is kept beside its frame: the in-process consumer decodes from it.
     const encoded: ({ text: string; frame: Buffer } | Error)[] = batch.map((p, i) => {
@@ -233,6 +241,11 @@ export class SegmentAppender {
       await reopen?.close().catch(() => undefined);
       throw err;
     }
+    if (!this.#lock?.stillHeldSync()) {
+      // Taken over during the write (paused past the lease): the records are durable, but another
+      // writer may have appended first, so `base` is not known to be where they landed.
+      return { results: await this.#locate(base, ids, encoded), committed: undefined };
+    }
     let offset = base;
     const results = encoded.map((e, i) => {
       if (e instanceof Error) return e;
@@ -254,6 +267,26 @@ export class SegmentAppender {
       },
     };
     return { results, committed };
+  }
+
+  /**
+   * Finds where a batch written without the lock landed: under the lock again, reads the segment
+   * from `base` (its end when the batch began, a record boundary) for the batch's ids. A record
+   * not found was cut as a torn tail by the writer that took over, and is refused, not acknowledged.
+   */
+  async #locate(base: number, ids: number[], encoded: ({ text: string; frame: Buffer } | Error)[]): Promise<(AppendResult | Error)[]> {
+    await this.#releaseLock();
+    const fh = await this.#takeLock();
+    const wanted = new Set(ids);
+    const found = new Map<number, number>();
+    await scanHandle<SegmentRecord>(fh, base, (f) => {
+      if (wanted.has(f.value.id)) found.set(f.value.id, f.offset);
+    });
+    return encoded.map((e, i) => {
+      if (e instanceof Error) return e;
+      const offset = found.get(ids[i]!);
+      return offset === undefined ? new StorageUnavailableError(`queue ${this.paths.tenant}/${this.paths.flow}: a record written while the append lock was taken over is missing; not acknowledged`) : { id: ids[i]!, offset };
+    });
   }
 
   /**

@@ -2,7 +2,8 @@
  * A child process for the queue's multi-process tests (run as `node queue-child.js <mode> ...`):
  * - `hold-lock <path>`: takes the lock, prints `locked`, waits to be killed;
  * - `append <queuesDir> <tenant> <flow> <count> <concurrency>`: appends, printing `id offset` per ack;
- * - `storm <queuesDir> <tenant> <flow> <concurrency>`: appends until killed, printing each acked id;
+ * - `storm <queuesDir> <tenant> <flow> <concurrency>`: appends until killed, printing each acked id
+ *   and its offset (`id offset`);
  * - `consume-hang <queuesDir> <tenant> <flow>`: consumes (checkpoint per ack), prints `got <id>`;
  *   a message whose payload has `hang: true` never finishes;
  * - `consume-print <queuesDir> <tenant> <flow> <leaseMs>`: consumes with that lock lease, prints
@@ -46,7 +47,7 @@ async function main(): Promise<void> {
     const worker = async () => {
       for (;;) {
         const r = await store.append(tenant, flow, { correlationId: `s-${n}`, payload: { n: n++, pad: 'x'.repeat(100) } });
-        out(String(r.id));
+        out(`${r.id} ${r.offset}`);
       }
     };
     await Promise.all(Array.from({ length: concurrency }, worker));
