@@ -51,7 +51,8 @@ describe('the gate on key-protected routes', () => {
       db.pragma('foreign_keys = OFF');
       db.prepare("DELETE FROM tenants WHERE id = 'gone'").run();
     });
-    server = await startServer(sandbox);
+    // A short folding window: these tests repeat one refusal (same key, flow and reason) many times.
+    server = await startServer(sandbox, [], { SVC_TEST_REFUSAL_WINDOW_MS: '1000' });
   });
   after(async () => {
     await server?.stop();

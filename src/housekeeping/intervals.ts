@@ -17,6 +17,8 @@ export interface HousekeepingIntervals {
   schedulerLeaseMs: number;
   /** Certificate sweep; undefined: the `cert_check_interval_hours` setting decides. */
   certSweepMs?: number;
+  /** The window in which repeats of one gate refusal fold into one summary record: 10 s. */
+  refusalWindowMs: number;
 }
 
 const HOUR = 3_600_000;
@@ -29,6 +31,7 @@ export const TEST_INTERVAL_ENV: Readonly<Record<keyof HousekeepingIntervals, str
   schedulerPollMs: 'SVC_TEST_SCHEDULER_POLL_MS',
   schedulerLeaseMs: 'SVC_TEST_SCHEDULER_LEASE_MS',
   certSweepMs: 'SVC_TEST_CERT_SWEEP_INTERVAL_MS',
+  refusalWindowMs: 'SVC_TEST_REFUSAL_WINDOW_MS',
 });
 
 export const DEFAULT_INTERVALS: Readonly<HousekeepingIntervals> = Object.freeze({
@@ -37,6 +40,7 @@ export const DEFAULT_INTERVALS: Readonly<HousekeepingIntervals> = Object.freeze(
   correlationReconcileMs: 60_000,
   schedulerPollMs: 5_000,
   schedulerLeaseMs: 30_000,
+  refusalWindowMs: 10_000,
 });
 
 /** The spec's intervals, with any SVC_TEST_* override applied (an unusable value is ignored). */

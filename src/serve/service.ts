@@ -8,7 +8,7 @@ import { ExitError } from '../common/errors.js';
 import { createLogger, type Logger } from '../common/logger.js';
 import { statePaths, type StatePaths } from '../common/paths.js';
 import { Gate } from '../gate/gate.js';
-import { refusalRecords } from '../gate/refusal-records.js';
+import { startRefusalRecords } from './refusals.js';
 import { registryGateLookups } from '../gate/registry-lookups.js';
 import { Closers } from './closers.js';
 import { startGrpcDoorIfAsked, startHttpDoor } from './doors.js';
@@ -64,7 +64,7 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
     ? undefined
     : new Gate(
         registryGateLookups(stores.cache, (tenant, flow) => stores.flows.latest(tenant, flow)?.ir.requiredScope),
-        refusalRecords(stores.events, stores.audit),
+        startRefusalRecords(stores, log, closers),
       );
   const run = buildExecutor(stores, closers);
   const queues = buildQueues(paths, stores, run, log, closers);
