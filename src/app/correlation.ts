@@ -5,6 +5,7 @@
  * recorded state. Keys are fingerprints; a key is refused while any row exists for it.
  */
 import { SvcError } from '../common/errors.js';
+import { JSON_MAX_DEPTH, valueNestsDeeperThan } from '../common/json-depth.js';
 import type { FlowResult } from '../engine/index.js';
 import { compileExpr } from '../expr/cel.js';
 import type { CorrelationIR, FlowIR } from '../ir/types.js';
@@ -111,6 +112,7 @@ function refusal(row: CorrelationRow): SvcError {
   return new SvcError('SVC_ERR_UNPROCESSABLE', `correlation refused: the key was used by a correlation that is now ${row.status}; a key is not reused while its row exists`);
 }
 
+/** The recorded state; it becomes a queued message's body, so it nests no deeper than one may. */
 function evaluateState(state: Record<string, string>, ctx: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, expr] of Object.entries(state)) {
@@ -120,5 +122,6 @@ function evaluateState(state: Record<string, string>, ctx: Record<string, unknow
       throw new SvcError('SVC_ERR_UNPROCESSABLE', `correlation refused: correlation_state.${name} could not be evaluated: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
+  if (valueNestsDeeperThan(out)) throw new SvcError('SVC_ERR_UNPROCESSABLE', `correlation refused: correlation_state nests deeper than ${JSON_MAX_DEPTH} levels`);
   return out;
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { StorageUnavailableError } from '../common/errors.js';
+import { StorageUnavailableError, SvcError } from '../common/errors.js';
 import type { FlowResult } from '../engine/index.js';
 import type { FlowIR } from '../ir/types.js';
 import { openDb } from '../store/db.js';
@@ -60,6 +60,23 @@ test('the reconcile pass enqueues the compensating flow with the recorded state 
   assert.equal((await c.reconcile(enqueue, () => undefined)).length, 1);
   assert.equal((await c.reconcile(enqueue, () => undefined)).length, 0);
   assert.deepEqual(sent, [{ tenant: 't', flow: 'comp', m: { correlationId: 'c1', payload: { amount: 7 } } }]);
+});
+
+test('a correlation_state nesting deeper than a queued message may is refused (422) before the row is opened; the key stays free', async () => {
+  const { repo } = setup({ t: Date.now() });
+  const c = new Correlations(repo, { stateKey: undefined });
+  let deep: unknown = 1;
+  for (let i = 0; i < 127; i++) deep = [deep];
+  const decl = { kind: 'open' as const, key: 'ctx.input.id', deadlineSecs: 5, onTimeout: 'comp', state: { kept: 'ctx.input.deep' } };
+  // The state is an object around the value: one level more than the value itself.
+  await assert.rejects(c.around(ir, decl, { id: 'k', deep: [deep] }, meta, ok), (err: unknown) => {
+    assert.ok(err instanceof SvcError);
+    assert.equal(err.status, 422);
+    assert.equal(err.message, 'correlation refused: correlation_state nests deeper than 128 levels');
+    return true;
+  });
+  const opened = await c.around(ir, decl, { id: 'k', deep }, meta, ok);
+  assert.equal(opened.status, 200, 'the same key opens with a state at the limit');
 });
 
 test('a state store failure is StorageUnavailableError (503)', async () => {

@@ -2,6 +2,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SvcError } from '../common/errors.js';
+import { JSON_MAX_DEPTH, jsonNestsDeeperThan } from '../common/json-depth.js';
 import { formatDiagnostic } from '../flow/diagnostics.js';
 import { compileFile } from './publish.js';
 import type { SimFlow } from './simulate-plan.js';
@@ -41,6 +42,8 @@ function readSample(path: string): string {
   } catch (err) {
     throw new SvcError('SVC_ERR_INVALID_INPUT', `cannot read the sample input ${path}: ${(err as Error).message}`);
   }
+  // The server refuses a deeper body, and JSON.stringify below would run out of stack on a much deeper one.
+  if (jsonNestsDeeperThan(Buffer.from(text))) throw new SvcError('SVC_ERR_INVALID_INPUT', `the sample input ${path} nests deeper than ${JSON_MAX_DEPTH} levels, which the server refuses`);
   try {
     return JSON.stringify(JSON.parse(text));
   } catch (err) {

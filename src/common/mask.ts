@@ -1,4 +1,6 @@
 /** Masking of secrets in logged payloads: a global list of 25 field names plus a flow's extra names. */
+import { isNestingContainer, JSON_MAX_DEPTH, NestingTooDeepError } from './json-depth.js';
+import { XmlValue } from './xml-value.js';
 
 /** Value written in place of a masked field. */
 export const MASK = '***';
@@ -65,33 +67,79 @@ export class MaskSet {
 
 export const GLOBAL_MASK = new MaskSet();
 
-/**
- * A copy of `value` in which every object field named in `mask` (at any depth, inside arrays too)
- * holds `"***"`. Non-plain objects (XmlValue, Buffer, Date ...) are returned as they are; cycles
- * are cut. The input is never modified.
- */
-export function maskPayload(value: unknown, mask: MaskSet = GLOBAL_MASK): unknown {
-  return maskInner(value, mask, new WeakSet());
+/** Options of maskPayload. */
+export interface MaskOptions {
+  /** What an XML value becomes in the copy. @default the XML value itself */
+  readonly xml?: (value: XmlValue) => unknown;
 }
 
-function maskInner(value: unknown, mask: MaskSet, seen: WeakSet<object>): unknown {
+/** One array or plain object being copied: the source, its copy, and the next field to visit. */
+interface MaskFrame {
+  readonly source: Record<string, unknown> | unknown[];
+  readonly copy: Record<string, unknown> | unknown[];
+  /** The object's own keys; undefined for an array. */
+  readonly keys: string[] | undefined;
+  readonly length: number;
+  next: number;
+}
+
+function maskFrame(source: object, copy: Record<string, unknown> | unknown[]): MaskFrame {
+  if (Array.isArray(source)) return { source, copy, keys: undefined, length: source.length, next: 0 };
+  const keys = Object.keys(source);
+  return { source: source as Record<string, unknown>, copy, keys, length: keys.length, next: 0 };
+}
+
+/**
+ * A copy of `value` in which every object field named in `mask` (at any depth, inside arrays too)
+ * holds `"***"`. Other objects than arrays and plain ones (Buffer, Date ...) are kept as they are,
+ * an XmlValue too unless `opts.xml` replaces it; a cycle is cut (`"[circular]"`). The input is
+ * never modified. The walk keeps its path on an explicit stack, not the call stack, and refuses a
+ * value nesting deeper than JSON_MAX_DEPTH: its copy could not be written as JSON anyway.
+ * @throws NestingTooDeepError for a value nesting deeper than JSON_MAX_DEPTH
+ */
+export function maskPayload(value: unknown, mask: MaskSet = GLOBAL_MASK, opts: MaskOptions = {}): unknown {
+  const replaceXml = opts.xml;
   if (value === null || typeof value !== 'object') return value;
-  if (seen.has(value)) return '[circular]';
-  if (Array.isArray(value)) {
-    seen.add(value);
-    const out = value.map((v) => maskInner(v, mask, seen));
-    seen.delete(value);
-    return out;
+  if (replaceXml !== undefined && value instanceof XmlValue) return replaceXml(value);
+  if (!isNestingContainer(value)) return value;
+  const root: Record<string, unknown> | unknown[] = Array.isArray(value) ? new Array<unknown>(value.length) : {};
+  // The frames of the containers from the root down to the one being copied: the path.
+  const path: MaskFrame[] = [maskFrame(value, root)];
+  while (path.length > 0) {
+    const frame = path[path.length - 1]!;
+    if (frame.next === frame.length) {
+      path.pop();
+      continue;
+    }
+    const i = frame.next++;
+    let key: string | number = i;
+    if (frame.keys !== undefined) {
+      key = frame.keys[i]!;
+      if (mask.has(key)) {
+        (frame.copy as Record<string, unknown>)[key] = MASK;
+        continue;
+      }
+    }
+    const item = (frame.source as Record<string | number, unknown>)[key];
+    const out = frame.copy as Record<string | number, unknown>;
+    if (item === null || typeof item !== 'object') out[key] = item;
+    else if (replaceXml !== undefined && item instanceof XmlValue) out[key] = replaceXml(item);
+    else if (!isNestingContainer(item)) out[key] = item;
+    else if (onPath(path, item)) out[key] = '[circular]';
+    else if (path.length === JSON_MAX_DEPTH) throw new NestingTooDeepError('the payload');
+    else {
+      const copy: Record<string, unknown> | unknown[] = Array.isArray(item) ? new Array<unknown>(item.length) : {};
+      out[key] = copy;
+      path.push(maskFrame(item, copy));
+    }
   }
-  const proto = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype && proto !== null) return value;
-  seen.add(value);
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) {
-    out[k] = mask.has(k) ? MASK : maskInner(v, mask, seen);
-  }
-  seen.delete(value);
-  return out;
+  return root;
+}
+
+/** True when `item` is one of the containers on the path (a cycle); the path is at most JSON_MAX_DEPTH long. */
+function onPath(path: readonly MaskFrame[], item: object): boolean {
+  for (let i = 0; i < path.length; i++) if (path[i]!.source === item) return true;
+  return false;
 }
 
 /** A copy of a header map without the credential headers (names compared case-insensitively). */

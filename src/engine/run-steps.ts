@@ -1,5 +1,6 @@
 /** Runs a sequence of compiled steps, each as flow-format.md "What a step does, in order" says. */
 import { EgressError, FlowDefectError, FlowTimeoutError, SvcError, ValidationRejectedError } from '../common/errors.js';
+import { JSON_MAX_DEPTH, valueNestsDeeperThan } from '../common/json-depth.js';
 import { isXmlValue } from '../common/xml-value.js';
 import type { EffectName } from '../ir/types.js';
 import type { CompiledStep } from './prepare.js';
@@ -71,38 +72,57 @@ function runSyncStep(run: FlowRun, cs: CompiledStep, input: unknown): unknown {
   return output;
 }
 
+/**
+ * Every value a step makes (its ntd message, its output, a set_ctx value, a foreach or split list)
+ * nests at most JSON_MAX_DEPTH levels, like every body the service accepts: no answer, log payload
+ * or queue record could hold a deeper one, and the walks over context values (the expression
+ * evaluator, protobufjs, JSON.stringify) recurse. So a deeper value fails the step here, naming it,
+ * before anything walks it, and steps can never build one up level by level. The check is one
+ * iterative walk, skipped for a value passed through unchanged.
+ */
+function bounded<T>(step: string, what: string, value: T): T {
+  if (valueNestsDeeperThan(value)) throw new FlowDefectError(step, `step '${step}': ${what} nests deeper than ${JSON_MAX_DEPTH} levels, the limit for JSON values`);
+  return value;
+}
+
+/** A step's ntd message, checked by `bounded`. */
+function ntdMessage(step: string, ntd: (ctx: FlowContext) => unknown, ctx: FlowContext): unknown {
+  return bounded(step, 'the ntd message', evaluate(step, 'ntd', () => ntd(ctx)));
+}
+
 async function runStep(run: FlowRun, cs: CompiledStep, input: unknown): Promise<unknown> {
   if (enter(run, cs, input) === STOP) return STOP;
   const { step } = cs;
   const ctx = run.ctx;
   let output: unknown;
+  let sent: unknown;
   if (cs.foreach !== undefined) {
-    const list = listOf(cs, 'foreach', cs.foreach(ctx));
+    const list = bounded(step.name, 'the foreach list', listOf(cs, 'foreach', cs.foreach(ctx)));
     const results: unknown[] = [];
     for (let i = 0; i < list.length; i++) {
       ctx.item = list[i];
       ctx.index = i;
       trace(run, `foreach[${i}]`, list[i]);
-      const message = cs.ntd === undefined ? list[i] : evaluate(step.name, 'ntd', () => cs.ntd!(ctx));
+      const message = cs.ntd === undefined ? list[i] : ntdMessage(step.name, cs.ntd, ctx);
       results.push(await act(run, cs, message, ctx));
     }
     delete ctx.item;
     delete ctx.index;
     output = results;
   } else if (cs.split !== undefined) {
-    const list = listOf(cs, 'split', cs.split(ctx));
+    const list = bounded(step.name, 'the split list', listOf(cs, 'split', cs.split(ctx)));
     // Each branch gets its own shallow context so concurrent branches never see another's item.
     const branches = list.map((item, index) => {
       const bctx: FlowContext = { ...ctx, item, index };
-      const message = cs.ntd === undefined ? item : evaluate(step.name, 'ntd', () => cs.ntd!(bctx));
+      const message = cs.ntd === undefined ? item : ntdMessage(step.name, cs.ntd, bctx);
       return { bctx, message, label: `split[${index}]` };
     });
     output = await pool(branches.length, run.exec.splitConcurrency, (i) => act(run, cs, branches[i]!.message, branches[i]!.bctx, branches[i]!.label));
   } else {
-    const message = cs.ntd === undefined ? ctx.input : evaluate(step.name, 'ntd', () => cs.ntd!(ctx));
-    output = await act(run, cs, message, ctx);
+    sent = cs.ntd === undefined ? ctx.input : ntdMessage(step.name, cs.ntd, ctx);
+    output = await act(run, cs, sent, ctx);
   }
-  leave(run, cs, output);
+  leave(run, cs, output, sent);
   return output;
 }
 
@@ -161,15 +181,17 @@ async function effect(run: FlowRun, cs: CompiledStep, name: EffectName, message:
   return result.output;
 }
 
-/** Step 6: response_status, response_header_<name>, set_ctx; then the trace row. */
-function leave(run: FlowRun, cs: CompiledStep, output: unknown): void {
+/** Step 6: the output's nesting, response_status, response_header_<name>, set_ctx; then the trace row. */
+function leave(run: FlowRun, cs: CompiledStep, output: unknown, message?: unknown): void {
   const { step } = cs;
   const ctx = run.ctx;
+  // The input or the message passed through unchanged was checked where it was made.
+  if (output !== ctx.input && output !== message) bounded(step.name, 'its output', output);
   if (cs.responseStatus !== undefined || cs.responseHeaders.length > 0 || cs.setCtx.length > 0) {
     ctx.output = output;
     if (cs.responseStatus !== undefined) run.status = toStatus(step.name, evaluate(step.name, 'response_status', () => cs.responseStatus!.render(ctx)));
     for (const [name, t] of cs.responseHeaders) run.headers[name] = headerValue(step.name, name, toText(evaluate(step.name, `response_header ${name}`, () => t.render(ctx))));
-    for (const [key, t] of cs.setCtx) ctx[key] = evaluate(step.name, `set_ctx.${key}`, () => t.render(ctx));
+    for (const [key, t] of cs.setCtx) ctx[key] = bounded(step.name, `set_ctx.${key}`, evaluate(step.name, `set_ctx.${key}`, () => t.render(ctx)));
   }
   if (run.exec.trace && !cs.plainEgress) trace(run, step.name, output);
 }

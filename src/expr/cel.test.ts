@@ -104,3 +104,19 @@ test('JSON keys named like object internals (constructor, __proto__, toString, h
   assert.deepEqual(compileExpr('ctx.input.nested')({ input }), { constructor: { x: 5 } });
   assert.throws(() => compileExpr('ctx.input.missing.deeper')({ input }), ExprEvalError, 'a real failure still fails');
 });
+
+test('expressions building lists and maps around values nested 10,000 deep convert their result without running out of stack', () => {
+  let list: unknown = 7n;
+  let map: unknown = 1;
+  for (let i = 0; i < 10_000; i++) {
+    list = [list];
+    map = { a: map };
+  }
+  const ctx = { list, map };
+  for (const src of ['[ctx.list]', '{"x": ctx.map}', 'ctx.list.map(x, x)', '[ctx.list, ctx.map]']) {
+    assert.doesNotThrow(() => run(src, ctx), src);
+  }
+  let inner = (run('[ctx.list]', ctx) as unknown[])[0];
+  while (Array.isArray(inner)) inner = inner[0];
+  assert.equal(inner, 7, 'the BigInt at the bottom is made a number');
+});

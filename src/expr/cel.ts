@@ -3,6 +3,9 @@ import { Environment, ParseError, TypeError as CelTypeError } from '@marcbachman
 import { randomUUID } from 'node:crypto';
 import { XmlValue } from '../common/xml-value.js';
 import { formatDate } from './date-format.js';
+import { toPlain } from './to-plain.js';
+
+export { toPlain } from './to-plain.js';
 
 /** A compiled expression: evaluates against a flow context and returns a plain JS/JSON value. */
 export type CompiledExpr = (ctx: Record<string, unknown>) => unknown;
@@ -160,16 +163,15 @@ function firstLine(err: unknown): string {
   return msg.split('\n')[0] ?? msg;
 }
 
-/**
- * Converts a CEL result to a plain JSON-friendly value: BigInt -> number (decimal string when
- * beyond 2^53), Date -> ISO string, bytes -> base64. Returns the same reference when nothing
- * needed converting, so passing `ctx.input` through costs a walk but no copy.
- */
 function isUnsupportedType(err: unknown): boolean {
   return err instanceof Error && err.message.startsWith('Unsupported type');
 }
 
-/** True when a plain object anywhere in `v` has an own key "constructor". */
+/**
+ * True when a plain object anywhere in `v` has an own key "constructor". Recursive but bounded
+ * (256 levels): context values nest at most JSON_MAX_DEPTH levels (bodies and every value a step
+ * makes are checked).
+ */
 function hasConstructorKey(v: unknown, depth = 0): boolean {
   if (typeof v !== 'object' || v === null || depth > 256) return false;
   if (Array.isArray(v)) return v.some((item) => hasConstructorKey(item, depth + 1));
@@ -186,46 +188,4 @@ function mapsForConstructorKeys(v: unknown, depth = 0): unknown {
   if (proto !== Object.prototype && proto !== null) return v;
   const entries = Object.entries(v).map(([k, item]) => [k, mapsForConstructorKeys(item, depth + 1)] as const);
   return Object.hasOwn(v, 'constructor') ? new Map(entries) : Object.fromEntries(entries);
-}
-
-export function toPlain(v: unknown): unknown {
-  switch (typeof v) {
-    case 'string':
-    case 'number':
-    case 'boolean':
-    case 'undefined':
-      return v;
-    case 'bigint':
-      return v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(v) : v.toString();
-    case 'object':
-      break;
-    default:
-      return String(v);
-  }
-  if (v === null || v instanceof XmlValue) return v;
-  if (Array.isArray(v)) {
-    let copy: unknown[] | undefined;
-    for (let i = 0; i < v.length; i++) {
-      const item: unknown = v[i];
-      const c = toPlain(item);
-      if (c !== item && copy === undefined) copy = v.slice(0, i);
-      if (copy !== undefined) copy.push(c);
-    }
-    return copy ?? v;
-  }
-  if (v instanceof Date) return v.toISOString();
-  if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
-  if (v instanceof Map) return toPlain(Object.fromEntries(v));
-  if (v instanceof Set) return toPlain([...v]);
-  const proto = Object.getPrototypeOf(v) as unknown;
-  if (proto !== Object.prototype && proto !== null) return String(v);
-  const obj = v as Record<string, unknown>;
-  let copy: Record<string, unknown> | undefined;
-  for (const k of Object.keys(obj)) {
-    const item = obj[k];
-    const c = toPlain(item);
-    if (c !== item && copy === undefined) copy = { ...obj };
-    if (copy !== undefined) copy[k] = c;
-  }
-  return copy ?? obj;
 }

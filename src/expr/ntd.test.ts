@@ -34,6 +34,18 @@ test('JSON: a body that does not parse is a problem', () => {
   assert.equal(checkNtd({ format: 'json', body: '{"a": {{ ctx.x }} }' }), undefined);
 });
 
+test('JSON: a body may nest as deep as a value may (128 levels), no deeper; far deeper is refused, not a stack overflow', () => {
+  const body = (depth: number) => `${'['.repeat(depth)}{{ ctx.input.id }}${']'.repeat(depth)}`;
+  assert.equal(checkNtd({ format: 'json', body: body(128) }), undefined);
+  let out = compileNtd({ format: 'json', body: body(128) })(ctx);
+  for (let i = 0; i < 128; i++) out = (out as unknown[])[0];
+  assert.equal(out, 'a"1');
+  for (const depth of [129, 10_000]) {
+    assert.match(checkNtd({ format: 'json', body: body(depth) })?.message ?? '', /the JSON body nests deeper than 128 levels/);
+    assert.throws(() => compileNtd({ format: 'json', body: body(depth) }), /nests deeper than 128 levels/);
+  }
+});
+
 test('XML: holes are escaped, XmlValue inserted as markup, the result is an XmlValue', () => {
   const f = compileNtd({ format: 'xml', body: '<?xml version="1.0"?>\n<ns:order id="{{ ctx.input.id }}">{{ ctx.input.xml }}</ns:order>\n' });
   const out = f(ctx);

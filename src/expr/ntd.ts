@@ -1,4 +1,5 @@
 /** `ntd` bodies: JSON, XML or text with `{{ }}` holes, compiled once into a renderer of the step's message. */
+import { JSON_MAX_DEPTH, jsonNestsDeeperThan } from '../common/json-depth.js';
 import { XmlValue, isXmlValue } from '../common/xml-value.js';
 import type { NtdIR } from '../ir/types.js';
 import { compileExpr, type CompiledExpr } from './cel.js';
@@ -51,17 +52,20 @@ export class NtdSyntaxError extends Error {
   }
 }
 
-/** The first problem in an ntd body (bad hole, bad expression, JSON that does not parse) with its offset. */
+/** The first problem in an ntd body (bad hole, bad expression, JSON that does not parse or nests too deep) with its offset. */
 export function checkNtd(ntd: NtdIR): TemplateProblem | undefined {
   const t = checkTemplate(ntd.body);
   if (t) return t;
   if (ntd.format !== 'json') return undefined;
+  const skeleton = jsonSkeleton(scanTemplate(ntd.body)).text;
   try {
-    JSON.parse(jsonSkeleton(scanTemplate(ntd.body)).text);
-    return undefined;
+    JSON.parse(skeleton);
   } catch (err) {
     return { message: `the JSON body does not parse: ${(err as Error).message}`, offset: 0 };
   }
+  // The renderer recurses through the body's structure, and a step's message may not nest deeper anyway.
+  if (jsonNestsDeeperThan(Buffer.from(skeleton))) return { message: `the JSON body nests deeper than ${JSON_MAX_DEPTH} levels`, offset: 0 };
+  return undefined;
 }
 
 function jsonSkeleton(parts: TemplatePart[]): { text: string; exprs: string[] } {

@@ -42,6 +42,7 @@ const cases: Case[] = [
   { what: 'template syntax in a header', text: src([], ['## Step: s1', 'endpoint: http://x', 'headers:', '  x-a: "{{ ctx.a + }}"']), code: FlowErrorCode.TEMPLATE_SYNTAX, line: 10, step: 's1' },
   { what: 'unclosed template hole', text: src([], ['## Step: s1', 'response_header_x_a: "{{ ctx.a"']), code: FlowErrorCode.TEMPLATE_SYNTAX, line: 9, step: 's1' },
   { what: 'ntd JSON that does not parse', text: src([], ['## Step: s1', '```ntd', '{"a": }', '```']), code: FlowErrorCode.NTD_SYNTAX, line: 10, step: 's1' },
+  { what: 'ntd JSON nesting deeper than 128 levels', text: src([], ['## Step: s1', '```ntd', `${'['.repeat(10_000)}{{ ctx.input }}${']'.repeat(10_000)}`, '```']), code: FlowErrorCode.NTD_SYNTAX, line: 10, step: 's1' },
   { what: 'ntd hole syntax on its line', text: src([], ['## Step: s1', '```ntd', '{', '"a": {{ ctx. }}', '}', '```']), code: FlowErrorCode.NTD_SYNTAX, line: 11, step: 's1' },
   { what: 'dedup_key syntax', text: src(['dedup_key: ctx.input.'], STEP), code: FlowErrorCode.EXPR_SYNTAX, line: 6, step: 'front matter' },
   { what: 'foreach syntax', text: src([], ['## Step: s1', 'foreach: "{{ ctx.input.items[ }}"']), code: FlowErrorCode.EXPR_SYNTAX, line: 9, step: 's1' },

@@ -1,8 +1,9 @@
 /** Turns an emitted log event into its stored row: masking, log level, payload cap (pure). */
 import { isoSeconds } from '../common/clock.js';
+import { JSON_MAX_DEPTH, NestingTooDeepError } from '../common/json-depth.js';
 import { jsonString } from '../common/json-text.js';
 import { GLOBAL_MASK, MaskSet, maskPayload } from '../common/mask.js';
-import { isXmlValue } from '../common/xml-value.js';
+import type { XmlValue } from '../common/xml-value.js';
 import type { LogLevel } from '../ir/types.js';
 
 /** The event kinds the spec names. Others may be added; each is listed in docs/events.md. */
@@ -78,7 +79,8 @@ export interface EventRow {
 /**
  * Applies masking and the log level. `event_only` drops the payload; `payload_trimmed` caps its
  * JSON text at `payloadMaxBytes` (stored as a JSON string of the cut text, `payload_truncated` 1);
- * `full` and trace rows keep it whole. An XmlValue anywhere is replaced by `{_unrepresentable: <root>}`.
+ * `full` and trace rows keep it whole. An XmlValue anywhere is replaced by `{_unrepresentable: <root>}`,
+ * and a payload nesting deeper than JSON_MAX_DEPTH by TOO_DEEP_PAYLOAD (the row itself is kept).
  */
 export function toEventRow(e: LogEventInput, payloadMaxBytes: number): EventRow {
   const flat: RowColumns = [];
@@ -104,8 +106,7 @@ export function packEventRow(out: RowColumns, e: LogEventInput, ts: string, payl
   let payload: string | null = null;
   let truncated: 0 | 1 = 0;
   if (e.payload !== undefined && level !== 'event_only') {
-    const masked = maskPayload(replaceXml(e.payload), e.mask ?? GLOBAL_MASK);
-    const text = JSON.stringify(masked) ?? null;
+    const text = JSON.stringify(loggable(e.payload, e.mask ?? GLOBAL_MASK)) ?? null;
     const max = text !== null && level === 'payload_trimmed' ? payloadMaxBytes() : Infinity;
     if (text !== null && Buffer.byteLength(text) > max) {
       payload = JSON.stringify(cutUtf8(text, max));
@@ -179,18 +180,22 @@ export function packRow(r: EventRow): RowColumns {
   return [r.ts, r.correlation_id, r.tenant, r.flow, r.step, r.event, r.payload, r.payload_truncated, r.http_status, r.outcome, r.reason];
 }
 
-function replaceXml(value: unknown): unknown {
-  if (isXmlValue(value)) return { _unrepresentable: value.root };
-  if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.some(isXmlValue) || value.some((v) => typeof v === 'object') ? value.map(replaceXml) : value;
-  const proto = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype && proto !== null) return value;
-  let out: Record<string, unknown> | undefined;
-  for (const [k, v] of Object.entries(value)) {
-    const r = typeof v === 'object' && v !== null ? replaceXml(v) : v;
-    if (r !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = r;
+/** An XML value is logged as this marker naming its root element, never as XML. */
+function unrepresentableXml(value: XmlValue): unknown {
+  return { _unrepresentable: value.root };
+}
+
+/** What is logged for a payload nesting deeper than the limit: the row is kept, its payload is not. */
+export const TOO_DEEP_PAYLOAD: Readonly<Record<string, string>> = Object.freeze({ _unrepresentable: `nests deeper than ${JSON_MAX_DEPTH} levels` });
+
+/** The payload as it may be logged: masked, XML replaced by its marker, too deep replaced by TOO_DEEP_PAYLOAD (one walk). */
+function loggable(payload: unknown, mask: MaskSet): unknown {
+  try {
+    return maskPayload(payload, mask, { xml: unrepresentableXml });
+  } catch (err) {
+    if (err instanceof NestingTooDeepError) return TOO_DEEP_PAYLOAD;
+    throw err;
   }
-  return out ?? value;
 }
 
 /** The longest prefix of `text` within `maxBytes` UTF-8 bytes that does not split a character. */

@@ -4,10 +4,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { JSON_MAX_DEPTH } from '../common/json-depth.js';
 import { MaskSet } from '../common/mask.js';
 import { XmlValue } from '../common/xml-value.js';
 import { EventLog, EventLogRepo, toEventRow } from './event-log.js';
-import { rowToJsonLine, type EventRow } from './event-log-row.js';
+import { rowToJsonLine, type EventRow, type LogEventInput } from './event-log-row.js';
 import { openDb } from './db.js';
 import { logMigrations } from './migrations/log.js';
 
@@ -47,6 +48,40 @@ test('boundary events never carry a step; XML payloads become an _unrepresentabl
   assert.equal(toEventRow({ event: 'step_traced', step: 'x' }, 10).step, 'x');
   const xml = toEventRow({ event: 'step_traced', payload: new XmlValue('<order><pin>1</pin></order>', 'order') }, 10);
   assert.deepEqual(JSON.parse(xml.payload!), { _unrepresentable: 'order' });
+});
+
+/** `depth` objects nested under "a" around `leaf`. */
+function nested(depth: number, leaf: unknown): unknown {
+  let v = leaf;
+  for (let i = 0; i < depth; i++) v = { a: v };
+  return v;
+}
+
+const DEEP_MARKER = `{"_unrepresentable":"nests deeper than ${JSON_MAX_DEPTH} levels"}`;
+
+const deepRows: { what: string; input: LogEventInput; payload: string | null }[] = [
+  { what: 'a completed row, payload 10,000 deep', input: { event: 'completed', payload: nested(10_000, 1), logLevel: 'full' }, payload: DEEP_MARKER },
+  { what: 'a trace row, a list 20,000 deep', input: { event: 'step_traced', step: 's', payload: JSON.parse('['.repeat(20_000) + ']'.repeat(20_000)) as unknown }, payload: DEEP_MARKER },
+  { what: 'a trimmed row, one level past the limit', input: { event: 'received', payload: nested(JSON_MAX_DEPTH + 1, 1), logLevel: 'payload_trimmed' }, payload: DEEP_MARKER },
+  { what: 'at the limit, masked as ever', input: { event: 'completed', payload: nested(JSON_MAX_DEPTH - 1, { pin: 1 }), logLevel: 'full' }, payload: JSON.stringify(nested(JSON_MAX_DEPTH - 1, { pin: '***' })) },
+  { what: 'event_only never looks at the payload', input: { event: 'completed', payload: nested(10_000, 1), logLevel: 'event_only' }, payload: null },
+];
+
+test('a payload nesting deeper than the limit keeps its row, with an _unrepresentable marker for payload', () => {
+  for (const c of deepRows) assert.equal(toEventRow(c.input, 4096).payload, c.payload, c.what);
+});
+
+test('every deep row emitted is written, none dropped', async () => {
+  const d = dirs();
+  const errors: Error[] = [];
+  const log = new EventLog({ logDb: d.logDb, logsDir: d.logsDir, prefix: 'svc', inline: true, flushIntervalMs: 60_000, onError: (err) => errors.push(err) });
+  for (const c of deepRows) log.emit({ ...c.input, tenant: 't', flow: 'f', ts: '2026-02-01T00:00:00Z' });
+  await log.close();
+  assert.deepEqual(errors, []);
+  const repo = EventLogRepo.open(d.logDb);
+  assert.equal(repo.query({}).length + repo.queryTrace({}, true).length, deepRows.length);
+  repo.close();
+  d.cleanup();
 });
 
 test('credential headers in a traced egress payload are masked', () => {

@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { buildHeaders } from '../../engine/headers.js';
 import type protobuf from 'protobufjs';
 import { SvcError } from '../../common/errors.js';
+import { JSON_MAX_DEPTH, valueNestsDeeperThan } from '../../common/json-depth.js';
 import type { Logger } from '../../common/logger.js';
 import type { GateRequest } from '../../gate/gate.js';
 import { MethodCatalog, type DescriptorSource, type ResolvedMethod } from './method-catalog.js';
@@ -252,12 +253,7 @@ class GrpcDoorServer {
       this.refresh();
       throw unimplemented(path);
     }
-    let input: unknown;
-    try {
-      input = method.requestType.toObject(method.requestType.decode(request), REQUEST_JSON);
-    } catch (cause) {
-      throw new SvcError('SVC_ERR_INVALID_INPUT', `request is not a valid ${method.requestType.fullName.slice(1)}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
-    }
+    const input = decodeRequest(method, request);
     const result = await deps.invoke(route.tenant, route.flow, input, invokeMeta(metadata));
     if (result.status < 200 || result.status >= 300) throw new FlowStatusError(result.status, describeOutput(result.output));
     return { method, output: result.output };
@@ -310,6 +306,23 @@ function unimplemented(path: string): { code: GrpcStatus; details: string } {
 
 function isGrpcError(err: unknown): err is { code: GrpcStatus; details: string } {
   return typeof err === 'object' && err !== null && !(err instanceof Error) && typeof (err as { code?: unknown }).code === 'number';
+}
+
+/**
+ * The request as the flow sees it. protobufjs bounds its own recursion (100 nested messages), but
+ * repeated and map fields nest the JSON further: a request nesting deeper than JSON_MAX_DEPTH is
+ * refused like a JSON body that does.
+ */
+function decodeRequest(method: ResolvedMethod, request: Buffer): unknown {
+  const type = method.requestType;
+  let input: unknown;
+  try {
+    input = type.toObject(type.decode(request), REQUEST_JSON);
+  } catch (cause) {
+    throw new SvcError('SVC_ERR_INVALID_INPUT', `request is not a valid ${type.fullName.slice(1)}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+  if (valueNestsDeeperThan(input)) throw new SvcError('SVC_ERR_INVALID_INPUT', `request nests deeper than ${JSON_MAX_DEPTH} levels`);
+  return input;
 }
 
 function encode(method: ResolvedMethod, output: unknown): Buffer {

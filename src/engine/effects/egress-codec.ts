@@ -1,5 +1,6 @@
 /** Encoding of outbound messages and decoding of backend responses for http_egress. */
 import type { Dispatcher } from 'undici';
+import { JSON_MAX_DEPTH, jsonNestsDeeperThan } from '../../common/json-depth.js';
 import { parseXmlValue } from '../../common/xml.js';
 import { XmlValue } from '../../common/xml-value.js';
 
@@ -85,12 +86,17 @@ export class DecodeProblem extends Error {
   override readonly name = 'DecodeProblem';
 }
 
-/** Decodes a non-SOAP response by its content type: JSON, XML (XmlValue), else text; empty is null. */
+/**
+ * Decodes a non-SOAP response by its content type: JSON (nesting at most JSON_MAX_DEPTH levels), XML
+ * (XmlValue), else text; empty is null.
+ */
 export function decodeResponse(bytes: Buffer, contentType: string | undefined, maxBytes: number): unknown {
   if (bytes.length === 0) return null;
   const text = bytes.toString('utf8');
   switch (kindOf(contentType)) {
     case 'json':
+      // The same limit as a request body: the flow could not answer, log or queue a deeper value.
+      if (jsonNestsDeeperThan(bytes)) throw new DecodeProblem(`backend declared JSON but the body nests deeper than ${JSON_MAX_DEPTH} levels`);
       try {
         return JSON.parse(text) as unknown;
       } catch {
