@@ -67,6 +67,13 @@ export function uiRoutes(deps: UiDeps) {
       const session = resumeSession(deps.accounts, token, deps.timeouts);
       if (session !== undefined) req.uiSession = session;
     });
+    // Pages read each query and form field as one string, but a repeated one (?flow=a&flow=b)
+    // arrives as an array, and one reached the event-log query as two bind values (a 500, found by
+    // the HTTP fuzzer). The first value counts, before the CSRF check and the pages read them.
+    app.addHook('preValidation', async (req) => {
+      req.query = firstValues(req.query);
+      if (req.body !== null && typeof req.body === 'object') req.body = firstValues(req.body);
+    });
 
     app.setErrorHandler((err, req, reply) => {
       const status = err instanceof SvcError ? err.status : (err as { statusCode?: number }).statusCode ?? 500;
@@ -122,6 +129,16 @@ export function uiRoutes(deps: UiDeps) {
       registerPages(pages, deps, context);
     });
   };
+}
+
+/** Query or form fields with each repeated field reduced to its first value (a null-prototype object, as Fastify's own). */
+function firstValues(fields: unknown): Record<string, string> {
+  const out = Object.create(null) as Record<string, string>;
+  for (const [name, value] of Object.entries(fields ?? {})) {
+    const first: unknown = Array.isArray(value) ? value[0] : value;
+    if (typeof first === 'string') out[name] = first;
+  }
+  return out;
 }
 
 async function requireSession(req: FastifyRequest, reply: FastifyReply): Promise<void> {
