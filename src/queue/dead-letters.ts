@@ -49,7 +49,15 @@ async function appendRecords(paths: QueuePaths, records: DeadLetterRecord[]): Pr
   await mkdir(paths.dir, { recursive: true });
   const fh = await open(paths.deadLetters, 'a');
   try {
-    await writeAll(fh, Buffer.concat(records.map((r) => encodeFrame(r))));
+    const { size } = await fh.stat();
+    try {
+      await writeAll(fh, Buffer.concat(records.map((r) => encodeFrame(r))));
+    } catch (err) {
+      // A write cut short (a full disk) leaves part of a record, and a reader stops there: every
+      // dead letter appended after it would be unreadable. Cut it off (we hold the lock).
+      await fh.truncate(size).catch(() => undefined);
+      throw err;
+    }
     await fh.datasync();
   } finally {
     await fh.close();
