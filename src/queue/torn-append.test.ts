@@ -4,10 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { fillBut, mountTmpfs, unmountTmpfs } from '../../test/helpers/tmpfs.js';
+import { waitFor } from '../../test/helpers/wait.js';
 import { ConsumerLog, type ConsumerLogRecord } from './consumer-log.js';
 import { addDeadLetter, readDeadLetters } from './dead-letters.js';
 import { scanFile } from './file-io.js';
 import { queuePaths } from './queue-paths.js';
+import { QueueStore } from './queue-store.js';
 
 /**
  * A write that runs into a full disk is cut short: part of a record reaches the file. Whatever is
@@ -51,6 +53,52 @@ describe('an append cut short by a full disk leaves nothing torn behind', () => 
       { t: 'ck', ck: { off: 10, first: 1, n: 1 } },
       { t: 'ck', ck: { off: 20, first: 1, n: 2 } },
     ]);
+  });
+
+  it('the segment: a record the consumer read before a failed batch was cut back is never taken back, so no acknowledged message is lost', async (t) => {
+    if (skipUnlessMounted(t)) return;
+    const store = new QueueStore({ queuesDir: join(dir, 'queues') });
+    const delivered = new Map<string, number>();
+    const answers = new Map<string, 'ok' | 'refused'>();
+    try {
+      await store.append('acme', 'seg', { correlationId: 'warm', payload: 0 });
+      // Polling every millisecond, the consumer reads the segment while failed writes are in it.
+      await store.startConsumer('acme', 'seg', {
+        pollIntervalMs: 1,
+        handler: async (m) => {
+          delivered.set(m.correlationId, (delivered.get(m.correlationId) ?? 0) + 1);
+          return { kind: 'ack' };
+        },
+      });
+      fillBut(ballast, dir, 256 * 1024);
+      const pad = 'p'.repeat(3000);
+      let refused = 0;
+      const appender = async (a: number): Promise<void> => {
+        for (let i = 0; refused < 1000; i++) {
+          const cid = `${a}-${i}`;
+          try {
+            await store.append('acme', 'seg', { correlationId: cid, payload: { pad } });
+            answers.set(cid, 'ok');
+          } catch {
+            answers.set(cid, 'refused');
+            refused++;
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: 16 }, (_, a) => appender(a)));
+      rmSync(ballast);
+      for (let i = 0; i < 50; i++) {
+        await store.append('acme', 'seg', { correlationId: `after-${i}`, payload: { pad } });
+        answers.set(`after-${i}`, 'ok');
+      }
+      const acked = [...answers].filter(([, a]) => a === 'ok').map(([cid]) => cid);
+      await waitFor('every acknowledged message delivered', () => acked.every((cid) => delivered.has(cid)), 10_000).catch(() => undefined);
+      assert.deepEqual(acked.filter((cid) => !delivered.has(cid)), [], 'acknowledged but never delivered');
+      assert.deepEqual([...answers].filter(([cid, a]) => a === 'refused' && delivered.has(cid)), [], 'refused but delivered');
+      assert.equal((await scanFile(store.paths('acme', 'seg').segment)).stop, 'end');
+    } finally {
+      await store.close();
+    }
   });
 
   it('the dead-letter file: a dead letter written after the failed one is listed', async (t) => {
