@@ -4,6 +4,7 @@
  * of the segment's first record, so a checkpoint left over from before a drain is recognised and
  * dropped (ids are never reissued), even if new records have since refilled the segment.
  */
+import { ftruncateSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { encodeFrame } from './frame.js';
 import { atomicWrite, readAt, scanHandle, writeAllSync, isErrno } from './file-io.js';
@@ -76,6 +77,8 @@ export class ConsumerLog {
   readonly path: string;
   #fh: FileHandle;
   #bytes: number;
+  /** A failed append may have left part of a record past `#bytes`. */
+  #torn = false;
 
   private constructor(path: string, fh: FileHandle, bytes: number) {
     this.path = path;
@@ -116,9 +119,28 @@ export class ConsumerLog {
   async append(records: ConsumerLogRecord[], sync: boolean): Promise<void> {
     if (records.length === 0) return;
     const buf = Buffer.concat(records.map((r) => encodeFrame(r)));
-    writeAllSync(this.#fh, buf);
+    if (this.#torn) this.#cutTornTail();
+    try {
+      writeAllSync(this.#fh, buf);
+    } catch (err) {
+      // A write cut short (a full disk) leaves part of a record. The next open would stop reading
+      // there and lose every record appended after it (the checkpoint would fall back and the
+      // queue be delivered again), so the part is cut off before anything else is appended.
+      this.#torn = true;
+      try {
+        this.#cutTornTail();
+      } catch {
+        // Retried before the next append.
+      }
+      throw err;
+    }
     this.#bytes += buf.length;
     if (sync) await this.#fh.datasync();
+  }
+
+  #cutTornTail(): void {
+    ftruncateSync(this.#fh.fd, this.#bytes);
+    this.#torn = false;
   }
 
   async sync(): Promise<void> {

@@ -48,8 +48,16 @@ async function appendRecords(paths: QueuePaths, lock: LockFile, records: DeadLet
   await mkdir(paths.dir, { recursive: true });
   const fh = await open(paths.deadLetters, 'a');
   try {
+    const { size } = await fh.stat();
     lock.assertHeldSync();
-    await writeAll(fh, Buffer.concat(records.map((r) => encodeFrame(r))));
+    try {
+      await writeAll(fh, Buffer.concat(records.map((r) => encodeFrame(r))));
+    } catch (err) {
+      // A write cut short (a full disk) leaves part of a record, and a reader stops there: every
+      // dead letter appended after it would be unreadable. Cut it off (fenced: while the lock is ours).
+      if (lock.stillHeldSync()) await fh.truncate(size).catch(() => undefined);
+      throw err;
+    }
     await fh.datasync();
   } finally {
     await fh.close();

@@ -479,13 +479,18 @@ export class QueueConsumer {
     const outcome = await this.#runHandler(msg);
     if (outcome === 'abandoned') return;
     const ck = this.#cs.ck;
+    let passed = false;
     try {
       await this.#settle(msg, outcome, () => {
+        passed = true;
         this.#cs.ck = { off: frame.end, first: frame.offset === 0 ? r.id : ck.first, n: ck.n + 1 };
       });
     } catch (err) {
-      // Not settled durably: deliver it again (at least once).
-      this.#buffered.unshift(frame);
+      // Not passed (a dead letter that could not be written): deliver it again (at least once).
+      // Once passed, the outcome is held in memory (checkpoint or retry schedule) and its record
+      // waits for the next consumer-log write; delivering the frame again would run it twice
+      // (measured on a full disk: one duplicate per failed write).
+      if (!passed) this.#buffered.unshift(frame);
       throw err;
     }
   }

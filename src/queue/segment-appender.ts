@@ -12,7 +12,7 @@ import { mkdir, open, stat, type FileHandle } from 'node:fs/promises';
 import { isoMillis } from '../common/clock.js';
 import { StorageUnavailableError } from '../common/errors.js';
 import { encodeFrameText, type Frame } from './frame.js';
-import { isErrno, scanHandle, writeAll } from './file-io.js';
+import { isErrno, scanHandle } from './file-io.js';
 import { IdAllocator } from './id-allocator.js';
 import { LockFile, WRITE_LOCK_OPTIONS } from './lock-file.js';
 import type { QueuePaths } from './queue-paths.js';
@@ -226,29 +226,32 @@ export class SegmentAppender {
     // holds it across batches (up to maxHoldMs), so it knows the segment's end without asking.
     const fh = await this.#takeLock();
     const base = this.#end;
-    const written = encoded.filter((e): e is { text: string; frame: Buffer } => !(e instanceof Error));
-    const buf = Buffer.concat(written.map((e) => e.frame));
+    const encodable = encoded.filter((e): e is { text: string; frame: Buffer } => !(e instanceof Error));
+    const buf = Buffer.concat(encodable.map((e) => e.frame));
+    let written = encodable;
+    let failure: unknown;
+    // Bytes the kernel took; O_DSYNC: each write returns only once what it took is durable.
+    let took = 0;
     try {
-      await writeAll(fh, buf); // O_DSYNC: durable when it returns
+      while (took < buf.length) took += (await fh.write(buf, took, buf.length - took, null)).bytesWritten;
       this.#end += buf.length;
     } catch (err) {
-      // Cut whatever part of the batch reached the file while the lock is still ours, so no
-      // other writer appends behind a torn record; the next take re-reads the end.
-      await fh.truncate(base).catch(() => undefined);
-      await this.#releaseLock().catch(() => undefined);
-      const reopen = this.#fh;
-      this.#fh = undefined;
-      await reopen?.close().catch(() => undefined);
-      throw err;
+      // A write cut short (a full disk): the records it took whole are durable and may have been
+      // read by the consumer already, so they stay and are acknowledged; the rest is cut off.
+      failure = err;
+      written = encodable.slice(0, await this.#cutAfterFailedWrite(fh, base, took, encodable.map((e) => e.frame)));
+      if (written.length === 0) throw err;
     }
-    if (!this.#lock?.stillHeldSync()) {
+    if (failure === undefined && !this.#lock?.stillHeldSync()) {
       // Taken over during the write (paused past the lease): the records are durable, but another
       // writer may have appended first, so `base` is not known to be where they landed.
       return { results: await this.#locate(base, ids, encoded), committed: undefined };
     }
     let offset = base;
+    let nth = 0;
     const results = encoded.map((e, i) => {
       if (e instanceof Error) return e;
+      if (nth++ >= written.length) return failure instanceof Error ? failure : new Error(String(failure));
       const r = { id: ids[i]!, offset };
       offset += e.frame.length;
       return r;
@@ -256,7 +259,7 @@ export class SegmentAppender {
     const committed: CommittedBatch = {
       ino: this.#ino,
       start: base,
-      end: this.#end,
+      end: offset,
       frames: () => {
         let at = base;
         return written.map((e) => {
@@ -287,6 +290,35 @@ export class SegmentAppender {
       const offset = found.get(ids[i]!);
       return offset === undefined ? new StorageUnavailableError(`queue ${this.paths.tenant}/${this.paths.flow}: a record written while the append lock was taken over is missing; not acknowledged`) : { id: ids[i]!, offset };
     });
+  }
+
+  /**
+   * After a write failed part way: keeps the records the kernel took whole (`took` bytes from
+   * `base`) and cuts the segment just past them, while the lock is still ours, so no writer appends
+   * behind a torn record. Never cuts below a record that is whole in the file: a consumer that read
+   * it would stand past the cut and read the next batch from the middle of a record. Then lets go
+   * of the lock and the handle (the next take re-reads the end). Returns how many of the records
+   * are acknowledged: whole in the file and within what the kernel reported taken.
+   */
+  async #cutAfterFailedWrite(fh: FileHandle, base: number, took: number, frames: Buffer[]): Promise<number> {
+    const size = await fh.stat().then((st) => st.size, () => base + took);
+    let end = base;
+    let kept = 0;
+    // A record in the file that the kernel did not report taken (its sync failed) is kept too but
+    // not acknowledged: it may still be delivered (at least once).
+    let acked = 0;
+    while (kept < frames.length && end + frames[kept]!.length <= size) {
+      end += frames[kept]!.length;
+      kept++;
+      if (end <= base + took) acked = kept;
+    }
+    // Fenced: had the lock been taken over meanwhile, the cut could remove another writer's records.
+    if (this.#lock?.stillHeldSync()) await fh.truncate(end).catch(() => undefined);
+    await this.#releaseLock().catch(() => undefined);
+    const reopen = this.#fh;
+    this.#fh = undefined;
+    await reopen?.close().catch(() => undefined);
+    return acked;
   }
 
   /**

@@ -1,5 +1,5 @@
 /** Daily JSON Lines files `logs/<prefix>-YYYY-MM-DD.jsonl`, appended through buffered streams. */
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { closeSync, createWriteStream, fstatSync, ftruncateSync, mkdirSync, openSync, readSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { jsonLineAt, ROW_WIDTH, type RowColumns } from './event-log-row.js';
 
@@ -35,6 +35,9 @@ export class DailyJsonlWriter {
     // A stream that failed (a full disk) is destroyed: the next batch opens a fresh one.
     if (this.#day !== day || this.#stream === undefined || this.#stream.destroyed) {
       if (this.#stream?.destroyed === false) this.#stream.end();
+      // Its batch was reported lost; what of it reached the file ends in a line cut short, which
+      // would swallow the next row written after it.
+      if (this.#stream?.destroyed === true && this.#day !== undefined) cutPartialLine(this.fileFor(this.#day));
       mkdirSync(this.#dir, { recursive: true });
       const stream = createWriteStream(this.fileFor(day), { flags: 'a' });
       // A failed write reaches its callback below and the batch reports it; without a listener the
@@ -52,7 +55,38 @@ export class DailyJsonlWriter {
     const stream = this.#stream;
     this.#stream = undefined;
     this.#day = undefined;
-    if (stream === undefined || stream.destroyed) return Promise.resolve();
+    if (stream === undefined || stream.closed) return Promise.resolve();
+    // A stream destroyed by a failed write closes its file a moment later: wait for that too, so
+    // nothing is left open once the writer is closed.
+    if (stream.destroyed) return new Promise((resolve) => stream.once('close', () => resolve()));
     return new Promise((resolve) => stream.end(() => resolve()));
+  }
+}
+
+/** Cuts an unfinished last line (bytes after the last newline) off `path`; a missing file has none. */
+function cutPartialLine(path: string): void {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r+');
+  } catch {
+    return;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const chunk = Buffer.allocUnsafe(64 * 1024);
+    let end = size;
+    while (end > 0) {
+      const start = Math.max(0, end - chunk.length);
+      const n = readSync(fd, chunk, 0, end - start, start);
+      const newline = chunk.subarray(0, n).lastIndexOf(0x0a);
+      if (newline >= 0) {
+        end = start + newline + 1;
+        break;
+      }
+      end = start;
+    }
+    if (end < size) ftruncateSync(fd, end);
+  } finally {
+    closeSync(fd);
   }
 }

@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fillBut, mountTmpfs, unmountTmpfs } from '../../test/helpers/tmpfs.js';
 import { JSON_MAX_DEPTH } from '../common/json-depth.js';
 import { MaskSet } from '../common/mask.js';
 import { XmlValue } from '../common/xml-value.js';
@@ -233,6 +234,36 @@ test('on a full disk a failed batch is counted and reported, never dropped silen
     assert.equal(Math.max(...lost), log.droppedRows, 'the last report counts every lost row');
   } finally {
     execFileSync('umount', [dir], { stdio: 'ignore' });
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('after a full disk the daily file holds whole lines only: the row written next is not swallowed by a cut-short one', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-full-'));
+  if (!mountTmpfs(dir, 1)) {
+    rmSync(dir, { recursive: true, force: true });
+    t.skip('needs root to mount a small tmpfs');
+    return;
+  }
+  try {
+    const logsDir = join(dir, 'logs');
+    const log = new EventLog({ logDb: join(dir, 'log.db'), logsDir, inline: true, flushIntervalMs: 60_000, onError: () => undefined });
+    log.emit({ event: 'received', tenant: 't', flow: 'f', correlation_id: 'before', ts: '2026-03-01T00:00:00Z' });
+    await log.flush();
+    const ballast = join(dir, 'ballast');
+    fillBut(ballast, dir, 8 * 1024);
+    // One batch larger than the room left: its write to the file stops part way.
+    for (let i = 0; i < 20; i++) log.emit({ event: 'received', tenant: 't', flow: 'f', correlation_id: `full-${i}`, payload: { big: 'x'.repeat(4000) }, logLevel: 'full', ts: '2026-03-01T00:00:01Z' });
+    await log.flush();
+    assert.ok(log.droppedRows > 0, 'the batch failed');
+    rmSync(ballast);
+    log.emit({ event: 'received', tenant: 't', flow: 'f', correlation_id: 'after', ts: '2026-03-01T00:00:02Z' });
+    await log.close();
+    const lines = readFileSync(join(logsDir, 'events-2026-03-01.jsonl'), 'utf8').split('\n').filter((l) => l !== '');
+    const ids = lines.map((l) => (JSON.parse(l) as { correlation_id: string }).correlation_id);
+    assert.deepEqual([ids[0], ids.at(-1)], ['before', 'after']);
+  } finally {
+    await unmountTmpfs(dir);
     rmSync(dir, { recursive: true, force: true });
   }
 });
