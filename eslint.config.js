@@ -28,6 +28,7 @@ const FOLDERS = Object.keys(LAYERS);
 /** Only these layers speak a wire protocol. */
 const WIRE_LAYERS = new Set(['doors', 'serve']);
 const SQLITE = { name: 'better-sqlite3', message: 'Only store/ talks to SQLite.' };
+const PROM = { name: 'prom-client', message: 'Only the composition root (serve/metrics.ts) knows prom-client; the layers report through observer interfaces.' };
 
 const layerRules = Object.entries(LAYERS).map(([layer, { allowed, why }]) => ({
   files: [`src/${layer}/**/*.ts`],
@@ -35,7 +36,7 @@ const layerRules = Object.entries(LAYERS).map(([layer, { allowed, why }]) => ({
     'no-restricted-imports': [
       'error',
       {
-        paths: layer === 'store' ? [] : [SQLITE],
+        paths: [...(layer === 'store' ? [] : [SQLITE]), ...(layer === 'serve' ? [] : [PROM])],
         patterns: [
           {
             group: FOLDERS.filter((f) => f !== layer && !allowed.includes(f)).map((f) => `**/${f}/**`),

@@ -68,32 +68,43 @@ async function main(): Promise<void> {
     children.push(bare);
     const server = await spawnListening(process.execPath, [SVC, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db], env);
     children.push(server);
+    // The same service with metrics on (a second process on the same state directory), measured in
+    // the same rounds: the cost of counting on the request path.
+    const metered = await spawnListening(process.execPath, [SVC, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db, '--metrics'], env);
+    children.push(metered);
+    const meteredUrl = `${metered.url}/flows/bench/quote/run`;
     const runUrl = `${server.url}/flows/bench/quote/run`;
     const tracedUrl = `${server.url}/flows/bench/quote-traced/run`;
     await load('warm-up', { url: bare.url, body, headers, durationSec: 1 });
     await load('warm-up', { url: runUrl, body, headers, durationSec: 2 });
     await load('warm-up', { url: tracedUrl, body, headers, durationSec: 1 });
+    await load('warm-up', { url: meteredUrl, body, headers, durationSec: 2 });
     const bareRounds: LoadResult[] = [];
     const runRounds: LoadResult[] = [];
     const tracedRounds: LoadResult[] = [];
+    const meteredRounds: LoadResult[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       bareRounds.push(await load('bare node:http', { url: bare.url, body, headers, durationSec: DURATION / ROUNDS }));
       runRounds.push(await load('svc /run (validate + ntd)', { url: runUrl, body, headers, durationSec: DURATION / ROUNDS }));
+      meteredRounds.push(await load('svc /run, metrics on', { url: meteredUrl, body, headers, durationSec: DURATION / ROUNDS }));
       tracedRounds.push(await load('svc /run, tracing on', { url: tracedUrl, body, headers, durationSec: DURATION / ROUNDS }));
       // A traced round leaves the log writer thread a backlog of full-payload rows; on two cores it
       // would load the next round of the other two (measured: /run 3-4% lower), so let it drain.
       await new Promise((r) => setTimeout(r, SETTLE_MS));
     }
-    rows.push(combine(bareRounds), combine(runRounds), combine(tracedRounds));
+    rows.push(combine(bareRounds), combine(runRounds), combine(tracedRounds), combine(meteredRounds));
     const run = rows[1]!;
     const traced = rows[2]!;
+    const meteredRun = rows[3]!;
     await server.stop();
+    await metered.stop();
 
     printTable(rows);
     const ratio = run.reqPerSec / rows[0]!.reqPerSec;
     process.stdout.write(`ratio /run vs bare: ${ratio.toFixed(2)} (target >= 0.50)\n`);
     process.stdout.write(`ratio /run tracing on vs tracing off: ${(traced.reqPerSec / run.reqPerSec).toFixed(2)} (3 step_traced rows per request, written by the batching log writer)\n`);
-    if (run.non2xx > 0 || run.errors > 0 || traced.non2xx > 0 || traced.errors > 0) process.stdout.write('WARNING: /run answered non-2xx or errored during the run\n');
+    process.stdout.write(`ratio /run metrics on vs metrics off: ${(meteredRun.reqPerSec / run.reqPerSec).toFixed(3)} (target >= 0.97)\n`);
+    if (run.non2xx > 0 || run.errors > 0 || traced.non2xx > 0 || traced.errors > 0 || meteredRun.non2xx > 0 || meteredRun.errors > 0) process.stdout.write('WARNING: /run answered non-2xx or errored during the run\n');
     await benchEnqueue({ svcBin: SVC, env, db, key, bareUrl: bare.url, durationSec: DURATION });
     await bare.stop();
   } finally {

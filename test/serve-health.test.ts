@@ -32,6 +32,12 @@ describe('svc serve', () => {
     assert.equal(res.headers.get('location'), '/ui/login');
   });
 
+  it('serves no /metrics without --metrics, and says so on the boot output', async () => {
+    assert.match(server.output(), /metrics: +off \(--metrics or --metrics-port not given\)/);
+    const res = await fetch(`${server.url}/metrics`);
+    assert.equal(res.status, 404);
+  });
+
   it('stops cleanly on SIGTERM', async () => {
     assert.equal(await server.stop(), 0);
   });

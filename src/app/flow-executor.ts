@@ -10,6 +10,7 @@ import { BUSY_RETRY_AFTER_SECS, maskOf, runFlow, type ExecutionLimiter, type Flo
 import type { FlowIR } from '../ir/types.js';
 import type { EventEmitter } from '../store/event-sink.js';
 import type { RunGuard } from './dedup-guard.js';
+import { NULL_EXECUTION_OBSERVER, type ExecutionObserver, type ExecutionOutcome } from './execution-observer.js';
 import type { RunMeta } from './run-meta.js';
 
 export interface FlowExecutorDeps {
@@ -28,6 +29,8 @@ export interface FlowExecutorDeps {
   readonly engine: RunDeps;
   /** Deduplication and correlation (dedup-guard.ts); consulted only for flows declaring those keys. */
   readonly guard?: RunGuard | undefined;
+  /** Told of every execution's outcome and duration (metrics). @default none */
+  readonly observer?: ExecutionObserver | undefined;
 }
 
 /** The label of a delivery's first `step_traced` row, by door (docs/tracing.md). */
@@ -35,9 +38,11 @@ const ENTRY_LABELS: Readonly<Record<RunMeta['door'], string>> = Object.freeze({ 
 
 export class FlowExecutor {
   readonly #deps: FlowExecutorDeps;
+  readonly #observer: ExecutionObserver;
 
   constructor(deps: FlowExecutorDeps) {
     this.#deps = deps;
+    this.#observer = deps.observer ?? NULL_EXECUTION_OBSERVER;
   }
 
   /** The latest artifact of (tenant, name), or a 404 error naming it. */
@@ -74,7 +79,9 @@ export class FlowExecutor {
 
   /** A synchronous door: bounded, with `received` and `completed` rows. */
   async #answer(flow: LoadedFlow, input: unknown, meta: RunMeta): Promise<FlowResult> {
+    const started = performance.now();
     if (!this.#deps.limiter.tryAcquire()) {
+      this.#observer.executed(flow.ir.tenant, flow.ir.flow, meta.door, 'busy', (performance.now() - started) / 1000);
       throw new SvcError('SVC_ERR_BUSY', 'server busy: too many flow executions in flight', {
         headers: { 'retry-after': String(BUSY_RETRY_AFTER_SECS) },
       });
@@ -88,10 +95,12 @@ export class FlowExecutor {
     try {
       const result = await this.#guarded(flow, input, meta, this.#traced(flow));
       events.emit({ event: 'completed', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, payload: result.output, http_status: result.status });
+      this.#observer.executed(ir.tenant, ir.flow, meta.door, outcomeOf(result), (performance.now() - started) / 1000);
       return result;
     } catch (err) {
       // The operator-facing detail (which step, which variable), never the wire message alone.
       events.emit({ event: 'completed', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, http_status: statusOf(err), reason: detailOf(err) });
+      this.#observer.executed(ir.tenant, ir.flow, meta.door, 'failed', (performance.now() - started) / 1000);
       throw err;
     } finally {
       this.#deps.limiter.release();
@@ -101,7 +110,15 @@ export class FlowExecutor {
   /** A queue delivery: `queue_processed` or `queue_filtered` once it is done (a failure is the worker's `queue_failed`). */
   async #deliver(flow: LoadedFlow, input: unknown, meta: RunMeta): Promise<FlowResult> {
     const { ir } = flow;
-    const result = await this.#guarded(flow, input, meta, this.#traced(flow));
+    const started = performance.now();
+    let result: FlowResult;
+    try {
+      result = await this.#guarded(flow, input, meta, this.#traced(flow));
+    } catch (err) {
+      this.#observer.executed(ir.tenant, ir.flow, 'queue', 'failed', (performance.now() - started) / 1000);
+      throw err;
+    }
+    this.#observer.executed(ir.tenant, ir.flow, 'queue', outcomeOf(result), (performance.now() - started) / 1000);
     const mask = maskOf(ir);
     if (result.filtered) {
       this.#deps.events.emit({ event: 'queue_filtered', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, outcome: 'filtered' });
@@ -142,6 +159,10 @@ export class FlowExecutor {
       throw new StorageUnavailableError(`registry unreadable: ${err instanceof Error ? err.message : String(err)}`, err);
     }
   }
+}
+
+function outcomeOf(result: FlowResult): ExecutionOutcome {
+  return result.filtered ? 'filtered' : result.faultHandled ? 'fault_handled' : 'succeeded';
 }
 
 function statusOf(err: unknown): number {

@@ -12,6 +12,8 @@ export function registerServe(program: Command): void {
     .addOption(new Option('--grpc-port <n>', 'open the gRPC door on this plaintext HTTP/2 port (0: any free port)').argParser(intArg('--grpc-port')))
     .addOption(new Option('--secret <key>', 'require X-Svc-Signature (hex HMAC-SHA256 of the body) on /run and /enqueue'))
     .addOption(new Option('--no-auth', 'disable API key authentication (local development only)'))
+    .addOption(new Option('--metrics', 'serve Prometheus metrics at GET /metrics on the main port (public, like /health)'))
+    .addOption(new Option('--metrics-port <n>', 'serve GET /metrics on this port of --host instead (implies --metrics)').argParser(intArg('--metrics-port')))
     .action(serve);
 }
 
@@ -22,6 +24,8 @@ interface ServeFlags {
   grpcPort?: number;
   secret?: string;
   auth: boolean;
+  metrics?: boolean;
+  metricsPort?: number;
 }
 
 async function serve(flags: ServeFlags): Promise<void> {
@@ -38,6 +42,8 @@ async function serve(flags: ServeFlags): Promise<void> {
     grpcPort: flags.grpcPort,
     secret: flags.secret,
     noAuth: !flags.auth,
+    metrics: flags.metrics === true,
+    metricsPort: flags.metricsPort,
   });
   process.stdout.write(`${service.bootLines.join('\n')}\n`);
   await new Promise<void>((resolve) => {

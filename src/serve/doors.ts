@@ -9,6 +9,7 @@ import { warnInboundWithoutDoor } from '../doors/grpc/inbound-warnings.js';
 import { startGrpcDoor, type GrpcDoor } from '../doors/grpc/server.js';
 import { createEnqueueHandler } from '../doors/http/enqueue-handler.js';
 import { buildServer } from '../doors/http/server.js';
+import type { HttpObserver, MetricsExposition } from '../doors/http/observer.js';
 import type { Gate } from '../gate/gate.js';
 import { DescriptorsRepo } from '../store/descriptors-repo.js';
 import type { Closers } from './closers.js';
@@ -30,6 +31,8 @@ interface DoorParts {
   readonly queueStore: QueueStore;
   readonly stateDir: string;
   readonly log: Logger;
+  /** Metrics: the request observer, and the exposition when `/metrics` is served on the main port. */
+  readonly metrics?: { readonly observer: HttpObserver; readonly exposition: MetricsExposition | undefined } | undefined;
 }
 
 /** Builds the HTTP door and listens; resolves to the address it listens on. */
@@ -64,6 +67,8 @@ export async function startHttpDoor(opts: DoorOptions, parts: DoorParts, closers
       facts: { stateDir: parts.stateDir, signature: opts.secret !== undefined, apiKeys: gate !== undefined, startedAt: Date.now() },
       log,
     },
+    observer: parts.metrics?.observer,
+    metrics: parts.metrics?.exposition,
   });
   closers.add(() => app.close());
   return app.listen({ host: opts.host, port: opts.port });

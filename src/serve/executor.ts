@@ -1,4 +1,5 @@
 /** The one executor every door runs flows through, with its effects and the flow-state guard. */
+import type { ExecutionObserver } from '../app/execution-observer.js';
 import { Correlations } from '../app/correlation.js';
 import { stateKeyFromEnv } from '../app/dedup-fingerprint.js';
 import { FlowStateGuard } from '../app/dedup-guard.js';
@@ -17,7 +18,7 @@ export interface ServeExecutor {
   setQueuePublish(handler: EffectHandler): void;
 }
 
-export function buildExecutor(stores: ServeStores, closers: Closers): ServeExecutor {
+export function buildExecutor(stores: ServeStores, closers: Closers, observer?: ExecutionObserver): ServeExecutor {
   const { setting, flows, events } = stores;
   const egress = httpEgressEffect(setting);
   closers.add(() => egress.close());
@@ -37,6 +38,7 @@ export function buildExecutor(stores: ServeStores, closers: Closers): ServeExecu
     traceEnabled: (tenant, flow) => stores.cache.traceEnabled(tenant, flow),
     maxDurationSecs: setting('flow_max_duration_secs'),
     engine,
+    observer,
   });
   return {
     executor,

@@ -1,12 +1,14 @@
 /** The gate's refusal records, with the timer that closes their folding window and a last close at stop. */
 import type { Logger } from '../common/logger.js';
-import { refusalRecords, type RefusalRecords } from '../gate/refusal-records.js';
+import type { GateSinks } from '../gate/gate.js';
+import { refusalRecords } from '../gate/refusal-records.js';
 import { housekeepingIntervals } from '../housekeeping/intervals.js';
 import { startPeriodicTask } from '../housekeeping/periodic-task.js';
 import type { Closers } from './closers.js';
 import type { ServeStores } from './stores.js';
 
-export function startRefusalRecords(stores: ServeStores, log: Logger, closers: Closers): RefusalRecords {
+/** `counted`: told of every refusal's status (metrics), before its records are folded. */
+export function startRefusalRecords(stores: ServeStores, log: Logger, closers: Closers, counted?: (status: number) => void): GateSinks {
   const records = refusalRecords(stores.events, stores.audit);
   const windowMs = housekeepingIntervals().refusalWindowMs;
   const task = startPeriodicTask({ name: 'refusal summaries', run: () => records.closeWindow(), intervalMs: () => windowMs, log });
@@ -15,5 +17,11 @@ export function startRefusalRecords(stores: ServeStores, log: Logger, closers: C
     await task.stop();
     records.closeWindow();
   });
-  return records;
+  if (counted === undefined) return records;
+  return {
+    refused: (r) => {
+      counted(r.status);
+      records.refused(r);
+    },
+  };
 }

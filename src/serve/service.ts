@@ -9,6 +9,8 @@ import { createLogger, type Logger } from '../common/logger.js';
 import { statePaths, type StatePaths } from '../common/paths.js';
 import { Gate } from '../gate/gate.js';
 import { startRefusalRecords } from './refusals.js';
+import { createServiceMetrics } from './metrics.js';
+import { metricsSources, startMetricsDoor } from './metrics-wiring.js';
 import { registryGateLookups } from '../gate/registry-lookups.js';
 import { Closers } from './closers.js';
 import { startGrpcDoorIfAsked, startHttpDoor } from './doors.js';
@@ -24,6 +26,10 @@ export interface ServeOptions {
   grpcPort?: number;
   secret?: string;
   noAuth: boolean;
+  /** `--metrics`: `GET /metrics` on the main port. */
+  metrics?: boolean;
+  /** `--metrics-port`: `GET /metrics` on its own listener (same host) instead. */
+  metricsPort?: number;
 }
 
 /** Lifecycle: 'starting' -> 'running' -> 'stopping' -> 'stopped'; close() runs once. */
@@ -52,7 +58,8 @@ export async function startService(opts: ServeOptions): Promise<RunningService> 
 }
 
 async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers: Closers): Promise<RunningService> {
-  const stores = openStores(paths, log, closers);
+  const metrics = opts.metrics || opts.metricsPort !== undefined ? createServiceMetrics((family, err) => log.error({ err, family }, 'metrics: a scrape-time read failed')) : undefined;
+  const stores = openStores(paths, log, closers, metrics);
 
   // Start-up refusals: a registry that cannot be listed, unset config, bare credential spellings.
   const deployed = scanDeployedFlows(stores.flows);
@@ -64,15 +71,17 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
     ? undefined
     : new Gate(
         registryGateLookups(stores.cache, (tenant, flow) => stores.flows.latest(tenant, flow)?.ir.requiredScope),
-        startRefusalRecords(stores, log, closers),
+        startRefusalRecords(stores, log, closers, metrics?.refused),
       );
-  const run = buildExecutor(stores, closers);
+  const run = buildExecutor(stores, closers, metrics?.executions);
   const queues = buildQueues(paths, stores, run, log, closers);
+  metrics?.attach(metricsSources(stores, queues.store, queues.workers));
   startCompaction({ stores, queueStore: queues.store, log }, closers);
 
   const ui = await bootstrapUiAdmin({ users: stores.uiUsers });
   const parts = { stores, gate, executor: run.executor, queues: queues.workers, queueStore: queues.store, stateDir: paths.stateDir, log };
-  const address = await startHttpDoor(opts, parts, closers);
+  const address = await startHttpDoor(opts, { ...parts, metrics: metrics && { observer: metrics.http, exposition: opts.metricsPort === undefined ? metrics : undefined } }, closers);
+  const metricsUrl = metrics === undefined ? undefined : opts.metricsPort === undefined ? `${address}/metrics` : `${(await startMetricsDoor(opts.host, opts.metricsPort, metrics, log, closers))}/metrics`;
   await startTimers({ paths, stores, executor: run.executor, correlations: run.correlations, queueStore: queues.store, queues: queues.workers, flows: deployed.flows, log }, closers);
   const grpc = await startGrpcDoorIfAsked(opts, parts, deployed, closers);
 
@@ -84,6 +93,7 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
     `  audit:      ${paths.auditDb}`,
     `  log:        ${paths.logDb}`,
     `  queues:     ${paths.queuesDir}`,
+    `  metrics:    ${metricsUrl ?? 'off (--metrics or --metrics-port not given)'}`,
     `  signature:  ${opts.secret ? 'ENABLED (X-Svc-Signature required on /run and /enqueue)' : 'disabled'}`,
     `  api keys:   ${opts.noAuth ? 'DISABLED (--no-auth)' : 'required'}`,
   ];

@@ -50,7 +50,13 @@ export interface ServeStores {
 }
 
 /** Opens (and migrates) every store; each is closed by `closers` in reverse order. */
-export function openStores(paths: StatePaths, log: Logger, closers: Closers): ServeStores {
+/** Told of each writer batch (metrics). */
+export interface WriterHooks {
+  eventBatchWritten(rows: number, seconds: number): void;
+  auditBatchWritten(entries: number, seconds: number): void;
+}
+
+export function openStores(paths: StatePaths, log: Logger, closers: Closers, hooks?: WriterHooks): ServeStores {
   for (const dir of [paths.stateDir, paths.queuesDir, paths.logsDir]) mkdirSync(dir, { recursive: true });
   const registry = openDb(paths.registryDb, registryMigrations);
   closers.add(() => registry.close());
@@ -68,9 +74,9 @@ export function openStores(paths: StatePaths, log: Logger, closers: Closers): Se
   const setting = (name: SettingName) => cache.setting(name);
   const flows = new FlowLoader(artifacts, (tenant, name) => cache.resolveLatest(tenant, name));
 
-  const events = EventLog.open(paths, { flushIntervalMs: 100, maxBatchRows: 4096, payloadMaxBytes: () => setting('log_payload_max_bytes'), onError: (err) => log.error({ err }, 'event log write failed') });
+  const events = EventLog.open(paths, { flushIntervalMs: 100, maxBatchRows: 4096, payloadMaxBytes: () => setting('log_payload_max_bytes'), onError: (err) => log.error({ err }, 'event log write failed'), onBatchWritten: hooks?.eventBatchWritten });
   closers.add(() => events.close());
-  const audit = new AuditThreadWriter(paths.auditDb, { flushIntervalMs: 100, onError: (message) => log.error(message) });
+  const audit = new AuditThreadWriter(paths.auditDb, { flushIntervalMs: 100, onError: (message) => log.error(message), onBatchWritten: hooks?.auditBatchWritten });
   closers.add(() => audit.close());
   const logRepo = EventLogRepo.open(paths.logDb);
   logRepo.tuneForScans();

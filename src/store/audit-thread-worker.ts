@@ -25,8 +25,10 @@ function drain(): void {
   try {
     while (pending.length > 0) {
       const batch = pending.slice(0, BATCH);
+      const started = performance.now();
       repo.appendPrepared(batch);
       pending = pending.slice(batch.length);
+      reply({ type: 'written', count: batch.length, seconds: (performance.now() - started) / 1000 });
     }
   } catch (err) {
     reply({ type: 'error', message: `audit batch not written yet (retrying): ${err instanceof Error ? err.message : String(err)}` });

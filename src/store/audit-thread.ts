@@ -14,13 +14,15 @@ export interface AuditAppender {
 
 /** `entries` is a packed batch (packAuditEntries): strings clone far faster than objects. */
 export type AuditThreadRequest = { type: 'append'; entries: string[] } | { type: 'flush'; id: number } | { type: 'close'; id: number };
-export type AuditThreadReply = { type: 'done'; id: number } | { type: 'error'; message: string };
+export type AuditThreadReply = { type: 'done'; id: number } | { type: 'error'; message: string } | { type: 'written'; count: number; seconds: number };
 
 export interface AuditThreadOptions {
   /** Longest an entry waits before its batch is handed to the worker, in ms. @default 5 */
   flushIntervalMs?: number;
   /** Told of each failed write in the worker (the batch is retried). */
   onError?: (message: string) => void;
+  /** Told of each batch committed: its entries and how long the commit took, in seconds (metrics). */
+  onBatchWritten?: (entries: number, seconds: number) => void;
 }
 
 export class AuditThreadWriter implements AuditAppender {
@@ -31,6 +33,8 @@ export class AuditThreadWriter implements AuditAppender {
   #timer: NodeJS.Timeout | undefined;
   #nextId = 1;
   #closed: Promise<void> | undefined;
+  /** Entries handed to the worker and not yet committed. */
+  #unwritten = 0;
 
   constructor(auditDb: string, opts: AuditThreadOptions = {}) {
     this.#intervalMs = opts.flushIntervalMs ?? 5;
@@ -39,11 +43,21 @@ export class AuditThreadWriter implements AuditAppender {
     this.#worker.unref();
     this.#worker.on('message', (reply: AuditThreadReply) => {
       if (reply.type === 'error') return onError(reply.message);
+      if (reply.type === 'written') {
+        this.#unwritten -= reply.count;
+        opts.onBatchWritten?.(reply.count, reply.seconds);
+        return;
+      }
       this.#waiters.get(reply.id)?.();
       this.#waiters.delete(reply.id);
       if (this.#waiters.size === 0) this.#worker.unref();
     });
     this.#worker.on('error', (err) => onError(err.message));
+  }
+
+  /** Entries appended and not yet committed (waiting here, or in the worker, retrying after a failure included). */
+  get queuedEntries(): number {
+    return this.#queue.length + this.#unwritten;
   }
 
   /** Queues one entry; never blocks. Its created_at and correlation id are fixed now. */
@@ -75,6 +89,7 @@ export class AuditThreadWriter implements AuditAppender {
     if (this.#queue.length === 0) return;
     const entries = this.#queue;
     this.#queue = [];
+    this.#unwritten += entries.length;
     this.#worker.postMessage({ type: 'append', entries: packAuditEntries(entries) } satisfies AuditThreadRequest);
   }
 

@@ -38,6 +38,8 @@ export interface EventLogOptions {
    * lost in it and since start; the rows are not kept (`droppedRows` counts them). @default writes a line to stderr
    */
   onError?: (err: Error) => void;
+  /** Told of each batch written: its rows and the time from hand-over to written, in seconds (metrics). */
+  onBatchWritten?: (rows: number, seconds: number) => void;
 }
 
 interface Backend {
@@ -61,6 +63,9 @@ export class EventLog implements EventEmitter {
   readonly #maxRows: number;
   readonly #payloadMaxBytes: () => number;
   readonly #onError: (err: Error) => void;
+  readonly #onBatchWritten: ((rows: number, seconds: number) => void) | undefined;
+  /** Rows handed to the writer and not yet written or dropped. */
+  #inFlightRows = 0;
 
   constructor(opts: EventLogOptions) {
     const setup: WorkerSetup = { logDb: opts.logDb, logsDir: opts.logsDir, prefix: opts.prefix ?? 'events' };
@@ -70,6 +75,7 @@ export class EventLog implements EventEmitter {
     const defaultMax = Settings.log_payload_max_bytes.defaultValue();
     this.#payloadMaxBytes = opts.payloadMaxBytes ?? (() => defaultMax);
     this.#onError = opts.onError ?? ((err) => process.stderr.write(`event log: batch not written: ${err.message}\n`));
+    this.#onBatchWritten = opts.onBatchWritten;
   }
 
   /** The service's event log: `log.db` and `logs/<prefix>-YYYY-MM-DD.jsonl` of a state directory. */
@@ -84,6 +90,11 @@ export class EventLog implements EventEmitter {
   /** Rows emitted but never written since start (their batch failed). */
   get droppedRows(): number {
     return this.#dropped;
+  }
+
+  /** Rows emitted and not yet written: waiting for their batch, or in a batch being written. */
+  get queuedRows(): number {
+    return Math.floor(this.#batch.length / ROW_WIDTH) + this.#inFlightRows;
   }
 
   /** Queues one event, masked and serialised at once (no I/O). */
@@ -140,11 +151,17 @@ export class EventLog implements EventEmitter {
     if (this.#batch.length === 0 || this.#state === 'closed') return;
     const batch = this.#batch;
     this.#batch = [];
+    const rows = Math.floor(batch.length / ROW_WIDTH);
+    this.#inFlightRows += rows;
+    const started = performance.now();
     const p: Promise<void> = this.#backend.write(batch).then(
-      () => undefined,
+      () => {
+        this.#inFlightRows -= rows;
+        this.#onBatchWritten?.(rows, (performance.now() - started) / 1000);
+      },
       (err: Error) => {
         // Never silent: the loss is counted and reported with the batch's size and the total so far.
-        const rows = Math.floor(batch.length / ROW_WIDTH);
+        this.#inFlightRows -= rows;
         this.#dropped += rows;
         this.#onError(new Error(`${rows} event row(s) not written (${this.#dropped} lost since start): ${err.message}`, { cause: err }));
       },

@@ -9,6 +9,7 @@ import { invalidFlowIdentifier, shuttingDown } from '../../common/errors.js';
 import type { Gate, GateRoute } from '../../gate/gate.js';
 import { errorAnswer, writeAnswer, writeAnswerAtTurnEnd, type HttpAnswer } from './answer.js';
 import { admit } from './inbound.js';
+import { ENQUEUE_ROUTE, RUN_ROUTE, type HttpObserver } from './observer.js';
 
 const HOT_PATH = /^\/flows\/([^/?#]+)\/([^/?#]+)\/(run|enqueue)(?:\?.*)?$/;
 
@@ -25,10 +26,13 @@ export interface FastPathDeps {
   enqueue: FlowRouteHandler | undefined;
   /** True once the server is closing: new requests get the one shutdown answer (`closingAnswer`). */
   closing(): boolean;
+  /** Told of every answer (metrics). @default none */
+  observer?: HttpObserver | undefined;
 }
 
 /** Returns a request listener that takes the hot routes and answers false for anything else. */
 export function createFastPath(deps: FastPathDeps): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const observer = deps.observer;
   return (req, res) => {
     if (req.method !== 'POST') return false;
     const m = HOT_PATH.exec(req.url ?? '');
@@ -36,28 +40,29 @@ export function createFastPath(deps: FastPathDeps): (req: IncomingMessage, res: 
     const route: GateRoute = m[3] === 'run' ? 'run' : 'enqueue';
     const handler = route === 'run' ? deps.run : deps.enqueue;
     if (handler === undefined) return false;
-    if (deps.closing()) {
-      writeAnswer(res, closingAnswer());
+    const started = observer === undefined ? 0 : performance.now();
+    const template = route === 'run' ? RUN_ROUTE : ENQUEUE_ROUTE;
+    const answerNow = (answer: HttpAnswer): true => {
+      observer?.answered(template, answer.status, (performance.now() - started) / 1000);
+      writeAnswer(res, answer);
       return true;
-    }
+    };
+    if (deps.closing()) return answerNow(closingAnswer());
     let tenant: string;
     let name: string;
     try {
       tenant = decodeURIComponent(m[1]!);
       name = decodeURIComponent(m[2]!);
     } catch {
-      writeAnswer(res, errorAnswer(invalidFlowIdentifier()));
-      return true;
+      return answerNow(errorAnswer(invalidFlowIdentifier()));
     }
     const refusal = admit(deps.gate, req, tenant, name, route);
-    if (refusal !== undefined) {
-      writeAnswer(res, refusal);
-      return true;
-    }
-    handler(req, tenant, name).then(
-      (answer) => writeAnswerAtTurnEnd(res, answer),
-      (err: unknown) => writeAnswerAtTurnEnd(res, errorAnswer(err)),
-    );
+    if (refusal !== undefined) return answerNow(refusal);
+    const answerLater = (answer: HttpAnswer): void => {
+      observer?.answered(template, answer.status, (performance.now() - started) / 1000);
+      writeAnswerAtTurnEnd(res, answer);
+    };
+    handler(req, tenant, name).then(answerLater, (err: unknown) => answerLater(errorAnswer(err)));
     return true;
   };
 }

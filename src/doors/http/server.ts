@@ -12,6 +12,8 @@ import { connectorRoutes } from './connector-route.js';
 import { closingAnswer, createFastPath, type FlowRouteHandler } from './fast-path.js';
 import { healthRoutes } from './health.js';
 import { metadataRoutes } from './metadata-route.js';
+import { metricsRoutes } from './metrics-route.js';
+import type { HttpObserver, MetricsExposition } from './observer.js';
 import { clientErrorStatus, sendError } from './reply-error.js';
 import { createRunHandler } from './run-handler.js';
 import { wsdlRoutes, type WsdlRouteDeps } from './wsdl-route.js';
@@ -34,11 +36,21 @@ export interface HttpDeps {
   readonly ui?: UiDeps;
   /** `request_body_timeout_secs`, in milliseconds. @default DEFAULT_BODY_TIMEOUT_MS */
   readonly bodyTimeoutMs?: number;
+  /** Told of every answered request (metrics). @default none */
+  readonly observer?: HttpObserver;
+  /** Serves `GET /metrics` on this server (`--metrics`); absent: no such route here. */
+  readonly metrics?: MetricsExposition;
 }
 
 export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
   let closing = false;
-  const fastPath = createFastPath({ gate: deps.gate, run: createRunHandler({ secret: deps.secret, executor: deps.executor, bodyTimeoutMs: deps.bodyTimeoutMs }), enqueue: deps.enqueue, closing: () => closing });
+  const fastPath = createFastPath({
+    gate: deps.gate,
+    run: createRunHandler({ secret: deps.secret, executor: deps.executor, bodyTimeoutMs: deps.bodyTimeoutMs }),
+    enqueue: deps.enqueue,
+    closing: () => closing,
+    observer: deps.observer,
+  });
   const app = Fastify({
     logger: false,
     // The shutdown answer is the service's own (closingAnswer), the same on every route.
@@ -55,6 +67,13 @@ export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (_req, reply) => {
     if (closing) await sendAnswer(reply, closingAnswer());
   });
+  const observer = deps.observer;
+  if (observer !== undefined) {
+    // The route template (bounded), never the path: a request no route took is `unmatched`.
+    app.addHook('onResponse', async (req, reply) => {
+      observer.answered(req.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    });
+  }
   // Bodies are read by the routes themselves, after the gate and under a per-request ceiling:
   // no parser may read a byte first.
   app.removeAllContentTypeParsers();
@@ -72,6 +91,7 @@ export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
     app.server.emit('request', req, res);
   });
   await app.register(healthRoutes);
+  if (deps.metrics !== undefined) await app.register(metricsRoutes(deps.metrics));
   await app.register(metadataRoutes({ gate: deps.gate, executor: deps.executor }));
   await app.register(connectorRoutes({ gate: deps.gate, events: deps.events, bodyTimeoutMs: deps.bodyTimeoutMs }));
   await app.register(wsdlRoutes(deps.wsdl, deps.log));

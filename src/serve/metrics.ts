@@ -1,0 +1,202 @@
+/**
+ * The service's Prometheus metrics (`svc serve --metrics`): one registry, prefix `svc_`, base units
+ * (seconds, bytes), `_total` counters. Label values are bounded: route templates, statuses, doors,
+ * outcomes, and tenant and flow names only where they come from what is deployed (never a
+ * correlation id, a key or a path). Counters are incremented on the request path through cached
+ * label children (no label hashing per request); everything that costs (queue depth, certificate
+ * dates, writer queues) is read at scrape time. Only this module imports prom-client.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ExecutionObserver, ExecutionOutcome } from '../app/execution-observer.js';
+import type { QueueFigures } from '../app/dlq.js';
+import type { RunMeta } from '../app/run-meta.js';
+import type { HttpObserver, MetricsExposition } from '../doors/http/observer.js';
+
+export const METRICS_PREFIX = 'svc_';
+
+/** Request and execution durations: half a millisecond to a minute. Seconds. */
+const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+/** Writer batches: a tenth of a millisecond to five seconds. Seconds. */
+const BATCH_BUCKETS = [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5];
+
+/** What is read at scrape time. Each may throw: the scrape then answers without that family's values. */
+export interface ScrapeSources {
+  /** Every queue on disk with its counters (app/dlq.ts `queueFigures`). */
+  queues(): Promise<QueueFigures[]>;
+  /** Queue workers this process runs. */
+  workersRunning(): number;
+  /** Event-log rows waiting to be written, and lost since start. */
+  eventLog(): { queuedRows: number; droppedRows: number };
+  /** Audit entries waiting to be committed. */
+  auditQueued(): number;
+  /** Certificates in the registry: tenant, name and the end of validity (epoch milliseconds). */
+  certificates(): { tenant: string; name: string; validToMs: number }[];
+}
+
+export interface ServiceMetrics extends MetricsExposition {
+  /** Gives the scrape-time families their sources (the queues exist only after the executor); before it they have no values. */
+  attach(sources: ScrapeSources): void;
+  readonly executions: ExecutionObserver;
+  readonly http: HttpObserver;
+  /** A gate refusal, by its status. */
+  refused(status: number): void;
+  /** Hooks for the writers' batch latency (event log rows, audit entries). */
+  eventBatchWritten(rows: number, seconds: number): void;
+  auditBatchWritten(entries: number, seconds: number): void;
+}
+
+const NO_SOURCES: ScrapeSources = {
+  queues: async () => [],
+  workersRunning: () => 0,
+  eventLog: () => ({ queuedRows: 0, droppedRows: 0 }),
+  auditQueued: () => 0,
+  certificates: () => [],
+};
+
+export function createServiceMetrics(onScrapeError: (family: string, err: unknown) => void): ServiceMetrics {
+  let sources = NO_SOURCES;
+  /** The queues' figures, read once per scrape for the three queue families. */
+  let queuesThisScrape: Promise<QueueFigures[]> | undefined;
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: METRICS_PREFIX });
+  const name = (n: string): string => `${METRICS_PREFIX}${n}`;
+
+  const httpRequests = new Counter({ name: name('http_requests_total'), help: 'HTTP requests answered, by route template and status', labelNames: ['route', 'status'] as const, registers: [registry] });
+  const httpDuration = new Histogram({ name: name('http_request_duration_seconds'), help: 'Time from a request\'s arrival to its answer, by route template', labelNames: ['route'] as const, buckets: DURATION_BUCKETS, registers: [registry] });
+  const executions = new Counter({ name: name('flow_executions_total'), help: 'Flow executions, by tenant, flow, door and outcome', labelNames: ['tenant', 'flow', 'door', 'outcome'] as const, registers: [registry] });
+  const executionDuration = new Histogram({ name: name('flow_execution_duration_seconds'), help: 'Flow execution time, by tenant, flow and door', labelNames: ['tenant', 'flow', 'door'] as const, buckets: DURATION_BUCKETS, registers: [registry] });
+  const refusals = new Counter({ name: name('gate_refusals_total'), help: 'Requests the gate refused, by status', labelNames: ['status'] as const, registers: [registry] });
+  const queueProcessed = new Counter({ name: name('queue_messages_processed_total'), help: 'Queue deliveries finished (succeeded, fault handled or filtered), by tenant and flow', labelNames: ['tenant', 'flow'] as const, registers: [registry] });
+  const queueFailed = new Counter({ name: name('queue_messages_failed_total'), help: 'Queue delivery attempts that failed (each retry counts), by tenant and flow', labelNames: ['tenant', 'flow'] as const, registers: [registry] });
+  const eventBatch = new Histogram({ name: name('event_log_batch_duration_seconds'), help: 'Time to write one batch of event-log rows', buckets: BATCH_BUCKETS, registers: [registry] });
+  const auditBatch = new Histogram({ name: name('audit_batch_duration_seconds'), help: 'Time to commit one batch of audit entries', buckets: BATCH_BUCKETS, registers: [registry] });
+
+  const queueGauge = (metric: string, help: string, pick: (q: QueueFigures) => number): Gauge<'tenant' | 'flow'> =>
+    new Gauge({
+      name: name(metric),
+      help,
+      labelNames: ['tenant', 'flow'] as const,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const q of await scraped('queues', () => (queuesThisScrape ??= sources.queues()), [])) this.set({ tenant: q.tenant, flow: q.flow }, pick(q));
+      },
+    });
+
+  /** Runs one scrape-time read; a failure is reported and that family is left without values. */
+  async function scraped<T>(family: string, read: () => T | Promise<T>, fallback: T): Promise<T> {
+    try {
+      return await read();
+    } catch (err) {
+      onScrapeError(family, err);
+      return fallback;
+    }
+  }
+
+  queueGauge('queue_messages_pending', 'Messages waiting for their first delivery, by tenant and flow', (q) => q.pending);
+  queueGauge('queue_retries_scheduled', 'Messages waiting for a retry, by tenant and flow', (q) => q.retriesScheduled);
+  queueGauge('queue_dead_letters', 'Dead letters not yet replayed or discarded, by tenant and flow', (q) => q.deadLettersPending);
+  new Gauge({
+    name: name('queue_workers_running'),
+    help: 'Queue workers this process runs',
+    registers: [registry],
+    async collect() {
+      this.set(await scraped('queue workers', () => sources.workersRunning(), 0));
+    },
+  });
+  new Gauge({
+    name: name('event_log_queued_rows'),
+    help: 'Event-log rows emitted and not yet written',
+    registers: [registry],
+    async collect() {
+      this.set((await scraped('event log', () => sources.eventLog(), { queuedRows: 0, droppedRows: 0 })).queuedRows);
+    },
+  });
+  // A counter read from the writer's own tally at scrape time (it only grows): increased by the difference.
+  let droppedSeen = 0;
+  new Counter({
+    name: name('event_log_dropped_rows_total'),
+    help: 'Event-log rows lost since start (their batch could not be written)',
+    registers: [registry],
+    async collect() {
+      const now = (await scraped('event log', () => sources.eventLog(), { queuedRows: 0, droppedRows: droppedSeen })).droppedRows;
+      if (now > droppedSeen) this.inc(now - droppedSeen);
+      droppedSeen = Math.max(droppedSeen, now);
+    },
+  });
+  new Gauge({
+    name: name('audit_queued_entries'),
+    help: 'Audit entries appended and not yet committed',
+    registers: [registry],
+    async collect() {
+      this.set(await scraped('audit', () => sources.auditQueued(), 0));
+    },
+  });
+  new Gauge({
+    name: name('certificate_expiration_timestamp_seconds'),
+    help: 'End of validity of each certificate in the registry, by tenant and name (Unix seconds)',
+    labelNames: ['tenant', 'name'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const c of await scraped('certificates', () => sources.certificates(), [])) this.set({ tenant: c.tenant, name: c.name }, Math.floor(c.validToMs / 1000));
+    },
+  });
+
+  return {
+    attach: (s) => {
+      sources = s;
+    },
+    executions: executionObserver(executions, executionDuration, queueProcessed, queueFailed),
+    http: httpObserver(httpRequests, httpDuration),
+    refused: (status) => refusals.inc({ status: String(status) }),
+    eventBatchWritten: (_rows, seconds) => eventBatch.observe(seconds),
+    auditBatchWritten: (_entries, seconds) => auditBatch.observe(seconds),
+    render: async () => {
+      queuesThisScrape = undefined;
+      try {
+        return { contentType: registry.contentType, body: await registry.metrics() };
+      } finally {
+        queuesThisScrape = undefined;
+      }
+    },
+  };
+}
+
+type CounterChild = ReturnType<Counter<string>['labels']>;
+type HistogramChild = ReturnType<Histogram<string>['labels']>;
+
+/** The label children of one execution kind, found once and kept: a request pays one Map lookup. */
+function executionObserver(executions: Counter<'tenant' | 'flow' | 'door' | 'outcome'>, duration: Histogram<'tenant' | 'flow' | 'door'>, processed: Counter<'tenant' | 'flow'>, failed: Counter<'tenant' | 'flow'>): ExecutionObserver {
+  const children = new Map<string, { count: CounterChild; time: HistogramChild; queue: CounterChild | undefined }>();
+  return {
+    executed(tenant: string, flow: string, door: RunMeta['door'], outcome: ExecutionOutcome, seconds: number): void {
+      const key = `${tenant}\u0000${flow}\u0000${door}\u0000${outcome}`;
+      let c = children.get(key);
+      if (c === undefined) {
+        const queue = door !== 'queue' ? undefined : outcome === 'failed' ? failed.labels(tenant, flow) : processed.labels(tenant, flow);
+        c = { count: executions.labels(tenant, flow, door, outcome), time: duration.labels(tenant, flow, door), queue };
+        children.set(key, c);
+      }
+      c.count.inc();
+      c.time.observe(seconds);
+      c.queue?.inc();
+    },
+  };
+}
+
+function httpObserver(requests: Counter<'route' | 'status'>, duration: Histogram<'route'>): HttpObserver {
+  const counts = new Map<string, CounterChild>();
+  const times = new Map<string, HistogramChild>();
+  return {
+    answered(route: string, status: number, seconds: number): void {
+      const key = `${route} ${status}`;
+      let count = counts.get(key);
+      if (count === undefined) counts.set(key, (count = requests.labels(route, String(status))));
+      count.inc();
+      let time = times.get(route);
+      if (time === undefined) times.set(route, (time = duration.labels(route)));
+      time.observe(seconds);
+    },
+  };
+}
