@@ -43,6 +43,9 @@ export interface HttpDeps {
   readonly metrics?: MetricsExposition;
 }
 
+/** How long an idle keep-alive connection is kept open. Milliseconds. */
+export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+
 export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
   let closing = false;
   const fastPath = createFastPath({
@@ -60,7 +63,14 @@ export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
     // name rule (400 invalid flow identifier) decides instead. Node caps the request line anyway.
     routerOptions: { maxParamLength: 65_536 },
     // POST .../run and .../enqueue are answered by the node:http fast path; the rest goes to Fastify.
-    serverFactory: (fastify) => createServer((req, res) => fastPath(req, res) || fastify(req, res)),
+    serverFactory: (fastify) => {
+      const server = createServer((req, res) => fastPath(req, res) || fastify(req, res));
+      // Node's 5 s idle keep-alive races clients that reuse a connection idle for about as long (the
+      // request meets a socket the server is closing: "fetch failed", "other side closed"). Fastify's
+      // own default, longer than the usual 60 s idle timeout of load balancers in front.
+      server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+      return server;
+    },
     // Errors Fastify raises before any route runs (a URL it cannot decode) answer in the service's body shape.
     frameworkErrors: (err, _req, reply) => sendError(reply, err),
     // Requests Node's parser rejects, likewise: the service's body shape, and the connection closed.
