@@ -85,4 +85,24 @@ describe('/run execution limits (flow_max_duration_secs = 1, max_concurrent_flow
       assert.ok(Date.now() - started < 4000, 'answered about a second after reading began');
     }
   });
+
+  describe('malformed requests answer in the service body shape', () => {
+    const CASES: { name: string; request: string; status: number; error: RegExp; closed: boolean }[] = [
+      { name: 'a header line Node cannot parse', request: 'GET /health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n', status: 400, error: /^bad request$/, closed: true },
+      { name: 'a request head over 16 KiB', request: `GET /health HTTP/1.1\r\nHost: x\r\nX-Pad: ${'a'.repeat(20_000)}\r\n\r\n`, status: 431, error: /^request header fields too large$/, closed: true },
+      { name: 'a percent-escape that does not decode', request: 'GET /flows/acme/%zz HTTP/1.1\r\nHost: x\r\n\r\n', status: 400, error: /not a valid url component/, closed: false },
+      { name: 'an unreadable Content-Type on a route that does not exist', request: 'POST //flows/acme/echo/run HTTP/1.1\r\nHost: x\r\nContent-Type: a b\r\nContent-Length: 2\r\n\r\n{}', status: 404, error: /^no route for POST \/\/flows\/acme\/echo\/run$/, closed: false },
+    ];
+    for (const c of CASES) {
+      it(`${c.name}: ${c.status} {"ok":false,"error":...}`, async () => {
+        const res = await rawRequest(server.port, c.request, { untilClose: c.closed, waitMs: 3000 });
+        assert.equal(res.status, c.status, res.raw);
+        assert.match(res.head, /content-type: application\/json/i);
+        const body = JSON.parse(res.body) as { ok: boolean; error: string };
+        assert.equal(body.ok, false);
+        assert.match(body.error, c.error);
+        if (c.closed) assert.ok(res.closed, 'the connection is closed');
+      });
+    }
+  });
 });

@@ -5,6 +5,7 @@
  */
 import { SvcError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
+import { LogThrottle } from '../../common/log-throttle.js';
 import { xmlToJson } from '../../common/xml.js';
 import type { QueueWorkers } from '../../app/queue-workers.js';
 import { errorAnswer } from './answer.js';
@@ -24,6 +25,7 @@ export interface EnqueueHandlerDeps {
 const ACCEPTED_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'application/json' });
 
 export function createEnqueueHandler(deps: EnqueueHandlerDeps): FlowRouteHandler {
+  const throttle = new LogThrottle();
   return async (raw, tenant, name) => {
     try {
       const body = await readBody(raw, deps.queues.ceiling(tenant, name), deps.bodyTimeoutMs);
@@ -35,7 +37,12 @@ export function createEnqueueHandler(deps: EnqueueHandlerDeps): FlowRouteHandler
         offset = (await deps.queues.enqueue(tenant, name, payload, correlationIdOf(raw))).offset;
       } catch (err) {
         // Whatever stopped the write (disk, lock, closed store), the caller's answer is the spec's 500.
-        deps.log.error({ err, tenant, flow: name }, 'queue write failed; /enqueue answered 500');
+        // One line per 10 s at most (a full disk fails every write), with the count held back.
+        const line = throttle.admit('queue write failed');
+        if (line !== undefined) {
+          const more = line.heldBack > 0 ? ` (${line.heldBack} more since the last such line)` : '';
+          deps.log.error({ err, tenant, flow: name, held_back: line.heldBack }, `queue write failed; /enqueue answered 500${more}`);
+        }
         throw new SvcError('SVC_ERR_INTERNAL', 'internal error', { cause: err });
       }
       return { status: 202, headers: ACCEPTED_HEADERS, body: `{"queued":true,"offset":${offset},"tenant":${JSON.stringify(tenant)},"flow":${JSON.stringify(name)}}` };

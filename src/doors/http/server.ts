@@ -1,6 +1,7 @@
 /** Builds the HTTP door (not yet listening): the node:http fast path for /run and /enqueue, Fastify for the rest. */
 import Fastify, { type FastifyInstance } from 'fastify';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FlowExecutor } from '../../app/flow-executor.js';
 import type { Logger } from '../../common/logger.js';
 import type { Gate } from '../../gate/gate.js';
@@ -42,6 +43,9 @@ export interface HttpDeps {
   readonly metrics?: MetricsExposition;
 }
 
+/** How long an idle keep-alive connection is kept open. Milliseconds. */
+export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+
 export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
   let closing = false;
   const fastPath = createFastPath({
@@ -59,7 +63,18 @@ export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
     // name rule (400 invalid flow identifier) decides instead. Node caps the request line anyway.
     routerOptions: { maxParamLength: 65_536 },
     // POST .../run and .../enqueue are answered by the node:http fast path; the rest goes to Fastify.
-    serverFactory: (fastify) => createServer((req, res) => fastPath(req, res) || fastify(req, res)),
+    serverFactory: (fastify) => {
+      const server = createServer((req, res) => fastPath(req, res) || fastify(req, res));
+      // Node's 5 s idle keep-alive races clients that reuse a connection idle for about as long (the
+      // request meets a socket the server is closing: "fetch failed", "other side closed"). Fastify's
+      // own default, longer than the usual 60 s idle timeout of load balancers in front.
+      server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+      return server;
+    },
+    // Errors Fastify raises before any route runs (a URL it cannot decode) answer in the service's body shape.
+    frameworkErrors: (err, _req, reply) => sendError(reply, err),
+    // Requests Node's parser rejects, likewise: the service's body shape, and the connection closed.
+    clientErrorHandler: answerClientError,
   });
   app.addHook('preClose', async () => {
     closing = true;
@@ -79,8 +94,10 @@ export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, _payload, done) => done(null));
   // Unknown routes and Fastify's own errors answer in the service's body shape, not Fastify's.
-  app.setNotFoundHandler((req, reply) => sendError(reply, new SvcError('SVC_ERR_NOT_FOUND', `no route for ${req.method} ${req.url.split('?', 1)[0]}`)));
+  app.setNotFoundHandler((req, reply) => sendError(reply, noRoute(req.method, req.url)));
   app.setErrorHandler((err, req, reply) => {
+    // A request no route took is a 404 whatever else is wrong with it (an unreadable Content-Type, say).
+    if (req.routeOptions.url === undefined) return sendError(reply, noRoute(req.method, req.url));
     if (!(err instanceof SvcError) && clientErrorStatus(err) === undefined) deps.log.error({ err, method: req.method, url: req.url.split('?', 1)[0] }, 'HTTP request failed');
     return sendError(reply, err);
   });
@@ -97,4 +114,26 @@ export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
   await app.register(wsdlRoutes(deps.wsdl, deps.log));
   if (deps.ui !== undefined) await app.register(uiRoutes(deps.ui), { prefix: '/ui' });
   return app;
+}
+
+function noRoute(method: string, url: string): SvcError {
+  return new SvcError('SVC_ERR_NOT_FOUND', `no route for ${method} ${url.split('?', 1)[0]}`);
+}
+
+/** Node's parser codes with a status of their own; any other parse failure is a 400. */
+const CLIENT_ERROR_STATUS: Readonly<Record<string, [number, string]>> = Object.freeze({
+  HPE_HEADER_OVERFLOW: [431, 'request header fields too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'request timeout'],
+});
+
+/** Answers a request Node could not parse (when the socket can still be written) and closes it. */
+function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+  // A reset or an abort leaves nothing to answer.
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, message] = CLIENT_ERROR_STATUS[err.code ?? ''] ?? [400, 'bad request'];
+  const body = JSON.stringify({ ok: false, error: message });
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
 }
