@@ -12,6 +12,7 @@ import { connectorRoutes } from './connector-route.js';
 import { closingAnswer, createFastPath, type FlowRouteHandler } from './fast-path.js';
 import { healthRoutes } from './health.js';
 import { metadataRoutes } from './metadata-route.js';
+import { openApiRoutes } from './openapi-route.js';
 import { clientErrorStatus, sendError } from './reply-error.js';
 import { createRunHandler } from './run-handler.js';
 import { wsdlRoutes, type WsdlRouteDeps } from './wsdl-route.js';
@@ -72,6 +73,7 @@ export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
     app.server.emit('request', req, res);
   });
   await app.register(healthRoutes);
+  await app.register(openApiRoutes);
   await app.register(metadataRoutes({ gate: deps.gate, executor: deps.executor }));
   await app.register(connectorRoutes({ gate: deps.gate, events: deps.events, bodyTimeoutMs: deps.bodyTimeoutMs }));
   await app.register(wsdlRoutes(deps.wsdl, deps.log));
