@@ -1,6 +1,7 @@
 /** The name rule shared by tenants, flows, queue targets, route path components and CLI flags. */
 
-const NAME_PATTERN = /^[a-z0-9][a-z0-9_-]*$/;
+/** The characters of a name (the length is checked apart, in bytes). */
+export const NAME_PATTERN = /^[a-z0-9][a-z0-9_-]*$/;
 export const NAME_MAX_BYTES = 128;
 
 /** True when `value` may become a path component: [a-z0-9][a-z0-9_-]*, 1 to 128 bytes. */

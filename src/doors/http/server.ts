@@ -15,6 +15,7 @@ import { healthRoutes } from './health.js';
 import { metadataRoutes } from './metadata-route.js';
 import { metricsRoutes } from './metrics-route.js';
 import type { HttpObserver, MetricsExposition } from './observer.js';
+import { openApiRoutes } from './openapi-route.js';
 import { clientErrorStatus, sendError } from './reply-error.js';
 import { createRunHandler } from './run-handler.js';
 import { wsdlRoutes, type WsdlRouteDeps } from './wsdl-route.js';
@@ -109,6 +110,7 @@ export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
   });
   await app.register(healthRoutes);
   if (deps.metrics !== undefined) await app.register(metricsRoutes(deps.metrics));
+  await app.register(openApiRoutes);
   await app.register(metadataRoutes({ gate: deps.gate, executor: deps.executor }));
   await app.register(connectorRoutes({ gate: deps.gate, events: deps.events, bodyTimeoutMs: deps.bodyTimeoutMs }));
   await app.register(wsdlRoutes(deps.wsdl, deps.log));
