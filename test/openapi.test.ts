@@ -159,14 +159,15 @@ describe('GET /openapi.json, held against the running server', () => {
   }
 
   /** The gate's key table cannot be read while `probe` runs (test/gate-refusals.test.ts does the same). */
-  async function withKeyTableAway(probe: () => Promise<Answer>): Promise<Answer> {
-    withRegistry(sandbox, (db) => db.exec('ALTER TABLE api_keys RENAME TO api_keys_away'));
+  async function withTableAway(table: string, probe: () => Promise<Answer>): Promise<Answer> {
+    withRegistry(sandbox, (db) => db.exec(`ALTER TABLE ${table} RENAME TO ${table}_away`));
     try {
       return await probe();
     } finally {
-      withRegistry(sandbox, (db) => db.exec('ALTER TABLE api_keys_away RENAME TO api_keys'));
+      withRegistry(sandbox, (db) => db.exec(`ALTER TABLE ${table}_away RENAME TO ${table}`));
     }
   }
+  const withKeyTableAway = (probe: () => Promise<Answer>) => withTableAway('api_keys', probe);
 
   /** Repeats `r` with the rate-limited key (1 request per second) until it is refused. */
   async function untilRateLimited(r: () => Promise<Answer>): Promise<Answer> {
@@ -237,6 +238,8 @@ describe('GET /openapi.json, held against the running server', () => {
     { op: `POST ${RUN}`, status: '502', what: 'a call out that fails', send: () => post('/flows/acme/egress-fail/run', '{}') },
     { op: `POST ${RUN}`, status: '502', what: 'a call out that fails, on SOAP 1.2', send: () => soap12('soap-call') },
     { op: `POST ${RUN}`, status: '503', what: "the gate's storage failing", send: () => withKeyTableAway(() => post('/flows/acme/echo/run', '{}')) },
+    // The answer carries the fixed text only (the schema's enum), never what SQLite said.
+    { op: `POST ${RUN}`, status: '503', what: 'the registry unreadable as the execution starts', send: () => withTableAway('trace_config', () => post('/flows/acme/echo/run', '{}')) },
     {
       op: `POST ${RUN}`,
       status: '503',

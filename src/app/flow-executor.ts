@@ -156,7 +156,8 @@ export class FlowExecutor {
     try {
       return this.#deps.traceEnabled(flow.ir.tenant, flow.ir.flow);
     } catch (err) {
-      throw new StorageUnavailableError(`registry unreadable: ${err instanceof Error ? err.message : String(err)}`, err);
+      // The caller reads a fixed text; the storage's own message (table names, paths) goes to the log row only.
+      throw new StorageUnavailableError(REGISTRY_UNAVAILABLE, err);
     }
   }
 }
@@ -169,7 +170,15 @@ function statusOf(err: unknown): number {
   return err instanceof SvcError ? err.status : 500;
 }
 
-/** What the operator log says of a failure: a flow error's detail (which step, why), else the message. */
+/** The public text of a registry that cannot be read while an execution starts (503). */
+export const REGISTRY_UNAVAILABLE = 'registry unavailable: the flow registry could not be read';
+
+/**
+ * What the operator log says of a failure: a flow error's detail (which step, why); a storage
+ * failure's fixed text with its cause (what the storage said); else the message.
+ */
 function detailOf(err: unknown): string {
-  return err instanceof FlowError ? err.detail : err instanceof Error ? err.message : String(err);
+  if (err instanceof FlowError) return err.detail;
+  if (err instanceof StorageUnavailableError && err.cause instanceof Error) return `${err.message}: ${err.cause.message}`;
+  return err instanceof Error ? err.message : String(err);
 }

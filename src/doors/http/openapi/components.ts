@@ -30,6 +30,7 @@ export const Messages = {
   busy: 'server busy: too many flow executions in flight',
   shuttingDown: 'server is shutting down',
   stateUnavailable: 'state unavailable: the flow state store could not be read or written',
+  registryUnavailable: 'registry unavailable: the flow registry could not be read',
   internal: 'internal error',
   flowFailed: 'flow execution failed',
   faultHandlerFailed: 'fault handler failed',

@@ -15,7 +15,7 @@ const DESCRIPTION = `The HTTP door of \`svc serve\`: running flows, queueing mes
 - **HEAD** is answered on every GET route: the GET's status and headers, no body.
 - **A refusal made before the body is read** (bad path, the gate) closes the connection when a body was announced; \`Expect: 100-continue\` is answered only when the route is about to read the body.
 - **\`svc serve --no-auth\`**: the gate does not run and \`Authorization\` is ignored; \`--secret <key>\`: \`/run\` and \`/enqueue\` need \`X-Svc-Signature\`.
-- **Not described here**: the management UI under \`/ui/\` (HTML pages for people, behind a login session and CSRF tokens, with no API-key gate: docs/ui.md) and the gRPC door (its own port, \`--grpc-port\`: docs/grpc.md).`;
+- **Not described here**: the management UI under \`/ui/\` (HTML pages for people, behind a login session and CSRF tokens, with no API-key gate: docs/ui.md), the gRPC door (its own port, \`--grpc-port\`: docs/grpc.md), and \`GET /metrics\` (the Prometheus text format for a scraper, served only with \`svc serve --metrics\` or on its own \`--metrics-port\`: docs/observability.md).`;
 
 function resolveResponse(response: ResponseObject | ReferenceObject): ResponseObject {
   if (!('$ref' in response)) return response;

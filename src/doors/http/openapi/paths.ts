@@ -107,8 +107,8 @@ const run: OperationObject = {
       content: { ...json(errorBody({ const: Messages.flowFailed })), ...soapFaults('1.2') },
     },
     '503': unavailable(
-      'Every execution slot is taken (`max_concurrent_flow_executions`; answered before the flow starts, so safe to retry at once, with `Retry-After`), the flow-state store cannot be read or written, the gate\'s storage failed while deciding, or the server is closing. A SOAP 1.2 request gets a Fault for the first two.',
-      [Messages.gateUnavailable, Messages.busy, Messages.stateUnavailable, Messages.shuttingDown],
+      'Every execution slot is taken (`max_concurrent_flow_executions`; answered before the flow starts, so safe to retry at once, with `Retry-After`), the flow-state store cannot be read or written, the registry cannot be read as the execution starts, the gate\'s storage failed while deciding, or the server is closing. A SOAP 1.2 request gets a Fault for the first three.',
+      [Messages.gateUnavailable, Messages.busy, Messages.stateUnavailable, Messages.registryUnavailable, Messages.shuttingDown],
       { headers: { 'Retry-After': ref('headers', 'RetryAfterBusy') }, content: soapFaults('1.2') },
     ),
   },
