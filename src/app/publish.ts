@@ -3,7 +3,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { isoNow } from '../common/clock.js';
 import { statePaths } from '../common/paths.js';
-import { compileFlow, type CompileResult, type LibrarySource } from '../flow/compile.js';
+import { sha256Hex } from '../common/digest.js';
+import { compileFlow, irToJson, type CompileResult, type LibrarySource } from '../flow/compile.js';
+import type { FlowIR } from '../ir/types.js';
 import { FlowPublicationError, type FlowWarning } from '../flow/diagnostics.js';
 import { ArtifactsRepo, tenantStatus } from '../store/artifacts-repo.js';
 import { openDb } from '../store/db.js';
@@ -73,16 +75,40 @@ export class TenantNotReadyError extends SvcError {
   }
 }
 
+/** A flow compiled for publication: the artifact, its address, and the Markdown kept beside it. */
+export interface CompiledFlow {
+  readonly ir: FlowIR;
+  readonly bytes: string;
+  readonly hash: string;
+  readonly source: string;
+  readonly warnings: FlowWarning[];
+}
+
+/**
+ * Reads and compiles a flow with every check. With `tenant`, the artifact is published under that
+ * tenant instead of the front matter's (`svc dev --tenant`): the IR's tenant is replaced and the
+ * bytes and hash are made again; the kept source stays as written.
+ * @throws FlowPublicationError with every diagnostic; SvcError when the file cannot be read
+ */
+export function compileForPublication(opts: SourceOptions & { tenant?: string }): CompiledFlow {
+  const source = readSource(opts.path);
+  const result = compileFlow(source, { file: opts.path, libs: readLibraries(opts.libs) });
+  if (!result.ir || !result.bytes || !result.hash) throw new FlowPublicationError(result.diagnostics, result.warnings);
+  if (opts.tenant === undefined || opts.tenant === result.ir.tenant) return { ir: result.ir, bytes: result.bytes, hash: result.hash, source, warnings: result.warnings };
+  // Spreading keeps the key order, so the bytes stay canonical.
+  const ir: FlowIR = { ...result.ir, tenant: opts.tenant };
+  const bytes = irToJson(ir);
+  return { ir, bytes, hash: sha256Hex(bytes), source, warnings: result.warnings };
+}
+
 /**
  * Compiles and publishes under (tenant, flow, version), moving `latest`.
  * @throws FlowPublicationError with every diagnostic; TenantNotReadyError; DuplicateVersionError
  */
 export function deployFile(opts: DeployOptions): DeployResult {
   if (opts.version.trim() === '') throw new SvcError('SVC_ERR_INVALID_INPUT', 'the version (-v) must not be empty');
-  const source = readSource(opts.path);
-  const result = compileFlow(source, { file: opts.path, libs: readLibraries(opts.libs) });
-  if (!result.ir || !result.bytes || !result.hash) throw new FlowPublicationError(result.diagnostics, result.warnings);
-  const { tenant, flow } = result.ir;
+  const compiled = compileForPublication(opts);
+  const { tenant, flow } = compiled.ir;
   const paths = statePaths(opts.db);
   const db = openDb(paths.registryDb, registryMigrations);
   try {
@@ -91,9 +117,9 @@ export function deployFile(opts: DeployOptions): DeployResult {
       throw new TenantNotReadyError(`tenant "${tenant}" is not registered; register it first: svc tenant create --id ${tenant} --display-name <name>`);
     }
     if (status === 'disabled') throw new TenantNotReadyError(`tenant "${tenant}" is disabled; enable it first: svc tenant enable --id ${tenant}`);
-    new ArtifactsRepo(db).publish({ tenant, name: flow, version: opts.version, bytes: result.bytes, hash: result.hash, createdAt: isoNow(), source });
+    new ArtifactsRepo(db).publish({ tenant, name: flow, version: opts.version, bytes: compiled.bytes, hash: compiled.hash, createdAt: isoNow(), source: compiled.source });
   } finally {
     db.close();
   }
-  return { flow, tenant, version: opts.version, hash: result.hash, db: paths.registryDb, warnings: result.warnings };
+  return { flow, tenant, version: opts.version, hash: compiled.hash, db: paths.registryDb, warnings: compiled.warnings };
 }

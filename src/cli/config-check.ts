@@ -14,6 +14,8 @@ export interface ConfigListSource {
 
 export interface ConfigCheckOptions {
   readonly db: string;
+  /** Print one JSON object `{keys, unreadable}` instead of lines; the exit status is the same. */
+  readonly json?: boolean;
 }
 
 /** Prints the report; throws ExitError(1) on a missing key, an unreadable artifact or an unlistable registry. */
@@ -25,9 +27,13 @@ export async function configCheck(opts: ConfigCheckOptions, source: ConfigListSo
     throw new ExitError(1, `cannot list the registry at ${opts.db}: ${(e as Error).message}`);
   }
   const reports = checkFlowConfig(listing.flows);
-  if (reports.length === 0) out('No deployed flow declares configuration keys.');
-  for (const line of formatConfigReport(reports)) out(line);
-  for (const u of listing.unreadable) err(`${u.tenant}/${u.flow}: artifact unreadable: ${u.error}`);
+  if (opts.json) {
+    out(JSON.stringify({ keys: reports, unreadable: listing.unreadable }, null, 2));
+  } else {
+    if (reports.length === 0) out('No deployed flow declares configuration keys.');
+    for (const line of formatConfigReport(reports)) out(line);
+    for (const u of listing.unreadable) err(`${u.tenant}/${u.flow}: artifact unreadable: ${u.error}`);
+  }
   const missing = missingConfig(reports);
   const problems: string[] = [];
   if (missing.length > 0) problems.push(`${missing.length} configuration key(s) MISSING (set ${missing.map((m) => m.variable).join(', ')})`);
@@ -41,6 +47,7 @@ export function registerConfigCheck(program: Command, source: ConfigListSource):
   config
     .command('check')
     .description('List each deployed flow\'s configuration keys (SVC_CONFIG_<KEY>) as set, set-but-empty or MISSING; never prints values. Exits 1 on any missing key, unreadable artifact or unlistable registry')
+    .option('--json', 'print one JSON object {keys: [{tenant, flow, key, variable, state}], unreadable: [...]}; same exit status')
     .addOption(dbOption())
     .action(async (opts: ConfigCheckOptions) => configCheck(opts, source));
 }

@@ -14,6 +14,9 @@ import { registerUi } from './ui.js';
 import { registerCert } from './cert.js';
 import { registerSeed } from './seed.js';
 import { registerSimulate } from './simulate.js';
+import { registerFlows } from './flows.js';
+import { registerLogs } from './logs.js';
+import { registerDev } from './dev.js';
 
 export function buildCli(): Command {
   const program = new Command('svc')
@@ -22,6 +25,9 @@ export function buildCli(): Command {
     .exitOverride();
   registerServe(program);
   registerFlowCommands(program);
+  registerDev(program);
+  registerFlows(program);
+  registerLogs(program);
   registerProto(program);
   registerTenant(program);
   registerKeys(program);

@@ -33,6 +33,7 @@ export function registerProto(program: Command): void {
     .requiredOption('--tenant <t>', 'tenant', nameArg('tenant'))
     .requiredOption('--name <name>', 'descriptor name', nameArg('descriptor name'))
     .option('--version <v>', 'version label (default: latest)')
+    .option('--json', 'print one JSON object: the descriptor version and its services with their methods')
     .addOption(dbOption())
     .action(protoShow);
 }
@@ -92,12 +93,17 @@ export async function protoList(flags: { tenant: string; json?: boolean; db: str
   process.stdout.write(formatTable(table));
 }
 
-export async function protoShow(flags: { tenant: string; name: string; version?: string; db: string }): Promise<void> {
+export async function protoShow(flags: { tenant: string; name: string; version?: string; json?: boolean; db: string }): Promise<void> {
   const db = openRegistry(flags.db);
   if (db === undefined) throw new ExitError(1, `error: descriptor ${flags.tenant}/${flags.name} not found (no registry at ${statePaths(flags.db).registryDb})`);
   try {
     const shown = showDescriptor(new DescriptorsRepo(db), flags.tenant, flags.name, flags.version);
     const i = shown.info;
+    if (flags.json) {
+      const info = { tenant: i.tenant, name: i.name, version: i.version, hash: i.hash, size_bytes: i.sizeBytes, latest: i.latest, deployed_at: i.deployedAt };
+      process.stdout.write(`${JSON.stringify({ ...info, services: shown.services.map(serviceJson) }, null, 2)}\n`);
+      return;
+    }
     const lines = [`descriptor ${i.tenant}/${i.name} version ${i.version}${i.latest ? ' (latest)' : ''}`, `hash ${i.hash}, ${i.sizeBytes} bytes, deployed ${i.deployedAt}`];
     process.stdout.write(`${lines.join('\n')}\n${formatServices(shown.services)}`);
     process.stdout.write('Only unary and server-streaming methods can be called through the gRPC door.\n');
@@ -106,6 +112,15 @@ export async function protoShow(flags: { tenant: string; name: string; version?:
   } finally {
     db.close();
   }
+}
+
+/** A service with its methods, message types by full name (no leading dot). */
+function serviceJson(s: ServiceInfo): Record<string, unknown> {
+  const typeName = (t: { fullName: string }) => t.fullName.replace(/^\./, '');
+  return {
+    full_name: s.fullName,
+    methods: s.methods.map((m) => ({ full_name: m.fullName, name: m.name, kind: m.kind, callable: m.callable, request_type: typeName(m.requestType), response_type: typeName(m.responseType) })),
+  };
 }
 
 function formatServices(services: readonly ServiceInfo[]): string {

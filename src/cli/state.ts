@@ -23,6 +23,7 @@ export function registerState(program: Command): void {
     .addOption(new Option('--flow <flow>', 'only this flow').argParser(nameArg('flow')))
     .addOption(new Option('--status <status>', `one of ${ALL_STATUSES.join(', ')}`).argParser(statusArg))
     .addOption(new Option('--limit <n>', 'most rows per section').argParser(intArg('--limit', 1)).default(50))
+    .addOption(new Option('--json', 'print one JSON object {deduplication: [...], correlations: [...]} (keys as fingerprints, no state content)'))
     .addOption(dbOption())
     .action(list);
   state
@@ -47,6 +48,7 @@ interface ListFlags {
   flow?: string;
   status?: string;
   limit: number;
+  json?: boolean;
   db: string;
 }
 
@@ -69,6 +71,10 @@ function list(flags: ListFlags): void {
     const filter = { tenant: flags.tenant, flow: flags.flow, limit: flags.limit };
     const inbox = repo.listInbox({ ...filter, statuses: inboxStatuses });
     const corr = repo.listCorrelations({ ...filter, statuses: corrStatuses });
+    if (flags.json) {
+      out(JSON.stringify({ deduplication: inbox.map(inboxJson), correlations: corr.map(corrJson) }, null, 2));
+      return;
+    }
     out(`Deduplication (status: ${inboxStatuses.join(', ') || 'none selected'})`);
     out(inbox.length === 0 ? '  (no rows)' : formatTable(INBOX_HEADERS, inbox.map(inboxCells)));
     out('');
@@ -83,10 +89,42 @@ function inboxCells(r: InboxRow): string[] {
   return [r.tenant, r.flow, r.status, r.claimed_at, r.expires_at, lease, r.first_correlation_id, r.key_hash];
 }
 
+/** The table's fields; memoized answers are never printed. */
+function inboxJson(r: InboxRow): Record<string, unknown> {
+  return {
+    tenant: r.tenant,
+    flow: r.flow,
+    status: r.status,
+    claimed_at: r.claimed_at,
+    expires_at: r.expires_at,
+    lease_expires_at: r.lease_expires_at,
+    first_correlation_id: r.first_correlation_id,
+    key_hash: r.key_hash,
+    finished_at: r.finished_at,
+  };
+}
+
 const CORR_HEADERS = ['TENANT', 'FLOW', 'STEP', 'STATUS', 'OPENED_AT', 'DEADLINE', 'ON_TIMEOUT', 'CORRELATION_ID', 'STATE', 'KEY_HASH'];
 function corrCells(r: CorrelationRow): string[] {
   // The content of correlation_state is never shown: only whether one was recorded.
   return [r.tenant, r.flow, r.step, r.status, r.opened_at, r.deadline, r.on_timeout_flow ?? '-', r.correlation_id, r.state === null ? 'absent' : 'present', r.key_hash];
+}
+
+/** The table's fields: whether a correlation_state was recorded, never its content. */
+function corrJson(r: CorrelationRow): Record<string, unknown> {
+  return {
+    tenant: r.tenant,
+    flow: r.flow,
+    step: r.step,
+    status: r.status,
+    opened_at: r.opened_at,
+    deadline: r.deadline,
+    on_timeout_flow: r.on_timeout_flow,
+    correlation_id: r.correlation_id,
+    state_recorded: r.state !== null,
+    key_hash: r.key_hash,
+    closed_at: r.closed_at,
+  };
 }
 
 interface ReleaseFlags {

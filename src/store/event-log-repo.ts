@@ -1,4 +1,5 @@
 /** The log database's event table: batch inserts, a simple reader, retention deletes. */
+import { existsSync } from 'node:fs';
 import { openDb, type Db } from './db.js';
 import { logMigrations } from './migrations/log.js';
 import { packRow, ROW_WIDTH, TRACE_EVENTS, type EventRow, type RowColumns } from './event-log-row.js';
@@ -11,6 +12,10 @@ export interface EventQuery {
   http_status?: number;
   /** Paging: only rows with a smaller id (the last id of the previous page). */
   beforeId?: number;
+  /** Following: only rows with a larger id (the last id already seen). */
+  afterId?: number;
+  /** Return the oldest rows first (following the log) instead of the newest. @default false */
+  oldestFirst?: boolean;
   /** ISO 8601 UTC bounds on `ts`, found by a binary search over row ids (rows are appended in time order; no index). */
   since?: string;
   until?: string;
@@ -77,6 +82,11 @@ export class EventLogRepo {
     return new EventLogRepo(openDb(path, logMigrations));
   }
 
+  /** Opens the log database at `path` when the file exists; undefined otherwise (a reader never creates one). */
+  static openExisting(path: string): EventLogRepo | undefined {
+    return existsSync(path) ? new EventLogRepo(openDb(path, logMigrations, { create: false })) : undefined;
+  }
+
   /**
    * For the connection that answers the UI's searches: memory-mapped reads (up to 1 GiB of the file,
    * file-backed and reclaimable) and a page cache of up to 256 MiB, so a scan of the table (a lookup
@@ -98,7 +108,7 @@ export class EventLogRepo {
     this.insertColumns(rows.flatMap(packRow));
   }
 
-  /** Newest first. Filters are exact matches. Trace rows are never returned here: only `queryTrace` reads them. */
+  /** Newest first (or oldest first). Filters are exact matches. Trace rows are never returned here: only `queryTrace` reads them. */
   query(q: EventQuery = {}): StoredEvent[] {
     const where: string[] = [`event NOT IN (${TRACE_KINDS_SQL})`];
     const args: unknown[] = [];
@@ -106,6 +116,10 @@ export class EventLogRepo {
     if (q.beforeId !== undefined) {
       where.push('id < ?');
       args.push(q.beforeId);
+    }
+    if (q.afterId !== undefined) {
+      where.push('id > ?');
+      args.push(q.afterId);
     }
     if (q.since !== undefined) {
       where.push('id >= ?');
@@ -116,7 +130,7 @@ export class EventLogRepo {
       args.push(this.firstIdAtOrAfter(`${q.until}\uffff`));
     }
     const limit = Math.max(1, Math.min(q.limit ?? 100, 10_000));
-    return this.#select(`SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ${limit}`, args);
+    return this.#select(`SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY id ${q.oldestFirst === true ? 'ASC' : 'DESC'} LIMIT ${limit}`, args);
   }
 
   /**
@@ -189,6 +203,11 @@ export class EventLogRepo {
       failedCompletions += r.failed;
     }
     return { byEvent, failedCompletions };
+  }
+
+  /** The id of the newest row (0 when the table is empty): where a reader that follows the log starts. */
+  lastId(): number {
+    return this.#maxId.get()?.id ?? 0;
   }
 
   /** The first row id whose `ts` is not before `iso` (one past the last id when none is). */

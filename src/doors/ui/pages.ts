@@ -5,6 +5,7 @@ import { actOnDeadLetters, discardDeadLetter, listDeadLetters, queueFigures, rep
 import { listCertificates } from '../../app/certificates.js';
 import { createApiKey, listApiKeys, parseFlows, parseRateLimit, parseScopes, revokeApiKey } from '../../app/keys.js';
 import { can, requirePermission } from '../../app/roles.js';
+import { searchEvents } from '../../app/event-search.js';
 import { createTenant, disableTenant, enableTenant, listTenants } from '../../app/tenants.js';
 import { listTraceFlags, readTraceRows, setTraceFlag } from '../../app/trace.js';
 import { addUiUser, listUiUsers, setUiUserDisabled } from '../../app/ui-accounts.js';
@@ -110,17 +111,16 @@ export function registerPages(app: FastifyInstance, deps: UiDeps, context: Ctx):
     const ctx = context(req, reply);
     const q = req.query as Query;
     const status = q.status ? Number(q.status) : undefined;
-    const rows = deps.events.query({
+    const filter = {
       tenant: q.tenant || undefined,
       flow: q.flow || undefined,
       event: q.event || undefined,
       correlation_id: q.correlation_id || undefined,
       http_status: Number.isInteger(status) ? status : undefined,
-      beforeId: q.before ? Number(q.before) : undefined,
       since: q.since || undefined,
       until: q.until || undefined,
-      limit: PAGE_ROWS,
-    });
+    };
+    const rows = searchEvents(deps.events, filter, { beforeId: q.before ? Number(q.before) : undefined, limit: PAGE_ROWS });
     const field = (n: string, label: string) => html`<label>${label}<input name="${n}" value="${q[n] ?? ''}"></label>`;
     const next = rows.length === PAGE_ROWS ? html`<p><a href="/ui/executions?${new URLSearchParams({ ...clean(q), before: String(rows.at(-1)!.id) }).toString()}">Older rows</a></p>` : '';
     const body = html`<form method="get" class="filters">${field('tenant', 'Tenant')}${field('flow', 'Flow')}${field('correlation_id', 'Correlation id')}${field('event', 'Event kind')}${field('status', 'Status')}${field('since', 'From (UTC, e.g. 2026-01-31T08:00)')}${field('until', 'To (UTC)')}<button type="submit">Search</button></form>
@@ -131,7 +131,7 @@ ${table(EVENT_HEADERS, eventRows(rows), 'No events match.')}${next}`;
   app.get('/executions/:correlationId', async (req, reply) => {
     const ctx = context(req, reply);
     const { correlationId } = req.params as { correlationId: string };
-    const rows = deps.events.query({ correlation_id: correlationId, limit: 1000 }).reverse();
+    const rows = searchEvents(deps.events, { correlation_id: correlationId }, { limit: 1000 }).reverse();
     const story = rows.map(
       (e) => html`<tr><td>${e.ts}</td><td>${e.event}</td><td>${e.flow ?? ''}</td><td class="num">${e.http_status ?? ''}</td><td>${e.outcome ?? ''}</td><td>${e.reason ?? ''}</td><td><pre>${json(e.payload)}</pre></td></tr>`,
     );

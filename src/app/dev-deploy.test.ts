@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { statePaths } from '../common/paths.js';
+import { ArtifactsRepo } from '../store/artifacts-repo.js';
+import { AuditRepo } from '../store/audit-repo.js';
+import { openDb } from '../store/db.js';
+import { auditMigrations } from '../store/migrations/audit.js';
+import { registryMigrations } from '../store/migrations/registry.js';
+import { TenantsRepo } from '../store/tenants-repo.js';
+import { devDeployFile, devVersionLabel } from './dev-deploy.js';
+import { claimDevState, DEV_STATE_MARKER, NotDevStateError } from './dev-state.js';
+import { disableTenant } from './tenants.js';
+
+const root = mkdtempSync(join(tmpdir(), 'svc-dev-unit-'));
+after(() => rmSync(root, { recursive: true, force: true }));
+
+const flowText = (tenant: string, greeting: string) => `---\nflowdoc_version: "0.1"\nflow: hello\ntenant: ${tenant}\n---\n## Step: greet\n\`\`\`ntd\n{"hi": "${greeting}"}\n\`\`\`\n`;
+
+function deps() {
+  const registry = openDb(':memory:', registryMigrations);
+  return { tenants: new TenantsRepo(registry), artifacts: new ArtifactsRepo(registry), audit: new AuditRepo(openDb(':memory:', auditMigrations)) };
+}
+
+describe('devVersionLabel', () => {
+  it('is dev-<UTC time to the millisecond>-<first 8 hex of the hash>', () => {
+    assert.equal(devVersionLabel('1a2b3c4d5e6f', new Date('2026-01-31T08:00:00.123Z')), 'dev-20260131T080000.123Z-1a2b3c4d');
+  });
+});
+
+describe('devDeployFile', () => {
+  const file = join(root, 'hello.flow.md');
+  const at = (ms: number) => new Date(Date.UTC(2026, 0, 31, 8, 0, 0, ms));
+
+  it('registers a missing tenant, deploys, skips an unchanged save and deploys a changed one', () => {
+    const d = deps();
+    writeFileSync(file, flowText('acme', 'one'));
+    const first = devDeployFile(d, { path: file }, at(1));
+    assert.equal(first.kind, 'deployed');
+    assert.ok(first.kind === 'deployed' && first.registeredTenant);
+    assert.deepEqual(d.audit.latest('acme', 10).map((e) => [e.eventType, JSON.parse(e.payload).actor]), [['tenant.registered', 'svc dev']]);
+    const again = devDeployFile(d, { path: file }, at(2));
+    assert.equal(again.kind, 'unchanged');
+    assert.equal(again.kind === 'unchanged' && again.version, first.kind === 'deployed' && first.version);
+    writeFileSync(file, flowText('acme', 'two'));
+    const second = devDeployFile(d, { path: file }, at(3));
+    assert.ok(second.kind === 'deployed' && !second.registeredTenant);
+    assert.deepEqual(
+      d.artifacts.listVersions('acme', 'hello').map((v) => [v.version.replace(/[0-9a-f]{8}$/, 'HASH'), v.latest]),
+      [
+        ['dev-20260131T080000.001Z-HASH', false],
+        ['dev-20260131T080000.003Z-HASH', true],
+      ],
+    );
+  });
+
+  it('reports every diagnostic of a broken file and publishes nothing', () => {
+    const d = deps();
+    writeFileSync(file, '---\nflowdoc_version: "0.1"\nflow: hello\ntenant: acme\ncolour: red\n---\n## Step: a\nsoap_version: 9\n');
+    const r = devDeployFile(d, { path: file });
+    assert.equal(r.kind, 'refused');
+    const lines = r.kind === 'refused' ? r.diagnostics.map((x) => `${x.line}: ${x.step}: ${x.message}`) : [];
+    assert.ok(lines.includes('5: front matter: unknown front-matter key "colour"'), lines.join('\n'));
+    assert.ok(lines.includes('8: a: soap_version must be 1.1 or 1.2, got 9'), lines.join('\n'));
+    assert.equal(d.tenants.get('acme'), undefined);
+  });
+
+  it('--tenant publishes under another tenant, with its own hash; a disabled tenant refuses', () => {
+    const d = deps();
+    writeFileSync(file, flowText('acme', 'one'));
+    const r = devDeployFile(d, { path: file, tenant: 'sandbox' });
+    assert.ok(r.kind === 'deployed' && r.tenant === 'sandbox');
+    assert.equal(d.artifacts.resolveLatest('acme', 'hello'), undefined);
+    const ir = JSON.parse(d.artifacts.getArtifact(d.artifacts.resolveLatest('sandbox', 'hello')!.hash)!.toString('utf8')) as { tenant: string };
+    assert.equal(ir.tenant, 'sandbox');
+    disableTenant(d, 'sandbox');
+    writeFileSync(file, flowText('acme', 'two'));
+    assert.throws(() => devDeployFile(d, { path: file, tenant: 'sandbox' }), /tenant "sandbox" is disabled/);
+  });
+});
+
+describe('claimDevState', () => {
+  const dir = (name: string) => statePaths(join(root, name, 'registry.db'));
+
+  it('marks a new state directory on the first run, then finds the mark', () => {
+    const p = dir('fresh');
+    assert.equal(claimDevState(p, {}), 'marked-empty');
+    assert.match(readFileSync(join(p.stateDir, DEV_STATE_MARKER), 'utf8'), /development state directory/);
+    assert.equal(claimDevState(p, {}), 'marked');
+  });
+
+  it('refuses a directory holding a registry without the mark; --force runs unmarked; --init marks it', () => {
+    const p = dir('used');
+    mkdirSync(p.stateDir, { recursive: true });
+    writeFileSync(p.registryDb, '');
+    assert.throws(() => claimDevState(p, {}), (err: unknown) => err instanceof NotDevStateError && err.message.includes('not marked as a development one'));
+    assert.equal(claimDevState(p, { force: true }), 'forced');
+    assert.equal(existsSync(join(p.stateDir, DEV_STATE_MARKER)), false);
+    assert.equal(claimDevState(p, { init: true }), 'marked-init');
+    assert.equal(claimDevState(p, {}), 'marked');
+  });
+});

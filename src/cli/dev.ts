@@ -1,0 +1,145 @@
+/**
+ * `svc dev <dir>`: the development loop. Every `*.flow.md` of the folder is deployed at start and
+ * again on each save, under an automatic version label (app/dev-deploy.ts); a file that does not
+ * compile is reported as `file:line: step: message` and the loop goes on. Only against a state
+ * directory marked as a development one (app/dev-state.ts). Stops on SIGINT or SIGTERM, exit 0.
+ */
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { Command, Option } from 'commander';
+import { devDeployFile, type DevDeployOutcome } from '../app/dev-deploy.js';
+import { claimDevState, DEV_STATE_MARKER, NotDevStateError, type DevStateClaim } from '../app/dev-state.js';
+import { ExitError } from '../common/errors.js';
+import { statePaths } from '../common/paths.js';
+import { formatDiagnostic, formatWarning } from '../flow/diagnostics.js';
+import { FolderWatcher } from './dev-watch.js';
+import { dbOption, nameArg } from './options.js';
+import { withRegistryAndAudit } from './stores.js';
+import { out } from './table.js';
+
+const FLOW_SUFFIX = '.flow.md';
+const LIB_SUFFIX = '.lib.md';
+
+export function registerDev(program: Command): void {
+  program
+    .command('dev')
+    .description(
+      'development loop: deploy every *.flow.md of <dir> now and on each save under the version dev-<UTC time>-<hash prefix>, skipping a file whose artifact is already latest; a file with errors is reported as file:line: step: message and the loop goes on. Runs only against a development state directory (a dev-state file beside --db: made on a first run in an empty state directory, or by --init). Ctrl-C or SIGTERM stops it (exit 0)',
+    )
+    .argument('<dir>', 'folder of *.flow.md files (its subfolders are not watched)')
+    .addOption(new Option('--tenant <t>', "deploy every flow under this tenant instead of its front matter's (registered when missing)").argParser(nameArg('tenant')))
+    .addOption(new Option('--libs <dir>', 'directory of *.lib.md step libraries for "use:"; a save there redeploys every flow it changes'))
+    .addOption(new Option('--init', `mark the state directory as a development one (writes ${DEV_STATE_MARKER} beside --db) although it holds a registry`))
+    .addOption(new Option('--force', 'run against an unmarked state directory this once, without marking it'))
+    .addOption(dbOption())
+    .action(dev);
+}
+
+export interface DevOptions {
+  tenant?: string;
+  libs?: string;
+  init?: boolean;
+  force?: boolean;
+  db: string;
+}
+
+export async function dev(dir: string, opts: DevOptions): Promise<void> {
+  requireFolder(dir, '<dir>');
+  if (opts.libs !== undefined) requireFolder(opts.libs, '--libs');
+  const paths = statePaths(opts.db);
+  let claim: DevStateClaim;
+  try {
+    claim = claimDevState(paths, { init: opts.init, force: opts.force });
+  } catch (err) {
+    if (!(err instanceof NotDevStateError)) throw err;
+    throw new ExitError(1, `refused: ${err.message}.\nIf it is a development state directory, mark it once with: svc dev ${dir} --init --db ${opts.db}\nor run this once anyway with --force`);
+  }
+  process.stderr.write(`${describeClaim(claim, paths.stateDir)}\n`);
+
+  const deployOne = (name: string) => report(join(dir, name), opts);
+  const deployAll = () => {
+    for (const name of flowFiles(dir)) deployOne(name);
+  };
+  const watchers: FolderWatcher[] = [];
+  let stop: (why?: Error) => void = () => undefined;
+  const stopped = new Promise<Error | undefined>((resolve) => (stop = resolve));
+  const onSignal = () => stop();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    // Watching starts before the first pass, so a save made during it is not missed.
+    watchers.push(new FolderWatcher({ dir, suffix: FLOW_SUFFIX, onChange: deployOne, onUnknown: deployAll, onError: stop }));
+    if (opts.libs !== undefined) watchers.push(new FolderWatcher({ dir: opts.libs, suffix: LIB_SUFFIX, onChange: deployAll, onUnknown: deployAll, onError: stop }));
+    deployAll();
+    process.stderr.write(`watching ${dir}${opts.libs === undefined ? '' : ` and ${opts.libs}`} for saves; Ctrl-C stops\n`);
+    const failure = await stopped;
+    if (failure !== undefined) throw new ExitError(1, `error: stopped watching: ${failure.message}`);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    for (const w of watchers) w.close();
+  }
+}
+
+/** Every `*.flow.md` of the folder, sorted, hidden names left out (as the watcher does). */
+function flowFiles(dir: string): string[] {
+  try {
+    return readdirSync(dir)
+      .filter((n) => n.endsWith(FLOW_SUFFIX) && !n.startsWith('.'))
+      .sort();
+  } catch (err) {
+    process.stderr.write(`error: cannot read ${dir}: ${(err as Error).message}\n`);
+    return [];
+  }
+}
+
+/** Deploys one file and says what happened; any failure is reported and the loop goes on. */
+function report(path: string, opts: DevOptions): void {
+  if (!existsSync(path)) {
+    out(`${path}: removed; its deployed versions stay in the registry`);
+    return;
+  }
+  let outcome: DevDeployOutcome;
+  try {
+    outcome = withRegistryAndAudit(opts.db, (stores) => devDeployFile(stores, { path, libs: opts.libs, tenant: opts.tenant }));
+  } catch (err) {
+    // A refusal (a disabled tenant, an unreadable file) or a storage error: either way the loop goes on.
+    const why = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`${path}: error: ${why}; not deployed, waiting for the next save\n`);
+    return;
+  }
+  for (const w of outcome.warnings) process.stderr.write(`${formatWarning(w)}\n`);
+  if (outcome.kind === 'refused') {
+    for (const d of outcome.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
+    const n = outcome.diagnostics.length;
+    process.stderr.write(`${path}: not deployed (${n} error${n === 1 ? '' : 's'}); waiting for the next save\n`);
+  } else if (outcome.kind === 'unchanged') {
+    out(`${path}: unchanged, ${outcome.tenant}/${outcome.flow} ${outcome.version} is latest`);
+  } else {
+    if (outcome.registeredTenant) out(`registered tenant ${outcome.tenant} (audit tenant.registered, actor svc dev)`);
+    out(`deployed ${outcome.tenant}/${outcome.flow} ${outcome.version} (${path})`);
+  }
+}
+
+function describeClaim(claim: DevStateClaim, stateDir: string): string {
+  switch (claim) {
+    case 'marked':
+      return `development state directory ${stateDir}`;
+    case 'marked-empty':
+      return `development state directory ${stateDir} (new: marked with ${DEV_STATE_MARKER})`;
+    case 'marked-init':
+      return `development state directory ${stateDir} (marked now with ${DEV_STATE_MARKER}, --init)`;
+    case 'forced':
+      return `WARNING: ${stateDir} is not marked as a development state directory; deploying into it anyway (--force)`;
+  }
+}
+
+function requireFolder(path: string, what: string): void {
+  let isDir = false;
+  try {
+    isDir = statSync(path).isDirectory();
+  } catch {
+    isDir = false;
+  }
+  if (!isDir) throw new ExitError(1, `error: ${what} ${path} is not a folder`);
+}

@@ -1,0 +1,181 @@
+/**
+ * `svc logs`: the structured event log (`log.db` beside --db), oldest first, optionally followed
+ * until SIGINT or SIGTERM. Trace rows are never printed (docs/tracing.md): the reads go through
+ * app/event-search.ts, the same use case as the UI's Executions page.
+ */
+import { existsSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { checkEventKind, eventsAfter, parseSince, tailStart, type LogFilter } from '../app/event-search.js';
+import { statePaths } from '../common/paths.js';
+import { EventLogRepo, type StoredEvent } from '../store/event-log-repo.js';
+import { nonEmptyArg, svcArg } from './args.js';
+import { dbOption, nameArg } from './options.js';
+
+/** Rows read per query while printing or following: what bounds the command's memory. */
+const BATCH_ROWS = 100;
+/** How often `--follow` looks for new rows, in ms. */
+const FOLLOW_POLL_MS = 500;
+const MAX_LIMIT = 10_000;
+
+export function registerLogs(program: Command): void {
+  program
+    .command('logs')
+    .description(
+      'print the structured event log (log.db beside --db), oldest first: the newest --limit matching rows, then with --follow each new row until Ctrl-C or SIGTERM (exit 0). Trace rows (step_traced, egress_traced) are never printed',
+    )
+    .addOption(new Option('--tenant <t>', 'only this tenant').argParser(nameArg('tenant')))
+    .addOption(new Option('--flow <name>', 'only this flow').argParser(nameArg('flow')))
+    .addOption(new Option('--correlation-id <id>', 'only this delivery (a scan of the table: add --tenant and --flow to narrow it)').argParser(nonEmptyArg('--correlation-id')))
+    .addOption(new Option('--event <kind>', 'only this kind: received, completed, access_denied, queue_failed, dlq_moved ... (docs/events.md)').argParser(svcArg(checkEventKind)))
+    .addOption(new Option('--since <when>', 'only rows at or after: a duration back from now (30s, 10m, 2h, 7d), a UTC day (2026-01-31) or instant (2026-01-31T08:00:00Z)').argParser(svcArg((v) => parseSince(v))))
+    .addOption(new Option('-n, --limit <n>', `newest matching rows printed before following, 0 to ${MAX_LIMIT}`).default(100).argParser(limitArg))
+    .addOption(new Option('-f, --follow', 'keep printing new rows as they are written (polled every 500 ms) until SIGINT or SIGTERM'))
+    .addOption(new Option('--json', 'print JSON Lines: one object per row, payload included'))
+    .addOption(dbOption())
+    .action(logs);
+}
+
+function limitArg(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > MAX_LIMIT) throw new InvalidArgumentError(`--limit must be a whole number from 0 to ${MAX_LIMIT}, got "${value}"`);
+  return Number(value);
+}
+
+export interface LogsOptions {
+  tenant?: string;
+  flow?: string;
+  correlationId?: string;
+  event?: string;
+  since?: string;
+  limit: number;
+  follow?: boolean;
+  json?: boolean;
+  db: string;
+}
+
+export async function logs(opts: LogsOptions): Promise<void> {
+  const filter: LogFilter = { tenant: opts.tenant, flow: opts.flow, correlation_id: opts.correlationId, event: opts.event, since: opts.since };
+  const path = statePaths(opts.db).logDb;
+  const printer = new RowPrinter(opts.json === true);
+  const stop = new StopSignal();
+  try {
+    let log = EventLogRepo.openExisting(path);
+    if (log === undefined && !opts.follow) {
+      if (!opts.json) process.stderr.write(`No log rows: ${path} does not exist yet (svc serve creates it).\n`);
+      return;
+    }
+    // Following a log that does not exist yet: wait for the server to create it; every row is then new.
+    while (log === undefined && !stop.requested) {
+      await stop.sleep(FOLLOW_POLL_MS);
+      if (existsSync(path)) log = EventLogRepo.openExisting(path);
+    }
+    if (log === undefined) return;
+    try {
+      const start = tailStart(log, filter, opts.limit);
+      for (let after = start.afterId, batch = readBatch(log, filter, after, start.lastId); batch.length > 0 && !printer.closed; batch = readBatch(log, filter, after, start.lastId)) {
+        await printer.print(batch);
+        after = batch.at(-1)!.id;
+      }
+      let lastId = start.lastId;
+      if (!opts.follow) {
+        if (printer.rows === 0 && opts.limit > 0 && !opts.json) process.stderr.write('No log rows match.\n');
+        return;
+      }
+      // Past the tail every new row is after lastId: the time bound has done its work.
+      const followFilter: LogFilter = { ...filter, since: undefined };
+      while (!stop.requested && !printer.closed) {
+        const batch = readBatch(log, followFilter, lastId);
+        if (batch.length > 0) {
+          await printer.print(batch);
+          lastId = batch.at(-1)!.id;
+        }
+        if (batch.length < BATCH_ROWS) await stop.sleep(FOLLOW_POLL_MS);
+      }
+    } finally {
+      log.close();
+    }
+  } finally {
+    stop.dispose();
+  }
+}
+
+/** One batch after `afterId`; a database busy past its timeout (a writer holding the lock) reads as "nothing yet". */
+function readBatch(log: EventLogRepo, filter: LogFilter, afterId: number, upToId?: number): StoredEvent[] {
+  try {
+    return eventsAfter(log, filter, afterId, BATCH_ROWS, upToId);
+  } catch (err) {
+    if (String((err as { code?: unknown }).code).startsWith('SQLITE_BUSY')) return [];
+    throw err;
+  }
+}
+
+/** SIGINT and SIGTERM end `--follow` cleanly: the current batch is finished, the database closed, exit 0. */
+class StopSignal {
+  requested = false;
+  #wake: (() => void) | undefined;
+  readonly #onSignal = () => {
+    this.requested = true;
+    this.#wake?.();
+  };
+
+  constructor() {
+    process.on('SIGINT', this.#onSignal);
+    process.on('SIGTERM', this.#onSignal);
+  }
+
+  /** Waits `ms`, or less when a stop is requested meanwhile. */
+  async sleep(ms: number): Promise<void> {
+    if (this.requested) return;
+    const ac = new AbortController();
+    this.#wake = () => ac.abort();
+    await sleep(ms, undefined, { signal: ac.signal }).catch(() => undefined);
+    this.#wake = undefined;
+  }
+
+  dispose(): void {
+    process.off('SIGINT', this.#onSignal);
+    process.off('SIGTERM', this.#onSignal);
+  }
+}
+
+/** Writes rows to stdout, waiting for it to drain (a slow reader holds the command back, not its memory). */
+class RowPrinter {
+  rows = 0;
+  /** stdout went away (e.g. `svc logs -f | head`): stop quietly. */
+  closed = false;
+
+  constructor(readonly json: boolean) {
+    process.stdout.on('error', () => (this.closed = true));
+  }
+
+  async print(batch: readonly StoredEvent[]): Promise<void> {
+    if (this.closed) return;
+    const text = batch.map((e) => (this.json ? JSON.stringify(e) : formatRow(e))).join('\n');
+    this.rows += batch.length;
+    if (!process.stdout.write(`${text}\n`)) await drained();
+  }
+}
+
+/** Resolves when stdout drains or fails, whichever comes first, and leaves no listener behind. */
+function drained(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      process.stdout.off('drain', done);
+      process.stdout.off('error', done);
+      resolve();
+    };
+    process.stdout.once('drain', done);
+    process.stdout.once('error', done);
+  });
+}
+
+/** `ts  event  tenant/flow  key=value ...`: one line per row, the payload left to --json. */
+export function formatRow(e: StoredEvent): string {
+  const parts = [e.ts, e.event.padEnd(15), `${e.tenant ?? '-'}/${e.flow ?? '-'}`];
+  if (e.step !== null) parts.push(`step=${e.step}`);
+  if (e.http_status !== null) parts.push(`status=${e.http_status}`);
+  if (e.outcome !== null) parts.push(`outcome=${e.outcome}`);
+  if (e.correlation_id !== null) parts.push(`correlation_id=${e.correlation_id}`);
+  if (e.reason !== null) parts.push(`reason=${JSON.stringify(e.reason)}`);
+  return parts.join('  ');
+}

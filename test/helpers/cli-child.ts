@@ -1,0 +1,49 @@
+/** A long-running `svc` command (`logs --follow`, `dev`) as a child process: its output as it comes, and a stop by PID. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { SVC_BIN, type Sandbox } from './svc.js';
+import { sleep } from './wait.js';
+
+export interface CliChild {
+  readonly child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Waits (bounded) until stdout or stderr matches; returns the match. */
+  waitForOutput(stream: 'stdout' | 'stderr', pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  /** Sends `signal` to the child's PID and waits for its exit (SIGKILL after 10 s); resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export function startCli(sandbox: Sandbox, args: string[]): CliChild {
+  const child = spawn(process.execPath, [SVC_BIN, ...args], { cwd: sandbox.home, env: sandbox.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    waitForOutput: async (stream, pattern, timeoutMs = 20_000) => {
+      const end = Date.now() + timeoutMs;
+      for (;;) {
+        const m = (stream === 'stdout' ? out : err).match(pattern);
+        if (m) return m;
+        // A child that has exited will print nothing more: fail at once, with what it said.
+        const gone = child.exitCode !== null || child.signalCode !== null;
+        if (gone || Date.now() > end) {
+          throw new Error(`${gone ? `svc ${args.join(' ')} exited ${child.exitCode ?? child.signalCode}` : `timed out after ${timeoutMs} ms`} waiting for ${stream} to match ${pattern}\nstdout:\n${out}\nstderr:\n${err}`);
+        }
+        await sleep(25);
+      }
+    },
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      process.kill(child.pid!, signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
