@@ -85,8 +85,12 @@ async function main(): Promise<void> {
     const meteredRounds: LoadResult[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       bareRounds.push(await load('bare node:http', { url: bare.url, body, headers, durationSec: DURATION / ROUNDS }));
+      // Each service round leaves its log writer thread a backlog that would load the next round on
+      // two cores, so every one is followed by the same settle: no round inherits another's.
       runRounds.push(await load('svc /run (validate + ntd)', { url: runUrl, body, headers, durationSec: DURATION / ROUNDS }));
+      await new Promise((r) => setTimeout(r, SETTLE_MS));
       meteredRounds.push(await load('svc /run, metrics on', { url: meteredUrl, body, headers, durationSec: DURATION / ROUNDS }));
+      await new Promise((r) => setTimeout(r, SETTLE_MS));
       tracedRounds.push(await load('svc /run, tracing on', { url: tracedUrl, body, headers, durationSec: DURATION / ROUNDS }));
       // A traced round leaves the log writer thread a backlog of full-payload rows; on two cores it
       // would load the next round of the other two (measured: /run 3-4% lower), so let it drain.
