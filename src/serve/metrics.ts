@@ -2,11 +2,13 @@
  * The service's Prometheus metrics (`svc serve --metrics`): one registry, prefix `svc_`, base units
  * (seconds, bytes), `_total` counters. Label values are bounded: route templates, statuses, doors,
  * outcomes, and tenant and flow names only where they come from what is deployed (never a
- * correlation id, a key or a path). Counters are incremented on the request path through cached
- * label children (no label hashing per request); everything that costs (queue depth, certificate
- * dates, writer queues) is read at scrape time. Only this module imports prom-client.
+ * correlation id, a key or a path). The request path's families are plain-number tallies
+ * (metric-tally.ts: no label hashing per request) found through one map lookup; everything that
+ * costs (queue depth, certificate dates, writer queues) is read at scrape time. Only this module
+ * (and metric-tally.ts, for a type) imports prom-client.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { TallyFamily, type TallySeries } from './metric-tally.js';
 import type { ExecutionObserver, ExecutionOutcome } from '../app/execution-observer.js';
 import type { QueueFigures } from '../app/dlq.js';
 import type { RunMeta } from '../app/run-meta.js';
@@ -61,13 +63,18 @@ export function createServiceMetrics(onScrapeError: (family: string, err: unknow
   collectDefaultMetrics({ register: registry, prefix: METRICS_PREFIX });
   const name = (n: string): string => `${METRICS_PREFIX}${n}`;
 
-  const httpRequests = new Counter({ name: name('http_requests_total'), help: 'HTTP requests answered, by route template and status', labelNames: ['route', 'status'] as const, registers: [registry] });
-  const httpDuration = new Histogram({ name: name('http_request_duration_seconds'), help: 'Time from a request\'s arrival to its answer, by route template', labelNames: ['route'] as const, buckets: DURATION_BUCKETS, registers: [registry] });
-  const executions = new Counter({ name: name('flow_executions_total'), help: 'Flow executions, by tenant, flow, door and outcome', labelNames: ['tenant', 'flow', 'door', 'outcome'] as const, registers: [registry] });
-  const executionDuration = new Histogram({ name: name('flow_execution_duration_seconds'), help: 'Flow execution time, by tenant, flow and door', labelNames: ['tenant', 'flow', 'door'] as const, buckets: DURATION_BUCKETS, registers: [registry] });
+  const tally = (metric: string, help: string, buckets: readonly number[] = []): TallyFamily => {
+    const family = new TallyFamily(name(metric), help, buckets);
+    family.register(registry);
+    return family;
+  };
+  const httpRequests = tally('http_requests_total', 'HTTP requests answered, by route template and status');
+  const httpDuration = tally('http_request_duration_seconds', "Time from a request's arrival to its answer, by route template", DURATION_BUCKETS);
+  const executions = tally('flow_executions_total', 'Flow executions, by tenant, flow, door and outcome');
+  const executionDuration = tally('flow_execution_duration_seconds', 'Flow execution time, by tenant, flow and door', DURATION_BUCKETS);
+  const queueProcessed = tally('queue_messages_processed_total', 'Queue deliveries finished (succeeded, fault handled or filtered), by tenant and flow');
+  const queueFailed = tally('queue_messages_failed_total', 'Queue delivery attempts that failed (each retry counts), by tenant and flow');
   const refusals = new Counter({ name: name('gate_refusals_total'), help: 'Requests the gate refused, by status', labelNames: ['status'] as const, registers: [registry] });
-  const queueProcessed = new Counter({ name: name('queue_messages_processed_total'), help: 'Queue deliveries finished (succeeded, fault handled or filtered), by tenant and flow', labelNames: ['tenant', 'flow'] as const, registers: [registry] });
-  const queueFailed = new Counter({ name: name('queue_messages_failed_total'), help: 'Queue delivery attempts that failed (each retry counts), by tenant and flow', labelNames: ['tenant', 'flow'] as const, registers: [registry] });
   const eventBatch = new Histogram({ name: name('event_log_batch_duration_seconds'), help: 'Time to write one batch of event-log rows', buckets: BATCH_BUCKETS, registers: [registry] });
   const auditBatch = new Histogram({ name: name('audit_batch_duration_seconds'), help: 'Time to commit one batch of audit entries', buckets: BATCH_BUCKETS, registers: [registry] });
 
@@ -163,20 +170,18 @@ export function createServiceMetrics(onScrapeError: (family: string, err: unknow
   };
 }
 
-type CounterChild = ReturnType<Counter<string>['labels']>;
-type HistogramChild = ReturnType<Histogram<string>['labels']>;
-
-/** The label children of one execution kind, found once and kept: a request pays one Map lookup. */
-function executionObserver(executions: Counter<'tenant' | 'flow' | 'door' | 'outcome'>, duration: Histogram<'tenant' | 'flow' | 'door'>, processed: Counter<'tenant' | 'flow'>, failed: Counter<'tenant' | 'flow'>): ExecutionObserver {
-  const children = new Map<string, { count: CounterChild; time: HistogramChild; queue: CounterChild | undefined }>();
+/** The tallies of one kind of execution, found once: a request pays one Map lookup and the increments. */
+function executionObserver(executions: TallyFamily, duration: TallyFamily, processed: TallyFamily, failed: TallyFamily): ExecutionObserver {
+  const found = new Map<string, { count: TallySeries; time: TallySeries; queue: TallySeries | undefined }>();
   return {
     executed(tenant: string, flow: string, door: RunMeta['door'], outcome: ExecutionOutcome, seconds: number): void {
       const key = `${tenant}\u0000${flow}\u0000${door}\u0000${outcome}`;
-      let c = children.get(key);
+      let c = found.get(key);
       if (c === undefined) {
-        const queue = door !== 'queue' ? undefined : outcome === 'failed' ? failed.labels(tenant, flow) : processed.labels(tenant, flow);
-        c = { count: executions.labels(tenant, flow, door, outcome), time: duration.labels(tenant, flow, door), queue };
-        children.set(key, c);
+        const tf = `${tenant}\u0000${flow}`;
+        const queue = door !== 'queue' ? undefined : outcome === 'failed' ? failed.series(tf, { tenant, flow }) : processed.series(tf, { tenant, flow });
+        c = { count: executions.series(key, { tenant, flow, door, outcome }), time: duration.series(`${tf}\u0000${door}`, { tenant, flow, door }), queue };
+        found.set(key, c);
       }
       c.count.inc();
       c.time.observe(seconds);
@@ -185,18 +190,15 @@ function executionObserver(executions: Counter<'tenant' | 'flow' | 'door' | 'out
   };
 }
 
-function httpObserver(requests: Counter<'route' | 'status'>, duration: Histogram<'route'>): HttpObserver {
-  const counts = new Map<string, CounterChild>();
-  const times = new Map<string, HistogramChild>();
+function httpObserver(requests: TallyFamily, duration: TallyFamily): HttpObserver {
+  const found = new Map<string, { count: TallySeries; time: TallySeries }>();
   return {
     answered(route: string, status: number, seconds: number): void {
       const key = `${route} ${status}`;
-      let count = counts.get(key);
-      if (count === undefined) counts.set(key, (count = requests.labels(route, String(status))));
-      count.inc();
-      let time = times.get(route);
-      if (time === undefined) times.set(route, (time = duration.labels(route)));
-      time.observe(seconds);
+      let c = found.get(key);
+      if (c === undefined) found.set(key, (c = { count: requests.series(key, { route, status: String(status) }), time: duration.series(route, { route }) }));
+      c.count.inc();
+      c.time.observe(seconds);
     },
   };
 }
