@@ -5,7 +5,7 @@ import { ExecutionLimiter, type FlowResult, type LoadedFlow } from '../engine/in
 import { compileFlow } from '../flow/compile.js';
 import type { LogEventInput } from '../store/event-log-row.js';
 import type { RunGuard } from './dedup-guard.js';
-import { FlowExecutor, type FlowExecutorDeps } from './flow-executor.js';
+import { FlowExecutor, REGISTRY_UNAVAILABLE, type FlowExecutorDeps } from './flow-executor.js';
 import type { Door, RunMeta } from './run-meta.js';
 
 function loaded(frontMatter: string[], body: string): LoadedFlow {
@@ -124,12 +124,15 @@ describe('the executor every door runs flows through', () => {
     assert.match(String(completed.reason), /boom/);
   });
 
-  it('a registry that cannot be read for the tracing flag is storage unavailable (503), not a crash', async () => {
+  it('a registry that cannot be read for the tracing flag is storage unavailable (503) with a fixed text, its cause kept for the log, not a crash', async () => {
     const { exec } = executor({
       traceEnabled: () => {
         throw new Error('SQLITE_BUSY');
       },
     });
-    await assert.rejects(exec.run(ECHO, {}, meta('queue')), (err: unknown) => err instanceof StorageUnavailableError && /SQLITE_BUSY/.test(err.message));
+    await assert.rejects(
+      exec.run(ECHO, {}, meta('queue')),
+      (err: unknown) => err instanceof StorageUnavailableError && err.message === REGISTRY_UNAVAILABLE && err.cause instanceof Error && /SQLITE_BUSY/.test(err.cause.message),
+    );
   });
 });
