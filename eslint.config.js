@@ -29,6 +29,8 @@ const FOLDERS = Object.keys(LAYERS);
 const WIRE_LAYERS = new Set(['doors', 'serve']);
 const SQLITE = { name: 'better-sqlite3', message: 'Only store/ talks to SQLite.' };
 const PROM = { name: 'prom-client', message: 'Only the composition root (serve/metrics.ts) knows prom-client; the layers report through observer interfaces.' };
+const OTEL_FILE = 'src/common/trace-context/spans.ts';
+const OTEL = { name: '@opentelemetry/api', message: `Only ${OTEL_FILE} knows @opentelemetry/api; the layers make spans through its TraceSpan (docs/observability.md).` };
 
 const layerRules = Object.entries(LAYERS).map(([layer, { allowed, why }]) => ({
   files: [`src/${layer}/**/*.ts`],
@@ -36,7 +38,7 @@ const layerRules = Object.entries(LAYERS).map(([layer, { allowed, why }]) => ({
     'no-restricted-imports': [
       'error',
       {
-        paths: [...(layer === 'store' ? [] : [SQLITE]), ...(layer === 'serve' ? [] : [PROM])],
+        paths: [...(layer === 'store' ? [] : [SQLITE]), ...(layer === 'serve' ? [] : [PROM]), OTEL],
         patterns: [
           {
             group: FOLDERS.filter((f) => f !== layer && !allowed.includes(f)).map((f) => `**/${f}/**`),
@@ -64,9 +66,22 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { paths: [SQLITE], patterns: [{ group: FOLDERS.filter((f) => f !== 'cli' && f !== 'common').map((f) => `**/${f}/**`), message: 'main.ts runs the CLI (docs/architecture.md).' }] },
+        { paths: [SQLITE, OTEL], patterns: [{ group: FOLDERS.filter((f) => f !== 'cli' && f !== 'common').map((f) => `**/${f}/**`), message: 'main.ts runs the CLI (docs/architecture.md).' }] },
       ],
     },
   },
   ...layerRules,
+  {
+    // The one module that speaks to the OpenTelemetry API: the common layer's rule, less that path.
+    files: [OTEL_FILE],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [SQLITE, PROM],
+          patterns: [{ group: FOLDERS.filter((f) => f !== 'common').map((f) => `**/${f}/**`), message: `${LAYERS.common.why} (docs/architecture.md).` }, { group: ['fastify', '@grpc/*'], message: 'Only doors/ (and the composition root in serve/) speak a wire protocol.' }],
+        },
+      ],
+    },
+  },
 );

@@ -35,11 +35,12 @@ export function httpEgressEffect(setting: (name: SettingName) => number): HttpEg
               reason: x.error,
               payload: { headers: stripCredentialHeaders(x.headers), body: x.body },
               mask: call.mask,
+              trace_id: call.span.traceId,
             }),
         })
       : plain;
     const render = (template: string) => compileTemplate(template).render(call.ctx);
-    return egress(call.step, call.message, call.ctx, render, { flowMaxMessageBytes: call.ir.maxMessageBytes });
+    return egress(call.step, call.message, call.ctx, render, { flowMaxMessageBytes: call.ir.maxMessageBytes, trace: { span: call.span, tenant: call.ir.tenant, flow: call.ir.flow } });
   };
   return { handler, close: () => agents.close() };
 }

@@ -6,6 +6,7 @@
  */
 import { FlowError, flowNotFound, StorageUnavailableError, SvcError } from '../common/errors.js';
 import type { SettingName } from '../common/settings.js';
+import { startTrace, traceIdOf, type IncomingTraceContext, type SpanRole, type TraceSpan } from '../common/trace-context/spans.js';
 import { BUSY_RETRY_AFTER_SECS, maskOf, runFlow, type ExecutionLimiter, type FlowResult, type LoadedFlow, type RunDeps } from '../engine/index.js';
 import type { FlowIR } from '../ir/types.js';
 import type { EventEmitter } from '../store/event-sink.js';
@@ -36,6 +37,9 @@ export interface FlowExecutorDeps {
 /** The label of a delivery's first `step_traced` row, by door (docs/tracing.md). */
 const ENTRY_LABELS: Readonly<Record<RunMeta['door'], string>> = Object.freeze({ http: 'received', soap: 'received', grpc: 'received', cron: 'scheduled', queue: 'dequeued' });
 
+/** The execution span's kind by door: a request served, a message consumed, or a timer's own work. */
+const SPAN_ROLES: Readonly<Record<RunMeta['door'], SpanRole>> = Object.freeze({ http: 'server', soap: 'server', grpc: 'server', cron: 'internal', queue: 'consumer' });
+
 export class FlowExecutor {
   readonly #deps: FlowExecutorDeps;
   readonly #observer: ExecutionObserver;
@@ -61,8 +65,9 @@ export class FlowExecutor {
    * A synchronous delivery that passed the gate but failed before its flow started (no flow, body
    * too large, bad signature, unparseable body): it still gets its `received` and `completed` rows.
    */
-  recordRejected(tenant: string, name: string, correlationId: string, err: unknown): void {
-    const base = { correlation_id: correlationId, tenant, flow: name };
+  recordRejected(tenant: string, name: string, correlationId: string, err: unknown, traceContext?: IncomingTraceContext): void {
+    // No execution started, so no span: the rows name the caller's trace when it sent one.
+    const base = { correlation_id: correlationId, tenant, flow: name, trace_id: traceIdOf(traceContext?.traceparent) ?? null };
     this.#deps.events.emit({ ...base, event: 'received' });
     this.#deps.events.emit({ ...base, event: 'completed', http_status: statusOf(err), reason: detailOf(err) });
   }
@@ -89,18 +94,23 @@ export class FlowExecutor {
     const { ir } = flow;
     const events = this.#deps.events;
     const mask = maskOf(ir);
+    const span = executionSpan(flow, meta);
+    const traceId = span.traceId;
     // Plain literals of one shape, not spreads of a shared base: on the /run path the spreads cost
     // more than the rest of the event bookkeeping together.
-    events.emit({ event: 'received', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, payload: input });
+    events.emit({ event: 'received', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, payload: input, trace_id: traceId });
     try {
-      const result = await this.#guarded(flow, input, meta, this.#traced(flow));
-      events.emit({ event: 'completed', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, payload: result.output, http_status: result.status });
-      this.#observer.executed(ir.tenant, ir.flow, meta.door, outcomeOf(result), (performance.now() - started) / 1000);
+      const result = await this.#guarded(flow, input, meta, this.#traced(flow), span);
+      events.emit({ event: 'completed', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, payload: result.output, http_status: result.status, trace_id: traceId });
+      const outcome = outcomeOf(result);
+      this.#observer.executed(ir.tenant, ir.flow, meta.door, outcome, (performance.now() - started) / 1000);
+      endExecutionSpan(span, outcome, result.status);
       return result;
     } catch (err) {
       // The operator-facing detail (which step, which variable), never the wire message alone.
-      events.emit({ event: 'completed', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, http_status: statusOf(err), reason: detailOf(err) });
+      events.emit({ event: 'completed', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, http_status: statusOf(err), reason: detailOf(err), trace_id: traceId });
       this.#observer.executed(ir.tenant, ir.flow, meta.door, 'failed', (performance.now() - started) / 1000);
+      endExecutionSpan(span, 'failed', statusOf(err), err);
       throw err;
     } finally {
       this.#deps.limiter.release();
@@ -111,33 +121,36 @@ export class FlowExecutor {
   async #deliver(flow: LoadedFlow, input: unknown, meta: RunMeta): Promise<FlowResult> {
     const { ir } = flow;
     const started = performance.now();
+    const span = executionSpan(flow, meta);
     let result: FlowResult;
     try {
-      result = await this.#guarded(flow, input, meta, this.#traced(flow));
+      result = await this.#guarded(flow, input, meta, this.#traced(flow), span);
     } catch (err) {
       this.#observer.executed(ir.tenant, ir.flow, 'queue', 'failed', (performance.now() - started) / 1000);
+      endExecutionSpan(span, 'failed', statusOf(err), err);
       throw err;
     }
-    this.#observer.executed(ir.tenant, ir.flow, 'queue', outcomeOf(result), (performance.now() - started) / 1000);
+    const outcome = outcomeOf(result);
+    this.#observer.executed(ir.tenant, ir.flow, 'queue', outcome, (performance.now() - started) / 1000);
+    endExecutionSpan(span, outcome, result.status);
     const mask = maskOf(ir);
     if (result.filtered) {
-      this.#deps.events.emit({ event: 'queue_filtered', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, outcome: 'filtered' });
+      this.#deps.events.emit({ event: 'queue_filtered', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, outcome: 'filtered', trace_id: span.traceId });
     } else {
-      const outcome = result.faultHandled ? 'fault_handled' : 'succeeded';
-      this.#deps.events.emit({ event: 'queue_processed', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, outcome, payload: result.output, http_status: result.status });
+      this.#deps.events.emit({ event: 'queue_processed', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, outcome, payload: result.output, http_status: result.status, trace_id: span.traceId });
     }
     return result;
   }
 
   /** The execution itself, inside the flow-state guard when the flow declares dedup or correlation keys. */
-  #guarded(flow: LoadedFlow, input: unknown, meta: RunMeta, trace: boolean): Promise<FlowResult> {
+  #guarded(flow: LoadedFlow, input: unknown, meta: RunMeta, trace: boolean, span: TraceSpan): Promise<FlowResult> {
     const { ir } = flow;
     const guard = this.#deps.guard;
-    if (guard === undefined || (ir.dedup === undefined && ir.correlation === undefined)) return this.#execute(ir, input, meta, trace);
-    return guard.around(flow, input, meta, () => this.#execute(ir, input, meta, trace));
+    if (guard === undefined || (ir.dedup === undefined && ir.correlation === undefined)) return this.#execute(ir, input, meta, trace, span);
+    return guard.around(flow, input, meta, () => this.#execute(ir, input, meta, trace, span));
   }
 
-  #execute(ir: FlowIR, input: unknown, meta: RunMeta, trace: boolean): Promise<FlowResult> {
+  #execute(ir: FlowIR, input: unknown, meta: RunMeta, trace: boolean, span: TraceSpan): Promise<FlowResult> {
     const queued = meta.door === 'queue';
     const opts = {
       correlationId: meta.correlationId,
@@ -147,6 +160,7 @@ export class FlowExecutor {
       trace,
       entryLabel: ENTRY_LABELS[meta.door],
       delivery: queued ? ('queue' as const) : ('run' as const),
+      span,
     };
     return runFlow(ir, input, opts, this.#deps.engine);
   }
@@ -160,6 +174,29 @@ export class FlowExecutor {
       throw new StorageUnavailableError(REGISTRY_UNAVAILABLE, err);
     }
   }
+}
+
+/**
+ * The execution's span: a child of the caller's when the door passed valid W3C trace context.
+ * Without an SDK it only carries the trace id (no attribute is set on it then).
+ */
+function executionSpan(flow: LoadedFlow, meta: RunMeta): TraceSpan {
+  const { ir } = flow;
+  return startTrace(`flow ${ir.tenant}/${ir.flow}`, SPAN_ROLES[meta.door], meta.traceContext, {
+    'svc.tenant': ir.tenant,
+    'svc.flow': ir.flow,
+    'svc.flow.version': flow.version,
+    'svc.door': meta.door,
+    'svc.correlation_id': meta.correlationId,
+  });
+}
+
+function endExecutionSpan(span: TraceSpan, outcome: ExecutionOutcome, status: number, err?: unknown): void {
+  if (span.sdk) {
+    span.setAttribute('svc.outcome', outcome);
+    span.setAttribute('http.response.status_code', status);
+  }
+  span.end(err);
 }
 
 function outcomeOf(result: FlowResult): ExecutionOutcome {

@@ -22,7 +22,7 @@ export function queuePublishEffect(queues: Pick<QueueWorkers, 'publish'>): Effec
       );
     }
     const message = call.message === undefined ? null : call.message;
-    await queues.publish(ir.tenant, target, message, call.correlationId, step.name);
+    await queues.publish(ir.tenant, target, message, call.correlationId, step.name, call.span);
     return { output: call.message };
   };
 }

@@ -7,6 +7,7 @@
 import { IntegrityError, StorageUnavailableError, EgressError, SvcError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import type { SettingName } from '../common/settings.js';
+import { startTrace, traceIdOf, type IncomingTraceContext, type TraceSpan } from '../common/trace-context/spans.js';
 import { maskOf, type LoadedFlow } from '../engine/index.js';
 import { liveLockOwner, type QueueConsumer, type QueueMessage, type QueueStore, type Outcome, type AppendResult } from '../queue/index.js';
 import type { AuditAppender } from '../store/audit-thread.js';
@@ -98,10 +99,13 @@ export class QueueWorkers {
    * /enqueue: appends the message and resolves once an fdatasync covers it; then makes sure the
    * queue has a worker (past the ceiling it gets none, and the message still counts as accepted).
    */
-  async enqueue(tenant: string, flow: string, payload: unknown, correlationId: string): Promise<AppendResult> {
+  async enqueue(tenant: string, flow: string, payload: unknown, correlationId: string, traceContext?: IncomingTraceContext): Promise<AppendResult> {
     const traced = this.#traceSafe(tenant, flow);
-    const r = await this.#deps.store.append(tenant, flow, { correlationId, payload });
-    this.#recordEnqueued(tenant, flow, r, correlationId, payload, 'enqueue', traced);
+    // The submission's span (a child of the caller's) is what the message carries: the worker's
+    // execution becomes its child, in the caller's trace (or a new one started here).
+    const span = startTrace(`enqueue ${tenant}/${flow}`, 'producer', traceContext, { 'svc.tenant': tenant, 'svc.flow': flow, 'svc.correlation_id': correlationId });
+    const r = await this.#append(tenant, flow, { correlationId, payload }, span);
+    this.#recordEnqueued(tenant, flow, r, correlationId, payload, 'enqueue', traced, span.traceId);
     void this.ensureWorker(tenant, flow).catch((err: unknown) => this.#deps.log.error({ err, tenant, flow }, 'queue worker could not be started'));
     return r;
   }
@@ -110,14 +114,28 @@ export class QueueWorkers {
    * queue_publish: the step fails (EgressError, 502 class) before anything is written when no
    * worker can exist for the target queue; otherwise as enqueue.
    */
-  async publish(tenant: string, flow: string, payload: unknown, correlationId: string, step: string): Promise<AppendResult> {
+  async publish(tenant: string, flow: string, payload: unknown, correlationId: string, step: string, parentSpan: TraceSpan): Promise<AppendResult> {
     const status = await this.ensureWorker(tenant, flow);
     if (status === 'ceiling') {
       throw new EgressError(step, `step '${step}': no worker can be started for queue '${tenant}/${flow}' (max_queue_workers ${this.#maxWorkers}, max_queue_workers_per_tenant ${this.#maxPerTenant} reached until restart)`);
     }
-    const r = await this.#deps.store.append(tenant, flow, { correlationId, payload });
-    this.#recordEnqueued(tenant, flow, r, correlationId, payload, 'queue_publish', this.#traceSafe(tenant, flow));
+    // A child of the publishing step: the target flow's execution continues the publisher's trace.
+    const span = parentSpan.child(`enqueue ${tenant}/${flow}`, 'producer', { 'svc.tenant': tenant, 'svc.flow': flow, 'svc.step': step, 'svc.correlation_id': correlationId });
+    const r = await this.#append(tenant, flow, { correlationId, payload }, span);
+    this.#recordEnqueued(tenant, flow, r, correlationId, payload, 'queue_publish', this.#traceSafe(tenant, flow), span.traceId);
     return r;
+  }
+
+  /** Appends with the submission span's trace context, ending the span with the write's outcome. */
+  async #append(tenant: string, flow: string, input: { correlationId: string; payload: unknown }, span: TraceSpan): Promise<AppendResult> {
+    try {
+      const r = await this.#deps.store.append(tenant, flow, { ...input, traceparent: span.traceparent(), tracestate: span.tracestate });
+      span.end();
+      return r;
+    } catch (err) {
+      span.end(err);
+      throw err;
+    }
   }
 
   /**
@@ -157,6 +175,7 @@ export class QueueWorkers {
           reason: f.error,
           payload: { id: f.message.id, attempt: f.message.attempt, retry_in_ms: f.retryInMs ?? null },
           logLevel: 'full',
+          trace_id: traceIdOf(f.message.traceparent) ?? null,
         });
       },
       onDeadLettered: (d) => {
@@ -170,6 +189,7 @@ export class QueueWorkers {
           reason: d.error,
           payload: { id: d.message.id, attempts: d.attempts },
           logLevel: 'full',
+          trace_id: traceIdOf(d.message.traceparent) ?? null,
         });
         this.#deps.audit.append({ tenant, eventType: 'queue.message.failed', payload: { flow, id: d.message.id, attempts: d.attempts, error: d.error } });
       },
@@ -217,7 +237,8 @@ export class QueueWorkers {
       return { kind: 'ack' };
     }
     try {
-      const result = await this.#deps.executor.run(loaded, msg.payload, { door: 'queue', correlationId: msg.correlationId, headers: {} });
+      const traceContext = msg.traceparent === undefined ? undefined : { traceparent: msg.traceparent, tracestate: msg.tracestate };
+      const result = await this.#deps.executor.run(loaded, msg.payload, { door: 'queue', correlationId: msg.correlationId, headers: {}, traceContext });
       if (!result.filtered) {
         const outcome = result.faultHandled ? 'fault_handled' : 'succeeded';
         this.#deps.audit.append({ tenant, eventType: 'queue.message.processed', correlationId: msg.correlationId, payload: { flow, id: msg.id, outcome } });
@@ -251,10 +272,10 @@ export class QueueWorkers {
     }
   }
 
-  #recordEnqueued(tenant: string, flow: string, r: AppendResult, correlationId: string, payload: unknown, source: SubmissionSource, traced: boolean): void {
+  #recordEnqueued(tenant: string, flow: string, r: AppendResult, correlationId: string, payload: unknown, source: SubmissionSource, traced: boolean, traceId: string): void {
     const { events, audit } = this.#deps;
-    if (traced) events.emit({ event: 'step_traced', correlation_id: correlationId, tenant, flow, step: 'enqueued', payload, logLevel: 'full', mask: this.#maskOf(tenant, flow) });
-    events.emit({ event: 'queue_enqueued', correlation_id: correlationId, tenant, flow, outcome: 'queued', payload: { id: r.id, offset: r.offset, source }, logLevel: 'full' });
+    if (traced) events.emit({ event: 'step_traced', correlation_id: correlationId, tenant, flow, step: 'enqueued', payload, logLevel: 'full', mask: this.#maskOf(tenant, flow), trace_id: traceId });
+    events.emit({ event: 'queue_enqueued', correlation_id: correlationId, tenant, flow, outcome: 'queued', payload: { id: r.id, offset: r.offset, source }, logLevel: 'full', trace_id: traceId });
     audit.append({ tenant, eventType: 'queue.message.enqueued', correlationId, payload: { flow, id: r.id, offset: r.offset, source } });
   }
 

@@ -1,4 +1,5 @@
 /** What a door knows about one delivery when it hands a flow to the executor (types only). */
+import type { IncomingTraceContext } from '../common/trace-context/spans.js';
 
 /**
  * The door a delivery came through. It decides the boundary rows (`received`/`completed` for the
@@ -15,4 +16,10 @@ export interface RunMeta {
   readonly headers: Record<string, string>;
   /** `ctx.soap_action` / `ctx.soap_version` of a SOAP request. */
   readonly soap?: { readonly action?: string; readonly version?: string } | undefined;
+  /**
+   * W3C `traceparent`/`tracestate` as the caller sent them (HTTP headers, gRPC metadata, or the
+   * copies a queued message carries). The execution's span becomes a child of the caller's; an
+   * invalid or absent one starts a new trace.
+   */
+  readonly traceContext?: IncomingTraceContext | undefined;
 }

@@ -3,6 +3,7 @@ import type { PreparedFlow } from './prepare.js';
 import type { EffectHandler, FlowContext, LoadedFlow, RunDeps } from './types.js';
 import type { EffectName } from '../ir/types.js';
 import { NULL_EVENTS, type EventEmitter } from '../store/event-sink.js';
+import { detachedSpan, type TraceSpan } from '../common/trace-context/spans.js';
 
 /** Shared by the top flow and every flow it calls. Fixed when the execution starts. */
 export interface Execution {
@@ -20,6 +21,8 @@ export interface Execution {
   readonly limitSecs: number;
   readonly splitConcurrency: number;
   readonly maxCallDepth: number;
+  /** The execution's span: its trace id is written in the trace rows; the top flow's steps are its children. */
+  readonly span: TraceSpan;
   /** Runs another flow of the tenant on a message (call_flow, split, fork); set by run-flow.ts. */
   readonly runChild: ChildRunner;
 }
@@ -40,6 +43,10 @@ export interface FlowRun {
   snapshots: Map<string, unknown> | undefined;
   /** The step running now (reported as `fault_step`). */
   currentStep: string | undefined;
+  /** The parent of this run's step spans: the execution's span, or for a called flow the calling step's. */
+  readonly parentSpan: TraceSpan;
+  /** The running step's span (its effects' parent); `parentSpan` when no SDK records step spans. */
+  stepSpan: TraceSpan;
 }
 
 export type { LoadedFlow };
@@ -52,6 +59,7 @@ export function makeExecution(
     trace?: boolean;
     delivery?: 'run' | 'queue';
     maxDurationSecs?: number;
+    span?: TraceSpan;
   },
   deps: RunDeps,
   runChild: ChildRunner,
@@ -72,6 +80,7 @@ export function makeExecution(
     limitSecs: opts.maxDurationSecs ?? 7200,
     splitConcurrency: Math.max(1, deps.splitConcurrency ?? 8),
     maxCallDepth: Math.max(1, deps.maxCallDepth ?? 16),
+    span: opts.span ?? detachedSpan(),
     runChild,
   };
 }

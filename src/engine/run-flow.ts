@@ -9,6 +9,7 @@ import {
   SvcError,
 } from '../common/errors.js';
 import type { FlowIR } from '../ir/types.js';
+import type { TraceSpan } from '../common/trace-context/spans.js';
 import { prepareFlow, type PreparedFlow } from './prepare.js';
 import { makeContext, makeExecution, type Execution, type FlowRun } from './execution.js';
 import { runSteps, trace } from './run-steps.js';
@@ -23,7 +24,7 @@ import type { FlowContext, FlowResult, RunDeps, RunOptions } from './types.js';
  */
 export async function runFlow(ir: FlowIR, input: unknown, opts: RunOptions, deps: RunDeps = {}): Promise<FlowResult> {
   const exec = makeExecution(opts, deps, runChild);
-  return executeFlow(exec, prepareFlow(ir), input, 0, opts.config, opts.entryLabel);
+  return executeFlow(exec, prepareFlow(ir), input, 0, opts.config, opts.entryLabel, exec.span);
 }
 
 /** The SOAP fault fields a flow wrote into its context, if any. */
@@ -41,6 +42,7 @@ async function executeFlow(
   depth: number,
   config: Record<string, string> | undefined,
   entryLabel: string | undefined,
+  parentSpan: TraceSpan,
 ): Promise<FlowResult> {
   const run: FlowRun = {
     exec,
@@ -51,6 +53,8 @@ async function executeFlow(
     headers: {},
     snapshots: undefined,
     currentStep: undefined,
+    parentSpan,
+    stepSpan: parentSpan,
   };
   if (entryLabel !== undefined) trace(run, entryLabel, input);
   try {
@@ -124,7 +128,8 @@ async function runChild(parent: FlowRun, name: string, message: unknown, entryLa
     throw new FlowDefectError(step, `step '${step}': loading '${tenant}/${name}' failed: ${(err as Error)?.message}`, err);
   }
   if (loaded === undefined) throw new FlowDefectError(step, `step '${step}': flow '${tenant}/${name}' not found`);
-  const result = await executeFlow(exec, prepareFlow(loaded.ir), message, parent.depth + 1, undefined, entryLabel);
+  // The called flow's steps are children of the calling step's span.
+  const result = await executeFlow(exec, prepareFlow(loaded.ir), message, parent.depth + 1, undefined, entryLabel, parent.stepSpan);
   return result.output;
 }
 

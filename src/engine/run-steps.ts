@@ -2,6 +2,7 @@
 import { EgressError, FlowDefectError, FlowTimeoutError, SvcError, ValidationRejectedError } from '../common/errors.js';
 import { JSON_MAX_DEPTH, valueNestsDeeperThan } from '../common/json-depth.js';
 import { isXmlValue } from '../common/xml-value.js';
+import type { TraceSpan } from '../common/trace-context/spans.js';
 import type { EffectName } from '../ir/types.js';
 import type { CompiledStep } from './prepare.js';
 import type { FlowRun } from './execution.js';
@@ -27,7 +28,8 @@ export async function runSteps(run: FlowRun, steps: readonly CompiledStep[], inp
     if (checkDeadline && i > 0 && exec.now() - exec.startedMs > exec.limitSecs * 1000) {
       throw new FlowTimeoutError(cs.step.name, exec.limitSecs);
     }
-    const out = cs.sync ? runSyncStep(run, cs, current) : await runStep(run, cs, current);
+    // Step spans only when an SDK records them: without one nothing would see them.
+    const out = run.parentSpan.sdk ? await runSpanned(run, cs, current) : cs.sync ? runSyncStep(run, cs, current) : await runStep(run, cs, current);
     if (out === STOP) return { output: run.ctx.input, stopped: true };
     current = out;
   }
@@ -35,6 +37,25 @@ export async function runSteps(run: FlowRun, steps: readonly CompiledStep[], inp
 }
 
 const STOP = Symbol('stop');
+
+/** One step inside its span (a child of the run's parent span), ended with the step's outcome. */
+async function runSpanned(run: FlowRun, cs: CompiledStep, input: unknown): Promise<unknown> {
+  const ir = run.flow.ir;
+  const span: TraceSpan = run.parentSpan.child(`step ${cs.step.name}`, 'internal', { 'svc.tenant': ir.tenant, 'svc.flow': ir.flow, 'svc.step': cs.step.name });
+  run.stepSpan = span;
+  try {
+    const out = cs.sync ? runSyncStep(run, cs, input) : await runStep(run, cs, input);
+    span.setAttribute('svc.outcome', out === STOP ? 'stopped' : 'ok');
+    span.end();
+    return out;
+  } catch (err) {
+    span.setAttribute('svc.outcome', 'failed');
+    span.end(err);
+    throw err;
+  } finally {
+    run.stepSpan = run.parentSpan;
+  }
+}
 
 /** Steps 1-3: restore_body, validate, condition. Returns STOP when the condition is false. */
 function enter(run: FlowRun, cs: CompiledStep, input: unknown): typeof STOP | undefined {
@@ -165,6 +186,7 @@ async function effect(run: FlowRun, cs: CompiledStep, name: EffectName, message:
       events: exec.events,
       mask: run.flow.mask,
       env: exec.env,
+      span: run.stepSpan,
     });
   } catch (err) {
     if (err instanceof SvcError) throw err;
@@ -210,6 +232,7 @@ export function trace(run: FlowRun, step: string, payload: unknown): void {
     payload,
     logLevel: 'full',
     mask: run.flow.mask,
+    trace_id: exec.span.traceId,
   });
 }
 

@@ -3,6 +3,7 @@ import type { MaskSet } from '../common/mask.js';
 import type { SvcError } from '../common/errors.js';
 import type { EffectName, FlowIR, StepIR } from '../ir/types.js';
 import type { EventEmitter } from '../store/event-sink.js';
+import type { TraceSpan } from '../common/trace-context/spans.js';
 
 /** The flow context every expression reads as `ctx`. Known keys below; `ctx.<key>` from config, secret_read and set_ctx. */
 export type FlowContext = Record<string, unknown> & {
@@ -29,6 +30,8 @@ export interface RunOptions {
   entryLabel?: string;
   /** `run` (a false condition ends the flow, answered) or `queue` (it reports `filtered`). @default 'run' */
   delivery?: 'run' | 'queue';
+  /** The execution's span (made by the executor): steps are its children, its trace id goes in the trace rows. @default a new trace no SDK records */
+  span?: TraceSpan;
 }
 
 /**
@@ -57,6 +60,8 @@ export interface EffectCall {
   /** The flow's mask (global list plus log_extra_mask_fields), for anything the handler logs. */
   readonly mask: MaskSet;
   readonly env: NodeJS.ProcessEnv;
+  /** The running step's span: the parent of an egress call's span (its `traceparent`) or of a queued message. */
+  readonly span: TraceSpan;
 }
 
 /** What an effect returns: the step output, and for a call out its status and headers. */

@@ -30,6 +30,9 @@ export interface RetryEntry {
   readonly attempts: number;
   /** When it is due, absolute (epoch milliseconds), so downtime counts toward the wait. */
   readonly due: number;
+  /** The message's W3C trace context, as its segment record had it (absent in older entries). */
+  readonly traceparent?: string | undefined;
+  readonly tracestate?: string | undefined;
 }
 
 /** Records of the consumer log. */

@@ -37,6 +37,9 @@ export interface QueueMessage {
   readonly payload: unknown;
   /** True when it comes from the retry schedule. */
   readonly isRetry: boolean;
+  /** The submission's W3C trace context, as stored with the message (absent in older records). */
+  readonly traceparent?: string | undefined;
+  readonly tracestate?: string | undefined;
 }
 
 /**
@@ -475,7 +478,7 @@ export class QueueConsumer {
 
   async #deliverFresh(frame: Frame<SegmentRecord>): Promise<void> {
     const r = frame.value;
-    const msg: QueueMessage = { id: r.id, correlationId: r.correlation_id, enqueuedAt: r.enqueued_at, attempt: r.attempts + 1, payload: r.payload, isRetry: false };
+    const msg: QueueMessage = { id: r.id, correlationId: r.correlation_id, enqueuedAt: r.enqueued_at, attempt: r.attempts + 1, payload: r.payload, isRetry: false, traceparent: r.traceparent, tracestate: r.tracestate };
     const outcome = await this.#runHandler(msg);
     if (outcome === 'abandoned') return;
     const ck = this.#cs.ck;
@@ -496,7 +499,7 @@ export class QueueConsumer {
   }
 
   async #deliverRetry(entry: RetryEntry): Promise<void> {
-    const msg: QueueMessage = { id: entry.id, correlationId: entry.correlation_id, enqueuedAt: entry.enqueued_at, attempt: entry.attempts + 1, payload: entry.payload, isRetry: true };
+    const msg: QueueMessage = { id: entry.id, correlationId: entry.correlation_id, enqueuedAt: entry.enqueued_at, attempt: entry.attempts + 1, payload: entry.payload, isRetry: true, traceparent: entry.traceparent, tracestate: entry.tracestate };
     const outcome = await this.#runHandler(msg);
     if (outcome === 'abandoned') return;
     await this.#settle(msg, outcome, () => {
@@ -527,6 +530,8 @@ export class QueueConsumer {
         payload: msg.payload,
         attempts: fixed ? msg.attempt - 1 : msg.attempt,
         due: Date.now() + delay,
+        traceparent: msg.traceparent,
+        tracestate: msg.tracestate,
       };
       passed();
       this.#cs.retries.set(entry.id, entry);

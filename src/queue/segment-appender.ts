@@ -214,6 +214,9 @@ export class SegmentAppender {
         enqueued_at: p.input.enqueuedAt ?? isoMillis(),
         attempts: 0,
         payload: p.input.payload,
+        // JSON.stringify leaves out undefined: a message without trace context is written as before.
+        traceparent: p.input.traceparent,
+        tracestate: p.input.tracestate,
       };
       try {
         const text = JSON.stringify(rec);

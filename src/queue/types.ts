@@ -10,10 +10,22 @@ export interface SegmentRecord {
   readonly attempts: number;
   /** The body as a JSON value (XML is flattened by the caller before it gets here). */
   readonly payload: unknown;
+  /**
+   * W3C trace context of the submission, opaque to the queue and handed back on delivery. Absent
+   * in records written before it existed, and when the caller gave none.
+   */
+  readonly traceparent?: string;
+  readonly tracestate?: string;
+}
+
+/** A message's W3C trace context, carried through the queue unread (segment, retry schedule, delivery). */
+export interface QueuedTraceContext {
+  readonly traceparent?: string | undefined;
+  readonly tracestate?: string | undefined;
 }
 
 /** What `append` is given. */
-export interface AppendInput {
+export interface AppendInput extends QueuedTraceContext {
   readonly correlationId: string;
   readonly payload: unknown;
   /** @default now */

@@ -7,6 +7,7 @@ import { bootstrapUiAdmin, type BootstrapOutcome } from '../app/ui-accounts.js';
 import { ExitError } from '../common/errors.js';
 import { createLogger, type Logger } from '../common/logger.js';
 import { statePaths, type StatePaths } from '../common/paths.js';
+import { flushSpans, sdkRegistered } from '../common/trace-context/spans.js';
 import { Gate } from '../gate/gate.js';
 import { startRefusalRecords } from './refusals.js';
 import { createServiceMetrics } from './metrics.js';
@@ -58,6 +59,9 @@ export async function startService(opts: ServeOptions): Promise<RunningService> 
 }
 
 async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers: Closers): Promise<RunningService> {
+  // Runs last: the spans of the executions that the doors let finish reach the SDK's exporter
+  // before the process exits (svc exits by itself, so a preloaded SDK cannot flush on its own).
+  closers.add(() => flushSpans());
   const metrics = opts.metrics || opts.metricsPort !== undefined ? createServiceMetrics((family, err) => log.error({ err, family }, 'metrics: a scrape-time read failed')) : undefined;
   const stores = openStores(paths, log, closers, metrics);
 
@@ -94,6 +98,7 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
     `  log:        ${paths.logDb}`,
     `  queues:     ${paths.queuesDir}`,
     `  metrics:    ${metricsUrl ?? 'off (--metrics or --metrics-port not given)'}`,
+    `  traces:     ${sdkRegistered() ? 'OpenTelemetry SDK registered: spans exported' : 'W3C traceparent propagated; no OpenTelemetry SDK registered, no spans recorded'}`,
     `  signature:  ${opts.secret ? 'ENABLED (X-Svc-Signature required on /run and /enqueue)' : 'disabled'}`,
     `  api keys:   ${opts.noAuth ? 'DISABLED (--no-auth)' : 'required'}`,
   ];

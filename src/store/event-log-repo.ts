@@ -45,8 +45,8 @@ export interface StoredEvent extends Omit<EventRow, 'payload' | 'payload_truncat
 /** The trace event kinds as an SQL list (constants, never caller input). */
 const TRACE_KINDS_SQL = [...TRACE_EVENTS].map((e) => `'${e}'`).join(', ');
 
-const INSERT_HEAD = 'INSERT INTO events (ts, correlation_id, tenant, flow, step, event, payload, payload_truncated, http_status, outcome, reason) VALUES';
-const VALUES_ONE = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
+const INSERT_HEAD = 'INSERT INTO events (ts, correlation_id, tenant, flow, step, event, payload, payload_truncated, http_status, outcome, reason, trace_id) VALUES';
+const VALUES_ONE = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
 const CHUNK = 32;
 
 export class EventLogRepo {

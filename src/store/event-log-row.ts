@@ -55,6 +55,8 @@ export interface LogEventInput {
   outcome?: string | null;
   /** access_denied: the operator-facing reason. */
   reason?: string | null;
+  /** W3C trace id (32 hex digits) of the execution or submission the row belongs to. */
+  trace_id?: string | null;
   /** The flow's log_level. @default 'payload_trimmed' */
   logLevel?: LogLevel;
   /** The flow's mask (global list plus its log_extra_mask_fields). @default the global list */
@@ -74,6 +76,11 @@ export interface EventRow {
   http_status: number | null;
   outcome: string | null;
   reason: string | null;
+  /**
+   * W3C trace id; null for rows outside a delivery (and rows written before the column existed).
+   * Optional for writers of ready-made rows (absent means null); a row read back always has it.
+   */
+  trace_id?: string | null;
 }
 
 /**
@@ -89,7 +96,7 @@ export function toEventRow(e: LogEventInput, payloadMaxBytes: number): EventRow 
 }
 
 /** Values per row in a packed batch, in `EventRow` field order. */
-export const ROW_WIDTH = 11;
+export const ROW_WIDTH = 12;
 
 /**
  * A batch of rows as one flat array of primitives (`ROW_WIDTH` per row). The writer keeps no
@@ -127,6 +134,7 @@ export function packEventRow(out: RowColumns, e: LogEventInput, ts: string, payl
     e.http_status ?? null,
     e.outcome ?? null,
     e.reason ?? null,
+    e.trace_id ?? null,
   );
 }
 
@@ -146,6 +154,7 @@ export function unpackEventRows(flat: Readonly<RowColumns>): EventRow[] {
       http_status: flat[i + 8] as number | null,
       outcome: flat[i + 9] as string | null,
       reason: flat[i + 10] as string | null,
+      trace_id: flat[i + 11] as string | null,
     });
   }
   return rows;
@@ -167,6 +176,8 @@ export function jsonLineAt(flat: Readonly<RowColumns>, i: number): string {
   line += `,"http_status":${flat[i + 8] ?? 'null'}`;
   if (flat[i + 9] !== null) line += `,"outcome":${jsonText(flat[i + 9]!)}`;
   if (flat[i + 10] !== null) line += `,"reason":${jsonText(flat[i + 10]!)}`;
+  // Like outcome and reason, only when set: lines of rows outside a delivery stay as they were.
+  if (flat[i + 11] !== null) line += `,"trace_id":${jsonText(flat[i + 11]!)}`;
   return line + '}\n';
 }
 
@@ -177,7 +188,7 @@ export function rowToJsonLine(r: EventRow): string {
 
 /** A stored row as a packed batch of one. */
 export function packRow(r: EventRow): RowColumns {
-  return [r.ts, r.correlation_id, r.tenant, r.flow, r.step, r.event, r.payload, r.payload_truncated, r.http_status, r.outcome, r.reason];
+  return [r.ts, r.correlation_id, r.tenant, r.flow, r.step, r.event, r.payload, r.payload_truncated, r.http_status, r.outcome, r.reason, r.trace_id ?? null];
 }
 
 /** An XML value is logged as this marker naming its root element, never as XML. */

@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { buildHeaders } from '../../engine/headers.js';
 import type protobuf from 'protobufjs';
 import { SvcError } from '../../common/errors.js';
+import type { IncomingTraceContext } from '../../common/trace-context/spans.js';
 import { JSON_MAX_DEPTH, valueNestsDeeperThan } from '../../common/json-depth.js';
 import type { Logger } from '../../common/logger.js';
 import type { GateRequest } from '../../gate/gate.js';
@@ -31,6 +32,8 @@ export interface GrpcInvokeMeta {
   readonly correlationId: string;
   /** Text metadata of the call, lowercase keys, without `authorization` and binary (`-bin`) entries. */
   readonly headers: Record<string, string>;
+  /** W3C `traceparent`/`tracestate` metadata, as sent (several values joined by commas, like HTTP). */
+  readonly traceContext?: IncomingTraceContext | undefined;
 }
 
 export interface GrpcInvokeResult {
@@ -351,7 +354,14 @@ export function invokeMeta(metadata: Metadata): GrpcInvokeMeta {
   const headers = buildHeaders(raw);
   const given = headers['x-correlation-id'] ?? headers['x-request-id'];
   const correlationId = given !== undefined && given.length > 0 && given.length <= 128 ? given : randomUUID();
-  return { correlationId, headers };
+  const traceparent = textValues(metadata, 'traceparent');
+  return { correlationId, headers, traceContext: traceparent === undefined ? undefined : { traceparent, tracestate: textValues(metadata, 'tracestate') } };
+}
+
+/** The text values of a metadata key joined by commas (as HTTP joins repeated headers); undefined when absent. */
+function textValues(metadata: Metadata, key: string): string | undefined {
+  const values = metadata.get(key).filter((v): v is string => typeof v === 'string');
+  return values.length === 0 ? undefined : values.join(',');
 }
 
 function describeOutput(output: unknown): string {

@@ -11,7 +11,7 @@ import type { QueueWorkers } from '../../app/queue-workers.js';
 import { errorAnswer } from './answer.js';
 import { readBody } from './body.js';
 import type { FlowRouteHandler } from './fast-path.js';
-import { checkSignature, correlationIdOf, mediaType, parseJsonBody } from './inbound.js';
+import { checkSignature, correlationIdOf, mediaType, parseJsonBody, traceContextOf } from './inbound.js';
 
 export interface EnqueueHandlerDeps {
   readonly secret: string | undefined;
@@ -34,7 +34,7 @@ export function createEnqueueHandler(deps: EnqueueHandlerDeps): FlowRouteHandler
       const payload = mediaType(raw) === 'application/xml' ? xmlToJson(body.toString('utf8')) : parseJsonBody(body);
       let offset: number;
       try {
-        offset = (await deps.queues.enqueue(tenant, name, payload, correlationIdOf(raw))).offset;
+        offset = (await deps.queues.enqueue(tenant, name, payload, correlationIdOf(raw), traceContextOf(raw))).offset;
       } catch (err) {
         // Whatever stopped the write (disk, lock, closed store), the caller's answer is the spec's 500.
         // One line per 10 s at most (a full disk fails every write), with the count held back.

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { invalidFlowIdentifier, SvcError } from '../../common/errors.js';
+import type { IncomingTraceContext } from '../../common/trace-context/spans.js';
 import { isValidName } from '../../common/names.js';
 import { JSON_MAX_DEPTH, jsonNestsDeeperThan } from '../../common/json-depth.js';
 import type { Gate, GateRoute } from '../../gate/gate.js';
@@ -91,6 +92,18 @@ export function givenCorrelationId(req: IncomingMessage): string | undefined {
     else if (requestId === undefined && name.length === 12 && name.toLowerCase() === 'x-request-id') requestId = raw[i + 1];
   }
   return correlationId || requestId || undefined;
+}
+
+/**
+ * W3C `traceparent` and `tracestate` as sent, or undefined without a `traceparent` (one header
+ * lookup on the hot path). Repeated headers arrive joined by commas: an invalid `traceparent`, and
+ * the spec's way of combining `tracestate`. Validated by the executor's span.
+ */
+export function traceContextOf(req: IncomingMessage): IncomingTraceContext | undefined {
+  const traceparent = req.headers.traceparent;
+  if (traceparent === undefined) return undefined;
+  const tracestate = req.headers.tracestate;
+  return { traceparent: String(traceparent), tracestate: tracestate === undefined ? undefined : String(tracestate) };
 }
 
 /** Parses a JSON body; an empty body is `null`; one nesting deeper than JSON_MAX_DEPTH is refused (400) before parsing. */

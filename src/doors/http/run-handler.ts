@@ -12,7 +12,7 @@ import { buildSoapAnswer, faultFromContext, type SoapAnswer } from '../soap/resp
 import { errorAnswer, type HttpAnswer } from './answer.js';
 import { readBody } from './body.js';
 import type { FlowRouteHandler } from './fast-path.js';
-import { checkSignature, correlationIdOf, mediaType, parseJsonBody } from './inbound.js';
+import { checkSignature, correlationIdOf, mediaType, parseJsonBody, traceContextOf } from './inbound.js';
 
 export interface RunHandlerDeps {
   secret: string | undefined;
@@ -29,6 +29,7 @@ export function createRunHandler(deps: RunHandlerDeps): FlowRouteHandler {
     let soap: SoapRequest | undefined;
     let started = false;
     const correlationId = correlationIdOf(raw);
+    const traceContext = traceContextOf(raw);
     try {
       const flow = deps.executor.resolve(tenant, name);
       const body = await readBody(raw, deps.executor.ceiling(flow), deps.bodyTimeoutMs);
@@ -51,10 +52,11 @@ export function createRunHandler(deps: RunHandlerDeps): FlowRouteHandler {
         // Built only for a flow that can read them (most never do).
         headers: flowReadsHeaders(flow.ir) ? buildHeaders(raw.rawHeaders) : NO_HEADERS,
         soap: soap === undefined ? undefined : { action: soap.action, version: soap.version },
+        traceContext,
       });
       return soap === undefined ? resultAnswer(result) : soapResultAnswer(soap, result);
     } catch (err) {
-      if (!started) deps.executor.recordRejected(tenant, name, correlationId, err);
+      if (!started) deps.executor.recordRejected(tenant, name, correlationId, err, traceContext);
       const malformedSoap = err instanceof SvcError && err.code === 'SVC_ERR_SOAP_MALFORMED';
       return soap === undefined && !malformedSoap ? errorAnswer(err) : soapErrorAnswer(soap, err);
     }

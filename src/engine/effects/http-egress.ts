@@ -9,6 +9,7 @@ import { EgressError, EgressTooLargeError, StepConfigError, type EgressErrorDeta
 import { readEnvelope, soapContentType, wrapMessage } from '../../common/soap-envelope.js';
 import { xmlToJson } from '../../common/xml.js';
 import type { HttpEgressIR, StepIR } from '../../ir/types.js';
+import { detachedSpan, type TraceSpan } from '../../common/trace-context/spans.js';
 import { AgentPool, TlsMaterialError } from './egress-agents.js';
 import { decodeResponse, DecodeProblem, encodeMessage, flattenHeaders, readLimited, ResponseTooLarge } from './egress-codec.js';
 import { OAuth2TokenCache, OAuth2TokenError, type OAuth2Request } from './oauth2-token-cache.js';
@@ -41,10 +42,15 @@ export interface EgressExchange {
   readonly error?: string;
 }
 
-/** Per-call limits the engine resolves from the flow. */
+/** Per-call limits the engine resolves from the flow, and the call's place in the trace. */
 export interface EgressCallOptions {
   /** The flow's `max_message_bytes`, when it declares one. */
   readonly flowMaxMessageBytes?: number;
+  /**
+   * The step's span and the flow it runs in: the call gets a client span of its own, a child of
+   * `span`, sent to the backend as `traceparent` (and `tracestate`). @default a new trace
+   */
+  readonly trace?: { readonly span: TraceSpan; readonly tenant: string; readonly flow: string };
 }
 
 export interface EgressResult {
@@ -118,12 +124,35 @@ export function createHttpEgress(deps: HttpEgressDeps = {}): HttpEgressHandler {
     render: (template: string) => unknown,
     call?: EgressCallOptions,
   ): Promise<EgressResult> => {
+    const parent = call?.trace;
+    const method = (step.http?.method || 'POST').toUpperCase();
+    // Named by the HTTP client convention (the method); the span covers the token request too.
+    const span = (parent?.span ?? detachedSpan()).child(method, 'client', { 'svc.tenant': parent?.tenant, 'svc.flow': parent?.flow, 'svc.step': step.name, 'http.request.method': method });
+    try {
+      const result = await exchange(step, message, ctx, render, call, span);
+      span.end();
+      return result;
+    } catch (err) {
+      span.end(err);
+      throw err;
+    }
+  };
+
+  const exchange = async (
+    step: StepIR,
+    message: unknown,
+    ctx: Record<string, unknown>,
+    render: (template: string) => unknown,
+    call: EgressCallOptions | undefined,
+    span: TraceSpan,
+  ): Promise<EgressResult> => {
     const http = step.http;
     const name = step.name;
     if (http === undefined) throw new StepConfigError(name, `step '${name}': http_egress needs an endpoint`);
     const env = deps.env ?? process.env;
     const url = renderEndpoint(name, http, env, render);
     const method = (http.method || 'POST').toUpperCase();
+    if (span.sdk) describeTarget(span, url);
     const readTimeoutMs = http.readTimeoutMs ?? readDefault;
     const connectTimeoutMs = http.connectTimeoutMs ?? connectDefault;
     const limit = responseCeiling(http, call, platformMax());
@@ -144,6 +173,11 @@ export function createHttpEgress(deps: HttpEgressDeps = {}): HttpEgressHandler {
       const value = render(template);
       if (value !== null && value !== undefined) headers[h.toLowerCase()] = asText(value);
     }
+    // The call's own trace context, whatever the step's templates said: the backend's span is a
+    // child of this call's, in the execution's trace.
+    headers.traceparent = span.traceparent();
+    if (span.tracestate !== undefined) headers.tracestate = span.tracestate;
+    else delete headers.tracestate;
     let body: string | undefined;
     if (http.soapVersion !== undefined) {
       const action = http.soapAction ?? http.soapOperation;
@@ -186,6 +220,7 @@ export function createHttpEgress(deps: HttpEgressDeps = {}): HttpEgressHandler {
       throw fail(why, {}, err);
     }
     const status = res.statusCode;
+    span.setAttribute('http.response.status_code', status);
     const resHeaders = flattenHeaders(res.headers);
     let bytes: Buffer;
     try {
@@ -237,6 +272,13 @@ export function createHttpEgress(deps: HttpEgressDeps = {}): HttpEgressHandler {
     return { output, status, headers: resHeaders };
   };
   return Object.assign(handler, { close: () => agents.close() });
+}
+
+/** The call's target on its span (OpenTelemetry HTTP client conventions); the query and any credentials in the URL are left out. */
+function describeTarget(span: TraceSpan, url: URL): void {
+  span.setAttribute('url.full', `${url.origin}${url.pathname}`);
+  span.setAttribute('server.address', url.hostname);
+  span.setAttribute('server.port', url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port));
 }
 
 /**

@@ -40,4 +40,12 @@ export const logMigrations: readonly Migration[] = [
     // question, answered by a scan, narrowed by tenant and flow through events_tenant_flow_ts.
     sql: 'DROP INDEX IF EXISTS events_correlation;',
   },
+  {
+    version: 4,
+    name: 'trace-id',
+    // The W3C trace id of the delivery a row belongs to (docs/observability.md). Nullable: rows
+    // outside a delivery have none, and rows written before this migration keep NULL. No index:
+    // like the correlation id it is random, and a lookup by it is an operator's scan.
+    sql: 'ALTER TABLE events ADD COLUMN trace_id TEXT;',
+  },
 ];
