@@ -11,6 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchEnqueue } from './enqueue.js';
 import { BARE_SERVER_SOURCE, combine, load, printTable, spawnListening, type LoadResult } from './load.js';
+import { QUOTE_FLOW as FLOW } from './quote-flow.js';
 
 const SVC = resolve(dirname(fileURLToPath(import.meta.url)), '../src/main.js');
 const DURATION = Number(process.env.BENCH_SECONDS ?? 12);
@@ -18,23 +19,6 @@ const ROUNDS = 4;
 /** Pause after each traced round, so its log writer backlog does not fall on the next rounds. */
 const SETTLE_MS = 1500;
 
-const FLOW = `---
-flowdoc_version: "0.1"
-flow: quote
-tenant: bench
-log_level: event_only
----
-
-## Step: check
-\`\`\`validate
-has(ctx.input.id) | id is required | syntactic
-\`\`\`
-
-## Step: answer
-\`\`\`ntd
-{"id": "{{ ctx.input.id }}", "total": {{ ctx.input.total }}, "status": "accepted"}
-\`\`\`
-`;
 
 function svc(env: NodeJS.ProcessEnv, args: string[]): string {
   return execFileSync(process.execPath, [SVC, ...args], { env, encoding: 'utf8' });
