@@ -461,6 +461,9 @@ export class QueueConsumer {
   }
 
   async #runHandler(msg: QueueMessage): Promise<Outcome | 'abandoned'> {
+    // Fenced here too, not only at the top of the loop: a worker stopped while it was reading
+    // resumes with the read's records (written since by the new holder) and must not run them.
+    this.#assertOwner();
     const abandoned = new Promise<'abandoned'>((resolve) => (this.#abandon = () => resolve('abandoned')));
     const run = (async (): Promise<Outcome> => {
       try {
