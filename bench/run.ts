@@ -2,7 +2,8 @@
  * `npm run bench`: the service's /run against a bare node:http server, measured in the same run on
  * the same machine; prints both req/s, both p99s and the ratio (target: >= 0.5 at log_level event_only).
  * The same flow with payload tracing on is measured in the same alternating rounds, as a ratio of
- * tracing off (what turning tracing on costs a flow).
+ * tracing off (what turning tracing on costs a flow). Then /run with `--metrics` against without, on
+ * a pair of servers of their own (metrics-ratio.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchEnqueue } from './enqueue.js';
+import { benchMetricsRatio } from './metrics-ratio.js';
 import { BARE_SERVER_SOURCE, combine, load, printTable, spawnListening, type LoadResult } from './load.js';
 import { QUOTE_FLOW as FLOW } from './quote-flow.js';
 
@@ -52,47 +54,40 @@ async function main(): Promise<void> {
     children.push(bare);
     const server = await spawnListening(process.execPath, [SVC, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db], env);
     children.push(server);
-    // The same service with metrics on (a second process on the same state directory), measured in
-    // the same rounds: the cost of counting on the request path.
-    const metered = await spawnListening(process.execPath, [SVC, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db, '--metrics'], env);
-    children.push(metered);
-    const meteredUrl = `${metered.url}/flows/bench/quote/run`;
     const runUrl = `${server.url}/flows/bench/quote/run`;
     const tracedUrl = `${server.url}/flows/bench/quote-traced/run`;
     await load('warm-up', { url: bare.url, body, headers, durationSec: 1 });
     await load('warm-up', { url: runUrl, body, headers, durationSec: 2 });
     await load('warm-up', { url: tracedUrl, body, headers, durationSec: 1 });
-    await load('warm-up', { url: meteredUrl, body, headers, durationSec: 2 });
     const bareRounds: LoadResult[] = [];
     const runRounds: LoadResult[] = [];
     const tracedRounds: LoadResult[] = [];
-    const meteredRounds: LoadResult[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       bareRounds.push(await load('bare node:http', { url: bare.url, body, headers, durationSec: DURATION / ROUNDS }));
       // Each service round leaves its log writer thread a backlog that would load the next round on
       // two cores, so every one is followed by the same settle: no round inherits another's.
       runRounds.push(await load('svc /run (validate + ntd)', { url: runUrl, body, headers, durationSec: DURATION / ROUNDS }));
       await new Promise((r) => setTimeout(r, SETTLE_MS));
-      meteredRounds.push(await load('svc /run, metrics on', { url: meteredUrl, body, headers, durationSec: DURATION / ROUNDS }));
-      await new Promise((r) => setTimeout(r, SETTLE_MS));
       tracedRounds.push(await load('svc /run, tracing on', { url: tracedUrl, body, headers, durationSec: DURATION / ROUNDS }));
       // A traced round leaves the log writer thread a backlog of full-payload rows; on two cores it
       // would load the next round of the other two (measured: /run 3-4% lower), so let it drain.
       await new Promise((r) => setTimeout(r, SETTLE_MS));
     }
-    rows.push(combine(bareRounds), combine(runRounds), combine(tracedRounds), combine(meteredRounds));
+    rows.push(combine(bareRounds), combine(runRounds), combine(tracedRounds));
     const run = rows[1]!;
     const traced = rows[2]!;
-    const meteredRun = rows[3]!;
     await server.stop();
-    await metered.stop();
+    // What counting costs the request path: its own pair of servers, differing only by --metrics.
+    const metrics = await benchMetricsRatio({ svcBin: SVC, env, db, headers, body });
+    rows.push(combine(metrics.off), combine(metrics.on));
 
     printTable(rows);
     const ratio = run.reqPerSec / rows[0]!.reqPerSec;
     process.stdout.write(`ratio /run vs bare: ${ratio.toFixed(2)} (target >= 0.50)\n`);
     process.stdout.write(`ratio /run tracing on vs tracing off: ${(traced.reqPerSec / run.reqPerSec).toFixed(2)} (3 step_traced rows per request, written by the batching log writer)\n`);
-    process.stdout.write(`ratio /run metrics on vs metrics off: ${(meteredRun.reqPerSec / run.reqPerSec).toFixed(3)} (target >= 0.97)\n`);
-    if (run.non2xx > 0 || run.errors > 0 || traced.non2xx > 0 || traced.errors > 0 || meteredRun.non2xx > 0 || meteredRun.errors > 0) process.stdout.write('WARNING: /run answered non-2xx or errored during the run\n');
+    const pairRatios = metrics.on.map((r, i) => (r.reqPerSec / metrics.off[i]!.reqPerSec).toFixed(3)).join(' ');
+    process.stdout.write(`ratio /run metrics on vs metrics off: ${metrics.medianRatio.toFixed(3)} (median of ${metrics.on.length} ABBA pairs: ${pairRatios}; target >= 0.97)\n`);
+    if (rows.some((r) => r.non2xx > 0 || r.errors > 0)) process.stdout.write('WARNING: /run answered non-2xx or errored during the run\n');
     await benchEnqueue({ svcBin: SVC, env, db, key, bareUrl: bare.url, durationSec: DURATION });
     await bare.stop();
   } finally {
