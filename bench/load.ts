@@ -71,12 +71,19 @@ export interface Child {
   stop(): Promise<void>;
 }
 
+export interface SpawnOptions {
+  /** How long to wait for the listening line. @default 30000 */
+  readonly timeoutMs?: number;
+  /** The child's stderr: shown (inherit) or dropped (a tool's own chatter, valgrind's). @default 'inherit' */
+  readonly stderr?: 'inherit' | 'ignore';
+}
+
 /** Spawns a process and waits for a `listening on http://...` line on stdout. */
-export async function spawnListening(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Child> {
-  const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
+export async function spawnListening(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env, opts: SpawnOptions = {}): Promise<Child> {
+  const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', opts.stderr ?? 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`no listening line from ${cmd} ${args.join(' ')}: ${out}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`no listening line from ${cmd} ${args.join(' ')}: ${out}`)), opts.timeoutMs ?? 30_000);
     child.stdout!.setEncoding('utf8').on('data', (d: string) => {
       out += d;
       const m = /listening on (http:\/\/\S+)/.exec(out);
