@@ -1,15 +1,10 @@
-/** Use cases behind validate, compile and deploy: read the flow and its libraries, compile, publish. */
+/** Use cases behind validate and compile, and deploy's compile step (app/deploy.ts publishes): read the flow and its libraries, compile. */
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { isoNow } from '../common/clock.js';
-import { statePaths } from '../common/paths.js';
 import { sha256Hex } from '../common/digest.js';
 import { compileFlow, irToJson, type CompileResult, type LibrarySource } from '../flow/compile.js';
 import type { FlowIR } from '../ir/types.js';
 import { FlowPublicationError, type FlowWarning } from '../flow/diagnostics.js';
-import { ArtifactsRepo, tenantStatus } from '../store/artifacts-repo.js';
-import { openDb } from '../store/db.js';
-import { registryMigrations } from '../store/migrations/registry.js';
 import { SvcError } from '../common/errors.js';
 
 /** Reads every `*.lib.md` of a directory; the library name is the file name without `.lib.md`. */
@@ -51,30 +46,6 @@ export function compileFile(opts: SourceOptions): CompileResult {
   return compileFlow(readSource(opts.path), { file: opts.path, libs: readLibraries(opts.libs) });
 }
 
-export interface DeployOptions extends SourceOptions {
-  version: string;
-  /** Registry database path. */
-  db: string;
-}
-
-export interface DeployResult {
-  flow: string;
-  tenant: string;
-  version: string;
-  hash: string;
-  db: string;
-  /** Publication warnings (the flow was published all the same); the caller shows them. */
-  warnings: FlowWarning[];
-}
-
-/** Why a deploy was refused because of its tenant; the message names the repairing command. */
-export class TenantNotReadyError extends SvcError {
-  constructor(message: string) {
-    super('SVC_ERR_TENANT_NOT_FOUND', message);
-    this.name = 'TenantNotReadyError';
-  }
-}
-
 /** A flow compiled for publication: the artifact, its address, and the Markdown kept beside it. */
 export interface CompiledFlow {
   readonly ir: FlowIR;
@@ -87,39 +58,17 @@ export interface CompiledFlow {
 /**
  * Reads and compiles a flow with every check. With `tenant`, the artifact is published under that
  * tenant instead of the front matter's (`svc dev --tenant`): the IR's tenant is replaced and the
- * bytes and hash are made again; the kept source stays as written.
+ * bytes and hash are made again; the kept source stays as written. `libraries` (read once by a
+ * caller compiling many files) takes the place of reading `libs` again.
  * @throws FlowPublicationError with every diagnostic; SvcError when the file cannot be read
  */
-export function compileForPublication(opts: SourceOptions & { tenant?: string }): CompiledFlow {
+export function compileForPublication(opts: SourceOptions & { tenant?: string; libraries?: LibrarySource[] }): CompiledFlow {
   const source = readSource(opts.path);
-  const result = compileFlow(source, { file: opts.path, libs: readLibraries(opts.libs) });
+  const result = compileFlow(source, { file: opts.path, libs: opts.libraries ?? readLibraries(opts.libs) });
   if (!result.ir || !result.bytes || !result.hash) throw new FlowPublicationError(result.diagnostics, result.warnings);
   if (opts.tenant === undefined || opts.tenant === result.ir.tenant) return { ir: result.ir, bytes: result.bytes, hash: result.hash, source, warnings: result.warnings };
   // Spreading keeps the key order, so the bytes stay canonical.
   const ir: FlowIR = { ...result.ir, tenant: opts.tenant };
   const bytes = irToJson(ir);
   return { ir, bytes, hash: sha256Hex(bytes), source, warnings: result.warnings };
-}
-
-/**
- * Compiles and publishes under (tenant, flow, version), moving `latest`.
- * @throws FlowPublicationError with every diagnostic; TenantNotReadyError; DuplicateVersionError
- */
-export function deployFile(opts: DeployOptions): DeployResult {
-  if (opts.version.trim() === '') throw new SvcError('SVC_ERR_INVALID_INPUT', 'the version (-v) must not be empty');
-  const compiled = compileForPublication(opts);
-  const { tenant, flow } = compiled.ir;
-  const paths = statePaths(opts.db);
-  const db = openDb(paths.registryDb, registryMigrations);
-  try {
-    const status = tenantStatus(db, tenant);
-    if (status === undefined) {
-      throw new TenantNotReadyError(`tenant "${tenant}" is not registered; register it first: svc tenant create --id ${tenant} --display-name <name>`);
-    }
-    if (status === 'disabled') throw new TenantNotReadyError(`tenant "${tenant}" is disabled; enable it first: svc tenant enable --id ${tenant}`);
-    new ArtifactsRepo(db).publish({ tenant, name: flow, version: opts.version, bytes: compiled.bytes, hash: compiled.hash, createdAt: isoNow(), source: compiled.source });
-  } finally {
-    db.close();
-  }
-  return { flow, tenant, version: opts.version, hash: compiled.hash, db: paths.registryDb, warnings: compiled.warnings };
 }

@@ -1,10 +1,12 @@
-/** `svc validate`, `svc compile`, `svc deploy`: check, lower and publish `.flow.md` files. */
+/** `svc validate`, `svc compile`, `svc deploy`: check, lower and publish `.flow.md` files (deploy: one, many, or directories of them). */
 import { Command, Option } from 'commander';
 import { writeFileSync } from 'node:fs';
-import { compileFile, deployFile, validateFile, type SourceOptions } from '../app/publish.js';
+import { DeployRefusedError, deployFlows, type DeployOptions, type DeployRefusal, type DeployResult } from '../app/deploy.js';
+import { compileFile, validateFile, type SourceOptions } from '../app/publish.js';
 import { ExitError, SvcError } from '../common/errors.js';
 import { formatDiagnostic, formatWarning, FlowPublicationError, type FlowDiagnostic, type FlowWarning } from '../flow/diagnostics.js';
 import { dbOption } from './options.js';
+import { formatTable, out } from './table.js';
 
 const libsOption = () => new Option('--libs <dir>', 'directory of *.lib.md step libraries for "use: <library>/<step>"');
 
@@ -25,12 +27,18 @@ export function registerFlowCommands(program: Command): void {
     .action((path: string, flags: { out?: string; pretty?: boolean; libs?: string }) => compile({ path, ...flags }));
   program
     .command('deploy')
-    .description('compile a flow and publish it under (tenant, flow, version), moving latest; tenant and flow come from the front matter')
-    .argument('<path>', '.flow.md file')
-    .requiredOption('-v, --version <version>', 'version label, unique per flow (e.g. 1.0.0)')
+    .description(
+      'compile flows and publish them under (tenant, flow, version), moving latest; tenant and flow come from each front matter. ' +
+        'Several files, or a directory (its own *.flow.md files; subfolders are not read), are published all or nothing in one transaction: ' +
+        'when any file is refused (errors, unreadable, unknown or disabled tenant, version already published, two files naming one flow) ' +
+        'nothing is published, every refused file is reported as "file: reason" and the exit status is 1',
+    )
+    .argument('<path...>', '.flow.md files and directories of them')
+    .requiredOption('-v, --version <version>', 'version label, unique per flow (e.g. 1.0.0); every flow of the deploy gets it')
     .addOption(dbOption())
     .addOption(libsOption())
-    .action((path: string, flags: { version: string; db: string; libs?: string }) => deploy({ path, ...flags }));
+    .addOption(new Option('--json', 'print one JSON object {db, deployed: [{file, tenant, flow, version, hash, warnings}]}; when refused {deployed: [], refused: [{file, message, code | diagnostics}]} and exit 1'))
+    .action((paths: string[], flags: { version: string; db: string; libs?: string; json?: boolean }) => deploy({ paths, ...flags }));
 }
 
 /** Every warning, then every error, then the count: the verdict of a refused flow. */
@@ -39,8 +47,12 @@ function verdict(diagnostics: readonly FlowDiagnostic[], warnings: readonly Flow
   return `${[...warnings.map(formatWarning), ...diagnostics.map(formatDiagnostic)].join('\n')}\n${n} error${n === 1 ? '' : 's'}`;
 }
 
-function refuse(diagnostics: FlowDiagnostic[], warnings: FlowWarning[] = []): never {
-  throw new ExitError(1, `${verdict(diagnostics, warnings)}; nothing was published`);
+function refusal(diagnostics: readonly FlowDiagnostic[], warnings: readonly FlowWarning[] = []): ExitError {
+  return new ExitError(1, `${verdict(diagnostics, warnings)}; nothing was published`);
+}
+
+function refuse(diagnostics: readonly FlowDiagnostic[], warnings: readonly FlowWarning[] = []): never {
+  throw refusal(diagnostics, warnings);
 }
 
 /** Warnings never fail a command: they go to stderr, beside whatever the command prints on stdout. */
@@ -48,13 +60,18 @@ function printWarnings(warnings: readonly FlowWarning[]): void {
   for (const w of warnings) process.stderr.write(`${formatWarning(w)}\n`);
 }
 
+/** A refusal as validate, compile and the one-file deploy print it: the verdict, or `error: message`. */
+function exitFor(err: unknown): unknown {
+  if (err instanceof FlowPublicationError) return refusal(err.diagnostics, err.warnings);
+  if (err instanceof SvcError) return new ExitError(1, `error: ${err.message}`);
+  return err;
+}
+
 function guard<T>(fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof FlowPublicationError) refuse(err.diagnostics, err.warnings);
-    if (err instanceof SvcError) throw new ExitError(1, `error: ${err.message}`);
-    throw err;
+    throw exitFor(err);
   }
 }
 
@@ -78,8 +95,40 @@ export function compile(opts: SourceOptions & { out?: string; pretty?: boolean }
   }
 }
 
-export function deploy(opts: SourceOptions & { version: string; db: string }): void {
-  const r = guard(() => deployFile(opts));
-  printWarnings(r.warnings);
-  process.stdout.write(`deployed\n  flow:    ${r.flow}\n  tenant:  ${r.tenant}\n  version: ${r.version}\n  hash:    ${r.hash}\n  db:      ${r.db}\n`);
+export interface DeployCommandOptions extends DeployOptions {
+  json?: boolean;
+}
+
+export function deploy(opts: DeployCommandOptions): void {
+  let r: DeployResult;
+  try {
+    r = guard(() => deployFlows(opts));
+  } catch (err) {
+    if (!(err instanceof DeployRefusedError)) throw err;
+    if (opts.json) out(JSON.stringify({ deployed: [], refused: err.refusals.map(refusalJson) }, null, 2));
+    if (err.singleFile && err.refusals.length === 1) throw exitFor(err.refusals[0]!.error);
+    throw new ExitError(1, [...err.refusals.map(refusalText), err.message].join('\n'));
+  }
+  for (const d of r.deployed) printWarnings(d.warnings);
+  if (opts.json) out(JSON.stringify({ db: r.db, deployed: r.deployed }, null, 2));
+  else if (r.singleFile) {
+    const d = r.deployed[0]!;
+    out(`deployed\n  flow:    ${d.flow}\n  tenant:  ${d.tenant}\n  version: ${d.version}\n  hash:    ${d.hash}\n  db:      ${r.db}`);
+  } else {
+    out(formatTable(['TENANT', 'FLOW', 'VERSION', 'HASH', 'FILE'], r.deployed.map((d) => [d.tenant, d.flow, d.version, d.hash.slice(0, 12), d.file])));
+    out(`deployed ${r.deployed.length} flow${r.deployed.length === 1 ? '' : 's'} to ${r.db}`);
+  }
+}
+
+/** `file: reason`; a file with errors gets `file: N errors` and then each error as the one-file deploy prints it. */
+function refusalText(r: DeployRefusal): string {
+  if (!(r.error instanceof FlowPublicationError)) return `${r.file}: ${r.error.message}`;
+  const n = r.error.diagnostics.length;
+  return [`${r.file}: ${n} error${n === 1 ? '' : 's'}`, ...r.error.warnings.map(formatWarning), ...r.error.diagnostics.map(formatDiagnostic)].join('\n');
+}
+
+function refusalJson(r: DeployRefusal): Record<string, unknown> {
+  if (!(r.error instanceof FlowPublicationError)) return { file: r.file, message: r.error.message, code: r.error.code };
+  const n = r.error.diagnostics.length;
+  return { file: r.file, message: `${n} error${n === 1 ? '' : 's'}`, diagnostics: r.error.diagnostics, warnings: r.error.warnings };
 }

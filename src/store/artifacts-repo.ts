@@ -109,6 +109,17 @@ export class ArtifactsRepo {
     return row.bytes;
   }
 
+  /**
+   * Runs `fn` inside one IMMEDIATE transaction of the registry: several publish() calls made in it
+   * (each then a savepoint) are written all together or not at all, and checks made in it see the
+   * state they are written over. A throw rolls everything back. Lock order: when an audit entry
+   * belongs to the change, take AuditRepo.transaction first and call this inside it, never the
+   * other way round (see AuditRepo.transaction).
+   */
+  transaction<T>(fn: () => T): T {
+    return this.#db.transaction(fn).immediate();
+  }
+
   /** Stores the artifact (deduplicated by hash), adds the version and moves `latest`, in one transaction. */
   publish(p: PublishInput): void {
     const bytes = typeof p.bytes === 'string' ? Buffer.from(p.bytes, 'utf8') : Buffer.from(p.bytes);

@@ -94,23 +94,17 @@ export function deployFixture(sandbox: Sandbox, name: string, version = '1'): vo
   must(sandbox, ['deploy', join(HTTP_FIXTURES, `${name}.flow.md`), '-v', version]);
 }
 
-/** Deploys fixtures (version 1), a few CLI processes at a time (each is a cold node start). */
-export async function deployAll(sandbox: Sandbox, names: readonly string[], parallel = 4): Promise<void> {
-  const queue = [...names];
-  const worker = async () => {
-    for (let n = queue.shift(); n !== undefined; n = queue.shift()) {
-      const args = [SVC_BIN, 'deploy', join(HTTP_FIXTURES, `${n}.flow.md`), '-v', '1', '--db', sandbox.db];
-      const { code, out } = await new Promise<{ code: number | null; out: string }>((res) => {
-        const child = spawn(process.execPath, args, { cwd: sandbox.home, env: sandbox.env, stdio: ['ignore', 'pipe', 'pipe'] });
-        let text = '';
-        child.stdout.on('data', (d: Buffer) => (text += d.toString()));
-        child.stderr.on('data', (d: Buffer) => (text += d.toString()));
-        child.on('exit', (c) => res({ code: c, out: text }));
-      });
-      if (code !== 0) throw new Error(`deploy ${n} exited ${code}\n${out}`);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(parallel, names.length) }, worker));
+/** Deploys fixtures (version 1) with one `svc deploy` process (all or nothing; each is a cold node start). */
+export async function deployAll(sandbox: Sandbox, names: readonly string[]): Promise<void> {
+  const args = [SVC_BIN, 'deploy', ...names.map((n) => join(HTTP_FIXTURES, `${n}.flow.md`)), '-v', '1', '--db', sandbox.db];
+  const { code, out } = await new Promise<{ code: number | null; out: string }>((res) => {
+    const child = spawn(process.execPath, args, { cwd: sandbox.home, env: sandbox.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let text = '';
+    child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (text += d.toString()));
+    child.on('exit', (c) => res({ code: c, out: text }));
+  });
+  if (code !== 0) throw new Error(`deploy ${names.join(', ')} exited ${code}\n${out}`);
 }
 
 /** Runs `fn` with a writable handle on the registry database (hand-made rows, corruption). */
