@@ -107,6 +107,7 @@ export const benchFlowScale: ScalePart = async (ctx: ScaleContext): Promise<Scal
 
     const targets = insts.map((inst, i) => ({
       label: sizeLabel(inst.count, 'flow', 'flows'),
+      pid: servers[i]!.pid,
       measure: (sec: number) => load(inst.runPath, { url: `${servers[i]!.url}${inst.runPath}`, body: BODY, headers: inst.headers, durationSec: sec }),
     }));
     const loadResult = await interleavedRounds(targets, plan, ctx.progress);
@@ -146,6 +147,7 @@ export const benchFlowScale: ScalePart = async (ctx: ScaleContext): Promise<Scal
         target: `>= 0.95x the 1-flow figure at 10,000 flows: ${targetAt(counts, runRatio, 10_000, (v) => v >= 0.95, (v) => `${v.toFixed(3)}x`)}`,
       },
       { name: '/run p99 (ms)', values: loadResult.p99Ms, higherIsBetter: false },
+      { name: '/run server CPU per request (us)', values: loadResult.cpuUsPerRequest, higherIsBetter: false },
       { name: 'svc deploy of one flow, one process (ms)', values: deploys.map(median), higherIsBetter: false },
     ];
     const notes = [

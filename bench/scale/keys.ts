@@ -101,6 +101,7 @@ export const benchKeyScale: ScalePart = async (ctx: ScaleContext): Promise<Scale
     ctx.progress(`servers started: ${servers.map((s, i) => `${insts[i]!.count}: ${s.firstRunMs.toFixed(0)} ms`).join(', ')}`);
     const target = (i: number, kind: 'valid' | 'unknown'): RoundTarget => ({
       label: `${sizeLabel(insts[i]!.count, 'key', 'keys')} ${kind}`,
+      pid: servers[i]!.pid,
       measure: (sec: number): Promise<LoadResult> =>
         load(kind, { url: `${servers[i]!.url}${RUN_PATH}`, body: BODY, headers: headersFor(kind === 'valid' ? insts[i]!.key : UNKNOWN_KEY), durationSec: sec }),
     });
@@ -124,12 +125,14 @@ export const benchKeyScale: ScalePart = async (ctx: ScaleContext): Promise<Scale
         target: `>= 0.95x the 1-key figure at 100,000 keys: ${targetAt(counts, validRatio, 100_000, (v) => v >= 0.95, (v) => `${v.toFixed(3)}x`)}`,
       },
       { name: '/run p99, valid key (ms)', values: r.p99Ms.slice(0, n), higherIsBetter: false },
+      { name: '/run server CPU per request, valid key (us)', values: r.cpuUsPerRequest.slice(0, n), higherIsBetter: false },
       {
         name: 'unknown key, 401 throughput (req/s)',
         values: unknown,
         higherIsBetter: true,
       },
       { name: 'unknown key, 401 p99 (ms)', values: r.p99Ms.slice(n), higherIsBetter: false },
+      { name: 'unknown key, 401 server CPU per request (us)', values: r.cpuUsPerRequest.slice(n), higherIsBetter: false },
       { name: 'unknown-key lookup in-process, KeysRepo.findByHash (us)', values: insts.map((i) => i.unknownLookupUs), higherIsBetter: false },
       { name: 'RSS after the load (MB)', values: rssAfterMb, higherIsBetter: false },
     ];
