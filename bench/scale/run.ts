@@ -6,12 +6,12 @@
  *
  *   npm run bench:scale -- [--quick] [--only flows,keys,queue,logs,audit] [--markdown <file>]
  *
- * --quick     the smallest sizes and short rounds: a smoke run (flows and keys: about 30 s)
+ * --quick     the smallest sizes and short rounds: a smoke run (flows and keys: about 50 s)
  * --only      the parts to run, comma-separated (default: all, in that order)
  * --markdown  also write the tables as Markdown to <file> (docs/performance.md's "Scale" section)
  *
- * Time: flows and keys together take about 6 minutes on a shared 2-vCPU VM (flows about 3,
- * keys about 3); see docs/performance.md for the other parts. Progress goes to stderr, the tables
+ * Time: flows and keys together take about 6 minutes on a shared 2-vCPU VM (flows about 2.5,
+ * keys about 3.5; --quick about 50 s); see docs/performance.md for the other parts. Progress goes to stderr, the tables
  * to stdout. Each part gets its own scratch directory under the system's temporary directory
  * (TMPDIR), removed afterwards, also when the part fails; a part that fails is reported as
  * `failed: <message>` and the run goes on with the next (the exit status is then 1).
