@@ -16,7 +16,11 @@ export interface TimedLoadOptions {
 }
 
 export interface TimedLoad {
-  /** Responses in [fromMs, toMs) (performance.now() clock): count, req/s, p99 latency. */
+  /**
+   * Requests in flight at some moment of [fromMs, toMs) (performance.now() clock), so one that a
+   * stall held past the window's end still counts: how many, their p99 latency, and the responses
+   * that arrived inside the window per second.
+   */
   window(fromMs: number, toMs: number): WindowFigures;
   /** Responses that were not 2xx so far. */
   readonly non2xx: number;
@@ -24,7 +28,9 @@ export interface TimedLoad {
 }
 
 export interface WindowFigures {
+  /** Requests in flight during the window. */
   readonly responses: number;
+  /** Responses that arrived inside the window, per second. */
   readonly reqPerSec: number;
   /** Milliseconds; NaN when the window holds no response. */
   readonly p99Ms: number;
@@ -56,10 +62,14 @@ export function startTimedLoad(o: TimedLoadOptions): TimedLoad {
   return {
     window(fromMs, toMs) {
       const picked: number[] = [];
-      for (let i = 0; i < n; i++) if (at[i]! >= fromMs && at[i]! < toMs) picked.push(latency[i]!);
+      let arrived = 0;
+      for (let i = 0; i < n; i++) {
+        if (at[i]! >= fromMs && at[i]! < toMs) arrived++;
+        if (at[i]! >= fromMs && at[i]! - latency[i]! < toMs) picked.push(latency[i]!);
+      }
       picked.sort((a, b) => a - b);
       const p99Ms = picked.length === 0 ? NaN : picked[Math.min(picked.length - 1, Math.ceil(picked.length * 0.99) - 1)]!;
-      return { responses: picked.length, reqPerSec: picked.length / Math.max(1e-9, (toMs - fromMs) / 1000), p99Ms };
+      return { responses: picked.length, reqPerSec: arrived / Math.max(1e-9, (toMs - fromMs) / 1000), p99Ms };
     },
     get non2xx() {
       return non2xx;
