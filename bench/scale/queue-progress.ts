@@ -1,0 +1,40 @@
+/**
+ * How far a queue's worker has got, read from the tail of its consumer log: the last checkpoint
+ * record holds `n`, the messages passed since the last drain. The worker writes one every 64
+ * acknowledgements and whenever it catches up, so this reads a few KiB whatever the backlog, where
+ * `svc`'s own counters (readQueueStats) scan the segment from the checkpoint on every call.
+ */
+import { open } from 'node:fs/promises';
+import { decodeFrames, FRAME_MAGIC } from '../../src/queue/frame.js';
+import type { ConsumerLogRecord } from '../../src/queue/consumer-log.js';
+
+const TAIL_BYTES = 8192;
+
+/** Messages the checkpoint has passed; 0 when the queue has no consumer log yet. */
+export async function checkpointedCount(consumerLogPath: string): Promise<number> {
+  let fh;
+  try {
+    fh = await open(consumerLogPath, 'r');
+  } catch {
+    return 0;
+  }
+  try {
+    const size = (await fh.stat()).size;
+    const start = Math.max(0, size - TAIL_BYTES);
+    const buf = Buffer.alloc(size - start);
+    await fh.read(buf, 0, buf.length, start);
+    // Records are framed; the first whole frame of the tail starts at some magic number.
+    const magic = Buffer.alloc(4);
+    magic.writeUInt32LE(FRAME_MAGIC, 0);
+    for (let at = buf.indexOf(magic); at >= 0; at = buf.indexOf(magic, at + 1)) {
+      const { frames } = decodeFrames<ConsumerLogRecord>(buf.subarray(at));
+      if (frames.length === 0) continue;
+      let n = 0;
+      for (const f of frames) if (f.value.t === 'ck') n = f.value.ck.n;
+      return n;
+    }
+    return 0;
+  } finally {
+    await fh.close();
+  }
+}
