@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 
 /** A field of /proc/<pid>/status in KiB (`VmRSS`, `VmHWM`); undefined once the process is gone. */
-export function procStatusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
+export function procStatusKb(pid: number, field: 'VmRSS' | 'VmHWM' | 'RssAnon'): number | undefined {
   let text: string;
   try {
     text = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -20,6 +20,8 @@ export function procStatusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number | un
 export interface MemorySampler {
   /** Highest VmRSS seen so far. MiB. */
   readonly maxRssMiB: number;
+  /** Highest RssAnon seen so far: the heap and native allocations, without file-backed pages. MiB. */
+  readonly maxAnonMiB: number;
   /** Last VmHWM read (the peak resident set up to that read). MiB. */
   readonly hwmMiB: number;
   /** Starts a new window for maxRssMiB (e.g. once start-up is over). */
@@ -31,8 +33,11 @@ export interface MemorySampler {
 export function sampleMemory(pid: number, everyMs = 20): MemorySampler {
   let maxRssKb = 0;
   let hwmKb = 0;
+  let maxAnonKb = 0;
   const sample = (): void => {
     const rss = procStatusKb(pid, 'VmRSS');
+    const anon = procStatusKb(pid, 'RssAnon');
+    if (anon !== undefined) maxAnonKb = Math.max(maxAnonKb, anon);
     const hwm = procStatusKb(pid, 'VmHWM');
     if (rss !== undefined) maxRssKb = Math.max(maxRssKb, rss);
     if (hwm !== undefined) hwmKb = hwm;
@@ -43,11 +48,15 @@ export function sampleMemory(pid: number, everyMs = 20): MemorySampler {
     get maxRssMiB() {
       return maxRssKb / 1024;
     },
+    get maxAnonMiB() {
+      return maxAnonKb / 1024;
+    },
     get hwmMiB() {
       return hwmKb / 1024;
     },
     resetMax() {
       maxRssKb = 0;
+      maxAnonKb = 0;
       sample();
     },
     stop() {
