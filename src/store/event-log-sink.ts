@@ -93,6 +93,8 @@ export class EventLogSink {
    * a batch waits at most one slice.
    */
   retain(req: RowRetentionRequest): Promise<RowRetentionStats> {
+    // Cleared here, when the pass is asked for, so a stop asked right after it is not lost.
+    this.#retentionStop = false;
     const pass = this.#retention.then(() => this.#retain(req));
     this.#retention = pass.catch(() => undefined);
     return pass;
@@ -100,7 +102,6 @@ export class EventLogSink {
 
   async #retain(req: RowRetentionRequest): Promise<RowRetentionStats> {
     if (this.#closing) return { rowsDeleted: 0, pagesFreed: 0, longestDeleteSliceMs: 0, longestVacuumSliceMs: 0, stopped: true };
-    this.#retentionStop = false;
     const stopping = () => this.#retentionStop || this.#closing;
     const deletes = slicePacer(stopping);
     const rowsDeleted = await this.#repo.deleteOlderThanInSlices(req.cutoffIso, req.sliceRows, () => deletes.between());

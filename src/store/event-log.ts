@@ -141,12 +141,15 @@ export class EventLog implements EventEmitter {
    * EventLogSink.retain). `stopping` is asked every 100 ms; true ends the pass at its next slice.
    */
   async retainRows(request: RowRetentionRequest, stopping: () => boolean = () => false): Promise<RowRetentionStats> {
-    const poll = setInterval(() => {
+    const pass = this.#backend.retain(request);
+    const ask = () => {
       if (stopping()) this.#backend.stopRetention();
-    }, RETENTION_STOP_POLL_MS);
+    };
+    ask(); // already stopping: the pass ends after its first slice
+    const poll = setInterval(ask, RETENTION_STOP_POLL_MS);
     poll.unref();
     try {
-      return await this.#backend.retain(request);
+      return await pass;
     } finally {
       clearInterval(poll);
     }
