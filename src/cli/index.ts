@@ -7,6 +7,7 @@ import { registerConfigCheck, registryConfigSource } from './config-check.js';
 import { registerKeys } from './keys.js';
 import { registerDlq } from './dlq.js';
 import { registerState } from './state.js';
+import { registerStorage } from './storage.js';
 import { registerServe } from './serve.js';
 import { registerTenant } from './tenant.js';
 import { registerTrace } from './trace.js';
@@ -34,6 +35,7 @@ export function buildCli(): Command {
   registerAudit(program);
   registerDlq(program);
   registerState(program);
+  registerStorage(program);
   registerTrace(program);
   registerUi(program);
   registerCert(program);

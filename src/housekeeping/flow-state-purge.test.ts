@@ -33,7 +33,7 @@ test('the purge deletes dedup rows past their own expires_at and finished correl
   clock = now.t;
   await c.reconcile(undefined, () => undefined);
   assert.equal(repo.listCorrelations({ statuses: ['timed_out'] }).length, 1);
-  const r = runFlowStatePurge(repo, 4, now.t + 0.75 * HOUR);
-  assert.deepEqual(r, { inboxDeleted: 1, correlationsDeleted: 1 });
-  assert.equal(runFlowStatePurge(repo, 96, now.t).correlationsDeleted, 0);
+  const r = await runFlowStatePurge(repo, 4, { now: now.t + 0.75 * HOUR });
+  assert.deepEqual(r, { inboxDeleted: 1, correlationsDeleted: 1, pagesFreed: 0 });
+  assert.equal((await runFlowStatePurge(repo, 96, { now: now.t })).correlationsDeleted, 0);
 });

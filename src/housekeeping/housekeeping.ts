@@ -5,18 +5,18 @@
  */
 import type { Logger } from '../common/logger.js';
 import type { Correlations, EnqueueFn } from '../app/correlation.js';
-import type { EventLogRepo } from '../store/event-log-repo.js';
 import type { FlowStateRepo } from '../store/flow-state-repo.js';
 import { runCertSweep, type CertSweepDeps } from './cert-sweep.js';
 import { runFlowStatePurge } from './flow-state-purge.js';
 import type { HousekeepingIntervals } from './intervals.js';
-import { runLogRetention } from './log-retention.js';
+import { runLogRetention, type LogRows } from './log-retention.js';
 import { startPeriodicTask, type PeriodicTask } from './periodic-task.js';
 
 export interface HousekeepingDeps {
   log: Logger;
   intervals: HousekeepingIntervals;
-  logRepo: EventLogRepo;
+  /** The event writer: retention deletes on its thread, between its batches. */
+  logRows: LogRows;
   logsDir: string;
   /** `log_retention_days`, read at the start of each cycle. */
   logRetentionDays: () => number;
@@ -51,14 +51,19 @@ export class Housekeeping {
 
   async logRetention(): Promise<void> {
     const d = this.#deps;
-    const r = await runLogRetention(d.logRepo, d.logsDir, d.logRetentionDays(), { stopping: () => this.#stopped });
-    if (r.rowsDeleted > 0 || r.filesDeleted.length > 0) d.log.info(`log retention: ${r.rowsDeleted} row(s) and ${r.filesDeleted.length} file(s) deleted`);
+    const r = await runLogRetention(d.logRows, d.logsDir, d.logRetentionDays(), { stopping: () => this.#stopped });
+    if (r.rowsDeleted > 0 || r.filesDeleted.length > 0 || r.pagesFreed > 0) {
+      d.log.info(
+        { longest_delete_slice_ms: Math.round(r.longestDeleteSliceMs), longest_vacuum_slice_ms: Math.round(r.longestVacuumSliceMs) },
+        `log retention: ${r.rowsDeleted} row(s) and ${r.filesDeleted.length} file(s) deleted, ${r.pagesFreed} page(s) of log.db given back`,
+      );
+    }
   }
 
-  flowStatePurge(): void {
-    const r = runFlowStatePurge(this.#deps.flowState, this.#deps.flowStateRetentionHours);
-    if (r.inboxDeleted > 0 || r.correlationsDeleted > 0) {
-      this.#deps.log.info(`flow-state purge: ${r.inboxDeleted} deduplication row(s), ${r.correlationsDeleted} correlation row(s) deleted`);
+  async flowStatePurge(): Promise<void> {
+    const r = await runFlowStatePurge(this.#deps.flowState, this.#deps.flowStateRetentionHours, { stopping: () => this.#stopped });
+    if (r.inboxDeleted > 0 || r.correlationsDeleted > 0 || r.pagesFreed > 0) {
+      this.#deps.log.info(`flow-state purge: ${r.inboxDeleted} deduplication row(s), ${r.correlationsDeleted} correlation row(s) deleted, ${r.pagesFreed} page(s) of the registry given back`);
     }
   }
 

@@ -3,6 +3,7 @@
  * the gate and the doors, starts the timers, and stops them all once, in reverse order.
  */
 import { scanDeployedFlows, startupRefusals } from '../app/deployed-flows.js';
+import { databasesWithoutIncrementalVacuum, vacuumCommand } from '../app/storage-space.js';
 import { bootstrapUiAdmin, type BootstrapOutcome } from '../app/ui-accounts.js';
 import { ExitError } from '../common/errors.js';
 import { createLogger, type Logger } from '../common/logger.js';
@@ -106,6 +107,14 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
   else if (!stores.keys.hasAnyKey()) {
     // No bootstrap key exists by design: say how to make the first one.
     const hint = 'no API key exists yet, so every key-protected route answers 401; create one with: svc keys create --tenant <t> --label <l>';
+    bootLines.push(`  WARNING: ${hint}`);
+    log.warn(hint);
+  }
+  // Files older than incremental auto-vacuum and too large to convert at open (store/db.ts).
+  const unconverted = databasesWithoutIncrementalVacuum(paths);
+  if (unconverted.length > 0) {
+    const files = unconverted.map((f) => `${f.path} (${(f.bytes / 1048576).toFixed(0)} MiB)`).join(', ');
+    const hint = `${files}: created without incremental auto-vacuum, so space freed by retention is reused but never given back to the disk; convert offline, with svc serve stopped, with: ${vacuumCommand(paths)}`;
     bootLines.push(`  WARNING: ${hint}`);
     log.warn(hint);
   }

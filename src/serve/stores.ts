@@ -41,7 +41,7 @@ export interface ServeStores {
   readonly audit: AuditThreadWriter;
   /** The audit chains read and appended in-line (the UI's changes and its Audit page). */
   readonly auditRepo: AuditRepo;
-  /** The log database's read side (the UI) and retention (housekeeping). */
+  /** The log database's read side (the UI). Retention runs on the writer (`events`). */
   readonly logRepo: EventLogRepo;
   readonly uiUsers: UiUsersRepo;
   readonly uiSessions: UiSessionsRepo;

@@ -40,7 +40,7 @@ export async function startTimers(parts: TimerParts, closers: Closers): Promise<
   const housekeeping = new Housekeeping({
     log,
     intervals,
-    logRepo: stores.logRepo,
+    logRows: stores.events,
     logsDir: paths.logsDir,
     logRetentionDays: () => stores.setting('log_retention_days'),
     flowState: stores.flowState,

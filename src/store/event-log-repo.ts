@@ -1,5 +1,6 @@
 /** The log database's event table: batch inserts, a simple reader, retention deletes. */
 import { existsSync } from 'node:fs';
+import { reclaimFreePagesInSlices, type ReclaimOptions, type ReclaimResult } from './auto-vacuum.js';
 import { openDb, type Db } from './db.js';
 import { logMigrations } from './migrations/log.js';
 import { packRow, ROW_WIDTH, TRACE_EVENTS, type EventRow, type RowColumns } from './event-log-row.js';
@@ -183,6 +184,14 @@ export class EventLogRepo {
       if (!(await between())) break;
     }
     return deleted;
+  }
+
+  /**
+   * Gives the pages freed by deletes back to the file system in short slices (see auto-vacuum.ts):
+   * each slice is one short write transaction, so the event writer thread waits at most one.
+   */
+  reclaimFreePages(opts: ReclaimOptions): Promise<ReclaimResult> {
+    return reclaimFreePagesInSlices(this.#db, opts);
   }
 
   /**

@@ -8,10 +8,12 @@ if (port === null) throw new Error('event-log-worker.js must run as a worker thr
 const sink = new EventLogSink(workerData as WorkerSetup);
 
 port.on('message', (msg: WorkerRequest) => {
-  const done = (error?: unknown): void => {
-    const reply: WorkerReply = { id: msg.id, error: error === undefined ? undefined : String((error as Error)?.message ?? error) };
+  const done = (error?: unknown, retention?: WorkerReply['retention']): void => {
+    const reply: WorkerReply = { id: msg.id, error: error === undefined ? undefined : String((error as Error)?.message ?? error), retention };
     port.postMessage(reply);
   };
   if (msg.type === 'write') sink.write(msg.batch).then(() => done(), done);
+  else if (msg.type === 'retain') sink.retain(msg.request).then((stats) => done(undefined, stats), done);
+  else if (msg.type === 'stop-retention') sink.stopRetention();
   else sink.close().then(() => done(), done);
 });

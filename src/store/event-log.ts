@@ -8,13 +8,14 @@
  */
 import { Worker } from 'node:worker_threads';
 import { Settings } from '../common/settings.js';
-import { EventLogSink, type WorkerReply, type WorkerRequest, type WorkerSetup } from './event-log-sink.js';
+import { EventLogSink, type RowRetentionRequest, type RowRetentionStats, type WorkerReply, type WorkerRequest, type WorkerSetup } from './event-log-sink.js';
 import { isoSeconds } from '../common/clock.js';
 import type { EventEmitter } from './event-sink.js';
 import { packEventRow, ROW_WIDTH, type LogEventInput, type RowColumns } from './event-log-row.js';
 
 export { EVENT_KINDS, BOUNDARY_EVENTS, TRACE_EVENTS, toEventRow, type EventKind, type LogEventInput, type EventRow } from './event-log-row.js';
 export { EventLogRepo, type EventQuery, type StoredEvent } from './event-log-repo.js';
+export type { RowRetentionRequest, RowRetentionStats } from './event-log-sink.js';
 export { NULL_EVENTS, type EventEmitter } from './event-sink.js';
 
 
@@ -44,8 +45,13 @@ export interface EventLogOptions {
 
 interface Backend {
   write(batch: RowColumns): Promise<void>;
+  retain(request: RowRetentionRequest): Promise<RowRetentionStats>;
+  stopRetention(): void;
   close(): Promise<void>;
 }
+
+/** How often a running retention pass asks `stopping()`. Milliseconds. */
+const RETENTION_STOP_POLL_MS = 100;
 
 /** States: `running` accepts events; `closing` drains; `closed` drops further events. */
 export type EventLogState = 'running' | 'closing' | 'closed';
@@ -129,6 +135,26 @@ export class EventLog implements EventEmitter {
     } while (this.#batch.length > 0 && this.#state !== 'closed');
   }
 
+  /**
+   * Deletes the rows older than `request.cutoffIso` and gives the freed pages back to the file
+   * system, on the writer's thread and connection, in slices between its batches (see
+   * EventLogSink.retain). `stopping` is asked every 100 ms; true ends the pass at its next slice.
+   */
+  async retainRows(request: RowRetentionRequest, stopping: () => boolean = () => false): Promise<RowRetentionStats> {
+    const pass = this.#backend.retain(request);
+    const ask = () => {
+      if (stopping()) this.#backend.stopRetention();
+    };
+    ask(); // already stopping: the pass ends after its first slice
+    const poll = setInterval(ask, RETENTION_STOP_POLL_MS);
+    poll.unref();
+    try {
+      return await pass;
+    } finally {
+      clearInterval(poll);
+    }
+  }
+
   /** Flushes, then closes the database and the files. Runs once; later calls return the same promise. */
   close(): Promise<void> {
     this.#closePromise ??= (async () => {
@@ -183,6 +209,14 @@ class InlineBackend implements Backend {
     return this.#sink.write(batch);
   }
 
+  retain(request: RowRetentionRequest): Promise<RowRetentionStats> {
+    return this.#sink.retain(request);
+  }
+
+  stopRetention(): void {
+    this.#sink.stopRetention();
+  }
+
   close(): Promise<void> {
     return this.#sink.close();
   }
@@ -191,7 +225,7 @@ class InlineBackend implements Backend {
 /** Talks to event-log-worker.js; keeps the process alive only while a request is outstanding. */
 class WorkerBackend implements Backend {
   readonly #worker: Worker;
-  readonly #pending = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
+  readonly #pending = new Map<number, { resolve: (reply: WorkerReply) => void; reject: (err: Error) => void }>();
   #nextId = 1;
 
   constructor(setup: WorkerSetup) {
@@ -202,15 +236,26 @@ class WorkerBackend implements Backend {
       if (waiter === undefined) return;
       this.#pending.delete(reply.id);
       if (this.#pending.size === 0) this.#worker.unref();
-      if (reply.error === undefined) waiter.resolve();
+      if (reply.error === undefined) waiter.resolve(reply);
       else waiter.reject(new Error(reply.error));
     });
     this.#worker.on('error', (err) => this.#failAll(err));
     this.#worker.on('exit', () => this.#failAll(new Error('event log worker exited')));
   }
 
-  write(batch: RowColumns): Promise<void> {
-    return this.#request({ type: 'write', id: this.#nextId++, batch });
+  async write(batch: RowColumns): Promise<void> {
+    await this.#request({ type: 'write', id: this.#nextId++, batch });
+  }
+
+  async retain(request: RowRetentionRequest): Promise<RowRetentionStats> {
+    const reply = await this.#request({ type: 'retain', id: this.#nextId++, request });
+    if (reply.retention === undefined) throw new Error('event log worker answered a retention pass without its figures');
+    return reply.retention;
+  }
+
+  stopRetention(): void {
+    // Not answered: nothing waits for it, and it must not hold the process open.
+    this.#worker.postMessage({ type: 'stop-retention', id: this.#nextId++ } satisfies WorkerRequest);
   }
 
   async close(): Promise<void> {
@@ -218,7 +263,7 @@ class WorkerBackend implements Backend {
     await this.#worker.terminate();
   }
 
-  #request(msg: WorkerRequest): Promise<void> {
+  #request(msg: WorkerRequest): Promise<WorkerReply> {
     return new Promise((resolve, reject) => {
       this.#pending.set(msg.id, { resolve, reject });
       this.#worker.ref();

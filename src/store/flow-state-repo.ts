@@ -5,6 +5,7 @@
  */
 import { StorageUnavailableError } from '../common/errors.js';
 import type { Statement } from 'better-sqlite3';
+import { reclaimFreePagesInSlices, type ReclaimOptions, type ReclaimResult } from './auto-vacuum.js';
 import type { Db } from './db.js';
 
 export type InboxStatus = 'in_flight' | 'done' | 'failed';
@@ -228,6 +229,19 @@ export class FlowStateRepo {
   /** Deletes finished rows (not open) whose deadline is before `cutoff`. */
   purgeCorrelations(cutoff: string): number {
     return this.#safe(() => this.#sql("DELETE FROM flow_correlations WHERE status <> 'open' AND deadline < ?").run(cutoff).changes);
+  }
+
+  /**
+   * Gives the registry's free pages (left by the purges) back to the file system in short slices
+   * (see auto-vacuum.ts). The registry is shared by every table in it, so this also returns the
+   * pages of any other delete.
+   */
+  async reclaimFreePages(opts: ReclaimOptions): Promise<ReclaimResult> {
+    try {
+      return await reclaimFreePagesInSlices(this.#db, opts);
+    } catch (err) {
+      throw new StorageUnavailableError('state unavailable: the flow state store could not be written', err);
+    }
   }
 
   listCorrelations(f: StateFilter): CorrelationRow[] {
