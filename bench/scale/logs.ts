@@ -229,8 +229,10 @@ export const benchLogScale: ScalePart = async (ctx: ScaleContext): Promise<Scale
   for (const [i, rows] of counts.entries()) measured.push(await measureSize(ctx, rows, i));
   const col = (pick: (f: SizeFigures) => number) => measured.map(pick);
   const stallRatios = measured.map((f) => f.retentionP99Ms / f.idleP99Ms);
-  // What is kept is all but the deleted share; the file should lose about that share.
-  const shrinkShares = measured.map((f, i) => (f.fileBeforeMiB - f.fileAfterMiB) / f.fileBeforeMiB / (f.rowsDeleted / counts[i]!));
+  // The /run load goes on writing rows through the cycle, so the file's size after it holds those
+  // too: what shows that the deleted rows' pages went back to the disk is how few stay free inside.
+  const deletedMiB = measured.map((f, i) => (f.fileBeforeMiB * f.rowsDeleted) / counts[i]!);
+  const keptFreeShares = measured.map((f, i) => f.freeAfterMiB / deletedMiB[i]!);
   const figures: ScaleFigure[] = [
     { name: '/run with the event writer busy, idle window (req/s)', values: col((f) => f.idleReqPerSec), higherIsBetter: true },
     { name: '/run p99, idle window (ms)', values: col((f) => f.idleP99Ms), higherIsBetter: false },
@@ -244,13 +246,13 @@ export const benchLogScale: ScalePart = async (ctx: ScaleContext): Promise<Scale
       target: `<= 2x the idle p99: ${stallRatios.map((r) => `${r.toFixed(2)}x`).join(' / ')}, ${verdict(stallRatios.every((r) => r <= 2))}`,
     },
     { name: 'log.db before retention (MiB)', values: col((f) => f.fileBeforeMiB), higherIsBetter: false },
+    { name: 'log.db after retention, with the rows the load wrote meanwhile (MiB)', values: col((f) => f.fileAfterMiB), higherIsBetter: false },
     {
-      name: 'log.db after retention (MiB)',
-      values: col((f) => f.fileAfterMiB),
+      name: 'free pages kept inside log.db after retention (MiB)',
+      values: col((f) => f.freeAfterMiB),
       higherIsBetter: false,
-      target: `shrinks by the deleted share (at least half of it): ${shrinkShares.map((s) => `${(100 * s).toFixed(0)}%`).join(' / ')} of it given back, ${verdict(shrinkShares.every((s) => s >= 0.5))}`,
+      target: `the deleted rows' pages given back to the disk (at most 10% of them kept free inside the file): ${keptFreeShares.map((s) => `${(100 * s).toFixed(0)}%`).join(' / ')} kept, ${verdict(keptFreeShares.every((s) => s <= 0.1))}`,
     },
-    { name: 'free pages kept inside log.db after retention (MiB)', values: col((f) => f.freeAfterMiB), higherIsBetter: false },
   ];
   return {
     title: 'Event log',
@@ -259,8 +261,8 @@ export const benchLogScale: ScalePart = async (ctx: ScaleContext): Promise<Scale
     notes: [
       `Rows written in-process into log.db's own schema, ${SEED_TX_ROWS.toLocaleString('en-US')} a transaction (seed: ${measured.map((f) => `${f.seedSec.toFixed(1)} s`).join(' / ')}), timestamps spread evenly over the last ${RETENTION_DAYS + 1} days; a received and a completed row per request, event_only (no payload).`,
       `/run load: 32 connections on the quote flow (validate + ntd, event_only: two rows per request for the event writer), one run across the idle window (${IDLE_WINDOW_MS / 1000} s) and the retention cycle. The retention interval was shortened to 1 s with the test-only SVC_TEST_LOG_RETENTION_INTERVAL_MS; log_retention_days went from ${2 * RETENTION_DAYS} to ${RETENTION_DAYS} through the settings table, as the UI writes it.`,
-      'Cycle timed from its first committed slice (5,000 row ids a DELETE; the lowest id of the table moves, polled every 10 ms), less one slice\'s mean time, to its log line. "During" counts every request in flight at some moment of that window (one a stall held past its end included).',
-      'The log database keeps the rollback journal and full synchronous mode (spec); without auto_vacuum, deleted rows become free pages inside the file, reused by later inserts but not given back to the disk.',
+      'Cycle timed from its first committed slice (2,000 row ids a DELETE, then incremental vacuum slices, all on the event writer\'s thread; the lowest id of the table moves, polled every 10 ms), less one slice\'s mean time, to its log line. "During" counts every request in flight at some moment of that window (one a stall held past its end included).',
+      'The log database keeps the rollback journal and full synchronous mode (spec), with auto_vacuum=INCREMENTAL: retention gives the deleted rows\' pages back in slices (before it, they stayed inside the file as free pages).',
     ],
   };
 };
