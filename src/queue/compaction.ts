@@ -68,7 +68,7 @@ export async function compactIdleQueue(paths: QueuePaths): Promise<QueueCompacti
   }
 }
 
-/** Deletes the segment, consumer log and dead-letter file if no append or dead letter slipped in. */
+/** Deletes the segment (with its tail hint), consumer log and dead-letter file if no append or dead letter slipped in. */
 async function deleteIfStillEmpty(paths: QueuePaths): Promise<boolean> {
   // Same lock order as a replay (dead-letter lock, then append lock), so the two cannot deadlock.
   const dlq = await LockFile.acquire(paths.deadLetterLock, WRITE_LOCK_OPTIONS);
@@ -77,7 +77,7 @@ async function deleteIfStillEmpty(paths: QueuePaths): Promise<boolean> {
     try {
       const seg = await scanFile(paths.segment, 0, () => undefined);
       if (seg.size > 0 || (await readDeadLetters(paths)).pending.length > 0) return false;
-      for (const f of [paths.segment, paths.consumerLog, paths.deadLetters]) {
+      for (const f of [paths.segment, paths.tailHint, paths.consumerLog, paths.deadLetters]) {
         dlq.assertHeldSync();
         append.assertHeldSync();
         await unlink(f).catch((err: unknown) => {

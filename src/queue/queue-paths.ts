@@ -9,6 +9,8 @@ export interface QueuePaths {
   readonly dir: string;
   /** Append-only message segment (framed records). */
   readonly segment: string;
+  /** Where the segment's tail check may start (one framed record; see tail-hint.ts). */
+  readonly tailHint: string;
   /** Consumer log: checkpoint and retry schedule (framed records). */
   readonly consumerLog: string;
   /** Dead-letter file (framed records). */
@@ -39,6 +41,7 @@ export function queuePaths(queuesDir: string, tenant: string, flow: string): Que
     flow,
     dir,
     segment: join(dir, 'segment.log'),
+    tailHint: join(dir, 'segment.hint'),
     consumerLog: join(dir, 'consumer.log'),
     deadLetters: join(dir, 'dlq.log'),
     counter: join(dir, 'counter.json'),

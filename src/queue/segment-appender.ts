@@ -15,6 +15,7 @@ import { encodeFrameText, type Frame } from './frame.js';
 import { isErrno, scanHandle } from './file-io.js';
 import { IdAllocator } from './id-allocator.js';
 import { LockFile, WRITE_LOCK_OPTIONS } from './lock-file.js';
+import { readTailHint, TAIL_HINT_EVERY_BYTES, verifiedTailStart, writeTailHint, type TailHint } from './tail-hint.js';
 import type { QueuePaths } from './queue-paths.js';
 import type { AppendInput, AppendResult, SegmentRecord } from './types.js';
 
@@ -66,17 +67,27 @@ interface Pending {
   reject(err: unknown): void;
 }
 
+export interface TailRepair {
+  /** The segment's end after the repair. */
+  readonly validEnd: number;
+  /** Where the check began: the end of the hinted record, or 0 without a hint it could believe. */
+  readonly checkedFrom: number;
+}
+
 /**
- * Cuts a torn tail (a record half-written by a writer that died) off the segment. Call only while
- * holding the append lock, when no write can be in progress. Returns the valid end.
+ * Cuts a torn tail (a record half-written by a writer that died) off the segment, checking only
+ * what follows the record named by the hint at `hintPath` when it is read back whole (tail-hint.ts).
+ * Call only while holding the append lock, when no write can be in progress.
  */
-export async function repairSegmentTail(fh: FileHandle): Promise<number> {
-  const scan = await scanHandle(fh, 0, () => undefined);
+export async function repairSegmentTail(fh: FileHandle, hintPath?: string): Promise<TailRepair> {
+  const hint = hintPath === undefined ? undefined : await readTailHint(hintPath).catch(() => undefined);
+  const checkedFrom = await verifiedTailStart(fh, (await fh.stat()).size, hint);
+  const scan = await scanHandle(fh, checkedFrom, () => undefined);
   if (scan.validEnd < scan.size) {
     await fh.truncate(scan.validEnd);
     await fh.datasync();
   }
-  return scan.validEnd;
+  return { validEnd: scan.validEnd, checkedFrom };
 }
 
 export class SegmentAppender {
@@ -96,6 +107,10 @@ export class SegmentAppender {
   #releaseTimer: NodeJS.Timeout | undefined;
   readonly #lingerMs: number;
   readonly #maxHoldMs: number;
+  /** The last record this appender wrote whole, and the end named by the last hint it left. */
+  #lastWhole: TailHint | undefined;
+  #hintedEnd = 0;
+  #hintWrite: Promise<void> | undefined;
 
   constructor(paths: QueuePaths, opts: SegmentAppenderOptions = {}) {
     this.paths = paths;
@@ -127,9 +142,18 @@ export class SegmentAppender {
     this.#closed = true;
     while (this.#running || this.#scheduled) await new Promise((r) => setTimeout(r, 1));
     await this.#releaseLock();
+    // A clean stop leaves the hint at the last record, so the next open checks nothing.
+    await this.#hintWrite;
+    if (this.#lastWhole !== undefined && this.#lastWhole.end !== this.#hintedEnd) await this.#leaveHint(this.#lastWhole);
     const fh = this.#fh;
     this.#fh = undefined;
     await fh?.close();
+  }
+
+  /** Leaves a hint at `rec` (a record of this appender's, whole in the file); a failure only costs a longer check later. */
+  async #leaveHint(rec: TailHint): Promise<void> {
+    this.#hintedEnd = rec.end;
+    await writeTailHint(this.paths.tailHint, rec).catch(() => undefined);
   }
 
   async #run(): Promise<void> {
@@ -259,6 +283,14 @@ export class SegmentAppender {
       offset += e.frame.length;
       return r;
     });
+    const last = written.length === 0 ? undefined : results.filter((r): r is AppendResult => !(r instanceof Error))[written.length - 1];
+    if (last !== undefined) {
+      this.#lastWhole = { offset: last.offset, end: offset, id: last.id };
+      // Out of the commit's way: at most one hint write at a time, every TAIL_HINT_EVERY_BYTES.
+      if (this.#hintWrite === undefined && (offset - this.#hintedEnd >= TAIL_HINT_EVERY_BYTES || offset < this.#hintedEnd)) {
+        this.#hintWrite = this.#leaveHint(this.#lastWhole).finally(() => (this.#hintWrite = undefined));
+      }
+    }
     const committed: CommittedBatch = {
       ino: this.#ino,
       start: base,
@@ -336,7 +368,7 @@ export class SegmentAppender {
       if (!isErrno(err, 'ENOENT')) throw err;
     }
     if (this.#fh && ino === this.#ino) {
-      if (tookOver) await repairSegmentTail(this.#fh);
+      if (tookOver) await repairSegmentTail(this.#fh, this.paths.tailHint);
       return this.#fh;
     }
     await this.#fh?.close();
@@ -345,7 +377,7 @@ export class SegmentAppender {
     const fh = await open(this.paths.segment, SEGMENT_FLAGS, 0o644);
     this.#ino = (await fh.stat()).ino;
     this.#fh = fh;
-    await repairSegmentTail(fh);
+    await repairSegmentTail(fh, this.paths.tailHint);
     return fh;
   }
 }
