@@ -2,8 +2,11 @@
  * Metrics part of `npm run bench`: /run with `--metrics` against /run without, on two servers that
  * differ only by that flag (same state directory, same flow, neither serving anything else).
  * Rounds go in ABBA order (off, on, on, off, ...), each followed by the same settle, so that the
- * drift of a shared two-core machine and the order of rounds fall on both alike; the figure is the
- * median of the per-pair ratios, which one disturbed round cannot move. Target: >= 0.97.
+ * drift of a shared two-core machine and the order of rounds fall on both alike. Two processes of
+ * the same build also differ from each other by a few percent for their whole life (measured: one
+ * pair's median ratio 0.93, the next 1.06, the code unchanged), so the rounds are spread over
+ * several fresh pairs of processes; the figure is the median of every per-pair ratio, which one
+ * disturbed round or one lucky process cannot move. Target: >= 0.97.
  */
 import { load, spawnListening, type Child, type LoadResult } from './load.js';
 
@@ -16,7 +19,9 @@ export interface MetricsRatioOptions {
   readonly db: string;
   readonly headers: Record<string, string>;
   readonly body: string;
-  /** Pairs of rounds (each pair one off and one on). @default 8 */
+  /** Pairs of fresh server processes, one after the other. @default 5 */
+  readonly trials?: number;
+  /** Pairs of rounds per trial (each pair one off and one on). @default 4 */
   readonly pairs?: number;
   /** Seconds of each round. @default 3 */
   readonly roundSec?: number;
@@ -27,12 +32,35 @@ export interface MetricsRatioOptions {
 export interface MetricsRatio {
   readonly off: readonly LoadResult[];
   readonly on: readonly LoadResult[];
-  /** Median of on/off over the pairs. */
+  /** Median of on/off over every pair of rounds of every trial. */
   readonly medianRatio: number;
+  /** Median of on/off within each trial (one pair of processes each). */
+  readonly perTrial: readonly number[];
 }
 
 export async function benchMetricsRatio(opts: MetricsRatioOptions): Promise<MetricsRatio> {
-  const pairs = opts.pairs ?? 8;
+  const trials = opts.trials ?? 5;
+  const pairs = opts.pairs ?? 4;
+  const off: LoadResult[] = [];
+  const on: LoadResult[] = [];
+  const perTrial: number[] = [];
+  for (let trial = 0; trial < trials; trial++) {
+    const r = await oneTrial(opts, pairs);
+    off.push(...r.off);
+    on.push(...r.on);
+    perTrial.push(median(r.on.map((x, i) => x.reqPerSec / r.off[i]!.reqPerSec)));
+  }
+  return { off, on, perTrial, medianRatio: median(on.map((r, i) => r.reqPerSec / off[i]!.reqPerSec)) };
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+/** One pair of fresh server processes, `pairs` ABBA pairs of rounds. */
+async function oneTrial(opts: MetricsRatioOptions, pairs: number): Promise<{ off: LoadResult[]; on: LoadResult[] }> {
   const roundSec = opts.roundSec ?? 3;
   const settleMs = opts.settleMs ?? 2000;
   const serve = [opts.svcBin, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', opts.db];
@@ -60,10 +88,7 @@ export async function benchMetricsRatio(opts: MetricsRatioOptions): Promise<Metr
         else onRounds.push(await round('svc /run, metrics on', on, roundSec));
       }
     }
-    const ratios = onRounds.map((r, i) => r.reqPerSec / offRounds[i]!.reqPerSec).sort((a, b) => a - b);
-    const mid = ratios.length >> 1;
-    const medianRatio = ratios.length % 2 === 1 ? ratios[mid]! : (ratios[mid - 1]! + ratios[mid]!) / 2;
-    return { off: offRounds, on: onRounds, medianRatio };
+    return { off: offRounds, on: onRounds };
   } finally {
     for (const s of servers) await s.stop().catch(() => undefined);
   }
