@@ -8,7 +8,7 @@ import { buildCli } from './cli/index.js';
 async function main(argv: string[]): Promise<number> {
   loadDotEnv();
   try {
-    await buildCli().parseAsync(argv);
+    await (await buildCli(argv)).parseAsync(argv);
     return 0;
   } catch (err) {
     if (err instanceof ExitError) {

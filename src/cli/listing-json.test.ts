@@ -12,8 +12,8 @@ function commands(cmd: Command, prefix = ''): [string, Command][] {
 /** Commands that print a listing but are not named list or show. */
 const OTHER_LISTINGS = ['svc audit', 'svc logs', 'svc config check', 'svc cert reconcile', 'svc simulate'];
 
-it('every listing command (each list and show, and the other listings) takes --json', () => {
-  const all = commands(buildCli());
+it('every listing command (each list and show, and the other listings) takes --json', async () => {
+  const all = commands(await buildCli());
   const listings = all.filter(([name, c]) => ['list', 'show'].includes(c.name()) || OTHER_LISTINGS.includes(name));
   assert.ok(listings.length >= 15, listings.map(([n]) => n).join(', '));
   const missing = listings.filter(([, c]) => !c.options.some((o) => o.long === '--json')).map(([n]) => n);
