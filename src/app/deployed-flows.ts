@@ -23,6 +23,10 @@ export interface UnreadableFlow {
 
 /** Reads every latest artifact. Throws when the registry cannot be listed (the server must stop). */
 export function scanDeployedFlows(loader: FlowLoader): DeployedFlows {
+  return loader.inOneRead(() => scanLatest(loader));
+}
+
+function scanLatest(loader: FlowLoader): DeployedFlows {
   const flows: FlowIR[] = [];
   const unreadable: UnreadableFlow[] = [];
   for (const ref of loader.latestRefs()) {

@@ -34,6 +34,11 @@ export class FlowLoader {
     return { ir: this.ir(ref.hash), version: ref.version, hash: ref.hash, created_at: ref.created_at };
   }
 
+  /** Runs `fn`'s registry reads on one snapshot under one lock (the start-up scan). */
+  inOneRead<T>(fn: () => T): T {
+    return this.#repo.readSnapshot(fn);
+  }
+
   /** Every flow's latest ref (the start-up scan and `svc config check`). */
   latestRefs(): LatestRef[] {
     return this.#repo.listLatest();

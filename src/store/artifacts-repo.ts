@@ -110,6 +110,15 @@ export class ArtifactsRepo {
   }
 
   /**
+   * Runs `fn` (reads only) inside one deferred transaction: its reads share one snapshot and one
+   * shared lock, instead of each statement taking and dropping the lock and checking for a hot
+   * journal (the start-up scan of every latest artifact).
+   */
+  readSnapshot<T>(fn: () => T): T {
+    return this.#db.transaction(fn).deferred();
+  }
+
+  /**
    * Runs `fn` inside one IMMEDIATE transaction of the registry: several publish() calls made in it
    * (each then a savepoint) are written all together or not at all, and checks made in it see the
    * state they are written over. A throw rolls everything back. Lock order: when an audit entry
