@@ -6,7 +6,7 @@ import type { QueueWorkers } from '../app/queue-workers.js';
 import type { QueueStore } from '../queue/index.js';
 import type { Logger } from '../common/logger.js';
 import { warnInboundWithoutDoor } from '../doors/grpc/inbound-warnings.js';
-import { startGrpcDoor, type GrpcDoor } from '../doors/grpc/server.js';
+import type { GrpcDoor } from '../doors/grpc/server.js';
 import { createEnqueueHandler } from '../doors/http/enqueue-handler.js';
 import { buildServer } from '../doors/http/server.js';
 import type { HttpObserver, MetricsExposition } from '../doors/http/observer.js';
@@ -81,6 +81,8 @@ export async function startGrpcDoorIfAsked(opts: DoorOptions, parts: DoorParts, 
     warnInboundWithoutDoor(deployed.flows, log);
     return undefined;
   }
+  // Loaded only when asked: grpc-js and protobufjs are about 100 modules a start without gRPC skips.
+  const { startGrpcDoor } = await import('../doors/grpc/server.js');
   const descriptors = new DescriptorsRepo(stores.registry);
   closers.add(() => descriptors.close());
   const grpc = await startGrpcDoor({

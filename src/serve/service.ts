@@ -11,8 +11,6 @@ import { statePaths, type StatePaths } from '../common/paths.js';
 import { flushSpans, sdkRegistered } from '../common/trace-context/spans.js';
 import { Gate } from '../gate/gate.js';
 import { startRefusalRecords } from './refusals.js';
-import { createServiceMetrics } from './metrics.js';
-import { metricsSources, startMetricsDoor } from './metrics-wiring.js';
 import { registryGateLookups } from '../gate/registry-lookups.js';
 import { Closers } from './closers.js';
 import { startGrpcDoorIfAsked, startHttpDoor } from './doors.js';
@@ -63,7 +61,9 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
   // Runs last: the spans of the executions that the doors let finish reach the SDK's exporter
   // before the process exits (svc exits by itself, so a preloaded SDK cannot flush on its own).
   closers.add(() => flushSpans());
-  const metrics = opts.metrics || opts.metricsPort !== undefined ? createServiceMetrics((family, err) => log.error({ err, family }, 'metrics: a scrape-time read failed')) : undefined;
+  // prom-client and the scrape wiring are loaded only with --metrics or --metrics-port.
+  const metricsParts = opts.metrics || opts.metricsPort !== undefined ? await loadMetricsParts() : undefined;
+  const metrics = metricsParts?.createServiceMetrics((family, err) => log.error({ err, family }, 'metrics: a scrape-time read failed'));
   const stores = openStores(paths, log, closers, metrics);
 
   // Start-up refusals: a registry that cannot be listed, unset config, bare credential spellings.
@@ -80,13 +80,13 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
       );
   const run = buildExecutor(stores, closers, metrics?.executions);
   const queues = buildQueues(paths, stores, run, log, closers);
-  metrics?.attach(metricsSources(stores, queues.store, queues.workers));
+  if (metricsParts !== undefined && metrics !== undefined) metrics.attach(metricsParts.metricsSources(stores, queues.store, queues.workers));
   startCompaction({ stores, queueStore: queues.store, log }, closers);
 
   const ui = await bootstrapUiAdmin({ users: stores.uiUsers });
   const parts = { stores, gate, executor: run.executor, queues: queues.workers, queueStore: queues.store, stateDir: paths.stateDir, log };
   const address = await startHttpDoor(opts, { ...parts, metrics: metrics && { observer: metrics.http, exposition: opts.metricsPort === undefined ? metrics : undefined } }, closers);
-  const metricsUrl = metrics === undefined ? undefined : opts.metricsPort === undefined ? `${address}/metrics` : `${(await startMetricsDoor(opts.host, opts.metricsPort, metrics, log, closers))}/metrics`;
+  const metricsUrl = metricsParts === undefined || metrics === undefined ? undefined : opts.metricsPort === undefined ? `${address}/metrics` : `${(await metricsParts.startMetricsDoor(opts.host, opts.metricsPort, metrics, log, closers))}/metrics`;
   await startTimers({ paths, stores, executor: run.executor, correlations: run.correlations, queueStore: queues.store, queues: queues.workers, flows: deployed.flows, log }, closers);
   const grpc = await startGrpcDoorIfAsked(opts, parts, deployed, closers);
 
@@ -148,4 +148,9 @@ function uiAccountLine(outcome: BootstrapOutcome, users: number): string {
   if (outcome.created) return `account ${outcome.username} created from SVC_UI_ADMIN_USER as sysadmin`;
   if (users > 0) return `${users} account(s)`;
   return 'no account yet: set SVC_UI_ADMIN_USER and SVC_UI_ADMIN_PASS, or run svc ui user add';
+}
+
+async function loadMetricsParts() {
+  const [{ createServiceMetrics }, { metricsSources, startMetricsDoor }] = await Promise.all([import('./metrics.js'), import('./metrics-wiring.js')]);
+  return { createServiceMetrics, metricsSources, startMetricsDoor };
 }

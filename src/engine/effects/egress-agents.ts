@@ -3,7 +3,8 @@
  * material); each Agent keeps its own pool per origin, so sockets are reused across calls.
  */
 import { readFileSync, statSync } from 'node:fs';
-import { Agent } from 'undici';
+import type { Agent } from 'undici';
+import { loadUndici } from './undici-module.js';
 
 export interface TlsMaterialPaths {
   /** Paths on this node (step keys tls_client_key / tls_client_cert / tls_ca_cert). */
@@ -60,9 +61,10 @@ export class AgentPool {
   /**
    * The Agent for these settings, created (and TLS files read) on first use. TLS files are
    * stat'ed on every call: a rotated certificate gets a fresh pool and the old one is closed
-   * gracefully (in-flight requests finish).
+   * gracefully (in-flight requests finish). Async only because undici is loaded on first use.
    */
-  agentFor(connectTimeoutMs: number, tls: TlsMaterialPaths): Agent {
+  async agentFor(connectTimeoutMs: number, tls: TlsMaterialPaths): Promise<Agent> {
+    const { Agent } = await loadUndici();
     const base = JSON.stringify([connectTimeoutMs, tls.keyPath ?? '', tls.certPath ?? '', tls.caPath ?? '']);
     const key = `${base}@${this.#version(tls.keyPath, 'tls_client_key')}/${this.#version(tls.certPath, 'tls_client_cert')}/${this.#version(tls.caPath, 'tls_ca_cert')}`;
     let agent = this.#agents.get(key);

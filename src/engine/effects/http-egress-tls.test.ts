@@ -82,10 +82,10 @@ test('a rotated TLS file gets a fresh pool and the old one is retired', async ()
   let mtime = 1;
   const reads: string[] = [];
   const pool = new AgentPool({ readFile: (p) => (reads.push(p), Buffer.from('x')), mtimeMs: () => mtime });
-  const a = pool.agentFor(1000, { caPath: '/ca.pem' });
-  assert.equal(pool.agentFor(1000, { caPath: '/ca.pem' }), a);
+  const a = await pool.agentFor(1000, { caPath: '/ca.pem' });
+  assert.equal(await pool.agentFor(1000, { caPath: '/ca.pem' }), a);
   mtime = 2;
-  const b = pool.agentFor(1000, { caPath: '/ca.pem' });
+  const b = await pool.agentFor(1000, { caPath: '/ca.pem' });
   assert.notEqual(b, a);
   assert.equal(pool.size, 1);
   assert.deepEqual(reads, ['/ca.pem', '/ca.pem']);

@@ -4,13 +4,14 @@
  * ceiling while streaming, adds bearer / OAuth2 credentials and TLS client material, and turns the
  * response into the next step's input. Every failure is a typed error naming the step.
  */
-import { request, errors as undiciErrors, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { EgressError, EgressTooLargeError, StepConfigError, type EgressErrorDetails } from '../../common/errors.js';
 import { readEnvelope, soapContentType, wrapMessage } from '../../common/soap-envelope.js';
 import { xmlToJson } from '../../common/xml.js';
 import type { HttpEgressIR, StepIR } from '../../ir/types.js';
 import { detachedSpan, type TraceSpan } from '../../common/trace-context/spans.js';
 import { AgentPool, TlsMaterialError } from './egress-agents.js';
+import { loadUndici, type Undici } from './undici-module.js';
 import { decodeResponse, DecodeProblem, encodeMessage, flattenHeaders, readLimited, ResponseTooLarge } from './egress-codec.js';
 import { OAuth2TokenCache, OAuth2TokenError, type OAuth2Request } from './oauth2-token-cache.js';
 
@@ -100,7 +101,7 @@ export function responseCeiling(http: HttpEgressIR, call: EgressCallOptions | un
   return http.maxResponseBytes ?? call?.flowMaxMessageBytes ?? platform;
 }
 
-function describeTransportError(err: unknown, readTimeoutMs: number, connectTimeoutMs: number): string {
+function describeTransportError(undiciErrors: Undici['errors'], err: unknown, readTimeoutMs: number, connectTimeoutMs: number): string {
   if (err instanceof undiciErrors.ConnectTimeoutError) return `could not connect within ${connectTimeoutMs} ms`;
   if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {
     return `backend did not answer within the ${readTimeoutMs} ms read timeout`;
@@ -161,7 +162,7 @@ export function createHttpEgress(deps: HttpEgressDeps = {}): HttpEgressHandler {
 
     let agent: Dispatcher;
     try {
-      agent = agents.agentFor(connectTimeoutMs, { keyPath: http.tlsClientKey, certPath: http.tlsClientCert, caPath: http.tlsCaCert });
+      agent = await agents.agentFor(connectTimeoutMs, { keyPath: http.tlsClientKey, certPath: http.tlsClientCert, caPath: http.tlsCaCert });
     } catch (err) {
       if (err instanceof TlsMaterialError) throw new StepConfigError(name, `step '${name}': ${err.message}`);
       throw err;
@@ -211,11 +212,12 @@ export function createHttpEgress(deps: HttpEgressDeps = {}): HttpEgressHandler {
       if (token !== '') headers.authorization = `Bearer ${token}`;
     }
 
+    const { request, errors } = await loadUndici();
     let res: Dispatcher.ResponseData;
     try {
       res = await request(url, { dispatcher: agent, method: method as Dispatcher.HttpMethod, headers, body, headersTimeout: readTimeoutMs, bodyTimeout: readTimeoutMs });
     } catch (err) {
-      const why = describeTransportError(err, readTimeoutMs, connectTimeoutMs);
+      const why = describeTransportError(errors, err, readTimeoutMs, connectTimeoutMs);
       deps.onExchange?.({ step: name, status: undefined, headers: {}, body: null, error: why });
       throw fail(why, {}, err);
     }
@@ -228,7 +230,7 @@ export function createHttpEgress(deps: HttpEgressDeps = {}): HttpEgressHandler {
     } catch (err) {
       deps.onExchange?.({ step: name, status, headers: resHeaders, body: null });
       if (err instanceof ResponseTooLarge) throw new EgressTooLargeError(name, limit);
-      throw fail(describeTransportError(err, readTimeoutMs, connectTimeoutMs), { upstreamStatus: status }, err);
+      throw fail(describeTransportError(errors, err, readTimeoutMs, connectTimeoutMs), { upstreamStatus: status }, err);
     }
     if (status === 401 && oauth !== undefined) tokens.invalidate(oauth);
     const ok = status >= 200 && status <= 299;

@@ -4,7 +4,8 @@
  * request in flight per key however many steps ask at once.
  */
 import { sha256Hex } from '../../common/digest.js';
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { loadUndici } from './undici-module.js';
 
 export interface OAuth2Request {
   readonly tokenUrl: string;
@@ -77,6 +78,7 @@ export class OAuth2TokenCache {
     if (req.scope !== undefined && req.scope !== '') form.set('scope', req.scope);
     if (req.audience !== undefined && req.audience !== '') form.set('audience', req.audience);
     const started = this.#now();
+    const { request } = await loadUndici();
     let res: Dispatcher.ResponseData;
     try {
       res = await request(req.tokenUrl, {
