@@ -152,6 +152,24 @@ describe('the gate on key-protected routes', () => {
       assert.ok(res.closed, 'the server closes the connection instead of reading the unread body');
     });
 
+    it('keeps the connection after refusing a small declared body (discarded), and closes it above 16 KiB', async () => {
+      const refused = (bytes: number) => {
+        const body = `{"pad":"${'x'.repeat(bytes - 10)}"}`;
+        assert.equal(body.length, bytes);
+        return `POST /flows/acme/echo/run HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer svk_${'0'.repeat(32)}\r\nContent-Type: application/json\r\nContent-Length: ${bytes}\r\n\r\n${body}`;
+      };
+      // Two refused requests pipelined on one connection, each with a 16 KiB body: both answered, none closing.
+      const kept = await rawRequest(server.port, refused(16 * 1024) + refused(16 * 1024), { untilClose: true, waitMs: 1500 });
+      assert.equal(kept.raw.match(/HTTP\/1\.1 401 /g)?.length, 2, kept.raw);
+      assert.doesNotMatch(kept.raw, /connection: close/i);
+      assert.equal(kept.closed, false);
+      // One byte more: the body is not read, and the connection is closed.
+      const closed = await rawRequest(server.port, refused(16 * 1024 + 1), { untilClose: true, waitMs: 3000 });
+      assert.equal(closed.status, 401);
+      assert.match(closed.head, /connection: close/i);
+      assert.ok(closed.closed);
+    });
+
     it('does not invite the body (no 100 Continue) before refusing a caller without a key', async () => {
       const head = [
         'POST /flows/acme/echo/run HTTP/1.1',

@@ -21,10 +21,23 @@ export function checkDeclaredLength(raw: IncomingMessage, limitBytes: number): v
  */
 export const awaitingContinue = new WeakMap<IncomingMessage, ServerResponse>();
 
-/** True when the request announces a body (a non-zero Content-Length or a Transfer-Encoding). */
-export function announcesBody(raw: IncomingMessage): boolean {
+/**
+ * The largest announced body a refusal made before reading it lets Node read and discard so the
+ * connection stays open, in bytes. A new TCP connection per refused request cost about 4x a /run's
+ * CPU (bench:scale keys: 330 against 87 µs); reading 16 KiB is far less, and bounded.
+ */
+export const REFUSED_BODY_DISCARD_MAX_BYTES = 16 * 1024;
+
+/**
+ * True when a refusal made before reading the body must close the connection: a chunked body (no
+ * bound), one announced above REFUSED_BODY_DISCARD_MAX_BYTES, an unreadable length, or an
+ * `Expect: 100-continue` (the body would follow only an invitation that never comes).
+ */
+export function refusalMustClose(raw: IncomingMessage): boolean {
+  if (raw.headers['transfer-encoding'] !== undefined || raw.headers.expect !== undefined) return true;
   const length = raw.headers['content-length'];
-  return (length !== undefined && length !== '0') || raw.headers['transfer-encoding'] !== undefined;
+  if (length === undefined) return false;
+  return !/^\d{1,9}$/.test(length) || Number(length) > REFUSED_BODY_DISCARD_MAX_BYTES;
 }
 
 /** The 408 for a body that did not arrive in time. */

@@ -8,7 +8,7 @@ import { isValidName } from '../../common/names.js';
 import { JSON_MAX_DEPTH, jsonNestsDeeperThan } from '../../common/json-depth.js';
 import type { Gate, GateRoute } from '../../gate/gate.js';
 import { signatureMatches, signatureMismatch } from '../../gate/signature.js';
-import { announcesBody } from './body.js';
+import { refusalMustClose } from './body.js';
 import { errorAnswer, sendAnswer, type HttpAnswer } from './answer.js';
 
 export interface FlowParams {
@@ -30,9 +30,10 @@ export function gateHook(gate: Gate | undefined, route: GateRoute, flowParam: 'n
 
 /**
  * Before any body byte is read: path components by the name rule, then the gate (unless
- * `--no-auth`). Returns the refusal to send, or undefined to go on. With a body announced a refusal
- * closes the connection: otherwise Node would read and discard the whole body to reuse the
- * connection, and a refused caller would cost its upload after all.
+ * `--no-auth`). Returns the refusal to send, or undefined to go on. A refusal closes the connection
+ * when the announced body is unbounded or large (refusalMustClose): otherwise Node would read and
+ * discard all of it to reuse the connection, and a refused caller would cost its upload after all.
+ * A small declared body is left for Node to discard, which costs less than a new connection.
  */
 export function admit(gate: Gate | undefined, raw: IncomingMessage, tenant: string | undefined, flow: string | undefined, route: GateRoute): HttpAnswer | undefined {
   let refusal: unknown;
@@ -47,7 +48,7 @@ export function admit(gate: Gate | undefined, raw: IncomingMessage, tenant: stri
     }
   }
   const answer = errorAnswer(refusal);
-  return announcesBody(raw) ? { ...answer, headers: { ...answer.headers, connection: 'close' } } : answer;
+  return refusalMustClose(raw) ? { ...answer, headers: { ...answer.headers, connection: 'close' } } : answer;
 }
 
 /**
