@@ -23,6 +23,7 @@ import { performance } from 'node:perf_hooks';
 import { QueueStore } from '../../src/queue/index.js';
 import { spawnListening } from '../load.js';
 import { sampleMemory, procStatusKb } from './proc-memory.js';
+import { median } from './timed-server.js';
 import { checkpointedCount } from './queue-progress.js';
 import { diskUsedBytes, makeSandbox, MiB, publishFlows, TENANT, writeSettings, type PartSandbox } from './part-sandbox.js';
 import type { ScaleContext, ScaleFigure, ScalePart, ScaleSection, ScaleSize } from './types.js';
@@ -221,14 +222,6 @@ async function measureShape(ctx: ScaleContext, shape: QueueShape, index: number)
 }
 
 const verdict = (ok: boolean): string => (ok ? 'met' : 'NOT met');
-
-/** Median of the finite values; NaN when none (a drain too short to sample in that window). */
-function median(values: readonly number[]): number {
-  const v = values.filter(Number.isFinite).sort((a, b) => a - b);
-  if (v.length === 0) return NaN;
-  const mid = v.length >> 1;
-  return v.length % 2 === 1 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2;
-}
 
 export const benchQueueScale: ScalePart = async (ctx: ScaleContext): Promise<ScaleSection> => {
   const named: QueueShapes = ctx.quick

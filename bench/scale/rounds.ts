@@ -33,6 +33,19 @@ export interface RoundsResult {
   readonly cpuUsPerRequest: number[];
   readonly p99Ms: number[];
   readonly rounds: LoadResult[][];
+  /** Per target, per round: server CPU per request (us); empty for a target without a pid. */
+  readonly cpuRounds: number[][];
+  /**
+   * Per target: the median over every round of its req/s divided by that of the round's target
+   * `ratioBase` (the first, unless told) in the same round; 1 for the base itself.
+   */
+  readonly ratioToBase: number[];
+}
+
+/** Fresh servers of every size for one generation of rounds; stop() also reads what is wanted after the load. */
+export interface Generation {
+  readonly targets: readonly RoundTarget[];
+  stop(): Promise<void>;
 }
 
 export async function interleavedRounds(targets: readonly RoundTarget[], opts: RoundsOptions, progress: (line: string) => void): Promise<RoundsResult> {
@@ -56,11 +69,50 @@ export async function interleavedRounds(targets: readonly RoundTarget[], opts: R
     }
     progress(`round ${round + 1}/${opts.rounds}: ${targets.map((t, i) => `${t.label} ${rounds[i]!.at(-1)!.reqPerSec.toFixed(0)} req/s`).join(', ')}`);
   }
+  return summarise(rounds, cpu, (i) => i);
+}
+
+/**
+ * Rounds spread over `generations` sets of fresh server processes, started one set after the
+ * other: two processes of the same build differ by a few percent for their whole life (issue 21:
+ * one pair's median ratio 0.93, the next 1.06, the code unchanged), so one process per size would
+ * put that difference into the comparison of sizes. Each generation takes `opts.rounds` interleaved
+ * rounds after its warm-up; figures are medians over every round of every generation, and a
+ * target's ratio to the base target is the median of its per-round ratios (within one round,
+ * both ran minutes apart at most, on the same generation's processes). `ratioBaseOf(i)` names the
+ * base target of target i (the first by default).
+ */
+export async function roundsOverGenerations(
+  generations: number,
+  start: (generation: number) => Promise<Generation>,
+  opts: RoundsOptions,
+  progress: (line: string) => void,
+  ratioBaseOf: (target: number) => number = () => 0,
+): Promise<RoundsResult> {
+  let rounds: LoadResult[][] = [];
+  let cpu: number[][] = [];
+  for (let g = 0; g < generations; g++) {
+    const gen = await start(g);
+    try {
+      progress(`generation ${g + 1}/${generations}: fresh servers started`);
+      const r = await interleavedRounds(gen.targets, opts, progress);
+      rounds = r.rounds.map((rs, i) => [...(rounds[i] ?? []), ...rs]);
+      cpu = r.cpuRounds.map((c, i) => [...(cpu[i] ?? []), ...c]);
+    } finally {
+      await gen.stop();
+    }
+  }
+  return summarise(rounds, cpu, ratioBaseOf);
+}
+
+function summarise(rounds: LoadResult[][], cpu: number[][], ratioBaseOf: (target: number) => number): RoundsResult {
   return {
     reqPerSec: rounds.map((rs) => median(rs.map((r) => r.reqPerSec))),
     p99Ms: rounds.map((rs) => median(rs.map((r) => r.p99Ms))),
     cpuUsPerRequest: cpu.map((c) => median(c)),
     rounds,
+    cpuRounds: cpu,
+    ratioToBase: rounds.map((rs, i) => median(rs.map((r, k) => r.reqPerSec / rounds[ratioBaseOf(i)]![k]!.reqPerSec))),
   };
 }
 
