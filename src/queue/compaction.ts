@@ -61,7 +61,8 @@ export async function compactIdleQueue(paths: QueuePaths): Promise<QueueCompacti
       await log.close();
     }
     if (!drained) return { ...base, result: 'kept' };
-    if ((await readDeadLetters(paths)).pending.length > 0) return { ...base, result: 'drained' };
+    // A pending retry lives in the consumer log, which must stay with it.
+    if (state.retries.size > 0 || (await readDeadLetters(paths)).pending.length > 0) return { ...base, result: 'drained' };
     return { ...base, result: (await deleteIfStillEmpty(paths)) ? 'deleted' : 'drained' };
   } finally {
     await lock.release();

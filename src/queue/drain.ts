@@ -7,15 +7,19 @@ import { LockFile, WRITE_LOCK_OPTIONS } from './lock-file.js';
 import type { QueuePaths } from './queue-paths.js';
 
 /**
- * Empties the segment when every record has been delivered and settled and no retry is pending,
+ * Empties the segment when every record has been delivered once (the checkpoint is at its end),
  * then rewrites the consumer log and the dead-letter file (dropping handled entries). Call only
  * as the consumer-lock holder, between deliveries. Returns true when the queue was drained.
  *
+ * Pending retries do not hold the segment: each retry entry carries its message (payload, ids,
+ * trace context) in the consumer log, which the rewrite keeps. Before, one message retrying for
+ * hours kept every record appended meanwhile on disk, processed or not.
+ *
  * Crash safety: the truncation happens first; a consumer log still naming the old checkpoint is
- * recognised on open because its first-record id no longer matches the segment.
+ * recognised on open because its first-record id no longer matches the segment, and its retry
+ * entries are the same before and after the rewrite.
  */
 export async function drainIfEmpty(paths: QueuePaths, log: ConsumerLog, state: ConsumerState): Promise<boolean> {
-  if (state.retries.size > 0) return false;
   const lock = await LockFile.acquire(paths.appendLock, WRITE_LOCK_OPTIONS);
   let drained = false;
   try {

@@ -213,7 +213,7 @@ describe('queue store', () => {
     await store.close();
   });
 
-  it('compaction leaves a queue consumed elsewhere alone, and keeps one with a pending retry', async () => {
+  it('compaction leaves a queue consumed elsewhere alone, and drains one whose only unsettled message waits for a retry', async () => {
     const queuesDir = tempQueues();
     const a = new QueueStore({ queuesDir });
     const b = new QueueStore({ queuesDir });
@@ -228,14 +228,40 @@ describe('queue store', () => {
     await retried;
     assert.deepEqual(await b.compact(), [{ tenant: 'acme', flow: 'later', result: 'busy' }]);
     await a.stopConsumer('acme', 'later');
-    assert.deepEqual(await b.compact(), [{ tenant: 'acme', flow: 'later', result: 'kept' }]);
+    assert.deepEqual(await b.compact(), [{ tenant: 'acme', flow: 'later', result: 'drained' }]);
+    // The segment is given back; the retry, with its message, stays in the consumer log.
+    assert.equal(statSync(b.paths('acme', 'later').segment).size, 0);
+    assert.ok(existsSync(b.paths('acme', 'later').consumerLog));
     const stats = await b.stats('acme', 'later');
-    assert.deepEqual([stats.total, stats.processed, stats.pending, stats.retriesScheduled], [1, 1, 0, 1]);
+    assert.deepEqual([stats.total, stats.processed, stats.pending, stats.retriesScheduled], [0, 0, 0, 1]);
     assert.equal(stats.retries.length, 1);
     assert.equal(stats.retries[0]!.attempts, 1);
     assert.ok(stats.retries[0]!.dueMs > Date.now() + 50_000, 'the retry is due about a minute later');
     await a.close();
     await b.close();
+  });
+
+  it('a pending retry does not hold the segment: a running worker drains it, and still delivers the retry', async () => {
+    const store = new QueueStore({ queuesDir: tempQueues() });
+    for (const n of [1, 2, 3]) await store.append('acme', 'q', { correlationId: `c${n}`, payload: n });
+    const seen: string[] = [];
+    await store.startConsumer('acme', 'q', {
+      pollIntervalMs: 10,
+      handler: async (m) => {
+        seen.push(`${m.correlationId}#${m.attempt}`);
+        // c2 fails once and waits 1.5 s for its retry: compaction runs meanwhile.
+        if (m.correlationId === 'c2' && m.attempt === 1) return { kind: 'retry', error: 'later', policy: FAST, delayMs: 1500 };
+        return { kind: 'ack' };
+      },
+    });
+    await waitFor('c1 and c3 acked, c2 waiting', () => seen.length === 3 || undefined);
+    assert.deepEqual(await store.compact(), [{ tenant: 'acme', flow: 'q', result: 'drained' }]);
+    assert.equal(statSync(store.paths('acme', 'q').segment).size, 0);
+    assert.equal((await store.stats('acme', 'q')).retriesScheduled, 1);
+    await waitFor('the retry of c2 delivered', () => seen.includes('c2#2') || undefined, 5000);
+    assert.deepEqual(seen, ['c1#1', 'c2#1', 'c3#1', 'c2#2']);
+    await waitFor('nothing left', async () => ((await store.stats('acme', 'q')).retriesScheduled === 0 ? true : undefined));
+    await store.close();
   });
 
   it('a retry uses the backoff formula, counts attempts, and dead-letters at maxAttempts', async () => {
