@@ -31,7 +31,7 @@ function scanLatest(loader: FlowLoader): DeployedFlows {
   const unreadable: UnreadableFlow[] = [];
   for (const ref of loader.latestRefs()) {
     try {
-      flows.push(loader.ir(ref.hash));
+      flows.push(loader.peekIr(ref.hash));
     } catch (err) {
       if (!(err instanceof IntegrityError)) throw err;
       unreadable.push({ tenant: ref.tenant, flow: ref.name, error: `version ${ref.version}: ${err.message}` });

@@ -34,3 +34,32 @@ test('the loader returns the latest IR, parsed once per hash, and a new loader r
   assert.equal(loader.latest('acme', 'hello')?.ir, a?.ir, 'a verified artifact stays cached by hash');
   assert.throws(() => new FlowLoader(repo).latest('acme', 'hello'), IntegrityError);
 });
+
+test('the IR cache is bounded and keeps what is read: the entry not read since the last pass goes first', () => {
+  const repo = new ArtifactsRepo(db);
+  const hashes = ['a1', 'a2', 'a3', 'a4'].map((name) => {
+    const r = compileFlow(SRC.replace('flow: hello', `flow: ${name}`));
+    repo.publish({ tenant: 'acme', name, version: '1.0.0', bytes: r.bytes!, hash: r.hash!, createdAt: '2024-01-01T00:00:00Z' });
+    return r.hash!;
+  });
+  const [h1, h2, h3, h4] = hashes as [string, string, string, string];
+  const loader = new FlowLoader(repo, undefined, { irCacheMax: 3 });
+  const first = new Map(hashes.slice(0, 3).map((h) => [h, loader.ir(h)]));
+  assert.equal(loader.ir(h1), first.get(h1), 'read again: cached');
+  loader.ir(h3);
+  loader.ir(h4); // full: h2 was not read since it was added, so it goes; h1 and h3 stay
+  assert.equal(loader.ir(h1), first.get(h1));
+  assert.equal(loader.ir(h3), first.get(h3));
+  assert.notEqual(loader.ir(h2), first.get(h2), 'h2 was evicted and parsed again');
+});
+
+test('peekIr (the start-up scan) reads through the cache without filling it', () => {
+  const repo = new ArtifactsRepo(db);
+  const r = compileFlow(SRC.replace('flow: hello', 'flow: peeked'));
+  repo.publish({ tenant: 'acme', name: 'peeked', version: '1.0.0', bytes: r.bytes!, hash: r.hash!, createdAt: '2024-01-01T00:00:00Z' });
+  const loader = new FlowLoader(repo);
+  const peeked = loader.peekIr(r.hash!);
+  assert.notEqual(loader.peekIr(r.hash!), peeked, 'not kept');
+  const cached = loader.ir(r.hash!);
+  assert.equal(loader.peekIr(r.hash!), cached, 'a cached IR is returned as is');
+});

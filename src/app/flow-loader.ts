@@ -8,18 +8,30 @@ import type { ArtifactsRepo, FlowVersionRef, LatestRef } from '../store/artifact
 /** Parsed IR kept per loader, by hash. @default 1000 */
 const IR_CACHE_MAX = 1000;
 
+interface CachedIr {
+  readonly ir: FlowIR;
+  /** Read since the eviction hand last passed it (second chance). */
+  used: boolean;
+}
+
 export class FlowLoader {
   readonly #repo: ArtifactsRepo;
   readonly #resolveLatest: (tenant: string, name: string) => FlowVersionRef | undefined;
-  /** Artifacts are immutable, so a hash maps to the same IR forever. */
-  readonly #irByHash = new Map<string, FlowIR>();
+  /**
+   * Artifacts are immutable, so a hash maps to the same IR forever. Bounded, least recently used
+   * out first (approximately: second chance); it was cleared whole when full, so traffic spread
+   * over more flows than it holds parsed every artifact again and again.
+   */
+  readonly #irByHash = new Map<string, CachedIr>();
+  readonly #irCacheMax: number;
 
   /**
    * @param resolveLatest where `latest` is looked up (the service passes its registry cache, which
    *   revalidates by the file's change counter). @default one indexed read of the repo per call
    */
-  constructor(repo: ArtifactsRepo, resolveLatest?: (tenant: string, name: string) => FlowVersionRef | undefined) {
+  constructor(repo: ArtifactsRepo, resolveLatest?: (tenant: string, name: string) => FlowVersionRef | undefined, opts: { irCacheMax?: number } = {}) {
     this.#repo = repo;
+    this.#irCacheMax = opts.irCacheMax ?? IR_CACHE_MAX;
     this.#resolveLatest = resolveLatest ?? ((tenant, name) => repo.resolveLatest(tenant, name));
   }
 
@@ -50,7 +62,36 @@ export class FlowLoader {
    */
   ir(hash: string): FlowIR {
     const hit = this.#irByHash.get(hash);
-    if (hit) return hit;
+    if (hit) {
+      hit.used = true;
+      return hit.ir;
+    }
+    const ir = this.#parse(hash);
+    if (this.#irByHash.size >= this.#irCacheMax) this.#evictOne();
+    this.#irByHash.set(hash, { ir, used: false });
+    return ir;
+  }
+
+  /**
+   * An artifact's IR for a one-off look (the start-up scan of every flow): from the cache when
+   * there, else verified and parsed without being kept, so a scan does not push out what traffic uses.
+   * @throws IntegrityError on a hash mismatch or a missing artifact
+   */
+  peekIr(hash: string): FlowIR {
+    return this.#irByHash.get(hash)?.ir ?? this.#parse(hash);
+  }
+
+  /** Cached entries read since the hand last passed go to the back once; the first one not read goes. */
+  #evictOne(): void {
+    for (const [hash, entry] of this.#irByHash) {
+      this.#irByHash.delete(hash);
+      if (!entry.used) return;
+      entry.used = false;
+      this.#irByHash.set(hash, entry);
+    }
+  }
+
+  #parse(hash: string): FlowIR {
     const bytes = this.#repo.getArtifact(hash);
     if (!bytes) throw new IntegrityError(`artifact ${hash} is referenced but missing; re-deploy the flow under a new version`);
     let stored: FlowIR | FlowIRv1;
@@ -59,9 +100,6 @@ export class FlowLoader {
     } catch (err) {
       throw new IntegrityError(`artifact ${hash} does not hold valid IR JSON: ${(err as Error).message}`);
     }
-    const ir = upgradeStoredIr(stored, hash);
-    if (this.#irByHash.size >= IR_CACHE_MAX) this.#irByHash.clear();
-    this.#irByHash.set(hash, ir);
-    return ir;
+    return upgradeStoredIr(stored, hash);
   }
 }

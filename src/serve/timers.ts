@@ -33,9 +33,11 @@ export function startCompaction(parts: Pick<TimerParts, 'stores' | 'queueStore' 
 
 /** Housekeeping timers and the cron scheduler; stopped before the doors and the databases close. */
 export async function startTimers(parts: TimerParts, closers: Closers): Promise<void> {
-  const { paths, stores, log } = parts;
+  // No closure below may capture `parts`: it holds every deployed flow's IR from the start-up scan
+  // (10,000 flows: 12 MB of heap kept for the life of the process, measured in a heap snapshot).
+  const { paths, stores, log, queues } = parts;
   // A timed-out correlation queues its compensating flow like any submission (worker started too).
-  const compensatingEnqueue: EnqueueFn = (tenant, flow, m) => parts.queues.enqueue(tenant, flow, m.payload, m.correlationId);
+  const compensatingEnqueue: EnqueueFn = (tenant, flow, m) => queues.enqueue(tenant, flow, m.payload, m.correlationId);
   const intervals = housekeepingIntervals();
   const housekeeping = new Housekeeping({
     log,
