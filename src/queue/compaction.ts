@@ -10,6 +10,7 @@ import { drainIfEmpty } from './drain.js';
 import { isErrno, scanFile } from './file-io.js';
 import { LockFile, WRITE_LOCK_OPTIONS } from './lock-file.js';
 import { queuePaths, type QueuePaths } from './queue-paths.js';
+import { SegmentRecordCount } from './record-count.js';
 import type { QueueStats } from './types.js';
 
 /** What one compaction pass did to one queue. */
@@ -94,18 +95,21 @@ async function deleteIfStillEmpty(paths: QueuePaths): Promise<boolean> {
   }
 }
 
-/** Counters of a queue read from its files (for a queue this process does not consume). */
-export async function readQueueStats(queuesDir: string, tenant: string, flow: string): Promise<QueueStats> {
+/**
+ * Counters of a queue read from its files (for a queue this process does not consume). With a
+ * `count` kept from an earlier call, only what was appended since is read (see SegmentRecordCount).
+ */
+export async function readQueueStats(queuesDir: string, tenant: string, flow: string, count: SegmentRecordCount = new SegmentRecordCount()): Promise<QueueStats> {
   const paths = queuePaths(queuesDir, tenant, flow);
   const state = await readConsumerState(paths.consumerLog, paths.segment);
-  let pending = 0;
-  await scanFile(paths.segment, state.ck.off, () => pending++);
+  const processed = state.ck.n;
+  const pending = Math.max(0, (await count.records(paths.segment)) - processed);
   const dead = await readDeadLetters(paths);
   return {
     tenant,
     flow,
-    total: state.ck.n + pending,
-    processed: state.ck.n,
+    total: processed + pending,
+    processed,
     pending,
     retriesScheduled: state.retries.size,
     retries: retrySummary(state.retries.values()),

@@ -49,6 +49,21 @@ export interface ConsumerState {
   readonly retries: Map<number, RetryEntry>;
 }
 
+/** The id of the record at offset 0 of an open segment (undefined when empty or torn). */
+export async function firstRecordId(fh: FileHandle): Promise<number | undefined> {
+  let len = 4096;
+  for (;;) {
+    const buf = await readAt(fh, 0, len);
+    const r = decodeFrames<{ id: number }>(buf, 0);
+    if (r.frames.length > 0) return r.frames[0]!.value.id;
+    if (r.stop === 'incomplete' && r.needBytes !== undefined && r.needBytes > len && buf.length === len) {
+      len = r.needBytes;
+      continue;
+    }
+    return undefined;
+  }
+}
+
 /** Reads the id of the record at offset 0 of the segment (undefined when empty or torn). */
 export async function firstSegmentId(segmentPath: string): Promise<number | undefined> {
   let fh: FileHandle;
@@ -59,17 +74,7 @@ export async function firstSegmentId(segmentPath: string): Promise<number | unde
     throw err;
   }
   try {
-    let len = 4096;
-    for (;;) {
-      const buf = await readAt(fh, 0, len);
-      const r = decodeFrames<{ id: number }>(buf, 0);
-      if (r.frames.length > 0) return r.frames[0]!.value.id;
-      if (r.stop === 'incomplete' && r.needBytes !== undefined && r.needBytes > len && buf.length === len) {
-        len = r.needBytes;
-        continue;
-      }
-      return undefined;
-    }
+    return await firstRecordId(fh);
   } finally {
     await fh.close();
   }

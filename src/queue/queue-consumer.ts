@@ -11,6 +11,7 @@ import { isErrno, readAt, readAtSync, scanHandle, sizeSync, SCAN_CHUNK_BYTES, SY
 import { ConsumerLog, retrySummary, type Checkpoint, type ConsumerLogRecord, type ConsumerState, type RetryEntry } from './consumer-log.js';
 import { addDeadLetter } from './dead-letters.js';
 import { drainIfEmpty } from './drain.js';
+import { SegmentRecordCount } from './record-count.js';
 import { LockFile, WRITE_LOCK_OPTIONS } from './lock-file.js';
 import type { QueuePaths } from './queue-paths.js';
 import type { CommittedBatch } from './segment-appender.js';
@@ -138,6 +139,7 @@ export class QueueConsumer {
   readonly #cs: ConsumerState;
   #seg: FileHandle | undefined;
   #segIno = -1;
+  readonly #recordCount = new SegmentRecordCount();
   #readPos: number;
   #buffered: Frame<SegmentRecord>[] = [];
   #pendingRecords: ConsumerLogRecord[] = [];
@@ -230,15 +232,16 @@ export class QueueConsumer {
 
   /** Counters of this queue as this consumer sees them. */
   async stats(): Promise<QueueStats> {
-    let pending = 0;
-    const fh = await this.#segment();
-    if (fh) await scanHandle(fh, this.#cs.ck.off, () => pending++);
+    // The checkpoint has passed the first `n` records of the segment (in order, since the last
+    // drain), so what is left of the counted records is pending.
+    const processed = this.#cs.ck.n;
+    const pending = Math.max(0, (await this.#recordCount.records(this.paths.segment)) - processed);
     const dead = await readDeadLetters(this.paths);
     return {
       tenant: this.paths.tenant,
       flow: this.paths.flow,
-      total: this.#cs.ck.n + pending,
-      processed: this.#cs.ck.n,
+      total: processed + pending,
+      processed,
       pending,
       retriesScheduled: this.#cs.retries.size,
       retries: retrySummary(this.#cs.retries.values()),

@@ -8,6 +8,7 @@ import { compactIdleQueue, listQueueDirs, readQueueStats, type QueueCompaction }
 import { discardDeadLetter, readDeadLetters, replayDeadLetter, type DeadLetter, type ReplayResult } from './dead-letters.js';
 import { queuePaths, type QueuePaths } from './queue-paths.js';
 import { QueueConsumer, type QueueConsumerOptions } from './queue-consumer.js';
+import { SegmentRecordCount } from './record-count.js';
 import { SegmentAppender } from './segment-appender.js';
 import type { AppendInput, AppendResult, QueueStats } from './types.js';
 
@@ -32,6 +33,8 @@ export class QueueStore {
   readonly #idBlockSize: number;
   readonly #appenders = new Map<string, SegmentAppender>();
   readonly #consumers = new Map<string, QueueConsumer>();
+  /** Record counts of queues read from their files, kept per queue between figures (see SegmentRecordCount). */
+  readonly #recordCounts = new Map<string, SegmentRecordCount>();
   #closed = false;
 
   constructor(opts: QueueStoreOptions) {
@@ -110,7 +113,12 @@ export class QueueStore {
   /** Counters of one queue: total, processed, pending, retries scheduled, dead letters pending. */
   async stats(tenant: string, flow: string): Promise<QueueStats> {
     const c = this.consumer(tenant, flow);
-    return c ? c.stats() : readQueueStats(this.queuesDir, tenant, flow);
+    if (c) return c.stats();
+    this.paths(tenant, flow); // the name rule, before a count is kept under the key
+    const key = `${tenant}/${flow}`;
+    let count = this.#recordCounts.get(key);
+    if (count === undefined) this.#recordCounts.set(key, (count = new SegmentRecordCount()));
+    return readQueueStats(this.queuesDir, tenant, flow, count);
   }
 
   /**
