@@ -21,8 +21,8 @@ export function startQueueCompaction(opts: QueueCompactionTaskOptions): Periodic
     intervalMs: () => Math.max(1, opts.intervalSecs()) * 1000,
     run: async () => {
       const results = await opts.compact();
-      const changed = results.filter((r) => r.result === 'drained' || r.result === 'deleted');
-      if (changed.length > 0) opts.log.info({ queues: changed }, `queue compaction: ${changed.length} queue(s) drained or removed`);
+      const changed = results.filter((r) => r.result === 'drained' || r.result === 'deleted' || r.result === 'trimmed');
+      if (changed.length > 0) opts.log.info({ queues: changed }, `queue compaction: ${changed.length} queue(s) drained, trimmed or removed`);
     },
   });
 }

@@ -10,6 +10,7 @@ import { drainIfEmpty } from './drain.js';
 import { isErrno, scanFile } from './file-io.js';
 import { LockFile, WRITE_LOCK_OPTIONS } from './lock-file.js';
 import { queuePaths, type QueuePaths } from './queue-paths.js';
+import { cutProcessedPrefix, type PrefixCutOptions } from './prefix-cut.js';
 import { SegmentRecordCount } from './record-count.js';
 import type { QueueStats } from './types.js';
 
@@ -22,7 +23,7 @@ export interface QueueCompaction {
    * process's worker is inside a handler and drains when it returns; `absent`: only the id
    * counter is left.
    */
-  readonly result: 'drained' | 'deleted' | 'kept' | 'busy' | 'deferred' | 'absent';
+  readonly result: 'drained' | 'trimmed' | 'deleted' | 'kept' | 'busy' | 'deferred' | 'absent';
 }
 
 /** Every (tenant, flow) with a directory under `queuesDir` (names breaking the rule are skipped). */
@@ -47,7 +48,7 @@ export async function listQueueDirs(queuesDir: string): Promise<{ tenant: string
  * empty, and deletes its files when it holds no messages, no pending retries and no unhandled
  * dead letters. The id counter file is kept, so ids are never reissued.
  */
-export async function compactIdleQueue(paths: QueuePaths): Promise<QueueCompaction> {
+export async function compactIdleQueue(paths: QueuePaths, prefixCut?: PrefixCutOptions): Promise<QueueCompaction> {
   const base = { tenant: paths.tenant, flow: paths.flow };
   const present = await Promise.all([paths.segment, paths.consumerLog, paths.deadLetters].map((f) => access(f).then(() => true, () => false)));
   if (!present.includes(true)) return { ...base, result: 'absent' };
@@ -56,12 +57,14 @@ export async function compactIdleQueue(paths: QueuePaths): Promise<QueueCompacti
   try {
     const { log, state } = await ConsumerLog.open(paths.consumerLog, paths.segment);
     let drained: boolean;
+    let cutBytes = 0;
     try {
       drained = await drainIfEmpty(paths, log, state);
+      if (!drained) cutBytes = await cutProcessedPrefix(paths, log, state, prefixCut);
     } finally {
       await log.close();
     }
-    if (!drained) return { ...base, result: 'kept' };
+    if (!drained) return { ...base, result: cutBytes > 0 ? 'trimmed' : 'kept' };
     // A pending retry lives in the consumer log, which must stay with it.
     if (state.retries.size > 0 || (await readDeadLetters(paths)).pending.length > 0) return { ...base, result: 'drained' };
     return { ...base, result: (await deleteIfStillEmpty(paths)) ? 'deleted' : 'drained' };

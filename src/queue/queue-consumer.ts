@@ -11,6 +11,7 @@ import { isErrno, readAt, readAtSync, scanHandle, sizeSync, SCAN_CHUNK_BYTES, SY
 import { ConsumerLog, retrySummary, type Checkpoint, type ConsumerLogRecord, type ConsumerState, type RetryEntry } from './consumer-log.js';
 import { addDeadLetter } from './dead-letters.js';
 import { drainIfEmpty } from './drain.js';
+import { cutProcessedPrefix, type PrefixCutOptions } from './prefix-cut.js';
 import { SegmentRecordCount } from './record-count.js';
 import { LockFile, WRITE_LOCK_OPTIONS } from './lock-file.js';
 import type { QueuePaths } from './queue-paths.js';
@@ -107,6 +108,8 @@ export interface QueueConsumerOptions {
    * lease): it stopped before delivering anything more or moving the checkpoint.
    */
   readonly onLockLost?: () => void;
+  /** When a compaction pass gives back the processed prefix of a queue that is not empty (prefix-cut.ts). */
+  readonly prefixCut?: PrefixCutOptions;
 }
 
 /**
@@ -126,12 +129,14 @@ class LockLostError extends Error {
 /** Result of a compaction pass on a running consumer. */
 export interface ConsumerCompaction {
   readonly drained: boolean;
+  /** Bytes of processed prefix given back from a queue that is not empty (0 when none). */
+  readonly cutBytes: number;
 }
 
 export class QueueConsumer {
   readonly paths: QueuePaths;
   #state: ConsumerStateName = 'running';
-  readonly #opts: Required<Omit<QueueConsumerOptions, 'onAttemptFailed' | 'onDeadLettered' | 'onError' | 'onLockLost'>> & QueueConsumerOptions;
+  readonly #opts: Required<Omit<QueueConsumerOptions, 'onAttemptFailed' | 'onDeadLettered' | 'onError' | 'onLockLost' | 'prefixCut'>> & QueueConsumerOptions;
   #ownershipCheckedAt = Date.now();
   #lockLost = false;
   readonly #lock: LockFile;
@@ -223,7 +228,7 @@ export class QueueConsumer {
 
   /** Runs a compaction pass between deliveries: drains the queue if it is empty. */
   compact(): Promise<ConsumerCompaction> {
-    if (this.#state !== 'running') return Promise.resolve({ drained: false });
+    if (this.#state !== 'running') return Promise.resolve({ drained: false, cutBytes: 0 });
     return new Promise((resolve) => {
       this.#compactWaiters.push(resolve);
       this.notify();
@@ -276,7 +281,7 @@ export class QueueConsumer {
         errors.push(err);
       }
     }
-    for (const w of this.#compactWaiters.splice(0)) w({ drained: false });
+    for (const w of this.#compactWaiters.splice(0)) w({ drained: false, cutBytes: 0 });
     this.#state = 'closed';
     if (errors.length > 0) throw errors[0];
   }
@@ -593,19 +598,29 @@ export class QueueConsumer {
   async #compactNow(): Promise<void> {
     const waiters = this.#compactWaiters.splice(0);
     let drained = false;
+    let cutBytes = 0;
     this.#onFile = true;
     try {
+      // Synced first: a prefix cut copies from the checkpoint on disk (prefix-cut.ts).
       await this.#flush(true);
       if (this.#buffered.length === 0) drained = await drainIfEmpty(this.paths, this.#log, this.#cs);
       if (drained) {
         this.#readPos = 0;
         this.#ckWritten = this.#cs.ck;
+      } else if ((cutBytes = await cutProcessedPrefix(this.paths, this.#log, this.#cs, this.#opts.prefixCut)) > 0) {
+        // The records read ahead are in the new file too, `cutBytes` earlier.
+        this.#readPos -= cutBytes;
+        this.#buffered = this.#buffered.map((f) => ({ offset: f.offset - cutBytes, end: f.end - cutBytes, value: f.value }));
+        this.#ckWritten = this.#cs.ck;
+        await this.#seg?.close();
+        this.#seg = undefined;
+        this.#segIno = -1;
       } else if (this.#log.bytes > 1024 * 1024) {
         await this.#log.rewrite(this.#cs);
       }
     } finally {
       this.#onFile = false;
-      for (const w of waiters) w({ drained });
+      for (const w of waiters) w({ drained, cutBytes });
     }
   }
 }

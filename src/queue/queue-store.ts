@@ -8,6 +8,7 @@ import { compactIdleQueue, listQueueDirs, readQueueStats, type QueueCompaction }
 import { discardDeadLetter, readDeadLetters, replayDeadLetter, type DeadLetter, type ReplayResult } from './dead-letters.js';
 import { queuePaths, type QueuePaths } from './queue-paths.js';
 import { QueueConsumer, type QueueConsumerOptions } from './queue-consumer.js';
+import type { PrefixCutOptions } from './prefix-cut.js';
 import { SegmentRecordCount } from './record-count.js';
 import { SegmentAppender } from './segment-appender.js';
 import type { AppendInput, AppendResult, QueueStats } from './types.js';
@@ -20,6 +21,8 @@ export interface QueueStoreOptions {
   readonly queuesDir: string;
   /** Ids reserved per counter write; use 1 for short-lived processes such as the CLI. @default 1024 */
   readonly idBlockSize?: number;
+  /** When compaction gives back the processed prefix of a queue that is not empty (prefix-cut.ts). */
+  readonly prefixCut?: PrefixCutOptions;
 }
 
 /** A pending dead letter with its queue. */
@@ -31,6 +34,7 @@ export interface DeadLetterRow extends DeadLetter {
 export class QueueStore {
   readonly queuesDir: string;
   readonly #idBlockSize: number;
+  readonly #prefixCut: PrefixCutOptions | undefined;
   readonly #appenders = new Map<string, SegmentAppender>();
   readonly #consumers = new Map<string, QueueConsumer>();
   /** Record counts of queues read from their files, kept per queue between figures (see SegmentRecordCount). */
@@ -40,6 +44,7 @@ export class QueueStore {
   constructor(opts: QueueStoreOptions) {
     this.queuesDir = opts.queuesDir;
     this.#idBlockSize = opts.idBlockSize ?? 1024;
+    this.#prefixCut = opts.prefixCut;
   }
 
   /** The queue's file paths; throws SVC_ERR_INVALID_NAME for a tenant or flow breaking the name rule. */
@@ -79,6 +84,7 @@ export class QueueStore {
     const key = `${tenant}/${flow}`;
     if (this.#closed || this.#consumers.has(key)) return undefined;
     const c = await QueueConsumer.start(this.paths(tenant, flow), {
+      prefixCut: this.#prefixCut,
       ...opts,
       // Another process took the queue over (this one was paused past the lease): forget the
       // consumer, so the queue counts as consumed elsewhere, and tell the caller.
@@ -133,8 +139,8 @@ export class QueueStore {
       if (c) {
         // A worker inside a long handler drains when it returns; the pass does not wait for it.
         const r = await Promise.race([c.compact(), new Promise<'deferred'>((res) => setTimeout(() => res('deferred'), LOCAL_COMPACT_WAIT_MS).unref())]);
-        out.push({ tenant, flow, result: r === 'deferred' ? 'deferred' : r.drained ? 'drained' : 'kept' });
-      } else out.push(await compactIdleQueue(this.paths(tenant, flow)));
+        out.push({ tenant, flow, result: r === 'deferred' ? 'deferred' : r.drained ? 'drained' : r.cutBytes > 0 ? 'trimmed' : 'kept' });
+      } else out.push(await compactIdleQueue(this.paths(tenant, flow), this.#prefixCut));
     }
     return out;
   }

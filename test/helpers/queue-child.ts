@@ -8,6 +8,9 @@
  *   a message whose payload has `hang: true` never finishes;
  * - `consume-print <queuesDir> <tenant> <flow> <leaseMs>`: consumes with that lock lease, prints
  *   `got <id>` per delivery and `lost` when another process takes the lock over.
+ * - `consume-trim <queuesDir> <tenant> <flow>`: consumes slowly (1 ms a message, checkpoint per
+ *   ack), printing `got <id>`, while compaction passes run back to back with a prefix cut at any
+ *   size, printing `trimmed` for each cut: a worker that lags behind its producers.
  */
 import { LockFile, QueueStore } from '../../src/queue/index.js';
 
@@ -80,6 +83,22 @@ async function main(): Promise<void> {
     });
     setInterval(() => undefined, 1 << 30);
     return;
+  }
+  if (mode === 'consume-trim') {
+    const trimming = new QueueStore({ queuesDir, prefixCut: { minPrefixBytes: 1, maxTailBytes: 64 * 1024 * 1024 } });
+    await trimming.startConsumer(tenant, flow, {
+      pollIntervalMs: 20,
+      checkpointEvery: 1,
+      handler: async (msg) => {
+        out(`got ${msg.id}`);
+        await new Promise((r) => setTimeout(r, 1));
+        return { kind: 'ack' };
+      },
+    });
+    for (;;) {
+      for (const r of await trimming.compact()) if (r.result === 'trimmed') out('trimmed');
+      await new Promise((r) => setTimeout(r, 5));
+    }
   }
   throw new Error(`unknown mode ${mode}`);
 }
