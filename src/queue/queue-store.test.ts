@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -261,6 +261,29 @@ describe('queue store', () => {
     await waitFor('the retry of c2 delivered', () => seen.includes('c2#2') || undefined, 5000);
     assert.deepEqual(seen, ['c1#1', 'c2#1', 'c3#1', 'c2#2']);
     await waitFor('nothing left', async () => ((await store.stats('acme', 'q')).retriesScheduled === 0 ? true : undefined));
+    await store.close();
+  });
+
+  it('closes an appender\'s segment file once idle, and the next append re-opens it: ids go on, every message is delivered', async () => {
+    const queuesDir = tempQueues();
+    const store = new QueueStore({ queuesDir, appenderIdleCloseMs: 60 });
+    const openSegments = () => readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        const target = readlinkSync(`/proc/self/fd/${fd}`);
+        return target.startsWith(queuesDir) && target.endsWith('/segment.log');
+      } catch {
+        return false; // the directory listing's own descriptor is gone by now
+      }
+    }).length;
+    const first = [];
+    for (const flow of ['a', 'b', 'c']) first.push((await store.append('acme', flow, { correlationId: 'c1', payload: 1 })).id);
+    assert.equal(openSegments(), 3, 'one open segment per queue written to');
+    await waitFor('the idle files closed', () => openSegments() === 0 || undefined, 5000);
+    assert.ok(existsSync(store.paths('acme', 'a').tailHint), 'a hint is left for the re-open');
+    const again = await store.append('acme', 'a', { correlationId: 'c2', payload: 2 });
+    assert.ok(again.id > first[0]!);
+    const seen = await consume(store, 'acme', 'a', () => ({ kind: 'ack' }), (s) => s.length >= 2);
+    assert.deepEqual(seen.map((m) => m.payload), [1, 2]);
     await store.close();
   });
 

@@ -23,7 +23,11 @@ export interface QueueStoreOptions {
   readonly idBlockSize?: number;
   /** When compaction gives back the processed prefix of a queue that is not empty (prefix-cut.ts). */
   readonly prefixCut?: PrefixCutOptions;
+  /** An appender's segment file is closed after this long without an append (see SegmentAppender.releaseIdleHandle). @default 30000 */
+  readonly appenderIdleCloseMs?: number;
 }
+
+const DEFAULT_APPENDER_IDLE_CLOSE_MS = 30_000;
 
 /** A pending dead letter with its queue. */
 export interface DeadLetterRow extends DeadLetter {
@@ -35,6 +39,9 @@ export class QueueStore {
   readonly queuesDir: string;
   readonly #idBlockSize: number;
   readonly #prefixCut: PrefixCutOptions | undefined;
+  readonly #idleCloseMs: number;
+  /** Closes idle appenders' files; started with the first appender. */
+  #idleSweep: NodeJS.Timeout | undefined;
   readonly #appenders = new Map<string, SegmentAppender>();
   readonly #consumers = new Map<string, QueueConsumer>();
   /** Record counts of queues read from their files, kept per queue between figures (see SegmentRecordCount). */
@@ -45,6 +52,7 @@ export class QueueStore {
     this.queuesDir = opts.queuesDir;
     this.#idBlockSize = opts.idBlockSize ?? 1024;
     this.#prefixCut = opts.prefixCut;
+    this.#idleCloseMs = opts.appenderIdleCloseMs ?? DEFAULT_APPENDER_IDLE_CLOSE_MS;
   }
 
   /** The queue's file paths; throws SVC_ERR_INVALID_NAME for a tenant or flow breaking the name rule. */
@@ -72,6 +80,7 @@ export class QueueStore {
       }
       a = new SegmentAppender(paths, { idBlockSize: this.#idBlockSize, onAppended: (batch) => this.#consumers.get(key)?.offer(batch) });
       this.#appenders.set(key, a);
+      this.#idleSweep ??= setInterval(() => void this.#releaseIdleHandles(), Math.max(1, Math.min(10_000, this.#idleCloseMs / 3))).unref();
     }
     return a.append(input);
   }
@@ -169,9 +178,15 @@ export class QueueStore {
     return discardDeadLetter(this.paths(tenant, flow), id);
   }
 
+  async #releaseIdleHandles(): Promise<void> {
+    const now = Date.now();
+    for (const a of this.#appenders.values()) await a.releaseIdleHandle(this.#idleCloseMs, now).catch(() => false);
+  }
+
   /** Closes every consumer (see QueueConsumer.close) and appender; runs every step even if one fails. */
   async close(): Promise<void> {
     this.#closed = true;
+    clearInterval(this.#idleSweep);
     const results = await Promise.allSettled([...[...this.#consumers.values()].map((c) => c.close()), ...[...this.#appenders.values()].map((a) => a.close())]);
     this.#consumers.clear();
     this.#appenders.clear();

@@ -111,6 +111,8 @@ export class SegmentAppender {
   #lastWhole: TailHint | undefined;
   #hintedEnd = 0;
   #hintWrite: Promise<void> | undefined;
+  /** When the last batch finished (ms since the epoch): see releaseIdleHandle. */
+  #idleSince = Date.now();
 
   constructor(paths: QueuePaths, opts: SegmentAppenderOptions = {}) {
     this.paths = paths;
@@ -150,6 +152,24 @@ export class SegmentAppender {
     await fh?.close();
   }
 
+  /**
+   * Closes the segment's file handle when nothing was appended for `idleMs` and the append lock is
+   * not kept; true when it did. The next append re-opens the file and checks its tail from the hint
+   * left now (a read of one record). A process writing to many queues kept one open file per queue
+   * for its whole life: 1,000 queues came close to a common limit of 1,024 open files.
+   */
+  async releaseIdleHandle(idleMs: number, now = Date.now()): Promise<boolean> {
+    if (this.#fh === undefined || this.#closed || this.#running || this.#scheduled || this.#pending.length > 0 || this.#lock !== undefined) return false;
+    if (now - this.#idleSince < idleMs) return false;
+    const fh = this.#fh;
+    this.#fh = undefined;
+    this.#ino = -1;
+    await this.#hintWrite;
+    if (this.#lastWhole !== undefined && this.#lastWhole.end !== this.#hintedEnd) await this.#leaveHint(this.#lastWhole);
+    await fh.close();
+    return true;
+  }
+
   /** Leaves a hint at `rec` (a record of this appender's, whole in the file); a failure only costs a longer check later. */
   async #leaveHint(rec: TailHint): Promise<void> {
     this.#hintedEnd = rec.end;
@@ -179,6 +199,7 @@ export class SegmentAppender {
       }
     } finally {
       this.#running = false;
+      this.#idleSince = Date.now();
     }
     if (this.#lock && !this.#releaseTimer) {
       this.#releaseTimer = setTimeout(() => {
