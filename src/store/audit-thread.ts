@@ -6,7 +6,6 @@
  */
 import { Worker } from 'node:worker_threads';
 import { packAuditEntries, prepareAuditEntry, type AuditEntryInput, type PreparedAuditEntry } from './audit-repo.js';
-import { WRITER_THREAD_LIMITS } from './writer-thread-limits.js';
 
 /** What the request path needs of an audit writer. */
 export interface AuditAppender {
@@ -40,7 +39,7 @@ export class AuditThreadWriter implements AuditAppender {
   constructor(auditDb: string, opts: AuditThreadOptions = {}) {
     this.#intervalMs = opts.flushIntervalMs ?? 5;
     const onError = opts.onError ?? ((m: string) => process.stderr.write(`audit: ${m}\n`));
-    this.#worker = new Worker(new URL('./audit-thread-worker.js', import.meta.url), { workerData: { auditDb }, resourceLimits: WRITER_THREAD_LIMITS });
+    this.#worker = new Worker(new URL('./audit-thread-worker.js', import.meta.url), { workerData: { auditDb } });
     this.#worker.unref();
     this.#worker.on('message', (reply: AuditThreadReply) => {
       if (reply.type === 'error') return onError(reply.message);

@@ -12,7 +12,6 @@ import { EventLogSink, type RowRetentionRequest, type RowRetentionStats, type Wo
 import { isoSeconds } from '../common/clock.js';
 import type { EventEmitter } from './event-sink.js';
 import { packEventRow, ROW_WIDTH, type LogEventInput, type RowColumns } from './event-log-row.js';
-import { WRITER_THREAD_LIMITS } from './writer-thread-limits.js';
 
 export { EVENT_KINDS, BOUNDARY_EVENTS, TRACE_EVENTS, toEventRow, type EventKind, type LogEventInput, type EventRow } from './event-log-row.js';
 export { EventLogRepo, type EventQuery, type StoredEvent } from './event-log-repo.js';
@@ -230,7 +229,7 @@ class WorkerBackend implements Backend {
   #nextId = 1;
 
   constructor(setup: WorkerSetup) {
-    this.#worker = new Worker(new URL('./event-log-worker.js', import.meta.url), { workerData: setup, resourceLimits: WRITER_THREAD_LIMITS });
+    this.#worker = new Worker(new URL('./event-log-worker.js', import.meta.url), { workerData: setup });
     this.#worker.unref();
     this.#worker.on('message', (reply: WorkerReply) => {
       const waiter = this.#pending.get(reply.id);
