@@ -28,6 +28,7 @@ const FOLDERS = Object.keys(LAYERS);
 /** Only these layers speak a wire protocol. */
 const WIRE_LAYERS = new Set(['doors', 'serve']);
 const SQLITE = { name: 'better-sqlite3', message: 'Only store/ talks to SQLite.' };
+const PG = { name: 'pg', message: 'Only store/ talks to PostgreSQL (through store/pg/pg-db.ts).' };
 const PROM = { name: 'prom-client', message: 'Only the composition root (serve/metrics.ts) knows prom-client; the layers report through observer interfaces.' };
 const OTEL_FILE = 'src/common/trace-context/spans.ts';
 const OTEL = { name: '@opentelemetry/api', message: `Only ${OTEL_FILE} knows @opentelemetry/api; the layers make spans through its TraceSpan (docs/observability.md).` };
@@ -38,7 +39,7 @@ const layerRules = Object.entries(LAYERS).map(([layer, { allowed, why }]) => ({
     'no-restricted-imports': [
       'error',
       {
-        paths: [...(layer === 'store' ? [] : [SQLITE]), ...(layer === 'serve' ? [] : [PROM]), OTEL],
+        paths: [...(layer === 'store' ? [] : [SQLITE, PG]), ...(layer === 'serve' ? [] : [PROM]), OTEL],
         patterns: [
           {
             group: FOLDERS.filter((f) => f !== layer && !allowed.includes(f)).map((f) => `**/${f}/**`),
@@ -66,7 +67,7 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { paths: [SQLITE, OTEL], patterns: [{ group: FOLDERS.filter((f) => f !== 'cli' && f !== 'common').map((f) => `**/${f}/**`), message: 'main.ts runs the CLI (docs/architecture.md).' }] },
+        { paths: [SQLITE, PG, OTEL], patterns: [{ group: FOLDERS.filter((f) => f !== 'cli' && f !== 'common').map((f) => `**/${f}/**`), message: 'main.ts runs the CLI (docs/architecture.md).' }] },
       ],
     },
   },
@@ -78,7 +79,7 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          paths: [SQLITE, PROM],
+          paths: [SQLITE, PG, PROM],
           patterns: [{ group: FOLDERS.filter((f) => f !== 'common').map((f) => `**/${f}/**`), message: `${LAYERS.common.why} (docs/architecture.md).` }, { group: ['fastify', '@grpc/*'], message: 'Only doors/ (and the composition root in serve/) speak a wire protocol.' }],
         },
       ],
