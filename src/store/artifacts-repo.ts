@@ -2,6 +2,7 @@
 import { sha256Hex } from '../common/digest.js';
 import { IntegrityError, SvcError } from '../common/errors.js';
 import type { Db } from './db.js';
+import type { Awaitable } from '../common/awaitable.js';
 
 export interface FlowVersionRef {
   version: string;
@@ -42,7 +43,25 @@ export class DuplicateVersionError extends SvcError {
   }
 }
 
-export class ArtifactsRepo {
+/** The storage contract (store/contracts.ts): implemented here and in store/pg/. */
+export interface ArtifactsStore {
+  resolveLatest(tenant: string, name: string): Awaitable<FlowVersionRef | undefined>;
+  getByVersion(tenant: string, name: string, version: string): Awaitable<FlowVersionRef | undefined>;
+  /** Every version of a flow, oldest first. */
+  listVersions(tenant: string, name: string): Awaitable<VersionListing[]>;
+  getSource(tenant: string, name: string, version: string): Awaitable<string | undefined>;
+  /** The latest version of every flow, by tenant and name. */
+  listLatest(): Awaitable<LatestRef[]>;
+  /** Verified bytes. @throws IntegrityError when they no longer hash to `hash`. */
+  getArtifact(hash: string): Awaitable<Buffer | undefined>;
+  /**
+   * Stores the artifact, adds the version and moves `latest`, all in one transaction.
+   * @throws DuplicateVersionError when the version exists; IntegrityError when the bytes do not hash to `hash`
+   */
+  publish(p: PublishInput): Awaitable<void>;
+}
+
+export class ArtifactsRepo implements ArtifactsStore {
   readonly #db: Db;
   readonly #latest;
   readonly #artifact;
@@ -103,10 +122,7 @@ export class ArtifactsRepo {
    */
   getArtifact(hash: string): Buffer | undefined {
     const row = this.#artifact.get(hash);
-    if (!row) return undefined;
-    const actual = sha256Hex(row.bytes);
-    if (actual !== hash) throw new IntegrityError(`artifact ${hash} is corrupt: its bytes hash to ${actual}; re-deploy the flow under a new version`);
-    return row.bytes;
+    return row === undefined ? undefined : verifiedArtifact(hash, row.bytes);
   }
 
   /**
@@ -131,8 +147,7 @@ export class ArtifactsRepo {
 
   /** Stores the artifact (deduplicated by hash), adds the version and moves `latest`, in one transaction. */
   publish(p: PublishInput): void {
-    const bytes = typeof p.bytes === 'string' ? Buffer.from(p.bytes, 'utf8') : Buffer.from(p.bytes);
-    if (sha256Hex(bytes) !== p.hash) throw new IntegrityError(`refusing to publish ${p.tenant}/${p.name} ${p.version}: the bytes do not hash to ${p.hash}`);
+    const bytes = publishedBytes(p);
     this.#db
       .transaction(() => {
         if (this.#byVersion.get(p.tenant, p.name, p.version)) throw new DuplicateVersionError(p.tenant, p.name, p.version);
@@ -145,6 +160,20 @@ export class ArtifactsRepo {
       })
       .immediate();
   }
+}
+
+/** Stored bytes checked against their address. @throws IntegrityError when they no longer hash to it */
+export function verifiedArtifact(hash: string, bytes: Buffer): Buffer {
+  const actual = sha256Hex(bytes);
+  if (actual !== hash) throw new IntegrityError(`artifact ${hash} is corrupt: its bytes hash to ${actual}; re-deploy the flow under a new version`);
+  return bytes;
+}
+
+/** The bytes a publish stores, checked against the hash it names before anything is written. */
+export function publishedBytes(p: PublishInput): Buffer {
+  const bytes = typeof p.bytes === 'string' ? Buffer.from(p.bytes, 'utf8') : Buffer.from(p.bytes);
+  if (sha256Hex(bytes) !== p.hash) throw new IntegrityError(`refusing to publish ${p.tenant}/${p.name} ${p.version}: the bytes do not hash to ${p.hash}`);
+  return bytes;
 }
 
 /** The tenant's status as deploy needs it, read without depending on the tenants store. */

@@ -1,5 +1,6 @@
 /** The certificate registry in the registry database: current and replaced entries per (tenant, name). */
 import type { Db } from './db.js';
+import type { Awaitable } from '../common/awaitable.js';
 
 export type CertKind = 'client_cert' | 'server_cert' | 'ca_cert';
 
@@ -56,7 +57,23 @@ const toRow = (r: Row): CertificateRow => ({
   replacedAt: r.replaced_at,
 });
 
-export class CertificatesRepo {
+/** The storage contract (store/contracts.ts): implemented here and in store/pg/. */
+export interface CertificatesStore {
+  /** Undefined when (tenant, name) already has a current entry. */
+  add(c: NewCertificate): Awaitable<CertificateRow | undefined>;
+  /** Retires the current entry and adds the new one atomically; undefined when there is none. */
+  replace(c: NewCertificate, at: string): Awaitable<{ retired: CertificateRow; current: CertificateRow } | undefined>;
+  byId(id: number): Awaitable<CertificateRow | undefined>;
+  current(tenant: string, name: string): Awaitable<CertificateRow | undefined>;
+  /** Newest first. */
+  history(tenant: string, name: string): Awaitable<CertificateRow[]>;
+  /** Soonest expiry first. */
+  list(tenant?: string): Awaitable<CertificateRow[]>;
+  /** Compare-and-set on a task's last run: true for exactly one caller per interval, cluster-wide. */
+  claimTaskRun(task: string, nowMs: number, intervalMs: number): Awaitable<boolean>;
+}
+
+export class CertificatesRepo implements CertificatesStore {
   readonly #db: Db;
 
   constructor(db: Db) {

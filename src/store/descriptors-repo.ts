@@ -2,6 +2,7 @@
 import { SvcError } from '../common/errors.js';
 import { changeCounterOf, type ChangeCounter } from './change-counter.js';
 import type { Db } from './db.js';
+import type { Awaitable } from '../common/awaitable.js';
 
 /** One published descriptor version, without its bytes. */
 export interface DescriptorInfo {
@@ -49,7 +50,18 @@ const COLUMNS = `d.tenant, d.name, d.version, d.hash, d.size_bytes, d.deployed_a
 const FROM = `proto_descriptors d LEFT JOIN proto_latest l
   ON l.tenant = d.tenant AND l.name = d.name AND l.version = d.version`;
 
-export class DescriptorsRepo {
+/** The storage contract (store/contracts.ts): implemented here and in store/pg/. */
+export interface DescriptorsStore {
+  tenantStatus(tenant: string): Awaitable<'active' | 'disabled' | undefined>;
+  /** @throws SvcError `SVC_ERR_CONFLICT` when the version exists (nothing changes). */
+  insert(d: NewDescriptor): Awaitable<void>;
+  latestVersion(tenant: string, name: string): Awaitable<string | undefined>;
+  list(tenant: string): Awaitable<DescriptorInfo[]>;
+  get(tenant: string, name: string, version?: string): Awaitable<StoredDescriptor | undefined>;
+  latestOfTenant(tenant: string): Awaitable<StoredDescriptor[]>;
+}
+
+export class DescriptorsRepo implements DescriptorsStore {
   readonly #db: Db;
   /** Opened by the first changeToken() (the gRPC door's); tools never ask. */
   #changes: ChangeCounter | undefined;

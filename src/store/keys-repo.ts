@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { sha256Hex } from '../common/digest.js';
 import type { Db } from './db.js';
+import type { Awaitable } from '../common/awaitable.js';
 
 export type KeyStatus = 'active' | 'expired' | 'revoked';
 
@@ -60,7 +61,8 @@ export function keyStatus(row: Pick<ApiKeyRow, 'revokedAt' | 'expiresAt'>, now: 
   return 'active';
 }
 
-interface KeyRecord {
+/** A row of `api_keys` as either database returns it. */
+export interface KeyRecord {
   id: number;
   tenant: string;
   label: string;
@@ -73,9 +75,9 @@ interface KeyRecord {
   created_at: string;
 }
 
-const COLUMNS = 'id, tenant, label, key_hash, scopes, flows, expires_at, rate_limit, revoked_at, created_at';
+export const KEY_COLUMNS = 'id, tenant, label, key_hash, scopes, flows, expires_at, rate_limit, revoked_at, created_at';
 
-function toRow(r: KeyRecord): ApiKeyRow {
+export function keyFromRecord(r: KeyRecord): ApiKeyRow {
   return Object.freeze({
     id: r.id,
     tenant: r.tenant,
@@ -90,7 +92,20 @@ function toRow(r: KeyRecord): ApiKeyRow {
   });
 }
 
-export class KeysRepo {
+/** The storage contract (store/contracts.ts): implemented here and in store/pg/. */
+export interface KeysStore {
+  /** The gate's lookup by the hex SHA-256 of the raw key. */
+  findByHash(keyHash: string): Awaitable<ApiKeyRow | undefined>;
+  get(id: number): Awaitable<ApiKeyRow | undefined>;
+  /** The tenant's keys, oldest first, revoked ones included. */
+  list(tenant: string): Awaitable<ApiKeyRow[]>;
+  create(key: NewApiKey): Awaitable<ApiKeyRow>;
+  /** Atomic against concurrent revokes: exactly one caller gets 'revoked'. */
+  revoke(id: number, at: string): Awaitable<RevokeOutcome>;
+  hasAnyKey(): Awaitable<boolean>;
+}
+
+export class KeysRepo implements KeysStore {
   readonly #byHash;
   readonly #byId;
   readonly #byTenant;
@@ -99,9 +114,9 @@ export class KeysRepo {
   readonly #any;
 
   constructor(db: Db) {
-    this.#byHash = db.prepare<[string], KeyRecord>(`SELECT ${COLUMNS} FROM api_keys WHERE key_hash = ?`);
-    this.#byId = db.prepare<[number], KeyRecord>(`SELECT ${COLUMNS} FROM api_keys WHERE id = ?`);
-    this.#byTenant = db.prepare<[string], KeyRecord>(`SELECT ${COLUMNS} FROM api_keys WHERE tenant = ? ORDER BY id`);
+    this.#byHash = db.prepare<[string], KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = ?`);
+    this.#byId = db.prepare<[number], KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`);
+    this.#byTenant = db.prepare<[string], KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE tenant = ? ORDER BY id`);
     this.#insert = db.prepare(
       'INSERT INTO api_keys (tenant, label, key_hash, scopes, flows, expires_at, rate_limit, revoked_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?)',
     );
@@ -112,17 +127,17 @@ export class KeysRepo {
   /** The gate's lookup: one read on the unique index of `key_hash`. */
   findByHash(keyHash: string): ApiKeyRow | undefined {
     const r = this.#byHash.get(keyHash);
-    return r === undefined ? undefined : toRow(r);
+    return r === undefined ? undefined : keyFromRecord(r);
   }
 
   get(id: number): ApiKeyRow | undefined {
     const r = this.#byId.get(id);
-    return r === undefined ? undefined : toRow(r);
+    return r === undefined ? undefined : keyFromRecord(r);
   }
 
   /** The tenant's keys, oldest first, revoked ones included. */
   list(tenant: string): ApiKeyRow[] {
-    return this.#byTenant.all(tenant).map(toRow);
+    return this.#byTenant.all(tenant).map(keyFromRecord);
   }
 
   create(key: NewApiKey): ApiKeyRow {

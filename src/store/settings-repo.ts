@@ -2,6 +2,7 @@
 import { SvcError } from '../common/errors.js';
 import { parseSetting, Settings, type SettingDef, type SettingName } from '../common/settings.js';
 import type { Db } from './db.js';
+import type { Awaitable } from '../common/awaitable.js';
 
 export interface SettingValue {
   readonly name: SettingName;
@@ -26,7 +27,18 @@ export function isAccepted(d: SettingDef, text: string): boolean {
   return Number.isFinite(value) && value >= d.min;
 }
 
-export class SettingsRepo {
+/** The storage contract (store/contracts.ts): implemented here and in store/pg/. */
+export interface SettingsStore {
+  /** The value in force (an absent or unreadable row gives the default). */
+  get(name: SettingName): Awaitable<number>;
+  raw(name: SettingName): Awaitable<string | undefined>;
+  /** @throws SvcError `SVC_ERR_INVALID_INPUT` for an unknown name or a value the reader would not take. */
+  set(name: string, value: number | string): Awaitable<void>;
+  /** Every known setting, in catalogue order. */
+  list(): Awaitable<SettingValue[]>;
+}
+
+export class SettingsRepo implements SettingsStore {
   readonly #get;
   readonly #set;
 
@@ -50,26 +62,36 @@ export class SettingsRepo {
    * silently fall back to the default), so what is written is what takes effect.
    */
   set(name: string, value: number | string): void {
-    if (!isSettingName(name)) throw new SvcError('SVC_ERR_INVALID_INPUT', `unknown setting "${name}"; known: ${Object.keys(Settings).join(', ')}`);
-    const text = String(value).trim();
-    const d: SettingDef = Settings[name];
-    if (!isAccepted(d, text)) {
-      throw new SvcError(
-        'SVC_ERR_INVALID_INPUT',
-        `setting ${name} needs ${d.integer ? 'a whole number' : 'a number'} of at least ${d.min}, got "${String(value)}"`,
-      );
-    }
-    this.#set.run(name, text);
+    this.#set.run(name, settingText(name, value));
   }
 
   /** Every known setting with the value in force, in catalogue order. */
   list(): SettingValue[] {
-    return (Object.keys(Settings) as SettingName[]).map((name) => {
-      const raw = this.raw(name);
-      const value = parseSetting(name, raw);
-      const def: SettingDef = Settings[name];
-      const isDefault = raw === undefined || !isAccepted(def, raw.trim());
-      return Object.freeze({ name, def, value, raw, isDefault });
-    });
+    return settingValues((name) => this.raw(name));
   }
+}
+
+/**
+ * The text to store for a setting. Refuses an unknown name and a value the reader would not accept
+ * (it would silently fall back to the default), so what is written is what takes effect.
+ * @throws SvcError `SVC_ERR_INVALID_INPUT`
+ */
+export function settingText(name: string, value: number | string): string {
+  if (!isSettingName(name)) throw new SvcError('SVC_ERR_INVALID_INPUT', `unknown setting "${name}"; known: ${Object.keys(Settings).join(', ')}`);
+  const text = String(value).trim();
+  const d: SettingDef = Settings[name];
+  if (!isAccepted(d, text)) {
+    throw new SvcError('SVC_ERR_INVALID_INPUT', `setting ${name} needs ${d.integer ? 'a whole number' : 'a number'} of at least ${d.min}, got "${String(value)}"`);
+  }
+  return text;
+}
+
+/** Every known setting in catalogue order, from the stored texts `raw` gives. */
+export function settingValues(raw: (name: SettingName) => string | undefined): SettingValue[] {
+  return (Object.keys(Settings) as SettingName[]).map((name) => {
+    const text = raw(name);
+    const def: SettingDef = Settings[name];
+    const isDefault = text === undefined || !isAccepted(def, text.trim());
+    return Object.freeze({ name, def, value: parseSetting(name, text), raw: text, isDefault });
+  });
 }

@@ -1,6 +1,7 @@
 /** Tenants in the registry database: registration and the active/disabled flag (nothing is ever deleted). */
 import { SvcError } from '../common/errors.js';
 import type { Db } from './db.js';
+import type { Awaitable } from '../common/awaitable.js';
 
 export type TenantStatus = 'active' | 'disabled';
 
@@ -21,7 +22,8 @@ export interface NewTenant {
   readonly createdAt: string;
 }
 
-interface TenantRow {
+/** A row of `tenants` as either database returns it. */
+export interface TenantRow {
   id: string;
   display_name: string;
   status: TenantStatus;
@@ -29,7 +31,7 @@ interface TenantRow {
   created_at: string;
 }
 
-function toTenant(row: TenantRow): Tenant {
+export function toTenant(row: TenantRow): Tenant {
   return Object.freeze({
     id: row.id,
     displayName: row.display_name,
@@ -39,12 +41,28 @@ function toTenant(row: TenantRow): Tenant {
   });
 }
 
-function isUniqueViolation(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+/** A primary-key or unique violation, in SQLite's words or PostgreSQL's (SQLSTATE 23505). */
+export function tenantExists(id: string, cause: unknown): SvcError {
+  return new SvcError('SVC_ERR_CONFLICT', `tenant "${id}" already exists`, { cause });
 }
 
-export class TenantsRepo {
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505';
+}
+
+/** The storage contract (store/contracts.ts): implemented here and in store/pg/. */
+export interface TenantsStore {
+  get(id: string): Awaitable<Tenant | undefined>;
+  /** Every tenant, by id. */
+  list(): Awaitable<Tenant[]>;
+  /** Registers an active tenant. @throws SvcError `SVC_ERR_CONFLICT` when the id is taken. */
+  create(tenant: NewTenant): Awaitable<Tenant>;
+  /** True when the row changed; false when it already had that status or does not exist. */
+  setStatus(id: string, status: TenantStatus): Awaitable<boolean>;
+}
+
+export class TenantsRepo implements TenantsStore {
   readonly #get;
   readonly #list;
   readonly #insert;
@@ -72,7 +90,7 @@ export class TenantsRepo {
     try {
       this.#insert.run(tenant.id, tenant.displayName, 'active', JSON.stringify(tenant.authMethods), tenant.createdAt);
     } catch (err) {
-      if (isUniqueViolation(err)) throw new SvcError('SVC_ERR_CONFLICT', `tenant "${tenant.id}" already exists`, { cause: err });
+      if (isUniqueViolation(err)) throw tenantExists(tenant.id, err);
       throw err;
     }
     return this.get(tenant.id)!;

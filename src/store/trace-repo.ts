@@ -1,5 +1,6 @@
 /** Payload-tracing flags per (tenant, flow) in the registry database; default off. */
 import type { Db } from './db.js';
+import type { Awaitable } from '../common/awaitable.js';
 
 /** One (tenant, flow) flag as stored. */
 export interface TraceFlag {
@@ -10,7 +11,15 @@ export interface TraceFlag {
   readonly updated_at: string;
 }
 
-export class TraceRepo {
+/** The storage contract (store/contracts.ts): implemented here and in store/pg/. */
+export interface TraceStore {
+  isEnabled(tenant: string, flow: string): Awaitable<boolean>;
+  /** True only when the flag changed. */
+  set(tenant: string, flow: string, enabled: boolean, at: string): Awaitable<boolean>;
+  list(tenant?: string): Awaitable<TraceFlag[]>;
+}
+
+export class TraceRepo implements TraceStore {
   readonly #db: Db;
   readonly #get;
   readonly #set;

@@ -1,0 +1,23 @@
+/**
+ * What a conformance suite is given: a way to open a fresh, empty store of one kind. Each suite
+ * (`*.conformance.ts`) is a function of it and is run once per backend, by sqlite.test.ts and
+ * postgres.test.ts, so both implementations of a contract answer the same tests.
+ */
+import type { ArtifactsStore, KeysStore, SettingsStore, TenantsStore, TraceStore } from '../contracts.js';
+
+export interface StoreBackend {
+  readonly tenants: TenantsStore;
+  readonly keys: KeysStore;
+  readonly artifacts: ArtifactsStore;
+  readonly settings: SettingsStore;
+  readonly traces: TraceStore;
+  close(): Promise<void>;
+}
+
+export interface BackendKind {
+  readonly name: 'sqlite' | 'postgres';
+  /** A new store with nothing in it. */
+  open(): Promise<StoreBackend>;
+  /** Opens `n` handles on one new store (several processes or nodes sharing it). */
+  openShared(n: number): Promise<StoreBackend[]>;
+}

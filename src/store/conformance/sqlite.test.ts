@@ -1,0 +1,5 @@
+// The storage contracts' conformance suite against the embedded SQLite store.
+import { registryConformance } from './registry.conformance.js';
+import { sqliteBackend } from './sqlite-backend.js';
+
+registryConformance(sqliteBackend);

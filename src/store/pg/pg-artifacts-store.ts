@@ -1,0 +1,68 @@
+/** Flow artifacts by content address, version refs and `latest`, in the PostgreSQL store. */
+import { DuplicateVersionError, publishedBytes, verifiedArtifact, type ArtifactsStore, type FlowVersionRef, type LatestRef, type PublishInput, type VersionListing } from '../artifacts-repo.js';
+import { isUniqueViolation } from '../tenants-repo.js';
+import type { PgDb, PgTx } from './pg-db.js';
+
+export class PgArtifactsStore implements ArtifactsStore {
+  constructor(private readonly db: PgDb) {}
+
+  async resolveLatest(tenant: string, name: string): Promise<FlowVersionRef | undefined> {
+    const r = await this.db.query<FlowVersionRef>(
+      `SELECT v.version, v.hash, v.created_at FROM flow_latest l
+         JOIN flow_versions v ON v.tenant = l.tenant AND v.name = l.name AND v.version = l.version
+        WHERE l.tenant = $1 AND l.name = $2`,
+      [tenant, name],
+    );
+    return r.rows[0];
+  }
+
+  async getByVersion(tenant: string, name: string, version: string): Promise<FlowVersionRef | undefined> {
+    return (await this.db.query<FlowVersionRef>('SELECT version, hash, created_at FROM flow_versions WHERE tenant = $1 AND name = $2 AND version = $3', [tenant, name, version])).rows[0];
+  }
+
+  async listVersions(tenant: string, name: string): Promise<VersionListing[]> {
+    const r = await this.db.query<VersionListing>(
+      `SELECT v.version, v.hash, v.created_at, (l.version IS NOT NULL) AS latest FROM flow_versions v
+         LEFT JOIN flow_latest l ON l.tenant = v.tenant AND l.name = v.name AND l.version = v.version
+        WHERE v.tenant = $1 AND v.name = $2 ORDER BY v.created_at COLLATE "C", v.seq`,
+      [tenant, name],
+    );
+    return r.rows;
+  }
+
+  async getSource(tenant: string, name: string, version: string): Promise<string | undefined> {
+    return (await this.db.query<{ source: string }>('SELECT source FROM flow_sources WHERE tenant = $1 AND name = $2 AND version = $3', [tenant, name, version])).rows[0]?.source;
+  }
+
+  async listLatest(): Promise<LatestRef[]> {
+    const r = await this.db.query<LatestRef>(
+      `SELECT l.tenant, l.name, v.version, v.hash, v.created_at FROM flow_latest l
+         JOIN flow_versions v ON v.tenant = l.tenant AND v.name = l.name AND v.version = l.version
+        ORDER BY l.tenant COLLATE "C", l.name COLLATE "C"`,
+    );
+    return r.rows;
+  }
+
+  async getArtifact(hash: string): Promise<Buffer | undefined> {
+    const row = (await this.db.query<{ bytes: Buffer }>('SELECT bytes FROM artifacts WHERE hash = $1', [hash])).rows[0];
+    return row === undefined ? undefined : verifiedArtifact(hash, row.bytes);
+  }
+
+  async publish(p: PublishInput): Promise<void> {
+    const bytes = publishedBytes(p);
+    await this.db.transaction((tx) => publishIn(tx, p, bytes));
+  }
+}
+
+/** The writes of one publish, inside the caller's transaction (a deploy of many files runs several in one). */
+export async function publishIn(tx: PgTx, p: PublishInput, bytes: Buffer): Promise<void> {
+  await tx.query('INSERT INTO artifacts (hash, bytes, created_at) VALUES ($1, $2, $3) ON CONFLICT (hash) DO NOTHING', [p.hash, bytes, p.createdAt]);
+  try {
+    await tx.query('INSERT INTO flow_versions (tenant, name, version, hash, created_at) VALUES ($1, $2, $3, $4, $5)', [p.tenant, p.name, p.version, p.hash, p.createdAt]);
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new DuplicateVersionError(p.tenant, p.name, p.version);
+    throw err;
+  }
+  if (p.source !== undefined) await tx.query('INSERT INTO flow_sources (tenant, name, version, source) VALUES ($1, $2, $3, $4)', [p.tenant, p.name, p.version, p.source]);
+  await tx.query('INSERT INTO flow_latest (tenant, name, version) VALUES ($1, $2, $3) ON CONFLICT (tenant, name) DO UPDATE SET version = excluded.version', [p.tenant, p.name, p.version]);
+}

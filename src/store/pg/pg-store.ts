@@ -1,0 +1,42 @@
+/**
+ * The PostgreSQL store opened: the pool, the schema migrated, and one object per aggregate. The
+ * counterpart of opening the SQLite state directory.
+ */
+import { migratePg } from './migrate.js';
+import { PgArtifactsStore } from './pg-artifacts-store.js';
+import { PgDb, type PgDbOptions } from './pg-db.js';
+import { PgKeysStore } from './pg-keys-store.js';
+import { PgSettingsStore } from './pg-settings-store.js';
+import { PgTenantsStore } from './pg-tenants-store.js';
+import { PgTraceStore } from './pg-trace-store.js';
+import { parseStoreUrl } from './store-url.js';
+
+export interface PgStore {
+  readonly db: PgDb;
+  readonly tenants: PgTenantsStore;
+  readonly keys: PgKeysStore;
+  readonly artifacts: PgArtifactsStore;
+  readonly settings: PgSettingsStore;
+  readonly traces: PgTraceStore;
+  close(): Promise<void>;
+}
+
+/** Connects, applies pending migrations (or refuses a newer schema), and builds the stores. */
+export async function openPgStore(url: string, opts: PgDbOptions = {}): Promise<PgStore> {
+  const db = new PgDb(parseStoreUrl(url), opts);
+  try {
+    await migratePg(db);
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  return {
+    db,
+    tenants: new PgTenantsStore(db),
+    keys: new PgKeysStore(db),
+    artifacts: new PgArtifactsStore(db),
+    settings: new PgSettingsStore(db),
+    traces: new PgTraceStore(db),
+    close: () => db.close(),
+  };
+}
