@@ -26,7 +26,23 @@ export interface RegistryRepos {
   settings: SettingsRepo;
 }
 
-export class RegistryCache {
+/**
+ * The registry reads of the request path, answered at once from memory: by RegistryCache over the
+ * SQLite registry, by PgRegistryMirror (store/pg/) over PostgreSQL. A throw means the answer cannot
+ * be vouched for now (the gate's 503, never a pass).
+ */
+export interface RegistryReads {
+  findKeyByHash(hash: string): ApiKeyRow | undefined;
+  tenant(id: string): Tenant | undefined;
+  resolveLatest(tenant: string, name: string): FlowVersionRef | undefined;
+  traceEnabled(tenant: string, flow: string): boolean;
+  setting(name: SettingName): number;
+  /** After a write through this process: the next read must see it. */
+  invalidate(): void;
+  close(): void;
+}
+
+export class RegistryCache implements RegistryReads {
   readonly #repos: RegistryRepos;
   readonly #counter: ChangeCounter;
   #version: unknown;

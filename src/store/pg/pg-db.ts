@@ -87,6 +87,18 @@ export class PgDb implements PgTx {
     });
   }
 
+  /** Runs `fn`'s reads on one snapshot (REPEATABLE READ, READ ONLY): every statement sees the same commits. */
+  async readSnapshot<T>(fn: (tx: PgTx) => Promise<T>): Promise<T> {
+    return this.withConnection(async (client) => {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      try {
+        return await fn(client);
+      } finally {
+        await client.query('ROLLBACK').catch(() => undefined);
+      }
+    });
+  }
+
   /** Lends one connection to `fn` (a session-level advisory lock, LISTEN); it is released after. */
   async withConnection<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     let client: pg.PoolClient;
