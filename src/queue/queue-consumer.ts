@@ -16,7 +16,8 @@ import { SegmentRecordCount } from './record-count.js';
 import { LockFile, WRITE_LOCK_OPTIONS } from './lock-file.js';
 import type { QueuePaths } from './queue-paths.js';
 import type { CommittedBatch } from './segment-appender.js';
-import { DEFAULT_RETRY_POLICY, retryDelayMs, type QueueStats, type RetryPolicy, type SegmentRecord } from './types.js';
+import { settlementOf } from './settlement.js';
+import { DEFAULT_RETRY_POLICY, type QueueStats, type RetryPolicy, type SegmentRecord } from './types.js';
 import { readDeadLetters } from './dead-letters.js';
 
 /**
@@ -524,23 +525,22 @@ export class QueueConsumer {
    * retry entry removed); it runs only once whatever must be durable first (a dead letter) is.
    */
   async #settle(msg: QueueMessage, outcome: Outcome, passed: () => void): Promise<void> {
-    if (outcome.kind === 'ack') {
+    const s = settlementOf(msg, outcome, Date.now());
+    if (s.kind === 'ack') {
       passed();
       // Measured draining a backlog on a 2-vCPU VM: an fdatasync every 64 acks left the event
       // loop idle a quarter of the time, and each hand-over to the pool cost it ~270 us more.
       if (++this.#unsynced >= this.#opts.checkpointEvery) await this.#flush(Date.now() - this.#syncedAt >= CHECKPOINT_SYNC_MS);
       return;
     }
-    if (outcome.kind === 'retry-fixed' || (outcome.kind === 'retry' && msg.attempt < outcome.policy.maxAttempts)) {
-      const fixed = outcome.kind === 'retry-fixed';
-      const delay = fixed ? outcome.delayMs : (outcome.delayMs ?? retryDelayMs(outcome.policy, msg.attempt));
+    if (s.kind === 'retry') {
       const entry: RetryEntry = {
         id: msg.id,
         correlation_id: msg.correlationId,
         enqueued_at: msg.enqueuedAt,
         payload: msg.payload,
-        attempts: fixed ? msg.attempt - 1 : msg.attempt,
-        due: Date.now() + delay,
+        attempts: s.attempts,
+        due: s.dueMs,
         traceparent: msg.traceparent,
         tracestate: msg.tracestate,
       };
@@ -548,11 +548,11 @@ export class QueueConsumer {
       this.#cs.retries.set(entry.id, entry);
       this.#pendingRecords.push({ t: 'retry', entry });
       await this.#flush(true);
-      this.#opts.onAttemptFailed?.({ message: msg, error: outcome.error ?? 'retry requested', retryInMs: delay, deadLettered: false, fixed });
+      this.#opts.onAttemptFailed?.({ message: msg, error: s.error, retryInMs: s.delayMs, deadLettered: false, fixed: s.fixed });
       return;
     }
     // Dead: the dead letter is durable before the checkpoint passes the message.
-    const error = outcome.error;
+    const error = s.error;
     await addDeadLetter(this.paths, {
       id: msg.id,
       payload: msg.payload,

@@ -37,6 +37,16 @@ export interface PgTx {
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: readonly unknown[]): Promise<pg.QueryResult<R>>;
 }
 
+/** One server session held for a long time (see PgDb.openSession). */
+export interface PgSession extends PgTx {
+  /** LISTEN notifications: channel and payload. */
+  onNotification(fn: (channel: string, payload: string) => void): void;
+  /** Called once when the connection is lost or closed (at once when it already is). */
+  onLost(fn: (err: Error) => void): void;
+  readonly lost: boolean;
+  end(): Promise<void>;
+}
+
 export class PgDb implements PgTx {
   readonly url: StoreUrl;
   readonly #pool: pg.Pool;
@@ -119,14 +129,58 @@ export class PgDb implements PgTx {
   }
 
   /** A connection of its own, outside the pool's count (LISTEN for the whole life of the process). */
-  async dedicatedClient(): Promise<pg.Client> {
-    const client = new pg.Client({ connectionString: this.url.connectionString, application_name: 'svc-listen', options: `-c search_path=${this.url.schema}`, types: TYPES });
+  async dedicatedClient(settings: Record<string, string> = {}): Promise<pg.Client> {
+    const extra = Object.entries(settings).map(([k, v]) => ` -c ${k}=${v}`).join('');
+    const client = new pg.Client({ connectionString: this.url.connectionString, application_name: 'svc-session', options: `-c search_path=${this.url.schema}${extra}`, types: TYPES });
     try {
       await client.connect();
     } catch (err) {
+      client.on('error', () => undefined);
+      await client.end().catch(() => undefined);
       throw asUnavailable(err, this.url);
     }
     return client;
+  }
+
+  /**
+   * A session of its own (session-level advisory locks, LISTEN), wrapped so that layers above the
+   * store need not know node-postgres. `settings` are server parameters of the session (e.g.
+   * `idle_session_timeout`).
+   */
+  async openSession(settings: Record<string, string> = {}): Promise<PgSession> {
+    const client = await this.dedicatedClient(settings);
+    const url = this.url;
+    let lost: Error | undefined;
+    const lostListeners: ((err: Error) => void)[] = [];
+    const onLost = (err: Error) => {
+      if (lost !== undefined) return;
+      lost = err;
+      for (const l of lostListeners) l(err);
+    };
+    client.on('error', onLost);
+    client.on('end', () => onLost(new Error('the session ended')));
+    return {
+      query: async <R extends pg.QueryResultRow>(sql: string, params?: readonly unknown[]) => {
+        if (lost !== undefined) throw asUnavailable(Object.assign(new Error(`Connection terminated: ${lost.message}`), { code: '08006' }), url);
+        try {
+          return await client.query<R>(sql, params as unknown[] | undefined);
+        } catch (err) {
+          throw asUnavailable(err, url);
+        }
+      },
+      onNotification: (fn) => void client.on('notification', (n) => fn(n.channel, n.payload ?? '')),
+      onLost: (fn) => {
+        if (lost !== undefined) fn(lost);
+        else lostListeners.push(fn);
+      },
+      get lost() {
+        return lost !== undefined;
+      },
+      end: async () => {
+        onLost(new Error('the session was closed'));
+        await client.end().catch(() => undefined);
+      },
+    };
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,31 @@
+/**
+ * What a handler's outcome means for the message, decided the same way by every queue backend
+ * (the files of the state directory, PostgreSQL): acknowledged, tried again later (with the
+ * attempts it will have consumed and when), or dead-lettered.
+ */
+import type { Outcome, QueueMessage } from './queue-consumer.js';
+import { retryDelayMs } from './types.js';
+
+export type Settlement =
+  | { readonly kind: 'ack' }
+  | {
+      readonly kind: 'retry';
+      /** Attempts consumed once it is rescheduled (a `retry-fixed` consumes none). */
+      readonly attempts: number;
+      readonly delayMs: number;
+      /** Epoch milliseconds. */
+      readonly dueMs: number;
+      readonly fixed: boolean;
+      readonly error: string;
+    }
+  | { readonly kind: 'dead'; readonly error: string; readonly attempts: number };
+
+export function settlementOf(msg: QueueMessage, outcome: Outcome, nowMs: number): Settlement {
+  if (outcome.kind === 'ack') return outcome;
+  if (outcome.kind === 'retry-fixed' || (outcome.kind === 'retry' && msg.attempt < outcome.policy.maxAttempts)) {
+    const fixed = outcome.kind === 'retry-fixed';
+    const delayMs = fixed ? outcome.delayMs : (outcome.delayMs ?? retryDelayMs(outcome.policy, msg.attempt));
+    return { kind: 'retry', attempts: fixed ? msg.attempt - 1 : msg.attempt, delayMs, dueMs: nowMs + delayMs, fixed, error: outcome.error ?? 'retry requested' };
+  }
+  return { kind: 'dead', error: outcome.error, attempts: msg.attempt };
+}
