@@ -21,3 +21,5 @@ export type { SettingsStore } from './settings-repo.js';
 export type { TraceStore } from './trace-repo.js';
 export type { CertificatesStore } from './certificates-repo.js';
 export type { DescriptorsStore } from './descriptors-repo.js';
+export type { UiUsersStore } from './ui-users-repo.js';
+export type { UiSessionsStore } from './ui-sessions-repo.js';

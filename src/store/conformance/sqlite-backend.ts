@@ -1,4 +1,4 @@
-/** The embedded backend of the conformance suite: a real registry file in a temporary directory. */
+/** The embedded backend of the conformance suite: real `registry.db` and `ui.db` files in a temporary directory. */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,21 +6,28 @@ import { ArtifactsRepo } from '../artifacts-repo.js';
 import { openDb } from '../db.js';
 import { KeysRepo } from '../keys-repo.js';
 import { registryMigrations } from '../migrations/registry.js';
+import { uiMigrations } from '../migrations/ui.js';
 import { SettingsRepo } from '../settings-repo.js';
 import { TenantsRepo } from '../tenants-repo.js';
 import { TraceRepo } from '../trace-repo.js';
+import { UiSessionsRepo } from '../ui-sessions-repo.js';
+import { UiUsersRepo } from '../ui-users-repo.js';
 import type { BackendKind, StoreBackend } from './backend.js';
 
-function openFile(file: string, cleanup: () => void): StoreBackend {
-  const db = openDb(file, registryMigrations);
+function openFiles(dir: string, cleanup: () => void): StoreBackend {
+  const db = openDb(join(dir, 'registry.db'), registryMigrations);
+  const uiDb = openDb(join(dir, 'ui.db'), uiMigrations);
   return {
     tenants: new TenantsRepo(db),
     keys: new KeysRepo(db),
     artifacts: new ArtifactsRepo(db),
     settings: new SettingsRepo(db),
     traces: new TraceRepo(db),
+    uiUsers: new UiUsersRepo(uiDb),
+    uiSessions: new UiSessionsRepo(uiDb),
     close: async () => {
       db.close();
+      uiDb.close();
       cleanup();
     },
   };
@@ -35,6 +42,6 @@ export const sqliteBackend: BackendKind = {
     const cleanup = () => {
       if (--open === 0) rmSync(dir, { recursive: true, force: true });
     };
-    return Array.from({ length: n }, () => openFile(join(dir, 'registry.db'), cleanup));
+    return Array.from({ length: n }, () => openFiles(dir, cleanup));
   },
 };

@@ -1,5 +1,7 @@
 // The storage contracts' conformance suite against the embedded SQLite store.
 import { registryConformance } from './registry.conformance.js';
 import { sqliteBackend } from './sqlite-backend.js';
+import { uiConformance } from './ui.conformance.js';
 
 registryConformance(sqliteBackend);
+uiConformance(sqliteBackend);

@@ -9,6 +9,8 @@ import { PgKeysStore } from './pg-keys-store.js';
 import { PgSettingsStore } from './pg-settings-store.js';
 import { PgTenantsStore } from './pg-tenants-store.js';
 import { PgTraceStore } from './pg-trace-store.js';
+import { PgUiSessionsStore } from './pg-ui-sessions-store.js';
+import { PgUiUsersStore } from './pg-ui-users-store.js';
 import { parseStoreUrl } from './store-url.js';
 
 export interface PgStore {
@@ -18,6 +20,8 @@ export interface PgStore {
   readonly artifacts: PgArtifactsStore;
   readonly settings: PgSettingsStore;
   readonly traces: PgTraceStore;
+  readonly uiUsers: PgUiUsersStore;
+  readonly uiSessions: PgUiSessionsStore;
   close(): Promise<void>;
 }
 
@@ -37,6 +41,8 @@ export async function openPgStore(url: string, opts: PgDbOptions = {}): Promise<
     artifacts: new PgArtifactsStore(db),
     settings: new PgSettingsStore(db),
     traces: new PgTraceStore(db),
+    uiUsers: new PgUiUsersStore(db),
+    uiSessions: new PgUiSessionsStore(db),
     close: () => db.close(),
   };
 }
