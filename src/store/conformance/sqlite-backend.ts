@@ -3,7 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ArtifactsRepo } from '../artifacts-repo.js';
+import { CertificatesRepo } from '../certificates-repo.js';
 import { openDb } from '../db.js';
+import { DescriptorsRepo } from '../descriptors-repo.js';
 import { KeysRepo } from '../keys-repo.js';
 import { registryMigrations } from '../migrations/registry.js';
 import { SettingsRepo } from '../settings-repo.js';
@@ -19,6 +21,8 @@ function openFile(file: string, cleanup: () => void): StoreBackend {
     artifacts: new ArtifactsRepo(db),
     settings: new SettingsRepo(db),
     traces: new TraceRepo(db),
+    certificates: new CertificatesRepo(db),
+    descriptors: new DescriptorsRepo(db),
     close: async () => {
       db.close();
       cleanup();

@@ -1,5 +1,9 @@
 // The storage contracts' conformance suite against the embedded SQLite store.
+import { certificatesConformance } from './certificates.conformance.js';
+import { descriptorsConformance } from './descriptors.conformance.js';
 import { registryConformance } from './registry.conformance.js';
 import { sqliteBackend } from './sqlite-backend.js';
 
 registryConformance(sqliteBackend);
+certificatesConformance(sqliteBackend);
+descriptorsConformance(sqliteBackend);

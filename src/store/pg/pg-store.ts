@@ -4,7 +4,9 @@
  */
 import { migratePg } from './migrate.js';
 import { PgArtifactsStore } from './pg-artifacts-store.js';
+import { PgCertificatesStore } from './pg-certificates-store.js';
 import { PgDb, type PgDbOptions } from './pg-db.js';
+import { PgDescriptorsStore } from './pg-descriptors-store.js';
 import { PgKeysStore } from './pg-keys-store.js';
 import { PgSettingsStore } from './pg-settings-store.js';
 import { PgTenantsStore } from './pg-tenants-store.js';
@@ -18,6 +20,8 @@ export interface PgStore {
   readonly artifacts: PgArtifactsStore;
   readonly settings: PgSettingsStore;
   readonly traces: PgTraceStore;
+  readonly certificates: PgCertificatesStore;
+  readonly descriptors: PgDescriptorsStore;
   close(): Promise<void>;
 }
 
@@ -37,6 +41,8 @@ export async function openPgStore(url: string, opts: PgDbOptions = {}): Promise<
     artifacts: new PgArtifactsStore(db),
     settings: new PgSettingsStore(db),
     traces: new PgTraceStore(db),
+    certificates: new PgCertificatesStore(db),
+    descriptors: new PgDescriptorsStore(db),
     close: () => db.close(),
   };
 }
