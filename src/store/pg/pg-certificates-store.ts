@@ -23,8 +23,9 @@ export class PgCertificatesStore implements CertificatesStore {
       // Replaces of one (tenant, name) queue here. A row lock alone would not do: under READ
       // COMMITTED the second replace, woken after the first committed, would find the entry it
       // waited for retired and would not see the new current one, and answer "none". After this
-      // lock each statement reads a snapshot that includes every earlier replace.
-      await tx.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema() || chr(0) || $2 || chr(0) || $3))', [REPLACE_LOCK_CLASS, c.tenant, c.name]);
+      // lock each statement reads a snapshot that includes every earlier replace. Two keys that
+      // hash alike only queue behind each other.
+      await tx.query("SELECT pg_advisory_xact_lock($1, hashtext(current_schema() || '/' || $2 || '/' || $3))", [REPLACE_LOCK_CLASS, c.tenant, c.name]);
       const old = await tx.query<CertificateRecord>("UPDATE certificates SET status = 'replaced', replaced_at = $3 WHERE tenant = $1 AND name = $2 AND status = 'current' RETURNING *", [c.tenant, c.name, at]);
       if (old.rows[0] === undefined) return undefined;
       const added = await tx.query<CertificateRecord>(`${INSERT} RETURNING *`, certificateParams(c));
