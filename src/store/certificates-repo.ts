@@ -23,7 +23,8 @@ export interface CertificateRow {
 
 export type NewCertificate = Omit<CertificateRow, 'id' | 'status' | 'replacedAt'>;
 
-interface Row {
+/** A `certificates` row as both stores return it (`SELECT *`). */
+export interface CertificateRecord {
   id: number;
   tenant: string;
   name: string;
@@ -40,7 +41,7 @@ interface Row {
   replaced_at: string | null;
 }
 
-const toRow = (r: Row): CertificateRow => ({
+export const certificateFromRecord = (r: CertificateRecord): CertificateRow => ({
   id: r.id,
   tenant: r.tenant,
   name: r.name,
@@ -56,6 +57,9 @@ const toRow = (r: Row): CertificateRow => ({
   createdAt: r.created_at,
   replacedAt: r.replaced_at,
 });
+
+/** The values of a new entry, in the order of the INSERT's columns (tenant ... pem, created_at). */
+export const certificateParams = (c: NewCertificate): unknown[] => [c.tenant, c.name, c.kind, c.subject, c.issuer, c.serial, c.validFrom, c.validTo, c.sha256, c.pem, c.createdAt];
 
 /** The storage contract (store/contracts.ts): implemented here and in store/pg/. */
 export interface CertificatesStore {
@@ -86,7 +90,7 @@ export class CertificatesRepo implements CertificatesStore {
         `INSERT INTO certificates (tenant, name, kind, subject, issuer, serial, valid_from, valid_to, sha256, pem, status, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'current', ?)`,
       )
-      .run(c.tenant, c.name, c.kind, c.subject, c.issuer, c.serial, c.validFrom, c.validTo, c.sha256, c.pem, c.createdAt);
+      .run(...certificateParams(c));
     return this.byId(Number(r.lastInsertRowid))!;
   }
 
@@ -108,18 +112,18 @@ export class CertificatesRepo implements CertificatesStore {
   }
 
   byId(id: number): CertificateRow | undefined {
-    const r = this.#db.prepare('SELECT * FROM certificates WHERE id = ?').get(id) as Row | undefined;
-    return r === undefined ? undefined : toRow(r);
+    const r = this.#db.prepare('SELECT * FROM certificates WHERE id = ?').get(id) as CertificateRecord | undefined;
+    return r === undefined ? undefined : certificateFromRecord(r);
   }
 
   current(tenant: string, name: string): CertificateRow | undefined {
-    const r = this.#db.prepare("SELECT * FROM certificates WHERE tenant = ? AND name = ? AND status = 'current'").get(tenant, name) as Row | undefined;
-    return r === undefined ? undefined : toRow(r);
+    const r = this.#db.prepare("SELECT * FROM certificates WHERE tenant = ? AND name = ? AND status = 'current'").get(tenant, name) as CertificateRecord | undefined;
+    return r === undefined ? undefined : certificateFromRecord(r);
   }
 
   /** Every entry of (tenant, name), newest first. */
   history(tenant: string, name: string): CertificateRow[] {
-    return (this.#db.prepare('SELECT * FROM certificates WHERE tenant = ? AND name = ? ORDER BY id DESC').all(tenant, name) as Row[]).map(toRow);
+    return (this.#db.prepare('SELECT * FROM certificates WHERE tenant = ? AND name = ? ORDER BY id DESC').all(tenant, name) as CertificateRecord[]).map(certificateFromRecord);
   }
 
   /** Every entry (current and replaced), optionally of one tenant, soonest expiry first. */
@@ -128,7 +132,7 @@ export class CertificatesRepo implements CertificatesStore {
       tenant === undefined
         ? this.#db.prepare('SELECT * FROM certificates ORDER BY valid_to, tenant, name, id').all()
         : this.#db.prepare('SELECT * FROM certificates WHERE tenant = ? ORDER BY valid_to, name, id').all(tenant);
-    return (rows as Row[]).map(toRow);
+    return (rows as CertificateRecord[]).map(certificateFromRecord);
   }
 
   /**

@@ -34,21 +34,27 @@ export interface NewDescriptor {
   readonly makeLatest: boolean;
 }
 
-interface Row {
+/** A descriptor row as both stores return it; `latest` is 0/1 from SQLite, a boolean from PostgreSQL. */
+export interface DescriptorRecord {
   tenant: string;
   name: string;
   version: string;
   hash: string;
   size_bytes: number;
   deployed_at: string;
-  latest: number;
+  latest: number | boolean;
   bytes?: Buffer;
 }
 
-const COLUMNS = `d.tenant, d.name, d.version, d.hash, d.size_bytes, d.deployed_at,
+/** The selected columns, over DESCRIPTOR_FROM (d, l) or the latest-pointer join. */
+export const DESCRIPTOR_COLUMNS = `d.tenant, d.name, d.version, d.hash, d.size_bytes, d.deployed_at,
   (l.version IS NOT NULL) AS latest`;
-const FROM = `proto_descriptors d LEFT JOIN proto_latest l
+/** Every version with its latest pointer, if it is the latest. */
+export const DESCRIPTOR_FROM = `proto_descriptors d LEFT JOIN proto_latest l
   ON l.tenant = d.tenant AND l.name = d.name AND l.version = d.version`;
+
+/** Only the versions a latest pointer names. */
+export const DESCRIPTOR_LATEST_FROM = 'proto_latest l JOIN proto_descriptors d ON d.tenant = l.tenant AND d.name = l.name AND d.version = l.version';
 
 /** The storage contract (store/contracts.ts): implemented here and in store/pg/. */
 export interface DescriptorsStore {
@@ -86,7 +92,7 @@ export class DescriptorsRepo implements DescriptorsStore {
       .transaction(() => {
         const exists = this.#db.prepare('SELECT hash FROM proto_descriptors WHERE tenant = ? AND name = ? AND version = ?').get(d.tenant, d.name, d.version);
         if (exists !== undefined) {
-          throw new SvcError('SVC_ERR_CONFLICT', `descriptor ${d.tenant}/${d.name} version ${d.version} is already published; publish under a new version`);
+          throw descriptorExists(d);
         }
         this.#db
           .prepare('INSERT INTO proto_descriptors (tenant, name, version, hash, size_bytes, bytes, deployed_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
@@ -108,26 +114,26 @@ export class DescriptorsRepo implements DescriptorsStore {
 
   /** Every version of a tenant, by name then deployment time. */
   list(tenant: string): DescriptorInfo[] {
-    const rows = this.#db.prepare(`SELECT ${COLUMNS} FROM ${FROM} WHERE d.tenant = ? ORDER BY d.name, d.deployed_at, d.version`).all(tenant) as Row[];
-    return rows.map(toInfo);
+    const rows = this.#db.prepare(`SELECT ${DESCRIPTOR_COLUMNS} FROM ${DESCRIPTOR_FROM} WHERE d.tenant = ? ORDER BY d.name, d.deployed_at, d.version`).all(tenant) as DescriptorRecord[];
+    return rows.map(toDescriptorInfo);
   }
 
   /** One version with its bytes; without `version`, the latest one. Undefined when absent. */
   get(tenant: string, name: string, version?: string): StoredDescriptor | undefined {
     const row = (
       version === undefined
-        ? this.#db.prepare(`SELECT ${COLUMNS}, d.bytes FROM proto_latest l JOIN proto_descriptors d ON d.tenant = l.tenant AND d.name = l.name AND d.version = l.version WHERE l.tenant = ? AND l.name = ?`).get(tenant, name)
-        : this.#db.prepare(`SELECT ${COLUMNS}, d.bytes FROM ${FROM} WHERE d.tenant = ? AND d.name = ? AND d.version = ?`).get(tenant, name, version)
-    ) as Row | undefined;
-    return row === undefined ? undefined : toStored(row);
+        ? this.#db.prepare(`SELECT ${DESCRIPTOR_COLUMNS}, d.bytes FROM ${DESCRIPTOR_LATEST_FROM} WHERE l.tenant = ? AND l.name = ?`).get(tenant, name)
+        : this.#db.prepare(`SELECT ${DESCRIPTOR_COLUMNS}, d.bytes FROM ${DESCRIPTOR_FROM} WHERE d.tenant = ? AND d.name = ? AND d.version = ?`).get(tenant, name, version)
+    ) as DescriptorRecord | undefined;
+    return row === undefined ? undefined : toStoredDescriptor(row);
   }
 
   /** The latest version of every descriptor name of a tenant, newest deployment first. */
   latestOfTenant(tenant: string): StoredDescriptor[] {
     const rows = this.#db
-      .prepare(`SELECT ${COLUMNS}, d.bytes FROM proto_latest l JOIN proto_descriptors d ON d.tenant = l.tenant AND d.name = l.name AND d.version = l.version WHERE l.tenant = ? ORDER BY d.deployed_at DESC, d.name`)
-      .all(tenant) as Row[];
-    return rows.map(toStored);
+      .prepare(`SELECT ${DESCRIPTOR_COLUMNS}, d.bytes FROM ${DESCRIPTOR_LATEST_FROM} WHERE l.tenant = ? ORDER BY d.deployed_at DESC, d.name`)
+      .all(tenant) as DescriptorRecord[];
+    return rows.map(toStoredDescriptor);
   }
 
   /**
@@ -147,10 +153,15 @@ export class DescriptorsRepo implements DescriptorsStore {
   }
 }
 
-function toInfo(r: Row): DescriptorInfo {
-  return { tenant: r.tenant, name: r.name, version: r.version, hash: r.hash, sizeBytes: r.size_bytes, deployedAt: r.deployed_at, latest: r.latest === 1 };
+/** The refusal of a version that is published already. */
+export function descriptorExists(d: NewDescriptor): SvcError {
+  return new SvcError('SVC_ERR_CONFLICT', `descriptor ${d.tenant}/${d.name} version ${d.version} is already published; publish under a new version`);
 }
 
-function toStored(r: Row): StoredDescriptor {
-  return { ...toInfo(r), bytes: r.bytes as Buffer };
+export function toDescriptorInfo(r: DescriptorRecord): DescriptorInfo {
+  return { tenant: r.tenant, name: r.name, version: r.version, hash: r.hash, sizeBytes: r.size_bytes, deployedAt: r.deployed_at, latest: r.latest === 1 || r.latest === true };
+}
+
+export function toStoredDescriptor(r: DescriptorRecord): StoredDescriptor {
+  return { ...toDescriptorInfo(r), bytes: r.bytes as Buffer };
 }

@@ -1,7 +1,11 @@
 // The storage contracts' conformance suite against PostgreSQL (SVC_TEST_PG_URL, test/helpers/pg.ts).
+import { certificatesConformance } from './certificates.conformance.js';
+import { descriptorsConformance } from './descriptors.conformance.js';
 import { pgBackend } from './pg-backend.js';
 import { registryConformance } from './registry.conformance.js';
 import { uiConformance } from './ui.conformance.js';
 
 registryConformance(pgBackend);
 uiConformance(pgBackend);
+certificatesConformance(pgBackend);
+descriptorsConformance(pgBackend);

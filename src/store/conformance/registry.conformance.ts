@@ -17,6 +17,16 @@ export async function withStore(kind: BackendKind, fn: (s: StoreBackend) => Prom
   }
 }
 
+/** Opens `n` handles on one fresh store for `fn` (several nodes sharing it) and closes them all after. */
+export async function withShared(kind: BackendKind, n: number, fn: (handles: StoreBackend[]) => Promise<void>): Promise<void> {
+  const handles = await kind.openShared(n);
+  try {
+    await fn(handles);
+  } finally {
+    for (const h of handles) await h.close();
+  }
+}
+
 const T0 = '2026-01-02T03:04:05.000Z';
 
 export function registryConformance(kind: BackendKind): void {

@@ -3,7 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ArtifactsRepo } from '../artifacts-repo.js';
+import { CertificatesRepo } from '../certificates-repo.js';
 import { openDb } from '../db.js';
+import { DescriptorsRepo } from '../descriptors-repo.js';
 import { KeysRepo } from '../keys-repo.js';
 import { registryMigrations } from '../migrations/registry.js';
 import { uiMigrations } from '../migrations/ui.js';
@@ -25,6 +27,8 @@ function openFiles(dir: string, cleanup: () => void): StoreBackend {
     traces: new TraceRepo(db),
     uiUsers: new UiUsersRepo(uiDb),
     uiSessions: new UiSessionsRepo(uiDb),
+    certificates: new CertificatesRepo(db),
+    descriptors: new DescriptorsRepo(db),
     close: async () => {
       db.close();
       uiDb.close();

@@ -1,7 +1,11 @@
 // The storage contracts' conformance suite against the embedded SQLite store.
+import { certificatesConformance } from './certificates.conformance.js';
+import { descriptorsConformance } from './descriptors.conformance.js';
 import { registryConformance } from './registry.conformance.js';
 import { sqliteBackend } from './sqlite-backend.js';
 import { uiConformance } from './ui.conformance.js';
 
 registryConformance(sqliteBackend);
 uiConformance(sqliteBackend);
+certificatesConformance(sqliteBackend);
+descriptorsConformance(sqliteBackend);

@@ -4,7 +4,9 @@
  */
 import { migratePg } from './migrate.js';
 import { PgArtifactsStore } from './pg-artifacts-store.js';
+import { PgCertificatesStore } from './pg-certificates-store.js';
 import { PgDb, type PgDbOptions } from './pg-db.js';
+import { PgDescriptorsStore } from './pg-descriptors-store.js';
 import { PgKeysStore } from './pg-keys-store.js';
 import { PgSettingsStore } from './pg-settings-store.js';
 import { PgTenantsStore } from './pg-tenants-store.js';
@@ -22,6 +24,8 @@ export interface PgStore {
   readonly traces: PgTraceStore;
   readonly uiUsers: PgUiUsersStore;
   readonly uiSessions: PgUiSessionsStore;
+  readonly certificates: PgCertificatesStore;
+  readonly descriptors: PgDescriptorsStore;
   close(): Promise<void>;
 }
 
@@ -43,6 +47,8 @@ export async function openPgStore(url: string, opts: PgDbOptions = {}): Promise<
     traces: new PgTraceStore(db),
     uiUsers: new PgUiUsersStore(db),
     uiSessions: new PgUiSessionsStore(db),
+    certificates: new PgCertificatesStore(db),
+    descriptors: new PgDescriptorsStore(db),
     close: () => db.close(),
   };
 }
