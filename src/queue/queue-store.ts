@@ -6,6 +6,8 @@
 import { SvcError } from '../common/errors.js';
 import { compactIdleQueue, listQueueDirs, readQueueStats, type QueueCompaction } from './compaction.js';
 import { discardDeadLetter, readDeadLetters, replayDeadLetter, type DeadLetter, type ReplayResult } from './dead-letters.js';
+import type { DeadLetterRow, QueueBackend } from './backend.js';
+import { liveLockOwner } from './lock-file.js';
 import { queuePaths, type QueuePaths } from './queue-paths.js';
 import { QueueConsumer, type QueueConsumerOptions } from './queue-consumer.js';
 import type { PrefixCutOptions } from './prefix-cut.js';
@@ -29,13 +31,9 @@ export interface QueueStoreOptions {
 
 const DEFAULT_APPENDER_IDLE_CLOSE_MS = 30_000;
 
-/** A pending dead letter with its queue. */
-export interface DeadLetterRow extends DeadLetter {
-  readonly tenant: string;
-  readonly flow: string;
-}
+export type { DeadLetterRow } from './backend.js';
 
-export class QueueStore {
+export class QueueStore implements QueueBackend {
   readonly queuesDir: string;
   readonly #idBlockSize: number;
   readonly #prefixCut: PrefixCutOptions | undefined;
@@ -58,6 +56,10 @@ export class QueueStore {
   /** The queue's file paths; throws SVC_ERR_INVALID_NAME for a tenant or flow breaking the name rule. */
   paths(tenant: string, flow: string): QueuePaths {
     return queuePaths(this.queuesDir, tenant, flow);
+  }
+
+  checkNames(tenant: string, flow: string): void {
+    this.paths(tenant, flow);
   }
 
   /**
@@ -118,6 +120,12 @@ export class QueueStore {
     const c = this.#consumers.get(key);
     this.#consumers.delete(key);
     await c?.close();
+  }
+
+  /** True when the queue's consumer lock names another live process (read only; nothing is taken). */
+  async consumedElsewhere(tenant: string, flow: string): Promise<boolean> {
+    const owner = await liveLockOwner(this.paths(tenant, flow).consumerLock);
+    return owner !== undefined && owner.pid !== process.pid;
   }
 
   /** Every queue with a directory under queuesDir. */

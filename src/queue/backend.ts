@@ -1,0 +1,47 @@
+/**
+ * The queue contract every backend implements: the files of the state directory (QueueStore) and
+ * PostgreSQL (pg/PgQueueStore). The queue workers, /enqueue, queue_publish, `svc dlq` and the
+ * UI are written against it; the conformance suite (queue-conformance.ts) runs both.
+ */
+import type { DeadLetter, ReplayResult } from './dead-letters.js';
+import type { QueueCompaction } from './compaction.js';
+import type { ConsumerStateName, QueueConsumerOptions } from './queue-consumer.js';
+import type { AppendInput, AppendResult, QueueStats } from './types.js';
+
+/** A pending dead letter with its queue. */
+export interface DeadLetterRow extends DeadLetter {
+  readonly tenant: string;
+  readonly flow: string;
+}
+
+/** This process's worker of one queue. */
+export interface QueueConsumerHandle {
+  readonly state: ConsumerStateName;
+  stats(): Promise<QueueStats>;
+  /** Stops delivering; the handler in flight gets its grace period; progress is written. */
+  close(): Promise<void>;
+}
+
+export interface QueueBackend {
+  /** @throws SvcError `SVC_ERR_INVALID_NAME` for a tenant or flow breaking the name rule */
+  checkNames(tenant: string, flow: string): void;
+  /** Resolves once the message is durable (fdatasync, or the COMMIT that holds it), with its id. */
+  append(tenant: string, flow: string, input: AppendInput): Promise<AppendResult>;
+  /** Starts this process's worker; undefined when a worker already runs here or elsewhere (another process or node). */
+  startConsumer(tenant: string, flow: string, opts: QueueConsumerOptions): Promise<QueueConsumerHandle | undefined>;
+  consumer(tenant: string, flow: string): QueueConsumerHandle | undefined;
+  stopConsumer(tenant: string, flow: string): Promise<void>;
+  /** True when another live process (or node) runs the queue's worker now. */
+  consumedElsewhere(tenant: string, flow: string): Promise<boolean>;
+  /** Every queue that holds or has held a message. */
+  listQueues(): Promise<{ tenant: string; flow: string }[]>;
+  stats(tenant: string, flow: string): Promise<QueueStats>;
+  /** One pass giving back the space of processed messages. */
+  compact(): Promise<QueueCompaction[]>;
+  listDeadLetters(filter?: { tenant?: string; flow?: string }): Promise<DeadLetterRow[]>;
+  /** Appends the payload as a new message (new id, fresh attempts and correlation id) and retires the entry. @throws SVC_ERR_NOT_FOUND */
+  replayDeadLetter(tenant: string, flow: string, id: number, correlationId?: string): Promise<ReplayResult>;
+  /** @throws SVC_ERR_NOT_FOUND */
+  discardDeadLetter(tenant: string, flow: string, id: number): Promise<DeadLetter>;
+  close(): Promise<void>;
+}
