@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ArtifactsRepo } from '../artifacts-repo.js';
 import { openDb } from '../db.js';
+import { FlowStateRepo } from '../flow-state-repo.js';
 import { KeysRepo } from '../keys-repo.js';
 import { registryMigrations } from '../migrations/registry.js';
 import { SettingsRepo } from '../settings-repo.js';
@@ -19,6 +20,7 @@ function openFile(file: string, cleanup: () => void): StoreBackend {
     artifacts: new ArtifactsRepo(db),
     settings: new SettingsRepo(db),
     traces: new TraceRepo(db),
+    flowState: new FlowStateRepo(db),
     close: async () => {
       db.close();
       cleanup();
