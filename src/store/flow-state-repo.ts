@@ -157,13 +157,7 @@ export class FlowStateRepo implements FlowStateStore {
   }
 
   /** Records the outcome of the claimed run (only while the row is still this claim's). */
-  finish(
-    tenant: string,
-    flow: string,
-    keyHash: string,
-    correlationId: string,
-    o: FinishRequest,
-  ): void {
+  finish(tenant: string, flow: string, keyHash: string, correlationId: string, o: FinishRequest): void {
     this.#safe(() =>
       this.#sql(
           `UPDATE flow_inbox SET status = ?, response_status = ?, response_headers = ?, response_body = ?, finished_at = ?, lease_expires_at = NULL
