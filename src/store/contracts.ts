@@ -23,3 +23,4 @@ export type { CertificatesStore } from './certificates-repo.js';
 export type { DescriptorsStore } from './descriptors-repo.js';
 export type { UiUsersStore } from './ui-users-repo.js';
 export type { UiSessionsStore } from './ui-sessions-repo.js';
+export type { FlowStateStore } from './flow-state-repo.js';

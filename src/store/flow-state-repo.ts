@@ -3,6 +3,7 @@
  * (`flow_correlations`). Business keys arrive here only as fingerprints. Every SQLite failure is
  * turned into StorageUnavailableError (the spec's "state unavailable", 503).
  */
+import type { Awaitable } from '../common/awaitable.js';
 import { StorageUnavailableError } from '../common/errors.js';
 import type { Statement } from 'better-sqlite3';
 import { reclaimFreePagesInSlices, type ReclaimOptions, type ReclaimResult } from './auto-vacuum.js';
@@ -68,7 +69,57 @@ export interface StateFilter {
   limit?: number;
 }
 
-export class FlowStateRepo {
+/**
+ * The storage contract (store/contracts.ts): implemented here and in store/pg/. Every failure of
+ * the store is StorageUnavailableError. Instants are ISO 8601 UTC text and compare as text.
+ */
+export interface FlowStateStore {
+  /**
+   * Claims a key atomically: exactly one caller gets `{ claimed: true }` for a (tenant, flow, key)
+   * while its row is in force. A new key, an expired window, an expired or released lease, or
+   * (with `reclaimFailed`) a failed row is claimed again, as a fresh in_flight row.
+   */
+  claim(c: ClaimRequest): Awaitable<ClaimOutcome>;
+  /** Records the outcome of the claimed run, only while the row is still this claim's and in_flight. */
+  finish(tenant: string, flow: string, keyHash: string, correlationId: string, o: FinishRequest): Awaitable<void>;
+  getInbox(tenant: string, flow: string, keyHash: string): Awaitable<InboxRow | undefined>;
+  /** Clears the lease of an in_flight row so the next delivery may run; returns the row as it was, or undefined. */
+  release(tenant: string, flow: string, keyHash: string): Awaitable<InboxRow | undefined>;
+  /** Newest claim first. */
+  listInbox(f: StateFilter): Awaitable<InboxRow[]>;
+  /** Deletes rows past their own `expires_at` (an in_flight row only once its lease is gone too); returns how many. */
+  purgeInbox(now: string): Awaitable<number>;
+  /** Inserts an open row unless any row exists for the key; then returns that row instead (undefined: opened). */
+  openCorrelation(r: Omit<CorrelationRow, 'status' | 'closed_at'>): Awaitable<CorrelationRow | undefined>;
+  /** Deletes the open row this delivery opened (its flow failed, so the correlation never started). */
+  withdrawCorrelation(tenant: string, flow: string, keyHash: string, correlationId: string): Awaitable<void>;
+  getCorrelation(tenant: string, flow: string, keyHash: string): Awaitable<CorrelationRow | undefined>;
+  /**
+   * open -> closed, timed_out -> closed_late (the status decides, not the clock: an open row past
+   * its deadline that no reconcile pass has timed out yet closes as `closed`); returns the status
+   * before, or undefined when no row exists.
+   */
+  closeCorrelation(tenant: string, flow: string, keyHash: string, now: string): Awaitable<CorrelationStatus | undefined>;
+  /** Open rows whose deadline has passed, oldest deadline first. @default limit 500 */
+  dueCorrelations(now: string, limit?: number): Awaitable<CorrelationRow[]>;
+  /** open -> timed_out; false when another process (or a close) got there first. */
+  markTimedOut(tenant: string, flow: string, keyHash: string): Awaitable<boolean>;
+  /** Deletes finished rows (not open) whose deadline is before `cutoff`; returns how many. */
+  purgeCorrelations(cutoff: string): Awaitable<number>;
+  /** Newest opening first. */
+  listCorrelations(f: StateFilter): Awaitable<CorrelationRow[]>;
+}
+
+/** The outcome `finish` records. */
+export interface FinishRequest {
+  status: 'done' | 'failed';
+  responseStatus: number;
+  headers: Record<string, string>;
+  body: string | null;
+  now: string;
+}
+
+export class FlowStateRepo implements FlowStateStore {
   readonly #db: Db;
   /** Statements by SQL text, prepared on first use: claim and finish run on every deduplicated delivery. */
   readonly #statements = new Map<string, Statement>();
@@ -106,13 +157,7 @@ export class FlowStateRepo {
   }
 
   /** Records the outcome of the claimed run (only while the row is still this claim's). */
-  finish(
-    tenant: string,
-    flow: string,
-    keyHash: string,
-    correlationId: string,
-    o: { status: 'done' | 'failed'; responseStatus: number; headers: Record<string, string>; body: string | null; now: string },
-  ): void {
+  finish(tenant: string, flow: string, keyHash: string, correlationId: string, o: FinishRequest): void {
     this.#safe(() =>
       this.#sql(
           `UPDATE flow_inbox SET status = ?, response_status = ?, response_headers = ?, response_body = ?, finished_at = ?, lease_expires_at = NULL
@@ -249,37 +294,49 @@ export class FlowStateRepo {
   }
 
   #list(table: 'flow_inbox' | 'flow_correlations', order: string, f: StateFilter): unknown[] {
-    const where: string[] = [];
-    const args: unknown[] = [];
-    if (f.tenant !== undefined) {
-      where.push('tenant = ?');
-      args.push(f.tenant);
-    }
-    if (f.flow !== undefined) {
-      where.push('flow = ?');
-      args.push(f.flow);
-    }
-    if (f.statuses !== undefined) {
-      if (f.statuses.length === 0) return [];
-      where.push(`status IN (${f.statuses.map(() => '?').join(', ')})`);
-      args.push(...f.statuses);
-    }
-    const limit = Math.max(1, Math.floor(f.limit ?? 50));
-    const sql = `SELECT * FROM ${table} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY ${order} DESC LIMIT ${limit}`;
-    return this.#safe(() => this.#db.prepare(sql).all(...args));
+    const q = stateFilterSql(f, () => '?');
+    if (q === undefined) return [];
+    const sql = `SELECT * FROM ${table} ${q.where} ORDER BY ${order} DESC LIMIT ${q.limit}`;
+    return this.#safe(() => this.#db.prepare(sql).all(...q.args));
   }
 
   #safe<T>(work: () => T): T {
     try {
       return work();
     } catch (err) {
-      if (err instanceof StorageUnavailableError) throw err;
-      throw new StorageUnavailableError('state unavailable: the flow state store could not be read or written', err);
+      throw stateUnavailable(err);
     }
   }
 }
 
-function claimable(row: InboxRow, now: string, reclaimFailed: boolean): boolean {
+/** What every failure of a flow state store becomes: the spec's "state unavailable" (503). */
+export function stateUnavailable(err: unknown): StorageUnavailableError {
+  if (err instanceof StorageUnavailableError) return err;
+  return new StorageUnavailableError('state unavailable: the flow state store could not be read or written', err);
+}
+
+/**
+ * The WHERE clause, its arguments and the row limit of a listing, `param(n)` writing the n-th
+ * placeholder (from 1); undefined when no status is selected, so nothing matches.
+ */
+export function stateFilterSql(f: StateFilter, param: (n: number) => string): { where: string; args: unknown[]; limit: number } | undefined {
+  const where: string[] = [];
+  const args: unknown[] = [];
+  const next = (v: unknown): string => {
+    args.push(v);
+    return param(args.length);
+  };
+  if (f.tenant !== undefined) where.push(`tenant = ${next(f.tenant)}`);
+  if (f.flow !== undefined) where.push(`flow = ${next(f.flow)}`);
+  if (f.statuses !== undefined) {
+    if (f.statuses.length === 0) return undefined;
+    where.push(`status IN (${f.statuses.map(next).join(', ')})`);
+  }
+  return { where: where.length ? `WHERE ${where.join(' AND ')}` : '', args, limit: Math.max(1, Math.floor(f.limit ?? 50)) };
+}
+
+/** Whether a claim at `now` takes the key over from `row` (ClaimRequest, FlowStateStore.claim). */
+export function claimable(row: InboxRow, now: string, reclaimFailed: boolean): boolean {
   if (row.expires_at <= now) return true;
   if (row.status === 'in_flight') return row.lease_expires_at === null || row.lease_expires_at <= now;
   return row.status === 'failed' && reclaimFailed;

@@ -3,7 +3,7 @@
  * (`*.conformance.ts`) is a function of it and is run once per backend, by sqlite.test.ts and
  * postgres.test.ts, so both implementations of a contract answer the same tests.
  */
-import type { ArtifactsStore, CertificatesStore, DescriptorsStore, KeysStore, SettingsStore, TenantsStore, TraceStore, UiSessionsStore, UiUsersStore } from '../contracts.js';
+import type { ArtifactsStore, CertificatesStore, DescriptorsStore, FlowStateStore, KeysStore, SettingsStore, TenantsStore, TraceStore, UiSessionsStore, UiUsersStore } from '../contracts.js';
 
 export interface StoreBackend {
   readonly tenants: TenantsStore;
@@ -15,6 +15,7 @@ export interface StoreBackend {
   readonly uiSessions: UiSessionsStore;
   readonly certificates: CertificatesStore;
   readonly descriptors: DescriptorsStore;
+  readonly flowState: FlowStateStore;
   close(): Promise<void>;
 }
 

@@ -1,6 +1,7 @@
 // The storage contracts' conformance suite against PostgreSQL (SVC_TEST_PG_URL, test/helpers/pg.ts).
 import { certificatesConformance } from './certificates.conformance.js';
 import { descriptorsConformance } from './descriptors.conformance.js';
+import { flowStateConformance } from './flow-state.conformance.js';
 import { pgBackend } from './pg-backend.js';
 import { registryConformance } from './registry.conformance.js';
 import { uiConformance } from './ui.conformance.js';
@@ -9,3 +10,4 @@ registryConformance(pgBackend);
 uiConformance(pgBackend);
 certificatesConformance(pgBackend);
 descriptorsConformance(pgBackend);
+flowStateConformance(pgBackend);

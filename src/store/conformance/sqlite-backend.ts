@@ -6,6 +6,7 @@ import { ArtifactsRepo } from '../artifacts-repo.js';
 import { CertificatesRepo } from '../certificates-repo.js';
 import { openDb } from '../db.js';
 import { DescriptorsRepo } from '../descriptors-repo.js';
+import { FlowStateRepo } from '../flow-state-repo.js';
 import { KeysRepo } from '../keys-repo.js';
 import { registryMigrations } from '../migrations/registry.js';
 import { uiMigrations } from '../migrations/ui.js';
@@ -29,6 +30,7 @@ function openFiles(dir: string, cleanup: () => void): StoreBackend {
     uiSessions: new UiSessionsRepo(uiDb),
     certificates: new CertificatesRepo(db),
     descriptors: new DescriptorsRepo(db),
+    flowState: new FlowStateRepo(db),
     close: async () => {
       db.close();
       uiDb.close();

@@ -1,6 +1,7 @@
 // The storage contracts' conformance suite against the embedded SQLite store.
 import { certificatesConformance } from './certificates.conformance.js';
 import { descriptorsConformance } from './descriptors.conformance.js';
+import { flowStateConformance } from './flow-state.conformance.js';
 import { registryConformance } from './registry.conformance.js';
 import { sqliteBackend } from './sqlite-backend.js';
 import { uiConformance } from './ui.conformance.js';
@@ -9,3 +10,4 @@ registryConformance(sqliteBackend);
 uiConformance(sqliteBackend);
 certificatesConformance(sqliteBackend);
 descriptorsConformance(sqliteBackend);
+flowStateConformance(sqliteBackend);

@@ -7,6 +7,7 @@ import { PgArtifactsStore } from './pg-artifacts-store.js';
 import { PgCertificatesStore } from './pg-certificates-store.js';
 import { PgDb, type PgDbOptions } from './pg-db.js';
 import { PgDescriptorsStore } from './pg-descriptors-store.js';
+import { PgFlowStateStore } from './pg-flow-state-store.js';
 import { PgKeysStore } from './pg-keys-store.js';
 import { PgSettingsStore } from './pg-settings-store.js';
 import { PgTenantsStore } from './pg-tenants-store.js';
@@ -26,6 +27,7 @@ export interface PgStore {
   readonly uiSessions: PgUiSessionsStore;
   readonly certificates: PgCertificatesStore;
   readonly descriptors: PgDescriptorsStore;
+  readonly flowState: PgFlowStateStore;
   close(): Promise<void>;
 }
 
@@ -49,6 +51,7 @@ export async function openPgStore(url: string, opts: PgDbOptions = {}): Promise<
     uiSessions: new PgUiSessionsStore(db),
     certificates: new PgCertificatesStore(db),
     descriptors: new PgDescriptorsStore(db),
+    flowState: new PgFlowStateStore(db),
     close: () => db.close(),
   };
 }

@@ -140,14 +140,16 @@ CREATE TRIGGER trace_config_changed AFTER INSERT OR UPDATE OR DELETE ON trace_co
 CREATE TRIGGER system_config_changed AFTER INSERT OR UPDATE OR DELETE ON system_config FOR EACH ROW EXECUTE FUNCTION registry_changed('setting');
 
 -- Flow state: deduplication and correlation ------------------------------------------------------
+-- The instants are compared (a window or lease in force, a deadline passed) and ordered as text,
+-- so they collate byte by byte, as in SQLite, whatever the database's default collation.
 CREATE TABLE flow_inbox (
   tenant text NOT NULL,
   flow text NOT NULL,
   key_hash text NOT NULL,
   status text NOT NULL CHECK (status IN ('in_flight', 'done', 'failed')),
-  claimed_at text NOT NULL,
-  expires_at text NOT NULL,
-  lease_expires_at text,
+  claimed_at text COLLATE "C" NOT NULL,
+  expires_at text COLLATE "C" NOT NULL,
+  lease_expires_at text COLLATE "C",
   first_correlation_id text NOT NULL,
   response_status integer,
   response_headers text,
@@ -163,8 +165,8 @@ CREATE TABLE flow_correlations (
   key_hash text NOT NULL,
   step text NOT NULL,
   status text NOT NULL CHECK (status IN ('open', 'timed_out', 'closed', 'closed_late')),
-  opened_at text NOT NULL,
-  deadline text NOT NULL,
+  opened_at text COLLATE "C" NOT NULL,
+  deadline text COLLATE "C" NOT NULL,
   on_timeout_flow text,
   correlation_id text NOT NULL,
   state text,
