@@ -21,3 +21,4 @@ export type { SettingsStore } from './settings-repo.js';
 export type { TraceStore } from './trace-repo.js';
 export type { CertificatesStore } from './certificates-repo.js';
 export type { DescriptorsStore } from './descriptors-repo.js';
+export type { AuditStore } from './audit-repo.js';

@@ -3,24 +3,33 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ArtifactsRepo } from '../artifacts-repo.js';
+import { AuditRepo } from '../audit-repo.js';
 import { openDb } from '../db.js';
 import { KeysRepo } from '../keys-repo.js';
+import { auditMigrations } from '../migrations/audit.js';
 import { registryMigrations } from '../migrations/registry.js';
 import { SettingsRepo } from '../settings-repo.js';
 import { TenantsRepo } from '../tenants-repo.js';
 import { TraceRepo } from '../trace-repo.js';
 import type { BackendKind, StoreBackend } from './backend.js';
 
-function openFile(file: string, cleanup: () => void): StoreBackend {
-  const db = openDb(file, registryMigrations);
+/** The registry and the audit trail, each in its file of `dir`, as in a state directory. */
+function openFiles(dir: string, cleanup: () => void): StoreBackend {
+  const db = openDb(join(dir, 'registry.db'), registryMigrations);
+  const auditDb = openDb(join(dir, 'audit.db'), auditMigrations);
   return {
     tenants: new TenantsRepo(db),
     keys: new KeysRepo(db),
     artifacts: new ArtifactsRepo(db),
     settings: new SettingsRepo(db),
     traces: new TraceRepo(db),
+    audit: new AuditRepo(auditDb),
+    auditSql: async (sql) => {
+      auditDb.exec(sql);
+    },
     close: async () => {
       db.close();
+      auditDb.close();
       cleanup();
     },
   };
@@ -35,6 +44,6 @@ export const sqliteBackend: BackendKind = {
     const cleanup = () => {
       if (--open === 0) rmSync(dir, { recursive: true, force: true });
     };
-    return Array.from({ length: n }, () => openFile(join(dir, 'registry.db'), cleanup));
+    return Array.from({ length: n }, () => openFiles(dir, cleanup));
   },
 };

@@ -4,6 +4,7 @@
  */
 import { migratePg } from './migrate.js';
 import { PgArtifactsStore } from './pg-artifacts-store.js';
+import { PgAuditStore } from './pg-audit-store.js';
 import { PgDb, type PgDbOptions } from './pg-db.js';
 import { PgKeysStore } from './pg-keys-store.js';
 import { PgSettingsStore } from './pg-settings-store.js';
@@ -18,6 +19,7 @@ export interface PgStore {
   readonly artifacts: PgArtifactsStore;
   readonly settings: PgSettingsStore;
   readonly traces: PgTraceStore;
+  readonly audit: PgAuditStore;
   close(): Promise<void>;
 }
 
@@ -37,6 +39,7 @@ export async function openPgStore(url: string, opts: PgDbOptions = {}): Promise<
     artifacts: new PgArtifactsStore(db),
     settings: new PgSettingsStore(db),
     traces: new PgTraceStore(db),
+    audit: new PgAuditStore(db),
     close: () => db.close(),
   };
 }
