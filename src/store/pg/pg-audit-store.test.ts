@@ -87,6 +87,23 @@ describe('PgAuditStore', () => {
     assert.equal((await store.audit.verify(tenant)).count, 4);
   });
 
+  test('verify while other connections append reports the chain as of its start, never a false break', async () => {
+    const tenant = await chainOf(1);
+    let appending = true;
+    const appends = Promise.all(Array.from({ length: 3 }, async (_, n) => {
+      for (let i = 0; i < 40; i += 1) await store.audit.appendMany([{ tenant, eventType: 'a', payload: { n, i } }, { tenant, eventType: 'b', payload: { n, i } }]);
+    })).finally(() => (appending = false));
+    const seen: number[] = [];
+    while (appending) {
+      const r = await store.audit.verify(tenant);
+      assert.equal(r.ok, true, JSON.stringify(r));
+      seen.push(r.count);
+    }
+    await appends;
+    assert.ok(seen.length > 1 && seen.some((c) => c > 1 && c < 241), `verify should have overlapped the appends: ${seen.join(',')}`);
+    assert.equal((await store.audit.verify(tenant)).count, 241);
+  });
+
   test('a batch beyond the parameter limit of one statement (9,000 entries) is appended whole', async () => {
     const tenant = freshTenant();
     const out = await store.audit.appendMany(Array.from({ length: 9000 }, (_, i) => ({ tenant, eventType: 'bulk', payload: { i } })));
