@@ -24,3 +24,4 @@ export type { DescriptorsStore } from './descriptors-repo.js';
 export type { UiUsersStore } from './ui-users-repo.js';
 export type { UiSessionsStore } from './ui-sessions-repo.js';
 export type { FlowStateStore } from './flow-state-repo.js';
+export type { AuditStore } from './audit-repo.js';

@@ -3,7 +3,7 @@
  * (`*.conformance.ts`) is a function of it and is run once per backend, by sqlite.test.ts and
  * postgres.test.ts, so both implementations of a contract answer the same tests.
  */
-import type { ArtifactsStore, CertificatesStore, DescriptorsStore, FlowStateStore, KeysStore, SettingsStore, TenantsStore, TraceStore, UiSessionsStore, UiUsersStore } from '../contracts.js';
+import type { ArtifactsStore, AuditStore, CertificatesStore, DescriptorsStore, FlowStateStore, KeysStore, SettingsStore, TenantsStore, TraceStore, UiSessionsStore, UiUsersStore } from '../contracts.js';
 
 export interface StoreBackend {
   readonly tenants: TenantsStore;
@@ -16,6 +16,12 @@ export interface StoreBackend {
   readonly certificates: CertificatesStore;
   readonly descriptors: DescriptorsStore;
   readonly flowState: FlowStateStore;
+  readonly audit: AuditStore;
+  /**
+   * Runs one statement on the audit tables behind the contract's back (tests that tamper with a
+   * chain); written in the SQL both backends speak, literals only.
+   */
+  auditSql(sql: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -13,6 +13,9 @@ export const pgBackend: BackendKind = {
     for (let i = 0; i < n; i += 1) stores.push(await openPgStore(schema.url, { maxConnections: 4 }));
     return stores.map((s) => ({
       ...s,
+      auditSql: async (sql: string) => {
+        await s.db.query(sql);
+      },
       close: async () => {
         await s.close();
         if (--open === 0) await schema.drop();

@@ -3,6 +3,7 @@ import { certificatesConformance } from './certificates.conformance.js';
 import { descriptorsConformance } from './descriptors.conformance.js';
 import { flowStateConformance } from './flow-state.conformance.js';
 import { pgBackend } from './pg-backend.js';
+import { auditConformance } from './audit.conformance.js';
 import { registryConformance } from './registry.conformance.js';
 import { uiConformance } from './ui.conformance.js';
 
@@ -11,3 +12,4 @@ uiConformance(pgBackend);
 certificatesConformance(pgBackend);
 descriptorsConformance(pgBackend);
 flowStateConformance(pgBackend);
+auditConformance(pgBackend);

@@ -4,10 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ArtifactsRepo } from '../artifacts-repo.js';
 import { CertificatesRepo } from '../certificates-repo.js';
+import { AuditRepo } from '../audit-repo.js';
 import { openDb } from '../db.js';
 import { DescriptorsRepo } from '../descriptors-repo.js';
 import { FlowStateRepo } from '../flow-state-repo.js';
 import { KeysRepo } from '../keys-repo.js';
+import { auditMigrations } from '../migrations/audit.js';
 import { registryMigrations } from '../migrations/registry.js';
 import { uiMigrations } from '../migrations/ui.js';
 import { SettingsRepo } from '../settings-repo.js';
@@ -17,9 +19,11 @@ import { UiSessionsRepo } from '../ui-sessions-repo.js';
 import { UiUsersRepo } from '../ui-users-repo.js';
 import type { BackendKind, StoreBackend } from './backend.js';
 
+/** The registry, the audit trail and the UI's accounts, each in its file of `dir`, as in a state directory. */
 function openFiles(dir: string, cleanup: () => void): StoreBackend {
   const db = openDb(join(dir, 'registry.db'), registryMigrations);
   const uiDb = openDb(join(dir, 'ui.db'), uiMigrations);
+  const auditDb = openDb(join(dir, 'audit.db'), auditMigrations);
   return {
     tenants: new TenantsRepo(db),
     keys: new KeysRepo(db),
@@ -31,9 +35,14 @@ function openFiles(dir: string, cleanup: () => void): StoreBackend {
     certificates: new CertificatesRepo(db),
     descriptors: new DescriptorsRepo(db),
     flowState: new FlowStateRepo(db),
+    audit: new AuditRepo(auditDb),
+    auditSql: async (sql) => {
+      auditDb.exec(sql);
+    },
     close: async () => {
       db.close();
       uiDb.close();
+      auditDb.close();
       cleanup();
     },
   };

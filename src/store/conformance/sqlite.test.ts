@@ -2,6 +2,7 @@
 import { certificatesConformance } from './certificates.conformance.js';
 import { descriptorsConformance } from './descriptors.conformance.js';
 import { flowStateConformance } from './flow-state.conformance.js';
+import { auditConformance } from './audit.conformance.js';
 import { registryConformance } from './registry.conformance.js';
 import { sqliteBackend } from './sqlite-backend.js';
 import { uiConformance } from './ui.conformance.js';
@@ -11,3 +12,4 @@ uiConformance(sqliteBackend);
 certificatesConformance(sqliteBackend);
 descriptorsConformance(sqliteBackend);
 flowStateConformance(sqliteBackend);
+auditConformance(sqliteBackend);

@@ -5,6 +5,7 @@
 import { migratePg } from './migrate.js';
 import { PgArtifactsStore } from './pg-artifacts-store.js';
 import { PgCertificatesStore } from './pg-certificates-store.js';
+import { PgAuditStore } from './pg-audit-store.js';
 import { PgDb, type PgDbOptions } from './pg-db.js';
 import { PgDescriptorsStore } from './pg-descriptors-store.js';
 import { PgFlowStateStore } from './pg-flow-state-store.js';
@@ -28,6 +29,7 @@ export interface PgStore {
   readonly certificates: PgCertificatesStore;
   readonly descriptors: PgDescriptorsStore;
   readonly flowState: PgFlowStateStore;
+  readonly audit: PgAuditStore;
   close(): Promise<void>;
 }
 
@@ -52,6 +54,7 @@ export async function openPgStore(url: string, opts: PgDbOptions = {}): Promise<
     certificates: new PgCertificatesStore(db),
     descriptors: new PgDescriptorsStore(db),
     flowState: new PgFlowStateStore(db),
+    audit: new PgAuditStore(db),
     close: () => db.close(),
   };
 }
