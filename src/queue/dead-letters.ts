@@ -75,10 +75,12 @@ export async function addDeadLetter(paths: QueuePaths, entry: DeadLetter): Promi
 }
 
 function notFound(paths: QueuePaths, id: number): SvcError {
-  return new SvcError(
-    'SVC_ERR_NOT_FOUND',
-    `no pending dead letter with id ${id} in queue ${paths.tenant}/${paths.flow} (list them with: svc dlq list --tenant ${paths.tenant} --flow ${paths.flow})`,
-  );
+  return deadLetterNotFound(paths.tenant, paths.flow, id);
+}
+
+/** The refusal of a replay or discard naming no pending dead letter (every backend's words). */
+export function deadLetterNotFound(tenant: string, flow: string, id: number): SvcError {
+  return new SvcError('SVC_ERR_NOT_FOUND', `no pending dead letter with id ${id} in queue ${tenant}/${flow} (list them with: svc dlq list --tenant ${tenant} --flow ${flow})`);
 }
 
 /** Refuses before taking any lock (which would create the queue's directory) when there is no file. */

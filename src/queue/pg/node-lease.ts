@@ -115,7 +115,7 @@ export class NodeLease {
   }
 
   async #open(): Promise<PgSession> {
-    const session = await this.#db.openSession({ idle_session_timeout: String(this.#leaseMs), application_name: 'svc-lease' });
+    const session = await this.#db.openSession({ idle_session_timeout: String(this.#leaseMs) }, 'svc-lease');
     session.onLost((err) => {
       if (this.#session !== session) return;
       this.#session = undefined;

@@ -129,9 +129,9 @@ export class PgDb implements PgTx {
   }
 
   /** A connection of its own, outside the pool's count (LISTEN for the whole life of the process). */
-  async dedicatedClient(settings: Record<string, string> = {}): Promise<pg.Client> {
+  async dedicatedClient(settings: Record<string, string> = {}, applicationName = 'svc-session'): Promise<pg.Client> {
     const extra = Object.entries(settings).map(([k, v]) => ` -c ${k}=${v}`).join('');
-    const client = new pg.Client({ connectionString: this.url.connectionString, application_name: 'svc-session', options: `-c search_path=${this.url.schema}${extra}`, types: TYPES });
+    const client = new pg.Client({ connectionString: this.url.connectionString, application_name: applicationName, options: `-c search_path=${this.url.schema}${extra}`, types: TYPES });
     try {
       await client.connect();
     } catch (err) {
@@ -147,8 +147,8 @@ export class PgDb implements PgTx {
    * store need not know node-postgres. `settings` are server parameters of the session (e.g.
    * `idle_session_timeout`).
    */
-  async openSession(settings: Record<string, string> = {}): Promise<PgSession> {
-    const client = await this.dedicatedClient(settings);
+  async openSession(settings: Record<string, string> = {}, applicationName = 'svc-session'): Promise<PgSession> {
+    const client = await this.dedicatedClient(settings, applicationName);
     const url = this.url;
     let lost: Error | undefined;
     const lostListeners: ((err: Error) => void)[] = [];

@@ -269,7 +269,7 @@ export class PgRegistryMirror implements RegistryReads {
     let delayMs = 250;
     while (!this.#closed) {
       try {
-        const client = await this.#db.dedicatedClient();
+        const client = await this.#db.dedicatedClient({}, 'svc-registry-listen');
         if (this.#closed) {
           await client.end();
           return;

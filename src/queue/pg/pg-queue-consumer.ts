@@ -1,0 +1,299 @@
+/**
+ * This node's worker of one queue on PostgreSQL. It holds the queue's lock on the node lease
+ * (node-lease.ts) while it runs, so one worker per queue runs across the cluster; every delivery
+ * is fenced by `assertHeld`, so a node that was paused past its lease delivers nothing more.
+ *
+ * Delivery order: scheduled retries that are due first (soonest first), then fresh messages in id
+ * order. Fresh messages are read after a cursor, which is safe because the ids of one queue commit
+ * in order (pg-appender.ts). Acknowledged messages are deleted in batches (every `checkpointEvery`
+ * acks, and whenever the worker is idle), so a crash redelivers at most that many (at least once).
+ * A retry is written before the worker moves on; a dead letter is written with the message's
+ * removal in one transaction.
+ */
+import { settlementOf } from '../settlement.js';
+import type { QueueConsumerHandle } from '../backend.js';
+import type { ConsumerStateName, Outcome, QueueConsumerOptions, QueueMessage } from '../queue-consumer.js';
+import { DEFAULT_RETRY_POLICY, type QueueStats } from '../types.js';
+import type { PgDb } from '../../store/pg/pg-db.js';
+import { LeaseLostError, type NodeLease } from './node-lease.js';
+
+/** Fresh messages read ahead at most. */
+const READ_AHEAD = 256;
+/** Due retries read per look. */
+const RETRIES_PER_READ = 64;
+/** Longest an acknowledgement waits in memory while the worker is busy. Milliseconds. */
+const ACK_FLUSH_MS = 100;
+
+interface MessageRow {
+  id: number;
+  correlation_id: string;
+  enqueued_at: string;
+  attempts: number;
+  payload: string;
+  traceparent: string | null;
+  tracestate: string | null;
+  due_ms: number | null;
+}
+
+export interface PgQueueRef {
+  readonly db: PgDb;
+  readonly lease: NodeLease;
+  readonly tenant: string;
+  readonly flow: string;
+}
+
+/** The lease lock name of a queue. */
+export const queueLockName = (tenant: string, flow: string) => `queue:${tenant}/${flow}`;
+
+export class PgQueueConsumer implements QueueConsumerHandle {
+  readonly #q: PgQueueRef;
+  readonly #lock: string;
+  readonly #opts: QueueConsumerOptions & { pollIntervalMs: number; checkpointEvery: number; closeGraceMs: number; deliveriesPerTurn: number };
+  #state: ConsumerStateName = 'running';
+  #cursor = 0;
+  #fresh: MessageRow[] = [];
+  #acks: number[] = [];
+  #ackedAt = 0;
+  #nextRetryDueMs: number | undefined;
+  #wake: (() => void) | undefined;
+  #notified = false;
+  #abandon: (() => void) | undefined;
+  #loop: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
+
+  private constructor(q: PgQueueRef, opts: QueueConsumerOptions) {
+    this.#q = q;
+    this.#lock = queueLockName(q.tenant, q.flow);
+    this.#opts = { pollIntervalMs: 500, checkpointEvery: 64, closeGraceMs: 5000, deliveriesPerTurn: 16, ...opts };
+  }
+
+  /** Takes the queue's lock and starts the loop; undefined when a worker runs on any node. */
+  static async start(q: PgQueueRef, opts: QueueConsumerOptions): Promise<PgQueueConsumer | undefined> {
+    if (!(await q.lease.tryLock(queueLockName(q.tenant, q.flow)))) return undefined;
+    const c = new PgQueueConsumer(q, opts);
+    c.#loop = c.#run();
+    return c;
+  }
+
+  get state(): ConsumerStateName {
+    return this.#state;
+  }
+
+  /** Something was appended to the queue (by this node, or another: a notification). */
+  notify(): void {
+    this.#notified = true;
+    this.#wake?.();
+  }
+
+  async stats(): Promise<QueueStats> {
+    await this.#flushAcks().catch(() => undefined);
+    return queueStats(this.#q.db, this.#q.tenant, this.#q.flow);
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      if (this.#state === 'closed') return;
+      this.#state = 'closing';
+      this.#wake?.();
+      const grace = setTimeout(() => this.#abandon?.(), this.#opts.closeGraceMs);
+      try {
+        await this.#loop;
+      } finally {
+        clearTimeout(grace);
+        await this.#flushAcks().catch((err: unknown) => this.#opts.onError?.(err));
+        await this.#q.lease.unlock(this.#lock);
+        this.#state = 'closed';
+      }
+    })();
+    return this.#closing;
+  }
+
+  async #run(): Promise<void> {
+    let inTurn = 0;
+    while (this.#state === 'running') {
+      try {
+        await this.#q.lease.assertHeld(this.#lock);
+        if (inTurn >= this.#opts.deliveriesPerTurn) {
+          inTurn = 0;
+          await new Promise((r) => setImmediate(r));
+        }
+        const now = Date.now();
+        if (this.#acks.length > 0 && now - this.#ackedAt >= ACK_FLUSH_MS) await this.#flushAcks();
+        if (this.#fresh.length === 0 || (this.#nextRetryDueMs !== undefined && this.#nextRetryDueMs <= now)) {
+          const retries = await this.#dueRetries(now);
+          if (retries.length > 0) {
+            for (const r of retries) {
+              if (this.#state !== 'running') break;
+              await this.#deliver(r);
+              inTurn++;
+            }
+            continue;
+          }
+        }
+        if (this.#fresh.length === 0) await this.#readFresh();
+        const next = this.#fresh.shift();
+        if (next !== undefined) {
+          await this.#deliver(next);
+          inTurn++;
+          continue;
+        }
+        inTurn = 0;
+        await this.#flushAcks();
+        await this.#sleep(now);
+      } catch (err) {
+        if (err instanceof LeaseLostError) {
+          this.#stopAfterLeaseLoss();
+          return;
+        }
+        this.#opts.onError?.(err);
+        await new Promise((r) => setTimeout(r, this.#opts.pollIntervalMs).unref());
+      }
+    }
+  }
+
+  #stopAfterLeaseLoss(): void {
+    this.#state = 'closing';
+    this.#opts.onLockLost?.();
+  }
+
+  async #sleep(now: number): Promise<void> {
+    if (this.#notified) {
+      this.#notified = false;
+      return;
+    }
+    const untilRetry = this.#nextRetryDueMs === undefined ? Infinity : Math.max(0, this.#nextRetryDueMs - now);
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(done, Math.min(this.#opts.pollIntervalMs, untilRetry));
+      function done() {
+        clearTimeout(t);
+        resolve();
+      }
+      this.#wake = done;
+    });
+    this.#wake = undefined;
+    this.#notified = false;
+  }
+
+  async #readFresh(): Promise<void> {
+    const r = await this.#q.db.query<MessageRow>(
+      `SELECT id, correlation_id, enqueued_at, attempts, payload, traceparent, tracestate, due_ms FROM queue_messages
+        WHERE tenant = $1 AND flow = $2 AND due_ms IS NULL AND id > $3 ORDER BY id LIMIT $4`,
+      [this.#q.tenant, this.#q.flow, this.#cursor, READ_AHEAD],
+    );
+    this.#fresh = r.rows;
+    if (r.rows.length > 0) this.#cursor = r.rows[r.rows.length - 1]!.id;
+  }
+
+  async #dueRetries(now: number): Promise<MessageRow[]> {
+    const r = await this.#q.db.query<MessageRow & { next_due: number | null }>(
+      `SELECT id, correlation_id, enqueued_at, attempts, payload, traceparent, tracestate, due_ms,
+              (SELECT min(due_ms) FROM queue_messages WHERE tenant = $1 AND flow = $2 AND due_ms > $3) AS next_due
+         FROM queue_messages WHERE tenant = $1 AND flow = $2 AND due_ms <= $3 ORDER BY due_ms, id LIMIT $4`,
+      [this.#q.tenant, this.#q.flow, now, RETRIES_PER_READ],
+    );
+    if (r.rows.length === 0) {
+      const next = await this.#q.db.query<{ next_due: number | null }>('SELECT min(due_ms) AS next_due FROM queue_messages WHERE tenant = $1 AND flow = $2 AND due_ms IS NOT NULL', [this.#q.tenant, this.#q.flow]);
+      this.#nextRetryDueMs = next.rows[0]?.next_due ?? undefined;
+      return [];
+    }
+    // More may be due than one read took: look again at once after these.
+    this.#nextRetryDueMs = r.rows.length === RETRIES_PER_READ ? now : (r.rows[0]!.next_due ?? undefined);
+    return r.rows;
+  }
+
+  async #deliver(row: MessageRow): Promise<void> {
+    const msg: QueueMessage = {
+      id: row.id,
+      correlationId: row.correlation_id,
+      enqueuedAt: row.enqueued_at,
+      attempt: row.attempts + 1,
+      payload: JSON.parse(row.payload) as unknown,
+      isRetry: row.due_ms !== null,
+      traceparent: row.traceparent ?? undefined,
+      tracestate: row.tracestate ?? undefined,
+    };
+    // Fenced here too: the read may have waited on a pause past the lease.
+    await this.#q.lease.assertHeld(this.#lock);
+    const outcome = await this.#runHandler(msg);
+    if (outcome === 'abandoned') return;
+    await this.#settle(msg, outcome);
+  }
+
+  async #runHandler(msg: QueueMessage): Promise<Outcome | 'abandoned'> {
+    const abandoned = new Promise<'abandoned'>((resolve) => (this.#abandon = () => resolve('abandoned')));
+    const run = (async (): Promise<Outcome> => {
+      try {
+        return await this.#opts.handler(msg);
+      } catch (err) {
+        return { kind: 'retry', error: err instanceof Error ? err.message : String(err), policy: this.#opts.defaultPolicy ?? DEFAULT_RETRY_POLICY };
+      }
+    })();
+    try {
+      return await Promise.race([run, abandoned]);
+    } finally {
+      this.#abandon = undefined;
+    }
+  }
+
+  async #settle(msg: QueueMessage, outcome: Outcome): Promise<void> {
+    const s = settlementOf(msg, outcome, Date.now());
+    const { db, tenant, flow } = this.#q;
+    if (s.kind === 'ack') {
+      if (this.#acks.length === 0) this.#ackedAt = Date.now();
+      this.#acks.push(msg.id);
+      if (this.#acks.length >= this.#opts.checkpointEvery) await this.#flushAcks();
+      return;
+    }
+    if (s.kind === 'retry') {
+      await db.query('UPDATE queue_messages SET attempts = $4, due_ms = $5 WHERE tenant = $1 AND flow = $2 AND id = $3', [tenant, flow, msg.id, s.attempts, s.dueMs]);
+      if (this.#nextRetryDueMs === undefined || s.dueMs < this.#nextRetryDueMs) this.#nextRetryDueMs = s.dueMs;
+      this.#opts.onAttemptFailed?.({ message: msg, error: s.error, retryInMs: s.delayMs, deadLettered: false, fixed: s.fixed });
+      return;
+    }
+    await db.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO queue_dead_letters (tenant, flow, id, payload, enqueued_at, failed_at, attempts, last_error)
+         SELECT tenant, flow, id, payload, enqueued_at, $4, $5, $6 FROM queue_messages WHERE tenant = $1 AND flow = $2 AND id = $3
+         ON CONFLICT (tenant, flow, id) DO NOTHING`,
+        [tenant, flow, msg.id, new Date().toISOString(), s.attempts, s.error],
+      );
+      await tx.query('DELETE FROM queue_messages WHERE tenant = $1 AND flow = $2 AND id = $3', [tenant, flow, msg.id]);
+    });
+    this.#opts.onAttemptFailed?.({ message: msg, error: s.error, retryInMs: undefined, deadLettered: true, fixed: false });
+    this.#opts.onDeadLettered?.({ message: msg, error: s.error, attempts: s.attempts });
+  }
+
+  async #flushAcks(): Promise<void> {
+    if (this.#acks.length === 0) return;
+    const ids = this.#acks;
+    this.#acks = [];
+    try {
+      await this.#q.db.query('DELETE FROM queue_messages WHERE tenant = $1 AND flow = $2 AND id = ANY($3::bigint[])', [this.#q.tenant, this.#q.flow, ids]);
+    } catch (err) {
+      this.#acks = ids.concat(this.#acks);
+      throw err;
+    }
+  }
+}
+
+/** Counters of one queue: ids issued, messages waiting, retries scheduled, dead letters pending. */
+export async function queueStats(db: PgDb, tenant: string, flow: string): Promise<QueueStats> {
+  const r = await db.query<{ issued: number; pending: number; dead: number }>(
+    `SELECT coalesce((SELECT next_id - 1 FROM queue_heads WHERE tenant = $1 AND flow = $2), 0)::bigint AS issued,
+            (SELECT count(*) FROM queue_messages WHERE tenant = $1 AND flow = $2 AND due_ms IS NULL)::bigint AS pending,
+            (SELECT count(*) FROM queue_dead_letters WHERE tenant = $1 AND flow = $2)::bigint AS dead`,
+    [tenant, flow],
+  );
+  const retries = (await db.query<{ id: number; attempts: number; due_ms: number }>('SELECT id, attempts, due_ms FROM queue_messages WHERE tenant = $1 AND flow = $2 AND due_ms IS NOT NULL ORDER BY due_ms, id', [tenant, flow])).rows;
+  const { issued, pending, dead } = r.rows[0]!;
+  return {
+    tenant,
+    flow,
+    total: issued,
+    processed: issued - pending,
+    pending,
+    retriesScheduled: retries.length,
+    retries: retries.map((x) => ({ id: x.id, attempts: x.attempts, dueMs: x.due_ms })),
+    deadLettersPending: dead,
+  };
+}

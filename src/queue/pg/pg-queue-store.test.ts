@@ -1,0 +1,101 @@
+// The PostgreSQL queue's own behaviours beyond the shared conformance suite: several nodes on one
+// database, a node's death, group commit.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { adminQuery, freshPgSchema, type PgSchema } from '../../../test/helpers/pg.js';
+import { waitFor } from '../../../test/helpers/wait.js';
+import { openPgStore, type PgStore } from '../../store/pg/pg-store.js';
+import type { QueueMessage } from '../queue-consumer.js';
+import { PgQueueStore } from './pg-queue-store.js';
+
+let schema: PgSchema;
+const stores: PgStore[] = [];
+const queues: PgQueueStore[] = [];
+async function node(leaseMs = 10_000): Promise<PgQueueStore> {
+  const s = await openPgStore(schema.url, { maxConnections: 4 });
+  stores.push(s);
+  const q = new PgQueueStore(s.db, { lease: { leaseMs, heartbeatMs: Math.min(1000, leaseMs / 4) } });
+  queues.push(q);
+  return q;
+}
+const policy = { maxAttempts: 3, initialDelayMs: 20, backoffFactor: 1, maxDelayMs: 20 };
+
+before(async () => (schema = await freshPgSchema()));
+after(async () => {
+  for (const q of queues) await q.close().catch(() => undefined);
+  for (const s of stores) await s.close();
+  await schema.drop();
+});
+
+test('appends get increasing ids; a worker delivers them in id order and acknowledged messages are deleted', async () => {
+  const q = await node();
+  const ids = await Promise.all(Array.from({ length: 50 }, (_, i) => q.append('acme', 'orders', { correlationId: `c${i}`, payload: { i } })));
+  assert.deepEqual(ids.map((r) => r.id), Array.from({ length: 50 }, (_, i) => i + 1));
+  const seen: QueueMessage[] = [];
+  const c = await q.startConsumer('acme', 'orders', { handler: async (m) => (seen.push(m), { kind: 'ack' }), pollIntervalMs: 50 });
+  assert.ok(c);
+  for (let i = 50; i < 80; i++) await q.append('acme', 'orders', { correlationId: `c${i}`, payload: { i } });
+  await waitFor('80 delivered', () => seen.length === 80, 5000, 10);
+  assert.deepEqual(seen.map((m) => m.id), Array.from({ length: 80 }, (_, i) => i + 1));
+  assert.deepEqual(seen[3]!.payload, { i: 3 });
+  assert.equal(seen[3]!.correlationId, 'c3');
+  await q.stopConsumer('acme', 'orders');
+  const left = await adminQuery(`SELECT count(*)::int AS n FROM ${schema.name}.queue_messages WHERE flow = 'orders'`);
+  assert.equal(left.rows[0]!.n, 0);
+  const stats = await q.stats('acme', 'orders');
+  assert.deepEqual([stats.total, stats.pending, stats.processed], [80, 0, 80]);
+});
+
+test('retries then a dead letter; replay delivers it again under a new id', async () => {
+  const q = await node();
+  let fail = true;
+  const seen: QueueMessage[] = [];
+  const dead: number[] = [];
+  await q.startConsumer('acme', 'flaky', {
+    handler: async (m) => (seen.push(m), fail ? { kind: 'retry', error: 'boom', policy } : { kind: 'ack' }),
+    onDeadLettered: (d) => dead.push(d.message.id),
+    pollIntervalMs: 50,
+  });
+  const { id } = await q.append('acme', 'flaky', { correlationId: 'x', payload: 'p' });
+  await waitFor('dead-lettered', () => dead.length === 1, 5000, 10);
+  assert.deepEqual(seen.map((m) => [m.attempt, m.isRetry]), [[1, false], [2, true], [3, true]]);
+  const dl = await q.listDeadLetters({ tenant: 'acme' });
+  assert.deepEqual(dl.map((d) => [d.flow, d.id, d.attempts, d.last_error, d.payload]), [['flaky', id, 3, 'boom', 'p']]);
+  fail = false;
+  const r = await q.replayDeadLetter('acme', 'flaky', id, 'again');
+  assert.ok(r.message.id > id);
+  await waitFor('replayed delivered', () => seen.some((m) => m.id === r.message.id && m.correlationId === 'again' && m.attempt === 1), 5000, 10);
+  assert.deepEqual(await q.listDeadLetters({ tenant: 'acme', flow: 'flaky' }), []);
+  await assert.rejects(q.replayDeadLetter('acme', 'flaky', id), { code: 'SVC_ERR_NOT_FOUND' });
+});
+
+test('one worker per queue across nodes; a dead node hands its queue over with nothing lost', async () => {
+  const a = await node(1500);
+  const b = await node(1500);
+  const byA: number[] = [];
+  const byB: number[] = [];
+  let hold: (() => void) | undefined;
+  assert.ok(await a.startConsumer('acme', 'shared', { handler: async (m) => (byA.push(m.id), m.id === 3 ? await new Promise<void>((r) => (hold = r)) : undefined, { kind: 'ack' }), pollIntervalMs: 50 }));
+  assert.equal(await b.startConsumer('acme', 'shared', { handler: async () => ({ kind: 'ack' }) }), undefined);
+  assert.equal(await b.consumedElsewhere('acme', 'shared'), true);
+  for (let i = 0; i < 10; i++) await b.append('acme', 'shared', { correlationId: `s${i}`, payload: i });
+  await waitFor('A reaches message 3', () => byA.includes(3), 5000, 10);
+  // Node A's lease session dies (as when its process is killed): its lock is released at once.
+  const killed = await adminQuery(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'svc-lease' AND pid IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted)`);
+  assert.ok((killed.rowCount ?? 0) >= 1);
+  await waitFor('B takes the queue over', async () => (await b.startConsumer('acme', 'shared', { handler: async (m) => (byB.push(m.id), { kind: 'ack' }), pollIntervalMs: 50 })) !== undefined, 5000, 50);
+  hold?.();
+  await waitFor('B delivered the rest', () => byB.includes(10), 5000, 10);
+  // Every message was delivered at least once (one A finished after losing its lease is
+  // acknowledged by A, or delivered again by B), and none is left.
+  assert.deepEqual([...new Set([...byA, ...byB])].sort((x, y) => x - y), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  await b.stopConsumer('acme', 'shared');
+  assert.equal((await adminQuery(`SELECT count(*)::int AS n FROM ${schema.name}.queue_messages WHERE flow = 'shared'`)).rows[0]!.n, 0);
+});
+
+test('concurrent appends from three nodes to one queue: ids distinct and gapless', async () => {
+  const ns = [await node(), await node(), await node()];
+  const results = await Promise.all(ns.flatMap((n, k) => Array.from({ length: 100 }, (_, i) => n.append('acme', 'busy', { correlationId: `${k}-${i}`, payload: i }))));
+  const ids = results.map((r) => r.id).sort((x, y) => x - y);
+  assert.deepEqual(ids, Array.from({ length: 300 }, (_, i) => i + 1));
+});

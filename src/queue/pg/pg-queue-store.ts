@@ -1,0 +1,172 @@
+/**
+ * The queues of a cluster on PostgreSQL (the QueueBackend contract, backend.ts): appends by group
+ * commit (pg-appender.ts), one worker per queue across every node (node-lease.ts), retries and
+ * dead letters in rows beside the messages. Nothing of a queue is on a node's disk.
+ */
+import { randomUUID } from 'node:crypto';
+import { SvcError } from '../../common/errors.js';
+import type { PgDb } from '../../store/pg/pg-db.js';
+import type { DeadLetterRow, QueueBackend, QueueConsumerHandle } from '../backend.js';
+import type { QueueCompaction } from '../compaction.js';
+import { deadLetterNotFound, type DeadLetter, type ReplayResult } from '../dead-letters.js';
+import { checkQueueNames } from '../queue-paths.js';
+import type { QueueConsumerOptions } from '../queue-consumer.js';
+import type { AppendInput, AppendResult, QueueStats } from '../types.js';
+import { insertQueueBatch, PgQueueAppender, QUEUE_CHANNEL } from './pg-appender.js';
+import { PgQueueConsumer, queueLockName, queueStats } from './pg-queue-consumer.js';
+import { NodeLease, type NodeLeaseOptions } from './node-lease.js';
+
+export interface PgQueueStoreOptions {
+  /** The lease of this node's queue locks (see NodeLease). */
+  readonly lease?: Pick<NodeLeaseOptions, 'leaseMs' | 'heartbeatMs'>;
+  /** Told when the lease session was lost (every worker of this node stops; see onLockLost). */
+  readonly onLeaseLost?: (err: Error) => void;
+}
+
+interface DeadLetterDbRow {
+  tenant: string;
+  flow: string;
+  id: number;
+  payload: string;
+  enqueued_at: string;
+  failed_at: string;
+  attempts: number;
+  last_error: string;
+}
+
+export class PgQueueStore implements QueueBackend {
+  readonly #db: PgDb;
+  readonly lease: NodeLease;
+  readonly #appender: PgQueueAppender;
+  readonly #consumers = new Map<string, PgQueueConsumer>();
+  #closed = false;
+
+  constructor(db: PgDb, opts: PgQueueStoreOptions = {}) {
+    this.#db = db;
+    this.#appender = new PgQueueAppender(db, (tenant, flow) => this.#consumers.get(`${tenant}/${flow}`)?.notify());
+    this.lease = new NodeLease(db, {
+      ...opts.lease,
+      onLost: (err) => opts.onLeaseLost?.(err),
+      listen: {
+        [QUEUE_CHANNEL]: (payload) => {
+          const bar = payload.indexOf('|');
+          if (payload.slice(0, bar) === db.schema) this.#consumers.get(payload.slice(bar + 1))?.notify();
+        },
+      },
+    });
+  }
+
+  checkNames(tenant: string, flow: string): void {
+    checkQueueNames(tenant, flow);
+  }
+
+  append(tenant: string, flow: string, input: AppendInput): Promise<AppendResult> {
+    if (this.#closed) return Promise.reject(new SvcError('SVC_ERR_INTERNAL', 'the queue store is closed'));
+    try {
+      checkQueueNames(tenant, flow);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.#appender.append(tenant, flow, input);
+  }
+
+  async startConsumer(tenant: string, flow: string, opts: QueueConsumerOptions): Promise<QueueConsumerHandle | undefined> {
+    checkQueueNames(tenant, flow);
+    const key = `${tenant}/${flow}`;
+    if (this.#closed || this.#consumers.has(key)) return undefined;
+    const c = await PgQueueConsumer.start(
+      { db: this.#db, lease: this.lease, tenant, flow },
+      {
+        ...opts,
+        onLockLost: () => {
+          if (this.#consumers.get(key) === c) this.#consumers.delete(key);
+          void c?.close().catch(() => undefined);
+          opts.onLockLost?.();
+        },
+      },
+    );
+    if (c !== undefined) this.#consumers.set(key, c);
+    return c;
+  }
+
+  consumer(tenant: string, flow: string): QueueConsumerHandle | undefined {
+    return this.#consumers.get(`${tenant}/${flow}`);
+  }
+
+  async stopConsumer(tenant: string, flow: string): Promise<void> {
+    const key = `${tenant}/${flow}`;
+    const c = this.#consumers.get(key);
+    this.#consumers.delete(key);
+    await c?.close();
+  }
+
+  async consumedElsewhere(tenant: string, flow: string): Promise<boolean> {
+    return this.lease.heldElsewhere(queueLockName(tenant, flow));
+  }
+
+  async listQueues(): Promise<{ tenant: string; flow: string }[]> {
+    return (await this.#db.query<{ tenant: string; flow: string }>('SELECT tenant, flow FROM queue_heads ORDER BY tenant COLLATE "C", flow COLLATE "C"')).rows;
+  }
+
+  /** Queues holding messages that no node consumes now are what a node that died left behind. */
+  async queuesWithMessages(): Promise<{ tenant: string; flow: string }[]> {
+    return (await this.#db.query<{ tenant: string; flow: string }>('SELECT DISTINCT tenant, flow FROM queue_messages')).rows;
+  }
+
+  async stats(tenant: string, flow: string): Promise<QueueStats> {
+    checkQueueNames(tenant, flow);
+    const c = this.#consumers.get(`${tenant}/${flow}`);
+    return c !== undefined ? c.stats() : queueStats(this.#db, tenant, flow);
+  }
+
+  /** Acknowledged messages are deleted as they go, and the database reclaims the space (autovacuum): nothing to do. */
+  async compact(): Promise<QueueCompaction[]> {
+    return [];
+  }
+
+  async listDeadLetters(filter: { tenant?: string; flow?: string } = {}): Promise<DeadLetterRow[]> {
+    const rows = (
+      await this.#db.query<DeadLetterDbRow>(
+        `SELECT tenant, flow, id, payload, enqueued_at, failed_at, attempts, last_error FROM queue_dead_letters
+          WHERE ($1::text IS NULL OR tenant = $1) AND ($2::text IS NULL OR flow = $2) ORDER BY tenant COLLATE "C", flow COLLATE "C", seq`,
+        [filter.tenant ?? null, filter.flow ?? null],
+      )
+    ).rows;
+    return rows.map((r) => ({ tenant: r.tenant, flow: r.flow, ...deadLetterOf(r) }));
+  }
+
+  async replayDeadLetter(tenant: string, flow: string, id: number, correlationId: string = randomUUID()): Promise<ReplayResult> {
+    checkQueueNames(tenant, flow);
+    // The new message and the entry's removal commit together: replayed exactly once.
+    const { entry, newId } = await this.#db.transaction(async (tx) => {
+      const r = await tx.query<DeadLetterDbRow>('DELETE FROM queue_dead_letters WHERE tenant = $1 AND flow = $2 AND id = $3 RETURNING *', [tenant, flow, id]);
+      if (r.rows[0] === undefined) throw deadLetterNotFound(tenant, flow, id);
+      const entry = deadLetterOf(r.rows[0]);
+      const newId = await insertQueueBatch(tx, this.#db.schema, tenant, flow, [{ input: { correlationId, payload: entry.payload } }]);
+      return { entry, newId };
+    });
+    this.#consumers.get(`${tenant}/${flow}`)?.notify();
+    return { entry, message: { id: newId, offset: newId, correlationId } };
+  }
+
+  async discardDeadLetter(tenant: string, flow: string, id: number): Promise<DeadLetter> {
+    checkQueueNames(tenant, flow);
+    const r = await this.#db.query<DeadLetterDbRow>('DELETE FROM queue_dead_letters WHERE tenant = $1 AND flow = $2 AND id = $3 RETURNING *', [tenant, flow, id]);
+    if (r.rows[0] === undefined) throw deadLetterNotFound(tenant, flow, id);
+    return deadLetterOf(r.rows[0]);
+  }
+
+  /** Stops every worker (each gets its grace period), waits for the appends in flight, gives the lease back; runs every step. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const results = await Promise.allSettled([...[...this.#consumers.values()].map((c) => c.close()), this.#appender.close()]);
+    this.#consumers.clear();
+    results.push(...(await Promise.allSettled([this.lease.close()])));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+}
+
+function deadLetterOf(r: DeadLetterDbRow): DeadLetter {
+  return { id: r.id, payload: JSON.parse(r.payload) as unknown, enqueued_at: r.enqueued_at, failed_at: r.failed_at, attempts: r.attempts, last_error: r.last_error };
+}
