@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { Cron } from 'croner';
 import type { Logger } from '../common/logger.js';
 import type { FlowIR } from '../ir/types.js';
+import type { LeaderLock } from '../queue/backend.js';
 import { LockFile } from '../queue/lock-file.js';
 import type { FlowExecutor } from './flow-executor.js';
 
@@ -45,8 +46,15 @@ export function scheduledFlows(flows: readonly FlowIR[], log: Logger): Scheduled
 }
 
 export interface SchedulerOptions {
-  /** The state directory's locks directory (statePaths().locksDir). */
+  /** The state directory's locks directory (statePaths().locksDir): where the scheduler lock file is, unless `takeLead` is given. */
   locksDir: string;
+  /** Takes the scheduler lock (a cluster's: an advisory lock); undefined when another holds it. @default the lock file in locksDir */
+  takeLead?: (leaseMs: number) => Promise<LeaderLock | undefined>;
+  /**
+   * Claims one tick of one flow before it runs; false when it was run already (a cluster: the
+   * node that led before a hand-over fired it). @default every tick runs
+   */
+  claimTick?: (f: ScheduledFlow, tickAt: string) => Promise<boolean>;
   executor: Pick<FlowExecutor, 'resolve' | 'run'>;
   log: Logger;
   /** How often a process without the lock tries to take it. Milliseconds. @default 5000 */
@@ -59,7 +67,7 @@ export interface SchedulerOptions {
 export class Scheduler {
   readonly #opts: SchedulerOptions;
   readonly #flows: readonly ScheduledFlow[];
-  #lock: LockFile | undefined;
+  #lock: LeaderLock | undefined;
   #jobs: Cron[] = [];
   #poll: NodeJS.Timeout | undefined;
   #stopped = false;
@@ -96,7 +104,7 @@ export class Scheduler {
         this.#lock = undefined;
       }
       const leaseMs = this.#opts.leaseMs ?? 30_000;
-      const lock = await LockFile.tryAcquire(join(this.#opts.locksDir, 'scheduler.lock'), { leaseMs });
+      const lock = this.#opts.takeLead !== undefined ? await this.#opts.takeLead(leaseMs) : await LockFile.tryAcquire(join(this.#opts.locksDir, 'scheduler.lock'), { leaseMs });
       if (lock === undefined) return;
       if (this.#stopped) {
         await lock.release();
@@ -105,7 +113,7 @@ export class Scheduler {
       this.#lock = lock;
       this.#opts.log.info(`scheduler lock taken${lock.tookOver ? ' (from a holder that stopped)' : ''}; running ${this.#flows.length} schedule(s)`);
       for (const f of this.#flows) {
-        this.#jobs.push(new Cron(f.schedule, { timezone: 'UTC', protect: true, unref: true, catch: true }, () => this.#tick(f)));
+        this.#jobs.push(new Cron(f.schedule, { timezone: 'UTC', protect: true, unref: true, catch: true }, (job: Cron) => this.#tick(f, job)));
       }
     } catch (err) {
       this.#opts.log.error({ err }, 'scheduler lock could not be taken');
@@ -114,7 +122,7 @@ export class Scheduler {
     }
   }
 
-  async #tick(f: ScheduledFlow): Promise<void> {
+  async #tick(f: ScheduledFlow, job: Cron): Promise<void> {
     const { executor, log } = this.#opts;
     // A holder resumed from a pause past the lease may find another process leading now: it looks
     // (on the calling thread, nothing runs in between) before every tick, and stands down.
@@ -123,6 +131,12 @@ export class Scheduler {
       return;
     }
     try {
+      if (this.#opts.claimTick !== undefined) {
+        // The tick's own instant (whole seconds), not the time the callback got to run.
+        const at = new Date(job.currentRun() ?? Date.now());
+        at.setUTCMilliseconds(0);
+        if (!(await this.#opts.claimTick(f, at.toISOString()))) return;
+      }
       const flow = executor.resolve(f.tenant, f.flow);
       await executor.run(flow, null, { door: 'cron', correlationId: randomUUID(), headers: {} });
     } catch (err) {

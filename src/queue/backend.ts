@@ -45,3 +45,17 @@ export interface QueueBackend {
   discardDeadLetter(tenant: string, flow: string, id: number): Promise<DeadLetter>;
   close(): Promise<void>;
 }
+
+/**
+ * A lock one process (or node) at a time leads with: the scheduler's. LockFile (a lock file with a
+ * lease) and NodeLease.tryLeaderLock (a PostgreSQL advisory lock) both give one.
+ */
+export interface LeaderLock {
+  /** True when the lock was taken from a holder that stopped without releasing it. */
+  readonly tookOver: boolean;
+  /** Looks again whether this holder still has it (a pause past the lease loses it). */
+  stillHeld(): Promise<boolean>;
+  /** The same look without waiting, for a check nothing may run between (a tick about to fire). */
+  stillHeldSync(): boolean;
+  release(): Promise<void>;
+}

@@ -11,6 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { PgDb, PgSession } from '../../store/pg/pg-db.js';
+import type { LeaderLock } from '../backend.js';
 
 export class LeaseLostError extends Error {
   override readonly name = 'LeaseLostError';
@@ -64,6 +65,17 @@ export class NodeLease {
     const r = await session.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [this.#key(name).key]);
     if (r.rows[0]!.ok) this.#held.add(name);
     return r.rows[0]!.ok;
+  }
+
+  /** `name`'s lock as a LeaderLock (the scheduler's), or undefined when another node holds it. */
+  async tryLeaderLock(name: string): Promise<LeaderLock | undefined> {
+    if (!(await this.tryLock(name))) return undefined;
+    return {
+      tookOver: false,
+      stillHeld: () => this.assertHeld(name).then(() => true, () => false),
+      stillHeldSync: () => this.holds(name) && performance.now() - this.#aliveAt <= this.#leaseMs / 2,
+      release: () => this.unlock(name),
+    };
   }
 
   /** Gives `name`'s lock back (nothing when it is not held, or the session is gone with it). */
