@@ -1,6 +1,6 @@
 /** Dead-letter use cases shared by `svc dlq` and the management UI, plus the queue figures the UI shows. */
 import { statePaths } from '../common/paths.js';
-import { liveLockOwner, QueueStore, type DeadLetter, type DeadLetterRow, type QueueStats, type ReplayResult } from '../queue/index.js';
+import { QueueStore, type DeadLetter, type DeadLetterRow, type QueueBackend, type QueueStats, type ReplayResult } from '../queue/index.js';
 import type { AuditAppender } from '../store/audit-thread.js';
 
 /** Who acted, for the audit entry every replay and discard writes on the queue's tenant chain. */
@@ -14,9 +14,9 @@ export interface DlqAction {
  * Where the queues are: a registry database path (an operator command opens a short-lived store
  * beside it), or the store a running server already holds.
  */
-export type DlqTarget = { readonly db: string } | { readonly store: QueueStore };
+export type DlqTarget = { readonly db: string } | { readonly store: QueueBackend };
 
-async function withStore<T>(target: DlqTarget, fn: (store: QueueStore) => Promise<T>): Promise<T> {
+async function withStore<T>(target: DlqTarget, fn: (store: QueueBackend) => Promise<T>): Promise<T> {
   if ('store' in target) return fn(target.store);
   // Ids are reserved one at a time so a command wastes none.
   const store = new QueueStore({ queuesDir: statePaths(target.db).queuesDir, idBlockSize: 1 });
@@ -30,7 +30,7 @@ async function withStore<T>(target: DlqTarget, fn: (store: QueueStore) => Promis
 /** Pending dead letters, optionally narrowed to a tenant and/or flow. */
 export function listDeadLetters(target: DlqTarget, filter: { tenant?: string; flow?: string } = {}): Promise<DeadLetterRow[]> {
   return withStore(target, async (store) => {
-    if (filter.tenant !== undefined && filter.flow !== undefined) store.paths(filter.tenant, filter.flow);
+    if (filter.tenant !== undefined && filter.flow !== undefined) store.checkNames(filter.tenant, filter.flow);
     return store.listDeadLetters(filter);
   });
 }
@@ -78,8 +78,7 @@ export function queueFigures(target: DlqTarget): Promise<QueueFigures[]> {
   return withStore(target, async (store) => {
     const out: QueueFigures[] = [];
     for (const { tenant, flow } of await store.listQueues()) {
-      const owner = await liveLockOwner(store.paths(tenant, flow).consumerLock);
-      out.push({ ...(await store.stats(tenant, flow)), worker: owner === undefined ? undefined : `pid ${owner.pid}${owner.pid === process.pid ? ' (this server)' : ''} on ${owner.host}` });
+      out.push({ ...(await store.stats(tenant, flow)), worker: await store.workerOf(tenant, flow) });
     }
     return out;
   });

@@ -9,7 +9,7 @@ import type { Logger } from '../common/logger.js';
 import type { SettingName } from '../common/settings.js';
 import { startTrace, traceIdOf, type IncomingTraceContext, type TraceSpan } from '../common/trace-context/spans.js';
 import { maskOf, type LoadedFlow } from '../engine/index.js';
-import { liveLockOwner, type QueueConsumer, type QueueMessage, type QueueStore, type Outcome, type AppendResult } from '../queue/index.js';
+import type { QueueBackend, QueueConsumerHandle, QueueMessage, Outcome, AppendResult } from '../queue/index.js';
 import type { AuditAppender } from '../store/audit-thread.js';
 import type { EventEmitter } from '../store/event-sink.js';
 import type { FlowExecutor } from './flow-executor.js';
@@ -20,7 +20,7 @@ export const REGISTRY_RETRY_MS = 1000;
 const ELSEWHERE_RECHECK_MS = 1000;
 
 export interface QueueWorkersDeps {
-  readonly store: QueueStore;
+  readonly store: QueueBackend;
   /** Resolves `latest`; throws IntegrityError (dead-letter) or anything else (registry unreadable: retry at 1 s). */
   loadFlow(tenant: string, name: string): LoadedFlow | undefined;
   /** Platform settings: `max_message_bytes` per request, worker ceilings at construction. */
@@ -163,7 +163,7 @@ export class QueueWorkers {
       // A queue another live process consumes still has a worker: that is not a refusal.
       return (await this.#consumedElsewhere(tenant, flow)) ? 'elsewhere' : 'ceiling';
     }
-    const consumer: QueueConsumer | undefined = await this.#deps.store.startConsumer(tenant, flow, {
+    const consumer: QueueConsumerHandle | undefined = await this.#deps.store.startConsumer(tenant, flow, {
       handler: (msg) => this.#handle(tenant, flow, msg),
       pollIntervalMs: this.#deps.pollIntervalMs ?? 500,
       onAttemptFailed: (f) => {
@@ -215,8 +215,7 @@ export class QueueWorkers {
 
   /** True when the queue's consumer lock names a live process (read only; nothing is taken). */
   async #consumedElsewhere(tenant: string, flow: string): Promise<boolean> {
-    const owner = await liveLockOwner(this.#deps.store.paths(tenant, flow).consumerLock);
-    return owner !== undefined && owner.pid !== process.pid;
+    return this.#deps.store.consumedElsewhere(tenant, flow);
   }
 
   /** One delivery: decides the outcome by error class, never by message text. */

@@ -8,6 +8,14 @@ export function dbOption(): Option {
   return new Option('--db <path>', 'registry database; its directory holds every other state file').default(defaultDbPath(), '~/.svc/registry.db');
 }
 
+/**
+ * `--store <url>` (or SVC_STORE_URL): the shared PostgreSQL store of a cluster. With it, the
+ * service's state is in that database, not in the state directory of `--db`.
+ */
+export function storeOption(): Option {
+  return new Option('--store <url>', 'keep all state in this PostgreSQL database (postgres://user@host:port/db, optional ?schema=name) instead of the state directory').env('SVC_STORE_URL');
+}
+
 /** Parser for a flag naming a tenant or flow: refuses anything that breaks the name rule. */
 export function nameArg(what: string): (value: string) => string {
   return (value: string) => {

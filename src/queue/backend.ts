@@ -8,6 +8,11 @@ import type { QueueCompaction } from './compaction.js';
 import type { ConsumerStateName, QueueConsumerOptions } from './queue-consumer.js';
 import type { AppendInput, AppendResult, QueueStats } from './types.js';
 
+/** How a worker is named to the operator, by every backend. */
+export function workerName(pid: number, host: string): string {
+  return `pid ${pid}${pid === process.pid ? ' (this server)' : ''} on ${host}`;
+}
+
 /** A pending dead letter with its queue. */
 export interface DeadLetterRow extends DeadLetter {
   readonly tenant: string;
@@ -33,6 +38,8 @@ export interface QueueBackend {
   stopConsumer(tenant: string, flow: string): Promise<void>;
   /** True when another live process (or node) runs the queue's worker now. */
   consumedElsewhere(tenant: string, flow: string): Promise<boolean>;
+  /** Who runs the queue's worker now (`pid N on host`, `(this server)` when it is this process); undefined: nobody. */
+  workerOf(tenant: string, flow: string): Promise<string | undefined>;
   /** Every queue that holds or has held a message. */
   listQueues(): Promise<{ tenant: string; flow: string }[]>;
   stats(tenant: string, flow: string): Promise<QueueStats>;

@@ -1,5 +1,6 @@
 /** The durable queue library: what other layers import. */
 export { QueueStore, type QueueStoreOptions, type DeadLetterRow } from './queue-store.js';
+export type { QueueBackend, QueueConsumerHandle, LeaderLock } from './backend.js';
 export {
   QueueConsumer,
   type QueueConsumerOptions,

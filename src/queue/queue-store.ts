@@ -6,7 +6,7 @@
 import { SvcError } from '../common/errors.js';
 import { compactIdleQueue, listQueueDirs, readQueueStats, type QueueCompaction } from './compaction.js';
 import { discardDeadLetter, readDeadLetters, replayDeadLetter, type DeadLetter, type ReplayResult } from './dead-letters.js';
-import type { DeadLetterRow, QueueBackend } from './backend.js';
+import { workerName, type DeadLetterRow, type QueueBackend } from './backend.js';
 import { liveLockOwner } from './lock-file.js';
 import { queuePaths, type QueuePaths } from './queue-paths.js';
 import { QueueConsumer, type QueueConsumerOptions } from './queue-consumer.js';
@@ -126,6 +126,11 @@ export class QueueStore implements QueueBackend {
   async consumedElsewhere(tenant: string, flow: string): Promise<boolean> {
     const owner = await liveLockOwner(this.paths(tenant, flow).consumerLock);
     return owner !== undefined && owner.pid !== process.pid;
+  }
+
+  async workerOf(tenant: string, flow: string): Promise<string | undefined> {
+    const owner = await liveLockOwner(this.paths(tenant, flow).consumerLock);
+    return owner === undefined ? undefined : workerName(owner.pid, owner.host);
   }
 
   /** Every queue with a directory under queuesDir. */

@@ -3,7 +3,7 @@ import type { FlowExecutor } from '../app/flow-executor.js';
 import { scanDeployedFlows, type DeployedFlows } from '../app/deployed-flows.js';
 import { LoginThrottle } from '../app/login-throttle.js';
 import type { QueueWorkers } from '../app/queue-workers.js';
-import type { QueueStore } from '../queue/index.js';
+import type { QueueBackend } from '../queue/index.js';
 import type { Logger } from '../common/logger.js';
 import { warnInboundWithoutDoor } from '../doors/grpc/inbound-warnings.js';
 import type { GrpcDoor } from '../doors/grpc/server.js';
@@ -28,7 +28,7 @@ interface DoorParts {
   readonly gate: Gate | undefined;
   readonly executor: FlowExecutor;
   readonly queues: QueueWorkers;
-  readonly queueStore: QueueStore;
+  readonly queueStore: QueueBackend;
   readonly stateDir: string;
   readonly log: Logger;
   /** Metrics: the request observer, and the exposition when `/metrics` is served on the main port. */

@@ -5,12 +5,12 @@ import type { QueueWorkers } from '../app/queue-workers.js';
 import type { Logger } from '../common/logger.js';
 import { startMetricsListener } from '../doors/http/metrics-route.js';
 import type { MetricsExposition } from '../doors/http/observer.js';
-import type { QueueStore } from '../queue/index.js';
+import type { QueueBackend } from '../queue/index.js';
 import type { Closers } from './closers.js';
 import type { ScrapeSources } from './metrics.js';
 import type { ServeStores } from './stores.js';
 
-export function metricsSources(stores: ServeStores, queueStore: QueueStore, workers: QueueWorkers): ScrapeSources {
+export function metricsSources(stores: ServeStores, queueStore: QueueBackend, workers: QueueWorkers): ScrapeSources {
   return {
     queues: async () => boundedQueueLabels(await queueFigures({ store: queueStore }), (tenant, flow) => stores.flows.latest(tenant, flow) !== undefined),
     workersRunning: () => workers.workerCount,

@@ -4,14 +4,14 @@ import { QueueWorkers } from '../app/queue-workers.js';
 import type { Logger } from '../common/logger.js';
 import type { StatePaths } from '../common/paths.js';
 import { Settings } from '../common/settings.js';
-import { QueueStore } from '../queue/index.js';
+import { QueueStore, type QueueBackend } from '../queue/index.js';
 import { isAccepted } from '../store/settings-repo.js';
 import type { Closers } from './closers.js';
 import type { ServeExecutor } from './executor.js';
 import type { ServeStores } from './stores.js';
 
 export interface ServeQueues {
-  readonly store: QueueStore;
+  readonly store: QueueBackend;
   readonly workers: QueueWorkers;
 }
 

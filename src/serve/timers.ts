@@ -9,7 +9,7 @@ import type { FlowIR } from '../ir/types.js';
 import { Housekeeping } from '../housekeeping/housekeeping.js';
 import { housekeepingIntervals } from '../housekeeping/intervals.js';
 import { startQueueCompaction } from '../housekeeping/queue-compaction.js';
-import type { QueueStore } from '../queue/index.js';
+import type { QueueBackend } from '../queue/index.js';
 import type { Closers } from './closers.js';
 import type { ServeStores } from './stores.js';
 
@@ -18,7 +18,7 @@ interface TimerParts {
   readonly stores: ServeStores;
   readonly executor: FlowExecutor;
   readonly correlations: Correlations;
-  readonly queueStore: QueueStore;
+  readonly queueStore: QueueBackend;
   readonly queues: QueueWorkers;
   /** The latest IR of every deployed flow, read at start-up (the schedules). */
   readonly flows: readonly FlowIR[];

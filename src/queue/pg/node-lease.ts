@@ -10,8 +10,12 @@
  * lease, or one answers now; otherwise the session is gone, and with it every lock.
  */
 import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { PgDb, PgSession } from '../../store/pg/pg-db.js';
 import type { LeaderLock } from '../backend.js';
+
+/** The application name of every lease session, followed by the node's `host:pid` (pg_stat_activity). */
+export const LEASE_APPLICATION = 'svc-lease';
 
 export class LeaseLostError extends Error {
   override readonly name = 'LeaseLostError';
@@ -93,9 +97,22 @@ export class NodeLease {
   /** True when another session (another node) holds `name`'s lock now. */
   async heldElsewhere(name: string): Promise<boolean> {
     if (this.holds(name)) return false;
+    return (await this.holderOf(name)) !== undefined;
+  }
+
+  /** The `host:pid` of the node whose lease holds `name`'s lock now (this one included); undefined: none. */
+  async holderOf(name: string): Promise<{ host: string; pid: number } | undefined> {
     const k = this.#key(name);
-    const r = await this.#db.query("SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = $1 AND objid = $2 AND objsubid = 1 AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())", [k.classid, k.objid]);
-    return (r.rowCount ?? 0) > 0;
+    const r = await this.#db.query<{ app: string }>(
+      `SELECT a.application_name AS app FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+        WHERE l.locktype = 'advisory' AND l.classid = $1 AND l.objid = $2 AND l.objsubid = 1 AND l.granted
+          AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+      [k.classid, k.objid],
+    );
+    const app = r.rows[0]?.app;
+    if (app === undefined) return undefined;
+    const m = /^\S+ (.+):(\d+)$/.exec(app);
+    return m === null ? { host: app, pid: 0 } : { host: m[1]!, pid: Number(m[2]) };
   }
 
   /** @throws LeaseLostError when this node cannot vouch that it still holds its locks. */
@@ -127,7 +144,7 @@ export class NodeLease {
   }
 
   async #open(): Promise<PgSession> {
-    const session = await this.#db.openSession({ idle_session_timeout: String(this.#leaseMs) }, 'svc-lease');
+    const session = await this.#db.openSession({ idle_session_timeout: String(this.#leaseMs) }, `${LEASE_APPLICATION} ${hostname()}:${process.pid}`.slice(0, 63));
     session.onLost((err) => {
       if (this.#session !== session) return;
       this.#session = undefined;

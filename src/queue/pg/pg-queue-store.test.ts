@@ -81,7 +81,7 @@ test('one worker per queue across nodes; a dead node hands its queue over with n
   for (let i = 0; i < 10; i++) await b.append('acme', 'shared', { correlationId: `s${i}`, payload: i });
   await waitFor('A reaches message 3', () => byA.includes(3), 5000, 10);
   // Node A's lease session dies (as when its process is killed): its lock is released at once.
-  const killed = await adminQuery(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'svc-lease' AND pid IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted)`);
+  const killed = await adminQuery(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'svc-lease %' AND pid IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted)`);
   assert.ok((killed.rowCount ?? 0) >= 1);
   await waitFor('B takes the queue over', async () => (await b.startConsumer('acme', 'shared', { handler: async (m) => (byB.push(m.id), { kind: 'ack' }), pollIntervalMs: 50 })) !== undefined, 5000, 50);
   hold?.();

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { SvcError } from '../../common/errors.js';
 import type { PgDb } from '../../store/pg/pg-db.js';
-import type { DeadLetterRow, QueueBackend, QueueConsumerHandle } from '../backend.js';
+import { workerName, type DeadLetterRow, type QueueBackend, type QueueConsumerHandle } from '../backend.js';
 import type { QueueCompaction } from '../compaction.js';
 import { deadLetterNotFound, type DeadLetter, type ReplayResult } from '../dead-letters.js';
 import { checkQueueNames } from '../queue-paths.js';
@@ -102,6 +102,11 @@ export class PgQueueStore implements QueueBackend {
 
   async consumedElsewhere(tenant: string, flow: string): Promise<boolean> {
     return this.lease.heldElsewhere(queueLockName(tenant, flow));
+  }
+
+  async workerOf(tenant: string, flow: string): Promise<string | undefined> {
+    const holder = await this.lease.holderOf(queueLockName(tenant, flow));
+    return holder === undefined ? undefined : workerName(holder.pid, holder.host);
   }
 
   async listQueues(): Promise<{ tenant: string; flow: string }[]> {
