@@ -157,6 +157,21 @@ export class QueueWorkers {
     return p;
   }
 
+  /**
+   * Starts a worker for each queue that holds messages and has none anywhere: on a cluster, the
+   * queues of a node that died (its lease gone), and retries that came due meanwhile fire at once.
+   * A queue another node runs is asked about at most once a second, as in ensureWorker.
+   * @returns how many workers were started
+   */
+  async adoptOrphans(queues: readonly { tenant: string; flow: string }[]): Promise<number> {
+    let started = 0;
+    for (const { tenant, flow } of queues) {
+      if (this.#state !== 'running') break;
+      if ((await this.ensureWorker(tenant, flow)) === 'started') started++;
+    }
+    return started;
+  }
+
   async #start(tenant: string, flow: string, key: string): Promise<WorkerStatus> {
     const tenantCount = this.#perTenant.get(tenant) ?? 0;
     if (this.#mine.size >= this.#maxWorkers || tenantCount >= this.#maxPerTenant) {
