@@ -17,7 +17,7 @@ import { LockFile, WRITE_LOCK_OPTIONS } from './lock-file.js';
 import type { QueuePaths } from './queue-paths.js';
 import type { CommittedBatch } from './segment-appender.js';
 import { settlementOf } from './settlement.js';
-import { DEFAULT_RETRY_POLICY, type QueueStats, type RetryPolicy, type SegmentRecord } from './types.js';
+import { DEFAULT_RETRY_POLICY, type Outcome, type QueueMessage, type QueueStats, type RetryPolicy, type SegmentRecord } from './types.js';
 import { readDeadLetters } from './dead-letters.js';
 
 /**
@@ -30,34 +30,7 @@ const CHECKPOINT_SYNC_MS = 100;
 /** Records read ahead in memory at most; past it, a lagging consumer reads them from the file later. */
 const MAX_BUFFERED = 1024;
 
-/** One delivery handed to the handler. */
-export interface QueueMessage {
-  readonly id: number;
-  readonly correlationId: string;
-  readonly enqueuedAt: string;
-  /** This attempt's number, 1 for the first delivery. */
-  readonly attempt: number;
-  readonly payload: unknown;
-  /** True when it comes from the retry schedule. */
-  readonly isRetry: boolean;
-  /** The submission's W3C trace context, as stored with the message (absent in older records). */
-  readonly traceparent?: string | undefined;
-  readonly tracestate?: string | undefined;
-}
-
-/**
- * What the handler decided (by error class, never by message text):
- * - `ack`: done (succeeded, filtered, fault handled, or dropped);
- * - `retry`: a failed attempt; rescheduled by `policy` (or after `delayMs`), dead-lettered once
- *   the attempt number reaches `policy.maxAttempts`;
- * - `retry-fixed`: try again after `delayMs` without consuming an attempt (never dead-letters);
- * - `dead`: dead-letter at once (e.g. an artifact failing its integrity check).
- */
-export type Outcome =
-  | { readonly kind: 'ack' }
-  | { readonly kind: 'retry'; readonly error: string; readonly policy: RetryPolicy; readonly delayMs?: number }
-  | { readonly kind: 'retry-fixed'; readonly delayMs: number; readonly error?: string }
-  | { readonly kind: 'dead'; readonly error: string };
+export type { QueueMessage, Outcome } from './types.js';
 
 export type QueueHandler = (msg: QueueMessage) => Promise<Outcome>;
 
