@@ -10,7 +10,7 @@ import { sleep } from '../../../test/helpers/wait.js';
 import type { QueueBackend } from '../backend.js';
 import type { Outcome } from '../queue-consumer.js';
 import type { AppendInput, RetryPolicy } from '../types.js';
-import type { QueueBackendKind } from './backend-kind.js';
+import type { QueueBackendHandle, QueueBackendKind } from './backend-kind.js';
 import { startRecorded, until, type RecordedWorker } from './recorded-worker.js';
 
 /** How long a test watches for something that must not happen (a delivery too many). Milliseconds. */
@@ -26,23 +26,12 @@ const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 const NOT_FOUND = { code: 'SVC_ERR_NOT_FOUND' };
 const INVALID_NAME = { code: 'SVC_ERR_INVALID_NAME' };
 
-/** Opens a fresh store for `fn` and closes it whatever happens. */
-async function withBackend(kind: QueueBackendKind, fn: (b: QueueBackend) => Promise<void>): Promise<void> {
-  const h = await kind.open();
+/** Runs `fn` on the backends of `opened` and closes them all whatever happens. */
+async function closingAfter(opened: QueueBackendHandle[], fn: (bs: QueueBackend[]) => Promise<void>): Promise<void> {
   try {
-    await fn(h.backend);
+    await fn(opened.map((h) => h.backend));
   } finally {
-    await h.close();
-  }
-}
-
-/** Opens `n` handles on one fresh store for `fn` and closes them all whatever happens. */
-async function withShared(kind: QueueBackendKind, n: number, fn: (bs: QueueBackend[]) => Promise<void>): Promise<void> {
-  const hs = await kind.openShared(n);
-  try {
-    await fn(hs.map((h) => h.backend));
-  } finally {
-    for (const h of hs) await h.close();
+    for (const h of opened) await h.close();
   }
 }
 
@@ -75,8 +64,10 @@ async function assertQuiet(w: RecordedWorker, n: number): Promise<void> {
 const queueKey = (q: { tenant: string; flow: string }): string => `${q.tenant}/${q.flow}`;
 
 export function queueConformance(kind: QueueBackendKind): void {
-  const withB = (fn: (b: QueueBackend) => Promise<void>) => () => withBackend(kind, fn);
-  const withS = (n: number, fn: (bs: QueueBackend[]) => Promise<void>) => () => withShared(kind, n, fn);
+  /** A test body on a fresh store. */
+  const withB = (fn: (b: QueueBackend) => Promise<void>) => async () => closingAfter([await kind.open()], ([b]) => fn(b!));
+  /** A test body on `n` handles sharing a fresh store. */
+  const withS = (n: number, fn: (bs: QueueBackend[]) => Promise<void>) => async () => closingAfter(await kind.openShared(n), fn);
 
   describe(`queue appends and ids (${kind.name})`, () => {
     test('append resolves with increasing ids, each queue on its own', withB(async (b) => {
