@@ -1,0 +1,44 @@
+/** The file backend of the queue conformance suite: QueueStore instances on a `queues/` directory in a temporary directory. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { QueueStore } from '../queue-store.js';
+import type { QueueBackendHandle, QueueBackendKind } from './backend-kind.js';
+
+export const fileBackend: QueueBackendKind = {
+  name: 'files',
+  open: async () => (await fileBackend.openShared(1))[0]!,
+  openShared: async (n) => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-queue-conf-'));
+    const queuesDir = join(dir, 'queues');
+    let open = n;
+    return Array.from({ length: n }, (): QueueBackendHandle => {
+      const backend = new QueueStore({ queuesDir });
+      let closed = false;
+      return {
+        backend,
+        close: async () => {
+          if (closed) return;
+          closed = true;
+          try {
+            await backend.close();
+          } finally {
+            if (--open === 0) rmSync(dir, { recursive: true, force: true });
+          }
+        },
+      };
+    });
+  },
+  // Two QueueStores in one process do exclude each other's workers (the consumer lock is a file
+  // created with O_EXCL, and its holder's PID is alive), but consumedElsewhere tells another
+  // process from this one by PID, so a shared handle here counts the other's worker as its own
+  // process's. test/queue-multiprocess.test.ts and test/queue-shared-state.test.ts cover it with
+  // real processes.
+  knownBreaks: {
+    // QueueStore forgets a worker only in stopConsumer (or on lock loss); a worker closed through
+    // its handle stays in the store's map, so startConsumer answers undefined as if it still ran
+    // and consumer() returns the closed handle.
+    'restart-after-handle-close': 'QueueStore keeps a worker closed through its handle: startConsumer gives undefined until stopConsumer',
+  },
+  consumedElsewhereUntestable: 'QueueStore handles in one process share a PID; the multi-process tests (test/queue-multiprocess.test.ts, test/queue-shared-state.test.ts) cover consumedElsewhere',
+};
