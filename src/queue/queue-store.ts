@@ -93,7 +93,7 @@ export class QueueStore implements QueueBackend {
    */
   async startConsumer(tenant: string, flow: string, opts: QueueConsumerOptions): Promise<QueueConsumer | undefined> {
     const key = `${tenant}/${flow}`;
-    if (this.#closed || this.#consumers.has(key)) return undefined;
+    if (this.#closed || this.consumer(tenant, flow) !== undefined) return undefined;
     const c = await QueueConsumer.start(this.paths(tenant, flow), {
       prefixCut: this.#prefixCut,
       ...opts,
@@ -109,9 +109,12 @@ export class QueueStore implements QueueBackend {
     return c;
   }
 
-  /** This process's running consumer of the queue, if any. */
+  /** This process's running consumer of the queue, if any (one closed through its handle is forgotten). */
   consumer(tenant: string, flow: string): QueueConsumer | undefined {
-    return this.#consumers.get(`${tenant}/${flow}`);
+    const key = `${tenant}/${flow}`;
+    const c = this.#consumers.get(key);
+    if (c !== undefined && c.state === 'closed') this.#consumers.delete(key);
+    return c?.state === 'closed' ? undefined : c;
   }
 
   /** Stops and forgets this process's consumer of the queue. */

@@ -23,12 +23,5 @@ export interface QueueBackendKind {
    * `consumedElsewhere`, when it cannot (the tests that need it are then skipped with this reason).
    */
   readonly consumedElsewhereUntestable?: string;
-  /**
-   * Points of the contract this kind is known to break, each with why: their tests still run, as
-   * `todo` (reported, not failing the run), until the backend is fixed and the entry removed.
-   */
-  readonly knownBreaks?: Partial<Record<QueueContractPoint, string>>;
 }
 
-/** Contract points a kind may declare broken (see QueueBackendKind.knownBreaks). */
-export type QueueContractPoint = 'restart-after-handle-close';

@@ -34,11 +34,5 @@ export const fileBackend: QueueBackendKind = {
   // process from this one by PID, so a shared handle here counts the other's worker as its own
   // process's. test/queue-multiprocess.test.ts and test/queue-shared-state.test.ts cover it with
   // real processes.
-  knownBreaks: {
-    // QueueStore forgets a worker only in stopConsumer (or on lock loss); a worker closed through
-    // its handle stays in the store's map, so startConsumer answers undefined as if it still ran
-    // and consumer() returns the closed handle.
-    'restart-after-handle-close': 'QueueStore keeps a worker closed through its handle: startConsumer gives undefined until stopConsumer',
-  },
   consumedElsewhereUntestable: 'QueueStore handles in one process share a PID; the multi-process tests (test/queue-multiprocess.test.ts, test/queue-shared-state.test.ts) cover consumedElsewhere',
 };

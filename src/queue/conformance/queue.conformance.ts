@@ -453,7 +453,7 @@ export function queueConformance(kind: QueueBackendKind): void {
       assert.equal(w.seen.length, 0);
     }));
 
-    test('after its handle\'s close(), the same backend can start the queue\'s worker again', { todo: kind.knownBreaks?.['restart-after-handle-close'] }, withB(async (b) => {
+    test('after its handle\'s close(), the same backend can start the queue\'s worker again', withB(async (b) => {
       const w = await startRecorded(b, 'acme', 'orders');
       await w.handle.close();
       assert.equal(w.handle.state, 'closed');

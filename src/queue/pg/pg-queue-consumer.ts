@@ -185,6 +185,9 @@ export class PgQueueConsumer implements QueueConsumerHandle {
   }
 
   async #dueRetries(now: number): Promise<MessageRow[]> {
+    // An acknowledged retry keeps its due row until the acks are written: write them first, or it
+    // would be read as due again.
+    await this.#flushAcks();
     const r = await this.#q.db.query<MessageRow & { next_due: number | null }>(
       `SELECT id, correlation_id, enqueued_at, attempts, payload, traceparent, tracestate, due_ms,
               (SELECT min(due_ms) FROM queue_messages WHERE tenant = $1 AND flow = $2 AND due_ms > $3) AS next_due

@@ -73,7 +73,7 @@ export class PgQueueStore implements QueueBackend {
   async startConsumer(tenant: string, flow: string, opts: QueueConsumerOptions): Promise<QueueConsumerHandle | undefined> {
     checkQueueNames(tenant, flow);
     const key = `${tenant}/${flow}`;
-    if (this.#closed || this.#consumers.has(key)) return undefined;
+    if (this.#closed || this.consumer(tenant, flow) !== undefined) return undefined;
     const c = await PgQueueConsumer.start(
       { db: this.#db, lease: this.lease, tenant, flow },
       {
@@ -89,8 +89,12 @@ export class PgQueueStore implements QueueBackend {
     return c;
   }
 
+  /** This node's running worker of the queue, if any (one closed through its handle is forgotten). */
   consumer(tenant: string, flow: string): QueueConsumerHandle | undefined {
-    return this.#consumers.get(`${tenant}/${flow}`);
+    const key = `${tenant}/${flow}`;
+    const c = this.#consumers.get(key);
+    if (c !== undefined && c.state === 'closed') this.#consumers.delete(key);
+    return c?.state === 'closed' ? undefined : c;
   }
 
   async stopConsumer(tenant: string, flow: string): Promise<void> {
@@ -101,10 +105,12 @@ export class PgQueueStore implements QueueBackend {
   }
 
   async consumedElsewhere(tenant: string, flow: string): Promise<boolean> {
+    checkQueueNames(tenant, flow);
     return this.lease.heldElsewhere(queueLockName(tenant, flow));
   }
 
   async workerOf(tenant: string, flow: string): Promise<string | undefined> {
+    checkQueueNames(tenant, flow);
     const holder = await this.lease.holderOf(queueLockName(tenant, flow));
     return holder === undefined ? undefined : workerName(holder.pid, holder.host);
   }
