@@ -9,7 +9,7 @@ import { JSON_MAX_DEPTH, valueNestsDeeperThan } from '../common/json-depth.js';
 import type { FlowResult } from '../engine/index.js';
 import { compileExpr } from '../expr/cel.js';
 import type { CorrelationIR, FlowIR } from '../ir/types.js';
-import type { CorrelationRow, FlowStateRepo } from '../store/flow-state-repo.js';
+import type { CorrelationRow, FlowStateStore } from '../store/flow-state-repo.js';
 import { keyFingerprint } from './dedup-fingerprint.js';
 import { evaluateKey, keyContext } from './dedup.js';
 import type { RunMeta } from './run-meta.js';
@@ -30,11 +30,11 @@ export interface CorrelationOptions {
 }
 
 export class Correlations {
-  readonly #repo: FlowStateRepo;
+  readonly #repo: FlowStateStore;
   readonly #stateKey: string | undefined;
   readonly #now: () => number;
 
-  constructor(repo: FlowStateRepo, opts: CorrelationOptions) {
+  constructor(repo: FlowStateStore, opts: CorrelationOptions) {
     this.#repo = repo;
     this.#stateKey = opts.stateKey;
     this.#now = opts.now ?? Date.now;
@@ -49,10 +49,10 @@ export class Correlations {
     const keyHash = keyFingerprint(ir.tenant, ir.flow, key, this.#stateKey);
     const now = this.#now();
     // A used key is refused before anything else is evaluated (the insert below re-checks atomically).
-    const used = this.#repo.getCorrelation(ir.tenant, ir.flow, keyHash);
+    const used = await this.#repo.getCorrelation(ir.tenant, ir.flow, keyHash);
     if (used !== undefined) throw refusal(used);
     const state = decl.state === undefined ? null : JSON.stringify(evaluateState(decl.state, ctx));
-    const existing = this.#repo.openCorrelation({
+    const existing = await this.#repo.openCorrelation({
       tenant: ir.tenant,
       flow: ir.flow,
       key_hash: keyHash,
@@ -66,22 +66,22 @@ export class Correlations {
     if (existing !== undefined) throw refusal(existing);
     try {
       const result = await run();
-      if (result.faultHandled) this.#repo.withdrawCorrelation(ir.tenant, ir.flow, keyHash, meta.correlationId);
+      if (result.faultHandled) await this.#repo.withdrawCorrelation(ir.tenant, ir.flow, keyHash, meta.correlationId);
       return result;
     } catch (err) {
       // The opening delivery failed: the correlation never started, so the key stays free.
-      this.#repo.withdrawCorrelation(ir.tenant, ir.flow, keyHash, meta.correlationId);
+      await this.#repo.withdrawCorrelation(ir.tenant, ir.flow, keyHash, meta.correlationId);
       throw err;
     }
   }
 
   async #close(ir: FlowIR, opener: string, key: string, run: () => Promise<FlowResult>): Promise<FlowResult> {
     const keyHash = keyFingerprint(ir.tenant, opener, key, this.#stateKey);
-    const row = this.#repo.getCorrelation(ir.tenant, opener, keyHash);
+    const row = await this.#repo.getCorrelation(ir.tenant, opener, keyHash);
     if (row === undefined) throw new SvcError('SVC_ERR_UNPROCESSABLE', `correlation refused: no correlation of flow '${opener}' exists for this key`);
     if (row.status === 'closed' || row.status === 'closed_late') throw new SvcError('SVC_ERR_UNPROCESSABLE', `correlation refused: the correlation for this key is already ${row.status}`);
     const result = await run();
-    if (!result.faultHandled) this.#repo.closeCorrelation(ir.tenant, opener, keyHash, new Date(this.#now()).toISOString());
+    if (!result.faultHandled) await this.#repo.closeCorrelation(ir.tenant, opener, keyHash, new Date(this.#now()).toISOString());
     return result;
   }
 
@@ -92,8 +92,8 @@ export class Correlations {
    */
   async reconcile(enqueue: EnqueueFn | undefined, onError: (row: CorrelationRow, err: unknown) => void): Promise<CorrelationRow[]> {
     const timedOut: CorrelationRow[] = [];
-    for (const row of this.#repo.dueCorrelations(new Date(this.#now()).toISOString())) {
-      if (!this.#repo.markTimedOut(row.tenant, row.flow, row.key_hash)) continue;
+    for (const row of await this.#repo.dueCorrelations(new Date(this.#now()).toISOString())) {
+      if (!(await this.#repo.markTimedOut(row.tenant, row.flow, row.key_hash))) continue;
       timedOut.push(row);
       if (row.on_timeout_flow === null) continue;
       try {

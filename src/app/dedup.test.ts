@@ -11,6 +11,7 @@ import { keyFingerprint } from './dedup-fingerprint.js';
 import { Dedup } from './dedup.js';
 import { Correlations } from './correlation.js';
 import { scheduleProblem } from './scheduler.js';
+import { promising } from '../../test/helpers/promising-store.js';
 
 const ir = { tenant: 't', flow: 'f', steps: [{ name: 's' }] } as unknown as FlowIR;
 const meta: RunMeta = { door: 'http', correlationId: 'c1', headers: {} };
@@ -81,6 +82,46 @@ test('a correlation_state nesting deeper than a queued message may is refused (4
 
 test('a state store failure is StorageUnavailableError (503)', async () => {
   const { db, dedup } = setup({ t: Date.now() });
+  db.close();
+  await assert.rejects(dedup.around(ir, { key: 'ctx.input.id', memoizeResponse: false, onFailure: 'rerun' }, { id: 'a' }, meta, ok), (err) => {
+    assert.ok(err instanceof StorageUnavailableError);
+    assert.equal(err.status, 503);
+    return true;
+  });
+});
+
+test('dedup and correlation run the same on a store that answers with promises, as PostgreSQL does', async () => {
+  const now = { t: Date.parse('2030-01-01T00:00:00Z') };
+  const repo = new FlowStateRepo(openDb(':memory:', registryMigrations));
+  const store = promising(repo);
+  const dedup = new Dedup(store, { defaultWindowHours: 1, leaseMs: 60_000, stateKey: undefined, now: () => now.t });
+  const d = { key: 'ctx.input.id', memoizeResponse: true, onFailure: 'rerun' as const };
+  let release!: () => void;
+  const first = dedup.around(ir, d, { id: 'a' }, meta, () => new Promise((r) => (release = () => r({ status: 201, headers: { h: 'v' }, output: 'x', filtered: false, faultHandled: false }))));
+  await assert.rejects(dedup.around(ir, d, { id: 'a' }, { ...meta, correlationId: 'c2' }, ok), { status: 409 });
+  release();
+  assert.equal((await first).status, 201);
+  const replay = await dedup.around(ir, d, { id: 'a' }, { ...meta, correlationId: 'c3' }, ok);
+  assert.deepEqual([replay.status, replay.output, replay.headers['x-svc-idempotent-replay']], [201, 'x', 'true']);
+
+  const c = new Correlations(store, { stateKey: undefined, now: () => now.t });
+  const open = { kind: 'open' as const, key: 'ctx.input.id', deadlineSecs: 5, onTimeout: 'comp', state: { n: 'ctx.input.n' } };
+  await c.around(ir, open, { id: 'k', n: 1 }, meta, ok);
+  await assert.rejects(c.around(ir, open, { id: 'k', n: 2 }, meta, ok), { status: 409 });
+  const failing = (): Promise<FlowResult> => Promise.reject(new Error('boom'));
+  await assert.rejects(c.around(ir, open, { id: 'w', n: 3 }, meta, failing), /boom/);
+  assert.equal(repo.getCorrelation('t', 'f', keyFingerprint('t', 'f', 'w', undefined)), undefined, 'a failed opening withdraws its row');
+  now.t += 6000;
+  const sent: unknown[] = [];
+  const timedOut = await c.reconcile(async (_t, flow, m) => void sent.push({ flow, m }), () => undefined);
+  assert.deepEqual([timedOut.length, sent], [1, [{ flow: 'comp', m: { correlationId: 'c1', payload: { n: 1 } } }]]);
+  await c.around(ir, { kind: 'close', key: 'ctx.input.id', closes: 'f' }, { id: 'k' }, meta, ok);
+  assert.equal(repo.getCorrelation('t', 'f', keyFingerprint('t', 'f', 'k', undefined))?.status, 'closed_late');
+});
+
+test('a state store failure answered as a rejection is still StorageUnavailableError (503)', async () => {
+  const db = openDb(':memory:', registryMigrations);
+  const dedup = new Dedup(promising(new FlowStateRepo(db)), { defaultWindowHours: 1, leaseMs: 60_000, stateKey: undefined });
   db.close();
   await assert.rejects(dedup.around(ir, { key: 'ctx.input.id', memoizeResponse: false, onFailure: 'rerun' }, { id: 'a' }, meta, ok), (err) => {
     assert.ok(err instanceof StorageUnavailableError);

@@ -8,7 +8,7 @@ import { XmlValue, isXmlValue } from '../common/xml-value.js';
 import type { FlowResult } from '../engine/index.js';
 import { compileExpr } from '../expr/cel.js';
 import type { DedupIR, FlowIR } from '../ir/types.js';
-import type { FlowStateRepo, InboxRow } from '../store/flow-state-repo.js';
+import type { FlowStateStore, InboxRow } from '../store/flow-state-repo.js';
 import { keyFingerprint, keyText } from './dedup-fingerprint.js';
 import type { RunMeta } from './run-meta.js';
 
@@ -53,11 +53,11 @@ export function evaluateKey(expr: string, ctx: Record<string, unknown>, what: st
 }
 
 export class Dedup {
-  readonly #repo: FlowStateRepo;
+  readonly #repo: FlowStateStore;
   readonly #opts: DedupOptions;
   readonly #now: () => number;
 
-  constructor(repo: FlowStateRepo, opts: DedupOptions) {
+  constructor(repo: FlowStateStore, opts: DedupOptions) {
     this.#repo = repo;
     this.#opts = opts;
     this.#now = opts.now ?? Date.now;
@@ -70,7 +70,7 @@ export class Dedup {
     const now = this.#now();
     const windowMs = (dedup.windowHours ?? this.#opts.defaultWindowHours) * 3_600_000;
     const expiresAt = now + windowMs;
-    const outcome = this.#repo.claim({
+    const outcome = await this.#repo.claim({
       tenant: ir.tenant,
       flow: ir.flow,
       keyHash,
@@ -88,11 +88,11 @@ export class Dedup {
     } catch (err) {
       const status = err instanceof SvcError ? err.status : 500;
       const body = dedup.memoizeResponse && err instanceof SvcError ? encodeBody(errorBody(err)) : null;
-      this.#finish(ir, keyHash, meta, { status: 'failed', responseStatus: status, headers: {}, body });
+      await this.#finish(ir, keyHash, meta, { status: 'failed', responseStatus: status, headers: {}, body });
       throw err;
     }
     const failed = result.faultHandled;
-    this.#finish(ir, keyHash, meta, {
+    await this.#finish(ir, keyHash, meta, {
       status: failed ? 'failed' : 'done',
       responseStatus: result.status,
       headers: result.headers,
@@ -101,8 +101,8 @@ export class Dedup {
     return result;
   }
 
-  #finish(ir: FlowIR, keyHash: string, meta: RunMeta, o: { status: 'done' | 'failed'; responseStatus: number; headers: Record<string, string>; body: string | null }): void {
-    this.#repo.finish(ir.tenant, ir.flow, keyHash, meta.correlationId, { ...o, now: iso(this.#now()) });
+  async #finish(ir: FlowIR, keyHash: string, meta: RunMeta, o: { status: 'done' | 'failed'; responseStatus: number; headers: Record<string, string>; body: string | null }): Promise<void> {
+    await this.#repo.finish(ir.tenant, ir.flow, keyHash, meta.correlationId, { ...o, now: iso(this.#now()) });
   }
 }
 

@@ -5,7 +5,7 @@ import { ExitError } from '../common/errors.js';
 import { statePaths } from '../common/paths.js';
 import { keyFingerprint, STATE_KEY_ENV, stateKeyFromEnv } from '../app/dedup-fingerprint.js';
 import { openDb } from '../store/db.js';
-import { FlowStateRepo, type CorrelationRow, type InboxRow } from '../store/flow-state-repo.js';
+import { FlowStateRepo, type CorrelationRow, type FlowStateStore, type InboxRow } from '../store/flow-state-repo.js';
 import { registryMigrations } from '../store/migrations/registry.js';
 import { dbOption, intArg, nameArg } from './options.js';
 import { formatTable, out } from './table.js';
@@ -52,25 +52,26 @@ interface ListFlags {
   db: string;
 }
 
-function withState<T>(dbPath: string, readOnly: boolean, fn: (repo: FlowStateRepo) => T): T {
+/** Runs `fn` against the flow state of the registry at `--db`, closing it once `fn` has settled. */
+async function withState<T>(dbPath: string, readOnly: boolean, fn: (store: FlowStateStore) => Promise<T>): Promise<T> {
   const file = statePaths(dbPath).registryDb;
   // A read-only look at a mistyped --db must not leave a new state directory behind.
   const db = readOnly && !existsSync(file) ? openDb(':memory:', registryMigrations) : openDb(file, registryMigrations);
   try {
-    return fn(new FlowStateRepo(db));
+    return await fn(new FlowStateRepo(db));
   } finally {
     db.close();
   }
 }
 
-function list(flags: ListFlags): void {
+async function list(flags: ListFlags): Promise<void> {
   const s = flags.status;
   const inboxStatuses: readonly string[] = s === undefined ? ['in_flight'] : s === 'all' ? INBOX_STATUSES : INBOX_STATUSES.filter((x) => x === s);
   const corrStatuses: readonly string[] = s === undefined ? ['open', 'timed_out'] : s === 'all' ? CORRELATION_STATUSES : CORRELATION_STATUSES.filter((x) => x === s);
-  withState(flags.db, true, (repo) => {
+  await withState(flags.db, true, async (store) => {
     const filter = { tenant: flags.tenant, flow: flags.flow, limit: flags.limit };
-    const inbox = repo.listInbox({ ...filter, statuses: inboxStatuses });
-    const corr = repo.listCorrelations({ ...filter, statuses: corrStatuses });
+    const inbox = await store.listInbox({ ...filter, statuses: inboxStatuses });
+    const corr = await store.listCorrelations({ ...filter, statuses: corrStatuses });
     if (flags.json) {
       out(JSON.stringify({ deduplication: inbox.map(inboxJson), correlations: corr.map(corrJson) }, null, 2));
       return;
@@ -136,7 +137,7 @@ interface ReleaseFlags {
   db: string;
 }
 
-function release(flags: ReleaseFlags): void {
+async function release(flags: ReleaseFlags): Promise<void> {
   if ((flags.keyHash === undefined) === (flags.key === undefined)) {
     throw new ExitError(2, 'error: give exactly one of --key-hash <hash> (from svc state list) or --key <key>');
   }
@@ -148,8 +149,8 @@ function release(flags: ReleaseFlags): void {
     }
     keyHash = keyFingerprint(flags.tenant, flags.flow, flags.key, stateKey);
   }
-  withState(flags.db, true, (repo) => {
-    const row = repo.getInbox(flags.tenant, flags.flow, keyHash!);
+  await withState(flags.db, true, async (store) => {
+    const row = await store.getInbox(flags.tenant, flags.flow, keyHash!);
     if (row === undefined) throw new ExitError(1, `error: no deduplication row for ${flags.tenant}/${flags.flow} with key hash ${keyHash}; see svc state list --status all`);
     const table = formatTable(INBOX_HEADERS, [inboxCells(row)]);
     if (flags.acceptDoubleExecution !== true) {
@@ -160,7 +161,7 @@ function release(flags: ReleaseFlags): void {
       );
     }
     if (row.status !== 'in_flight') throw new ExitError(1, `error: the row is ${row.status}, not in_flight; there is no lease to release\n${table}`);
-    repo.release(flags.tenant, flags.flow, keyHash!);
+    await store.release(flags.tenant, flags.flow, keyHash!);
     out(`released: ${flags.tenant}/${flags.flow} key hash ${keyHash}; the next delivery of this key may run`);
   });
 }

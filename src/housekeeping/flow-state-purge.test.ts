@@ -9,6 +9,8 @@ import type { FlowIR } from '../ir/types.js';
 import { openDb } from '../store/db.js';
 import { FlowStateRepo } from '../store/flow-state-repo.js';
 import { registryMigrations } from '../store/migrations/registry.js';
+import type { ReclaimOptions } from '../store/auto-vacuum.js';
+import { promising } from '../../test/helpers/promising-store.js';
 import { runFlowStatePurge } from './flow-state-purge.js';
 
 const HOUR = 3_600_000;
@@ -36,4 +38,21 @@ test('the purge deletes dedup rows past their own expires_at and finished correl
   const r = await runFlowStatePurge(repo, 4, { now: now.t + 0.75 * HOUR });
   assert.deepEqual(r, { inboxDeleted: 1, correlationsDeleted: 1, pagesFreed: 0 });
   assert.equal((await runFlowStatePurge(repo, 96, { now: now.t })).correlationsDeleted, 0);
+});
+
+test('the purge awaits a store that answers with promises and vacuums only when given a reclaim step', async () => {
+  const now = { t: Date.now() };
+  const { repo, dedup } = setup(now);
+  await dedup.around(ir, { key: 'ctx.input.id', windowHours: 0.5, memoizeResponse: false, onFailure: 'rerun' }, { id: 'a' }, meta, ok);
+  const store = promising(repo);
+  const reclaims: boolean[] = [];
+  const reclaim = async (opts: ReclaimOptions) => {
+    reclaims.push(await opts.between());
+    return { pagesFreed: 3, slices: 1, longestSliceMs: 0, stopped: false };
+  };
+  assert.deepEqual(await runFlowStatePurge(store, 4, { now: now.t }), { inboxDeleted: 0, correlationsDeleted: 0, pagesFreed: 0 });
+  assert.deepEqual(await runFlowStatePurge(store, 4, { now: now.t + HOUR, reclaim }), { inboxDeleted: 1, correlationsDeleted: 0, pagesFreed: 3 });
+  assert.deepEqual(reclaims, [true]);
+  assert.equal((await runFlowStatePurge(store, 4, { now: now.t + HOUR, reclaim, stopping: () => true })).pagesFreed, 0, 'no vacuum once stopping');
+  assert.deepEqual(reclaims, [true]);
 });

@@ -1,30 +1,40 @@
 /**
  * Flow-state purge: deduplication rows past their own expires_at, finished correlation rows past
- * retention; then the registry's free pages are given back to the file system in short slices.
+ * retention; then, on the embedded SQLite store, the registry's free pages are given back to the
+ * file system in short slices.
  */
-import type { FlowStateRepo } from '../store/flow-state-repo.js';
+import type { FlowStateStore } from '../store/contracts.js';
+import type { ReclaimOptions, ReclaimResult } from '../store/auto-vacuum.js';
 import { slicePacer } from '../common/slice-pacer.js';
 
 export interface PurgeResult {
   inboxDeleted: number;
   correlationsDeleted: number;
-  /** Pages of the registry database given back to the file system. */
+  /** Pages of the registry database given back to the file system (0 without `reclaim`). */
   pagesFreed: number;
 }
+
+/** Gives a store's free pages back to the file system in slices (FlowStateRepo.reclaimFreePages). */
+export type ReclaimFn = (opts: ReclaimOptions) => Promise<ReclaimResult>;
 
 export interface PurgeOptions {
   /** @default Date.now() */
   now?: number;
   /** Asked between vacuum slices; true stops there (shutdown). */
   stopping?: () => boolean;
+  /**
+   * The vacuum step after the deletes. Not part of the FlowStateStore contract: only the embedded
+   * SQLite store has one (PostgreSQL's autovacuum reclaims its own space). @default none
+   */
+  reclaim?: ReclaimFn | undefined;
 }
 
 /** @param retentionHours `flow_state_retention_hours` (read once at startup) */
-export async function runFlowStatePurge(repo: FlowStateRepo, retentionHours: number, opts: PurgeOptions = {}): Promise<PurgeResult> {
+export async function runFlowStatePurge(store: FlowStateStore, retentionHours: number, opts: PurgeOptions = {}): Promise<PurgeResult> {
   const now = opts.now ?? Date.now();
-  const inboxDeleted = repo.purgeInbox(new Date(now).toISOString());
-  const correlationsDeleted = repo.purgeCorrelations(new Date(now - retentionHours * 3_600_000).toISOString());
+  const inboxDeleted = await store.purgeInbox(new Date(now).toISOString());
+  const correlationsDeleted = await store.purgeCorrelations(new Date(now - retentionHours * 3_600_000).toISOString());
   const stopping = () => opts.stopping?.() === true;
-  const vacuum = stopping() ? undefined : await repo.reclaimFreePages({ between: slicePacer(stopping).between });
+  const vacuum = opts.reclaim === undefined || stopping() ? undefined : await opts.reclaim({ between: slicePacer(stopping).between });
   return { inboxDeleted, correlationsDeleted, pagesFreed: vacuum?.pagesFreed ?? 0 };
 }

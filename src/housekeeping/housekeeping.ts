@@ -5,9 +5,9 @@
  */
 import type { Logger } from '../common/logger.js';
 import type { Correlations, EnqueueFn } from '../app/correlation.js';
-import type { FlowStateRepo } from '../store/flow-state-repo.js';
+import type { FlowStateStore } from '../store/contracts.js';
 import { runCertSweep, type CertSweepDeps } from './cert-sweep.js';
-import { runFlowStatePurge } from './flow-state-purge.js';
+import { runFlowStatePurge, type ReclaimFn } from './flow-state-purge.js';
 import type { HousekeepingIntervals } from './intervals.js';
 import { runLogRetention, type LogRows } from './log-retention.js';
 import { startPeriodicTask, type PeriodicTask } from './periodic-task.js';
@@ -20,7 +20,9 @@ export interface HousekeepingDeps {
   logsDir: string;
   /** `log_retention_days`, read at the start of each cycle. */
   logRetentionDays: () => number;
-  flowState: FlowStateRepo;
+  flowState: FlowStateStore;
+  /** The SQLite registry's vacuum step after the flow-state purge (FlowStateRepo.reclaimFreePages); absent on PostgreSQL. */
+  reclaimFlowStatePages?: ReclaimFn | undefined;
   /** `flow_state_retention_hours`, read once at startup. */
   flowStateRetentionHours: number;
   correlations: Correlations;
@@ -61,9 +63,10 @@ export class Housekeeping {
   }
 
   async flowStatePurge(): Promise<void> {
-    const r = await runFlowStatePurge(this.#deps.flowState, this.#deps.flowStateRetentionHours, { stopping: () => this.#stopped });
+    const d = this.#deps;
+    const r = await runFlowStatePurge(d.flowState, d.flowStateRetentionHours, { stopping: () => this.#stopped, reclaim: d.reclaimFlowStatePages });
     if (r.inboxDeleted > 0 || r.correlationsDeleted > 0 || r.pagesFreed > 0) {
-      this.#deps.log.info(`flow-state purge: ${r.inboxDeleted} deduplication row(s), ${r.correlationsDeleted} correlation row(s) deleted, ${r.pagesFreed} page(s) of the registry given back`);
+      d.log.info(`flow-state purge: ${r.inboxDeleted} deduplication row(s), ${r.correlationsDeleted} correlation row(s) deleted, ${r.pagesFreed} page(s) of the registry given back`);
     }
   }
 

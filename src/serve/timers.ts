@@ -46,6 +46,8 @@ export async function startTimers(parts: TimerParts, closers: Closers): Promise<
     logsDir: paths.logsDir,
     logRetentionDays: () => stores.setting('log_retention_days'),
     flowState: stores.flowState,
+    // The registry is SQLite here: the purge gives its free pages back afterwards.
+    reclaimFlowStatePages: (opts) => stores.flowState.reclaimFreePages(opts),
     flowStateRetentionHours: stores.setting('flow_state_retention_hours'),
     correlations: parts.correlations,
     enqueue: compensatingEnqueue,
