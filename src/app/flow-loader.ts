@@ -3,7 +3,19 @@ import { IntegrityError } from '../common/errors.js';
 import type { LoadedFlow } from '../engine/index.js';
 import { upgradeStoredIr, type FlowIRv1 } from '../flow/stored-ir.js';
 import type { FlowIR } from '../ir/types.js';
-import type { ArtifactsRepo, FlowVersionRef, LatestRef } from '../store/artifacts-repo.js';
+import type { FlowVersionRef, LatestRef } from '../store/artifacts-repo.js';
+
+/**
+ * What the loader reads, synchronously: the SQLite ArtifactsRepo, or the PostgreSQL registry's
+ * copy in memory (PgRegistryMirror, which holds the bytes of every latest artifact).
+ */
+export interface ArtifactReads {
+  getArtifact(hash: string): Buffer | undefined;
+  listLatest(): LatestRef[];
+  resolveLatest(tenant: string, name: string): FlowVersionRef | undefined;
+  /** Runs `fn`'s reads on one snapshot (SQLite: one transaction; memory: as it is). */
+  readSnapshot<T>(fn: () => T): T;
+}
 
 /** Parsed IR kept per loader, by hash. @default 1000 */
 const IR_CACHE_MAX = 1000;
@@ -15,7 +27,7 @@ interface CachedIr {
 }
 
 export class FlowLoader {
-  readonly #repo: ArtifactsRepo;
+  readonly #repo: ArtifactReads;
   readonly #resolveLatest: (tenant: string, name: string) => FlowVersionRef | undefined;
   /**
    * Artifacts are immutable, so a hash maps to the same IR forever. Bounded, least recently used
@@ -29,7 +41,7 @@ export class FlowLoader {
    * @param resolveLatest where `latest` is looked up (the service passes its registry cache, which
    *   revalidates by the file's change counter). @default one indexed read of the repo per call
    */
-  constructor(repo: ArtifactsRepo, resolveLatest?: (tenant: string, name: string) => FlowVersionRef | undefined, opts: { irCacheMax?: number } = {}) {
+  constructor(repo: ArtifactReads, resolveLatest?: (tenant: string, name: string) => FlowVersionRef | undefined, opts: { irCacheMax?: number } = {}) {
     this.#repo = repo;
     this.#irCacheMax = opts.irCacheMax ?? IR_CACHE_MAX;
     this.#resolveLatest = resolveLatest ?? ((tenant, name) => repo.resolveLatest(tenant, name));

@@ -137,6 +137,11 @@ export class PgRegistryMirror implements RegistryReads {
       .sort((a, b) => (a.tenant === b.tenant ? cmp(a.name, b.name) : cmp(a.tenant, b.tenant)));
   }
 
+  /** Reads from memory are one snapshot already. */
+  readSnapshot<T>(fn: () => T): T {
+    return fn();
+  }
+
   /** The change log position the copy reflects. */
   get seq(): number {
     return this.#seq;
