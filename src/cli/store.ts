@@ -35,7 +35,7 @@ async function migrate(flags: MigrateFlags): Promise<void> {
     result = await migrateStore({
       from: flags.from,
       to: flags.to,
-      onPart: (p) => process.stderr.write(`${p.status === 'copied' ? 'copied' : 'already done'}: ${p.part} (${p.inserted} of ${p.rows} rows inserted now)\n`),
+      onPart: (p) => process.stderr.write(p.status === 'copied' ? `copied: ${p.part} (${p.rows} rows, ${p.inserted} inserted now)\n` : `already done: ${p.part} (${p.rows} rows, by an earlier run)\n`),
       pauseAfterCommitMs: testPauseMs(),
     });
   } catch (err) {
