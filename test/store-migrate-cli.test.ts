@@ -5,13 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
+import pgModule from 'pg';
 import { after, before, describe, it } from 'node:test';
 import { statePaths } from '../src/common/paths.js';
 import { DEFAULT_RETRY_POLICY, QueueStore } from '../src/queue/index.js';
 import { readCounter } from '../src/queue/id-allocator.js';
 import { openPgStore } from '../src/store/pg/pg-store.js';
 import { startCli } from './helpers/cli-child.js';
-import { adminQuery, freshPgSchema, type PgSchema } from './helpers/pg.js';
+import { adminQuery, freshPgSchema, PG_TEST_URL, type PgSchema } from './helpers/pg.js';
 import { makeSandbox, startServer, svc, type CliResult, type Sandbox } from './helpers/svc.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -254,6 +255,38 @@ describe('svc store migrate', () => {
       assert.equal(await count(born, 'api_keys'), 0);
     } finally {
       other.cleanup();
+    }
+  });
+
+  it('refuses a state directory written by a newer svc, writing nothing', async () => {
+    const newer = makeSandbox();
+    try {
+      assert.equal(svc(newer, ['tenant', 'create', '--id', 'initech', '--display-name', 'Initech', '--db', newer.db]).code, 0);
+      const db = new Database(newer.db);
+      db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'future', '2030-01-01T00:00:00Z')").run();
+      db.close();
+      const target = await schema();
+      const r = svc(newer, ['store', 'migrate', '--from', statePaths(newer.db).stateDir, '--to', target.url]);
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /refused \(source_newer\).*registry\.db was written by a newer svc \(schema version 99\)/);
+      assert.equal(await schemaExists(target), false);
+    } finally {
+      newer.cleanup();
+    }
+  });
+
+  it('refuses a target another migrate is writing to', async () => {
+    const target = await schema();
+    const holder = new pgModule.Client({ connectionString: PG_TEST_URL });
+    await holder.connect();
+    try {
+      await holder.query('SELECT pg_advisory_lock($1, hashtext($2))', [0x5356_494d, target.name]);
+      const r = migrate(target);
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /refused \(target_busy\), nothing written: another svc store migrate is running against/);
+      assert.equal(await schemaExists(target), false);
+    } finally {
+      await holder.end();
     }
   });
 

@@ -36,6 +36,8 @@ const IMPORT_LOCK_CLASS = 0x5356_494d; // 'SVIM'
 const DATA_TABLES = [
   'tenants',
   'api_keys',
+  'system_config',
+  'trace_config',
   'artifacts',
   'proto_descriptors',
   'certificates',
