@@ -1,4 +1,4 @@
-/** docs/operations.md stays true: a settings row for every platform setting, and every tenant, key, audit, flows, logs, dev and storage command named. */
+/** docs/operations.md stays true: a settings row for every platform setting, and every tenant, key, audit, flows, logs, dev, storage and store command named. */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -22,8 +22,8 @@ describe('docs/operations.md', () => {
     }
   });
 
-  it('names every tenant, key, audit, flows, logs, dev and storage command', () => {
-    for (const cmd of ['svc tenant create', 'svc tenant list', 'svc tenant disable', 'svc tenant enable', 'svc keys create', 'svc keys list', 'svc keys revoke', 'svc audit --tenant', 'svc flows list', 'svc flows show', 'svc logs', 'svc dev', 'svc storage vacuum']) {
+  it('names every tenant, key, audit, flows, logs, dev, storage and store command', () => {
+    for (const cmd of ['svc tenant create', 'svc tenant list', 'svc tenant disable', 'svc tenant enable', 'svc keys create', 'svc keys list', 'svc keys revoke', 'svc audit --tenant', 'svc flows list', 'svc flows show', 'svc logs', 'svc dev', 'svc storage vacuum', 'svc store migrate']) {
       assert.ok(doc.includes(cmd), `missing ${cmd}`);
     }
   });

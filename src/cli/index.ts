@@ -28,6 +28,7 @@ const GROUPS: readonly CommandGroup[] = [
   { names: ['dlq'], load: async () => (await import('./dlq.js')).registerDlq },
   { names: ['state'], load: async () => (await import('./state.js')).registerState },
   { names: ['storage'], load: async () => (await import('./storage.js')).registerStorage },
+  { names: ['store'], load: async () => (await import('./store.js')).registerStore },
   { names: ['trace'], load: async () => (await import('./trace.js')).registerTrace },
   { names: ['ui'], load: async () => (await import('./ui.js')).registerUi },
   { names: ['cert'], load: async () => (await import('./cert.js')).registerCert },

@@ -17,3 +17,6 @@ export { queuePaths, checkQueueNames, type QueuePaths } from './queue-paths.js';
 export type { DeadLetter, ReplayResult } from './dead-letters.js';
 export type { QueueCompaction } from './compaction.js';
 export { DEFAULT_RETRY_POLICY, retryDelayMs, type AppendInput, type AppendResult, type RetryPolicy, type QueueStats, type SegmentRecord } from './types.js';
+export { listQueueDirs } from './compaction.js';
+export { readQueueSnapshot, type QueueSnapshot } from './queue-snapshot.js';
+export { type RetryEntry } from './consumer-log.js';

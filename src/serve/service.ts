@@ -5,6 +5,7 @@
 import { scanDeployedFlows, startupRefusals } from '../app/deployed-flows.js';
 import { databasesWithoutIncrementalVacuum, vacuumCommand } from '../app/storage-space.js';
 import { bootstrapUiAdmin, type BootstrapOutcome } from '../app/ui-accounts.js';
+import { markServing } from '../app/state-users.js';
 import { ExitError } from '../common/errors.js';
 import { createLogger, type Logger } from '../common/logger.js';
 import { statePaths, type StatePaths } from '../common/paths.js';
@@ -65,6 +66,9 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
   const metricsParts = opts.metrics || opts.metricsPort !== undefined ? await loadMetricsParts() : undefined;
   const metrics = metricsParts?.createServiceMetrics((family, err) => log.error({ err, family }, 'metrics: a scrape-time read failed'));
   const stores = openStores(paths, log, closers, metrics);
+  // Offline commands (svc store migrate) refuse a state directory a server uses (app/state-users.ts).
+  const marker = await markServing(paths);
+  closers.add(() => marker.release());
 
   // Start-up refusals: a registry that cannot be listed, unset config, bare credential spellings.
   const deployed = scanDeployedFlows(stores.flows);

@@ -216,3 +216,16 @@ CREATE TABLE ui_secret (
   id integer PRIMARY KEY CHECK (id = 1),
   csrf_hmac_key text NOT NULL
 );
+
+-- Imports of a state directory (`svc store migrate`, src/app/store-migrate.ts) ------------------
+-- One row per part copied (a table, or one queue), written in the transaction that copies the
+-- part's last rows, so a rerun skips what is done and finishes what is not. The row with part
+-- 'installation' claims the store for one source; a store holding another's is refused.
+CREATE TABLE store_imports (
+  source_id text NOT NULL,               -- the installation id of the state directory copied
+  part text NOT NULL,                    -- 'installation', a table, or 'queue <tenant>/<flow>'
+  copied bigint NOT NULL,                -- rows this part inserted
+  done_at text NOT NULL,                 -- ISO 8601 UTC
+  detail text,                           -- the source's path ('installation' row)
+  PRIMARY KEY (source_id, part)
+);
