@@ -18,15 +18,23 @@ export interface TenantStatusChange {
 }
 
 /**
- * The storage contract (store/contracts.ts) for the tenant changes that are audited: each method
- * writes the change and its audit entry atomically, both or neither, so the trail never misses a
- * change and never records one that did not happen.
+ * The storage contract (store/contracts.ts) for the tenant changes that are audited: each method is
+ * one step that writes the change and its audit entry, so the trail records every change once and
+ * never one that did not happen. It replaces the open-ended `AuditRepo.transaction(() => ...)` the
+ * use cases held across two repositories.
  *
- * Ordering: entries of one tenant's chain are appended in the order the changes took effect, across
- * processes and nodes (two concurrent status changes of one tenant cannot record their entries in
- * the opposite order). The SQLite implementation takes the audit database's write lock first, then
- * the registry's, in every process; the PostgreSQL one runs the change and the append in one
- * transaction, the audit head row locked last (store/pg/pg-audit-store.ts appendAuditIn).
+ * What each backend guarantees:
+ * - PostgreSQL: one transaction on one connection writes the tenant row and appends the entry (the
+ *   tenant's audit head row locked last, store/pg/pg-audit-store.ts appendAuditIn): both or neither.
+ * - SQLite: the registry and `audit.db` are two files. The audit database's write lock is taken
+ *   first and held across the registry change and the append, in every process (lock order: audit,
+ *   then registry; never the reverse, or two processes wait on each other until the busy timeout).
+ *   A refused change appends nothing; an append failing after the registry committed (a full
+ *   disk) leaves the change without its entry, as it always has.
+ *
+ * On both, entries of one tenant's chain are in the order its changes took effect, across processes
+ * and nodes: two concurrent status changes cannot record their entries the other way round, and of
+ * two concurrent identical changes exactly one reports `changed` and writes an entry.
  *
  * A refused change (a taken id, an unregistered tenant) writes nothing, in either database.
  */
