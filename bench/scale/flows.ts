@@ -49,15 +49,15 @@ interface Installation {
 
 const BODY = JSON.stringify({ id: 'o-1', total: 42 });
 
-function seedInstallation(ctx: ScaleContext, count: number): Installation {
+async function seedInstallation(ctx: ScaleContext, count: number): Promise<Installation> {
   const dir = join(ctx.workDir, `flows-${count}`);
   mkdirSync(dir, { recursive: true });
   const db = join(dir, 'state', 'registry.db');
   const tenants = tenantIds(count === 1 ? 1 : TENANTS);
   const t0 = performance.now();
-  const key = inOneTransaction(db, (stores) => {
-    seedTenants(stores, tenants);
-    const keys = seedKeys(stores, tenants, tenants.length);
+  const key = await inOneTransaction(db, async (stores) => {
+    await seedTenants(stores, tenants);
+    const keys = await seedKeys(stores, tenants, tenants.length);
     seedFlows(stores, { tenants, flows: count, versions: VERSIONS });
     return keys.get(tenants[0]!)!;
   });
@@ -88,7 +88,8 @@ export const benchFlowScale: ScalePart = async (ctx: ScaleContext): Promise<Scal
   const plan = ctx.quick ? QUICK : FULL;
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: ctx.workDir, RUST_LOG: 'warn' };
   delete env.NODE_TEST_CONTEXT;
-  const insts = plan.sizes.map((n) => seedInstallation(ctx, n));
+  const insts: Installation[] = [];
+  for (const n of plan.sizes) insts.push(await seedInstallation(ctx, n));
   const servers: TimedServer[] = [];
   try {
     // Start-ups one at a time (nothing else of ours running), sizes alternating round by round.

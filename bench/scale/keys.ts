@@ -70,7 +70,7 @@ function unknownLookupUs(db: string): number {
 
 const RUN_PATH = '/flows/t0001/quote/run';
 
-function seedInstallation(ctx: ScaleContext, plan: Plan, count: number): Installation {
+async function seedInstallation(ctx: ScaleContext, plan: Plan, count: number): Promise<Installation> {
   const dir = join(ctx.workDir, `keys-${count}`);
   mkdirSync(dir, { recursive: true });
   const db = join(dir, 'state', 'registry.db');
@@ -78,9 +78,9 @@ function seedInstallation(ctx: ScaleContext, plan: Plan, count: number): Install
   const flow = compileFlow(quoteFlowSource('t0001', 'quote'));
   if (!flow.ir || !flow.bytes || !flow.hash) throw new Error(`the bench flow does not compile: ${JSON.stringify(flow.diagnostics)}`);
   const t0 = performance.now();
-  const key = inOneTransaction(db, (stores) => {
-    seedTenants(stores, tenants);
-    const keys = seedKeys(stores, tenants, count);
+  const key = await inOneTransaction(db, async (stores) => {
+    await seedTenants(stores, tenants);
+    const keys = await seedKeys(stores, tenants, count);
     stores.artifacts.publish({ tenant: 't0001', name: 'quote', version: '1.0.0', bytes: flow.bytes!, hash: flow.hash!, createdAt: isoNow() });
     return keys.get('t0001')!;
   });
@@ -95,7 +95,8 @@ export const benchKeyScale: ScalePart = async (ctx: ScaleContext): Promise<Scale
   const plan = ctx.quick ? QUICK : FULL;
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: ctx.workDir, RUST_LOG: 'warn' };
   delete env.NODE_TEST_CONTEXT;
-  const insts = plan.sizes.map((n) => seedInstallation(ctx, plan, n));
+  const insts: Installation[] = [];
+  for (const n of plan.sizes) insts.push(await seedInstallation(ctx, plan, n));
   const servers: TimedServer[] = [];
   try {
     const target = (i: number, kind: 'valid' | 'unknown'): RoundTarget => ({

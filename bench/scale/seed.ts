@@ -13,6 +13,7 @@ import { openDb } from '../../src/store/db.js';
 import { ArtifactsRepo } from '../../src/store/artifacts-repo.js';
 import { AuditRepo } from '../../src/store/audit-repo.js';
 import { KeysRepo } from '../../src/store/keys-repo.js';
+import { TenantAdminRepo } from '../../src/store/tenant-admin-repo.js';
 import { TenantsRepo } from '../../src/store/tenants-repo.js';
 import { auditMigrations } from '../../src/store/migrations/audit.js';
 import { registryMigrations } from '../../src/store/migrations/registry.js';
@@ -33,19 +34,36 @@ export interface SeedStores {
   readonly keys: KeysRepo;
   readonly artifacts: ArtifactsRepo;
   readonly audit: AuditRepo;
+  readonly tenantAdmin: TenantAdminRepo;
 }
 
 /**
  * Opens the registry and audit databases of `db` and runs `fn` inside one transaction of each: the
  * use cases' own transactions nest as savepoints, so the whole seed costs one commit per file.
+ * (BEGIN and COMMIT by hand: a better-sqlite3 transaction function cannot wait for the async use
+ * cases, which answer at once on SQLite but through promises.)
  */
-export function inOneTransaction<T>(db: string, fn: (stores: SeedStores) => T): T {
+export async function inOneTransaction<T>(db: string, fn: (stores: SeedStores) => Promise<T>): Promise<T> {
   const paths = statePaths(db);
   const registry = openDb(paths.registryDb, registryMigrations);
   const auditDb = openDb(paths.auditDb, auditMigrations);
   try {
-    const stores: SeedStores = { tenants: new TenantsRepo(registry), keys: new KeysRepo(registry), artifacts: new ArtifactsRepo(registry), audit: new AuditRepo(auditDb) };
-    return stores.audit.transaction(() => registry.transaction(() => fn(stores)).immediate());
+    const tenants = new TenantsRepo(registry);
+    const audit = new AuditRepo(auditDb);
+    const stores: SeedStores = { tenants, keys: new KeysRepo(registry), artifacts: new ArtifactsRepo(registry), audit, tenantAdmin: new TenantAdminRepo(tenants, audit) };
+    // Audit first, then the registry: the lock order of the use cases.
+    auditDb.exec('BEGIN IMMEDIATE');
+    registry.exec('BEGIN IMMEDIATE');
+    try {
+      const result = await fn(stores);
+      registry.exec('COMMIT');
+      auditDb.exec('COMMIT');
+      return result;
+    } catch (err) {
+      if (registry.inTransaction) registry.exec('ROLLBACK');
+      if (auditDb.inTransaction) auditDb.exec('ROLLBACK');
+      throw err;
+    }
   } finally {
     registry.close();
     auditDb.close();
@@ -57,16 +75,16 @@ export function tenantIds(count: number): string[] {
   return Array.from({ length: count }, (_, i) => `t${String(i + 1).padStart(4, '0')}`);
 }
 
-export function seedTenants(stores: SeedStores, ids: readonly string[]): void {
-  for (const id of ids) createTenant(stores, { id, displayName: `Scale ${id}` }, { actor: 'bench' });
+export async function seedTenants(stores: SeedStores, ids: readonly string[]): Promise<void> {
+  for (const id of ids) await createTenant(stores, { id, displayName: `Scale ${id}` }, { actor: 'bench' });
 }
 
 /** Creates `count` keys spread round-robin over `tenants`; returns the first raw key of each tenant. */
-export function seedKeys(stores: SeedStores, tenants: readonly string[], count: number): Map<string, string> {
+export async function seedKeys(stores: SeedStores, tenants: readonly string[], count: number): Promise<Map<string, string>> {
   const first = new Map<string, string>();
   for (let i = 0; i < count; i++) {
     const tenant = tenants[i % tenants.length]!;
-    const { rawKey } = createApiKey(stores, { tenant, label: `k${i}` });
+    const { rawKey } = await createApiKey(stores, { tenant, label: `k${i}` });
     if (!first.has(tenant)) first.set(tenant, rawKey);
   }
   return first;

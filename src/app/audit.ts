@@ -6,7 +6,8 @@
  * correlation id.
  */
 import { SvcError } from '../common/errors.js';
-import type { AuditEntry, AuditRepo, AuditVerifyResult } from '../store/audit-repo.js';
+import type { AuditEntry, AuditVerifyResult } from '../store/audit-repo.js';
+import type { AuditStore } from '../store/contracts.js';
 import { assertName } from './tenants.js';
 
 /** `svc audit` shows this many entries unless `-l` says otherwise. */
@@ -19,14 +20,14 @@ export interface AuditListing {
   readonly total: number;
 }
 
-export function latestAuditEntries(audit: AuditRepo, tenant: string, limit: number = DEFAULT_AUDIT_LIMIT): AuditListing {
+export async function latestAuditEntries(audit: AuditStore, tenant: string, limit: number = DEFAULT_AUDIT_LIMIT): Promise<AuditListing> {
   assertName('tenant', tenant);
   if (!Number.isInteger(limit) || limit < 1) throw new SvcError('SVC_ERR_INVALID_INPUT', `the limit must be a whole number of at least 1, got ${limit}`);
-  return { entries: audit.latest(tenant, limit), total: audit.count(tenant) };
+  return { entries: await audit.latest(tenant, limit), total: await audit.count(tenant) };
 }
 
 /** Recomputes the tenant's whole chain; `ok: false` names the first broken seq and why. */
-export function verifyAuditChain(audit: AuditRepo, tenant: string): AuditVerifyResult {
+export async function verifyAuditChain(audit: AuditStore, tenant: string): Promise<AuditVerifyResult> {
   assertName('tenant', tenant);
   return audit.verify(tenant);
 }

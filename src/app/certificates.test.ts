@@ -21,7 +21,7 @@ function selfSigned(days: number): string {
   }
 }
 
-test('status by time: valid, expires in N days inside the window, expired after validTo, replaced whatever the time', () => {
+test('status by time: valid, expires in N days inside the window, expired after validTo, replaced whatever the time', async () => {
   const db = openDb(':memory:', registryMigrations);
   db.prepare("INSERT INTO tenants (id, display_name, status, auth_methods, created_at) VALUES ('t', 't', 'active', '[]', 'x')").run();
   const certs = new CertificatesRepo(db);
@@ -32,12 +32,12 @@ test('status by time: valid, expires in N days inside the window, expired after 
   assert.equal(certificateView(row, 30, to - 10 * DAY - 1000).status, 'expires in 10 days');
   assert.equal(certificateView(row, 30, to + 1000).status, 'expired');
   // After expiry: the sweep reports cert_expired; --expiring-in always shows it.
-  assert.deepEqual(sweepCertificates({ certificates: certs }, 30, to + DAY).map((e) => e.event), ['cert_expired']);
-  assert.deepEqual(sweepCertificates({ certificates: certs }, 30, to - 45 * DAY), []);
-  assert.deepEqual(listCertificates({ certificates: certs }, { expiringInDays: 0, warningDays: 30 }, to + DAY).map((v) => v.status), ['expired']);
+  assert.deepEqual((await sweepCertificates({ certificates: certs }, 30, to + DAY)).map((e) => e.event), ['cert_expired']);
+  assert.deepEqual(await sweepCertificates({ certificates: certs }, 30, to - 45 * DAY), []);
+  assert.deepEqual((await listCertificates({ certificates: certs }, { expiringInDays: 0, warningDays: 30 }, to + DAY)).map((v) => v.status), ['expired']);
   const replaced = certs.replace({ tenant: 't', name: 'c', kind: 'client_cert', ...parseCertificatePem(selfSigned(90)), createdAt: 'y' }, 'y')!;
   assert.equal(certificateView(replaced.retired, 30, to + DAY).status, 'replaced');
-  const swept = sweepCertificates({ certificates: certs }, 30, to + DAY);
+  const swept = await sweepCertificates({ certificates: certs }, 30, to + DAY);
   assert.deepEqual(swept.map((e) => [e.event, e.row.id]), [['cert_expiring', replaced.current.id]], 'only the current entry is swept, never the replaced one');
 });
 

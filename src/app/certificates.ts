@@ -7,17 +7,16 @@ import { X509Certificate } from 'node:crypto';
 import { isoNow } from '../common/clock.js';
 import { SvcError } from '../common/errors.js';
 import type { FlowIR } from '../ir/types.js';
-import type { AuditRepo } from '../store/audit-repo.js';
-import type { CertificateRow, CertificatesRepo, CertKind, NewCertificate } from '../store/certificates-repo.js';
-import type { TenantsRepo } from '../store/tenants-repo.js';
+import type { CertificateRow, CertKind, NewCertificate } from '../store/certificates-repo.js';
+import type { AuditStore, CertificatesStore, TenantsStore } from '../store/contracts.js';
 import { assertName, requireActiveTenant } from './tenants.js';
 
 export const CERT_KINDS: readonly CertKind[] = Object.freeze(['client_cert', 'server_cert', 'ca_cert']);
 
 export interface CertDeps {
-  readonly certificates: CertificatesRepo;
-  readonly tenants: TenantsRepo;
-  readonly audit: AuditRepo;
+  readonly certificates: CertificatesStore;
+  readonly tenants: TenantsStore;
+  readonly audit: AuditStore;
 }
 
 const DAY_MS = 86_400_000;
@@ -73,31 +72,31 @@ interface CertInput {
   readonly pem: string;
 }
 
-function prepare(deps: CertDeps, input: CertInput): NewCertificate {
+async function prepare(deps: CertDeps, input: CertInput): Promise<NewCertificate> {
   assertName('tenant', input.tenant);
   assertName('certificate name', input.name);
   const kind = input.kind ?? 'client_cert';
   checkKind(kind);
   const parsed = parseCertificatePem(input.pem);
-  requireActiveTenant(deps.tenants, input.tenant);
+  await requireActiveTenant(deps.tenants, input.tenant);
   return { tenant: input.tenant, name: input.name, kind, ...parsed, createdAt: isoNow() };
 }
 
 /** Registers a certificate; audited as `cert.added`. @throws SvcError naming the reason; nothing is stored */
-export function addCertificate(deps: CertDeps, input: CertInput, actor: string): CertificateRow {
-  const c = prepare(deps, input);
-  const row = deps.certificates.add(c);
+export async function addCertificate(deps: CertDeps, input: CertInput, actor: string): Promise<CertificateRow> {
+  const c = await prepare(deps, input);
+  const row = await deps.certificates.add(c);
   if (row === undefined) throw new SvcError('SVC_ERR_CONFLICT', `certificate "${input.name}" of tenant ${input.tenant} already exists; use svc cert replace to register its successor`);
-  deps.audit.append({ tenant: row.tenant, eventType: 'cert.added', payload: { name: row.name, kind: row.kind, sha256: row.sha256, valid_to: row.validTo, actor } });
+  await deps.audit.append({ tenant: row.tenant, eventType: 'cert.added', payload: { name: row.name, kind: row.kind, sha256: row.sha256, valid_to: row.validTo, actor } });
   return row;
 }
 
 /** Replaces the current entry (kept as `replaced`); audited as `cert.replaced`. */
-export function replaceCertificate(deps: CertDeps, input: CertInput, actor: string): { retired: CertificateRow; current: CertificateRow } {
-  const c = prepare(deps, input);
-  const r = deps.certificates.replace(c, isoNow());
+export async function replaceCertificate(deps: CertDeps, input: CertInput, actor: string): Promise<{ retired: CertificateRow; current: CertificateRow }> {
+  const c = await prepare(deps, input);
+  const r = await deps.certificates.replace(c, isoNow());
   if (r === undefined) throw new SvcError('SVC_ERR_NOT_FOUND', `certificate "${input.name}" of tenant ${input.tenant} does not exist; register it with svc cert add`);
-  deps.audit.append({
+  await deps.audit.append({
     tenant: r.current.tenant,
     eventType: 'cert.replaced',
     payload: { name: r.current.name, kind: r.current.kind, sha256: r.current.sha256, valid_to: r.current.validTo, replaced_sha256: r.retired.sha256, actor },
@@ -124,19 +123,19 @@ export function certificateView(row: CertificateRow, warningDays: number, now = 
  * A tenant's entries (or every tenant's), soonest expiry first. With `expiringInDays`, only the
  * current ones expiring within that many days, and the expired ones always.
  */
-export function listCertificates(deps: Pick<CertDeps, 'certificates'>, opts: { tenant?: string; expiringInDays?: number; warningDays: number }, now = Date.now()): CertificateView[] {
+export async function listCertificates(deps: Pick<CertDeps, 'certificates'>, opts: { tenant?: string; expiringInDays?: number; warningDays: number }, now = Date.now()): Promise<CertificateView[]> {
   if (opts.tenant !== undefined) assertName('tenant', opts.tenant);
-  const views = deps.certificates.list(opts.tenant).map((r) => certificateView(r, opts.warningDays, now));
+  const views = (await deps.certificates.list(opts.tenant)).map((r) => certificateView(r, opts.warningDays, now));
   if (opts.expiringInDays === undefined) return views;
   const horizon = now + opts.expiringInDays * DAY_MS;
   return views.filter((v) => v.row.status === 'current' && Date.parse(v.row.validTo) <= horizon);
 }
 
 /** The current entry then the retired ones, newest first. */
-export function showCertificate(deps: Pick<CertDeps, 'certificates'>, tenant: string, name: string, warningDays: number, now = Date.now()): CertificateView[] {
+export async function showCertificate(deps: Pick<CertDeps, 'certificates'>, tenant: string, name: string, warningDays: number, now = Date.now()): Promise<CertificateView[]> {
   assertName('tenant', tenant);
   assertName('certificate name', name);
-  const history = deps.certificates.history(tenant, name);
+  const history = await deps.certificates.history(tenant, name);
   if (history.length === 0) throw new SvcError('SVC_ERR_NOT_FOUND', `no certificate "${name}" for tenant ${tenant}; see svc cert list --tenant ${tenant}`);
   return [...history.filter((r) => r.status === 'current'), ...history.filter((r) => r.status !== 'current')].map((r) => certificateView(r, warningDays, now));
 }
@@ -165,10 +164,10 @@ export interface ReconcileSources {
  * certificate registered for the tenant (by fingerprint), or not registered; a key file is reported
  * only when it cannot be read. Then each current registered certificate no flow references.
  */
-export function reconcileCertificates(deps: Pick<CertDeps, 'certificates'>, sources: ReconcileSources, tenant?: string): ReconcileFinding[] {
+export async function reconcileCertificates(deps: Pick<CertDeps, 'certificates'>, sources: ReconcileSources, tenant?: string): Promise<ReconcileFinding[]> {
   const findings: ReconcileFinding[] = [];
   const used = new Set<number>();
-  const current = deps.certificates.list(tenant).filter((r) => r.status === 'current');
+  const current = (await deps.certificates.list(tenant)).filter((r) => r.status === 'current');
   for (const f of sources.flows) {
     if (tenant !== undefined && f.tenant !== tenant) continue;
     if (f.ir === undefined) {
@@ -223,9 +222,9 @@ export interface SweepEvent {
 }
 
 /** The sweep's findings over every current certificate (the caller emits them once per installation). */
-export function sweepCertificates(deps: Pick<CertDeps, 'certificates'>, warningDays: number, now = Date.now()): SweepEvent[] {
+export async function sweepCertificates(deps: Pick<CertDeps, 'certificates'>, warningDays: number, now = Date.now()): Promise<SweepEvent[]> {
   const out: SweepEvent[] = [];
-  for (const r of deps.certificates.list()) {
+  for (const r of await deps.certificates.list()) {
     if (r.status !== 'current') continue;
     const v = certificateView(r, warningDays, now);
     if (v.status === 'expired') out.push({ event: 'cert_expired', row: r, daysLeft: v.daysLeft });

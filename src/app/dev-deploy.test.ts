@@ -9,6 +9,7 @@ import { AuditRepo } from '../store/audit-repo.js';
 import { openDb } from '../store/db.js';
 import { auditMigrations } from '../store/migrations/audit.js';
 import { registryMigrations } from '../store/migrations/registry.js';
+import { TenantAdminRepo } from '../store/tenant-admin-repo.js';
 import { TenantsRepo } from '../store/tenants-repo.js';
 import { devDeployFile, devVersionLabel } from './dev-deploy.js';
 import { claimDevState, DEV_STATE_MARKER, NotDevStateError } from './dev-state.js';
@@ -21,7 +22,9 @@ const flowText = (tenant: string, greeting: string) => `---\nflowdoc_version: "0
 
 function deps() {
   const registry = openDb(':memory:', registryMigrations);
-  return { tenants: new TenantsRepo(registry), artifacts: new ArtifactsRepo(registry), audit: new AuditRepo(openDb(':memory:', auditMigrations)) };
+  const tenants = new TenantsRepo(registry);
+  const audit = new AuditRepo(openDb(':memory:', auditMigrations));
+  return { tenants, artifacts: new ArtifactsRepo(registry), audit, tenantAdmin: new TenantAdminRepo(tenants, audit) };
 }
 
 describe('devVersionLabel', () => {
@@ -34,18 +37,18 @@ describe('devDeployFile', () => {
   const file = join(root, 'hello.flow.md');
   const at = (ms: number) => new Date(Date.UTC(2026, 0, 31, 8, 0, 0, ms));
 
-  it('registers a missing tenant, deploys, skips an unchanged save and deploys a changed one', () => {
+  it('registers a missing tenant, deploys, skips an unchanged save and deploys a changed one', async () => {
     const d = deps();
     writeFileSync(file, flowText('acme', 'one'));
-    const first = devDeployFile(d, { path: file }, at(1));
+    const first = await devDeployFile(d, { path: file }, at(1));
     assert.equal(first.kind, 'deployed');
     assert.ok(first.kind === 'deployed' && first.registeredTenant);
     assert.deepEqual(d.audit.latest('acme', 10).map((e) => [e.eventType, JSON.parse(e.payload).actor]), [['tenant.registered', 'svc dev']]);
-    const again = devDeployFile(d, { path: file }, at(2));
+    const again = await devDeployFile(d, { path: file }, at(2));
     assert.equal(again.kind, 'unchanged');
     assert.equal(again.kind === 'unchanged' && again.version, first.kind === 'deployed' && first.version);
     writeFileSync(file, flowText('acme', 'two'));
-    const second = devDeployFile(d, { path: file }, at(3));
+    const second = await devDeployFile(d, { path: file }, at(3));
     assert.ok(second.kind === 'deployed' && !second.registeredTenant);
     assert.deepEqual(
       d.artifacts.listVersions('acme', 'hello').map((v) => [v.version.replace(/[0-9a-f]{8}$/, 'HASH'), v.latest]),
@@ -56,10 +59,10 @@ describe('devDeployFile', () => {
     );
   });
 
-  it('reports every diagnostic of a broken file and publishes nothing', () => {
+  it('reports every diagnostic of a broken file and publishes nothing', async () => {
     const d = deps();
     writeFileSync(file, '---\nflowdoc_version: "0.1"\nflow: hello\ntenant: acme\ncolour: red\n---\n## Step: a\nsoap_version: 9\n');
-    const r = devDeployFile(d, { path: file });
+    const r = await devDeployFile(d, { path: file });
     assert.equal(r.kind, 'refused');
     const lines = r.kind === 'refused' ? r.diagnostics.map((x) => `${x.line}: ${x.step}: ${x.message}`) : [];
     assert.ok(lines.includes('5: front matter: unknown front-matter key "colour"'), lines.join('\n'));
@@ -67,17 +70,17 @@ describe('devDeployFile', () => {
     assert.equal(d.tenants.get('acme'), undefined);
   });
 
-  it('--tenant publishes under another tenant, with its own hash; a disabled tenant refuses', () => {
+  it('--tenant publishes under another tenant, with its own hash; a disabled tenant refuses', async () => {
     const d = deps();
     writeFileSync(file, flowText('acme', 'one'));
-    const r = devDeployFile(d, { path: file, tenant: 'sandbox' });
+    const r = await devDeployFile(d, { path: file, tenant: 'sandbox' });
     assert.ok(r.kind === 'deployed' && r.tenant === 'sandbox');
     assert.equal(d.artifacts.resolveLatest('acme', 'hello'), undefined);
     const ir = JSON.parse(d.artifacts.getArtifact(d.artifacts.resolveLatest('sandbox', 'hello')!.hash)!.toString('utf8')) as { tenant: string };
     assert.equal(ir.tenant, 'sandbox');
-    disableTenant(d, 'sandbox');
+    await disableTenant(d, 'sandbox');
     writeFileSync(file, flowText('acme', 'two'));
-    assert.throws(() => devDeployFile(d, { path: file, tenant: 'sandbox' }), /tenant "sandbox" is disabled/);
+    await assert.rejects(() => devDeployFile(d, { path: file, tenant: 'sandbox' }), /tenant "sandbox" is disabled/);
   });
 });
 

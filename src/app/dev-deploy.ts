@@ -6,9 +6,7 @@
 import { isoNow } from '../common/clock.js';
 import type { FlowDiagnostic, FlowWarning } from '../flow/diagnostics.js';
 import { FlowPublicationError } from '../flow/diagnostics.js';
-import type { ArtifactsRepo } from '../store/artifacts-repo.js';
-import type { AuditRepo } from '../store/audit-repo.js';
-import type { TenantsRepo } from '../store/tenants-repo.js';
+import type { ArtifactsStore, TenantAdmin, TenantsStore } from '../store/contracts.js';
 import { compileForPublication, type SourceOptions } from './publish.js';
 import { createTenant, TenantNotActiveError } from './tenants.js';
 
@@ -16,9 +14,9 @@ import { createTenant, TenantNotActiveError } from './tenants.js';
 export const DEV_ACTOR = 'svc dev';
 
 export interface DevDeployDeps {
-  readonly tenants: TenantsRepo;
-  readonly artifacts: ArtifactsRepo;
-  readonly audit: AuditRepo;
+  readonly tenants: TenantsStore;
+  readonly artifacts: ArtifactsStore;
+  readonly tenantAdmin: TenantAdmin;
 }
 
 export interface DevDeployRequest extends SourceOptions {
@@ -55,7 +53,7 @@ export function devVersionLabel(hash: string, at: Date): string {
  * Compiles `req.path` and publishes it when its artifact differs from the flow's latest.
  * @throws TenantNotActiveError for a disabled tenant; SvcError when the file cannot be read
  */
-export function devDeployFile(deps: DevDeployDeps, req: DevDeployRequest, at: Date = new Date()): DevDeployOutcome {
+export async function devDeployFile(deps: DevDeployDeps, req: DevDeployRequest, at: Date = new Date()): Promise<DevDeployOutcome> {
   let compiled;
   try {
     compiled = compileForPublication(req);
@@ -64,19 +62,19 @@ export function devDeployFile(deps: DevDeployDeps, req: DevDeployRequest, at: Da
     throw err;
   }
   const { tenant, flow } = compiled.ir;
-  const latest = deps.artifacts.resolveLatest(tenant, flow);
+  const latest = await deps.artifacts.resolveLatest(tenant, flow);
   if (latest?.hash === compiled.hash) return { kind: 'unchanged', tenant, flow, version: latest.version, hash: compiled.hash, warnings: compiled.warnings };
-  const registeredTenant = ensureTenant(deps, tenant);
+  const registeredTenant = await ensureTenant(deps, tenant);
   const version = devVersionLabel(compiled.hash, at);
-  deps.artifacts.publish({ tenant, name: flow, version, bytes: compiled.bytes, hash: compiled.hash, createdAt: isoNow(at), source: compiled.source });
+  await deps.artifacts.publish({ tenant, name: flow, version, bytes: compiled.bytes, hash: compiled.hash, createdAt: isoNow(at), source: compiled.source });
   return { kind: 'deployed', tenant, flow, version, hash: compiled.hash, warnings: compiled.warnings, registeredTenant };
 }
 
 /** True when the tenant had to be registered; a disabled tenant stays disabled and refuses. */
-function ensureTenant(deps: DevDeployDeps, id: string): boolean {
-  const tenant = deps.tenants.get(id);
+async function ensureTenant(deps: DevDeployDeps, id: string): Promise<boolean> {
+  const tenant = await deps.tenants.get(id);
   if (tenant === undefined) {
-    createTenant(deps, { id, displayName: id }, { actor: DEV_ACTOR });
+    await createTenant(deps, { id, displayName: id }, { actor: DEV_ACTOR });
     return true;
   }
   if (tenant.status !== 'active') throw new TenantNotActiveError(id, 'disabled');

@@ -67,32 +67,32 @@ describe('listFlows and showFlow', () => {
   publish('hello', '2', 'schedule: "0 0 6 * * *"\n');
   publish('quote', '1', 'soap_operation: GetQuote\nsoap_namespace: urn:q\n');
 
-  it('lists each latest version with its markers, and an unreadable artifact with its error', () => {
+  it('lists each latest version with its markers, and an unreadable artifact with its error', async () => {
     assert.deepEqual(
-      listFlows(artifacts).map((f) => [f.flow, f.version, f.soap, f.grpc, f.schedule]),
+      (await listFlows(artifacts)).map((f) => [f.flow, f.version, f.soap, f.grpc, f.schedule]),
       [
         ['hello', '2', false, false, '0 0 6 * * *'],
         ['quote', '1', true, false, null],
       ],
     );
-    assert.deepEqual(listFlows(artifacts, 'other'), []);
+    assert.deepEqual(await listFlows(artifacts, 'other'), []);
     const broken = openDb(':memory:', registryMigrations);
     const repo = new ArtifactsRepo(broken);
     const c = compiled('');
     repo.publish({ tenant: 'acme', name: 'hello', version: '1', bytes: c.bytes, hash: c.hash, createdAt: '2026-01-31T08:00:00Z' });
     broken.prepare('UPDATE artifacts SET bytes = ?').run(Buffer.from('{}'));
-    assert.match(listFlows(repo)[0]!.error ?? '', /is corrupt/);
+    assert.match((await listFlows(repo))[0]!.error ?? '', /is corrupt/);
   });
 
-  it('shows every version and describes the latest unless told which', () => {
-    const latest = showFlow(artifacts, 'acme', 'hello');
+  it('shows every version and describes the latest unless told which', async () => {
+    const latest = await showFlow(artifacts, 'acme', 'hello');
     assert.deepEqual(latest.versions.map((v) => [v.version, v.latest]), [['1', false], ['2', true]]);
     assert.equal(latest.shown.version, '2');
     assert.equal(latest.shown.front_matter.schedule, '0 0 6 * * *');
-    const first = showFlow(artifacts, 'acme', 'hello', '1');
+    const first = await showFlow(artifacts, 'acme', 'hello', '1');
     assert.deepEqual(first.shown.doors.map((d) => d.door), ['http', 'queue']);
-    assert.throws(() => showFlow(artifacts, 'acme', 'hello', '9'), /has no version "9"; its versions: 1, 2/);
-    assert.throws(() => showFlow(artifacts, 'acme', 'nope'), /flow 'acme\/nope' is not deployed/);
-    assert.throws(() => showFlow(artifacts, 'acme', 'Bad Name'), (err: { code?: string }) => err.code === 'SVC_ERR_INVALID_NAME');
+    await assert.rejects(() => showFlow(artifacts, 'acme', 'hello', '9'), /has no version "9"; its versions: 1, 2/);
+    await assert.rejects(() => showFlow(artifacts, 'acme', 'nope'), /flow 'acme\/nope' is not deployed/);
+    await assert.rejects(() => showFlow(artifacts, 'acme', 'Bad Name'), (err: { code?: string }) => err.code === 'SVC_ERR_INVALID_NAME');
   });
 });

@@ -6,9 +6,10 @@
 import { IntegrityError, SvcError } from '../common/errors.js';
 import { describeNameProblem } from '../common/names.js';
 import type { FlowIR } from '../ir/types.js';
-import type { ArtifactsRepo, VersionListing } from '../store/artifacts-repo.js';
+import type { VersionListing } from '../store/artifacts-repo.js';
+import type { ArtifactsStore } from '../store/contracts.js';
 import { frontMatterOf, type FrontMatterView } from './flow-front-matter.js';
-import { FlowLoader } from './flow-loader.js';
+import { irOfArtifact } from './flow-loader.js';
 import { scheduleProblem } from './scheduler.js';
 
 /** How a flow is reached: `/run`, `/enqueue`, the WSDL of its SOAP configuration, the gRPC door, a cron schedule. */
@@ -67,21 +68,25 @@ export function doorsOf(ir: FlowIR): FlowDoor[] {
 }
 
 /** Every flow's latest version, by tenant then flow; an unreadable artifact is listed with its error. */
-export function listFlows(artifacts: ArtifactsRepo, tenant?: string): FlowSummary[] {
-  const loader = new FlowLoader(artifacts);
-  return loader
-    .latestRefs()
-    .filter((ref) => tenant === undefined || ref.tenant === tenant)
-    .map((ref) => {
-      const head = { tenant: ref.tenant, flow: ref.name, version: ref.version, hash: ref.hash, created_at: ref.created_at };
-      try {
-        const ir = loader.ir(ref.hash);
-        return { ...head, soap: ir.soap !== undefined, grpc: ir.inbound === 'grpc', schedule: ir.schedule ?? null };
-      } catch (err) {
-        if (!(err instanceof IntegrityError)) throw err;
-        return { ...head, soap: false, grpc: false, schedule: null, error: err.message };
-      }
-    });
+export async function listFlows(artifacts: ArtifactsStore, tenant?: string): Promise<FlowSummary[]> {
+  const out: FlowSummary[] = [];
+  for (const ref of await artifacts.listLatest()) {
+    if (tenant !== undefined && ref.tenant !== tenant) continue;
+    const head = { tenant: ref.tenant, flow: ref.name, version: ref.version, hash: ref.hash, created_at: ref.created_at };
+    try {
+      const ir = await artifactIr(artifacts, ref.hash);
+      out.push({ ...head, soap: ir.soap !== undefined, grpc: ir.inbound === 'grpc', schedule: ir.schedule ?? null });
+    } catch (err) {
+      if (!(err instanceof IntegrityError)) throw err;
+      out.push({ ...head, soap: false, grpc: false, schedule: null, error: err.message });
+    }
+  }
+  return out;
+}
+
+/** The verified IR of an artifact. @throws IntegrityError when it is missing or unreadable */
+async function artifactIr(artifacts: ArtifactsStore, hash: string): Promise<FlowIR> {
+  return irOfArtifact(hash, await artifacts.getArtifact(hash));
 }
 
 /**
@@ -89,17 +94,17 @@ export function listFlows(artifacts: ArtifactsRepo, tenant?: string): FlowSummar
  * @throws SvcError SVC_ERR_INVALID_NAME for a name breaking the rule, SVC_ERR_NOT_FOUND for a flow
  *   with no version or an unknown version; IntegrityError for an unreadable artifact
  */
-export function showFlow(artifacts: ArtifactsRepo, tenant: string, flow: string, version?: string): FlowDetails {
+export async function showFlow(artifacts: ArtifactsStore, tenant: string, flow: string, version?: string): Promise<FlowDetails> {
   for (const [what, value] of [['tenant', tenant], ['flow', flow]] as const) {
     const problem = describeNameProblem(what, value);
     if (problem !== undefined) throw new SvcError('SVC_ERR_INVALID_NAME', problem);
   }
-  const versions = artifacts.listVersions(tenant, flow);
+  const versions = await artifacts.listVersions(tenant, flow);
   if (versions.length === 0) throw new SvcError('SVC_ERR_NOT_FOUND', `flow '${tenant}/${flow}' is not deployed; see svc flows list`);
   const shown = version === undefined ? (versions.find((v) => v.latest) ?? versions.at(-1)!) : versions.find((v) => v.version === version);
   if (shown === undefined) {
     throw new SvcError('SVC_ERR_NOT_FOUND', `flow '${tenant}/${flow}' has no version "${version}"; its versions: ${versions.map((v) => v.version).join(', ')}`);
   }
-  const ir = new FlowLoader(artifacts).ir(shown.hash);
+  const ir = await artifactIr(artifacts, shown.hash);
   return { tenant, flow, versions, shown: { ...shown, front_matter: frontMatterOf(ir), doors: doorsOf(ir) } };
 }

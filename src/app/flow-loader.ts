@@ -104,14 +104,22 @@ export class FlowLoader {
   }
 
   #parse(hash: string): FlowIR {
-    const bytes = this.#repo.getArtifact(hash);
-    if (!bytes) throw new IntegrityError(`artifact ${hash} is referenced but missing; re-deploy the flow under a new version`);
-    let stored: FlowIR | FlowIRv1;
-    try {
-      stored = JSON.parse(bytes.toString('utf8')) as FlowIR | FlowIRv1;
-    } catch (err) {
-      throw new IntegrityError(`artifact ${hash} does not hold valid IR JSON: ${(err as Error).message}`);
-    }
-    return upgradeStoredIr(stored, hash);
+    return irOfArtifact(hash, this.#repo.getArtifact(hash));
   }
+}
+
+/**
+ * The IR held by an artifact's verified bytes (as ArtifactsStore.getArtifact returns them), upgraded
+ * from an older stored form when needed.
+ * @throws IntegrityError when the artifact is missing or does not hold IR JSON
+ */
+export function irOfArtifact(hash: string, bytes: Buffer | undefined): FlowIR {
+  if (!bytes) throw new IntegrityError(`artifact ${hash} is referenced but missing; re-deploy the flow under a new version`);
+  let stored: FlowIR | FlowIRv1;
+  try {
+    stored = JSON.parse(bytes.toString('utf8')) as FlowIR | FlowIRv1;
+  } catch (err) {
+    throw new IntegrityError(`artifact ${hash} does not hold valid IR JSON: ${(err as Error).message}`);
+  }
+  return upgradeStoredIr(stored, hash);
 }

@@ -5,13 +5,13 @@
 import { isoNow } from '../common/clock.js';
 import { SvcError } from '../common/errors.js';
 import { describeNameProblem } from '../common/names.js';
-import { generateKey, hashKey, keyStatus, type ApiKeyRow, type KeysRepo, type KeyStatus } from '../store/keys-repo.js';
-import type { TenantsRepo } from '../store/tenants-repo.js';
+import type { KeysStore, TenantsStore } from '../store/contracts.js';
+import { generateKey, hashKey, keyStatus, type ApiKeyRow, type KeyStatus } from '../store/keys-repo.js';
 import { assertName, requireActiveTenant, requireTenant } from './tenants.js';
 
 export interface KeyDeps {
-  readonly tenants: TenantsRepo;
-  readonly keys: KeysRepo;
+  readonly tenants: TenantsStore;
+  readonly keys: KeysStore;
 }
 
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -108,7 +108,7 @@ export interface CreatedKey {
 }
 
 /** Creates a key for a registered, enabled tenant. @throws TenantNotActiveError naming the repair */
-export function createApiKey(deps: KeyDeps, input: NewKeyInput, now: Date = new Date()): CreatedKey {
+export async function createApiKey(deps: KeyDeps, input: NewKeyInput, now: Date = new Date()): Promise<CreatedKey> {
   assertName('tenant', input.tenant);
   const label = input.label.trim();
   if (label === '') throw new SvcError('SVC_ERR_INVALID_INPUT', 'the label must not be empty');
@@ -122,9 +122,9 @@ export function createApiKey(deps: KeyDeps, input: NewKeyInput, now: Date = new 
     throw new SvcError('SVC_ERR_INVALID_INPUT', 'the rate limit must be a positive number of requests per second');
   }
   const expiresAt = input.expiresAt === undefined ? null : parseExpiresAt(input.expiresAt);
-  requireActiveTenant(deps.tenants, input.tenant);
+  await requireActiveTenant(deps.tenants, input.tenant);
   const rawKey = generateKey();
-  const row = deps.keys.create({
+  const row = await deps.keys.create({
     tenant: input.tenant,
     label,
     keyHash: hashKey(rawKey),
@@ -143,17 +143,17 @@ export interface KeyView {
 }
 
 /** The tenant's keys with derived status (never the key). Refuses an unregistered tenant. */
-export function listApiKeys(deps: KeyDeps, tenant: string, now: Date = new Date()): KeyView[] {
+export async function listApiKeys(deps: KeyDeps, tenant: string, now: Date = new Date()): Promise<KeyView[]> {
   assertName('tenant', tenant);
-  requireTenant(deps.tenants, tenant);
-  return deps.keys.list(tenant).map((row) => ({ row, status: keyStatus(row, now) }));
+  await requireTenant(deps.tenants, tenant);
+  return (await deps.keys.list(tenant)).map((row) => ({ row, status: keyStatus(row, now) }));
 }
 
 /** Revokes at once and for good; the row stays. A missing or already revoked key is an error. */
-export function revokeApiKey(keys: KeysRepo, id: number, now: Date = new Date()): ApiKeyRow {
-  const outcome = keys.revoke(id, isoNow(now));
+export async function revokeApiKey(keys: KeysStore, id: number, now: Date = new Date()): Promise<ApiKeyRow> {
+  const outcome = await keys.revoke(id, isoNow(now));
   if (outcome === 'not_found') throw new SvcError('SVC_ERR_NOT_FOUND', `API key ${id} does not exist`);
-  const row = keys.get(id)!;
+  const row = (await keys.get(id))!;
   if (outcome === 'already_revoked') throw new SvcError('SVC_ERR_CONFLICT', `API key ${id} is already revoked (since ${row.revokedAt})`);
   return row;
 }

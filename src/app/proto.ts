@@ -4,7 +4,8 @@ import descriptorExt from 'protobufjs/ext/descriptor/index.js';
 import { isoNow } from '../common/clock.js';
 import { sha256Hex } from '../common/digest.js';
 import { SvcError } from '../common/errors.js';
-import type { DescriptorInfo, DescriptorsRepo } from '../store/descriptors-repo.js';
+import type { DescriptorsStore } from '../store/contracts.js';
+import type { DescriptorInfo } from '../store/descriptors-repo.js';
 
 /** How a method streams; only `unary` and `server-streaming` can be called through the gRPC door. */
 export type StreamingKind = 'unary' | 'server-streaming' | 'client-streaming' | 'bidi-streaming';
@@ -120,9 +121,9 @@ export interface DeployDescriptorResult {
  * Publishes a descriptor version. Refuses (changing nothing) an unregistered or disabled tenant,
  * a set missing its imports, a bad version label and a version published before.
  */
-export function deployDescriptor(repo: DescriptorsRepo, input: DeployDescriptorInput): DeployDescriptorResult {
+export async function deployDescriptor(repo: DescriptorsStore, input: DeployDescriptorInput): Promise<DeployDescriptorResult> {
   checkVersionLabel(input.version);
-  const status = repo.tenantStatus(input.tenant);
+  const status = await repo.tenantStatus(input.tenant);
   if (status === undefined) {
     throw new SvcError('SVC_ERR_TENANT_NOT_FOUND', `tenant "${input.tenant}" is not registered; register it with \`svc tenant create --id ${input.tenant} --display-name <name>\``);
   }
@@ -137,13 +138,13 @@ export function deployDescriptor(repo: DescriptorsRepo, input: DeployDescriptorI
     throw new SvcError('SVC_ERR_INVALID_INPUT', 'the descriptor set defines no service; a gRPC flow needs a service method to answer');
   }
   const hash = sha256Hex(input.bytes);
-  repo.insert({ tenant: input.tenant, name: input.name, version: input.version, hash, bytes: input.bytes, deployedAt: isoNow(), makeLatest: input.latest });
-  const info = repo.list(input.tenant).find((d) => d.name === input.name && d.version === input.version)!;
-  return { info, services: parsed.services, latestVersion: repo.latestVersion(input.tenant, input.name) };
+  await repo.insert({ tenant: input.tenant, name: input.name, version: input.version, hash, bytes: input.bytes, deployedAt: isoNow(), makeLatest: input.latest });
+  const info = (await repo.list(input.tenant)).find((d) => d.name === input.name && d.version === input.version)!;
+  return { info, services: parsed.services, latestVersion: await repo.latestVersion(input.tenant, input.name) };
 }
 
 /** Every descriptor version of a tenant. */
-export function listDescriptors(repo: DescriptorsRepo, tenant: string): DescriptorInfo[] {
+export async function listDescriptors(repo: DescriptorsStore, tenant: string): Promise<DescriptorInfo[]> {
   return repo.list(tenant);
 }
 
@@ -153,8 +154,8 @@ export interface ShownDescriptor {
 }
 
 /** One descriptor version (default: latest) with its services and methods. */
-export function showDescriptor(repo: DescriptorsRepo, tenant: string, name: string, version?: string): ShownDescriptor {
-  const stored = repo.get(tenant, name, version);
+export async function showDescriptor(repo: DescriptorsStore, tenant: string, name: string, version?: string): Promise<ShownDescriptor> {
+  const stored = await repo.get(tenant, name, version);
   if (stored === undefined) {
     const what = version === undefined ? `no latest version of descriptor ${tenant}/${name}` : `descriptor ${tenant}/${name} version ${version} not found`;
     throw new SvcError('SVC_ERR_NOT_FOUND', `${what}; see \`svc proto list --tenant ${tenant}\``);

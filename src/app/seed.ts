@@ -12,12 +12,7 @@ import { SvcError } from '../common/errors.js';
 import type { FlowResult, LoadedFlow } from '../engine/index.js';
 import { compileFlow } from '../flow/compile.js';
 import type { FlowIR } from '../ir/types.js';
-import type { ArtifactsRepo } from '../store/artifacts-repo.js';
-import type { AuditRepo } from '../store/audit-repo.js';
-import type { KeysRepo } from '../store/keys-repo.js';
-import type { TenantsRepo } from '../store/tenants-repo.js';
-import type { UiSessionsRepo } from '../store/ui-sessions-repo.js';
-import type { UiUsersRepo } from '../store/ui-users-repo.js';
+import type { ArtifactsStore, KeysStore, TenantAdmin, TenantsStore, UiSessionsStore, UiUsersStore } from '../store/contracts.js';
 import { createApiKey } from './keys.js';
 import { CLI_OPERATOR, ROLES, type Role } from './roles.js';
 import { createTenant } from './tenants.js';
@@ -28,12 +23,12 @@ export const DEMO_VERSION = '1.0.0';
 export const DEMO_KEY_LABEL = 'demo';
 
 export interface SeedDeps {
-  readonly tenants: TenantsRepo;
-  readonly keys: KeysRepo;
-  readonly artifacts: ArtifactsRepo;
-  readonly audit: AuditRepo;
-  readonly users: UiUsersRepo;
-  readonly sessions: UiSessionsRepo;
+  readonly tenants: TenantsStore;
+  readonly tenantAdmin: TenantAdmin;
+  readonly keys: KeysStore;
+  readonly artifacts: ArtifactsStore;
+  readonly users: UiUsersStore;
+  readonly sessions: UiSessionsStore;
 }
 
 /** A demo flow as read from the directory: compiled, with its sample input. */
@@ -99,38 +94,38 @@ export type DemoRunner = (flow: LoadedFlow, input: unknown) => Promise<FlowResul
 export async function seedDemo(deps: SeedDeps, flows: readonly DemoFlow[], opts: { runner?: DemoRunner }, say: SeedProgress): Promise<SeedResult> {
   const tenants = [...new Set(flows.map((f) => f.ir.tenant))].sort();
   for (const t of tenants) {
-    const existing = deps.tenants.get(t);
+    const existing = await deps.tenants.get(t);
     if (existing?.status === 'disabled') throw new SvcError('SVC_ERR_TENANT_NOT_FOUND', `tenant "${t}" is disabled; enable it first with: svc tenant enable --id ${t}`);
   }
   for (const t of tenants) {
-    if (deps.tenants.get(t) !== undefined) say(`tenant ${t}: exists, left alone`);
+    if ((await deps.tenants.get(t)) !== undefined) say(`tenant ${t}: exists, left alone`);
     else {
-      createTenant(deps, { id: t, displayName: `Demo (${t})` }, { actor: 'seed' });
+      await createTenant(deps, { id: t, displayName: `Demo (${t})` }, { actor: 'seed' });
       say(`tenant ${t}: registered`);
     }
   }
   for (const f of flows) {
     const { tenant, flow } = f.ir;
-    const there = deps.artifacts.getByVersion(tenant, flow, DEMO_VERSION);
+    const there = await deps.artifacts.getByVersion(tenant, flow, DEMO_VERSION);
     if (there?.hash === f.hash) say(`flow ${tenant}/${flow} ${DEMO_VERSION}: already deployed, identical, left alone`);
     else if (there !== undefined) say(`flow ${tenant}/${flow} ${DEMO_VERSION}: a different ${DEMO_VERSION} is deployed; left alone (deploy the demo under a new version with svc deploy ${f.file} -v <v>)`);
     else {
-      deps.artifacts.publish({ tenant, name: flow, version: DEMO_VERSION, bytes: f.bytes, hash: f.hash, createdAt: isoNow(), source: f.source });
+      await deps.artifacts.publish({ tenant, name: flow, version: DEMO_VERSION, bytes: f.bytes, hash: f.hash, createdAt: isoNow(), source: f.source });
       say(`flow ${tenant}/${flow} ${DEMO_VERSION}: deployed (${f.hash.slice(0, 12)})`);
     }
   }
   const keys: Record<string, string> = {};
   for (const t of tenants) {
-    if (deps.keys.list(t).some((k) => k.label === DEMO_KEY_LABEL && k.revokedAt === null)) say(`API key "${DEMO_KEY_LABEL}" of ${t}: exists, not recreated (its key was shown when it was made)`);
+    if ((await deps.keys.list(t)).some((k) => k.label === DEMO_KEY_LABEL && k.revokedAt === null)) say(`API key "${DEMO_KEY_LABEL}" of ${t}: exists, not recreated (its key was shown when it was made)`);
     else {
-      keys[t] = createApiKey(deps, { tenant: t, label: DEMO_KEY_LABEL }).rawKey;
+      keys[t] = (await createApiKey(deps, { tenant: t, label: DEMO_KEY_LABEL })).rawKey;
       say(`API key "${DEMO_KEY_LABEL}" of ${t}: created`);
     }
   }
   const users: Record<string, { role: Role; password: string }> = {};
   for (const role of ROLES) {
     const username = `demo-${role}`;
-    if (deps.users.credentials(username) !== undefined) say(`UI user ${username}: exists, not recreated`);
+    if ((await deps.users.credentials(username)) !== undefined) say(`UI user ${username}: exists, not recreated`);
     else {
       const password = randomBytes(12).toString('base64url');
       await addUiUser(deps, { username, role, password }, CLI_OPERATOR);
@@ -142,7 +137,7 @@ export async function seedDemo(deps: SeedDeps, flows: readonly DemoFlow[], opts:
   if (opts.runner !== undefined) {
     for (const f of flows) {
       const { tenant, flow } = f.ir;
-      const ref = deps.artifacts.resolveLatest(tenant, flow);
+      const ref = await deps.artifacts.resolveLatest(tenant, flow);
       if (ref === undefined) continue;
       const loaded: LoadedFlow = { ir: f.ir, version: ref.version, hash: ref.hash, created_at: ref.created_at };
       try {

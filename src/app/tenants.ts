@@ -5,15 +5,15 @@
 import { isoNow } from '../common/clock.js';
 import { SvcError } from '../common/errors.js';
 import { describeNameProblem } from '../common/names.js';
-import type { AuditRepo } from '../store/audit-repo.js';
-import type { Tenant, TenantStatus, TenantsRepo } from '../store/tenants-repo.js';
+import type { TenantAdmin, TenantsStore } from '../store/contracts.js';
+import type { Tenant, TenantStatus } from '../store/tenants-repo.js';
 
 /** The only authentication method a tenant may declare today. */
 export const AUTH_METHODS: readonly string[] = Object.freeze(['api_key']);
 
+/** The audited tenant changes (register, disable, enable), each with its entry in one atomic step. */
 export interface TenantDeps {
-  readonly tenants: TenantsRepo;
-  readonly audit: AuditRepo;
+  readonly tenantAdmin: TenantAdmin;
 }
 
 /** Who and what caused a change, recorded on its audit entry. */
@@ -45,16 +45,16 @@ export class TenantNotActiveError extends SvcError {
  * which must answer a disabled tenant exactly like an absent one).
  * @throws TenantNotActiveError naming the command that repairs it
  */
-export function requireActiveTenant(tenants: TenantsRepo, id: string): Tenant {
-  const tenant = tenants.get(id);
+export async function requireActiveTenant(tenants: TenantsStore, id: string): Promise<Tenant> {
+  const tenant = await tenants.get(id);
   if (tenant === undefined) throw new TenantNotActiveError(id, 'unregistered');
   if (tenant.status !== 'active') throw new TenantNotActiveError(id, 'disabled');
   return tenant;
 }
 
 /** The registered tenant. @throws SvcError `SVC_ERR_TENANT_NOT_FOUND` */
-export function requireTenant(tenants: TenantsRepo, id: string): Tenant {
-  const tenant = tenants.get(id);
+export async function requireTenant(tenants: TenantsStore, id: string): Promise<Tenant> {
+  const tenant = await tenants.get(id);
   if (tenant === undefined) throw new TenantNotActiveError(id, 'unregistered');
   return tenant;
 }
@@ -87,26 +87,24 @@ export interface NewTenantInput {
 }
 
 /** Registers an active tenant and writes `tenant.registered`. A taken id is refused (SVC_ERR_CONFLICT). */
-export function createTenant(deps: TenantDeps, input: NewTenantInput, ctx: ChangeContext = {}): Tenant {
+export async function createTenant(deps: TenantDeps, input: NewTenantInput, ctx: ChangeContext = {}): Promise<Tenant> {
   assertName('tenant', input.id);
   const displayName = input.displayName.trim();
   if (displayName === '') throw new SvcError('SVC_ERR_INVALID_INPUT', 'the display name must not be empty');
   const authMethods = parseAuthMethods((input.authMethods ?? AUTH_METHODS).join(','));
-  // The audit lock is taken first, so the registry change and its entry are ordered the same way
-  // in every process; a refused insert rolls the (empty) audit transaction back.
-  return deps.audit.transaction(() => {
-    const tenant = deps.tenants.create({ id: input.id, displayName, authMethods, createdAt: isoNow() });
-    deps.audit.append({
-      tenant: tenant.id,
+  // The registry change and its entry are one step of the store (TenantAdmin): both or neither.
+  return deps.tenantAdmin.createTenant(
+    { id: input.id, displayName, authMethods, createdAt: isoNow() },
+    {
+      tenant: input.id,
       eventType: 'tenant.registered',
       correlationId: ctx.correlationId,
-      payload: { display_name: tenant.displayName, auth_methods: tenant.authMethods, ...actorField(ctx) },
-    });
-    return tenant;
-  });
+      payload: { display_name: displayName, auth_methods: authMethods, ...actorField(ctx) },
+    },
+  );
 }
 
-export function listTenants(tenants: TenantsRepo): Tenant[] {
+export async function listTenants(tenants: TenantsStore): Promise<Tenant[]> {
   return tenants.list();
 }
 
@@ -117,30 +115,25 @@ export interface StatusChange {
 }
 
 /** Disables a tenant (keys and artifacts stay). Disabling a disabled tenant succeeds and writes nothing. */
-export function disableTenant(deps: TenantDeps, id: string, ctx: ChangeContext = {}): StatusChange {
+export async function disableTenant(deps: TenantDeps, id: string, ctx: ChangeContext = {}): Promise<StatusChange> {
   return setStatus(deps, id, 'disabled', ctx);
 }
 
 /** Enables a tenant; its keys authenticate again at once. Enabling an active tenant writes nothing. */
-export function enableTenant(deps: TenantDeps, id: string, ctx: ChangeContext = {}): StatusChange {
+export async function enableTenant(deps: TenantDeps, id: string, ctx: ChangeContext = {}): Promise<StatusChange> {
   return setStatus(deps, id, 'active', ctx);
 }
 
-function setStatus(deps: TenantDeps, id: string, status: TenantStatus, ctx: ChangeContext): StatusChange {
+async function setStatus(deps: TenantDeps, id: string, status: TenantStatus, ctx: ChangeContext): Promise<StatusChange> {
   assertName('tenant', id);
-  return deps.audit.transaction(() => {
-    const before = requireTenant(deps.tenants, id);
-    const changed = deps.tenants.setStatus(id, status);
-    if (changed) {
-      deps.audit.append({
-        tenant: id,
-        eventType: status === 'disabled' ? 'tenant.disabled' : 'tenant.enabled',
-        correlationId: ctx.correlationId,
-        payload: { from: before.status, to: status, ...actorField(ctx) },
-      });
-    }
-    return { tenant: deps.tenants.get(id)!, changed };
-  });
+  const r = await deps.tenantAdmin.setTenantStatus(id, status, (before) => ({
+    tenant: id,
+    eventType: status === 'disabled' ? 'tenant.disabled' : 'tenant.enabled',
+    correlationId: ctx.correlationId,
+    payload: { from: before.status, to: status, ...actorField(ctx) },
+  }));
+  if (r === undefined) throw new TenantNotActiveError(id, 'unregistered');
+  return { tenant: r.after, changed: r.changed };
 }
 
 function actorField(ctx: ChangeContext): { actor?: string } {

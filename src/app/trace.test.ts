@@ -7,38 +7,41 @@ import { AuditRepo } from '../store/audit-repo.js';
 import { openDb } from '../store/db.js';
 import { auditMigrations } from '../store/migrations/audit.js';
 import { registryMigrations } from '../store/migrations/registry.js';
+import { TenantAdminRepo } from '../store/tenant-admin-repo.js';
 import { TenantsRepo } from '../store/tenants-repo.js';
 import { TraceRepo } from '../store/trace-repo.js';
 import type { Actor } from './roles.js';
 import { createTenant } from './tenants.js';
 import { setTraceFlag } from './trace.js';
 
-function setup() {
+async function setup() {
   const registry = openDb(':memory:', registryMigrations);
-  const deps = { traces: new TraceRepo(registry), tenants: new TenantsRepo(registry), artifacts: new ArtifactsRepo(registry), audit: new AuditRepo(openDb(':memory:', auditMigrations)) };
-  createTenant(deps, { id: 'acme', displayName: 'Acme' });
+  const tenants = new TenantsRepo(registry);
+  const audit = new AuditRepo(openDb(':memory:', auditMigrations));
+  const deps = { traces: new TraceRepo(registry), tenants, artifacts: new ArtifactsRepo(registry), audit, tenantAdmin: new TenantAdminRepo(tenants, audit) };
+  await createTenant(deps, { id: 'acme', displayName: 'Acme' });
   deps.artifacts.publish({ tenant: 'acme', name: 'orders', version: '1', bytes: '{}', hash: sha256Hex('{}'), createdAt: '2024-01-01T00:00:00Z' });
   return deps;
 }
 
 const as = (role: Actor['role']): Actor => ({ role, name: `ui:${role}` });
 /** The tenant's trace_* audit entries, oldest first. */
-const traceAudits = (deps: ReturnType<typeof setup>) => deps.audit.latest('acme', 100).filter((e) => e.eventType.startsWith('trace_')).sort((a, b) => a.seq - b.seq);
+const traceAudits = (deps: Awaited<ReturnType<typeof setup>>) => deps.audit.latest('acme', 100).filter((e) => e.eventType.startsWith('trace_')).sort((a, b) => a.seq - b.seq);
 
 describe('the trace flag', () => {
-  it('only a sysadmin may toggle it; support and developer are refused with 403 and nothing changes', () => {
-    const deps = setup();
+  it('only a sysadmin may toggle it; support and developer are refused with 403 and nothing changes', async () => {
+    const deps = await setup();
     for (const role of ['support', 'developer'] as const) {
-      assert.throws(() => setTraceFlag(deps, { tenant: 'acme', flow: 'orders', enabled: true }, as(role)), (err: SvcError) => err.status === 403 && err.message.includes(role));
+      await assert.rejects(() => setTraceFlag(deps, { tenant: 'acme', flow: 'orders', enabled: true }, as(role)), (err: SvcError) => err.status === 403 && err.message.includes(role));
     }
     assert.deepEqual(deps.traces.list(), []);
     assert.deepEqual(traceAudits(deps), []);
   });
 
-  it('follows the state table: off -> on (trace_enabled), same toggle (no row), on -> off (trace_disabled), naming the actor', () => {
-    const deps = setup();
-    const toggle = (enabled: boolean) => setTraceFlag(deps, { tenant: 'acme', flow: 'orders', enabled }, as('sysadmin')).changed;
-    assert.deepEqual([toggle(true), toggle(true), toggle(false), toggle(false)], [true, false, true, false]);
+  it('follows the state table: off -> on (trace_enabled), same toggle (no row), on -> off (trace_disabled), naming the actor', async () => {
+    const deps = await setup();
+    const toggle = async (enabled: boolean) => (await setTraceFlag(deps, { tenant: 'acme', flow: 'orders', enabled }, as('sysadmin'))).changed;
+    assert.deepEqual([await toggle(true), await toggle(true), await toggle(false), await toggle(false)], [true, false, true, false]);
     assert.deepEqual(
       traceAudits(deps).map((e) => [e.eventType, JSON.parse(e.payload)]),
       [
@@ -49,10 +52,10 @@ describe('the trace flag', () => {
     assert.equal(deps.traces.isEnabled('acme', 'orders'), false);
   });
 
-  it('refuses a bad name, an unregistered tenant and a flow never deployed, changing nothing', () => {
-    const deps = setup();
+  it('refuses a bad name, an unregistered tenant and a flow never deployed, changing nothing', async () => {
+    const deps = await setup();
     for (const [tenant, flow, status] of [['Acme', 'orders', 400], ['acme', 'no/pe', 400], ['globex', 'orders', 404], ['acme', 'missing', 404]] as const) {
-      assert.throws(() => setTraceFlag(deps, { tenant, flow, enabled: true }, as('sysadmin')), (err: SvcError) => err.status === status, `${tenant}/${flow}`);
+      await assert.rejects(() => setTraceFlag(deps, { tenant, flow, enabled: true }, as('sysadmin')), (err: SvcError) => err.status === status, `${tenant}/${flow}`);
     }
     assert.deepEqual(deps.traces.list(), []);
   });

@@ -6,19 +6,17 @@
 import { isoNow } from '../common/clock.js';
 import { SvcError } from '../common/errors.js';
 import { describeNameProblem } from '../common/names.js';
-import type { ArtifactsRepo } from '../store/artifacts-repo.js';
-import type { AuditRepo } from '../store/audit-repo.js';
+import type { ArtifactsStore, AuditStore, TenantsStore, TraceStore } from '../store/contracts.js';
 import type { EventLogRepo, StoredEvent, TraceQuery } from '../store/event-log-repo.js';
-import type { TenantsRepo } from '../store/tenants-repo.js';
-import type { TraceFlag, TraceRepo } from '../store/trace-repo.js';
+import type { TraceFlag } from '../store/trace-repo.js';
 import type { Actor } from './roles.js';
 import { requireTenant } from './tenants.js';
 
 export interface TraceFlagDeps {
-  readonly traces: TraceRepo;
-  readonly tenants: TenantsRepo;
-  readonly artifacts: ArtifactsRepo;
-  readonly audit: AuditRepo;
+  readonly traces: TraceStore;
+  readonly tenants: TenantsStore;
+  readonly artifacts: ArtifactsStore;
+  readonly audit: AuditStore;
 }
 
 export interface TraceToggle {
@@ -38,19 +36,19 @@ export interface TraceToggleResult extends TraceToggle {
  * @throws SvcError 403 for a role other than sysadmin, 400 for a name breaking the name rule, 404
  *   for an unregistered tenant or a flow with no deployed version; nothing is changed
  */
-export function setTraceFlag(deps: TraceFlagDeps, toggle: TraceToggle, actor: Actor): TraceToggleResult {
+export async function setTraceFlag(deps: TraceFlagDeps, toggle: TraceToggle, actor: Actor): Promise<TraceToggleResult> {
   if (actor.role !== 'sysadmin') throw new SvcError('SVC_ERR_FORBIDDEN', `only a sysadmin may turn tracing ${toggle.enabled ? 'on' : 'off'}; ${actor.name} is ${actor.role}`);
   for (const [what, value] of [['tenant', toggle.tenant], ['flow', toggle.flow]] as const) {
     const problem = describeNameProblem(what, value);
     if (problem !== undefined) throw new SvcError('SVC_ERR_INVALID_NAME', problem);
   }
-  requireTenant(deps.tenants, toggle.tenant);
-  if (deps.artifacts.resolveLatest(toggle.tenant, toggle.flow) === undefined) {
+  await requireTenant(deps.tenants, toggle.tenant);
+  if ((await deps.artifacts.resolveLatest(toggle.tenant, toggle.flow)) === undefined) {
     throw new SvcError('SVC_ERR_NOT_FOUND', `flow '${toggle.tenant}/${toggle.flow}' is not deployed; deploy it first with: svc deploy <file> -v <version>`);
   }
-  const changed = deps.traces.set(toggle.tenant, toggle.flow, toggle.enabled, isoNow());
+  const changed = await deps.traces.set(toggle.tenant, toggle.flow, toggle.enabled, isoNow());
   if (changed) {
-    deps.audit.append({
+    await deps.audit.append({
       tenant: toggle.tenant,
       eventType: toggle.enabled ? 'trace_enabled' : 'trace_disabled',
       payload: { flow: toggle.flow, actor: actor.name },
@@ -60,7 +58,7 @@ export function setTraceFlag(deps: TraceFlagDeps, toggle: TraceToggle, actor: Ac
 }
 
 /** The stored flags (a flow never toggled is off and has none), of one tenant or all. */
-export function listTraceFlags(traces: TraceRepo, tenant?: string): TraceFlag[] {
+export async function listTraceFlags(traces: TraceStore, tenant?: string): Promise<TraceFlag[]> {
   return traces.list(tenant);
 }
 

@@ -5,15 +5,15 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { isoNow } from '../common/clock.js';
 import { SvcError } from '../common/errors.js';
-import type { UiSessionsRepo } from '../store/ui-sessions-repo.js';
-import type { UiUser, UiUsersRepo } from '../store/ui-users-repo.js';
+import type { UiSessionsStore, UiUsersStore } from '../store/contracts.js';
+import type { UiUser } from '../store/ui-users-repo.js';
 import type { LoginThrottle } from './login-throttle.js';
 import { dummyHash, hashPassword, passwordProblem, verifyPassword } from './password.js';
 import { isRole, ROLES, type Actor, type Role } from './roles.js';
 
 export interface UiAccountDeps {
-  readonly users: UiUsersRepo;
-  readonly sessions: UiSessionsRepo;
+  readonly users: UiUsersStore;
+  readonly sessions: UiSessionsStore;
 }
 
 /** Session lifetimes. Milliseconds. */
@@ -54,22 +54,22 @@ export async function addUiUser(deps: Pick<UiAccountDeps, 'users'>, input: { use
   checkUsername(input.username);
   checkRole(input.role);
   checkPassword(input.password);
-  const user = deps.users.insert({ username: input.username, role: input.role, passwordHash: await hashPassword(input.password), at: isoNow() });
+  const user = await deps.users.insert({ username: input.username, role: input.role, passwordHash: await hashPassword(input.password), at: isoNow() });
   if (user === undefined) throw new SvcError('SVC_ERR_CONFLICT', `UI user "${input.username}" already exists`);
   return user;
 }
 
-export function listUiUsers(deps: Pick<UiAccountDeps, 'users'>): UiUser[] {
+export async function listUiUsers(deps: Pick<UiAccountDeps, 'users'>): Promise<UiUser[]> {
   return deps.users.list();
 }
 
 /** Disables or enables a user; disabling ends their sessions at once. Returns whether anything changed. */
-export function setUiUserDisabled(deps: UiAccountDeps, username: string, disabled: boolean, actor: Actor): boolean {
+export async function setUiUserDisabled(deps: UiAccountDeps, username: string, disabled: boolean, actor: Actor): Promise<boolean> {
   requireSysadmin(actor);
-  const found = deps.users.credentials(username);
+  const found = await deps.users.credentials(username);
   if (found === undefined) throw new SvcError('SVC_ERR_NOT_FOUND', `no UI user "${username}"`);
-  const changed = deps.users.setDisabled(username, disabled, isoNow());
-  if (disabled) deps.sessions.deleteForUser(found.user.id);
+  const changed = await deps.users.setDisabled(username, disabled, isoNow());
+  if (disabled) await deps.sessions.deleteForUser(found.user.id);
   return changed;
 }
 
@@ -77,10 +77,10 @@ export function setUiUserDisabled(deps: UiAccountDeps, username: string, disable
 export async function setUiUserPassword(deps: UiAccountDeps, username: string, password: string, actor: Actor): Promise<void> {
   requireSysadmin(actor);
   checkPassword(password);
-  const found = deps.users.credentials(username);
+  const found = await deps.users.credentials(username);
   if (found === undefined) throw new SvcError('SVC_ERR_NOT_FOUND', `no UI user "${username}"`);
-  deps.users.setPasswordHash(username, await hashPassword(password), isoNow());
-  deps.sessions.deleteForUser(found.user.id);
+  await deps.users.setPasswordHash(username, await hashPassword(password), isoNow());
+  await deps.sessions.deleteForUser(found.user.id);
 }
 
 /** What bootstrap did, for the boot output (never the password). */
@@ -91,13 +91,13 @@ export type BootstrapOutcome = { created: true; username: string } | { created: 
  * `SVC_UI_ADMIN_PASS` are set, that account is created as a sysadmin; otherwise nothing happens.
  */
 export async function bootstrapUiAdmin(deps: Pick<UiAccountDeps, 'users'>, env: NodeJS.ProcessEnv = process.env): Promise<BootstrapOutcome> {
-  if (deps.users.count() > 0) return { created: false, reason: 'users exist' };
+  if ((await deps.users.count()) > 0) return { created: false, reason: 'users exist' };
   const username = env.SVC_UI_ADMIN_USER?.trim();
   const password = env.SVC_UI_ADMIN_PASS;
   if (!username || !password) return { created: false, reason: 'variables not set' };
   checkUsername(username);
   checkPassword(password);
-  const user = deps.users.insertIfNone({ username, role: 'sysadmin', passwordHash: await hashPassword(password), at: isoNow() });
+  const user = await deps.users.insertIfNone({ username, role: 'sysadmin', passwordHash: await hashPassword(password), at: isoNow() });
   return user === undefined ? { created: false, reason: 'users exist' } : { created: true, username };
 }
 
@@ -118,7 +118,7 @@ const hashToken = (token: string) => createHash('sha256').update(token).digest('
 export async function login(deps: UiAccountDeps, throttle: LoginThrottle, input: { username: string; password: string; address: string }, now = Date.now()): Promise<UiSession> {
   const wait = throttle.blockedForSecs(input.username, input.address);
   if (wait > 0) throw new SvcError('SVC_ERR_RATE_LIMITED', `too many failed logins; try again in ${Math.ceil(wait / 60)} minute(s)`, { headers: { 'retry-after': String(wait) } });
-  const found = deps.users.credentials(input.username);
+  const found = await deps.users.credentials(input.username);
   const ok = await verifyPassword(input.password, found?.passwordHash ?? (await dummyHash()));
   if (found === undefined || !ok || found.user.disabled) {
     throttle.failed(input.username, input.address);
@@ -126,26 +126,26 @@ export async function login(deps: UiAccountDeps, throttle: LoginThrottle, input:
   }
   throttle.succeeded(input.username);
   const token = randomBytes(32).toString('base64url');
-  deps.sessions.insert({ idHash: hashToken(token), userId: found.user.id, createdAtMs: now, lastSeenMs: now });
+  await deps.sessions.insert({ idHash: hashToken(token), userId: found.user.id, createdAtMs: now, lastSeenMs: now });
   return { token, user: found.user };
 }
 
 /** The session behind a cookie value, or undefined (unknown, past a timeout, or its user disabled); a valid one is touched. */
-export function resumeSession(deps: UiAccountDeps, token: string | undefined, timeouts: SessionTimeouts = DEFAULT_SESSION_TIMEOUTS, now = Date.now()): UiSession | undefined {
+export async function resumeSession(deps: UiAccountDeps, token: string | undefined, timeouts: SessionTimeouts = DEFAULT_SESSION_TIMEOUTS, now = Date.now()): Promise<UiSession | undefined> {
   if (token === undefined || token === '') return undefined;
   const idHash = hashToken(token);
-  const row = deps.sessions.get(idHash);
+  const row = await deps.sessions.get(idHash);
   if (row === undefined) return undefined;
-  const user = deps.users.byId(row.userId);
+  const user = await deps.users.byId(row.userId);
   if (user === undefined || user.disabled || now - row.lastSeenMs > timeouts.idleMs || now - row.createdAtMs > timeouts.absoluteMs) {
-    deps.sessions.delete(idHash);
+    await deps.sessions.delete(idHash);
     return undefined;
   }
-  deps.sessions.touch(idHash, now);
+  await deps.sessions.touch(idHash, now);
   return { token, user };
 }
 
 /** Ends the session behind a cookie value. */
-export function logout(deps: UiAccountDeps, token: string | undefined): void {
-  if (token !== undefined && token !== '') deps.sessions.delete(hashToken(token));
+export async function logout(deps: UiAccountDeps, token: string | undefined): Promise<void> {
+  if (token !== undefined && token !== '') await deps.sessions.delete(hashToken(token));
 }

@@ -29,10 +29,10 @@ export interface AuditOptions {
 
 export async function audit(opts: AuditOptions): Promise<void> {
   if (opts.verify) {
-    verify(opts);
+    await verify(opts);
     return;
   }
-  const listing = withAudit(opts.db, (stores) => (stores === undefined ? { entries: [], total: 0 } : latestAuditEntries(stores.audit, opts.tenant, opts.limit)), {
+  const listing = await withAudit(opts.db, async (stores) => (stores === undefined ? { entries: [], total: 0 } : latestAuditEntries(stores.audit, opts.tenant, opts.limit)), {
     readOnly: true,
   });
   if (opts.json) {
@@ -58,8 +58,8 @@ export async function audit(opts: AuditOptions): Promise<void> {
   if (listing.total > listing.entries.length) out(`(latest ${listing.entries.length} of ${listing.total} entries; -l <n> shows more)`);
 }
 
-function verify(opts: AuditOptions): void {
-  const result = withAudit(opts.db, (stores) => (stores === undefined ? undefined : verifyAuditChain(stores.audit, opts.tenant)), { readOnly: true });
+async function verify(opts: AuditOptions): Promise<void> {
+  const result = await withAudit(opts.db, async (stores) => (stores === undefined ? undefined : verifyAuditChain(stores.audit, opts.tenant)), { readOnly: true });
   if (opts.json) {
     const r = result ?? { ok: true, tenant: opts.tenant, count: 0, headHash: undefined };
     out(JSON.stringify(r.ok ? { ok: true, tenant: r.tenant, count: r.count, head_hash: r.headHash } : { ok: false, tenant: r.tenant, count: r.count, broken_seq: r.brokenSeq, reason: r.reason }, null, 2));

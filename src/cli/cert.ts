@@ -46,15 +46,15 @@ export function registerCert(program: Command): void {
       .addOption(name())
       .addOption(kind())
       .addOption(dbOption())
-      .action((path: string, opts: { tenant: string; name: string; kind: string; db: string }) => {
+      .action(async (path: string, opts: { tenant: string; name: string; kind: string; db: string }) => {
         const pem = readPem(path);
-        withRegistryAndAudit(opts.db, (stores) => {
+        await withRegistryAndAudit(opts.db, async (stores) => {
           const input = { tenant: opts.tenant, name: opts.name, kind: opts.kind, pem };
           if (verb === 'add') {
-            const row = addCertificate(stores, input, ACTOR);
+            const row = await addCertificate(stores, input, ACTOR);
             out(`registered certificate ${row.name} of ${row.tenant} (${row.kind}), valid until ${row.validTo}\n  sha256: ${row.sha256}`);
           } else {
-            const r = replaceCertificate(stores, input, ACTOR);
+            const r = await replaceCertificate(stores, input, ACTOR);
             out(`replaced certificate ${r.current.name} of ${r.current.tenant}: valid until ${r.current.validTo} (was ${r.retired.validTo})\n  sha256: ${r.current.sha256}`);
           }
         });
@@ -67,8 +67,8 @@ export function registerCert(program: Command): void {
     .addOption(new Option('--expiring-in <days>', 'only current ones expiring within this many days (expired ones are always shown)').argParser(intArg('--expiring-in')))
     .addOption(new Option('--json', 'print a JSON array'))
     .addOption(dbOption())
-    .action((opts: { tenant: string; expiringIn?: number; json?: boolean; db: string }) => {
-      const views = withRegistry(opts.db, (s) => listCertificates(s, { tenant: opts.tenant, expiringInDays: opts.expiringIn, warningDays: s.settings.get('cert_warning_days') }), { readOnly: true });
+    .action(async (opts: { tenant: string; expiringIn?: number; json?: boolean; db: string }) => {
+      const views = await withRegistry(opts.db, async (s) => listCertificates(s, { tenant: opts.tenant, expiringInDays: opts.expiringIn, warningDays: await s.settings.get('cert_warning_days') }), { readOnly: true });
       if (opts.json) return out(JSON.stringify(views.map(toJson), null, 2));
       if (views.length === 0) return out(`No certificates${opts.expiringIn === undefined ? '' : ` expiring within ${opts.expiringIn} days`}. Register one with: svc cert add <path> --tenant ${opts.tenant} --name <name>`);
       out(formatTable(['NAME', 'KIND', 'STATUS', 'VALID TO', 'SUBJECT', 'SHA256'], views.map((v) => [v.row.name, v.row.kind, v.status, v.row.validTo, v.row.subject, v.row.sha256])));
@@ -80,8 +80,8 @@ export function registerCert(program: Command): void {
     .addOption(name())
     .addOption(new Option('--json', 'print a JSON array'))
     .addOption(dbOption())
-    .action((opts: { tenant: string; name: string; json?: boolean; db: string }) => {
-      const views = withRegistry(opts.db, (s) => showCertificate(s, opts.tenant, opts.name, s.settings.get('cert_warning_days')), { readOnly: true });
+    .action(async (opts: { tenant: string; name: string; json?: boolean; db: string }) => {
+      const views = await withRegistry(opts.db, async (s) => showCertificate(s, opts.tenant, opts.name, await s.settings.get('cert_warning_days')), { readOnly: true });
       if (opts.json) return out(JSON.stringify(views.map(toJson), null, 2));
       for (const v of views) {
         out(
@@ -103,8 +103,8 @@ export function registerCert(program: Command): void {
     .addOption(new Option('--tenant <t>', 'only this tenant').argParser(nameArg('tenant')))
     .addOption(new Option('--json', 'print a JSON array'))
     .addOption(dbOption())
-    .action((opts: { tenant?: string; json?: boolean; db: string }) => {
-      const findings = withRegistry(
+    .action(async (opts: { tenant?: string; json?: boolean; db: string }) => {
+      const findings = await withRegistry(
         opts.db,
         (s) => {
           const loader = new FlowLoader(s.artifacts);

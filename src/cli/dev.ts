@@ -56,13 +56,18 @@ export async function dev(dir: string, opts: DevOptions): Promise<void> {
   }
   process.stderr.write(`${describeClaim(claim, paths.stateDir)}\n`);
 
-  const deployOne = (name: string) => report(join(dir, name), opts);
-  const deployAll = () => {
-    for (const name of flowFiles(dir)) deployOne(name);
-  };
   const watchers: FolderWatcher[] = [];
   let stop: (why?: Error) => void = () => undefined;
   const stopped = new Promise<Error | undefined>((resolve) => (stop = resolve));
+  // One deploy at a time, in the order the saves were seen: two deploys of one new tenant's flows
+  // must not both find it unregistered.
+  let deploys = Promise.resolve();
+  const deployOne = (name: string) => {
+    deploys = deploys.then(() => report(join(dir, name), opts)).catch((err: unknown) => stop(err instanceof Error ? err : new Error(String(err))));
+  };
+  const deployAll = () => {
+    for (const name of flowFiles(dir)) deployOne(name);
+  };
   const onSignal = () => stop();
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
@@ -71,6 +76,7 @@ export async function dev(dir: string, opts: DevOptions): Promise<void> {
     watchers.push(new FolderWatcher({ dir, suffix: FLOW_SUFFIX, onChange: deployOne, onUnknown: deployAll, onError: stop }));
     if (opts.libs !== undefined) watchers.push(new FolderWatcher({ dir: opts.libs, suffix: LIB_SUFFIX, onChange: deployAll, onUnknown: deployAll, onError: stop }));
     deployAll();
+    await deploys;
     process.stderr.write(`watching ${dir}${opts.libs === undefined ? '' : ` and ${opts.libs}`} for saves; Ctrl-C stops\n`);
     const failure = await stopped;
     if (failure !== undefined) throw new ExitError(1, `error: stopped watching: ${failure.message}`);
@@ -78,6 +84,7 @@ export async function dev(dir: string, opts: DevOptions): Promise<void> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     for (const w of watchers) w.close();
+    await deploys;
   }
 }
 
@@ -94,14 +101,14 @@ function flowFiles(dir: string): string[] {
 }
 
 /** Deploys one file and says what happened; any failure is reported and the loop goes on. */
-function report(path: string, opts: DevOptions): void {
+async function report(path: string, opts: DevOptions): Promise<void> {
   if (!existsSync(path)) {
     out(`${path}: removed; its deployed versions stay in the registry`);
     return;
   }
   let outcome: DevDeployOutcome;
   try {
-    outcome = withRegistryAndAudit(opts.db, (stores) => devDeployFile(stores, { path, libs: opts.libs, tenant: opts.tenant }));
+    outcome = await withRegistryAndAudit(opts.db, (stores) => devDeployFile(stores, { path, libs: opts.libs, tenant: opts.tenant }));
   } catch (err) {
     // A refusal (a disabled tenant, an unreadable file) or a storage error: either way the loop goes on.
     const why = err instanceof Error ? err.message : String(err);

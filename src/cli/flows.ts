@@ -35,7 +35,7 @@ export interface FlowsListOptions {
 }
 
 export async function flowsList(opts: FlowsListOptions): Promise<void> {
-  const flows = withRegistry(opts.db, (s) => listFlows(s.artifacts, opts.tenant), { readOnly: true });
+  const flows = await withRegistry(opts.db, (s) => listFlows(s.artifacts, opts.tenant), { readOnly: true });
   if (opts.json) out(JSON.stringify(flows, null, 2));
   else if (flows.length === 0) out(`No flow is deployed${opts.tenant === undefined ? '' : ` for tenant ${opts.tenant}`}. Deploy one with: svc deploy <file.flow.md> -v <version>`);
   else out(formatTable(['TENANT', 'FLOW', 'LATEST', 'HASH', 'CREATED_AT', 'SOAP', 'GRPC', 'SCHEDULE'], flows.map(cells)));
@@ -59,7 +59,7 @@ export interface FlowsShowOptions {
 export async function flowsShow(opts: FlowsShowOptions): Promise<void> {
   let details: FlowDetails;
   try {
-    details = withRegistry(opts.db, (s) => showFlow(s.artifacts, opts.tenant, opts.flow, opts.version), { readOnly: true });
+    details = await withRegistry(opts.db, (s) => showFlow(s.artifacts, opts.tenant, opts.flow, opts.version), { readOnly: true });
   } catch (err) {
     if (err instanceof SvcError) throw new ExitError(1, `error: ${err.message}`);
     throw err;

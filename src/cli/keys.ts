@@ -49,7 +49,7 @@ export interface KeysCreateOptions {
 
 export async function keysCreate(opts: KeysCreateOptions): Promise<void> {
   const now = new Date();
-  const { row, rawKey } = withRegistry(opts.db, (stores) =>
+  const { row, rawKey } = await withRegistry(opts.db, (stores) =>
     createApiKey(
       stores,
       { tenant: opts.tenant, label: opts.label, scopes: opts.scopes, flows: opts.flows, expiresAt: opts.expiresAt, rateLimit: opts.rateLimit },
@@ -86,7 +86,7 @@ export interface KeysListOptions {
 }
 
 export async function keysList(opts: KeysListOptions): Promise<void> {
-  const views = withRegistry(opts.db, (stores) => listApiKeys(stores, opts.tenant), { readOnly: true });
+  const views = await withRegistry(opts.db, (stores) => listApiKeys(stores, opts.tenant), { readOnly: true });
   if (opts.json) {
     out(JSON.stringify(views.map((v) => toJson(v.row, v.status)), null, 2));
     return;
@@ -117,7 +117,7 @@ export interface KeysRevokeOptions {
 }
 
 export async function keysRevoke(opts: KeysRevokeOptions): Promise<void> {
-  const row = withRegistry(opts.db, (stores) => revokeApiKey(stores.keys, opts.id));
+  const row = await withRegistry(opts.db, (stores) => revokeApiKey(stores.keys, opts.id));
   out(`revoked API key ${row.id} (tenant ${row.tenant}, label ${row.label}) at ${row.revokedAt}`);
 }
 

@@ -58,7 +58,7 @@ export async function protoDeploy(path: string, flags: DeployFlags): Promise<voi
     throw new ExitError(1, `error: tenant "${flags.tenant}" is not registered; register it with \`svc tenant create --id ${flags.tenant} --display-name <name>\` (no registry at ${statePaths(flags.db).registryDb} yet)`);
   }
   try {
-    const r = deployDescriptor(new DescriptorsRepo(db), { tenant: flags.tenant, name: flags.name, version: flags.version, bytes, latest: flags.latest });
+    const r = await deployDescriptor(new DescriptorsRepo(db), { tenant: flags.tenant, name: flags.name, version: flags.version, bytes, latest: flags.latest });
     const lines = [
       `descriptor: ${flags.tenant}/${flags.name}`,
       `version:    ${r.info.version}`,
@@ -80,7 +80,7 @@ export async function protoDeploy(path: string, flags: DeployFlags): Promise<voi
 
 export async function protoList(flags: { tenant: string; json?: boolean; db: string }): Promise<void> {
   const db = openRegistry(flags.db);
-  const rows = db === undefined ? [] : withClose(db, () => listDescriptors(new DescriptorsRepo(db), flags.tenant));
+  const rows = db === undefined ? [] : await withClose(db, () => listDescriptors(new DescriptorsRepo(db), flags.tenant));
   if (flags.json) {
     process.stdout.write(`${JSON.stringify(rows.map((r) => ({ name: r.name, version: r.version, hash: r.hash, size_bytes: r.sizeBytes, latest: r.latest, deployed_at: r.deployedAt })), null, 2)}\n`);
     return;
@@ -97,7 +97,7 @@ export async function protoShow(flags: { tenant: string; name: string; version?:
   const db = openRegistry(flags.db);
   if (db === undefined) throw new ExitError(1, `error: descriptor ${flags.tenant}/${flags.name} not found (no registry at ${statePaths(flags.db).registryDb})`);
   try {
-    const shown = showDescriptor(new DescriptorsRepo(db), flags.tenant, flags.name, flags.version);
+    const shown = await showDescriptor(new DescriptorsRepo(db), flags.tenant, flags.name, flags.version);
     const i = shown.info;
     if (flags.json) {
       const info = { tenant: i.tenant, name: i.name, version: i.version, hash: i.hash, size_bytes: i.sizeBytes, latest: i.latest, deployed_at: i.deployedAt };
@@ -140,9 +140,9 @@ function openRegistry(dbPath: string): Db | undefined {
   return openDb(path, registryMigrations, { create: false });
 }
 
-function withClose<T>(db: Db, fn: () => T): T {
+async function withClose<T>(db: Db, fn: () => Promise<T>): Promise<T> {
   try {
-    return fn();
+    return await fn();
   } finally {
     db.close();
   }

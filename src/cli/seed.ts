@@ -42,7 +42,7 @@ async function seed(flags: SeedFlags): Promise<void> {
     buildQueues(statePaths(flags.db), stores, run, createLogger({ LOG_LEVEL: 'warn' }), closers);
     const runner: DemoRunner = (flow, input) => run.executor.run(flow, input, { door: 'http', correlationId: randomUUID(), headers: {} });
     result = await seedDemo(
-      { tenants: stores.tenants, keys: stores.keys, artifacts: stores.artifacts, audit: stores.auditRepo, users: stores.uiUsers, sessions: stores.uiSessions },
+      { tenants: stores.tenants, tenantAdmin: stores.tenantAdmin, keys: stores.keys, artifacts: stores.artifacts, users: stores.uiUsers, sessions: stores.uiSessions },
       flows,
       { runner: flags.run ? runner : undefined },
       out,

@@ -50,7 +50,7 @@ export interface TenantCreateOptions {
 }
 
 export async function tenantCreate(opts: TenantCreateOptions): Promise<void> {
-  const tenant = withRegistryAndAudit(opts.db, (stores) =>
+  const tenant = await withRegistryAndAudit(opts.db, (stores) =>
     createTenant(stores, { id: opts.id, displayName: opts.displayName, authMethods: parseAuthMethods(opts.authMethods) }, { actor: ACTOR }),
   );
   out(`registered tenant ${tenant.id}`);
@@ -63,7 +63,7 @@ export interface TenantListOptions {
 }
 
 export async function tenantList(opts: TenantListOptions): Promise<void> {
-  const tenants = withRegistry(opts.db, (stores) => listTenants(stores.tenants), { readOnly: true });
+  const tenants = await withRegistry(opts.db, (stores) => listTenants(stores.tenants), { readOnly: true });
   if (opts.json) {
     out(JSON.stringify(tenants.map(toJson), null, 2));
     return;
@@ -86,11 +86,11 @@ export interface TenantSwitchOptions {
 }
 
 export async function tenantDisable(opts: TenantSwitchOptions): Promise<void> {
-  report(withRegistryAndAudit(opts.db, (stores) => disableTenant(stores, opts.id, { actor: ACTOR })), 'disabled');
+  report(await withRegistryAndAudit(opts.db, (stores) => disableTenant(stores, opts.id, { actor: ACTOR })), 'disabled');
 }
 
 export async function tenantEnable(opts: TenantSwitchOptions): Promise<void> {
-  report(withRegistryAndAudit(opts.db, (stores) => enableTenant(stores, opts.id, { actor: ACTOR })), 'enabled');
+  report(await withRegistryAndAudit(opts.db, (stores) => enableTenant(stores, opts.id, { actor: ACTOR })), 'enabled');
 }
 
 function report(change: StatusChange, verb: string): void {

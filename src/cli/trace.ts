@@ -41,7 +41,7 @@ export interface TraceToggleOptions {
 }
 
 export async function traceToggle(opts: TraceToggleOptions, enabled: boolean): Promise<void> {
-  const r = withRegistryAndAudit(opts.db, (stores) => setTraceFlag(stores, { tenant: opts.tenant, flow: opts.flow, enabled }, CLI_OPERATOR));
+  const r = await withRegistryAndAudit(opts.db, (stores) => setTraceFlag(stores, { tenant: opts.tenant, flow: opts.flow, enabled }, CLI_OPERATOR));
   out(describeToggle(r));
 }
 
@@ -57,7 +57,7 @@ export interface TraceListOptions {
 }
 
 export async function traceList(opts: TraceListOptions): Promise<void> {
-  const flags = withRegistry(opts.db, (stores) => listTraceFlags(stores.traces, opts.tenant), { readOnly: true });
+  const flags = await withRegistry(opts.db, (stores) => listTraceFlags(stores.traces, opts.tenant), { readOnly: true });
   if (opts.json) {
     out(JSON.stringify(flags, null, 2));
     return;

@@ -4,11 +4,11 @@
  * process that claims the run (compare-and-set in the registry) sweeps, the others skip it.
  */
 import { sweepCertificates } from '../app/certificates.js';
-import type { CertificatesRepo } from '../store/certificates-repo.js';
+import type { CertificatesStore } from '../store/contracts.js';
 import type { EventEmitter } from '../store/event-sink.js';
 
 export interface CertSweepDeps {
-  readonly certificates: CertificatesRepo;
+  readonly certificates: CertificatesStore;
   readonly events: EventEmitter;
   /** `cert_warning_days`. */
   warningDays(): number;
@@ -19,9 +19,9 @@ export interface CertSweepDeps {
 /** A run claimed less than this share of the interval ago is not repeated (timers drift a little). */
 const CLAIM_SHARE = 0.9;
 
-export function runCertSweep(deps: CertSweepDeps, now = Date.now()): { swept: boolean; emitted: number } {
-  if (!deps.certificates.claimTaskRun('cert_sweep', now, deps.intervalMs * CLAIM_SHARE)) return { swept: false, emitted: 0 };
-  const found = sweepCertificates(deps, deps.warningDays(), now);
+export async function runCertSweep(deps: CertSweepDeps, now = Date.now()): Promise<{ swept: boolean; emitted: number }> {
+  if (!(await deps.certificates.claimTaskRun('cert_sweep', now, deps.intervalMs * CLAIM_SHARE))) return { swept: false, emitted: 0 };
+  const found = await sweepCertificates(deps, deps.warningDays(), now);
   for (const f of found) {
     deps.events.emit({
       event: f.event,

@@ -78,8 +78,8 @@ export class Housekeeping {
     for (const row of rows) log.info(`correlation ${row.tenant}/${row.flow} (correlation id ${row.correlation_id}) timed out`);
   }
 
-  certSweep(): void {
-    const r = runCertSweep(this.#deps.certSweep);
+  async certSweep(): Promise<void> {
+    const r = await runCertSweep(this.#deps.certSweep);
     if (r.swept && r.emitted > 0) this.#deps.log.warn(`certificate sweep: ${r.emitted} certificate(s) expiring or expired (cert_expiring / cert_expired in the event log)`);
   }
 

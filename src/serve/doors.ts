@@ -55,6 +55,7 @@ export async function startHttpDoor(opts: DoorOptions, parts: DoorParts, closers
       accounts: { users: stores.uiUsers, sessions: stores.uiSessions },
       throttle: new LoginThrottle(),
       tenants: stores.tenants,
+      tenantAdmin: stores.tenantAdmin,
       keys: stores.keys,
       artifacts: stores.artifacts,
       traces: stores.traces,

@@ -17,8 +17,8 @@ export function metricsSources(stores: ServeStores, queueStore: QueueBackend, wo
     eventLog: () => ({ queuedRows: stores.events.queuedRows, droppedRows: stores.events.droppedRows }),
     auditQueued: () => stores.audit.queuedEntries,
     // The current entry of each name (a replaced one no longer serves), as `svc cert list` reads them.
-    certificates: () =>
-      listCertificates({ certificates: stores.certificates }, { warningDays: stores.setting('cert_warning_days') })
+    certificates: async () =>
+      (await listCertificates({ certificates: stores.certificates }, { warningDays: stores.setting('cert_warning_days') }))
         .filter((v) => v.row.status === 'current')
         .map((v) => ({ tenant: v.row.tenant, name: v.row.name, validToMs: Date.parse(v.row.validTo) })),
   };

@@ -32,7 +32,7 @@ export interface ScrapeSources {
   /** Audit entries waiting to be committed. */
   auditQueued(): number;
   /** Certificates in the registry: tenant, name and the end of validity (epoch milliseconds). */
-  certificates(): { tenant: string; name: string; validToMs: number }[];
+  certificates(): Promise<{ tenant: string; name: string; validToMs: number }[]>;
 }
 
 export interface ServiceMetrics extends MetricsExposition {
@@ -52,7 +52,7 @@ const NO_SOURCES: ScrapeSources = {
   workersRunning: () => 0,
   eventLog: () => ({ queuedRows: 0, droppedRows: 0 }),
   auditQueued: () => 0,
-  certificates: () => [],
+  certificates: async () => [],
 };
 
 export function createServiceMetrics(onScrapeError: (family: string, err: unknown) => void): ServiceMetrics {

@@ -19,6 +19,7 @@ import { auditMigrations } from '../store/migrations/audit.js';
 import { registryMigrations } from '../store/migrations/registry.js';
 import { RegistryCache } from '../store/registry-cache.js';
 import { SettingsRepo } from '../store/settings-repo.js';
+import { TenantAdminRepo } from '../store/tenant-admin-repo.js';
 import { TenantsRepo } from '../store/tenants-repo.js';
 import { TraceRepo } from '../store/trace-repo.js';
 import { CertificatesRepo } from '../store/certificates-repo.js';
@@ -41,6 +42,8 @@ export interface ServeStores {
   readonly audit: AuditThreadWriter;
   /** The audit chains read and appended in-line (the UI's changes and its Audit page). */
   readonly auditRepo: AuditRepo;
+  /** Tenant registration and status changes with their audit entries (the UI's and `svc seed`'s). */
+  readonly tenantAdmin: TenantAdminRepo;
   /** The log database's read side (the UI). Retention runs on the writer (`events`). */
   readonly logRepo: EventLogRepo;
   readonly uiUsers: UiUsersRepo;
@@ -81,6 +84,7 @@ export function openStores(paths: StatePaths, log: Logger, closers: Closers, hoo
   const logRepo = EventLogRepo.open(paths.logDb);
   logRepo.tuneForScans();
   closers.add(() => logRepo.close());
+  const auditRepo = new AuditRepo(auditDb);
   const uiDb = openDb(paths.uiDb, uiMigrations);
   closers.add(() => uiDb.close());
   return {
@@ -96,7 +100,8 @@ export function openStores(paths: StatePaths, log: Logger, closers: Closers, hoo
     flowState: new FlowStateRepo(registry),
     events,
     audit,
-    auditRepo: new AuditRepo(auditDb),
+    auditRepo,
+    tenantAdmin: new TenantAdminRepo(tenants, auditRepo),
     logRepo,
     uiUsers: new UiUsersRepo(uiDb),
     uiSessions: new UiSessionsRepo(uiDb),

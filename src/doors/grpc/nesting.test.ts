@@ -51,7 +51,7 @@ describe('gRPC door: requests nesting deeper than the JSON limit', () => {
     db = openDb(join(dir, 'registry.db'), registryMigrations);
     db.prepare("INSERT INTO tenants (id, display_name, status, auth_methods, created_at) VALUES ('acme', 'Acme', 'active', '[\"api_key\"]', '2025-01-01T00:00:00Z')").run();
     repo = new DescriptorsRepo(db);
-    deployDescriptor(repo, { tenant: 'acme', name: 'tree', version: '1', bytes: descriptorSetFromProto([TREE_PROTO]), latest: true });
+    await deployDescriptor(repo, { tenant: 'acme', name: 'tree', version: '1', bytes: descriptorSetFromProto([TREE_PROTO]), latest: true });
     door = await startGrpcDoor({
       host: '127.0.0.1',
       port: 0,

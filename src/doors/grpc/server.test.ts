@@ -37,7 +37,7 @@ describe('gRPC door (in-process, fake engine)', () => {
     db = openDb(join(dir, 'registry.db'), registryMigrations);
     db.prepare("INSERT INTO tenants (id, display_name, status, auth_methods, created_at) VALUES ('acme', 'Acme', 'active', '[\"api_key\"]', '2025-01-01T00:00:00Z')").run();
     repo = new DescriptorsRepo(db);
-    deployDescriptor(repo, { tenant: 'acme', name: 'greeter', version: '1.0.0', bytes: greeterSet(), latest: true });
+    await deployDescriptor(repo, { tenant: 'acme', name: 'greeter', version: '1.0.0', bytes: greeterSet(), latest: true });
     const gate = new Gate(
       { findKeyByHash: (h) => KEYS[h], tenantStatus: (t) => (t === 'acme' || t === 'other' ? 'active' : undefined), requiredScope: () => undefined },
       { refused: (r) => refusals.push(r) },
@@ -157,9 +157,9 @@ describe('gRPC door (in-process, fake engine)', () => {
 
   it('moving latest changes the wire format at the next call, and a version without --latest does not', async () => {
     const v2 = greeterSet(GREETER_SERVICE_PROTO_V2);
-    deployDescriptor(repo, { tenant: 'acme', name: 'greeter', version: '2.0.0', bytes: v2, latest: false });
+    await deployDescriptor(repo, { tenant: 'acme', name: 'greeter', version: '2.0.0', bytes: v2, latest: false });
     assert.equal((await client.unary('demo.v1.Greeter/SayHello', { user_name: 'cy' }, auth)).message, 'hello cy');
-    deployDescriptor(repo, { tenant: 'acme', name: 'greeter', version: '3.0.0', bytes: v2, latest: true });
+    await deployDescriptor(repo, { tenant: 'acme', name: 'greeter', version: '3.0.0', bytes: v2, latest: true });
     // The v1 client no longer finds `message` in field 1; a v2 client reads it from field 7.
     assert.equal((await client.unary('demo.v1.Greeter/SayHello', { user_name: 'cy' }, auth)).message, '');
     const v2client = testClient(door.address, v2);

@@ -3,26 +3,22 @@ import type { DlqTarget } from '../../app/dlq.js';
 import type { LoginThrottle } from '../../app/login-throttle.js';
 import type { UiAccountDeps, SessionTimeouts } from '../../app/ui-accounts.js';
 import type { Logger } from '../../common/logger.js';
-import type { ArtifactsRepo } from '../../store/artifacts-repo.js';
-import type { CertificatesRepo } from '../../store/certificates-repo.js';
-import type { AuditRepo } from '../../store/audit-repo.js';
+import type { ArtifactsStore, AuditStore, CertificatesStore, KeysStore, SettingsStore, TenantAdmin, TenantsStore, TraceStore } from '../../store/contracts.js';
 import type { EventLogRepo } from '../../store/event-log-repo.js';
-import type { KeysRepo } from '../../store/keys-repo.js';
-import type { SettingsRepo } from '../../store/settings-repo.js';
-import type { TenantsRepo } from '../../store/tenants-repo.js';
-import type { TraceRepo } from '../../store/trace-repo.js';
 
 export interface UiDeps {
   readonly accounts: UiAccountDeps;
   readonly throttle: LoginThrottle;
   readonly timeouts?: SessionTimeouts;
-  readonly tenants: TenantsRepo;
-  readonly keys: KeysRepo;
-  readonly artifacts: ArtifactsRepo;
-  readonly traces: TraceRepo;
-  readonly certificates: CertificatesRepo;
-  readonly settings: SettingsRepo;
-  readonly audit: AuditRepo;
+  readonly tenants: TenantsStore;
+  /** Tenant registration and status changes, each with its audit entry. */
+  readonly tenantAdmin: TenantAdmin;
+  readonly keys: KeysStore;
+  readonly artifacts: ArtifactsStore;
+  readonly traces: TraceStore;
+  readonly certificates: CertificatesStore;
+  readonly settings: SettingsStore;
+  readonly audit: AuditStore;
   readonly events: EventLogRepo;
   /** The server's own queue store. */
   readonly queues: DlqTarget;

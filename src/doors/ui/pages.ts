@@ -47,9 +47,10 @@ export function registerPages(app: FastifyInstance, deps: UiDeps, context: Ctx):
   // ---- Overview
   app.get('/', async (req, reply) => {
     const ctx = context(req, reply);
-    const tenants = listTenants(deps.tenants);
-    const flows = deps.artifacts.listLatest();
-    const keys = tenants.reduce((n, t) => n + deps.keys.list(t.id).length, 0);
+    const tenants = await listTenants(deps.tenants);
+    const flows = await deps.artifacts.listLatest();
+    let keys = 0;
+    for (const t of tenants) keys += (await deps.keys.list(t.id)).length;
     const queues = await queueFigures(deps.queues);
     const uptime = Math.round((Date.now() - deps.facts.startedAt) / 1000);
     const hour = deps.events.countsSince(new Date(Date.now() - 3_600_000).toISOString());
@@ -63,10 +64,10 @@ export function registerPages(app: FastifyInstance, deps: UiDeps, context: Ctx):
   // ---- Registry
   app.get('/registry', async (req, reply) => {
     const ctx = context(req, reply);
-    const all = deps.artifacts.listLatest();
+    const all = await deps.artifacts.listLatest();
     const { rows: flows, nav } = paged(all, '/ui/registry', req.query as Query);
-    const flags = new Map(listTraceFlags(deps.traces).map((f) => [`${f.tenant}/${f.flow}`, f.enabled]));
-    const tenants = listTenants(deps.tenants).map((t) => html`<tr><td>${t.id}</td><td>${t.displayName}</td><td>${t.status}</td><td>${t.createdAt}</td></tr>`);
+    const flags = new Map((await listTraceFlags(deps.traces)).map((f) => [`${f.tenant}/${f.flow}`, f.enabled]));
+    const tenants = (await listTenants(deps.tenants)).map((t) => html`<tr><td>${t.id}</td><td>${t.displayName}</td><td>${t.status}</td><td>${t.createdAt}</td></tr>`);
     const rows = flows.map(
       (f) =>
         html`<tr><td>${f.tenant}</td><td><a href="/ui/registry/${f.tenant}/${f.name}">${f.name}</a></td><td>${f.version}</td><td><code>${f.hash.slice(0, 12)}</code></td><td>${f.created_at}</td><td>${flags.get(`${f.tenant}/${f.name}`) === true ? 'on' : 'off'}</td></tr>`,
@@ -80,13 +81,13 @@ export function registerPages(app: FastifyInstance, deps: UiDeps, context: Ctx):
     const { tenant, flow } = req.params as { tenant: string; flow: string };
     name(tenant, 'tenant');
     name(flow, 'flow');
-    const versions = deps.artifacts.listVersions(tenant, flow);
+    const versions = await deps.artifacts.listVersions(tenant, flow);
     if (versions.length === 0) throw new SvcError('SVC_ERR_NOT_FOUND', `flow '${tenant}/${flow}' not found`);
     const latest = versions.find((v) => v.latest) ?? versions[0]!;
     const shown = versions.find((v) => v.version === (req.query as Query).version) ?? latest;
-    const bytes = deps.artifacts.getArtifact(shown.hash);
-    const source = deps.artifacts.getSource(tenant, flow, shown.version);
-    const traced = listTraceFlags(deps.traces, tenant).some((f) => f.flow === flow && f.enabled);
+    const bytes = await deps.artifacts.getArtifact(shown.hash);
+    const source = await deps.artifacts.getSource(tenant, flow, shown.version);
+    const traced = (await listTraceFlags(deps.traces, tenant)).some((f) => f.flow === flow && f.enabled);
     const toggle = can(ctx.actor, 'toggle_trace')
       ? postForm(ctx, `/ui/registry/${tenant}/${flow}/trace`, hidden('enabled', traced ? '0' : '1'), traced ? 'Turn tracing off' : 'Turn tracing on')
       : html`<span class="muted">(only a sysadmin may change it)</span>`;
@@ -102,7 +103,7 @@ export function registerPages(app: FastifyInstance, deps: UiDeps, context: Ctx):
     const ctx = context(req, reply);
     const { tenant, flow } = req.params as { tenant: string; flow: string };
     const enabled = (req.body as Query).enabled === '1';
-    const r = setTraceFlag({ traces: deps.traces, tenants: deps.tenants, artifacts: deps.artifacts, audit: deps.audit }, { tenant, flow, enabled }, ctx.actor);
+    const r = await setTraceFlag({ traces: deps.traces, tenants: deps.tenants, artifacts: deps.artifacts, audit: deps.audit }, { tenant, flow, enabled }, ctx.actor);
     return done(reply, `/ui/registry/${tenant}/${flow}`, r.changed ? `tracing of ${tenant}/${flow} is now ${enabled ? 'on' : 'off'}` : 'nothing changed');
   });
 
@@ -211,7 +212,7 @@ ${table(['Time', 'Event', 'Flow', 'Step / label', 'Status', 'Payload (masked)'],
   app.get('/tenants', async (req, reply) => {
     const ctx = context(req, reply);
     requirePermission(ctx.actor, 'manage_tenants', 'manage tenants');
-    const rows = listTenants(deps.tenants).map((t) => {
+    const rows = (await listTenants(deps.tenants)).map((t) => {
       const to = t.status === 'active' ? 'disabled' : 'active';
       return html`<tr><td>${t.id}</td><td>${t.displayName}</td><td>${t.status}</td><td>${t.createdAt}</td><td>${postForm(ctx, `/ui/tenants/${t.id}/status`, hidden('status', to), to === 'disabled' ? 'Disable' : 'Enable')}</td></tr>`;
     });
@@ -223,7 +224,7 @@ ${table(['Time', 'Event', 'Flow', 'Step / label', 'Status', 'Payload (masked)'],
     const ctx = context(req, reply);
     requirePermission(ctx.actor, 'manage_tenants', 'register tenants');
     const b = req.body as Query;
-    const t = createTenant({ tenants: deps.tenants, audit: deps.audit }, { id: String(b.id ?? ''), displayName: String(b.display_name ?? '') }, { actor: ctx.actor.name });
+    const t = await createTenant({ tenantAdmin: deps.tenantAdmin }, { id: String(b.id ?? ''), displayName: String(b.display_name ?? '') }, { actor: ctx.actor.name });
     return done(reply, '/ui/tenants', `registered tenant ${t.id}`);
   });
 
@@ -232,8 +233,8 @@ ${table(['Time', 'Event', 'Flow', 'Step / label', 'Status', 'Payload (masked)'],
     requirePermission(ctx.actor, 'manage_tenants', 'disable or enable tenants');
     const id = name((req.params as { id: string }).id, 'tenant');
     const to = (req.body as Query).status;
-    const stores = { tenants: deps.tenants, audit: deps.audit };
-    const r = to === 'disabled' ? disableTenant(stores, id, { actor: ctx.actor.name }) : enableTenant(stores, id, { actor: ctx.actor.name });
+    const stores = { tenantAdmin: deps.tenantAdmin };
+    const r = to === 'disabled' ? await disableTenant(stores, id, { actor: ctx.actor.name }) : await enableTenant(stores, id, { actor: ctx.actor.name });
     return done(reply, '/ui/tenants', r.changed ? `tenant ${id} is now ${r.tenant.status}` : 'nothing changed');
   });
 
@@ -241,13 +242,15 @@ ${table(['Time', 'Event', 'Flow', 'Step / label', 'Status', 'Payload (masked)'],
   app.get('/keys', async (req, reply) => {
     const ctx = context(req, reply);
     requirePermission(ctx.actor, 'manage_keys', 'manage API keys');
-    const tenants = listTenants(deps.tenants);
-    const rows = tenants.flatMap((t) =>
-      listApiKeys({ tenants: deps.tenants, keys: deps.keys }, t.id).map(
-        (k) =>
+    const tenants = await listTenants(deps.tenants);
+    const rows: Html[] = [];
+    for (const t of tenants) {
+      for (const k of await listApiKeys({ tenants: deps.tenants, keys: deps.keys }, t.id)) {
+        rows.push(
           html`<tr><td class="num">${k.row.id}</td><td>${k.row.tenant}</td><td>${k.row.label}</td><td>${k.status}</td><td>${k.row.scopes.join(', ')}</td><td>${k.row.flows.join(', ') || 'all'}</td><td>${k.row.expiresAt ?? 'never'}</td><td>${k.status === 'revoked' ? '' : postForm(ctx, `/ui/keys/${k.row.id}/revoke`, html``, 'Revoke')}</td></tr>`,
-      ),
-    );
+        );
+      }
+    }
     const create = postForm(
       ctx,
       '/ui/keys',
@@ -262,7 +265,7 @@ ${table(['Time', 'Event', 'Flow', 'Step / label', 'Status', 'Payload (masked)'],
     const ctx = context(req, reply);
     requirePermission(ctx.actor, 'manage_keys', 'create API keys');
     const b = req.body as Query;
-    const created = createApiKey(
+    const created = await createApiKey(
       { tenants: deps.tenants, keys: deps.keys },
       { tenant: String(b.tenant ?? ''), label: String(b.label ?? ''), scopes: b.scopes ? parseScopes(b.scopes) : undefined, flows: b.flows ? parseFlows(b.flows) : undefined, rateLimit: b.rate_limit ? parseRateLimit(b.rate_limit) : undefined },
     );
@@ -276,7 +279,7 @@ ${table(['Time', 'Event', 'Flow', 'Step / label', 'Status', 'Payload (masked)'],
     requirePermission(ctx.actor, 'manage_keys', 'revoke API keys');
     const id = Number((req.params as { id: string }).id);
     if (!Number.isInteger(id)) throw new SvcError('SVC_ERR_INVALID_INPUT', 'invalid key id');
-    revokeApiKey(deps.keys, id);
+    await revokeApiKey(deps.keys, id);
     return done(reply, '/ui/keys', `revoked API key ${id}`);
   });
 
@@ -284,14 +287,14 @@ ${table(['Time', 'Event', 'Flow', 'Step / label', 'Status', 'Payload (masked)'],
   app.get('/audit', async (req, reply) => {
     const ctx = context(req, reply);
     const q = req.query as Query;
-    const tenants = listTenants(deps.tenants);
+    const tenants = await listTenants(deps.tenants);
     const tenant = q.tenant && isValidName(q.tenant) ? q.tenant : tenants[0]?.id;
     const picker = html`<form method="get" class="filters"><label>Tenant <select name="tenant">${tenants.map((t) => html`<option ${t.id === tenant ? 'selected' : ''}>${t.id}</option>`)}</select></label><button type="submit">Show</button><button type="submit" name="verify" value="1">Verify the chain</button></form>`;
     if (tenant === undefined) return send(reply, page('Audit', ctx, html`<p class="muted">No tenants.</p>`));
-    const verified = q.verify === '1' ? verifyAuditChain(deps.audit, tenant) : undefined;
+    const verified = q.verify === '1' ? await verifyAuditChain(deps.audit, tenant) : undefined;
     const result =
       verified === undefined ? '' : verified.ok ? html`<div class="notice" role="status">The chain of ${tenant} verifies: ${verified.count} entries.</div>` : html`<div class="error" role="alert">The chain of ${tenant} is broken at seq ${verified.brokenSeq}.</div>`;
-    const listing = latestAuditEntries(deps.audit, tenant, 100);
+    const listing = await latestAuditEntries(deps.audit, tenant, 100);
     const rows = listing.entries.map((e) => html`<tr><td class="num">${e.seq}</td><td>${e.eventType}</td><td>${e.createdAt}</td><td>${e.correlationId}</td><td><pre>${e.payload}</pre></td></tr>`);
     return send(reply, page('Audit', ctx, html`${picker}${result}<p class="muted">${listing.total} entries, newest first.</p>${table(['Seq', 'Event', 'Created', 'Correlation id', 'Payload'], rows, 'No entries.')}`));
   });
@@ -300,7 +303,7 @@ ${table(['Time', 'Event', 'Flow', 'Step / label', 'Status', 'Payload (masked)'],
   app.get('/users', async (req, reply) => {
     const ctx = context(req, reply);
     requirePermission(ctx.actor, 'manage_ui_users', 'manage UI users');
-    const rows = listUiUsers(deps.accounts).map((u) => {
+    const rows = (await listUiUsers(deps.accounts)).map((u) => {
       const to = u.disabled ? 'enable' : 'disable';
       return html`<tr><td>${u.username}</td><td>${u.role}</td><td>${u.disabled ? 'disabled' : 'active'}</td><td>${u.createdAt}</td><td>${postForm(ctx, `/ui/users/${encodeURIComponent(u.username)}/${to}`, html``, to === 'disable' ? 'Disable' : 'Enable')}</td></tr>`;
     });
@@ -326,7 +329,7 @@ ${table(['Time', 'Event', 'Flow', 'Step / label', 'Status', 'Payload (masked)'],
       const ctx = context(req, reply);
       const { username } = req.params as { username: string };
       if (username === req.uiSession!.user.username && verb === 'disable') throw new SvcError('SVC_ERR_CONFLICT', 'you cannot disable your own account');
-      const changed = setUiUserDisabled(deps.accounts, username, verb === 'disable', ctx.actor);
+      const changed = await setUiUserDisabled(deps.accounts, username, verb === 'disable', ctx.actor);
       return done(reply, '/ui/users', changed ? `UI user ${username} ${verb}d` : 'nothing changed');
     });
   }
@@ -334,7 +337,7 @@ ${table(['Time', 'Event', 'Flow', 'Step / label', 'Status', 'Payload (masked)'],
   // ---- Certificates
   app.get('/certificates', async (req, reply) => {
     const ctx = context(req, reply);
-    const views = listCertificates(deps, { warningDays: deps.settings.get('cert_warning_days') });
+    const views = await listCertificates(deps, { warningDays: await deps.settings.get('cert_warning_days') });
     const { rows: shown, nav } = paged(views, '/ui/certificates', req.query as Query);
     const rows = shown.map((v) => {
       const tone = v.status === 'expired' ? 'bad' : v.status.startsWith('expires') ? 'bad' : v.status === 'valid' ? 'good' : '';
@@ -348,7 +351,7 @@ ${table(['Time', 'Event', 'Flow', 'Step / label', 'Status', 'Payload (masked)'],
   app.get('/settings', async (req, reply) => {
     const ctx = context(req, reply);
     const edit = can(ctx.actor, 'edit_settings');
-    const rows = deps.settings.list().map(
+    const rows = (await deps.settings.list()).map(
       (s) =>
         html`<tr><td><code>${s.name}</code></td><td>${s.def.description}</td><td class="num">${s.def.defaultValue()}</td><td class="num">${s.value}${s.raw !== undefined && s.isDefault ? html` <span class="badge bad">stored "${s.raw}" does not parse</span>` : ''}</td><td>${s.def.readAt}</td><td>${edit ? postForm(ctx, '/ui/settings', html`${hidden('name', s.name)}<input name="value" size="10" value="${s.raw ?? ''}">`, 'Save') : ''}</td></tr>`,
     );
@@ -359,7 +362,7 @@ ${table(['Time', 'Event', 'Flow', 'Step / label', 'Status', 'Payload (masked)'],
     const ctx = context(req, reply);
     requirePermission(ctx.actor, 'edit_settings', 'change settings');
     const b = req.body as Query;
-    deps.settings.set(String(b.name ?? ''), String(b.value ?? ''));
+    await deps.settings.set(String(b.name ?? ''), String(b.value ?? ''));
     return done(reply, '/ui/settings', `${b.name} = ${b.value}`);
   });
 }

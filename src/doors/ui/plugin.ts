@@ -48,7 +48,7 @@ export function uiRoutes(deps: UiDeps) {
   return async function uiPlugin(app: FastifyInstance): Promise<void> {
     await app.register(fastifyCookie);
     await app.register(fastifyFormbody, { bodyLimit: 64 * 1024 });
-    const hmacKey = deps.accounts.sessions.csrfKey(() => randomBytes(32).toString('base64url'));
+    const hmacKey = await deps.accounts.sessions.csrfKey(() => randomBytes(32).toString('base64url'));
     await app.register(fastifyCsrf, {
       sessionPlugin: '@fastify/cookie',
       cookieKey: 'svc_ui_csrf',
@@ -64,7 +64,7 @@ export function uiRoutes(deps: UiDeps) {
     });
     app.addHook('onRequest', async (req) => {
       const token = req.cookies[SESSION_COOKIE];
-      const session = resumeSession(deps.accounts, token, deps.timeouts);
+      const session = await resumeSession(deps.accounts, token, deps.timeouts);
       if (session !== undefined) req.uiSession = session;
     });
     // Pages read each query and form field as one string, but a repeated one (?flow=a&flow=b)
@@ -98,7 +98,7 @@ export function uiRoutes(deps: UiDeps) {
       try {
         const session = await login(deps.accounts, deps.throttle, { username: String(body.username ?? ''), password: String(body.password ?? ''), address: req.ip });
         // A fresh session id at every login; the old cookie, if any, is replaced.
-        logout(deps.accounts, req.cookies[SESSION_COOKIE]);
+        await logout(deps.accounts, req.cookies[SESSION_COOKIE]);
         reply.setCookie(SESSION_COOKIE, session.token, cookieOptions(req));
         return reply.redirect('/ui', 303);
       } catch (err) {
@@ -112,7 +112,7 @@ export function uiRoutes(deps: UiDeps) {
     });
 
     app.post('/logout', { preHandler: [requireSession, app.csrfProtection] }, async (req, reply) => {
-      logout(deps.accounts, req.cookies[SESSION_COOKIE]);
+      await logout(deps.accounts, req.cookies[SESSION_COOKIE]);
       reply.clearCookie(SESSION_COOKIE, { path: '/ui' });
       return reply.redirect('/ui/login', 303);
     });
