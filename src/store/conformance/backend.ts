@@ -4,6 +4,7 @@
  * postgres.test.ts, so both implementations of a contract answer the same tests.
  */
 import type { ArtifactsStore, AuditStore, CertificatesStore, DescriptorsStore, FlowStateStore, KeysStore, SettingsStore, TenantsStore, TraceStore, UiSessionsStore, UiUsersStore } from '../contracts.js';
+import type { TenantAdmin } from '../tenant-admin-repo.js';
 
 export interface StoreBackend {
   readonly tenants: TenantsStore;
@@ -22,6 +23,7 @@ export interface StoreBackend {
    * chain); written in the SQL both backends speak, literals only.
    */
   auditSql(sql: string): Promise<void>;
+  readonly tenantAdmin: TenantAdmin;
   close(): Promise<void>;
 }
 

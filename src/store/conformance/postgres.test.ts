@@ -5,6 +5,7 @@ import { flowStateConformance } from './flow-state.conformance.js';
 import { pgBackend } from './pg-backend.js';
 import { auditConformance } from './audit.conformance.js';
 import { registryConformance } from './registry.conformance.js';
+import { tenantAdminConformance } from './tenant-admin.conformance.js';
 import { uiConformance } from './ui.conformance.js';
 
 registryConformance(pgBackend);
@@ -13,3 +14,4 @@ certificatesConformance(pgBackend);
 descriptorsConformance(pgBackend);
 flowStateConformance(pgBackend);
 auditConformance(pgBackend);
+tenantAdminConformance(pgBackend);

@@ -13,6 +13,7 @@ import { auditMigrations } from '../migrations/audit.js';
 import { registryMigrations } from '../migrations/registry.js';
 import { uiMigrations } from '../migrations/ui.js';
 import { SettingsRepo } from '../settings-repo.js';
+import { TenantAdminRepo } from '../tenant-admin-repo.js';
 import { TenantsRepo } from '../tenants-repo.js';
 import { TraceRepo } from '../trace-repo.js';
 import { UiSessionsRepo } from '../ui-sessions-repo.js';
@@ -24,8 +25,11 @@ function openFiles(dir: string, cleanup: () => void): StoreBackend {
   const db = openDb(join(dir, 'registry.db'), registryMigrations);
   const uiDb = openDb(join(dir, 'ui.db'), uiMigrations);
   const auditDb = openDb(join(dir, 'audit.db'), auditMigrations);
+  const tenants = new TenantsRepo(db);
+  const audit = new AuditRepo(auditDb);
   return {
-    tenants: new TenantsRepo(db),
+    tenants,
+    tenantAdmin: new TenantAdminRepo(tenants, audit),
     keys: new KeysRepo(db),
     artifacts: new ArtifactsRepo(db),
     settings: new SettingsRepo(db),
@@ -35,7 +39,7 @@ function openFiles(dir: string, cleanup: () => void): StoreBackend {
     certificates: new CertificatesRepo(db),
     descriptors: new DescriptorsRepo(db),
     flowState: new FlowStateRepo(db),
-    audit: new AuditRepo(auditDb),
+    audit,
     auditSql: async (sql) => {
       auditDb.exec(sql);
     },

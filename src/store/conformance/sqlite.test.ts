@@ -4,6 +4,7 @@ import { descriptorsConformance } from './descriptors.conformance.js';
 import { flowStateConformance } from './flow-state.conformance.js';
 import { auditConformance } from './audit.conformance.js';
 import { registryConformance } from './registry.conformance.js';
+import { tenantAdminConformance } from './tenant-admin.conformance.js';
 import { sqliteBackend } from './sqlite-backend.js';
 import { uiConformance } from './ui.conformance.js';
 
@@ -13,3 +14,4 @@ certificatesConformance(sqliteBackend);
 descriptorsConformance(sqliteBackend);
 flowStateConformance(sqliteBackend);
 auditConformance(sqliteBackend);
+tenantAdminConformance(sqliteBackend);

@@ -11,6 +11,7 @@ import { PgDescriptorsStore } from './pg-descriptors-store.js';
 import { PgFlowStateStore } from './pg-flow-state-store.js';
 import { PgKeysStore } from './pg-keys-store.js';
 import { PgSettingsStore } from './pg-settings-store.js';
+import { PgTenantAdmin } from './pg-tenant-admin.js';
 import { PgTenantsStore } from './pg-tenants-store.js';
 import { PgTraceStore } from './pg-trace-store.js';
 import { PgUiSessionsStore } from './pg-ui-sessions-store.js';
@@ -30,6 +31,7 @@ export interface PgStore {
   readonly descriptors: PgDescriptorsStore;
   readonly flowState: PgFlowStateStore;
   readonly audit: PgAuditStore;
+  readonly tenantAdmin: PgTenantAdmin;
   close(): Promise<void>;
 }
 
@@ -55,6 +57,7 @@ export async function openPgStore(url: string, opts: PgDbOptions = {}): Promise<
     descriptors: new PgDescriptorsStore(db),
     flowState: new PgFlowStateStore(db),
     audit: new PgAuditStore(db),
+    tenantAdmin: new PgTenantAdmin(db),
     close: () => db.close(),
   };
 }
