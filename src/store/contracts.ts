@@ -25,3 +25,4 @@ export type { UiUsersStore } from './ui-users-repo.js';
 export type { UiSessionsStore } from './ui-sessions-repo.js';
 export type { FlowStateStore } from './flow-state-repo.js';
 export type { AuditStore } from './audit-repo.js';
+export type { EventLogStore } from './event-log-repo.js';

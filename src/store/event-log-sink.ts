@@ -33,6 +33,18 @@ export interface RowRetentionStats {
   longestVacuumSliceMs: number;
   /** Stopped before the end (shutdown); the next pass carries on. */
   stopped: boolean;
+  /** PostgreSQL: whole day partitions dropped (their rows are counted in `rowsDeleted`). */
+  partitionsDropped?: number;
+}
+
+/** Where EventLog's batches go: the SQLite sink (in a worker thread or inline), or PostgreSQL. */
+export interface EventLogBackend {
+  /** Writes a packed batch; batches are written in the order they were given. */
+  write(batch: RowColumns): Promise<void>;
+  retain(request: RowRetentionRequest): Promise<RowRetentionStats>;
+  /** Ends a running retention pass at its next slice. */
+  stopRetention(): void;
+  close(): Promise<void>;
 }
 
 /**

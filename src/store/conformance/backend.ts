@@ -3,7 +3,8 @@
  * (`*.conformance.ts`) is a function of it and is run once per backend, by sqlite.test.ts and
  * postgres.test.ts, so both implementations of a contract answer the same tests.
  */
-import type { ArtifactsStore, AuditStore, CertificatesStore, DescriptorsStore, FlowStateStore, KeysStore, SettingsStore, TenantsStore, TraceStore, UiSessionsStore, UiUsersStore } from '../contracts.js';
+import type { ArtifactsStore, AuditStore, CertificatesStore, DescriptorsStore, EventLogStore, FlowStateStore, KeysStore, SettingsStore, TenantsStore, TraceStore, UiSessionsStore, UiUsersStore } from '../contracts.js';
+import type { EventLog, EventLogTuning } from '../event-log.js';
 
 export interface StoreBackend {
   readonly tenants: TenantsStore;
@@ -22,6 +23,15 @@ export interface StoreBackend {
    * chain); written in the SQL both backends speak, literals only.
    */
   auditSql(sql: string): Promise<void>;
+  /** The event log's read side. */
+  readonly eventLog: EventLogStore;
+  /**
+   * A new writer of this store's event log (EventLog on `log.db`, inline, or on the PostgreSQL
+   * pool), as a node of the service opens it; the caller closes it before the store.
+   */
+  openEventWriter(opts?: EventLogTuning): EventLog;
+  /** Runs one query on the event log's database behind the contract's back (inspection); its rows. */
+  eventSql(sql: string): Promise<Record<string, unknown>[]>;
   close(): Promise<void>;
 }
 
