@@ -10,7 +10,8 @@
  */
 import { Worker } from 'node:worker_threads';
 import { Settings } from '../common/settings.js';
-import { EventLogSink, type EventLogBackend, type RowRetentionRequest, type RowRetentionStats, type WorkerReply, type WorkerRequest, type WorkerSetup } from './event-log-sink.js';
+import type { EventLogBackend, RowRetentionRequest, RowRetentionStats } from './event-log-batch-writer.js';
+import { EventLogSink, type WorkerReply, type WorkerRequest, type WorkerSetup } from './event-log-sink.js';
 import { isoSeconds } from '../common/clock.js';
 import type { EventEmitter } from './event-sink.js';
 import { packEventRow, ROW_WIDTH, type LogEventInput, type RowColumns } from './event-log-row.js';
@@ -19,7 +20,7 @@ import { PgEventWriter } from './pg/pg-event-writer.js';
 
 export { EVENT_KINDS, BOUNDARY_EVENTS, TRACE_EVENTS, toEventRow, type EventKind, type LogEventInput, type EventRow } from './event-log-row.js';
 export { EventLogRepo, type EventLogStore, type EventQuery, type StoredEvent } from './event-log-repo.js';
-export type { EventLogBackend, RowRetentionRequest, RowRetentionStats } from './event-log-sink.js';
+export type { EventLogBackend, RowRetentionRequest, RowRetentionStats } from './event-log-batch-writer.js';
 export { NULL_EVENTS, type EventEmitter } from './event-sink.js';
 
 

@@ -5,9 +5,8 @@
  * keeps them. Retention drops whole day partitions and deletes the rest of the cut in slices.
  */
 import { slicePacer } from '../../common/slice-pacer.js';
-import { DailyJsonlWriter } from '../event-log-files.js';
 import { ROW_WIDTH, type RowColumns } from '../event-log-row.js';
-import type { EventLogBackend, RowRetentionRequest, RowRetentionStats } from '../event-log-sink.js';
+import { EventBatchWriter, type RowRetentionRequest, type RowRetentionStats } from '../event-log-batch-writer.js';
 import { StorageUnavailableError } from '../../common/errors.js';
 import type { PgDb } from './pg-db.js';
 import { createDayPartitions, daysAhead, dropDayPartition, listDayPartitions, partitionDay } from './pg-event-partitions.js';
@@ -49,44 +48,24 @@ const TRUNCATED_COLUMN = 7;
 /** After a partition could not be created (the table stayed busy), how long the writer waits before trying again, ms. */
 const PARTITION_RETRY_MS = 60_000;
 
-export class PgEventWriter implements EventLogBackend {
+export class PgEventWriter extends EventBatchWriter {
   readonly #db: PgDb;
-  readonly #files: DailyJsonlWriter | undefined;
   readonly #now: () => number;
   /** Days whose partition this writer made or found; a missing one is created before its rows go in. */
   readonly #known = new Set<string>();
   /** No partition is attempted before this instant (ms) after one failed. */
   #partitionRetryAt = 0;
-  /** Batches are written strictly in order, one after the other. */
-  #tail: Promise<void> = Promise.resolve();
-  #retentionStop = false;
-  #closing = false;
-  #retention: Promise<unknown> = Promise.resolve();
 
   constructor(db: PgDb, opts: PgEventWriterOptions) {
+    super(opts.logsDir === undefined ? undefined : { logsDir: opts.logsDir, prefix: opts.prefix });
     this.#db = db;
-    this.#files = opts.logsDir === undefined ? undefined : new DailyJsonlWriter(opts.logsDir, opts.prefix);
     this.#now = opts.now ?? Date.now;
   }
 
-  /** One INSERT for the packed batch, then one append per day touched when files are kept; batches never interleave. */
-  write(batch: RowColumns): Promise<void> {
-    const next = this.#tail.then(() => this.#write(batch));
-    this.#tail = next.catch(() => undefined);
-    return next;
-  }
-
-  async #write(batch: Readonly<RowColumns>): Promise<void> {
-    let dbError: unknown;
-    try {
-      await this.#ensurePartitions(batch);
-      if (batch.length >= ROW_WIDTH) await this.#db.query(INSERT_SQL, columnArrays(batch));
-    } catch (err) {
-      dbError = err;
-    }
-    // The file is written even when the database refused (or is lost), so the rows survive somewhere.
-    await this.#files?.write(batch);
-    if (dbError !== undefined) throw dbError;
+  /** One INSERT for the packed batch, its day partitions made first. */
+  protected async insert(batch: Readonly<RowColumns>): Promise<void> {
+    await this.#ensurePartitions(batch);
+    if (batch.length >= ROW_WIDTH) await this.#db.query(INSERT_SQL, columnArrays(batch));
   }
 
   /**
@@ -100,7 +79,7 @@ export class PgEventWriter implements EventLogBackend {
     let previous = '';
     for (let i = 0; i + ROW_WIDTH <= batch.length; i += ROW_WIDTH) {
       const ts = batch[i] as string;
-      if (ts.startsWith(previous) && previous !== '') continue; // rows of one batch mostly share a day
+      if (previous !== '' && ts.startsWith(previous)) continue; // rows of one batch mostly share a day
       const day = partitionDay(ts);
       previous = day ?? '';
       if (day !== undefined && !this.#known.has(day)) missing.add(day);
@@ -121,19 +100,10 @@ export class PgEventWriter implements EventLogBackend {
    * between two: no statement deletes more than a slice, and inserts never wait for a delete
    * (MVCC). `pagesFreed` is 0: a dropped partition gives its files back at once, autovacuum the rest.
    */
-  retain(req: RowRetentionRequest): Promise<RowRetentionStats> {
-    // Cleared here, when the pass is asked for, so a stop asked right after it is not lost.
-    this.#retentionStop = false;
-    const pass = this.#retention.then(() => this.#retain(req));
-    this.#retention = pass.catch(() => undefined);
-    return pass;
-  }
-
-  async #retain(req: RowRetentionRequest): Promise<RowRetentionStats> {
-    const stats = { rowsDeleted: 0, pagesFreed: 0, longestDeleteSliceMs: 0, longestVacuumSliceMs: 0, stopped: true, partitionsDropped: 0 };
-    if (this.#closing) return stats;
-    const stopping = () => this.#retentionStop || this.#closing;
+  protected async retainPass(req: RowRetentionRequest, stopping: () => boolean): Promise<RowRetentionStats> {
     const pacer = slicePacer(stopping);
+    let rowsDeleted = 0;
+    let partitionsDropped = 0;
     let going = true;
     const cutoffDay = req.cutoffIso.slice(0, 10);
     // Every row of a day before the cutoff's day is older than the cutoff.
@@ -142,33 +112,24 @@ export class PgEventWriter implements EventLogBackend {
       const rows = await dropDayPartition(this.#db, day);
       this.#known.delete(day);
       if (rows !== undefined) {
-        stats.rowsDeleted += rows;
-        stats.partitionsDropped += 1;
+        rowsDeleted += rows;
+        partitionsDropped += 1;
       }
       going = await pacer.between();
     }
     // A partition left by a busy table is emptied here instead, slice by slice, and dropped next pass.
     for (let after = 0; going; ) {
       const slice = (await this.#db.query<{ n: number; last: number | null }>(DELETE_SLICE_SQL, [req.cutoffIso, after, req.sliceRows])).rows[0]!;
-      stats.rowsDeleted += slice.n;
+      rowsDeleted += slice.n;
       if (slice.n < req.sliceRows || slice.last === null) break;
       after = slice.last;
       going = await pacer.between();
     }
-    return { ...stats, longestDeleteSliceMs: pacer.longestSliceMs, stopped: stopping() };
+    return { rowsDeleted, partitionsDropped, pagesFreed: 0, longestDeleteSliceMs: pacer.longestSliceMs, longestVacuumSliceMs: 0, stopped: stopping() };
   }
 
-  stopRetention(): void {
-    this.#retentionStop = true;
-  }
-
-  /** Waits for the running retention pass and the batches handed over, then ends the files. The pool is the store's: it stays open. */
-  async close(): Promise<void> {
-    this.#closing = true;
-    await this.#retention;
-    await this.#tail;
-    await this.#files?.close();
-  }
+  /** The pool is the store's: it stays open. */
+  protected closeDatabase(): void {}
 }
 
 /**
