@@ -20,6 +20,22 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 const rows = (n: number) => Array.from({ length: n }, (_, i) => ({ event: 'received' as const, ts: `2001-02-03T04:05:0${i}Z`, tenant: 'acme', flow: 'f' }));
 const lines = (file: string) => readFileSync(file, 'utf8').trim().split('\n');
 
+/** A pool on a fresh schema (migrated unless `migrate` is false) and an EventLog on it, for `fn`; all closed and dropped after. */
+async function withPgLog(fn: (db: PgDb, log: EventLog, schema: PgSchema, errors: Error[]) => Promise<void>, migrate = true): Promise<void> {
+  const schema = await freshPgSchema();
+  const db = new PgDb(parseStoreUrl(schema.url), { maxConnections: 3 });
+  const errors: Error[] = [];
+  const log = new EventLog({ pg: db, flushIntervalMs: 60_000, onError: (err) => errors.push(err) });
+  try {
+    if (migrate) await migratePg(db);
+    await fn(db, log, schema, errors);
+  } finally {
+    await log.close();
+    await db.close();
+    await schema.drop();
+  }
+}
+
 describe('PostgreSQL event writer', () => {
   test('a batch the unreachable database refuses is counted and reported, never blocks, and still reaches the daily file', async () => {
     const db = new PgDb(parseStoreUrl('postgres://postgres@127.0.0.1:1/test'), { connectTimeoutMs: 500 });
@@ -41,12 +57,8 @@ describe('PostgreSQL event writer', () => {
     }
   });
 
-  test('after a refused batch the next one is written; rows whose partition could not be made go to the default one', async () => {
-    const schema: PgSchema = await freshPgSchema();
-    const db = new PgDb(parseStoreUrl(schema.url), { maxConnections: 2 });
-    const errors: Error[] = [];
-    const log = new EventLog({ pg: db, flushIntervalMs: 60_000, onError: (err) => errors.push(err) });
-    try {
+  test('after a refused batch the next one is written; rows whose partition could not be made go to the default one', async () =>
+    withPgLog(async (db, log, schema, errors) => {
       await db.query(`CREATE SCHEMA ${schema.name}`);
       for (const e of rows(2)) log.emit(e);
       await log.flush(); // no events table yet
@@ -59,31 +71,38 @@ describe('PostgreSQL event writer', () => {
       assert.equal((await new PgEventLogStore(db).query()).length, 4);
       // The partitions failed with the first batch; the writer waits before trying again.
       assert.equal((await db.query('SELECT count(*) AS n FROM events_default')).rows[0]!.n, 4);
-    } finally {
-      await log.close();
-      await db.close();
-      await schema.drop();
-    }
-  });
+    }, false));
 
-  test('a NUL character, which PostgreSQL text cannot hold, is stored as U+FFFD instead of refusing the batch', async () => {
-    const schema = await freshPgSchema();
-    const db = new PgDb(parseStoreUrl(schema.url), { maxConnections: 2 });
-    const log = new EventLog({ pg: db, flushIntervalMs: 60_000 });
-    try {
-      await migratePg(db);
+  test('a NUL character, which PostgreSQL text cannot hold, is stored as U+FFFD instead of refusing the batch', async () =>
+    withPgLog(async (db, log) => {
       log.emit({ event: 'access_denied', ts: '2001-02-03T04:05:06Z', reason: 'bad\0key', payload: { k: 'a\0b' } });
       await log.flush();
       assert.equal(log.droppedRows, 0);
       const [row] = await new PgEventLogStore(db).query();
       assert.equal(row?.reason, 'bad\uFFFDkey');
       assert.deepEqual(row?.payload, { k: 'a\0b' });
-    } finally {
-      await log.close();
-      await db.close();
-      await schema.drop();
-    }
-  });
+    }));
+});
+
+describe('event retention on PostgreSQL', () => {
+  test('a partition the busy table will not let go is emptied in slices instead, and dropped by a later pass', async () =>
+    withPgLog(async (db, log) => {
+      for (const e of [...rows(5), { event: 'received' as const, ts: '2001-02-05T00:00:00Z' }]) log.emit(e);
+      await log.flush();
+      const cutoffIso = '2001-02-04T00:00:00Z';
+      const partitionExists = async () => (await db.query("SELECT to_regclass('events_20010203') IS NOT NULL AS found")).rows[0]!.found as boolean;
+      // A long read holds the table: DROP waits for it no longer than the partition lock timeout.
+      const stats = await db.readSnapshot(async (reader) => {
+        await reader.query('SELECT count(*) FROM events');
+        return log.retainRows({ cutoffIso, sliceRows: 2 });
+      });
+      assert.deepEqual({ rowsDeleted: stats.rowsDeleted, partitionsDropped: stats.partitionsDropped }, { rowsDeleted: 5, partitionsDropped: 0 });
+      assert.equal(await partitionExists(), true);
+      const again = await log.retainRows({ cutoffIso, sliceRows: 2 });
+      assert.deepEqual({ rowsDeleted: again.rowsDeleted, partitionsDropped: again.partitionsDropped }, { rowsDeleted: 0, partitionsDropped: 1 });
+      assert.equal(await partitionExists(), false);
+      assert.deepEqual((await new PgEventLogStore(db).query()).map((r) => r.ts), ['2001-02-05T00:00:00Z']);
+    }));
 });
 
 describe('event partitions', () => {
