@@ -2,7 +2,8 @@
  * Log retention: rows of log.db older than `log_retention_days` are deleted (trace rows live in
  * the same table and go with them), then the pages they held are given back to the file system;
  * the daily files `logs/events-YYYY-MM-DD.jsonl` live one day longer than their rows; today's file
- * is never removed.
+ * is never removed. On PostgreSQL (an EventLog given `pg`) the days before the cutoff's day go by
+ * dropping their partitions and the rest of the cut in slices (docs/events.md, "On PostgreSQL").
  */
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

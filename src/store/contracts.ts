@@ -26,3 +26,4 @@ export type { UiSessionsStore } from './ui-sessions-repo.js';
 export type { FlowStateStore } from './flow-state-repo.js';
 export type { AuditStore } from './audit-repo.js';
 export type { TenantAdmin, TenantStatusChange } from './tenant-admin-repo.js';
+export type { EventLogStore } from './event-log-repo.js';

@@ -1,6 +1,7 @@
 /** The log database's event table: batch inserts, a simple reader, retention deletes. */
 import { existsSync } from 'node:fs';
 import { reclaimFreePagesInSlices, type ReclaimOptions, type ReclaimResult } from './auto-vacuum.js';
+import type { Awaitable } from '../common/awaitable.js';
 import { openDb, type Db } from './db.js';
 import { logMigrations } from './migrations/log.js';
 import { packRow, ROW_WIDTH, TRACE_EVENTS, type EventRow, type RowColumns } from './event-log-row.js';
@@ -43,14 +44,38 @@ export interface StoredEvent extends Omit<EventRow, 'payload' | 'payload_truncat
   payload_truncated: boolean;
 }
 
+/** What `countsSince` answers: rows per kind, and `completed` rows with a status of 400 or more. */
+export interface EventCounts {
+  byEvent: Record<string, number>;
+  failedCompletions: number;
+}
+
+/**
+ * The read side of the structured event log, on SQLite (`EventLogRepo`, log.db) or PostgreSQL
+ * (store/pg/pg-event-log-store.ts). Rows are written by EventLog, never through this contract.
+ * Ids grow in the order rows became visible: following after the last id seen misses nothing.
+ */
+export interface EventLogStore {
+  /** Newest first (or oldest first). Filters are exact matches. Trace rows are never returned here: only `queryTrace` reads them. */
+  query(q?: EventQuery): Awaitable<StoredEvent[]>;
+  /** Trace rows, oldest first; none at all when `readable` is false (the caller's role may not read them). */
+  queryTrace(q: TraceQuery, readable: boolean): Awaitable<StoredEvent[]>;
+  /** How many rows of each kind were written at or after `iso` (the Overview's "last hour"). */
+  countsSince(iso: string): Awaitable<EventCounts>;
+  /** The id of the newest row (0 when there is none): where a reader that follows the log starts. */
+  lastId(): Awaitable<number>;
+  /** The first row id whose `ts` is not before `iso`, found by a binary search over ids (one past the last id when none is; 0 when there are no rows). */
+  firstIdAtOrAfter(iso: string): Awaitable<number>;
+}
+
 /** The trace event kinds as an SQL list (constants, never caller input). */
-const TRACE_KINDS_SQL = [...TRACE_EVENTS].map((e) => `'${e}'`).join(', ');
+export const TRACE_KINDS_SQL = [...TRACE_EVENTS].map((e) => `'${e}'`).join(', ');
 
 const INSERT_HEAD = 'INSERT INTO events (ts, correlation_id, tenant, flow, step, event, payload, payload_truncated, http_status, outcome, reason, trace_id) VALUES';
 const VALUES_ONE = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
 const CHUNK = 32;
 
-export class EventLogRepo {
+export class EventLogRepo implements EventLogStore {
   readonly #db: Db;
   readonly #insertColumns: (flat: Readonly<RowColumns>) => void;
   readonly #minId;
@@ -156,7 +181,7 @@ export class EventLogRepo {
 
   #select(sql: string, args: unknown[]): StoredEvent[] {
     const rows = this.#db.prepare(sql).all(...args) as (EventRow & { id: number })[];
-    return rows.map((r) => ({ ...r, payload: r.payload === null ? null : JSON.parse(r.payload), payload_truncated: r.payload_truncated === 1 }));
+    return rows.map(toStoredEvent);
   }
 
   /**
@@ -198,20 +223,14 @@ export class EventLogRepo {
    * How many rows of each kind were written at or after `iso`, and how many `completed` rows had a
    * status of 400 or more (the Overview's "last hour"). One range count over row ids, no index.
    */
-  countsSince(iso: string): { byEvent: Record<string, number>; failedCompletions: number } {
+  countsSince(iso: string): EventCounts {
     const from = this.firstIdAtOrAfter(iso);
     const rows = this.#db.prepare('SELECT event, count(*) AS n, sum(CASE WHEN event = ? AND http_status >= 400 THEN 1 ELSE 0 END) AS failed FROM events WHERE id >= ? GROUP BY event').all('completed', from) as {
       event: string;
       n: number;
       failed: number;
     }[];
-    const byEvent: Record<string, number> = {};
-    let failedCompletions = 0;
-    for (const r of rows) {
-      byEvent[r.event] = r.n;
-      failedCompletions += r.failed;
-    }
-    return { byEvent, failedCompletions };
+    return toEventCounts(rows);
   }
 
   /** The id of the newest row (0 when the table is empty): where a reader that follows the log starts. */
@@ -247,13 +266,32 @@ export class EventLogRepo {
   }
 }
 
-/** Adds `column = ?` for each of `keys` that the query sets (column names are these constants, never input). */
-function exactMatches<Q extends object>(q: Q, keys: readonly (keyof Q & string)[], where: string[], args: unknown[]): void {
+/** A row as read (`payload_truncated` 0 or 1) as the contract answers it: payload parsed, flag a boolean. */
+export function toStoredEvent(r: EventRow & { id: number }): StoredEvent {
+  return { ...r, payload: r.payload === null ? null : JSON.parse(r.payload), payload_truncated: r.payload_truncated === 1 };
+}
+
+/** `countsSince`'s answer from its rows: one per kind with its count and its failed completions. */
+export function toEventCounts(rows: readonly { event: string; n: number; failed: number }[]): EventCounts {
+  const byEvent: Record<string, number> = {};
+  let failedCompletions = 0;
+  for (const r of rows) {
+    byEvent[r.event] = r.n;
+    failedCompletions += r.failed;
+  }
+  return { byEvent, failedCompletions };
+}
+
+/**
+ * Adds `column = ?` for each of `keys` that the query sets (column names are these constants, never
+ * input). `param` names the placeholder of the n-th argument (PostgreSQL's `$n`).
+ */
+export function exactMatches<Q extends object>(q: Q, keys: readonly (keyof Q & string)[], where: string[], args: unknown[], param: (n: number) => string = () => '?'): void {
   for (const key of keys) {
     const v = q[key];
     if (v !== undefined) {
-      where.push(`${key} = ?`);
       args.push(v);
+      where.push(`${key} = ${param(args.length)}`);
     }
   }
 }

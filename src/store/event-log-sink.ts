@@ -6,33 +6,15 @@
  */
 import { slicePacer } from '../common/slice-pacer.js';
 import { EventLogRepo } from './event-log-repo.js';
-import { DailyJsonlWriter } from './event-log-files.js';
+import { EventBatchWriter, type RowRetentionRequest, type RowRetentionStats } from './event-log-batch-writer.js';
 import type { RowColumns } from './event-log-row.js';
+
+export type { EventLogBackend, RowRetentionRequest, RowRetentionStats } from './event-log-batch-writer.js';
 
 export interface WorkerSetup {
   logDb: string;
   logsDir: string;
   prefix: string;
-}
-
-/** Row ids per DELETE slice and pages per incremental-vacuum slice of a retention pass. */
-export interface RowRetentionRequest {
-  /** Rows whose `ts` is before this ISO 8601 UTC instant are deleted. */
-  cutoffIso: string;
-  sliceRows: number;
-  vacuumPagesPerSlice?: number;
-}
-
-/** What a retention pass of the rows did. */
-export interface RowRetentionStats {
-  rowsDeleted: number;
-  /** Pages of log.db given back to the file system (incremental vacuum). */
-  pagesFreed: number;
-  /** Longest single DELETE slice and incremental-vacuum slice, in ms: the longest a batch waited for them. */
-  longestDeleteSliceMs: number;
-  longestVacuumSliceMs: number;
-  /** Stopped before the end (shutdown); the next pass carries on. */
-  stopped: boolean;
 }
 
 /**
@@ -51,40 +33,17 @@ export interface WorkerReply {
   retention?: RowRetentionStats;
 }
 
-export class EventLogSink {
+export class EventLogSink extends EventBatchWriter {
   readonly #repo: EventLogRepo;
-  readonly #files: DailyJsonlWriter;
-  /** Batches are written strictly in order, one after the other. */
-  #tail: Promise<void> = Promise.resolve();
-  /** Set by stopRetention(): the running retention pass ends at its next slice. */
-  #retentionStop = false;
-  /** Set by close(): no retention pass runs on. */
-  #closing = false;
-  /** The running retention pass, awaited by close() so its answer goes out before the database closes. */
-  #retention: Promise<unknown> = Promise.resolve();
 
   constructor(setup: WorkerSetup) {
+    super({ logsDir: setup.logsDir, prefix: setup.prefix });
     this.#repo = EventLogRepo.open(setup.logDb);
-    this.#files = new DailyJsonlWriter(setup.logsDir, setup.prefix);
   }
 
-  /** One transaction for the packed batch, then one append per day touched; batches never interleave. */
-  write(batch: Readonly<RowColumns>): Promise<void> {
-    const next = this.#tail.then(() => this.#write(batch));
-    this.#tail = next.catch(() => undefined);
-    return next;
-  }
-
-  async #write(batch: Readonly<RowColumns>): Promise<void> {
-    let dbError: unknown;
-    try {
-      this.#repo.insertColumns(batch);
-    } catch (err) {
-      dbError = err;
-    }
-    // The file is written even when the database refused, so the rows survive somewhere.
-    await this.#files.write(batch);
-    if (dbError !== undefined) throw dbError;
+  /** One transaction for the packed batch. */
+  protected insert(batch: Readonly<RowColumns>): void {
+    this.#repo.insertColumns(batch);
   }
 
   /**
@@ -92,17 +51,7 @@ export class EventLogSink {
    * two slices the thread's event loop turns, so a batch that arrived meanwhile is written first:
    * a batch waits at most one slice.
    */
-  retain(req: RowRetentionRequest): Promise<RowRetentionStats> {
-    // Cleared here, when the pass is asked for, so a stop asked right after it is not lost.
-    this.#retentionStop = false;
-    const pass = this.#retention.then(() => this.#retain(req));
-    this.#retention = pass.catch(() => undefined);
-    return pass;
-  }
-
-  async #retain(req: RowRetentionRequest): Promise<RowRetentionStats> {
-    if (this.#closing) return { rowsDeleted: 0, pagesFreed: 0, longestDeleteSliceMs: 0, longestVacuumSliceMs: 0, stopped: true };
-    const stopping = () => this.#retentionStop || this.#closing;
+  protected async retainPass(req: RowRetentionRequest, stopping: () => boolean): Promise<RowRetentionStats> {
     const deletes = slicePacer(stopping);
     const rowsDeleted = await this.#repo.deleteOlderThanInSlices(req.cutoffIso, req.sliceRows, () => deletes.between());
     // Also after a pass that deleted nothing: pages a stopped pass freed are given back by the next.
@@ -116,19 +65,7 @@ export class EventLogSink {
     };
   }
 
-  /** Ends a running retention pass at its next slice. */
-  stopRetention(): void {
-    this.#retentionStop = true;
-  }
-
-  async close(): Promise<void> {
-    this.#closing = true;
-    await this.#retention;
-    await this.#tail;
-    try {
-      await this.#files.close();
-    } finally {
-      this.#repo.close();
-    }
+  protected closeDatabase(): void {
+    this.#repo.close();
   }
 }

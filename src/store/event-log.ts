@@ -3,27 +3,29 @@
  * column values (no object per event outlives the call, so a request's body and output are not
  * kept alive until the batch is written); every few milliseconds (or every N rows) the batch goes
  * to a worker thread, which writes it in one SQLite transaction plus one buffered append per daily
- * JSON Lines file. The request path never waits on a commit or an fsync. `flush()` waits for
- * everything emitted so far; `close()` flushes and stops.
+ * JSON Lines file. With a PostgreSQL store (`pg`) the batch is one multi-row INSERT on the calling
+ * thread instead (store/pg/pg-event-writer.ts), the daily files beside it when `logsDir` is given.
+ * The request path never waits on a commit or an fsync. `flush()` waits for everything emitted so
+ * far; `close()` flushes and stops.
  */
 import { Worker } from 'node:worker_threads';
 import { Settings } from '../common/settings.js';
-import { EventLogSink, type RowRetentionRequest, type RowRetentionStats, type WorkerReply, type WorkerRequest, type WorkerSetup } from './event-log-sink.js';
+import type { EventLogBackend, RowRetentionRequest, RowRetentionStats } from './event-log-batch-writer.js';
+import { EventLogSink, type WorkerReply, type WorkerRequest, type WorkerSetup } from './event-log-sink.js';
 import { isoSeconds } from '../common/clock.js';
 import type { EventEmitter } from './event-sink.js';
 import { packEventRow, ROW_WIDTH, type LogEventInput, type RowColumns } from './event-log-row.js';
+import type { PgDb } from './pg/pg-db.js';
+import { PgEventWriter } from './pg/pg-event-writer.js';
 
 export { EVENT_KINDS, BOUNDARY_EVENTS, TRACE_EVENTS, toEventRow, type EventKind, type LogEventInput, type EventRow } from './event-log-row.js';
-export { EventLogRepo, type EventQuery, type StoredEvent } from './event-log-repo.js';
-export type { RowRetentionRequest, RowRetentionStats } from './event-log-sink.js';
+export { EventLogRepo, type EventLogStore, type EventQuery, type StoredEvent } from './event-log-repo.js';
+export type { EventLogBackend, RowRetentionRequest, RowRetentionStats } from './event-log-batch-writer.js';
 export { NULL_EVENTS, type EventEmitter } from './event-sink.js';
 
 
-export interface EventLogOptions {
-  /** Path of `log.db` (see `statePaths().logDb`). */
-  logDb: string;
-  /** Directory of the daily files (see `statePaths().logsDir`). */
-  logsDir: string;
+/** How the writer batches and reports, whichever database it writes to. */
+export interface EventLogTuning {
   /** Daily file name prefix: `<prefix>-YYYY-MM-DD.jsonl`. @default 'events' */
   prefix?: string;
   /** Longest a row waits in memory before its batch is written, in ms. @default 5 */
@@ -32,7 +34,7 @@ export interface EventLogOptions {
   maxBatchRows?: number;
   /** Current `log_payload_max_bytes` (read per batch, the setting is per-request). @default 4096 */
   payloadMaxBytes?: () => number;
-  /** Write on the calling thread instead of a worker thread (tools, tests). @default false */
+  /** SQLite: write on the calling thread instead of a worker thread (tools, tests). PostgreSQL always writes on the calling thread (its client is asynchronous). @default false */
   inline?: boolean;
   /**
    * Called when a batch could not be written (a full disk, say), with a message counting the rows
@@ -43,12 +45,25 @@ export interface EventLogOptions {
   onBatchWritten?: (rows: number, seconds: number) => void;
 }
 
-interface Backend {
-  write(batch: RowColumns): Promise<void>;
-  retain(request: RowRetentionRequest): Promise<RowRetentionStats>;
-  stopRetention(): void;
-  close(): Promise<void>;
+/** Rows go to `log.db` and the daily files of `logsDir`. */
+export interface SqliteEventLogTarget {
+  /** Path of `log.db` (see `statePaths().logDb`). */
+  logDb: string;
+  /** Directory of the daily files (see `statePaths().logsDir`). */
+  logsDir: string;
+  pg?: undefined;
 }
+
+/** Rows go to the PostgreSQL store's `events` table, and to the daily files when `logsDir` is given (a per-node option). */
+export interface PgEventLogTarget {
+  /** The store's pool (PgStore.db); the writer never closes it. */
+  pg: PgDb;
+  /** Directory of the daily files of this node. @default none: no files */
+  logsDir?: string;
+  logDb?: undefined;
+}
+
+export type EventLogOptions = EventLogTuning & (SqliteEventLogTarget | PgEventLogTarget);
 
 /** How often a running retention pass asks `stopping()`. Milliseconds. */
 const RETENTION_STOP_POLL_MS = 100;
@@ -64,7 +79,7 @@ export class EventLog implements EventEmitter {
   #inFlight = new Set<Promise<void>>();
   #dropped = 0;
   #closePromise: Promise<void> | undefined;
-  readonly #backend: Backend;
+  readonly #backend: EventLogBackend;
   readonly #intervalMs: number;
   readonly #maxRows: number;
   readonly #payloadMaxBytes: () => number;
@@ -74,8 +89,13 @@ export class EventLog implements EventEmitter {
   #inFlightRows = 0;
 
   constructor(opts: EventLogOptions) {
-    const setup: WorkerSetup = { logDb: opts.logDb, logsDir: opts.logsDir, prefix: opts.prefix ?? 'events' };
-    this.#backend = opts.inline ? new InlineBackend(setup) : new WorkerBackend(setup);
+    const prefix = opts.prefix ?? 'events';
+    if (opts.pg !== undefined) {
+      this.#backend = new PgEventWriter(opts.pg, { logsDir: opts.logsDir, prefix });
+    } else {
+      const setup: WorkerSetup = { logDb: opts.logDb, logsDir: opts.logsDir, prefix };
+      this.#backend = opts.inline ? new InlineBackend(setup) : new WorkerBackend(setup);
+    }
     this.#intervalMs = opts.flushIntervalMs ?? 5;
     this.#maxRows = opts.maxBatchRows ?? 256;
     const defaultMax = Settings.log_payload_max_bytes.defaultValue();
@@ -85,7 +105,7 @@ export class EventLog implements EventEmitter {
   }
 
   /** The service's event log: `log.db` and `logs/<prefix>-YYYY-MM-DD.jsonl` of a state directory. */
-  static open(paths: { logDb: string; logsDir: string }, opts: Omit<EventLogOptions, 'logDb' | 'logsDir'> = {}): EventLog {
+  static open(paths: { logDb: string; logsDir: string }, opts: EventLogTuning = {}): EventLog {
     return new EventLog({ ...opts, logDb: paths.logDb, logsDir: paths.logsDir });
   }
 
@@ -198,7 +218,7 @@ export class EventLog implements EventEmitter {
 }
 
 /** Writes on the calling thread (tools, tests). */
-class InlineBackend implements Backend {
+class InlineBackend implements EventLogBackend {
   readonly #sink: EventLogSink;
 
   constructor(setup: WorkerSetup) {
@@ -223,7 +243,7 @@ class InlineBackend implements Backend {
 }
 
 /** Talks to event-log-worker.js; keeps the process alive only while a request is outstanding. */
-class WorkerBackend implements Backend {
+class WorkerBackend implements EventLogBackend {
   readonly #worker: Worker;
   readonly #pending = new Map<number, { resolve: (reply: WorkerReply) => void; reject: (err: Error) => void }>();
   #nextId = 1;

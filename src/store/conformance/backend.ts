@@ -3,7 +3,8 @@
  * (`*.conformance.ts`) is a function of it and is run once per backend, by sqlite.test.ts and
  * postgres.test.ts, so both implementations of a contract answer the same tests.
  */
-import type { ArtifactsStore, AuditStore, CertificatesStore, DescriptorsStore, FlowStateStore, KeysStore, SettingsStore, TenantsStore, TraceStore, UiSessionsStore, UiUsersStore } from '../contracts.js';
+import type { ArtifactsStore, AuditStore, CertificatesStore, DescriptorsStore, EventLogStore, FlowStateStore, KeysStore, SettingsStore, TenantsStore, TraceStore, UiSessionsStore, UiUsersStore } from '../contracts.js';
+import type { EventLog, EventLogTuning } from '../event-log.js';
 import type { TenantAdmin } from '../tenant-admin-repo.js';
 
 export interface StoreBackend {
@@ -24,6 +25,15 @@ export interface StoreBackend {
    */
   auditSql(sql: string): Promise<void>;
   readonly tenantAdmin: TenantAdmin;
+  /** The event log's read side. */
+  readonly eventLog: EventLogStore;
+  /**
+   * A new writer of this store's event log (EventLog on `log.db`, inline, or on the PostgreSQL
+   * pool), as a node of the service opens it; the caller closes it before the store.
+   */
+  openEventWriter(opts?: EventLogTuning): EventLog;
+  /** Runs one query on the event log's database behind the contract's back (inspection); its rows. */
+  eventSql(sql: string): Promise<Record<string, unknown>[]>;
   close(): Promise<void>;
 }
 

@@ -1,5 +1,6 @@
 /** The PostgreSQL backend of the conformance suite: a schema of its own per store, dropped on close. */
 import { freshPgSchema } from '../../../test/helpers/pg.js';
+import { EventLog } from '../event-log.js';
 import { openPgStore } from '../pg/pg-store.js';
 import type { BackendKind } from './backend.js';
 
@@ -16,6 +17,9 @@ export const pgBackend: BackendKind = {
       auditSql: async (sql: string) => {
         await s.db.query(sql);
       },
+      eventLog: s.events,
+      openEventWriter: (opts = {}) => new EventLog({ ...opts, pg: s.db }),
+      eventSql: async (sql: string) => (await s.db.query(sql)).rows,
       close: async () => {
         await s.close();
         if (--open === 0) await schema.drop();

@@ -1,6 +1,7 @@
 // The storage contracts' conformance suite against PostgreSQL (SVC_TEST_PG_URL, test/helpers/pg.ts).
 import { certificatesConformance } from './certificates.conformance.js';
 import { descriptorsConformance } from './descriptors.conformance.js';
+import { eventLogConformance } from './event-log.conformance.js';
 import { flowStateConformance } from './flow-state.conformance.js';
 import { pgBackend } from './pg-backend.js';
 import { auditConformance } from './audit.conformance.js';
@@ -15,3 +16,4 @@ descriptorsConformance(pgBackend);
 flowStateConformance(pgBackend);
 auditConformance(pgBackend);
 tenantAdminConformance(pgBackend);
+eventLogConformance(pgBackend);

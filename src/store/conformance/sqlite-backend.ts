@@ -7,9 +7,12 @@ import { CertificatesRepo } from '../certificates-repo.js';
 import { AuditRepo } from '../audit-repo.js';
 import { openDb } from '../db.js';
 import { DescriptorsRepo } from '../descriptors-repo.js';
+import { EventLog } from '../event-log.js';
+import { EventLogRepo } from '../event-log-repo.js';
 import { FlowStateRepo } from '../flow-state-repo.js';
 import { KeysRepo } from '../keys-repo.js';
 import { auditMigrations } from '../migrations/audit.js';
+import { logMigrations } from '../migrations/log.js';
 import { registryMigrations } from '../migrations/registry.js';
 import { uiMigrations } from '../migrations/ui.js';
 import { SettingsRepo } from '../settings-repo.js';
@@ -20,13 +23,14 @@ import { UiSessionsRepo } from '../ui-sessions-repo.js';
 import { UiUsersRepo } from '../ui-users-repo.js';
 import type { BackendKind, StoreBackend } from './backend.js';
 
-/** The registry, the audit trail and the UI's accounts, each in its file of `dir`, as in a state directory. */
+/** The registry, the audit trail, the UI's accounts and the event log, each in its file of `dir`, as in a state directory. */
 function openFiles(dir: string, cleanup: () => void): StoreBackend {
   const db = openDb(join(dir, 'registry.db'), registryMigrations);
   const uiDb = openDb(join(dir, 'ui.db'), uiMigrations);
   const auditDb = openDb(join(dir, 'audit.db'), auditMigrations);
   const tenants = new TenantsRepo(db);
   const audit = new AuditRepo(auditDb);
+  const logDb = openDb(join(dir, 'log.db'), logMigrations);
   return {
     tenants,
     tenantAdmin: new TenantAdminRepo(tenants, audit),
@@ -43,10 +47,14 @@ function openFiles(dir: string, cleanup: () => void): StoreBackend {
     auditSql: async (sql) => {
       auditDb.exec(sql);
     },
+    eventLog: new EventLogRepo(logDb),
+    openEventWriter: (opts = {}) => new EventLog({ ...opts, logDb: join(dir, 'log.db'), logsDir: join(dir, 'logs'), inline: true }),
+    eventSql: async (sql) => logDb.prepare(sql).all() as Record<string, unknown>[],
     close: async () => {
       db.close();
       uiDb.close();
       auditDb.close();
+      logDb.close();
       cleanup();
     },
   };

@@ -1,6 +1,7 @@
 // The storage contracts' conformance suite against the embedded SQLite store.
 import { certificatesConformance } from './certificates.conformance.js';
 import { descriptorsConformance } from './descriptors.conformance.js';
+import { eventLogConformance } from './event-log.conformance.js';
 import { flowStateConformance } from './flow-state.conformance.js';
 import { auditConformance } from './audit.conformance.js';
 import { registryConformance } from './registry.conformance.js';
@@ -15,3 +16,4 @@ descriptorsConformance(sqliteBackend);
 flowStateConformance(sqliteBackend);
 auditConformance(sqliteBackend);
 tenantAdminConformance(sqliteBackend);
+eventLogConformance(sqliteBackend);

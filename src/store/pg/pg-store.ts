@@ -8,6 +8,7 @@ import { PgCertificatesStore } from './pg-certificates-store.js';
 import { PgAuditStore } from './pg-audit-store.js';
 import { PgDb, type PgDbOptions } from './pg-db.js';
 import { PgDescriptorsStore } from './pg-descriptors-store.js';
+import { PgEventLogStore } from './pg-event-log-store.js';
 import { PgFlowStateStore } from './pg-flow-state-store.js';
 import { PgKeysStore } from './pg-keys-store.js';
 import { PgSettingsStore } from './pg-settings-store.js';
@@ -32,6 +33,8 @@ export interface PgStore {
   readonly flowState: PgFlowStateStore;
   readonly audit: PgAuditStore;
   readonly tenantAdmin: PgTenantAdmin;
+  /** The event log's read side; its rows are written by an EventLog given `pg: db`. */
+  readonly events: PgEventLogStore;
   close(): Promise<void>;
 }
 
@@ -58,6 +61,7 @@ export async function openPgStore(url: string, opts: PgDbOptions = {}): Promise<
     flowState: new PgFlowStateStore(db),
     audit: new PgAuditStore(db),
     tenantAdmin: new PgTenantAdmin(db),
+    events: new PgEventLogStore(db),
     close: () => db.close(),
   };
 }
