@@ -7,7 +7,6 @@
 import { existsSync } from 'node:fs';
 import { statePaths } from '../common/paths.js';
 import type { DlqTarget } from '../app/dlq.js';
-import { PgQueueStore } from '../queue/pg/pg-queue-store.js';
 import { ArtifactsRepo } from '../store/artifacts-repo.js';
 import { AuditRepo, type AuditEntryInput } from '../store/audit-repo.js';
 import type { AuditAppender } from '../store/audit-thread.js';
@@ -35,7 +34,7 @@ import type {
 } from '../store/contracts.js';
 import { DescriptorsRepo } from '../store/descriptors-repo.js';
 import { FlowStateRepo } from '../store/flow-state-repo.js';
-import { openPgStore, type PgStore } from '../store/pg/pg-store.js';
+import type { PgStore } from '../store/pg/pg-store.js';
 import { SettingsRepo } from '../store/settings-repo.js';
 import { uiMigrations } from '../store/migrations/ui.js';
 import { UiSessionsRepo } from '../store/ui-sessions-repo.js';
@@ -67,6 +66,8 @@ const CLI_PG = { maxConnections: 4, applicationName: 'svc-cli' } as const;
 
 /** Runs `fn` with the PostgreSQL store of `url` open (its schema migrated; a newer one is refused), closing it after. */
 export async function withPgStore<T>(url: string, fn: (pg: PgStore) => Promise<T> | T): Promise<T> {
+  // Loaded only here: a command on the state directory does not load the PostgreSQL client.
+  const { openPgStore } = await import('../store/pg/pg-store.js');
   const pg = await openPgStore(url, CLI_PG);
   try {
     return await fn(pg);
@@ -179,6 +180,7 @@ export async function withQueues<T>(target: StoreFlags, fn: (queues: DlqTarget, 
     }
   }
   return withPgStore(target.store, async (pg) => {
+    const { PgQueueStore } = await import('../queue/pg/pg-queue-store.js');
     const queues = new PgQueueStore(pg.db);
     const appends: Promise<unknown>[] = [];
     const audit: AuditAppender = { append: (entry: AuditEntryInput) => void appends.push(pg.audit.append(entry)) };
