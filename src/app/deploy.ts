@@ -2,7 +2,8 @@
  * `svc deploy`: publishes one or many `.flow.md` files under one version label, all or nothing.
  * Every file is read and compiled first, then the registry is checked for every flow (tenant
  * registered and active, version not yet published); only when no file is refused are they all
- * published, in one registry transaction, so a crash mid-way leaves none or all of them.
+ * published, in one registry transaction, so a crash mid-way leaves none or all of them: an IMMEDIATE
+ * transaction of the SQLite registry, or one transaction of the PostgreSQL store (deployFlowsToPg).
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -10,9 +11,11 @@ import { isoNow } from '../common/clock.js';
 import { SvcError } from '../common/errors.js';
 import { statePaths } from '../common/paths.js';
 import { FlowPublicationError, type FlowWarning } from '../flow/diagnostics.js';
-import { ArtifactsRepo, DuplicateVersionError, tenantStatus } from '../store/artifacts-repo.js';
+import { ArtifactsRepo, DuplicateVersionError, publishedBytes, tenantStatus, type PublishInput } from '../store/artifacts-repo.js';
 import { openDb, type Db } from '../store/db.js';
 import { registryMigrations } from '../store/migrations/registry.js';
+import { deployViewIn, publishIn, type DeployView } from '../store/pg/pg-artifacts-store.js';
+import type { PgDb } from '../store/pg/pg-db.js';
 import { compileForPublication, readLibraries, type CompiledFlow } from './publish.js';
 
 /** The files a directory argument stands for: its own `*.flow.md`, not its subfolders'. */
@@ -41,7 +44,7 @@ export interface DeployedFlow {
 }
 
 export interface DeployResult {
-  /** The registry database, as an absolute path. */
+  /** The registry database, as an absolute path; on PostgreSQL the store URL without its password. */
   readonly db: string;
   /** True when the paths named one file and no directory: the spec's one-file form. */
   readonly singleFile: boolean;
@@ -87,10 +90,7 @@ export class SameFlowTwiceError extends SvcError {
 }
 
 /** What the registry checks read: an interface so a missing registry reads as an empty one. */
-interface RegistryView {
-  tenantStatus(id: string): 'active' | 'disabled' | undefined;
-  hasVersion(tenant: string, flow: string, version: string): boolean;
-}
+type RegistryView = DeployView;
 
 interface Compiled {
   readonly file: string;
@@ -103,6 +103,76 @@ interface Compiled {
  * @throws DeployRefusedError naming every refused file; SvcError for an empty version or an unreadable --libs
  */
 export function deployFlows(opts: DeployOptions): DeployResult {
+  const plan = planDeploy(opts);
+  const registryDb = statePaths(opts.db).registryDb;
+  if (plan.refusals.size > 0) {
+    // Nothing will be written: read the registry without creating it, so every other refusal is named too.
+    plan.addRefusals(readRegistry(registryDb, (view) => registryRefusals(view, plan.candidates, opts.version)));
+    return plan.refuse();
+  }
+  const db = openDb(registryDb, registryMigrations);
+  try {
+    const artifacts = new ArtifactsRepo(db);
+    const createdAt = isoNow();
+    // Deploy writes no audit entry, so only the registry lock is taken (see ArtifactsRepo.transaction
+    // for the order to keep if one is added). The checks run under the write lock: no other process
+    // can publish the same version or disable the tenant between them and the writes.
+    artifacts.transaction(() => {
+      plan.addRefusals(registryRefusals(registryView(db, artifacts), plan.candidates, opts.version));
+      if (plan.refusals.size > 0) plan.refuse();
+      for (const { flow: c } of plan.candidates) artifacts.publish(publishInput(c, opts.version, createdAt));
+    });
+  } finally {
+    db.close();
+  }
+  return plan.result(registryDb);
+}
+
+/**
+ * deployFlows on the PostgreSQL store: the same refusals, and every flow published in one
+ * transaction that first locks what it checks (see deployViewIn), so concurrent deploys and tenant
+ * changes on any node find it all published or none of it.
+ * @throws DeployRefusedError naming every refused file; SvcError for an empty version or an unreadable --libs
+ */
+export async function deployFlowsToPg(opts: Omit<DeployOptions, 'db'>, pg: PgDb): Promise<DeployResult> {
+  const plan = planDeploy(opts);
+  const flows = plan.candidates.map(({ flow: c }) => ({ tenant: c.ir.tenant, name: c.ir.flow }));
+  if (plan.refusals.size > 0) {
+    plan.addRefusals(registryRefusals(await pg.readSnapshot((tx) => deployViewIn(tx, flows, opts.version, false)), plan.candidates, opts.version));
+    return plan.refuse();
+  }
+  const createdAt = isoNow();
+  await pg.transaction(async (tx) => {
+    plan.addRefusals(registryRefusals(await deployViewIn(tx, flows, opts.version, true), plan.candidates, opts.version));
+    if (plan.refusals.size > 0) plan.refuse();
+    for (const { file, flow: c } of plan.candidates) {
+      const p = publishInput(c, opts.version, createdAt);
+      try {
+        await publishIn(tx, p, publishedBytes(p));
+      } catch (err) {
+        // Published meanwhile without the deploy lock (a one-flow publish): refused like any other duplicate, and rolled back.
+        if (!(err instanceof DuplicateVersionError)) throw err;
+        plan.addRefusals([{ file, error: err }]);
+        plan.refuse();
+      }
+    }
+  });
+  return plan.result(pg.url.redacted);
+}
+
+/** A deploy's files compiled and checked on their own, before the registry is read. */
+interface DeployPlan {
+  /** The files still to publish, in order. */
+  readonly candidates: readonly Compiled[];
+  /** Every refusal found so far, by file. */
+  readonly refusals: ReadonlyMap<string, DeployRefusal['error']>;
+  addRefusals(refusals: readonly DeployRefusal[]): void;
+  /** @throws DeployRefusedError with every refusal, in the order of the paths */
+  refuse(): never;
+  result(db: string): DeployResult;
+}
+
+function planDeploy(opts: Omit<DeployOptions, 'db'>): DeployPlan {
   if (opts.version.trim() === '') throw new SvcError('SVC_ERR_INVALID_INPUT', 'the version (-v) must not be empty');
   const libraries = readLibraries(opts.libs);
   const listing = listFlowFiles(opts.paths);
@@ -117,37 +187,28 @@ export function deployFlows(opts: DeployOptions): DeployResult {
     }
   }
   for (const r of sameFlowRefusals(compiled)) refusals.set(r.file, r.error);
-  const refuse = (): never => {
-    const order = [...listing.refusals.map((r) => r.file), ...listing.files];
-    const all = order.flatMap((file) => (refusals.has(file) ? [{ file, error: refusals.get(file)! }] : []));
-    throw new DeployRefusedError(all, listing.files.length + listing.refusals.length, listing.singleFile);
-  };
   const candidates = compiled.filter((c) => !refusals.has(c.file));
-  const registryDb = statePaths(opts.db).registryDb;
-  if (refusals.size > 0) {
-    // Nothing will be written: read the registry without creating it, so every other refusal is named too.
-    for (const r of readRegistry(registryDb, (view) => registryRefusals(view, candidates, opts.version))) refusals.set(r.file, r.error);
-    return refuse();
-  }
-  const db = openDb(registryDb, registryMigrations);
-  try {
-    const artifacts = new ArtifactsRepo(db);
-    const createdAt = isoNow();
-    // Deploy writes no audit entry, so only the registry lock is taken (see ArtifactsRepo.transaction
-    // for the order to keep if one is added). The checks run under the write lock: no other process
-    // can publish the same version or disable the tenant between them and the writes.
-    artifacts.transaction(() => {
-      for (const r of registryRefusals(registryView(db, artifacts), candidates, opts.version)) refusals.set(r.file, r.error);
-      if (refusals.size > 0) refuse();
-      for (const { flow: c } of candidates) {
-        artifacts.publish({ tenant: c.ir.tenant, name: c.ir.flow, version: opts.version, bytes: c.bytes, hash: c.hash, createdAt, source: c.source });
-      }
-    });
-  } finally {
-    db.close();
-  }
-  const deployed = candidates.map(({ file, flow: c }) => ({ file, flow: c.ir.flow, tenant: c.ir.tenant, version: opts.version, hash: c.hash, warnings: c.warnings }));
-  return { db: registryDb, singleFile: listing.singleFile, deployed };
+  return {
+    candidates,
+    refusals,
+    addRefusals: (more) => {
+      for (const r of more) refusals.set(r.file, r.error);
+    },
+    refuse: () => {
+      const order = [...listing.refusals.map((r) => r.file), ...listing.files];
+      const all = order.flatMap((file) => (refusals.has(file) ? [{ file, error: refusals.get(file)! }] : []));
+      throw new DeployRefusedError(all, listing.files.length + listing.refusals.length, listing.singleFile);
+    },
+    result: (db) => ({
+      db,
+      singleFile: listing.singleFile,
+      deployed: candidates.map(({ file, flow: c }) => ({ file, flow: c.ir.flow, tenant: c.ir.tenant, version: opts.version, hash: c.hash, warnings: c.warnings })),
+    }),
+  };
+}
+
+function publishInput(c: CompiledFlow, version: string, createdAt: string): PublishInput {
+  return { tenant: c.ir.tenant, name: c.ir.flow, version, bytes: c.bytes, hash: c.hash, createdAt, source: c.source };
 }
 
 export interface FlowFileListing {

@@ -3,36 +3,35 @@ import { Command, Option } from 'commander';
 import { DEFAULT_AUDIT_LIMIT, latestAuditEntries, verifyAuditChain } from '../app/audit.js';
 import { ExitError } from '../common/errors.js';
 import { defaultDbPath } from '../common/paths.js';
-import { intArg, nameArg } from './options.js';
+import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
 import { withAudit } from './stores.js';
 import { formatTable, out } from './table.js';
 
 export function registerAudit(program: Command): void {
-  program
+  const audit = program
     .command('audit')
     .description("show a tenant's latest audit entries, or verify its hash chain (exit 1 when broken)")
     .addOption(new Option('--tenant <tenant>', 'tenant whose chain to read').makeOptionMandatory().argParser(nameArg('tenant')))
     .addOption(new Option('-l, --limit <n>', 'entries to show').default(DEFAULT_AUDIT_LIMIT).argParser(intArg('--limit', 1)))
     .addOption(new Option('--verify', 'recompute the whole chain and report the first broken entry'))
     .addOption(new Option('--json', 'print JSON'))
-    .addOption(new Option('--db <path>', 'registry database; audit.db beside it is read').default(defaultDbPath(), '~/.svc/registry.db, so ~/.svc/audit.db'))
-    .action(audit);
+    .action(auditCommand);
+  addStoreOptions(audit, new Option('--db <path>', 'registry database; audit.db beside it is read').default(defaultDbPath(), '~/.svc/registry.db, so ~/.svc/audit.db'));
 }
 
-export interface AuditOptions {
+export interface AuditOptions extends StoreFlags {
   tenant: string;
   limit: number;
   verify?: boolean;
   json?: boolean;
-  db: string;
 }
 
-export async function audit(opts: AuditOptions): Promise<void> {
+export async function auditCommand(opts: AuditOptions): Promise<void> {
   if (opts.verify) {
     await verify(opts);
     return;
   }
-  const listing = await withAudit(opts.db, async (stores) => (stores === undefined ? { entries: [], total: 0 } : latestAuditEntries(stores.audit, opts.tenant, opts.limit)), {
+  const listing = await withAudit(opts, async (stores) => (stores === undefined ? { entries: [], total: 0 } : latestAuditEntries(stores.audit, opts.tenant, opts.limit)), {
     readOnly: true,
   });
   if (opts.json) {
@@ -59,7 +58,7 @@ export async function audit(opts: AuditOptions): Promise<void> {
 }
 
 async function verify(opts: AuditOptions): Promise<void> {
-  const result = await withAudit(opts.db, async (stores) => (stores === undefined ? undefined : verifyAuditChain(stores.audit, opts.tenant)), { readOnly: true });
+  const result = await withAudit(opts, async (stores) => (stores === undefined ? undefined : verifyAuditChain(stores.audit, opts.tenant)), { readOnly: true });
   if (opts.json) {
     const r = result ?? { ok: true, tenant: opts.tenant, count: 0, headHash: undefined };
     out(JSON.stringify(r.ok ? { ok: true, tenant: r.tenant, count: r.count, head_hash: r.headHash } : { ok: false, tenant: r.tenant, count: r.count, broken_seq: r.brokenSeq, reason: r.reason }, null, 2));

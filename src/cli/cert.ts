@@ -15,8 +15,8 @@ import {
 import { scanDeployedFlows } from '../app/deployed-flows.js';
 import { FlowLoader } from '../app/flow-loader.js';
 import { ExitError } from '../common/errors.js';
-import { dbOption, intArg, nameArg } from './options.js';
-import { withRegistry, withRegistryAndAudit } from './stores.js';
+import { addSqliteOnlyOptions, addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
+import { withRegistry, withRegistryAndAudit, withSqliteRegistry } from './stores.js';
 import { formatTable, out } from './table.js';
 
 const ACTOR = 'cli';
@@ -38,17 +38,16 @@ export function registerCert(program: Command): void {
     ['add', 'register one PEM certificate (a private key or a chain is refused; the key is never stored); audit cert.added'],
     ['replace', 'register the successor of a certificate: the current entry becomes replaced (kept), the new one current; audit cert.replaced'],
   ] as const) {
-    cert
+    const c = cert
       .command(verb)
       .description(what)
       .argument('<path>', 'PEM file holding one certificate')
       .addOption(tenant())
       .addOption(name())
       .addOption(kind())
-      .addOption(dbOption())
-      .action(async (path: string, opts: { tenant: string; name: string; kind: string; db: string }) => {
+      .action(async (path: string, opts: { tenant: string; name: string; kind: string } & StoreFlags) => {
         const pem = readPem(path);
-        await withRegistryAndAudit(opts.db, async (stores) => {
+        await withRegistryAndAudit(opts, async (stores) => {
           const input = { tenant: opts.tenant, name: opts.name, kind: opts.kind, pem };
           if (verb === 'add') {
             const row = await addCertificate(stores, input, ACTOR);
@@ -59,29 +58,29 @@ export function registerCert(program: Command): void {
           }
         });
       });
+    addStoreOptions(c);
   }
-  cert
+  const list = cert
     .command('list')
     .description('list a tenant\'s certificates by soonest expiry: valid, expires in N days, expired or replaced')
     .addOption(tenant())
     .addOption(new Option('--expiring-in <days>', 'only current ones expiring within this many days (expired ones are always shown)').argParser(intArg('--expiring-in')))
     .addOption(new Option('--json', 'print a JSON array'))
-    .addOption(dbOption())
-    .action(async (opts: { tenant: string; expiringIn?: number; json?: boolean; db: string }) => {
-      const views = await withRegistry(opts.db, async (s) => listCertificates(s, { tenant: opts.tenant, expiringInDays: opts.expiringIn, warningDays: await s.settings.get('cert_warning_days') }), { readOnly: true });
+    .action(async (opts: { tenant: string; expiringIn?: number; json?: boolean } & StoreFlags) => {
+      const views = await withRegistry(opts, async (s) => listCertificates(s, { tenant: opts.tenant, expiringInDays: opts.expiringIn, warningDays: await s.settings.get('cert_warning_days') }), { readOnly: true });
       if (opts.json) return out(JSON.stringify(views.map(toJson), null, 2));
       if (views.length === 0) return out(`No certificates${opts.expiringIn === undefined ? '' : ` expiring within ${opts.expiringIn} days`}. Register one with: svc cert add <path> --tenant ${opts.tenant} --name <name>`);
       out(formatTable(['NAME', 'KIND', 'STATUS', 'VALID TO', 'SUBJECT', 'SHA256'], views.map((v) => [v.row.name, v.row.kind, v.status, v.row.validTo, v.row.subject, v.row.sha256])));
     });
-  cert
+  addStoreOptions(list);
+  const show = cert
     .command('show')
     .description('a certificate\'s current entry, then its retired ones, newest first')
     .addOption(tenant())
     .addOption(name())
     .addOption(new Option('--json', 'print a JSON array'))
-    .addOption(dbOption())
-    .action(async (opts: { tenant: string; name: string; json?: boolean; db: string }) => {
-      const views = await withRegistry(opts.db, async (s) => showCertificate(s, opts.tenant, opts.name, await s.settings.get('cert_warning_days')), { readOnly: true });
+    .action(async (opts: { tenant: string; name: string; json?: boolean } & StoreFlags) => {
+      const views = await withRegistry(opts, async (s) => showCertificate(s, opts.tenant, opts.name, await s.settings.get('cert_warning_days')), { readOnly: true });
       if (opts.json) return out(JSON.stringify(views.map(toJson), null, 2));
       for (const v of views) {
         out(
@@ -97,14 +96,14 @@ export function registerCert(program: Command): void {
         );
       }
     });
-  cert
+  addStoreOptions(show);
+  const reconcile = cert
     .command('reconcile')
     .description('read-only: check the TLS paths of every flow\'s latest version on this node against the registry; exit 1 unless all is in order')
     .addOption(new Option('--tenant <t>', 'only this tenant').argParser(nameArg('tenant')))
     .addOption(new Option('--json', 'print a JSON array'))
-    .addOption(dbOption())
     .action(async (opts: { tenant?: string; json?: boolean; db: string }) => {
-      const findings = await withRegistry(
+      const findings = await withSqliteRegistry(
         opts.db,
         (s) => {
           const loader = new FlowLoader(s.artifacts);
@@ -122,6 +121,7 @@ export function registerCert(program: Command): void {
       }
       if (!reconcileInOrder(findings)) throw new ExitError(1, '');
     });
+  addSqliteOnlyOptions(reconcile, 'it reads the deployed flows from the SQLite registry only');
 }
 
 function row(f: ReconcileFinding): string[] {

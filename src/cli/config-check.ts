@@ -4,8 +4,8 @@ import { ExitError } from '../common/errors.js';
 import { checkFlowConfig, formatConfigReport, missingConfig, type FlowConfigNeeds } from '../app/config-check.js';
 import { configNeeds } from '../app/deployed-flows.js';
 import { FlowLoader } from '../app/flow-loader.js';
-import { dbOption } from './options.js';
-import { withRegistry } from './stores.js';
+import { addSqliteOnlyOptions } from './options.js';
+import { withSqliteRegistry } from './stores.js';
 
 /** Where the flows come from; the registry supplies it. Throwing means the registry cannot be listed. */
 export interface ConfigListSource {
@@ -44,15 +44,15 @@ export async function configCheck(opts: ConfigCheckOptions, source: ConfigListSo
 /** Adds `config check` to the program; the lead passes the registry-backed source. */
 export function registerConfigCheck(program: Command, source: ConfigListSource): void {
   const config = program.command('config').description('Environment configuration required by deployed flows');
-  config
+  const check = config
     .command('check')
     .description('List each deployed flow\'s configuration keys (SVC_CONFIG_<KEY>) as set, set-but-empty or MISSING; never prints values. Exits 1 on any missing key, unreadable artifact or unlistable registry')
     .option('--json', 'print one JSON object {keys: [{tenant, flow, key, variable, state}], unreadable: [...]}; same exit status')
-    .addOption(dbOption())
     .action(async (opts: ConfigCheckOptions) => configCheck(opts, source));
+  addSqliteOnlyOptions(check, 'it reads the deployed flows from the SQLite registry only');
 }
 
 /** The registry behind `--db`: every latest artifact (a missing database lists nothing). */
 export const registryConfigSource: ConfigListSource = {
-  list: (db) => withRegistry(db, ({ artifacts }) => configNeeds(new FlowLoader(artifacts)), { readOnly: true }),
+  list: (db) => withSqliteRegistry(db, ({ artifacts }) => configNeeds(new FlowLoader(artifacts)), { readOnly: true }),
 };

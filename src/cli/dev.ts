@@ -13,7 +13,7 @@ import { ExitError } from '../common/errors.js';
 import { statePaths } from '../common/paths.js';
 import { formatDiagnostic, formatWarning } from '../flow/diagnostics.js';
 import { FolderWatcher } from './dev-watch.js';
-import { dbOption, nameArg } from './options.js';
+import { addSqliteOnlyOptions, nameArg } from './options.js';
 import { withRegistryAndAudit } from './stores.js';
 import { out } from './table.js';
 
@@ -21,7 +21,7 @@ const FLOW_SUFFIX = '.flow.md';
 const LIB_SUFFIX = '.lib.md';
 
 export function registerDev(program: Command): void {
-  program
+  const command = program
     .command('dev')
     .description(
       'development loop: deploy every *.flow.md of <dir> now and on each save under the version dev-<UTC time>-<hash prefix>, skipping a file whose artifact is already latest; a file with errors is reported as file:line: step: message and the loop goes on. Runs only against a development state directory (a dev-state file beside --db: made on a first run in an empty state directory, or by --init). Ctrl-C or SIGTERM stops it (exit 0)',
@@ -31,8 +31,8 @@ export function registerDev(program: Command): void {
     .addOption(new Option('--libs <dir>', 'directory of *.lib.md step libraries for "use:"; a save there redeploys every flow it changes'))
     .addOption(new Option('--init', `mark the state directory as a development one (writes ${DEV_STATE_MARKER} beside --db) although it holds a registry`))
     .addOption(new Option('--force', 'run against an unmarked state directory this once, without marking it'))
-    .addOption(dbOption())
     .action(dev);
+  addSqliteOnlyOptions(command, 'the development loop works on a development state directory');
 }
 
 export interface DevOptions {
@@ -108,7 +108,7 @@ async function report(path: string, opts: DevOptions): Promise<void> {
   }
   let outcome: DevDeployOutcome;
   try {
-    outcome = await withRegistryAndAudit(opts.db, (stores) => devDeployFile(stores, { path, libs: opts.libs, tenant: opts.tenant }));
+    outcome = await withRegistryAndAudit({ db: opts.db }, (stores) => devDeployFile(stores, { path, libs: opts.libs, tenant: opts.tenant }));
   } catch (err) {
     // A refusal (a disabled tenant, an unreadable file) or a storage error: either way the loop goes on.
     const why = err instanceof Error ? err.message : String(err);

@@ -1,11 +1,11 @@
-/** `svc dlq list | replay | discard`: inspect and act on dead letters in `queues/` beside --db. */
+/** `svc dlq list | replay | discard`: inspect and act on dead letters in `queues/` beside --db, or in the PostgreSQL store of --store. */
 import { Command, Option } from 'commander';
 import { ExitError, SvcError } from '../common/errors.js';
 import { discardDeadLetter, listDeadLetters, replayDeadLetter } from '../app/dlq.js';
 import type { DeadLetterRow } from '../queue/index.js';
 import { defaultDbPath } from '../common/paths.js';
-import { intArg, nameArg } from './options.js';
-import { withAuditAsync } from './stores.js';
+import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
+import { withQueues } from './stores.js';
 
 /** `--db`: for dlq it only locates the `queues/` directory beside the registry database. */
 function queuesDbOption(): Option {
@@ -14,41 +14,39 @@ function queuesDbOption(): Option {
 
 export function registerDlq(program: Command): void {
   const dlq = program.command('dlq').description('list, replay or discard dead-lettered queue messages');
-  dlq
+  const list = dlq
     .command('list')
     .description('list pending dead letters (tenant, flow, id, attempts, enqueued_at, failed_at, last_error)')
     .addOption(new Option('--tenant <tenant>', 'only this tenant').argParser(nameArg('tenant')))
     .addOption(new Option('--flow <flow>', 'only this flow').argParser(nameArg('flow')))
     .addOption(new Option('--json', 'print one JSON array (with payloads) instead of a table'))
-    .addOption(queuesDbOption())
-    .action(list);
+    .action(listCommand);
+  addStoreOptions(list, queuesDbOption());
   for (const [name, what] of [
     ['replay', 'append a dead letter\'s payload to the back of its queue as a new message (new id, fresh attempts, fresh correlation id)'],
     ['discard', 'hide a dead letter at once; its body is removed at the queue\'s next drain (no undo)'],
   ] as const) {
-    dlq
+    const command = dlq
       .command(name)
       .description(what)
       .requiredOption('--tenant <tenant>', 'tenant of the queue', nameArg('tenant'))
       .requiredOption('--flow <flow>', 'flow of the queue', nameArg('flow'))
       .requiredOption('--id <n>', 'message id of the dead letter (see svc dlq list)', intArg('--id', 1))
-      .addOption(queuesDbOption())
       .action(name === 'replay' ? replay : discard);
+    addStoreOptions(command, queuesDbOption());
   }
 }
 
-interface ListFlags {
+interface ListFlags extends StoreFlags {
   tenant?: string;
   flow?: string;
   json?: boolean;
-  db: string;
 }
 
-interface ActFlags {
+interface ActFlags extends StoreFlags {
   tenant: string;
   flow: string;
   id: number;
-  db: string;
 }
 
 /** Turns a refusal of the library into exit 1 with its message. */
@@ -69,19 +67,19 @@ function table(rows: DeadLetterRow[]): string {
   return [line(head), ...cells.map(line)].join('\n');
 }
 
-async function list(flags: ListFlags): Promise<void> {
-  const rows = await refusing(() => listDeadLetters({ db: flags.db }, { tenant: flags.tenant, flow: flags.flow }));
+async function listCommand(flags: ListFlags): Promise<void> {
+  const rows = await refusing(() => withQueues(flags, (queues) => listDeadLetters(queues, { tenant: flags.tenant, flow: flags.flow })));
   if (flags.json) process.stdout.write(`${JSON.stringify(rows)}\n`);
   else if (rows.length === 0) process.stdout.write('DLQ is empty.\n');
   else process.stdout.write(`${table(rows)}\n`);
 }
 
 async function replay(flags: ActFlags): Promise<void> {
-  const r = await refusing(() => withAuditAsync(flags.db, (audit) => replayDeadLetter({ db: flags.db }, flags.tenant, flags.flow, flags.id, { audit, actor: 'cli' })));
+  const r = await refusing(() => withQueues(flags, (queues, audit) => replayDeadLetter(queues, flags.tenant, flags.flow, flags.id, { audit, actor: 'cli' })));
   process.stdout.write(`replayed dead letter ${r.entry.id} of ${flags.tenant}/${flags.flow} as message ${r.message.id} (correlation id ${r.message.correlationId})\n`);
 }
 
 async function discard(flags: ActFlags): Promise<void> {
-  const e = await refusing(() => withAuditAsync(flags.db, (audit) => discardDeadLetter({ db: flags.db }, flags.tenant, flags.flow, flags.id, { audit, actor: 'cli' })));
+  const e = await refusing(() => withQueues(flags, (queues, audit) => discardDeadLetter(queues, flags.tenant, flags.flow, flags.id, { audit, actor: 'cli' })));
   process.stdout.write(`discarded dead letter ${e.id} of ${flags.tenant}/${flags.flow}\n`);
 }

@@ -1,11 +1,12 @@
 /** `svc validate`, `svc compile`, `svc deploy`: check, lower and publish `.flow.md` files (deploy: one, many, or directories of them). */
 import { Command, Option } from 'commander';
 import { writeFileSync } from 'node:fs';
-import { DeployRefusedError, deployFlows, type DeployOptions, type DeployRefusal, type DeployResult } from '../app/deploy.js';
+import { DeployRefusedError, deployFlows, deployFlowsToPg, type DeployOptions, type DeployRefusal, type DeployResult } from '../app/deploy.js';
 import { compileFile, validateFile, type SourceOptions } from '../app/publish.js';
 import { ExitError, SvcError } from '../common/errors.js';
 import { formatDiagnostic, formatWarning, FlowPublicationError, type FlowDiagnostic, type FlowWarning } from '../flow/diagnostics.js';
-import { dbOption } from './options.js';
+import { addStoreOptions, type StoreFlags } from './options.js';
+import { withPgStore } from './stores.js';
 import { formatTable, out } from './table.js';
 
 const libsOption = () => new Option('--libs <dir>', 'directory of *.lib.md step libraries for "use: <library>/<step>"');
@@ -25,7 +26,7 @@ export function registerFlowCommands(program: Command): void {
     .option('-p, --pretty', 'indent the JSON (the hash is always that of the compact artifact bytes)')
     .addOption(libsOption())
     .action((path: string, flags: { out?: string; pretty?: boolean; libs?: string }) => compile({ path, ...flags }));
-  program
+  const deployCommand = program
     .command('deploy')
     .description(
       'compile flows and publish them under (tenant, flow, version), moving latest; tenant and flow come from each front matter. ' +
@@ -35,10 +36,10 @@ export function registerFlowCommands(program: Command): void {
     )
     .argument('<path...>', '.flow.md files and directories of them')
     .requiredOption('-v, --version <version>', 'version label, unique per flow (e.g. 1.0.0); every flow of the deploy gets it')
-    .addOption(dbOption())
     .addOption(libsOption())
     .addOption(new Option('--json', 'print one JSON object {db, deployed: [{file, tenant, flow, version, hash, warnings}]}; when refused {deployed: [], refused: [{file, message, code | diagnostics}]} and exit 1'))
-    .action((paths: string[], flags: { version: string; db: string; libs?: string; json?: boolean }) => deploy({ paths, ...flags }));
+    .action((paths: string[], flags: { version: string; libs?: string; json?: boolean } & StoreFlags) => deploy({ paths, ...flags }));
+  addStoreOptions(deployCommand);
 }
 
 /** Every warning, then every error, then the count: the verdict of a refused flow. */
@@ -97,12 +98,15 @@ export function compile(opts: SourceOptions & { out?: string; pretty?: boolean }
 
 export interface DeployCommandOptions extends DeployOptions {
   json?: boolean;
+  /** Publish to this PostgreSQL store instead of the registry of `db`. */
+  store?: string;
 }
 
-export function deploy(opts: DeployCommandOptions): void {
+export async function deploy(opts: DeployCommandOptions): Promise<void> {
   let r: DeployResult;
   try {
-    r = guard(() => deployFlows(opts));
+    const store = opts.store;
+    r = store === undefined ? guard(() => deployFlows(opts)) : await withPgStore(store, (pg) => deployFlowsToPg(opts, pg.db)).catch((err: unknown) => { throw exitFor(err); });
   } catch (err) {
     if (!(err instanceof DeployRefusedError)) throw err;
     if (opts.json) out(JSON.stringify({ deployed: [], refused: err.refusals.map(refusalJson) }, null, 2));

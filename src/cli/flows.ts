@@ -4,7 +4,7 @@ import { stringify } from 'yaml';
 import { listFlows, showFlow, type FlowDetails, type FlowSummary } from '../app/flow-catalog.js';
 import { ExitError, SvcError } from '../common/errors.js';
 import { nonEmptyArg } from './args.js';
-import { dbOption, nameArg } from './options.js';
+import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
 import { withRegistry } from './stores.js';
 import { formatTable, out } from './table.js';
 
@@ -15,7 +15,6 @@ export function registerFlows(program: Command): void {
     .description('every flow\'s latest version: tenant, flow, latest version, hash, created_at, and the SOAP (WSDL), gRPC and schedule markers; exit 1 when an artifact is unreadable')
     .addOption(new Option('--tenant <t>', 'only this tenant').argParser(nameArg('tenant')))
     .addOption(new Option('--json', 'print a JSON array (full hashes)'))
-    .addOption(dbOption())
     .action(flowsList);
   flows
     .command('show')
@@ -24,18 +23,17 @@ export function registerFlows(program: Command): void {
     .addOption(new Option('--flow <name>', 'flow name').makeOptionMandatory().argParser(nameArg('flow')))
     .addOption(new Option('--version <v>', 'the version to describe (default: latest)').argParser(nonEmptyArg('--version')))
     .addOption(new Option('--json', 'print one JSON object'))
-    .addOption(dbOption())
     .action(flowsShow);
+  for (const c of flows.commands) addStoreOptions(c);
 }
 
-export interface FlowsListOptions {
+export interface FlowsListOptions extends StoreFlags {
   tenant?: string;
   json?: boolean;
-  db: string;
 }
 
 export async function flowsList(opts: FlowsListOptions): Promise<void> {
-  const flows = await withRegistry(opts.db, (s) => listFlows(s.artifacts, opts.tenant), { readOnly: true });
+  const flows = await withRegistry(opts, (s) => listFlows(s.artifacts, opts.tenant), { readOnly: true });
   if (opts.json) out(JSON.stringify(flows, null, 2));
   else if (flows.length === 0) out(`No flow is deployed${opts.tenant === undefined ? '' : ` for tenant ${opts.tenant}`}. Deploy one with: svc deploy <file.flow.md> -v <version>`);
   else out(formatTable(['TENANT', 'FLOW', 'LATEST', 'HASH', 'CREATED_AT', 'SOAP', 'GRPC', 'SCHEDULE'], flows.map(cells)));
@@ -48,18 +46,17 @@ function cells(f: FlowSummary): string[] {
   return [f.tenant, f.flow, f.version, f.hash.slice(0, 12), f.created_at, f.soap ? 'soap' : '-', f.grpc ? 'grpc' : '-', f.schedule ?? '-'];
 }
 
-export interface FlowsShowOptions {
+export interface FlowsShowOptions extends StoreFlags {
   tenant: string;
   flow: string;
   version?: string;
   json?: boolean;
-  db: string;
 }
 
 export async function flowsShow(opts: FlowsShowOptions): Promise<void> {
   let details: FlowDetails;
   try {
-    details = await withRegistry(opts.db, (s) => showFlow(s.artifacts, opts.tenant, opts.flow, opts.version), { readOnly: true });
+    details = await withRegistry(opts, (s) => showFlow(s.artifacts, opts.tenant, opts.flow, opts.version), { readOnly: true });
   } catch (err) {
     if (err instanceof SvcError) throw new ExitError(1, `error: ${err.message}`);
     throw err;

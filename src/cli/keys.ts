@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 import { createApiKey, listApiKeys, parseExpiresAt, parseFlows, parseRateLimit, parseScopes, rateLimitBurst, revokeApiKey, type KeyView } from '../app/keys.js';
 import { keyStatus, type ApiKeyRow } from '../store/keys-repo.js';
 import { nonEmptyArg, svcArg } from './args.js';
-import { dbOption, intArg, nameArg } from './options.js';
+import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
 import { withRegistry } from './stores.js';
 import { formatTable, out } from './table.js';
 
@@ -19,24 +19,22 @@ export function registerKeys(program: Command): void {
     .addOption(new Option('--rate-limit <rps>', 'requests per second (burst 2 x rps); default unlimited').argParser(svcArg(parseRateLimit)))
     .addOption(new Option('--flows <list>', 'comma-separated flow allowlist (default: every flow of the tenant)').argParser(svcArg(parseFlows)))
     .addOption(new Option('--json', 'print the result as JSON (still the only time the key is shown)'))
-    .addOption(dbOption())
     .action(keysCreate);
   keys
     .command('list')
     .description("list a tenant's keys: id, label, status, flows, scopes, created_at (never the key)")
     .addOption(new Option('--tenant <tenant>', 'tenant').makeOptionMandatory().argParser(nameArg('tenant')))
     .addOption(new Option('--json', 'print a JSON array'))
-    .addOption(dbOption())
     .action(keysList);
   keys
     .command('revoke')
     .description('revoke a key at once and for good (the row is kept)')
     .addOption(new Option('--id <n>', 'key id, as shown by keys create and keys list').makeOptionMandatory().argParser(intArg('--id', 1)))
-    .addOption(dbOption())
     .action(keysRevoke);
+  for (const c of keys.commands) addStoreOptions(c);
 }
 
-export interface KeysCreateOptions {
+export interface KeysCreateOptions extends StoreFlags {
   tenant: string;
   label: string;
   scopes?: string[];
@@ -44,12 +42,11 @@ export interface KeysCreateOptions {
   rateLimit?: number;
   flows?: string[];
   json?: boolean;
-  db: string;
 }
 
 export async function keysCreate(opts: KeysCreateOptions): Promise<void> {
   const now = new Date();
-  const { row, rawKey } = await withRegistry(opts.db, (stores) =>
+  const { row, rawKey } = await withRegistry(opts, (stores) =>
     createApiKey(
       stores,
       { tenant: opts.tenant, label: opts.label, scopes: opts.scopes, flows: opts.flows, expiresAt: opts.expiresAt, rateLimit: opts.rateLimit },
@@ -79,14 +76,13 @@ export async function keysCreate(opts: KeysCreateOptions): Promise<void> {
   }
 }
 
-export interface KeysListOptions {
+export interface KeysListOptions extends StoreFlags {
   tenant: string;
   json?: boolean;
-  db: string;
 }
 
 export async function keysList(opts: KeysListOptions): Promise<void> {
-  const views = await withRegistry(opts.db, (stores) => listApiKeys(stores, opts.tenant), { readOnly: true });
+  const views = await withRegistry(opts, (stores) => listApiKeys(stores, opts.tenant), { readOnly: true });
   if (opts.json) {
     out(JSON.stringify(views.map((v) => toJson(v.row, v.status)), null, 2));
     return;
@@ -111,13 +107,12 @@ export async function keysList(opts: KeysListOptions): Promise<void> {
   );
 }
 
-export interface KeysRevokeOptions {
+export interface KeysRevokeOptions extends StoreFlags {
   id: number;
-  db: string;
 }
 
 export async function keysRevoke(opts: KeysRevokeOptions): Promise<void> {
-  const row = await withRegistry(opts.db, (stores) => revokeApiKey(stores.keys, opts.id));
+  const row = await withRegistry(opts, (stores) => revokeApiKey(stores.keys, opts.id));
   out(`revoked API key ${row.id} (tenant ${row.tenant}, label ${row.label}) at ${row.revokedAt}`);
 }
 

@@ -1,5 +1,5 @@
 /**
- * `svc logs`: the structured event log (`log.db` beside --db), oldest first, optionally followed
+ * `svc logs`: the structured event log (`log.db` beside --db, or the store of --store), oldest first, optionally followed
  * until SIGINT or SIGTERM. Trace rows are never printed (docs/tracing.md): the reads go through
  * app/event-search.ts, the same use case as the UI's Executions page.
  */
@@ -8,9 +8,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { checkEventKind, eventsAfter, parseSince, tailStart, type LogFilter } from '../app/event-search.js';
 import { statePaths } from '../common/paths.js';
-import { EventLogRepo, type StoredEvent } from '../store/event-log-repo.js';
+import { EventLogRepo, type EventLogStore, type StoredEvent } from '../store/event-log-repo.js';
 import { nonEmptyArg, svcArg } from './args.js';
-import { dbOption, nameArg } from './options.js';
+import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
+import { withPgStore } from './stores.js';
 
 /** Rows read per query while printing or following: what bounds the command's memory. */
 const BATCH_ROWS = 100;
@@ -19,10 +20,10 @@ const FOLLOW_POLL_MS = 500;
 const MAX_LIMIT = 10_000;
 
 export function registerLogs(program: Command): void {
-  program
+  const command = program
     .command('logs')
     .description(
-      'print the structured event log (log.db beside --db), oldest first: the newest --limit matching rows, then with --follow each new row until Ctrl-C or SIGTERM (exit 0). Trace rows (step_traced, egress_traced) are never printed',
+      'print the structured event log (log.db beside --db, or the PostgreSQL store of --store), oldest first: the newest --limit matching rows, then with --follow each new row until Ctrl-C or SIGTERM (exit 0). Trace rows (step_traced, egress_traced) are never printed',
     )
     .addOption(new Option('--tenant <t>', 'only this tenant').argParser(nameArg('tenant')))
     .addOption(new Option('--flow <name>', 'only this flow').argParser(nameArg('flow')))
@@ -32,8 +33,8 @@ export function registerLogs(program: Command): void {
     .addOption(new Option('-n, --limit <n>', `newest matching rows printed before following, 0 to ${MAX_LIMIT}`).default(100).argParser(limitArg))
     .addOption(new Option('-f, --follow', 'keep printing new rows as they are written (polled every 500 ms) until SIGINT or SIGTERM'))
     .addOption(new Option('--json', 'print JSON Lines: one object per row, payload included'))
-    .addOption(dbOption())
     .action(logs);
+  addStoreOptions(command);
 }
 
 function limitArg(value: string): number {
@@ -41,7 +42,7 @@ function limitArg(value: string): number {
   return Number(value);
 }
 
-export interface LogsOptions {
+export interface LogsOptions extends StoreFlags {
   tenant?: string;
   flow?: string;
   correlationId?: string;
@@ -50,57 +51,73 @@ export interface LogsOptions {
   limit: number;
   follow?: boolean;
   json?: boolean;
-  db: string;
 }
 
 export async function logs(opts: LogsOptions): Promise<void> {
   const filter: LogFilter = { tenant: opts.tenant, flow: opts.flow, correlation_id: opts.correlationId, event: opts.event, since: opts.since };
-  const path = statePaths(opts.db).logDb;
-  const printer = new RowPrinter(opts.json === true);
-  const stop = new StopSignal();
+  const reader = { filter, opts, printer: new RowPrinter(opts.json === true), stop: new StopSignal() };
   try {
-    let log = EventLogRepo.openExisting(path);
-    if (log === undefined && !opts.follow) {
-      if (!opts.json) process.stderr.write(`No log rows: ${path} does not exist yet (svc serve creates it).\n`);
-      return;
-    }
-    // Following a log that does not exist yet: wait for the server to create it; every row is then new.
-    while (log === undefined && !stop.requested) {
-      await stop.sleep(FOLLOW_POLL_MS);
-      if (existsSync(path)) log = EventLogRepo.openExisting(path);
-    }
-    if (log === undefined) return;
-    try {
-      const start = await tailStart(log, filter, opts.limit);
-      for (let after = start.afterId, batch = await readBatch(log, filter, after, start.lastId); batch.length > 0 && !printer.closed; batch = await readBatch(log, filter, after, start.lastId)) {
-        await printer.print(batch);
-        after = batch.at(-1)!.id;
-      }
-      let lastId = start.lastId;
-      if (!opts.follow) {
-        if (printer.rows === 0 && opts.limit > 0 && !opts.json) process.stderr.write('No log rows match.\n');
-        return;
-      }
-      // Past the tail every new row is after lastId: the time bound has done its work.
-      const followFilter: LogFilter = { ...filter, since: undefined };
-      while (!stop.requested && !printer.closed) {
-        const batch = await readBatch(log, followFilter, lastId);
-        if (batch.length > 0) {
-          await printer.print(batch);
-          lastId = batch.at(-1)!.id;
-        }
-        if (batch.length < BATCH_ROWS) await stop.sleep(FOLLOW_POLL_MS);
-      }
-    } finally {
-      log.close();
-    }
+    if (opts.store !== undefined) await withPgStore(opts.store, (pg) => printLog(pg.events, reader));
+    else await logsFromFile(statePaths(opts.db).logDb, reader);
   } finally {
-    stop.dispose();
+    reader.stop.dispose();
   }
 }
 
-/** One batch after `afterId`; a database busy past its timeout (a writer holding the lock) reads as "nothing yet". */
-async function readBatch(log: EventLogRepo, filter: LogFilter, afterId: number, upToId?: number): Promise<StoredEvent[]> {
+interface LogReader {
+  readonly filter: LogFilter;
+  readonly opts: LogsOptions;
+  readonly printer: RowPrinter;
+  readonly stop: StopSignal;
+}
+
+/** `log.db` beside --db: missing, nothing to print; followed, waited for until the server creates it. */
+async function logsFromFile(path: string, reader: LogReader): Promise<void> {
+  const { opts, stop } = reader;
+  let log = EventLogRepo.openExisting(path);
+  if (log === undefined && !opts.follow) {
+    if (!opts.json) process.stderr.write(`No log rows: ${path} does not exist yet (svc serve creates it).\n`);
+    return;
+  }
+  // Following a log that does not exist yet: wait for the server to create it; every row is then new.
+  while (log === undefined && !stop.requested) {
+    await stop.sleep(FOLLOW_POLL_MS);
+    if (existsSync(path)) log = EventLogRepo.openExisting(path);
+  }
+  if (log === undefined) return;
+  try {
+    await printLog(log, reader);
+  } finally {
+    log.close();
+  }
+}
+
+/** The newest --limit matching rows, oldest first, then with --follow every new row until stopped. */
+async function printLog(log: EventLogStore, { filter, opts, printer, stop }: LogReader): Promise<void> {
+  const start = await tailStart(log, filter, opts.limit);
+  for (let after = start.afterId, batch = await readBatch(log, filter, after, start.lastId); batch.length > 0 && !printer.closed; batch = await readBatch(log, filter, after, start.lastId)) {
+    await printer.print(batch);
+    after = batch.at(-1)!.id;
+  }
+  let lastId = start.lastId;
+  if (!opts.follow) {
+    if (printer.rows === 0 && opts.limit > 0 && !opts.json) process.stderr.write('No log rows match.\n');
+    return;
+  }
+  // Past the tail every new row is after lastId: the time bound has done its work.
+  const followFilter: LogFilter = { ...filter, since: undefined };
+  while (!stop.requested && !printer.closed) {
+    const batch = await readBatch(log, followFilter, lastId);
+    if (batch.length > 0) {
+      await printer.print(batch);
+      lastId = batch.at(-1)!.id;
+    }
+    if (batch.length < BATCH_ROWS) await stop.sleep(FOLLOW_POLL_MS);
+  }
+}
+
+/** One batch after `afterId`; an SQLite database busy past its timeout (a writer holding the lock) reads as "nothing yet". */
+async function readBatch(log: EventLogStore, filter: LogFilter, afterId: number, upToId?: number): Promise<StoredEvent[]> {
   try {
     return await eventsAfter(log, filter, afterId, BATCH_ROWS, upToId);
   } catch (err) {

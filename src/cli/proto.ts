@@ -1,13 +1,12 @@
 /** `svc proto deploy|list|show`: publish and inspect the protobuf descriptors the gRPC door answers with. */
 import { Command, Option } from 'commander';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { deployDescriptor, listDescriptors, showDescriptor, type ServiceInfo } from '../app/proto.js';
 import { ExitError, SvcError } from '../common/errors.js';
 import { statePaths } from '../common/paths.js';
-import { openDb, type Db } from '../store/db.js';
-import { DescriptorsRepo } from '../store/descriptors-repo.js';
-import { registryMigrations } from '../store/migrations/registry.js';
-import { dbOption, nameArg } from './options.js';
+import { parseStoreUrl } from '../store/pg/store-url.js';
+import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
+import { withDescriptors } from './stores.js';
 
 export function registerProto(program: Command): void {
   const proto = program.command('proto').description('publish and inspect protobuf descriptors (FileDescriptorSet) for the gRPC door');
@@ -18,14 +17,12 @@ export function registerProto(program: Command): void {
     .requiredOption('--name <name>', 'descriptor name', nameArg('descriptor name'))
     .requiredOption('--version <v>', 'version label; publishing a version twice is an error')
     .addOption(new Option('--latest', 'move the latest pointer to this version (changes the wire format of every gRPC flow of the tenant)').default(false))
-    .addOption(dbOption())
     .action(protoDeploy);
   proto
     .command('list')
     .description('list descriptor versions: name, version, hash, latest, deployed')
     .requiredOption('--tenant <t>', 'tenant', nameArg('tenant'))
     .option('--json', 'print JSON for scripts')
-    .addOption(dbOption())
     .action(protoList);
   proto
     .command('show')
@@ -34,16 +31,15 @@ export function registerProto(program: Command): void {
     .requiredOption('--name <name>', 'descriptor name', nameArg('descriptor name'))
     .option('--version <v>', 'version label (default: latest)')
     .option('--json', 'print one JSON object: the descriptor version and its services with their methods')
-    .addOption(dbOption())
     .action(protoShow);
+  for (const c of proto.commands) addStoreOptions(c);
 }
 
-interface DeployFlags {
+interface DeployFlags extends StoreFlags {
   tenant: string;
   name: string;
   version: string;
   latest: boolean;
-  db: string;
 }
 
 export async function protoDeploy(path: string, flags: DeployFlags): Promise<void> {
@@ -53,12 +49,11 @@ export async function protoDeploy(path: string, flags: DeployFlags): Promise<voi
   } catch (err) {
     throw new ExitError(1, `error: cannot read descriptor set ${path}: ${err instanceof Error ? err.message : String(err)}`);
   }
-  const db = openRegistry(flags.db);
-  if (db === undefined) {
-    throw new ExitError(1, `error: tenant "${flags.tenant}" is not registered; register it with \`svc tenant create --id ${flags.tenant} --display-name <name>\` (no registry at ${statePaths(flags.db).registryDb} yet)`);
-  }
-  try {
-    const r = await deployDescriptor(new DescriptorsRepo(db), { tenant: flags.tenant, name: flags.name, version: flags.version, bytes, latest: flags.latest });
+  await withDescriptors(flags, async (store) => {
+    if (store === undefined) {
+      throw new ExitError(1, `error: tenant "${flags.tenant}" is not registered; register it with \`svc tenant create --id ${flags.tenant} --display-name <name>\` (no registry at ${statePaths(flags.db).registryDb} yet)`);
+    }
+    const r = await refusing(() => deployDescriptor(store, { tenant: flags.tenant, name: flags.name, version: flags.version, bytes, latest: flags.latest }));
     const lines = [
       `descriptor: ${flags.tenant}/${flags.name}`,
       `version:    ${r.info.version}`,
@@ -68,19 +63,14 @@ export async function protoDeploy(path: string, flags: DeployFlags): Promise<voi
       flags.latest
         ? `latest:     ${r.info.version} (moved; every gRPC flow of tenant ${flags.tenant} now uses it)`
         : `latest:     unchanged (${r.latestVersion ?? 'no version is latest yet'}); pass --latest to move it`,
-      `db:         ${statePaths(flags.db).registryDb}`,
+      `db:         ${where(flags)}`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
-  } catch (err) {
-    throw asExit(err);
-  } finally {
-    db.close();
-  }
+  });
 }
 
-export async function protoList(flags: { tenant: string; json?: boolean; db: string }): Promise<void> {
-  const db = openRegistry(flags.db);
-  const rows = db === undefined ? [] : await withClose(db, () => listDescriptors(new DescriptorsRepo(db), flags.tenant));
+export async function protoList(flags: { tenant: string; json?: boolean } & StoreFlags): Promise<void> {
+  const rows = await withDescriptors(flags, async (store) => (store === undefined ? [] : listDescriptors(store, flags.tenant)));
   if (flags.json) {
     process.stdout.write(`${JSON.stringify(rows.map((r) => ({ name: r.name, version: r.version, hash: r.hash, size_bytes: r.sizeBytes, latest: r.latest, deployed_at: r.deployedAt })), null, 2)}\n`);
     return;
@@ -93,11 +83,10 @@ export async function protoList(flags: { tenant: string; json?: boolean; db: str
   process.stdout.write(formatTable(table));
 }
 
-export async function protoShow(flags: { tenant: string; name: string; version?: string; json?: boolean; db: string }): Promise<void> {
-  const db = openRegistry(flags.db);
-  if (db === undefined) throw new ExitError(1, `error: descriptor ${flags.tenant}/${flags.name} not found (no registry at ${statePaths(flags.db).registryDb})`);
-  try {
-    const shown = await showDescriptor(new DescriptorsRepo(db), flags.tenant, flags.name, flags.version);
+export async function protoShow(flags: { tenant: string; name: string; version?: string; json?: boolean } & StoreFlags): Promise<void> {
+  await withDescriptors(flags, async (store) => {
+    if (store === undefined) throw new ExitError(1, `error: descriptor ${flags.tenant}/${flags.name} not found (no registry at ${statePaths(flags.db).registryDb})`);
+    const shown = await refusing(() => showDescriptor(store, flags.tenant, flags.name, flags.version));
     const i = shown.info;
     if (flags.json) {
       const info = { tenant: i.tenant, name: i.name, version: i.version, hash: i.hash, size_bytes: i.sizeBytes, latest: i.latest, deployed_at: i.deployedAt };
@@ -107,11 +96,7 @@ export async function protoShow(flags: { tenant: string; name: string; version?:
     const lines = [`descriptor ${i.tenant}/${i.name} version ${i.version}${i.latest ? ' (latest)' : ''}`, `hash ${i.hash}, ${i.sizeBytes} bytes, deployed ${i.deployedAt}`];
     process.stdout.write(`${lines.join('\n')}\n${formatServices(shown.services)}`);
     process.stdout.write('Only unary and server-streaming methods can be called through the gRPC door.\n');
-  } catch (err) {
-    throw asExit(err);
-  } finally {
-    db.close();
-  }
+  });
 }
 
 /** A service with its methods, message types by full name (no leading dot). */
@@ -133,23 +118,18 @@ function formatServices(services: readonly ServiceInfo[]): string {
   return `${out}\n`;
 }
 
-/** Opens the registry (migrating it) when the file exists; a missing file is not created by a read or a refusal. */
-function openRegistry(dbPath: string): Db | undefined {
-  const path = statePaths(dbPath).registryDb;
-  if (!existsSync(path)) return undefined;
-  return openDb(path, registryMigrations, { create: false });
+/** Where the descriptor went: the registry file, or the store URL without its password. */
+function where(flags: StoreFlags): string {
+  return flags.store === undefined ? statePaths(flags.db).registryDb : parseStoreUrl(flags.store).redacted;
 }
 
-async function withClose<T>(db: Db, fn: () => Promise<T>): Promise<T> {
+/** A refusal of the use case (unknown tenant, duplicate version, bad descriptor) becomes exit 1 with its message. */
+async function refusing<T>(work: () => Promise<T>): Promise<T> {
   try {
-    return await fn();
-  } finally {
-    db.close();
+    return await work();
+  } catch (err) {
+    throw err instanceof SvcError ? new ExitError(1, `error: ${err.message}`) : err;
   }
-}
-
-function asExit(err: unknown): unknown {
-  return err instanceof SvcError ? new ExitError(1, `error: ${err.message}`) : err;
 }
 
 function formatTable(rows: string[][]): string {

@@ -10,17 +10,17 @@ import { Closers } from '../serve/closers.js';
 import { buildExecutor } from '../serve/executor.js';
 import { buildQueues } from '../serve/queues.js';
 import { openStores } from '../serve/stores.js';
-import { dbOption } from './options.js';
+import { addSqliteOnlyOptions } from './options.js';
 import { out } from './table.js';
 
 export function registerSeed(program: Command): void {
-  program
+  const command = program
     .command('seed')
     .description('a working demo in one command: register the demo tenants, deploy the demo flows at 1.0.0, make a demo API key per tenant and a UI user per role, and run each flow once')
-    .addOption(dbOption())
     .addOption(new Option('--demo-dir <dir>', 'the demo flows (*.flow.md, each with its <name>.sample.json)').default('./examples/demo'))
     .addOption(new Option('--no-run', 'do not run the flows after deploying them'))
     .action(seed);
+  addSqliteOnlyOptions(command, 'the demo is set up in a state directory (use svc tenant, keys and deploy with --store instead)');
 }
 
 interface SeedFlags {

@@ -1,18 +1,17 @@
 /** `svc state list | release`: deduplication and correlation rows (keys only as fingerprints; state content never shown). */
-import { existsSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ExitError } from '../common/errors.js';
-import { statePaths } from '../common/paths.js';
 import { keyFingerprint, STATE_KEY_ENV, stateKeyFromEnv } from '../app/dedup-fingerprint.js';
-import { openDb } from '../store/db.js';
-import { FlowStateRepo, type CorrelationRow, type FlowStateStore, type InboxRow } from '../store/flow-state-repo.js';
-import { registryMigrations } from '../store/migrations/registry.js';
-import { dbOption, intArg, nameArg } from './options.js';
+import type { CorrelationRow, InboxRow } from '../store/flow-state-repo.js';
+import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
+import { withFlowState } from './stores.js';
 import { formatTable, out } from './table.js';
 
 const INBOX_STATUSES = ['in_flight', 'done', 'failed'] as const;
 const CORRELATION_STATUSES = ['open', 'timed_out', 'closed', 'closed_late'] as const;
 const ALL_STATUSES = [...INBOX_STATUSES, ...CORRELATION_STATUSES, 'all'];
+/** A look at a mistyped --db must not leave a new state directory behind (a release finds no row there). */
+const READ_ONLY = { readOnly: true } as const;
 
 export function registerState(program: Command): void {
   const state = program.command('state').description('inspect deduplication and correlation state; release a stuck deduplication lease');
@@ -24,7 +23,6 @@ export function registerState(program: Command): void {
     .addOption(new Option('--status <status>', `one of ${ALL_STATUSES.join(', ')}`).argParser(statusArg))
     .addOption(new Option('--limit <n>', 'most rows per section').argParser(intArg('--limit', 1)).default(50))
     .addOption(new Option('--json', 'print one JSON object {deduplication: [...], correlations: [...]} (keys as fingerprints, no state content)'))
-    .addOption(dbOption())
     .action(list);
   state
     .command('release')
@@ -34,8 +32,8 @@ export function registerState(program: Command): void {
     .option('--key-hash <hash>', 'the row\'s key fingerprint, as printed by svc state list')
     .option('--key <key>', `the business key itself (needs ${STATE_KEY_ENV} in the environment)`)
     .option('--accept-double-execution', 'confirm that the first delivery may still be running and the key may execute twice')
-    .addOption(dbOption())
     .action(release);
+  for (const c of state.commands) addStoreOptions(c);
 }
 
 function statusArg(value: string): string {
@@ -43,32 +41,19 @@ function statusArg(value: string): string {
   return value;
 }
 
-interface ListFlags {
+interface ListFlags extends StoreFlags {
   tenant?: string;
   flow?: string;
   status?: string;
   limit: number;
   json?: boolean;
-  db: string;
-}
-
-/** Runs `fn` against the flow state of the registry at `--db`, closing it once `fn` has settled. */
-async function withState<T>(dbPath: string, readOnly: boolean, fn: (store: FlowStateStore) => Promise<T>): Promise<T> {
-  const file = statePaths(dbPath).registryDb;
-  // A read-only look at a mistyped --db must not leave a new state directory behind.
-  const db = readOnly && !existsSync(file) ? openDb(':memory:', registryMigrations) : openDb(file, registryMigrations);
-  try {
-    return await fn(new FlowStateRepo(db));
-  } finally {
-    db.close();
-  }
 }
 
 async function list(flags: ListFlags): Promise<void> {
   const s = flags.status;
   const inboxStatuses: readonly string[] = s === undefined ? ['in_flight'] : s === 'all' ? INBOX_STATUSES : INBOX_STATUSES.filter((x) => x === s);
   const corrStatuses: readonly string[] = s === undefined ? ['open', 'timed_out'] : s === 'all' ? CORRELATION_STATUSES : CORRELATION_STATUSES.filter((x) => x === s);
-  await withState(flags.db, true, async (store) => {
+  await withFlowState(flags, async (store) => {
     const filter = { tenant: flags.tenant, flow: flags.flow, limit: flags.limit };
     const inbox = await store.listInbox({ ...filter, statuses: inboxStatuses });
     const corr = await store.listCorrelations({ ...filter, statuses: corrStatuses });
@@ -81,7 +66,7 @@ async function list(flags: ListFlags): Promise<void> {
     out('');
     out(`Correlations (status: ${corrStatuses.join(', ') || 'none selected'})`);
     out(corr.length === 0 ? '  (no rows)' : formatTable(CORR_HEADERS, corr.map(corrCells)));
-  });
+  }, READ_ONLY);
 }
 
 const INBOX_HEADERS = ['TENANT', 'FLOW', 'STATUS', 'CLAIMED_AT', 'EXPIRES_AT', 'LEASE', 'FIRST_CORRELATION_ID', 'KEY_HASH'];
@@ -128,13 +113,12 @@ function corrJson(r: CorrelationRow): Record<string, unknown> {
   };
 }
 
-interface ReleaseFlags {
+interface ReleaseFlags extends StoreFlags {
   tenant: string;
   flow: string;
   keyHash?: string;
   key?: string;
   acceptDoubleExecution?: boolean;
-  db: string;
 }
 
 async function release(flags: ReleaseFlags): Promise<void> {
@@ -149,7 +133,7 @@ async function release(flags: ReleaseFlags): Promise<void> {
     }
     keyHash = keyFingerprint(flags.tenant, flags.flow, flags.key, stateKey);
   }
-  await withState(flags.db, true, async (store) => {
+  await withFlowState(flags, async (store) => {
     const row = await store.getInbox(flags.tenant, flags.flow, keyHash!);
     if (row === undefined) throw new ExitError(1, `error: no deduplication row for ${flags.tenant}/${flags.flow} with key hash ${keyHash}; see svc state list --status all`);
     const table = formatTable(INBOX_HEADERS, [inboxCells(row)]);
@@ -163,5 +147,5 @@ async function release(flags: ReleaseFlags): Promise<void> {
     if (row.status !== 'in_flight') throw new ExitError(1, `error: the row is ${row.status}, not in_flight; there is no lease to release\n${table}`);
     await store.release(flags.tenant, flags.flow, keyHash!);
     out(`released: ${flags.tenant}/${flags.flow} key hash ${keyHash}; the next delivery of this key may run`);
-  });
+  }, READ_ONLY);
 }

@@ -3,12 +3,12 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { DATABASE_NAMES, vacuumStateDatabases, type DatabaseName, type StorageVacuumOutcome } from '../app/storage-space.js';
 import { ExitError } from '../common/errors.js';
 import { statePaths } from '../common/paths.js';
-import { dbOption } from './options.js';
+import { addSqliteOnlyOptions } from './options.js';
 import { formatTable, out } from './table.js';
 
 export function registerStorage(program: Command): void {
   const storage = program.command('storage').description('disk space of the state directory\'s databases');
-  storage
+  const vacuumCommand = storage
     .command('vacuum')
     .description(
       'rebuild each database (registry, audit, log, ui) with a full VACUUM in incremental auto-vacuum mode, so that log retention and ' +
@@ -18,8 +18,8 @@ export function registerStorage(program: Command): void {
     )
     .addOption(new Option('--only <names>', `comma-separated subset of ${DATABASE_NAMES.join(', ')}`).argParser(namesArg))
     .addOption(new Option('--json', 'print one JSON array, one object per database'))
-    .addOption(dbOption())
     .action(vacuum);
+  addSqliteOnlyOptions(vacuumCommand, 'it rebuilds the SQLite files of the state directory (PostgreSQL reclaims space with its own VACUUM)');
 }
 
 interface VacuumFlags {

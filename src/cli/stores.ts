@@ -1,11 +1,15 @@
 /**
- * Opens the stores an operator command needs from `--db`, and closes them whatever happens: when
- * `fn` returns a promise (a use case written against the storage contracts), once it settles.
+ * Opens the stores an operator command needs, from `--db` (the SQLite state directory) or from
+ * `--store` (the PostgreSQL store: opened once, its schema migrated, closed after), and closes them
+ * whatever happens: when `fn` returns a promise (a use case written against the storage contracts),
+ * once it settles. The commands get the stores as their contracts and work the same on both.
  */
 import { existsSync } from 'node:fs';
-import { statePaths, type StatePaths } from '../common/paths.js';
+import { statePaths } from '../common/paths.js';
+import type { DlqTarget } from '../app/dlq.js';
 import { ArtifactsRepo } from '../store/artifacts-repo.js';
-import { AuditRepo } from '../store/audit-repo.js';
+import { AuditRepo, type AuditEntryInput } from '../store/audit-repo.js';
+import type { AuditAppender } from '../store/audit-thread.js';
 import { openDb, type Db } from '../store/db.js';
 import { KeysRepo } from '../store/keys-repo.js';
 import { auditMigrations } from '../store/migrations/audit.js';
@@ -14,97 +18,181 @@ import { TenantAdminRepo } from '../store/tenant-admin-repo.js';
 import { TenantsRepo } from '../store/tenants-repo.js';
 import { TraceRepo } from '../store/trace-repo.js';
 import { CertificatesRepo } from '../store/certificates-repo.js';
-import type { AuditStore, CertificatesStore, KeysStore, SettingsStore, TenantAdmin, TenantsStore, TraceStore, UiSessionsStore, UiUsersStore } from '../store/contracts.js';
+import type {
+  ArtifactsStore,
+  AuditStore,
+  CertificatesStore,
+  DescriptorsStore,
+  FlowStateStore,
+  KeysStore,
+  SettingsStore,
+  TenantAdmin,
+  TenantsStore,
+  TraceStore,
+  UiSessionsStore,
+  UiUsersStore,
+} from '../store/contracts.js';
+import { DescriptorsRepo } from '../store/descriptors-repo.js';
+import { FlowStateRepo } from '../store/flow-state-repo.js';
+import type { PgStore } from '../store/pg/pg-store.js';
 import { SettingsRepo } from '../store/settings-repo.js';
 import { uiMigrations } from '../store/migrations/ui.js';
 import { UiSessionsRepo } from '../store/ui-sessions-repo.js';
 import { UiUsersRepo } from '../store/ui-users-repo.js';
+import type { StoreFlags } from './options.js';
 
 /** The registry's stores, typed as their contracts: a command awaits every answer. */
 export interface RegistryStores {
-  readonly paths: StatePaths;
   readonly tenants: TenantsStore;
   readonly keys: KeysStore;
-  /** The SQLite repository itself: the flow loader (cert reconcile, config check) reads it synchronously. */
-  readonly artifacts: ArtifactsRepo;
+  readonly artifacts: ArtifactsStore;
   readonly traces: TraceStore;
   readonly certificates: CertificatesStore;
   readonly settings: SettingsStore;
 }
 
+/** The registry's SQLite repositories: what the flow loader (cert reconcile, config check) reads synchronously. */
+export interface RegistryRepos extends RegistryStores {
+  readonly tenants: TenantsRepo;
+  readonly artifacts: ArtifactsRepo;
+}
+
 export interface AuditStores {
-  readonly paths: StatePaths;
   readonly audit: AuditStore;
 }
 
+/** A command's PostgreSQL connections: a few, so that several commands and servers share the server's limit. */
+const CLI_PG = { maxConnections: 4, applicationName: 'svc-cli' } as const;
+
+/** Runs `fn` with the PostgreSQL store of `url` open (its schema migrated; a newer one is refused), closing it after. */
+export async function withPgStore<T>(url: string, fn: (pg: PgStore) => Promise<T> | T): Promise<T> {
+  // Loaded only here: a command on the state directory does not load the PostgreSQL client.
+  const { openPgStore } = await import('../store/pg/pg-store.js');
+  const pg = await openPgStore(url, CLI_PG);
+  try {
+    return await fn(pg);
+  } finally {
+    await pg.close();
+  }
+}
+
 /**
- * Runs `fn` with the registry open (created with its state directory when missing), or, with
- * `readOnly`, passes undefined when the file does not exist rather than creating it.
+ * Runs `fn` with the registry open: the PostgreSQL store, or the SQLite registry (created with its
+ * state directory when missing; with `readOnly`, a missing file reads as an empty registry and is
+ * not created).
  */
-export function withRegistry<T>(dbPath: string, fn: (stores: RegistryStores) => T, opts: { readOnly?: boolean } = {}): T {
-  return withRegistryRepos(dbPath, opts.readOnly === true, fn);
+export async function withRegistry<T>(target: StoreFlags, fn: (stores: RegistryStores) => Promise<T> | T, opts: { readOnly?: boolean } = {}): Promise<T> {
+  if (target.store !== undefined) return withPgStore(target.store, (pg) => fn(pgRegistry(pg)));
+  return withSqliteRegistry(target.db, fn, opts);
 }
 
-/** The registry's SQLite repositories (RegistryStores as their concrete classes). */
-interface RegistryRepos extends RegistryStores {
-  readonly tenants: TenantsRepo;
-}
-
-function withRegistryRepos<T>(dbPath: string, readOnly: boolean, fn: (stores: RegistryRepos) => T): T {
-  const paths = statePaths(dbPath);
-  return withDb(paths.registryDb, registryMigrations, readOnly, (db) =>
-    fn({ paths, tenants: new TenantsRepo(db), keys: new KeysRepo(db), artifacts: new ArtifactsRepo(db), traces: new TraceRepo(db), certificates: new CertificatesRepo(db), settings: new SettingsRepo(db) }),
+/** Like withRegistry, on the SQLite registry only, with its repositories as they are. */
+export function withSqliteRegistry<T>(dbPath: string, fn: (stores: RegistryRepos) => T, opts: { readOnly?: boolean } = {}): T {
+  return withDb(statePaths(dbPath).registryDb, registryMigrations, opts.readOnly === true, (db) =>
+    fn({ tenants: new TenantsRepo(db), keys: new KeysRepo(db), artifacts: new ArtifactsRepo(db), traces: new TraceRepo(db), certificates: new CertificatesRepo(db), settings: new SettingsRepo(db) }),
   );
 }
 
-/** Runs `fn` with `audit.db` beside the registry open; with `readOnly` a missing file gives undefined. */
-export function withAudit<T>(dbPath: string, fn: (stores: AuditStores | undefined) => T, opts: { readOnly?: boolean } = {}): T {
-  return withAuditRepo(dbPath, opts.readOnly === true, fn);
+function pgRegistry(pg: PgStore): RegistryStores {
+  return { tenants: pg.tenants, keys: pg.keys, artifacts: pg.artifacts, traces: pg.traces, certificates: pg.certificates, settings: pg.settings };
 }
 
-function withAuditRepo<T>(dbPath: string, readOnly: boolean, fn: (stores: { paths: StatePaths; audit: AuditRepo } | undefined) => T): T {
-  const paths = statePaths(dbPath);
-  if (readOnly && !existsSync(paths.auditDb)) return fn(undefined);
-  return withDb(paths.auditDb, auditMigrations, false, (db) => fn({ paths, audit: new AuditRepo(db) }));
+/** Runs `fn` with the audit trail open (`audit.db` beside the registry, or the PostgreSQL store); with `readOnly` a missing `audit.db` gives undefined. */
+export async function withAudit<T>(target: StoreFlags, fn: (stores: AuditStores | undefined) => Promise<T> | T, opts: { readOnly?: boolean } = {}): Promise<T> {
+  if (target.store !== undefined) return withPgStore(target.store, (pg) => fn({ audit: pg.audit }));
+  return withAuditRepo(target.db, opts.readOnly === true, fn);
+}
+
+function withAuditRepo<T>(dbPath: string, readOnly: boolean, fn: (stores: { audit: AuditRepo } | undefined) => T): T {
+  const file = statePaths(dbPath).auditDb;
+  if (readOnly && !existsSync(file)) return fn(undefined);
+  return withDb(file, auditMigrations, false, (db) => fn({ audit: new AuditRepo(db) }));
 }
 
 export interface UiStores {
-  readonly paths: StatePaths;
   readonly users: UiUsersStore;
   readonly sessions: UiSessionsStore;
 }
 
-/** Runs `fn` with `ui.db` beside the registry open (created when missing, unless `readOnly`). */
-export async function withUi<T>(dbPath: string, fn: (stores: UiStores) => Promise<T> | T, opts: { readOnly?: boolean } = {}): Promise<T> {
-  const paths = statePaths(dbPath);
-  const db = opts.readOnly === true && !existsSync(paths.uiDb) ? openDb(':memory:', uiMigrations) : openDb(paths.uiDb, uiMigrations);
-  try {
-    return await fn({ paths, users: new UiUsersRepo(db), sessions: new UiSessionsRepo(db) });
-  } finally {
-    db.close();
-  }
+/** Runs `fn` with the UI accounts open (`ui.db` beside the registry, created when missing unless `readOnly`, or the PostgreSQL store). */
+export async function withUi<T>(target: StoreFlags, fn: (stores: UiStores) => Promise<T> | T, opts: { readOnly?: boolean } = {}): Promise<T> {
+  if (target.store !== undefined) return withPgStore(target.store, (pg) => fn({ users: pg.uiUsers, sessions: pg.uiSessions }));
+  return withDb(statePaths(target.db).uiDb, uiMigrations, opts.readOnly === true, (db) => fn({ users: new UiUsersRepo(db), sessions: new UiSessionsRepo(db) }));
 }
 
-/** Like withAudit, for async work: `audit.db` stays open until `fn` settles. */
-export async function withAuditAsync<T>(dbPath: string, fn: (audit: AuditRepo) => Promise<T>): Promise<T> {
-  const db = openDb(statePaths(dbPath).auditDb, auditMigrations);
-  try {
-    return await fn(new AuditRepo(db));
-  } finally {
-    db.close();
-  }
-}
-
-/** The registry and the audit database together, and the audited tenant changes spanning both. */
+/** The registry and the audit trail together, and the audited tenant changes spanning both. */
 export interface RegistryAndAuditStores extends RegistryStores, AuditStores {
   readonly tenantAdmin: TenantAdmin;
 }
 
-/** Registry and audit database together: the tenant commands change one and record in the other. */
-export function withRegistryAndAudit<T>(dbPath: string, fn: (stores: RegistryAndAuditStores) => T): T {
-  return withRegistryRepos(dbPath, false, (registry) =>
-    withAuditRepo(dbPath, false, (audit) => fn({ ...registry, audit: audit!.audit, tenantAdmin: new TenantAdminRepo(registry.tenants, audit!.audit) })),
+/** Registry and audit trail together: the tenant commands change one and record in the other. */
+export async function withRegistryAndAudit<T>(target: StoreFlags, fn: (stores: RegistryAndAuditStores) => Promise<T> | T): Promise<T> {
+  if (target.store !== undefined) return withPgStore(target.store, (pg) => fn({ ...pgRegistry(pg), audit: pg.audit, tenantAdmin: pg.tenantAdmin }));
+  return withSqliteRegistry(target.db, (registry) =>
+    withAuditRepo(target.db, false, (audit) => fn({ ...registry, audit: audit!.audit, tenantAdmin: new TenantAdminRepo(registry.tenants, audit!.audit) })),
   );
+}
+
+/** Runs `fn` against the flow state (deduplication and correlation rows); with `readOnly` a missing registry reads as empty. */
+export async function withFlowState<T>(target: StoreFlags, fn: (store: FlowStateStore) => Promise<T>, opts: { readOnly?: boolean } = {}): Promise<T> {
+  if (target.store !== undefined) return withPgStore(target.store, (pg) => fn(pg.flowState));
+  return withDb(statePaths(target.db).registryDb, registryMigrations, opts.readOnly === true, (db) => fn(new FlowStateRepo(db)));
+}
+
+/**
+ * Runs `fn` against the protobuf descriptors, or passes undefined when the SQLite registry does not
+ * exist (a read or a refusal must not create it).
+ */
+export async function withDescriptors<T>(target: StoreFlags, fn: (store: DescriptorsStore | undefined) => Promise<T>): Promise<T> {
+  if (target.store !== undefined) return withPgStore(target.store, (pg) => fn(pg.descriptors));
+  const file = statePaths(target.db).registryDb;
+  if (!existsSync(file)) return fn(undefined);
+  const db = openDb(file, registryMigrations, { create: false });
+  try {
+    return await fn(new DescriptorsRepo(db));
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Runs `fn` with the queues (beside the registry, or the PostgreSQL store's) and an audit appender
+ * for the entries a replay or discard writes; on PostgreSQL those entries are committed before the
+ * store is closed.
+ */
+export async function withQueues<T>(target: StoreFlags, fn: (queues: DlqTarget, audit: AuditAppender) => Promise<T>): Promise<T> {
+  if (target.store === undefined) {
+    // audit.db is opened at the first entry: a listing must not create it.
+    let audit: { db: Db; repo: AuditRepo } | undefined;
+    const appender: AuditAppender = {
+      append: (entry) => {
+        if (audit === undefined) {
+          const db = openDb(statePaths(target.db).auditDb, auditMigrations);
+          audit = { db, repo: new AuditRepo(db) };
+        }
+        audit.repo.append(entry);
+      },
+    };
+    try {
+      return await fn({ db: target.db }, appender);
+    } finally {
+      audit?.db.close();
+    }
+  }
+  return withPgStore(target.store, async (pg) => {
+    const { PgQueueStore } = await import('../queue/pg/pg-queue-store.js');
+    const queues = new PgQueueStore(pg.db);
+    const appends: Promise<unknown>[] = [];
+    const audit: AuditAppender = { append: (entry: AuditEntryInput) => void appends.push(pg.audit.append(entry)) };
+    try {
+      const result = await fn({ store: queues }, audit);
+      await Promise.all(appends);
+      return result;
+    } finally {
+      await Promise.allSettled(appends);
+      await queues.close();
+    }
+  });
 }
 
 function withDb<T>(file: string, migrations: typeof registryMigrations, readOnly: boolean, fn: (db: Db) => T): T {

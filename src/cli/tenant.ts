@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 import { createTenant, disableTenant, enableTenant, listTenants, parseAuthMethods, type StatusChange } from '../app/tenants.js';
 import type { Tenant } from '../store/tenants-repo.js';
 import { nonEmptyArg, svcArg } from './args.js';
-import { dbOption, nameArg } from './options.js';
+import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
 import { withRegistry, withRegistryAndAudit } from './stores.js';
 import { formatTable, out } from './table.js';
 
@@ -20,50 +20,45 @@ export function registerTenant(program: Command): void {
     .addOption(new Option('--id <tenant>', 'tenant id: lowercase letters, digits, "-" and "_"').makeOptionMandatory().argParser(nameArg('tenant')))
     .addOption(new Option('--display-name <name>', 'human-readable name').makeOptionMandatory().argParser(nonEmptyArg('--display-name')))
     .addOption(new Option('--auth-methods <list>', 'comma-separated; only api_key is accepted').default('api_key').argParser(authMethodsArg))
-    .addOption(dbOption())
     .action(tenantCreate);
   tenant
     .command('list')
     .description('list tenants: id, display name, status, auth methods, created_at')
     .addOption(new Option('--json', 'print a JSON array'))
-    .addOption(dbOption())
     .action(tenantList);
   tenant
     .command('disable')
     .description('disable a tenant (keys and flows stay; callers get 404); writes audit tenant.disabled')
     .addOption(new Option('--id <tenant>', 'tenant id').makeOptionMandatory().argParser(nameArg('tenant')))
-    .addOption(dbOption())
     .action(tenantDisable);
   tenant
     .command('enable')
     .description('enable a disabled tenant (its keys work again at once); writes audit tenant.enabled')
     .addOption(new Option('--id <tenant>', 'tenant id').makeOptionMandatory().argParser(nameArg('tenant')))
-    .addOption(dbOption())
     .action(tenantEnable);
+  for (const c of tenant.commands) addStoreOptions(c);
 }
 
-export interface TenantCreateOptions {
+export interface TenantCreateOptions extends StoreFlags {
   id: string;
   displayName: string;
   authMethods: string;
-  db: string;
 }
 
 export async function tenantCreate(opts: TenantCreateOptions): Promise<void> {
-  const tenant = await withRegistryAndAudit(opts.db, (stores) =>
+  const tenant = await withRegistryAndAudit(opts, (stores) =>
     createTenant(stores, { id: opts.id, displayName: opts.displayName, authMethods: parseAuthMethods(opts.authMethods) }, { actor: ACTOR }),
   );
   out(`registered tenant ${tenant.id}`);
   out(describe(tenant));
 }
 
-export interface TenantListOptions {
+export interface TenantListOptions extends StoreFlags {
   json?: boolean;
-  db: string;
 }
 
 export async function tenantList(opts: TenantListOptions): Promise<void> {
-  const tenants = await withRegistry(opts.db, (stores) => listTenants(stores.tenants), { readOnly: true });
+  const tenants = await withRegistry(opts, (stores) => listTenants(stores.tenants), { readOnly: true });
   if (opts.json) {
     out(JSON.stringify(tenants.map(toJson), null, 2));
     return;
@@ -80,17 +75,16 @@ export async function tenantList(opts: TenantListOptions): Promise<void> {
   );
 }
 
-export interface TenantSwitchOptions {
+export interface TenantSwitchOptions extends StoreFlags {
   id: string;
-  db: string;
 }
 
 export async function tenantDisable(opts: TenantSwitchOptions): Promise<void> {
-  report(await withRegistryAndAudit(opts.db, (stores) => disableTenant(stores, opts.id, { actor: ACTOR })), 'disabled');
+  report(await withRegistryAndAudit(opts, (stores) => disableTenant(stores, opts.id, { actor: ACTOR })), 'disabled');
 }
 
 export async function tenantEnable(opts: TenantSwitchOptions): Promise<void> {
-  report(await withRegistryAndAudit(opts.db, (stores) => enableTenant(stores, opts.id, { actor: ACTOR })), 'enabled');
+  report(await withRegistryAndAudit(opts, (stores) => enableTenant(stores, opts.id, { actor: ACTOR })), 'enabled');
 }
 
 function report(change: StatusChange, verb: string): void {

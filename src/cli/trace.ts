@@ -6,7 +6,7 @@ import { Command, Option } from 'commander';
 import { CLI_OPERATOR } from '../app/roles.js';
 import { listTraceFlags, setTraceFlag, type TraceToggleResult } from '../app/trace.js';
 import type { TraceFlag } from '../store/trace-repo.js';
-import { dbOption, nameArg } from './options.js';
+import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
 import { withRegistry, withRegistryAndAudit } from './stores.js';
 import { formatTable, out } from './table.js';
 
@@ -22,7 +22,6 @@ export function registerTrace(program: Command): void {
       )
       .addOption(new Option('--tenant <t>', 'tenant id').makeOptionMandatory().argParser(nameArg('tenant')))
       .addOption(new Option('--flow <name>', 'a deployed flow of the tenant').makeOptionMandatory().argParser(nameArg('flow')))
-      .addOption(dbOption())
       .action((opts: TraceToggleOptions) => traceToggle(opts, enabled));
   }
   trace
@@ -30,18 +29,17 @@ export function registerTrace(program: Command): void {
     .description('list the trace flags that were ever set (a flow not listed is off): tenant, flow, enabled, updated_at')
     .addOption(new Option('--tenant <t>', 'only this tenant').argParser(nameArg('tenant')))
     .addOption(new Option('--json', 'print a JSON array'))
-    .addOption(dbOption())
     .action(traceList);
+  for (const c of trace.commands) addStoreOptions(c);
 }
 
-export interface TraceToggleOptions {
+export interface TraceToggleOptions extends StoreFlags {
   tenant: string;
   flow: string;
-  db: string;
 }
 
 export async function traceToggle(opts: TraceToggleOptions, enabled: boolean): Promise<void> {
-  const r = await withRegistryAndAudit(opts.db, (stores) => setTraceFlag(stores, { tenant: opts.tenant, flow: opts.flow, enabled }, CLI_OPERATOR));
+  const r = await withRegistryAndAudit(opts, (stores) => setTraceFlag(stores, { tenant: opts.tenant, flow: opts.flow, enabled }, CLI_OPERATOR));
   out(describeToggle(r));
 }
 
@@ -50,14 +48,13 @@ function describeToggle(r: TraceToggleResult): string {
   return r.changed ? `tracing of ${r.tenant}/${r.flow} is now ${state}` : `tracing of ${r.tenant}/${r.flow} was already ${state}; nothing changed`;
 }
 
-export interface TraceListOptions {
+export interface TraceListOptions extends StoreFlags {
   tenant?: string;
   json?: boolean;
-  db: string;
 }
 
 export async function traceList(opts: TraceListOptions): Promise<void> {
-  const flags = await withRegistry(opts.db, (stores) => listTraceFlags(stores.traces, opts.tenant), { readOnly: true });
+  const flags = await withRegistry(opts, (stores) => listTraceFlags(stores.traces, opts.tenant), { readOnly: true });
   if (opts.json) {
     out(JSON.stringify(flags, null, 2));
     return;

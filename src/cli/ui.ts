@@ -2,7 +2,7 @@
 import { Command, Option } from 'commander';
 import { CLI_OPERATOR, ROLES } from '../app/roles.js';
 import { addUiUser, listUiUsers, setUiUserDisabled, setUiUserPassword } from '../app/ui-accounts.js';
-import { dbOption } from './options.js';
+import { addStoreOptions, type StoreFlags } from './options.js';
 import { readPassword } from './password-input.js';
 import { withUi } from './stores.js';
 import { formatTable, out } from './table.js';
@@ -16,19 +16,17 @@ export function registerUi(program: Command): void {
     .description('create a UI account; the password is read from standard input (first line) or prompted for')
     .addOption(username())
     .addOption(new Option('--role <role>', 'what the account may do (docs/ui.md)').choices([...ROLES]).makeOptionMandatory())
-    .addOption(dbOption())
-    .action(async (opts: { username: string; role: string; db: string }) => {
+    .action(async (opts: { username: string; role: string } & StoreFlags) => {
       const password = await readPassword();
-      const created = await withUi(opts.db, (stores) => addUiUser(stores, { username: opts.username, role: opts.role, password }, CLI_OPERATOR));
+      const created = await withUi(opts, (stores) => addUiUser(stores, { username: opts.username, role: opts.role, password }, CLI_OPERATOR));
       out(`created UI user ${created.username} (${created.role})`);
     });
   user
     .command('list')
     .description('list UI accounts: username, role, status, created_at')
     .addOption(new Option('--json', 'print a JSON array'))
-    .addOption(dbOption())
-    .action(async (opts: { json?: boolean; db: string }) => {
-      const users = await withUi(opts.db, (stores) => listUiUsers(stores), { readOnly: true });
+    .action(async (opts: { json?: boolean } & StoreFlags) => {
+      const users = await withUi(opts, (stores) => listUiUsers(stores), { readOnly: true });
       if (opts.json) return out(JSON.stringify(users.map((u) => ({ username: u.username, role: u.role, status: u.disabled ? 'disabled' : 'active', created_at: u.createdAt })), null, 2));
       if (users.length === 0) return out('No UI users. Create one with: svc ui user add --username <name> --role sysadmin');
       out(formatTable(['USERNAME', 'ROLE', 'STATUS', 'CREATED_AT'], users.map((u) => [u.username, u.role, u.disabled ? 'disabled' : 'active', u.createdAt])));
@@ -38,9 +36,8 @@ export function registerUi(program: Command): void {
       .command(verb)
       .description(disabled ? 'disable a UI account; its sessions end at once' : 'enable a disabled UI account')
       .addOption(username())
-      .addOption(dbOption())
-      .action(async (opts: { username: string; db: string }) => {
-        const changed = await withUi(opts.db, (stores) => setUiUserDisabled(stores, opts.username, disabled, CLI_OPERATOR));
+      .action(async (opts: { username: string } & StoreFlags) => {
+        const changed = await withUi(opts, (stores) => setUiUserDisabled(stores, opts.username, disabled, CLI_OPERATOR));
         out(changed ? `UI user ${opts.username} ${verb}d` : `UI user ${opts.username} was already ${verb}d; nothing changed`);
       });
   }
@@ -48,10 +45,10 @@ export function registerUi(program: Command): void {
     .command('passwd')
     .description("set a UI account's password (standard input or a prompt); its sessions end at once")
     .addOption(username())
-    .addOption(dbOption())
-    .action(async (opts: { username: string; db: string }) => {
+    .action(async (opts: { username: string } & StoreFlags) => {
       const password = await readPassword('new password: ');
-      await withUi(opts.db, (stores) => setUiUserPassword(stores, opts.username, password, CLI_OPERATOR));
+      await withUi(opts, (stores) => setUiUserPassword(stores, opts.username, password, CLI_OPERATOR));
       out(`password of UI user ${opts.username} changed; their sessions ended`);
     });
+  for (const c of user.commands) addStoreOptions(c);
 }

@@ -66,3 +66,29 @@ export async function publishIn(tx: PgTx, p: PublishInput, bytes: Buffer): Promi
   if (p.source !== undefined) await tx.query('INSERT INTO flow_sources (tenant, name, version, source) VALUES ($1, $2, $3, $4)', [p.tenant, p.name, p.version, p.source]);
   await tx.query('INSERT INTO flow_latest (tenant, name, version) VALUES ($1, $2, $3) ON CONFLICT (tenant, name) DO UPDATE SET version = excluded.version', [p.tenant, p.name, p.version]);
 }
+
+/** The class of the transaction-level advisory lock a many-file deploy holds on the schema's registry. */
+const DEPLOY_LOCK_CLASS = 0x5356_4450; // 'SVDP'
+
+/** What a deploy checks before it publishes: each tenant's status, and which of its flows already hold the version. */
+export interface DeployView {
+  tenantStatus(id: string): 'active' | 'disabled' | undefined;
+  hasVersion(tenant: string, name: string, version: string): boolean;
+}
+
+/**
+ * Reads the deploy's view of `flows` (all under one version) in the caller's transaction. With
+ * `lock`, it first takes the deploy lock of the schema (another deploy waits for this one's
+ * COMMIT, so two cannot both find a version free) and share-locks the tenant rows (a disable waits
+ * too): what is read stays true until the publishes commit.
+ */
+export async function deployViewIn(tx: PgTx, flows: readonly { tenant: string; name: string }[], version: string, lock: boolean): Promise<DeployView> {
+  if (lock) await tx.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))', [DEPLOY_LOCK_CLASS]);
+  const tenants = [...new Set(flows.map((f) => f.tenant))];
+  const names = [...new Set(flows.map((f) => f.name))];
+  const statuses = await tx.query<{ id: string; status: 'active' | 'disabled' }>(`SELECT id, status FROM tenants WHERE id = ANY($1::text[]) ORDER BY id${lock ? ' FOR SHARE' : ''}`, [tenants]);
+  const existing = await tx.query<{ tenant: string; name: string }>('SELECT tenant, name FROM flow_versions WHERE version = $1 AND tenant = ANY($2::text[]) AND name = ANY($3::text[])', [version, tenants, names]);
+  const status = new Map(statuses.rows.map((r) => [r.id, r.status]));
+  const published = new Set(existing.rows.map((r) => `${r.tenant}/${r.name}`));
+  return { tenantStatus: (id) => status.get(id), hasVersion: (t, n, v) => v === version && published.has(`${t}/${n}`) };
+}
