@@ -127,6 +127,23 @@ test('three nodes: /run on every node, work spread over them, every acknowledged
   assert.equal(left.rows[0]!.n, 0);
 });
 
+test('a key created and revoked through the CLI on the store is accepted, then refused, by every node within a second', async () => {
+  const made = svc(seed, ['keys', 'create', '--tenant', 'acme', '--label', 'short-lived', '--json', '--store', schema.url]);
+  assert.equal(made.code, 0, made.stderr);
+  const { id, key: raw } = JSON.parse(made.stdout) as { id: number; key: string };
+  const statusOn = async (n: ServerProcess) => (await fetch(`${n.url}/flows/acme/deliver1/run`, { method: 'POST', headers: { authorization: `Bearer ${raw}`, 'content-type': 'application/json' }, body: '{"id":"k"}' })).status;
+  const everyNode = async (status: number) => (await Promise.all(nodes.map(statusOn))).every((s) => s === status);
+  const created = Date.now();
+  await waitFor('the new key accepted by every node', () => everyNode(200), 5000, 20);
+  const acceptedMs = Date.now() - created;
+  const revoked = svc(seed, ['keys', 'revoke', '--id', String(id), '--store', schema.url]);
+  assert.equal(revoked.code, 0, revoked.stderr);
+  const revokedAt = Date.now();
+  await waitFor('the revoked key refused by every node', () => everyNode(401), 5000, 20);
+  const refusedMs = Date.now() - revokedAt;
+  assert.ok(refusedMs < 1000, `refused by every node ${refusedMs} ms after the revoke returned (accepted ${acceptedMs} ms after create)`);
+});
+
 test('each cron tick runs once on the cluster, and again after kill -9 of the node running the scheduler', async () => {
   await waitFor('ticks arrive', () => ticks.length >= 2, 15_000, 100);
   const from = ticks.length;

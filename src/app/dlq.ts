@@ -1,11 +1,12 @@
 /** Dead-letter use cases shared by `svc dlq` and the management UI, plus the queue figures the UI shows. */
 import { statePaths } from '../common/paths.js';
 import { QueueStore, type DeadLetter, type DeadLetterRow, type QueueBackend, type QueueStats, type ReplayResult } from '../queue/index.js';
-import type { AuditAppender } from '../store/audit-thread.js';
+import type { AuditEntryInput } from '../store/audit-repo.js';
 
 /** Who acted, for the audit entry every replay and discard writes on the queue's tenant chain. */
 export interface DlqAction {
-  readonly audit: AuditAppender;
+  /** The queued writer of a server, or an audit store (awaited: on PostgreSQL the append is a promise). */
+  readonly audit: { append(entry: AuditEntryInput): unknown };
   /** e.g. `cli`, `ui:alice` */
   readonly actor: string;
 }
@@ -42,7 +43,7 @@ export function listDeadLetters(target: DlqTarget, filter: { tenant?: string; fl
 export function replayDeadLetter(target: DlqTarget, tenant: string, flow: string, id: number, action: DlqAction): Promise<ReplayResult> {
   return withStore(target, async (store) => {
     const r = await store.replayDeadLetter(tenant, flow, id);
-    action.audit.append({ tenant, eventType: 'queue.message.replayed', correlationId: r.message.correlationId, payload: { flow, id, new_id: r.message.id, actor: action.actor } });
+    await action.audit.append({ tenant, eventType: 'queue.message.replayed', correlationId: r.message.correlationId, payload: { flow, id, new_id: r.message.id, actor: action.actor } });
     return r;
   });
 }
@@ -51,7 +52,7 @@ export function replayDeadLetter(target: DlqTarget, tenant: string, flow: string
 export function discardDeadLetter(target: DlqTarget, tenant: string, flow: string, id: number, action: DlqAction): Promise<DeadLetter> {
   return withStore(target, async (store) => {
     const e = await store.discardDeadLetter(tenant, flow, id);
-    action.audit.append({ tenant, eventType: 'queue.message.discarded', payload: { flow, id, actor: action.actor } });
+    await action.audit.append({ tenant, eventType: 'queue.message.discarded', payload: { flow, id, actor: action.actor } });
     return e;
   });
 }

@@ -131,6 +131,7 @@ export class NodeLease {
     this.#closed = true;
     clearInterval(this.#heartbeat);
     this.#held.clear();
+    await this.#opening?.catch(() => undefined);
     const s = this.#session;
     this.#session = undefined;
     await s?.end();
@@ -145,6 +146,11 @@ export class NodeLease {
 
   async #open(): Promise<PgSession> {
     const session = await this.#db.openSession({ idle_session_timeout: String(this.#leaseMs) }, `${LEASE_APPLICATION} ${hostname()}:${process.pid}`.slice(0, 63));
+    if (this.#closed) {
+      // close() ran while the session was being opened: it must not outlive the lease.
+      await session.end();
+      throw new LeaseLostError('the node lease is closed');
+    }
     session.onLost((err) => {
       if (this.#session !== session) return;
       this.#session = undefined;

@@ -1,0 +1,53 @@
+/** Black-box: what `svc serve --store` refuses at start, each with a clear message and no password shown. */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { adminQuery, freshPgSchema, PG_TEST_URL, type PgSchema } from './helpers/pg.js';
+import { makeSandbox, startServer, svc, type Sandbox } from './helpers/svc.js';
+
+let sb: Sandbox;
+let schema: PgSchema;
+
+before(async () => {
+  sb = makeSandbox();
+  schema = await freshPgSchema();
+});
+
+after(async () => {
+  sb.cleanup();
+  await schema.drop();
+});
+
+/** The URL with a password in it (trust authentication ignores it), so the tests can check it is never shown. */
+function withPassword(url: string): string {
+  const u = new URL(url);
+  u.username = u.username || 'postgres';
+  u.password = 'topsecretpw';
+  return u.toString();
+}
+
+test('a schema newer than this build: svc serve refuses to start and names both versions', async () => {
+  // The first start migrates the schema; it is then marked as one step newer than this build.
+  const first = await startServer(sb, ['--store', schema.url]);
+  await first.stop();
+  await adminQuery(`INSERT INTO ${schema.name}.schema_migrations (version, name) VALUES (9999, 'from_a_newer_build')`);
+  const r = svc(sb, ['serve', '--port', '0', '--host', '127.0.0.1', '--store', withPassword(schema.url)]);
+  assert.notEqual(r.code, 0);
+  assert.match(r.stderr, /schema is at version 9999, newer than this build knows/);
+  assert.doesNotMatch(r.stdout + r.stderr, /topsecretpw/);
+});
+
+test('--grpc-port with --store is refused (exit 2), and --log-files without --store', () => {
+  const grpc = svc(sb, ['serve', '--port', '0', '--host', '127.0.0.1', '--grpc-port', '0', '--store', `${PG_TEST_URL}?schema=${schema.name}_other`]);
+  assert.equal(grpc.code, 2, grpc.stderr);
+  assert.match(grpc.stderr, /--grpc-port is not available with --store/);
+  const files = svc(sb, ['serve', '--port', '0', '--log-files', sb.home]);
+  assert.equal(files.code, 2);
+  assert.match(files.stderr, /--log-files goes with --store/);
+});
+
+test('an unreachable database: the start fails naming the URL without its password', () => {
+  const r = svc(sb, ['serve', '--port', '0', '--host', '127.0.0.1', '--store', 'postgres://svc:topsecretpw@127.0.0.1:1/test']);
+  assert.notEqual(r.code, 0);
+  assert.match(r.stderr, /unavailable/);
+  assert.doesNotMatch(r.stdout + r.stderr, /topsecretpw/);
+});
