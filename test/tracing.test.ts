@@ -166,9 +166,9 @@ describe('payload tracing', () => {
   it('only the support role reads trace rows; other roles get zero, and ordinary log queries never return them', async () => {
     const repo = EventLogRepo.open(statePaths(sandbox.db).logDb);
     try {
-      const support = readTraceRows(repo, { tenant: 'acme', correlation_id: 'on-1' }, { role: 'support', name: 'sue' });
+      const support = await readTraceRows(repo, { tenant: 'acme', correlation_id: 'on-1' }, { role: 'support', name: 'sue' });
       assert.deepEqual(support.map((r) => r.step), ['received', 'echo']);
-      for (const role of ['sysadmin', 'developer'] as const) assert.deepEqual(readTraceRows(repo, { tenant: 'acme' }, { role, name: role }), []);
+      for (const role of ['sysadmin', 'developer'] as const) assert.deepEqual(await readTraceRows(repo, { tenant: 'acme' }, { role, name: role }), []);
       assert.ok(repo.query({ correlation_id: 'on-1' }).every((r) => !r.event.endsWith('_traced')));
       assert.ok(repo.query({ correlation_id: 'on-1' }).some((r) => r.event === 'completed'));
     } finally {

@@ -48,10 +48,10 @@ function seeded(): EventLogRepo {
 }
 
 /** What a tail then a walk up to lastId prints, batch by batch of `batch` rows. */
-function tail(log: EventLogRepo, filter: LogFilter, limit: number, batch: number): string[] {
-  const start = tailStart(log, filter, limit);
+async function tail(log: EventLogRepo, filter: LogFilter, limit: number, batch: number): Promise<string[]> {
+  const start = await tailStart(log, filter, limit);
   const out: string[] = [];
-  for (let after = start.afterId, rows = eventsAfter(log, filter, after, batch, start.lastId); rows.length > 0; rows = eventsAfter(log, filter, after, batch, start.lastId)) {
+  for (let after = start.afterId, rows = await eventsAfter(log, filter, after, batch, start.lastId); rows.length > 0; rows = await eventsAfter(log, filter, after, batch, start.lastId)) {
     out.push(...rows.map((r) => r.correlation_id!));
     after = rows.at(-1)!.id;
   }
@@ -59,39 +59,39 @@ function tail(log: EventLogRepo, filter: LogFilter, limit: number, batch: number
 }
 
 describe('the log search', () => {
-  it('a tail prints the newest matching rows oldest first, never a trace row, whatever the batch size', () => {
+  it('a tail prints the newest matching rows oldest first, never a trace row, whatever the batch size', async () => {
     const log = seeded();
     // hello rows: 2, 4, 6, 8, (10 traced), 12, 14, 16, 18, (20 traced)
-    for (const batch of [1, 3, 100]) assert.deepEqual(tail(log, { flow: 'hello' }, 4, batch), ['c-12', 'c-14', 'c-16', 'c-18']);
-    assert.deepEqual(tail(log, { flow: 'hello' }, 100, 2), ['c-2', 'c-4', 'c-6', 'c-8', 'c-12', 'c-14', 'c-16', 'c-18']);
-    assert.deepEqual(tail(log, { flow: 'nobody' }, 10, 5), []);
-    assert.deepEqual(tail(log, {}, 0, 5), []);
+    for (const batch of [1, 3, 100]) assert.deepEqual(await tail(log, { flow: 'hello' }, 4, batch), ['c-12', 'c-14', 'c-16', 'c-18']);
+    assert.deepEqual(await tail(log, { flow: 'hello' }, 100, 2), ['c-2', 'c-4', 'c-6', 'c-8', 'c-12', 'c-14', 'c-16', 'c-18']);
+    assert.deepEqual(await tail(log, { flow: 'nobody' }, 10, 5), []);
+    assert.deepEqual(await tail(log, {}, 0, 5), []);
   });
 
-  it('a tail pages back past its page size to find its start', () => {
+  it('a tail pages back past its page size to find its start', async () => {
     const log = EventLogRepo.open(':memory:');
     log.insertMany(Array.from({ length: 250 }, (_, i) => row(i % 60, { correlation_id: `c-${i}` })));
-    const printed = tail(log, {}, 230, 50);
+    const printed = await tail(log, {}, 230, 50);
     assert.equal(printed.length, 230);
     assert.equal(printed[0], 'c-20');
     assert.equal(printed.at(-1), 'c-249');
   });
 
-  it('a follower sees each later row once, in order, and a since bound applies to the tail', () => {
+  it('a follower sees each later row once, in order, and a since bound applies to the tail', async () => {
     const log = seeded();
-    const start = tailStart(log, { since: '2026-01-31T07:00:15Z' }, 100);
-    assert.deepEqual(eventsAfter(log, { since: '2026-01-31T07:00:15Z' }, start.afterId, 100, start.lastId).map((r) => r.correlation_id), ['c-16', 'c-17', 'c-18', 'c-19']);
+    const start = await tailStart(log, { since: '2026-01-31T07:00:15Z' }, 100);
+    assert.deepEqual((await eventsAfter(log, { since: '2026-01-31T07:00:15Z' }, start.afterId, 100, start.lastId)).map((r) => r.correlation_id), ['c-16', 'c-17', 'c-18', 'c-19']);
     log.insertMany([row(21), row(22, { event: 'egress_traced' }), row(23, { flow: 'other' })]);
-    const next = eventsAfter(log, {}, start.lastId, 100);
+    const next = await eventsAfter(log, {}, start.lastId, 100);
     assert.deepEqual(next.map((r) => r.correlation_id), ['c-21', 'c-23']);
-    assert.deepEqual(eventsAfter(log, {}, next.at(-1)!.id, 100), []);
+    assert.deepEqual(await eventsAfter(log, {}, next.at(-1)!.id, 100), []);
   });
 
-  it('searchEvents pages newest first and refuses a trace kind', () => {
+  it('searchEvents pages newest first and refuses a trace kind', async () => {
     const log = seeded();
-    const first = searchEvents(log, { flow: 'other' }, { limit: 3 });
+    const first = await searchEvents(log, { flow: 'other' }, { limit: 3 });
     assert.deepEqual(first.map((r) => r.correlation_id), ['c-19', 'c-17', 'c-13']);
-    assert.deepEqual(searchEvents(log, { flow: 'other' }, { beforeId: first.at(-1)!.id, limit: 2 }).map((r) => r.correlation_id), ['c-11', 'c-9']);
-    assert.throws(() => searchEvents(log, { event: 'step_traced' }, { limit: 1 }), /trace rows/);
+    assert.deepEqual((await searchEvents(log, { flow: 'other' }, { beforeId: first.at(-1)!.id, limit: 2 })).map((r) => r.correlation_id), ['c-11', 'c-9']);
+    await assert.rejects(async () => searchEvents(log, { event: 'step_traced' }, { limit: 1 }), /trace rows/);
   });
 });

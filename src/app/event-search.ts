@@ -4,7 +4,7 @@
  * them, through `readTraceRows` (src/app/trace.ts, docs/tracing.md).
  */
 import { SvcError } from '../common/errors.js';
-import type { EventLogRepo, StoredEvent } from '../store/event-log-repo.js';
+import type { EventLogStore, StoredEvent } from '../store/event-log-repo.js';
 import { EVENT_KINDS, TRACE_EVENTS } from '../store/event-log-row.js';
 
 /** Exact-match filters and time bounds of a log search; every field is optional. */
@@ -53,7 +53,7 @@ export function checkEventKind(event: string): string {
  * @param page.beforeId only rows older than this id (the last id of the previous page)
  * @param page.limit most rows; capped at MAX_ROWS_PER_READ
  */
-export function searchEvents(log: EventLogRepo, filter: LogFilter, page: { beforeId?: number; limit: number }): StoredEvent[] {
+export async function searchEvents(log: EventLogStore, filter: LogFilter, page: { beforeId?: number; limit: number }): Promise<StoredEvent[]> {
   refuseTraceKind(filter.event);
   return log.query({ ...filter, beforeId: page.beforeId, limit: Math.min(page.limit, MAX_ROWS_PER_READ) });
 }
@@ -64,7 +64,7 @@ export function searchEvents(log: EventLogRepo, filter: LogFilter, page: { befor
  * increasing ids as they are committed, so a reader that passes the last id it printed sees every
  * later row exactly once.
  */
-export function eventsAfter(log: EventLogRepo, filter: LogFilter, afterId: number, limit: number, upToId?: number): StoredEvent[] {
+export async function eventsAfter(log: EventLogStore, filter: LogFilter, afterId: number, limit: number, upToId?: number): Promise<StoredEvent[]> {
   refuseTraceKind(filter.event);
   return log.query({ ...filter, afterId, beforeId: upToId === undefined ? undefined : upToId + 1, oldestFirst: true, limit: Math.min(limit, MAX_ROWS_PER_READ) });
 }
@@ -77,13 +77,13 @@ const TAIL_PAGE_ROWS = 100;
  * batch by batch, then follow after `lastId`. `lastId` is read first, so a row committed meanwhile
  * is followed, never lost or shown twice. The search pages back `TAIL_PAGE_ROWS` rows at a time.
  */
-export function tailStart(log: EventLogRepo, filter: LogFilter, limit: number): { afterId: number; lastId: number } {
+export async function tailStart(log: EventLogStore, filter: LogFilter, limit: number): Promise<{ afterId: number; lastId: number }> {
   refuseTraceKind(filter.event);
-  const lastId = log.lastId();
+  const lastId = await log.lastId();
   let afterId = lastId;
   let left = limit;
   while (left > 0) {
-    const page = searchEvents(log, filter, { beforeId: afterId + 1, limit: Math.min(left, TAIL_PAGE_ROWS) });
+    const page = await searchEvents(log, filter, { beforeId: afterId + 1, limit: Math.min(left, TAIL_PAGE_ROWS) });
     if (page.length === 0) break;
     afterId = page.at(-1)!.id - 1;
     if (page.length < Math.min(left, TAIL_PAGE_ROWS)) break;

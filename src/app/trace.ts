@@ -7,7 +7,7 @@ import { isoNow } from '../common/clock.js';
 import { SvcError } from '../common/errors.js';
 import { describeNameProblem } from '../common/names.js';
 import type { ArtifactsStore, AuditStore, TenantsStore, TraceStore } from '../store/contracts.js';
-import type { EventLogRepo, StoredEvent, TraceQuery } from '../store/event-log-repo.js';
+import type { EventLogStore, StoredEvent, TraceQuery } from '../store/event-log-repo.js';
 import type { TraceFlag } from '../store/trace-repo.js';
 import type { Actor } from './roles.js';
 import { requireTenant } from './tenants.js';
@@ -66,6 +66,6 @@ export async function listTraceFlags(traces: TraceStore, tenant?: string): Promi
  * Trace rows (`step_traced`, `egress_traced`), oldest first. Only the `support` role reads them:
  * for any other role the query itself selects nothing, so zero rows come back.
  */
-export function readTraceRows(log: EventLogRepo, filter: TraceQuery, actor: Actor): StoredEvent[] {
+export async function readTraceRows(log: EventLogStore, filter: TraceQuery, actor: Actor): Promise<StoredEvent[]> {
   return log.queryTrace(filter, actor.role === 'support');
 }

@@ -71,8 +71,8 @@ export async function logs(opts: LogsOptions): Promise<void> {
     }
     if (log === undefined) return;
     try {
-      const start = tailStart(log, filter, opts.limit);
-      for (let after = start.afterId, batch = readBatch(log, filter, after, start.lastId); batch.length > 0 && !printer.closed; batch = readBatch(log, filter, after, start.lastId)) {
+      const start = await tailStart(log, filter, opts.limit);
+      for (let after = start.afterId, batch = await readBatch(log, filter, after, start.lastId); batch.length > 0 && !printer.closed; batch = await readBatch(log, filter, after, start.lastId)) {
         await printer.print(batch);
         after = batch.at(-1)!.id;
       }
@@ -84,7 +84,7 @@ export async function logs(opts: LogsOptions): Promise<void> {
       // Past the tail every new row is after lastId: the time bound has done its work.
       const followFilter: LogFilter = { ...filter, since: undefined };
       while (!stop.requested && !printer.closed) {
-        const batch = readBatch(log, followFilter, lastId);
+        const batch = await readBatch(log, followFilter, lastId);
         if (batch.length > 0) {
           await printer.print(batch);
           lastId = batch.at(-1)!.id;
@@ -100,9 +100,9 @@ export async function logs(opts: LogsOptions): Promise<void> {
 }
 
 /** One batch after `afterId`; a database busy past its timeout (a writer holding the lock) reads as "nothing yet". */
-function readBatch(log: EventLogRepo, filter: LogFilter, afterId: number, upToId?: number): StoredEvent[] {
+async function readBatch(log: EventLogRepo, filter: LogFilter, afterId: number, upToId?: number): Promise<StoredEvent[]> {
   try {
-    return eventsAfter(log, filter, afterId, BATCH_ROWS, upToId);
+    return await eventsAfter(log, filter, afterId, BATCH_ROWS, upToId);
   } catch (err) {
     if (String((err as { code?: unknown }).code).startsWith('SQLITE_BUSY')) return [];
     throw err;

@@ -1,6 +1,7 @@
 /** `svc serve`: start the service and stop it cleanly on SIGINT or SIGTERM. */
 import { Command, Option } from 'commander';
-import { dbOption, intArg } from './options.js';
+import { ExitError } from '../common/errors.js';
+import { dbOption, intArg, storeOption } from './options.js';
 
 export function registerServe(program: Command): void {
   program
@@ -9,6 +10,8 @@ export function registerServe(program: Command): void {
     .addOption(new Option('--host <addr>', 'bind address').default('0.0.0.0'))
     .addOption(new Option('-p, --port <n>', 'bind port').default(9090).argParser(intArg('--port')))
     .addOption(dbOption())
+    .addOption(storeOption())
+    .addOption(new Option('--log-files <dir>', 'with --store: also write this node\'s daily JSON Lines files of the event log to <dir>'))
     .addOption(new Option('--grpc-port <n>', 'open the gRPC door on this plaintext HTTP/2 port (0: any free port)').argParser(intArg('--grpc-port')))
     .addOption(new Option('--secret <key>', 'require X-Svc-Signature (hex HMAC-SHA256 of the body) on /run and /enqueue'))
     .addOption(new Option('--no-auth', 'disable API key authentication (local development only)'))
@@ -21,6 +24,8 @@ interface ServeFlags {
   host: string;
   port: number;
   db: string;
+  store?: string;
+  logFiles?: string;
   grpcPort?: number;
   secret?: string;
   auth: boolean;
@@ -29,6 +34,7 @@ interface ServeFlags {
 }
 
 async function serve(flags: ServeFlags): Promise<void> {
+  if (flags.logFiles !== undefined && flags.store === undefined) throw new ExitError(2, 'svc serve: --log-files goes with --store (without it the daily files are in the state directory\'s logs/)');
   // Loaded here so other commands do not pay for fastify and the doors.
   const { startService } = await import('../serve/service.js');
   let stopRequested = false;
@@ -39,6 +45,8 @@ async function serve(flags: ServeFlags): Promise<void> {
     host: flags.host,
     port: flags.port,
     db: flags.db,
+    store: flags.store,
+    logFilesDir: flags.logFiles,
     grpcPort: flags.grpcPort,
     secret: flags.secret,
     noAuth: !flags.auth,

@@ -1,13 +1,13 @@
 /** The gate's lookups over the registry: the key and the tenant by indexed (cached) reads, and the latest artifact's required scope. */
 import { IntegrityError } from '../common/errors.js';
-import type { RegistryCache } from '../store/registry-cache.js';
+import type { RegistryReads } from '../store/registry-cache.js';
 import type { GateLookups } from './gate.js';
 
 /**
  * @param requiredScope the latest artifact's `required_scope` of (tenant, flow); may throw
  *   IntegrityError for a corrupt artifact, which is the route's 500, not the gate's 503
  */
-export function registryGateLookups(cache: RegistryCache, requiredScope: (tenant: string, flow: string) => string | undefined): GateLookups {
+export function registryGateLookups(cache: RegistryReads, requiredScope: (tenant: string, flow: string) => string | undefined): GateLookups {
   return {
     findKeyByHash: (hash) => {
       const row = cache.findKeyByHash(hash);

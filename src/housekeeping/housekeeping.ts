@@ -28,6 +28,13 @@ export interface HousekeepingDeps {
   correlations: Correlations;
   /** Appends the compensating flow's message; undefined until the queue is wired (timeouts are then logged). */
   enqueue: EnqueueFn | undefined;
+  /**
+   * Whether this process runs the cluster-wide cycles now (flow-state purge, correlation reconcile,
+   * certificate sweep): on a cluster, only the node holding the housekeeping lock does, so each runs
+   * once per cluster. Log retention runs on every node, for its own daily files; its rows part is
+   * the caller's to gate (`logRows`). @default always
+   */
+  leading?: () => boolean;
   /** The certificate expiry sweep (at startup and every `cert_check_interval_hours`). */
   certSweep: CertSweepDeps;
 }
@@ -44,8 +51,10 @@ export class Housekeeping {
   /** Starts every timer; each task's first cycle runs at once. */
   start(): void {
     const { intervals, log } = this.#deps;
-    const every = (name: string, ms: number, run: () => void | Promise<void>) => this.#tasks.push(startPeriodicTask({ name, run, intervalMs: () => ms, log, runAtStart: true }));
-    every('log retention', intervals.logRetentionMs, () => this.logRetention());
+    const leading = this.#deps.leading ?? (() => true);
+    const every = (name: string, ms: number, run: () => void | Promise<void>, perNode = false) =>
+      this.#tasks.push(startPeriodicTask({ name, run: () => (perNode || leading() ? run() : undefined), intervalMs: () => ms, log, runAtStart: true }));
+    every('log retention', intervals.logRetentionMs, () => this.logRetention(), true);
     every('flow-state purge', intervals.flowStatePurgeMs, () => this.flowStatePurge());
     every('correlation reconcile', intervals.correlationReconcileMs, () => this.reconcile());
     every('certificate sweep', this.#deps.certSweep.intervalMs, () => this.certSweep());

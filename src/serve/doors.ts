@@ -1,4 +1,5 @@
 /** The doors of `svc serve`: HTTP (with the queue's /enqueue) and, when asked, gRPC. */
+import { ExitError } from '../common/errors.js';
 import type { FlowExecutor } from '../app/flow-executor.js';
 import { scanDeployedFlows, type DeployedFlows } from '../app/deployed-flows.js';
 import { LoginThrottle } from '../app/login-throttle.js';
@@ -83,6 +84,11 @@ export async function startGrpcDoorIfAsked(opts: DoorOptions, parts: DoorParts, 
     return undefined;
   }
   // Loaded only when asked: grpc-js and protobufjs are about 100 modules a start without gRPC skips.
+  if (stores.registry === undefined) {
+    // The door reads descriptors synchronously, revalidated by the SQLite file's change counter;
+    // the PostgreSQL store has no such copy of them yet.
+    throw new ExitError(2, 'svc serve: --grpc-port is not available with --store yet (the gRPC door reads its descriptors from the state directory); run the gRPC door on a node without --store');
+  }
   const { startGrpcDoor } = await import('../doors/grpc/server.js');
   const descriptors = new DescriptorsRepo(stores.registry);
   closers.add(() => descriptors.close());

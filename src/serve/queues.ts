@@ -4,29 +4,37 @@ import { QueueWorkers } from '../app/queue-workers.js';
 import type { Logger } from '../common/logger.js';
 import type { StatePaths } from '../common/paths.js';
 import { Settings } from '../common/settings.js';
+import { startPeriodicTask } from '../housekeeping/periodic-task.js';
 import { QueueStore, type QueueBackend } from '../queue/index.js';
+import type { NodeLease } from '../queue/pg/node-lease.js';
+import { PgQueueStore } from '../queue/pg/pg-queue-store.js';
 import { isAccepted } from '../store/settings-repo.js';
 import type { Closers } from './closers.js';
 import type { ServeExecutor } from './executor.js';
 import type { ServeStores } from './stores.js';
 
+/** How often a node of a cluster looks for queues holding messages that no node runs (a node died). Milliseconds. */
+export const ORPHAN_SWEEP_MS = 2000;
+
 export interface ServeQueues {
   readonly store: QueueBackend;
   readonly workers: QueueWorkers;
+  /** On PostgreSQL: this node's lease (its cluster-wide locks: queues, scheduler, housekeeping). */
+  readonly lease?: NodeLease;
 }
 
-export function buildQueues(paths: StatePaths, stores: ServeStores, run: ServeExecutor, log: Logger, closers: Closers): ServeQueues {
-  const store = new QueueStore({ queuesDir: paths.queuesDir });
+export async function buildQueues(paths: StatePaths, stores: ServeStores, run: ServeExecutor, log: Logger, closers: Closers): Promise<ServeQueues> {
+  const pgQueues = stores.pg === undefined ? undefined : new PgQueueStore(stores.pg, { onLeaseLost: (err) => log.warn({ err: err.message }, 'the node lease session was lost: this node stopped its queue workers; they are taken over (here or on another node) once a lease is held again') });
+  const store: QueueBackend = pgQueues ?? new QueueStore({ queuesDir: paths.queuesDir });
   // Closed after the HTTP door (closers run in reverse): workers stop, checkpoints are written, locks released.
   closers.add(() => store.close());
+  // Read once, at start (a startup setting).
+  const perTenantRaw = await stores.settings.raw('max_queue_workers_per_tenant');
   const workers = new QueueWorkers({
     store,
     loadFlow: (tenant, name) => stores.flows.latest(tenant, name),
     setting: stores.setting,
-    perTenantSet: () => {
-      const raw = stores.settings.raw('max_queue_workers_per_tenant');
-      return raw !== undefined && isAccepted(Settings.max_queue_workers_per_tenant, raw.trim());
-    },
+    perTenantSet: () => perTenantRaw !== undefined && isAccepted(Settings.max_queue_workers_per_tenant, perTenantRaw.trim()),
     events: stores.events,
     audit: stores.audit,
     traceEnabled: (tenant, flow) => stores.cache.traceEnabled(tenant, flow),
@@ -35,5 +43,10 @@ export function buildQueues(paths: StatePaths, stores: ServeStores, run: ServeEx
   });
   closers.add(() => workers.close());
   run.setQueuePublish(queuePublishEffect(workers));
-  return { store, workers };
+  if (pgQueues !== undefined) {
+    // A cluster: the queues a dead node ran (its lease gone) are taken over by whichever node looks first.
+    const sweep = startPeriodicTask({ name: 'queue hand-over', intervalMs: () => ORPHAN_SWEEP_MS, log, runAtStart: true, run: async () => void (await workers.adoptOrphans(await pgQueues.queuesWithMessages())) });
+    closers.add(() => sweep.stop());
+  }
+  return { store, workers, lease: pgQueues?.lease };
 }

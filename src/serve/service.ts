@@ -17,6 +17,10 @@ import { Closers } from './closers.js';
 import { startGrpcDoorIfAsked, startHttpDoor } from './doors.js';
 import { buildExecutor } from './executor.js';
 import { buildQueues } from './queues.js';
+import { openPgStores } from './pg-stores.js';
+import { parseStoreUrl } from '../store/pg/store-url.js';
+import { claimScheduleTick } from '../store/pg/pg-schedule-ticks.js';
+import { hostname } from 'node:os';
 import { openStores } from './stores.js';
 import { startCompaction, startTimers } from './timers.js';
 
@@ -25,6 +29,10 @@ export interface ServeOptions {
   port: number;
   db: string;
   grpcPort?: number;
+  /** `--store`: every store on this PostgreSQL database (a cluster's nodes share it); `db` is then unused but for nothing. */
+  store?: string;
+  /** With `store`: write this node's daily JSON Lines files of the event log here. */
+  logFilesDir?: string;
   secret?: string;
   noAuth: boolean;
   /** `--metrics`: `GET /metrics` on the main port. */
@@ -65,10 +73,12 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
   // prom-client and the scrape wiring are loaded only with --metrics or --metrics-port.
   const metricsParts = opts.metrics || opts.metricsPort !== undefined ? await loadMetricsParts() : undefined;
   const metrics = metricsParts?.createServiceMetrics((family, err) => log.error({ err, family }, 'metrics: a scrape-time read failed'));
-  const stores = openStores(paths, log, closers, metrics);
-  // Offline commands (svc store migrate) refuse a state directory a server uses (app/state-users.ts).
-  const marker = await markServing(paths);
-  closers.add(() => marker.release());
+  const stores = opts.store !== undefined ? await openPgStores(opts.store, log, closers, metrics, { logFilesDir: opts.logFilesDir }) : openStores(paths, log, closers, metrics);
+  if (stores.kind === 'sqlite') {
+    // Offline commands (svc store migrate) refuse a state directory a server uses (app/state-users.ts).
+    const marker = await markServing(paths);
+    closers.add(() => marker.release());
+  }
 
   // Start-up refusals: a registry that cannot be listed, unset config, bare credential spellings.
   const deployed = scanDeployedFlows(stores.flows);
@@ -83,7 +93,7 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
         startRefusalRecords(stores, log, closers, metrics?.refused),
       );
   const run = buildExecutor(stores, closers, metrics?.executions);
-  const queues = buildQueues(paths, stores, run, log, closers);
+  const queues = await buildQueues(paths, stores, run, log, closers);
   if (metricsParts !== undefined && metrics !== undefined) metrics.attach(metricsParts.metricsSources(stores, queues.store, queues.workers));
   startCompaction({ stores, queueStore: queues.store, log }, closers);
 
@@ -91,31 +101,50 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
   const parts = { stores, gate, executor: run.executor, queues: queues.workers, queueStore: queues.store, stateDir: paths.stateDir, log };
   const address = await startHttpDoor(opts, { ...parts, metrics: metrics && { observer: metrics.http, exposition: opts.metricsPort === undefined ? metrics : undefined } }, closers);
   const metricsUrl = metricsParts === undefined || metrics === undefined ? undefined : opts.metricsPort === undefined ? `${address}/metrics` : `${(await metricsParts.startMetricsDoor(opts.host, opts.metricsPort, metrics, log, closers))}/metrics`;
-  await startTimers({ paths, stores, executor: run.executor, correlations: run.correlations, queueStore: queues.store, queues: queues.workers, flows: deployed.flows, log }, closers);
+  const pg = stores.pg;
+  const node = `${hostname()}:${process.pid}`;
+  await startTimers(
+    {
+      paths,
+      logFilesDir: stores.kind === 'sqlite' ? paths.logsDir : opts.logFilesDir,
+      lease: queues.lease,
+      claimTick: pg === undefined ? undefined : (tenant, flow, tickAt) => claimScheduleTick(pg, tenant, flow, tickAt, node),
+      stores,
+      executor: run.executor,
+      correlations: run.correlations,
+      queueStore: queues.store,
+      queues: queues.workers,
+      flows: deployed.flows,
+      log,
+    },
+    closers,
+  );
   const grpc = await startGrpcDoorIfAsked(opts, parts, deployed, closers);
 
   const bootLines = [
     `svc listening on ${address}`,
     grpc ? `grpc listening on ${grpc.address}` : '  grpc:       off (--grpc-port not given)',
-    `  registry:   ${paths.registryDb}`,
-    `  ui:         ${address}/ui (${uiAccountLine(ui, stores.uiUsers.count())})`,
-    `  audit:      ${paths.auditDb}`,
-    `  log:        ${paths.logDb}`,
-    `  queues:     ${paths.queuesDir}`,
+    ...(opts.store !== undefined
+      ? [`  store:      ${parseStoreUrl(opts.store).redacted} (registry, audit, log, queues, ui: shared by every node on it)`]
+      : [`  registry:   ${paths.registryDb}`]),
+    `  ui:         ${address}/ui (${uiAccountLine(ui, await stores.uiUsers.count())})`,
+    ...(opts.store !== undefined
+      ? [`  log files:  ${opts.logFilesDir ?? 'off (--log-files not given)'}`]
+      : [`  audit:      ${paths.auditDb}`, `  log:        ${paths.logDb}`, `  queues:     ${paths.queuesDir}`]),
     `  metrics:    ${metricsUrl ?? 'off (--metrics or --metrics-port not given)'}`,
     `  traces:     ${sdkRegistered() ? 'OpenTelemetry SDK registered: spans exported' : 'W3C traceparent propagated; no OpenTelemetry SDK registered, no spans recorded'}`,
     `  signature:  ${opts.secret ? 'ENABLED (X-Svc-Signature required on /run and /enqueue)' : 'disabled'}`,
     `  api keys:   ${opts.noAuth ? 'DISABLED (--no-auth)' : 'required'}`,
   ];
   if (opts.noAuth) log.warn('API key authentication is DISABLED (--no-auth); every route is open');
-  else if (!stores.keys.hasAnyKey()) {
+  else if (!(await stores.keys.hasAnyKey())) {
     // No bootstrap key exists by design: say how to make the first one.
     const hint = 'no API key exists yet, so every key-protected route answers 401; create one with: svc keys create --tenant <t> --label <l>';
     bootLines.push(`  WARNING: ${hint}`);
     log.warn(hint);
   }
   // Files older than incremental auto-vacuum and too large to convert at open (store/db.ts).
-  const unconverted = databasesWithoutIncrementalVacuum(paths);
+  const unconverted = stores.kind === 'sqlite' ? databasesWithoutIncrementalVacuum(paths) : [];
   if (unconverted.length > 0) {
     const files = unconverted.map((f) => `${f.path} (${(f.bytes / 1048576).toFixed(0)} MiB)`).join(', ');
     const hint = `${files}: created without incremental auto-vacuum, so space freed by retention is reused but never given back to the disk; convert offline, with svc serve stopped, with: ${vacuumCommand(paths)}`;

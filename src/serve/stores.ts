@@ -17,37 +17,52 @@ import { FlowStateRepo } from '../store/flow-state-repo.js';
 import { KeysRepo } from '../store/keys-repo.js';
 import { auditMigrations } from '../store/migrations/audit.js';
 import { registryMigrations } from '../store/migrations/registry.js';
-import { RegistryCache } from '../store/registry-cache.js';
+import { RegistryCache, type RegistryReads } from '../store/registry-cache.js';
 import { SettingsRepo } from '../store/settings-repo.js';
 import { TenantAdminRepo } from '../store/tenant-admin-repo.js';
 import { TenantsRepo } from '../store/tenants-repo.js';
 import { TraceRepo } from '../store/trace-repo.js';
 import { CertificatesRepo } from '../store/certificates-repo.js';
+import type { ArtifactsStore, AuditStore, CertificatesStore, EventLogStore, FlowStateStore, KeysStore, SettingsStore, TenantAdmin, TenantsStore, TraceStore, UiSessionsStore, UiUsersStore } from '../store/contracts.js';
+import type { AuditAppender } from '../store/audit-thread.js';
+import type { ReclaimOptions, ReclaimResult } from '../store/auto-vacuum.js';
+import type { PgDb } from '../store/pg/pg-db.js';
 import type { Closers } from './closers.js';
 
+/**
+ * The stores `svc serve` runs on, whichever database holds them: every aggregate behind its
+ * storage contract (store/contracts.ts), and the request path's reads from memory (`cache`,
+ * `flows`). Opened by openStores (the state directory) or openPgStores (serve/pg-stores.ts).
+ */
 export interface ServeStores {
-  readonly registry: Db;
-  readonly settings: SettingsRepo;
-  readonly tenants: TenantsRepo;
-  readonly keys: KeysRepo;
-  readonly artifacts: ArtifactsRepo;
-  readonly traces: TraceRepo;
-  readonly certificates: CertificatesRepo;
-  /** Keys, tenants, `latest`, trace flags and settings, revalidated by the registry file's change counter. */
-  readonly cache: RegistryCache;
+  readonly kind: 'sqlite' | 'postgres';
+  /** The SQLite registry (the gRPC door's descriptors and their change counter); undefined on PostgreSQL. */
+  readonly registry: Db | undefined;
+  readonly settings: SettingsStore;
+  readonly tenants: TenantsStore;
+  readonly keys: KeysStore;
+  readonly artifacts: ArtifactsStore;
+  readonly traces: TraceStore;
+  readonly certificates: CertificatesStore;
+  /** Keys, tenants, `latest`, trace flags and settings from memory, revalidated by a change signal. */
+  readonly cache: RegistryReads;
   /** Latest artifacts, verified and parsed once per hash. */
   readonly flows: FlowLoader;
-  readonly flowState: FlowStateRepo;
+  readonly flowState: FlowStateStore;
+  /** SQLite only: gives the registry's free pages back after a flow-state purge. */
+  readonly reclaimFlowStatePages?: (opts: ReclaimOptions) => Promise<ReclaimResult>;
   readonly events: EventLog;
-  readonly audit: AuditThreadWriter;
+  readonly audit: AuditAppender & { readonly queuedEntries: number };
   /** The audit chains read and appended in-line (the UI's changes and its Audit page). */
-  readonly auditRepo: AuditRepo;
+  readonly auditRepo: AuditStore;
   /** Tenant registration and status changes with their audit entries (the UI's and `svc seed`'s). */
-  readonly tenantAdmin: TenantAdminRepo;
-  /** The log database's read side (the UI). Retention runs on the writer (`events`). */
-  readonly logRepo: EventLogRepo;
-  readonly uiUsers: UiUsersRepo;
-  readonly uiSessions: UiSessionsRepo;
+  readonly tenantAdmin: TenantAdmin;
+  /** The event log's read side (the UI). Retention runs on the writer (`events`). */
+  readonly logRepo: EventLogStore;
+  readonly uiUsers: UiUsersStore;
+  readonly uiSessions: UiSessionsStore;
+  /** The PostgreSQL pool, on PostgreSQL (the queues and the cluster's locks use it too). */
+  readonly pg?: PgDb;
   /** A platform setting as the registry holds it now (cached). */
   setting(name: SettingName): number;
 }
@@ -87,7 +102,9 @@ export function openStores(paths: StatePaths, log: Logger, closers: Closers, hoo
   const auditRepo = new AuditRepo(auditDb);
   const uiDb = openDb(paths.uiDb, uiMigrations);
   closers.add(() => uiDb.close());
+  const flowState = new FlowStateRepo(registry);
   return {
+    kind: 'sqlite',
     registry,
     settings,
     tenants,
@@ -97,7 +114,8 @@ export function openStores(paths: StatePaths, log: Logger, closers: Closers, hoo
     certificates: new CertificatesRepo(registry),
     cache,
     flows,
-    flowState: new FlowStateRepo(registry),
+    flowState,
+    reclaimFlowStatePages: (opts) => flowState.reclaimFreePages(opts),
     events,
     audit,
     auditRepo,

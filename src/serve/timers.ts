@@ -11,10 +11,23 @@ import { housekeepingIntervals } from '../housekeeping/intervals.js';
 import { startQueueCompaction } from '../housekeeping/queue-compaction.js';
 import type { QueueBackend } from '../queue/index.js';
 import type { Closers } from './closers.js';
+import type { NodeLease } from '../queue/pg/node-lease.js';
+import { startClusterDuty } from './cluster-duty.js';
+
+/** The cluster locks of the node lease held for the scheduler and the cluster-wide housekeeping. */
+const SCHEDULER_LOCK = 'scheduler';
+const HOUSEKEEPING_LOCK = 'housekeeping';
+const NOTHING_RETAINED = Object.freeze({ rowsDeleted: 0, pagesFreed: 0, longestDeleteSliceMs: 0, longestVacuumSliceMs: 0, stopped: false });
 import type { ServeStores } from './stores.js';
 
 interface TimerParts {
   readonly paths: StatePaths;
+  /** Where this node's daily log files are: the state directory's `logs/`, or `--log-files` with `--store` (none without). */
+  readonly logFilesDir: string | undefined;
+  /** On a cluster: the node lease, whose locks make one node run the scheduler and the cluster-wide housekeeping. */
+  readonly lease?: NodeLease;
+  /** On a cluster: claims one cron tick (schedule_ticks). */
+  readonly claimTick?: (tenant: string, flow: string, tickAt: string) => Promise<boolean>;
   readonly stores: ServeStores;
   readonly executor: FlowExecutor;
   readonly correlations: Correlations;
@@ -39,15 +52,21 @@ export async function startTimers(parts: TimerParts, closers: Closers): Promise<
   // A timed-out correlation queues its compensating flow like any submission (worker started too).
   const compensatingEnqueue: EnqueueFn = (tenant, flow, m) => queues.enqueue(tenant, flow, m.payload, m.correlationId);
   const intervals = housekeepingIntervals();
+  const lease = parts.lease;
+  const duty = lease === undefined ? undefined : startClusterDuty(lease, HOUSEKEEPING_LOCK, log);
+  if (duty !== undefined) closers.add(() => duty.stop());
+  const leading = duty === undefined ? () => true : () => duty.leading();
   const housekeeping = new Housekeeping({
     log,
     intervals,
-    logRows: stores.events,
-    logsDir: paths.logsDir,
+    leading,
+    // Every node retains its own daily files; the rows are the cluster's, retained by the leader.
+    logRows: { retainRows: (request, stopping) => (leading() ? stores.events.retainRows(request, stopping) : Promise.resolve(NOTHING_RETAINED)) },
+    logsDir: parts.logFilesDir ?? '',
     logRetentionDays: () => stores.setting('log_retention_days'),
     flowState: stores.flowState,
     // The registry is SQLite here: the purge gives its free pages back afterwards.
-    reclaimFlowStatePages: (opts) => stores.flowState.reclaimFreePages(opts),
+    reclaimFlowStatePages: stores.reclaimFlowStatePages,
     flowStateRetentionHours: stores.setting('flow_state_retention_hours'),
     correlations: parts.correlations,
     enqueue: compensatingEnqueue,
@@ -60,8 +79,11 @@ export async function startTimers(parts: TimerParts, closers: Closers): Promise<
   });
   housekeeping.start();
   closers.add(() => housekeeping.stop());
+  const claimTick = parts.claimTick;
   const scheduler = new Scheduler(scheduledFlows(parts.flows, log), {
     locksDir: paths.locksDir,
+    takeLead: lease === undefined ? undefined : () => lease.tryLeaderLock(SCHEDULER_LOCK),
+    claimTick: claimTick === undefined ? undefined : (f, tickAt) => claimTick(f.tenant, f.flow, tickAt),
     executor: parts.executor,
     log,
     pollMs: intervals.schedulerPollMs,

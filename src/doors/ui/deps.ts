@@ -4,7 +4,7 @@ import type { LoginThrottle } from '../../app/login-throttle.js';
 import type { UiAccountDeps, SessionTimeouts } from '../../app/ui-accounts.js';
 import type { Logger } from '../../common/logger.js';
 import type { ArtifactsStore, AuditStore, CertificatesStore, KeysStore, SettingsStore, TenantAdmin, TenantsStore, TraceStore } from '../../store/contracts.js';
-import type { EventLogRepo } from '../../store/event-log-repo.js';
+import type { EventLogStore } from '../../store/event-log-repo.js';
 
 export interface UiDeps {
   readonly accounts: UiAccountDeps;
@@ -19,7 +19,7 @@ export interface UiDeps {
   readonly certificates: CertificatesStore;
   readonly settings: SettingsStore;
   readonly audit: AuditStore;
-  readonly events: EventLogRepo;
+  readonly events: EventLogStore;
   /** The server's own queue store. */
   readonly queues: DlqTarget;
   /** Makes sure a queue has a worker after a dead letter was put back on it. */

@@ -53,7 +53,7 @@ export function registerPages(app: FastifyInstance, deps: UiDeps, context: Ctx):
     for (const t of tenants) keys += (await deps.keys.list(t.id)).length;
     const queues = await queueFigures(deps.queues);
     const uptime = Math.round((Date.now() - deps.facts.startedAt) / 1000);
-    const hour = deps.events.countsSince(new Date(Date.now() - 3_600_000).toISOString());
+    const hour = await deps.events.countsSince(new Date(Date.now() - 3_600_000).toISOString());
     const card = (label: string, value: string | number) => html`<div class="card"><b>${value}</b>${label}</div>`;
     const body = html`<div class="cards">${card('tenants', tenants.length)}${card('flows', flows.length)}${card('API keys', keys)}${card('queues', queues.length)}${card('dead letters', queues.reduce((n, q) => n + q.deadLettersPending, 0))}${card('uptime (s)', uptime)}${card('runs, last hour', hour.byEvent.completed ?? 0)}${card('failed runs, last hour', hour.failedCompletions)}${card('queue messages processed, last hour', hour.byEvent.queue_processed ?? 0)}${card('queue attempts failed, last hour', hour.byEvent.queue_failed ?? 0)}</div>
 <h2>This server</h2><table><tbody><tr><th>State directory</th><td>${deps.facts.stateDir}</td></tr><tr><th>Signature</th><td>${deps.facts.signature ? 'required (X-Svc-Signature)' : 'disabled'}</td></tr><tr><th>API keys</th><td>${deps.facts.apiKeys ? 'required' : 'DISABLED (--no-auth)'}</td></tr><tr><th>Health</th><td>ok</td></tr></tbody></table>
@@ -121,7 +121,7 @@ export function registerPages(app: FastifyInstance, deps: UiDeps, context: Ctx):
       since: q.since || undefined,
       until: q.until || undefined,
     };
-    const rows = searchEvents(deps.events, filter, { beforeId: q.before ? Number(q.before) : undefined, limit: PAGE_ROWS });
+    const rows = await searchEvents(deps.events, filter, { beforeId: q.before ? Number(q.before) : undefined, limit: PAGE_ROWS });
     const field = (n: string, label: string) => html`<label>${label}<input name="${n}" value="${q[n] ?? ''}"></label>`;
     const next = rows.length === PAGE_ROWS ? html`<p><a href="/ui/executions?${new URLSearchParams({ ...clean(q), before: String(rows.at(-1)!.id) }).toString()}">Older rows</a></p>` : '';
     const body = html`<form method="get" class="filters">${field('tenant', 'Tenant')}${field('flow', 'Flow')}${field('correlation_id', 'Correlation id')}${field('event', 'Event kind')}${field('status', 'Status')}${field('since', 'From (UTC, e.g. 2026-01-31T08:00)')}${field('until', 'To (UTC)')}<button type="submit">Search</button></form>
@@ -132,7 +132,7 @@ ${table(EVENT_HEADERS, eventRows(rows), 'No events match.')}${next}`;
   app.get('/executions/:correlationId', async (req, reply) => {
     const ctx = context(req, reply);
     const { correlationId } = req.params as { correlationId: string };
-    const rows = searchEvents(deps.events, { correlation_id: correlationId }, { limit: 1000 }).reverse();
+    const rows = (await searchEvents(deps.events, { correlation_id: correlationId }, { limit: 1000 })).reverse();
     const story = rows.map(
       (e) => html`<tr><td>${e.ts}</td><td>${e.event}</td><td>${e.flow ?? ''}</td><td class="num">${e.http_status ?? ''}</td><td>${e.outcome ?? ''}</td><td>${e.reason ?? ''}</td><td><pre>${json(e.payload)}</pre></td></tr>`,
     );
@@ -146,7 +146,7 @@ ${table(EVENT_HEADERS, eventRows(rows), 'No events match.')}${next}`;
     const ctx = context(req, reply);
     requirePermission(ctx.actor, 'read_traces', 'read trace rows');
     const q = req.query as Query;
-    const rows = readTraceRows(deps.events, { tenant: q.tenant || undefined, flow: q.flow || undefined, correlation_id: q.correlation_id || undefined, limit: 500 }, ctx.actor);
+    const rows = await readTraceRows(deps.events, { tenant: q.tenant || undefined, flow: q.flow || undefined, correlation_id: q.correlation_id || undefined, limit: 500 }, ctx.actor);
     const out = rows.map((e) => html`<tr><td>${e.ts}</td><td>${e.event}</td><td>${e.flow ?? ''}</td><td>${e.step ?? ''}</td><td class="num">${e.http_status ?? ''}</td><td><pre>${json(e.payload)}</pre></td></tr>`);
     const field = (n: string, label: string) => html`<label>${label}<input name="${n}" value="${q[n] ?? ''}"></label>`;
     const body = html`<form method="get" class="filters">${field('tenant', 'Tenant')}${field('flow', 'Flow')}${field('correlation_id', 'Correlation id')}<button type="submit">Show</button></form>
