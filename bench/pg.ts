@@ -100,7 +100,7 @@ export async function benchPg(o: PgBenchOptions): Promise<void> {
 
     // 2. Durable /enqueue against pg-boss send, alternating rounds at the same concurrency.
     const enqueueUrl = `${node1.url}/flows/bench/sink/enqueue`;
-    const boss = await startBossSender({ connectionString: database.toString(), schema: bossSchema, queue: 'bench', data: JSON.parse(body) as object, dropSchema: (s) => dropSchema(admin, s) });
+    const boss = await startBossSender({ connectionString: database, schema: bossSchema, queue: 'bench', data: JSON.parse(body) as object, dropSchema: (s) => dropSchema(admin, s) });
     const bossRounds: LoadResult[] = [];
     const enqueueRounds: LoadResult[] = [];
     try {
@@ -138,6 +138,8 @@ export async function benchPg(o: PgBenchOptions): Promise<void> {
     try {
       for (const c of children) await c.stop().catch(() => undefined);
       await dropSchema(admin, svcSchema);
+      // Also pg-boss's, in case its start failed half-way (the sender drops it otherwise).
+      await dropSchema(admin, bossSchema);
     } finally {
       await admin.end();
     }
