@@ -6,12 +6,11 @@
  * share of arrivals it processed during the rounds is printed too.
  * Targets: /enqueue >= 1.5x the fsync baseline and >= 0.4x bare; drain >= 7,000 messages/s.
  */
-import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { statePaths } from '../src/common/paths.js';
 import { QueueStore } from '../src/queue/index.js';
+import { deployFlow } from './bench-state.js';
 import { combine, load, printTable, spawnListening, type LoadResult } from './load.js';
 
 export interface EnqueueBenchOptions {
@@ -31,7 +30,8 @@ export interface EnqueueBenchOptions {
   readonly drainCount?: number;
 }
 
-const SINK = `---
+/** A one-step flow (tenant bench, flow sink): the target of the /enqueue benchmarks. */
+export const SINK = `---
 flowdoc_version: "0.1"
 flow: sink
 tenant: bench
@@ -88,11 +88,7 @@ export async function benchEnqueue(o: EnqueueBenchOptions): Promise<void> {
   const duration = o.durationSec ?? 8;
   const drainCount = o.drainCount ?? 20_000;
   const paths = statePaths(o.db);
-  const flowPath = join(paths.stateDir, 'sink.flow.md');
-  for (const name of ['sink', 'drain']) {
-    writeFileSync(flowPath, SINK.replace('flow: sink', `flow: ${name}`));
-    execFileSync(process.execPath, [o.svcBin, 'deploy', flowPath, '-v', '1.0.0', '--db', o.db], { env: o.env, encoding: 'utf8' });
-  }
+  for (const name of ['sink', 'drain']) deployFlow(o.svcBin, o.env, o.db, `${name}.flow.md`, SINK.replace('flow: sink', `flow: ${name}`));
 
   const fsyncRate = await fsyncBaseline(paths.stateDir, Math.min(duration, 3));
 

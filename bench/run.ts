@@ -4,27 +4,26 @@
  * The same flow with payload tracing on is measured in the same alternating rounds, as a ratio of
  * tracing off (what turning tracing on costs a flow). Then /run with `--metrics` against without, on
  * a pair of servers of their own (metrics-ratio.ts).
+ * With `-- --store postgres://...`, then the PostgreSQL store against SQLite and pg-boss (pg.ts).
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { deployFlow, seedBenchState, svcCli } from './bench-state.js';
 import { benchEnqueue } from './enqueue.js';
 import { benchMetricsRatio } from './metrics-ratio.js';
 import { BARE_SERVER_SOURCE, combine, load, printTable, spawnListening, type LoadResult } from './load.js';
+import { benchPg } from './pg.js';
 import { QUOTE_FLOW as FLOW } from './quote-flow.js';
 
+const { values: flags } = parseArgs({ options: { store: { type: 'string' } } });
 const SVC = resolve(dirname(fileURLToPath(import.meta.url)), '../src/main.js');
 const DURATION = Number(process.env.BENCH_SECONDS ?? 12);
 const ROUNDS = 4;
 /** Pause after each traced round, so its log writer backlog does not fall on the next rounds. */
 const SETTLE_MS = 1500;
-
-
-function svc(env: NodeJS.ProcessEnv, args: string[]): string {
-  return execFileSync(process.execPath, [SVC, ...args], { env, encoding: 'utf8' });
-}
 
 async function main(): Promise<void> {
   const home = mkdtempSync(join(tmpdir(), 'svc-bench-'));
@@ -32,17 +31,9 @@ async function main(): Promise<void> {
   const db = join(home, 'state', 'registry.db');
   const children: { stop(): Promise<void> }[] = [];
   try {
-    svc(env, ['tenant', 'create', '--id', 'bench', '--display-name', 'Bench', '--db', db]);
-    const keyOut = svc(env, ['keys', 'create', '--tenant', 'bench', '--label', 'bench', '--db', db]);
-    const key = /svk_[0-9a-f]{32}/.exec(keyOut)?.[0];
-    if (!key) throw new Error(`no key in: ${keyOut}`);
-    const flowPath = join(home, 'quote.flow.md');
-    writeFileSync(flowPath, FLOW);
-    svc(env, ['deploy', flowPath, '-v', '1.0.0', '--db', db]);
-    const tracedPath = join(home, 'quote-traced.flow.md');
-    writeFileSync(tracedPath, FLOW.replace('flow: quote', 'flow: quote-traced'));
-    svc(env, ['deploy', tracedPath, '-v', '1.0.0', '--db', db]);
-    svc(env, ['trace', 'enable', '--tenant', 'bench', '--flow', 'quote-traced', '--db', db]);
+    const key = seedBenchState(SVC, env, db);
+    deployFlow(SVC, env, db, 'quote-traced.flow.md', FLOW.replace('flow: quote', 'flow: quote-traced'));
+    svcCli(SVC, env, ['trace', 'enable', '--tenant', 'bench', '--flow', 'quote-traced', '--db', db]);
 
     const body = JSON.stringify({ id: 'o-1', total: 42 });
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
@@ -92,6 +83,7 @@ async function main(): Promise<void> {
     if (rows.some((r) => r.non2xx > 0 || r.errors > 0)) process.stdout.write('WARNING: /run answered non-2xx or errored during the run\n');
     await benchEnqueue({ svcBin: SVC, env, db, key, bareUrl: bare.url, durationSec: DURATION });
     await bare.stop();
+    if (flags.store !== undefined) await benchPg({ svcBin: SVC, env, workDir: join(home, 'pg'), storeUrl: flags.store, durationSec: DURATION });
   } finally {
     for (const c of children) await c.stop().catch(() => undefined);
     rmSync(home, { recursive: true, force: true });
