@@ -13,10 +13,15 @@ import type { QueueBackend } from '../queue/index.js';
 import type { Closers } from './closers.js';
 import type { NodeLease } from '../queue/pg/node-lease.js';
 import { startClusterDuty } from './cluster-duty.js';
+import { startPeriodicTask } from '../housekeeping/periodic-task.js';
+import { pruneRegistryChanges } from '../store/pg/pg-registry-mirror.js';
 
 /** The cluster locks of the node lease held for the scheduler and the cluster-wide housekeeping. */
 const SCHEDULER_LOCK = 'scheduler';
 const HOUSEKEEPING_LOCK = 'housekeeping';
+/** How long registry changes are kept, and how often older ones are pruned. Milliseconds. */
+const REGISTRY_CHANGES_KEEP_MS = 3_600_000;
+const REGISTRY_CHANGES_PRUNE_MS = 600_000;
 const NOTHING_RETAINED = Object.freeze({ rowsDeleted: 0, pagesFreed: 0, longestDeleteSliceMs: 0, longestVacuumSliceMs: 0, stopped: false });
 import type { ServeStores } from './stores.js';
 
@@ -79,6 +84,12 @@ export async function startTimers(parts: TimerParts, closers: Closers): Promise<
   });
   housekeeping.start();
   closers.add(() => housekeeping.stop());
+  const pg = stores.pg;
+  if (pg !== undefined) {
+    // The registry change log every node follows: pruned once per cluster, by the housekeeping node.
+    const prune = startPeriodicTask({ name: 'registry change log prune', intervalMs: () => REGISTRY_CHANGES_PRUNE_MS, log, runAtStart: false, run: async () => void (leading() ? await pruneRegistryChanges(pg, REGISTRY_CHANGES_KEEP_MS) : 0) });
+    closers.add(() => prune.stop());
+  }
   const claimTick = parts.claimTick;
   const scheduler = new Scheduler(scheduledFlows(parts.flows, log), {
     locksDir: paths.locksDir,

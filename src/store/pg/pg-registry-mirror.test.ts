@@ -4,7 +4,7 @@ import { sha256Hex } from '../../common/digest.js';
 import { freshPgSchema, PG_TEST_URL, type PgSchema } from '../../../test/helpers/pg.js';
 import { TcpProxy } from '../../../test/helpers/tcp-proxy.js';
 import { waitFor } from '../../../test/helpers/wait.js';
-import { PgRegistryMirror } from './pg-registry-mirror.js';
+import { PgRegistryMirror, pruneRegistryChanges } from './pg-registry-mirror.js';
 import { openPgStore, type PgStore } from './pg-store.js';
 
 const T0 = '2026-01-02T03:04:05.000Z';
@@ -83,6 +83,20 @@ test('more changes than one refresh reads: the copy is reloaded whole and is rig
     assert.equal(small.seq, await writerSeq());
   } finally {
     small.close();
+  }
+});
+
+test('a pruned change log: a copy older than the horizon is read whole again, and is right', async () => {
+  const behind = await PgRegistryMirror.open(reader.db, { pollIntervalMs: 60_000, maxStaleMs: 120_000 });
+  try {
+    const k = await writer.keys.create(key('p1'));
+    await writer.keys.revoke(k.id, T0);
+    assert.ok((await pruneRegistryChanges(writer.db, 0)) >= 2);
+    assert.equal((await writer.db.query('SELECT count(*)::int AS n FROM registry_changes')).rows[0]!.n, 0);
+    await behind.refresh();
+    assert.equal(behind.findKeyByHash(k.keyHash)?.revokedAt, T0);
+  } finally {
+    behind.close();
   }
 });
 

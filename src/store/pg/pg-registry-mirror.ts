@@ -208,6 +208,9 @@ export class PgRegistryMirror implements RegistryReads {
   async #catchUp(): Promise<void> {
     const started = performance.now();
     const full = await this.#db.readSnapshot(async (tx) => {
+      // Changes this copy has not seen may have been pruned: then it is read whole again.
+      const horizon = (await tx.query<{ below: number }>('SELECT below FROM registry_changes_horizon')).rows[0]?.below ?? 0;
+      if (horizon > this.#seq + 1) return true;
       const changes = (await tx.query<Change>('SELECT seq, kind, k1, k2 FROM registry_changes WHERE seq > $1 ORDER BY seq LIMIT $2', [this.#seq, this.#maxChanges + 1])).rows;
       if (changes.length > this.#maxChanges) return true;
       if (changes.length > 0) {
@@ -314,4 +317,23 @@ function latestEntry(r: LatestRef & { bytes: Buffer }): LatestEntry {
 
 function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Deletes registry changes older than `keepMs` and moves the horizon past them (once per cluster,
+ * by the housekeeping node). A node keeps up within a poll, so an hour of changes is ample; one
+ * that was away longer reads the registry whole.
+ * @returns how many changes were deleted
+ */
+export async function pruneRegistryChanges(db: PgDb, keepMs: number): Promise<number> {
+  return db.transaction(async (tx) => {
+    const r = await tx.query<{ top: number | null; n: number }>(
+      `WITH gone AS (DELETE FROM registry_changes WHERE at < now() - make_interval(secs => $1::double precision / 1000) RETURNING seq)
+       SELECT max(seq)::bigint AS top, count(*)::int AS n FROM gone`,
+      [keepMs],
+    );
+    const { top, n } = r.rows[0]!;
+    if (top !== null) await tx.query('INSERT INTO registry_changes_horizon (id, below) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET below = greatest(registry_changes_horizon.below, excluded.below)', [top + 1]);
+    return n;
+  });
 }

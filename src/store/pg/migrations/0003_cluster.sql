@@ -7,3 +7,10 @@ CREATE TABLE schedule_ticks (
   node text NOT NULL,                    -- who ran it (host:pid), for the operator
   PRIMARY KEY (tenant, flow, tick_at)
 );
+
+-- How far the registry change log has been pruned: a node whose copy is older than this reads
+-- the registry whole again instead of the changes it could no longer see (PgRegistryMirror).
+CREATE TABLE registry_changes_horizon (
+  id integer PRIMARY KEY CHECK (id = 1),
+  below bigint NOT NULL                  -- every change with seq < below may be gone
+);
