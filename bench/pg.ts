@@ -59,8 +59,8 @@ export async function benchPg(o: PgBenchOptions): Promise<void> {
   const stateDb = join(o.workDir, 'state', 'registry.db');
   const key = seedBenchState(o.svcBin, o.env, stateDb);
   deployFlow(o.svcBin, o.env, stateDb, 'sink.flow.md', SINK);
-  // The same flow under another queue, whose worker the bench holds back in part 2 (see there).
-  deployFlow(o.svcBin, o.env, stateDb, 'held.flow.md', SINK.replace('flow: sink', 'flow: held'));
+  // The same flow under one queue per round of part 2, whose worker the bench holds back (see there).
+  for (let round = 0; round < ROUNDS; round++) deployFlow(o.svcBin, o.env, stateDb, `held${round}.flow.md`, SINK.replace('flow: sink', `flow: held${round}`));
   const admin = new pg.Client({ connectionString: database });
   await admin.connect();
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
@@ -111,22 +111,23 @@ export async function benchPg(o: PgBenchOptions): Promise<void> {
     // pg-boss `send` only stores the job; nothing consumes it during the round. The like-for-like
     // /enqueue is one whose worker is held back while it is measured: the bench holds the `held`
     // queue's worker lock (the node then finds it "consumed elsewhere"), and lets it go after each
-    // round so the node's hand-over sweep starts the worker and the backlog drains before the next.
+    // round so the node's hand-over sweep starts the worker and the backlog drains before the next
+    // (a queue per round: once a node runs a queue's worker it keeps it, and its lock).
     // The /enqueue rounds of `sink` are the service as it runs: its worker consumes meanwhile.
-    const heldUrl = `${node1.url}/flows/bench/held/enqueue`;
-    const heldLock = queueLockKey(svcSchema, 'bench', 'held');
     try {
       await load('warm-up', { url: enqueueUrl, body, headers, durationSec: 2, connections: ENQUEUE_CONNECTIONS });
       await boss.round('warm-up', ENQUEUE_CONNECTIONS, 1);
       for (let round = 0; round < ROUNDS; round++) {
         bossRounds.push(await boss.round(`pg-boss send (${ENQUEUE_CONNECTIONS} in flight)`, ENQUEUE_CONNECTIONS, duration / ROUNDS));
+        const held = `held${round}`;
+        const heldLock = queueLockKey(svcSchema, 'bench', held);
         await admin.query('SELECT pg_advisory_lock($1::bigint)', [heldLock]);
         try {
-          heldRounds.push(await load(`/enqueue, PostgreSQL, worker held (${ENQUEUE_CONNECTIONS} conns)`, { url: heldUrl, body, headers, durationSec: duration / ROUNDS, connections: ENQUEUE_CONNECTIONS }));
+          heldRounds.push(await load(`/enqueue, PostgreSQL, worker held (${ENQUEUE_CONNECTIONS} conns)`, { url: `${node1.url}/flows/bench/${held}/enqueue`, body, headers, durationSec: duration / ROUNDS, connections: ENQUEUE_CONNECTIONS }));
         } finally {
           await admin.query('SELECT pg_advisory_unlock($1::bigint)', [heldLock]);
         }
-        worst[0] = larger(worst[0], await drained(admin, svcSchema, 'held'));
+        worst[0] = larger(worst[0], await drained(admin, svcSchema, held));
         enqueueRounds.push(await load(`/enqueue, PostgreSQL, worker running (${ENQUEUE_CONNECTIONS} conns)`, { url: enqueueUrl, body, headers, durationSec: duration / ROUNDS, connections: ENQUEUE_CONNECTIONS }));
         // The workers' backlog must not fall on the next round, pg-boss's or the next part's.
         worst[0] = larger(worst[0], await drained(admin, svcSchema, 'sink'));
