@@ -19,6 +19,8 @@ export interface HousekeepingIntervals {
   certSweepMs?: number;
   /** The window in which repeats of one gate refusal fold into one summary record: 10 s. */
   refusalWindowMs: number;
+  /** With `--store`: the node lease (`idle_session_timeout` of its session; a paused node's locks go after it): 10 s. */
+  nodeLeaseMs: number;
 }
 
 const HOUR = 3_600_000;
@@ -32,6 +34,7 @@ export const TEST_INTERVAL_ENV: Readonly<Record<keyof HousekeepingIntervals, str
   schedulerLeaseMs: 'SVC_TEST_SCHEDULER_LEASE_MS',
   certSweepMs: 'SVC_TEST_CERT_SWEEP_INTERVAL_MS',
   refusalWindowMs: 'SVC_TEST_REFUSAL_WINDOW_MS',
+  nodeLeaseMs: 'SVC_TEST_NODE_LEASE_MS',
 });
 
 export const DEFAULT_INTERVALS: Readonly<HousekeepingIntervals> = Object.freeze({
@@ -41,6 +44,7 @@ export const DEFAULT_INTERVALS: Readonly<HousekeepingIntervals> = Object.freeze(
   schedulerPollMs: 5_000,
   schedulerLeaseMs: 30_000,
   refusalWindowMs: 10_000,
+  nodeLeaseMs: 10_000,
 });
 
 /** The spec's intervals, with any SVC_TEST_* override applied (an unusable value is ignored). */

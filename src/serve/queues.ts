@@ -4,6 +4,7 @@ import { QueueWorkers } from '../app/queue-workers.js';
 import type { Logger } from '../common/logger.js';
 import type { StatePaths } from '../common/paths.js';
 import { Settings } from '../common/settings.js';
+import { housekeepingIntervals } from '../housekeeping/intervals.js';
 import { startPeriodicTask } from '../housekeeping/periodic-task.js';
 import { QueueStore, type QueueBackend } from '../queue/index.js';
 import type { NodeLease } from '../queue/pg/node-lease.js';
@@ -24,7 +25,8 @@ export interface ServeQueues {
 }
 
 export async function buildQueues(paths: StatePaths, stores: ServeStores, run: ServeExecutor, log: Logger, closers: Closers): Promise<ServeQueues> {
-  const pgQueues = stores.pg === undefined ? undefined : new PgQueueStore(stores.pg, { onLeaseLost: (err) => log.warn({ err: err.message }, 'the node lease session was lost: this node stopped its queue workers; they are taken over (here or on another node) once a lease is held again') });
+  const leaseMs = housekeepingIntervals().nodeLeaseMs;
+  const pgQueues = stores.pg === undefined ? undefined : new PgQueueStore(stores.pg, { lease: { leaseMs, heartbeatMs: Math.min(1000, Math.floor(leaseMs / 4)) }, onLeaseLost: (err) => log.warn({ err: err.message }, 'the node lease session was lost: this node stopped its queue workers; they are taken over (here or on another node) once a lease is held again') });
   const store: QueueBackend = pgQueues ?? new QueueStore({ queuesDir: paths.queuesDir });
   // Closed after the HTTP door (closers run in reverse): workers stop, checkpoints are written, locks released.
   closers.add(() => store.close());
