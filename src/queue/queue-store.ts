@@ -8,6 +8,7 @@ import { compactIdleQueue, listQueueDirs, readQueueStats, type QueueCompaction }
 import { discardDeadLetter, readDeadLetters, replayDeadLetter, type DeadLetter, type ReplayResult } from './dead-letters.js';
 import { workerName, type DeadLetterRow, type QueueBackend } from './backend.js';
 import { liveLockOwner } from './lock-file.js';
+import { ConsumerRegistry } from './consumer-registry.js';
 import { queuePaths, type QueuePaths } from './queue-paths.js';
 import { QueueConsumer, type QueueConsumerOptions } from './queue-consumer.js';
 import type { PrefixCutOptions } from './prefix-cut.js';
@@ -41,7 +42,7 @@ export class QueueStore implements QueueBackend {
   /** Closes idle appenders' files; started with the first appender. */
   #idleSweep: NodeJS.Timeout | undefined;
   readonly #appenders = new Map<string, SegmentAppender>();
-  readonly #consumers = new Map<string, QueueConsumer>();
+  readonly #consumers = new ConsumerRegistry<QueueConsumer>();
   /** Record counts of queues read from their files, kept per queue between figures (see SegmentRecordCount). */
   readonly #recordCounts = new Map<string, SegmentRecordCount>();
   #closed = false;
@@ -93,36 +94,19 @@ export class QueueStore implements QueueBackend {
    */
   async startConsumer(tenant: string, flow: string, opts: QueueConsumerOptions): Promise<QueueConsumer | undefined> {
     const key = `${tenant}/${flow}`;
-    if (this.#closed || this.consumer(tenant, flow) !== undefined) return undefined;
-    const c = await QueueConsumer.start(this.paths(tenant, flow), {
-      prefixCut: this.#prefixCut,
-      ...opts,
-      // Another process took the queue over (this one was paused past the lease): forget the
-      // consumer, so the queue counts as consumed elsewhere, and tell the caller.
-      onLockLost: () => {
-        if (this.#consumers.get(key) === c) this.#consumers.delete(key);
-        void c?.close().catch(() => undefined);
-        opts.onLockLost?.();
-      },
-    });
-    if (c) this.#consumers.set(key, c);
-    return c;
+    if (this.#closed || this.#consumers.get(key) !== undefined) return undefined;
+    const paths = this.paths(tenant, flow);
+    return this.#consumers.start(key, opts, (o) => QueueConsumer.start(paths, { prefixCut: this.#prefixCut, ...o }));
   }
 
   /** This process's running consumer of the queue, if any (one closed through its handle is forgotten). */
   consumer(tenant: string, flow: string): QueueConsumer | undefined {
-    const key = `${tenant}/${flow}`;
-    const c = this.#consumers.get(key);
-    if (c !== undefined && c.state === 'closed') this.#consumers.delete(key);
-    return c?.state === 'closed' ? undefined : c;
+    return this.#consumers.get(`${tenant}/${flow}`);
   }
 
   /** Stops and forgets this process's consumer of the queue. */
   async stopConsumer(tenant: string, flow: string): Promise<void> {
-    const key = `${tenant}/${flow}`;
-    const c = this.#consumers.get(key);
-    this.#consumers.delete(key);
-    await c?.close();
+    await this.#consumers.stop(`${tenant}/${flow}`);
   }
 
   /** True when the queue's consumer lock names another live process (read only; nothing is taken). */
@@ -203,8 +187,7 @@ export class QueueStore implements QueueBackend {
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#idleSweep);
-    const results = await Promise.allSettled([...[...this.#consumers.values()].map((c) => c.close()), ...[...this.#appenders.values()].map((a) => a.close())]);
-    this.#consumers.clear();
+    const results = [...(await this.#consumers.closeAll()), ...(await Promise.allSettled([...this.#appenders.values()].map((a) => a.close())))];
     this.#appenders.clear();
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;

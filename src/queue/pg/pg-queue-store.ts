@@ -9,6 +9,7 @@ import type { PgDb } from '../../store/pg/pg-db.js';
 import { workerName, type DeadLetterRow, type QueueBackend, type QueueConsumerHandle } from '../backend.js';
 import type { QueueCompaction } from '../compaction.js';
 import { deadLetterNotFound, type DeadLetter, type ReplayResult } from '../dead-letters.js';
+import { ConsumerRegistry } from '../consumer-registry.js';
 import { checkQueueNames } from '../queue-paths.js';
 import type { QueueConsumerOptions } from '../queue-consumer.js';
 import type { AppendInput, AppendResult, QueueStats } from '../types.js';
@@ -38,7 +39,7 @@ export class PgQueueStore implements QueueBackend {
   readonly #db: PgDb;
   readonly lease: NodeLease;
   readonly #appender: PgQueueAppender;
-  readonly #consumers = new Map<string, PgQueueConsumer>();
+  readonly #consumers = new ConsumerRegistry<PgQueueConsumer>();
   #closed = false;
 
   constructor(db: PgDb, opts: PgQueueStoreOptions = {}) {
@@ -73,35 +74,17 @@ export class PgQueueStore implements QueueBackend {
   async startConsumer(tenant: string, flow: string, opts: QueueConsumerOptions): Promise<QueueConsumerHandle | undefined> {
     checkQueueNames(tenant, flow);
     const key = `${tenant}/${flow}`;
-    if (this.#closed || this.consumer(tenant, flow) !== undefined) return undefined;
-    const c = await PgQueueConsumer.start(
-      { db: this.#db, lease: this.lease, tenant, flow },
-      {
-        ...opts,
-        onLockLost: () => {
-          if (this.#consumers.get(key) === c) this.#consumers.delete(key);
-          void c?.close().catch(() => undefined);
-          opts.onLockLost?.();
-        },
-      },
-    );
-    if (c !== undefined) this.#consumers.set(key, c);
-    return c;
+    if (this.#closed || this.#consumers.get(key) !== undefined) return undefined;
+    return this.#consumers.start(key, opts, (o) => PgQueueConsumer.start({ db: this.#db, lease: this.lease, tenant, flow }, o));
   }
 
   /** This node's running worker of the queue, if any (one closed through its handle is forgotten). */
   consumer(tenant: string, flow: string): QueueConsumerHandle | undefined {
-    const key = `${tenant}/${flow}`;
-    const c = this.#consumers.get(key);
-    if (c !== undefined && c.state === 'closed') this.#consumers.delete(key);
-    return c?.state === 'closed' ? undefined : c;
+    return this.#consumers.get(`${tenant}/${flow}`);
   }
 
   async stopConsumer(tenant: string, flow: string): Promise<void> {
-    const key = `${tenant}/${flow}`;
-    const c = this.#consumers.get(key);
-    this.#consumers.delete(key);
-    await c?.close();
+    await this.#consumers.stop(`${tenant}/${flow}`);
   }
 
   async consumedElsewhere(tenant: string, flow: string): Promise<boolean> {
@@ -170,8 +153,7 @@ export class PgQueueStore implements QueueBackend {
   /** Stops every worker (each gets its grace period), waits for the appends in flight, gives the lease back; runs every step. */
   async close(): Promise<void> {
     this.#closed = true;
-    const results = await Promise.allSettled([...[...this.#consumers.values()].map((c) => c.close()), this.#appender.close()]);
-    this.#consumers.clear();
+    const results = [...(await this.#consumers.closeAll()), ...(await Promise.allSettled([this.#appender.close()]))];
     results.push(...(await Promise.allSettled([this.lease.close()])));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
