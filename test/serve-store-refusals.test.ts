@@ -1,7 +1,7 @@
 /** Black-box: what `svc serve --store` refuses at start, each with a clear message and no password shown. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { adminQuery, freshPgSchema, PG_TEST_URL, type PgSchema } from './helpers/pg.js';
+import { adminQuery, freshPgSchema, type PgSchema } from './helpers/pg.js';
 import { makeSandbox, startServer, svc, type Sandbox } from './helpers/svc.js';
 
 let sb: Sandbox;
@@ -36,10 +36,7 @@ test('a schema newer than this build: svc serve refuses to start and names both 
   assert.doesNotMatch(r.stdout + r.stderr, /topsecretpw/);
 });
 
-test('--grpc-port with --store is refused (exit 2), and --log-files without --store', () => {
-  const grpc = svc(sb, ['serve', '--port', '0', '--host', '127.0.0.1', '--grpc-port', '0', '--store', `${PG_TEST_URL}?schema=${schema.name}_other`]);
-  assert.equal(grpc.code, 2, grpc.stderr);
-  assert.match(grpc.stderr, /--grpc-port is not available with --store/);
+test('--log-files without --store is refused (exit 2)', () => {
   const files = svc(sb, ['serve', '--port', '0', '--log-files', sb.home]);
   assert.equal(files.code, 2);
   assert.match(files.stderr, /--log-files goes with --store/);

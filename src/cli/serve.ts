@@ -3,9 +3,6 @@ import { Command, Option } from 'commander';
 import { ExitError } from '../common/errors.js';
 import { dbOption, intArg, storeOption } from './options.js';
 
-/** Said before anything is opened (the door itself refuses too, serve/doors.ts). */
-const GRPC_WITH_STORE = 'svc serve: --grpc-port is not available with --store yet (the gRPC door reads its descriptors from the state directory); run the gRPC door on a node without --store';
-
 export function registerServe(program: Command): void {
   program
     .command('serve')
@@ -37,7 +34,6 @@ interface ServeFlags {
 }
 
 async function serve(flags: ServeFlags): Promise<void> {
-  if (flags.grpcPort !== undefined && flags.store !== undefined) throw new ExitError(2, GRPC_WITH_STORE);
   if (flags.logFiles !== undefined && flags.store === undefined) throw new ExitError(2, 'svc serve: --log-files goes with --store (without it the daily files are in the state directory\'s logs/)');
   // Loaded here so other commands do not pay for fastify and the doors.
   const { startService } = await import('../serve/service.js');

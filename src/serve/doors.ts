@@ -12,7 +12,7 @@ import { createEnqueueHandler } from '../doors/http/enqueue-handler.js';
 import { buildServer } from '../doors/http/server.js';
 import type { HttpObserver, MetricsExposition } from '../doors/http/observer.js';
 import type { Gate } from '../gate/gate.js';
-import { DescriptorsRepo } from '../store/descriptors-repo.js';
+import { DescriptorsRepo, type DescriptorReads } from '../store/descriptors-repo.js';
 import type { Closers } from './closers.js';
 import type { ServeStores } from './stores.js';
 
@@ -84,14 +84,16 @@ export async function startGrpcDoorIfAsked(opts: DoorOptions, parts: DoorParts, 
     return undefined;
   }
   // Loaded only when asked: grpc-js and protobufjs are about 100 modules a start without gRPC skips.
-  if (stores.registry === undefined) {
-    // The door reads descriptors synchronously, revalidated by the SQLite file's change counter;
-    // the PostgreSQL store has no such copy of them yet.
-    throw new ExitError(2, 'svc serve: --grpc-port is not available with --store yet (the gRPC door reads its descriptors from the state directory); run the gRPC door on a node without --store');
-  }
   const { startGrpcDoor } = await import('../doors/grpc/server.js');
-  const descriptors = new DescriptorsRepo(stores.registry);
-  closers.add(() => descriptors.close());
+  // The door reads descriptors synchronously on every call: the SQLite repository (revalidated by
+  // the file's change counter) or, on PostgreSQL, the node's copy of the registry.
+  let descriptors: DescriptorReads;
+  if (stores.registry !== undefined) {
+    const repo = new DescriptorsRepo(stores.registry);
+    closers.add(() => repo.close());
+    descriptors = repo;
+  } else if (stores.descriptorReads !== undefined) descriptors = stores.descriptorReads;
+  else throw new ExitError(2, 'svc serve: the gRPC door has no descriptors to read');
   const grpc = await startGrpcDoor({
     host: opts.host,
     port: opts.grpcPort,

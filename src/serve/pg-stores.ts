@@ -66,6 +66,7 @@ export async function openPgStores(url: string, log: Logger, closers: Closers, h
     traces: pg.traces,
     certificates: pg.certificates,
     cache,
+    descriptorReads: cache,
     flows,
     flowState: pg.flowState,
     events,

@@ -27,6 +27,7 @@ import type { ArtifactsStore, AuditStore, CertificatesStore, EventLogStore, Flow
 import type { AuditAppender } from '../store/audit-thread.js';
 import type { ReclaimOptions, ReclaimResult } from '../store/auto-vacuum.js';
 import type { PgDb } from '../store/pg/pg-db.js';
+import type { DescriptorReads } from '../store/descriptors-repo.js';
 import type { Closers } from './closers.js';
 
 /**
@@ -61,6 +62,8 @@ export interface ServeStores {
   readonly logRepo: EventLogStore;
   readonly uiUsers: UiUsersStore;
   readonly uiSessions: UiSessionsStore;
+  /** On PostgreSQL: the latest descriptors from the registry copy (the gRPC door); on SQLite the door opens the repository. */
+  readonly descriptorReads?: DescriptorReads;
   /** The PostgreSQL pool, on PostgreSQL (the queues and the cluster's locks use it too). */
   readonly pg?: PgDb;
   /** A platform setting as the registry holds it now (cached). */

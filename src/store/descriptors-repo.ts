@@ -56,6 +56,17 @@ export const DESCRIPTOR_FROM = `proto_descriptors d LEFT JOIN proto_latest l
 /** Only the versions a latest pointer names. */
 export const DESCRIPTOR_LATEST_FROM = 'proto_latest l JOIN proto_descriptors d ON d.tenant = l.tenant AND d.name = l.name AND d.version = l.version';
 
+/**
+ * What the gRPC door reads on every call, synchronously: this repository over SQLite (the file's
+ * change counter as its token), or PgRegistryMirror's copy over PostgreSQL (the change log's position).
+ */
+export interface DescriptorReads {
+  /** The latest version of every descriptor name of a tenant, newest deployment first. */
+  latestOfTenant(tenant: string): StoredDescriptor[];
+  /** Changes whenever a descriptor, a latest pointer, or the registry may have changed. */
+  changeToken(): string;
+}
+
 /** The storage contract (store/contracts.ts): implemented here and in store/pg/. */
 export interface DescriptorsStore {
   tenantStatus(tenant: string): Awaitable<'active' | 'disabled' | undefined>;

@@ -1,6 +1,7 @@
 /**
  * The registry reads of the request path over PostgreSQL, answered from memory: every key (by
- * hash), tenant, `latest` ref with its artifact bytes, trace flag and setting, loaded at start on
+ * hash), tenant, `latest` ref with its artifact bytes, trace flag, setting and latest protobuf
+ * descriptor (the gRPC door), loaded at start on
  * one snapshot and kept current from `registry_changes` (0001_initial.sql), the change log every
  * registry write appends to in commit order.
  *
@@ -17,6 +18,7 @@ import type { FlowVersionRef, LatestRef } from '../artifacts-repo.js';
 import { verifiedArtifact } from '../artifacts-repo.js';
 import { KEY_COLUMNS, keyFromRecord, type ApiKeyRow, type KeyRecord } from '../keys-repo.js';
 import type { RegistryReads } from '../registry-cache.js';
+import { DESCRIPTOR_COLUMNS, DESCRIPTOR_LATEST_FROM, toStoredDescriptor, type DescriptorReads, type DescriptorRecord, type StoredDescriptor } from '../descriptors-repo.js';
 import { toTenant, type Tenant, type TenantRow } from '../tenants-repo.js';
 import type { PgDb, PgTx } from './pg-db.js';
 
@@ -38,7 +40,7 @@ interface LatestEntry {
 
 interface Change {
   seq: number;
-  kind: 'key' | 'tenant' | 'latest' | 'trace' | 'setting';
+  kind: 'key' | 'tenant' | 'latest' | 'trace' | 'setting' | 'descriptor';
   k1: string;
   k2: string;
 }
@@ -49,7 +51,9 @@ const LATEST_SELECT = `SELECT l.tenant, l.name, v.version, v.hash, v.created_at,
 
 const pairKey = (a: string, b: string) => `${a}/${b}`;
 
-export class PgRegistryMirror implements RegistryReads {
+const DESCRIPTOR_SELECT = `SELECT ${DESCRIPTOR_COLUMNS}, d.bytes FROM ${DESCRIPTOR_LATEST_FROM}`;
+
+export class PgRegistryMirror implements RegistryReads, DescriptorReads {
   readonly #db: PgDb;
   readonly #maxStaleMs: number;
   readonly #maxChanges: number;
@@ -61,6 +65,8 @@ export class PgRegistryMirror implements RegistryReads {
   #artifacts = new Map<string, { bytes: Buffer; refs: number }>();
   #trace = new Set<string>();
   #settings = new Map<string, string>();
+  /** Latest protobuf descriptors by tenant, then name (the gRPC door's method catalog). */
+  #descriptors = new Map<string, Map<string, StoredDescriptor>>();
   #seq = 0;
   #confirmedAt = 0;
   #refreshing: Promise<void> | undefined;
@@ -124,6 +130,18 @@ export class PgRegistryMirror implements RegistryReads {
     this.#assertFresh();
     const held = this.#artifacts.get(hash);
     return held === undefined ? undefined : verifiedArtifact(hash, held.bytes);
+  }
+
+  /** The latest descriptor of every name of a tenant, newest deployment first (as the SQLite repository orders them). */
+  latestOfTenant(tenant: string): StoredDescriptor[] {
+    this.#assertFresh();
+    return [...(this.#descriptors.get(tenant)?.values() ?? [])].sort((a, b) => cmp(b.deployedAt, a.deployedAt) || cmp(a.name, b.name));
+  }
+
+  /** The change log position: it moves with every registry change, descriptors included. */
+  changeToken(): string {
+    this.#assertFresh();
+    return String(this.#seq);
   }
 
   /** Every flow's latest ref, by tenant and name (the start-up scans). */
@@ -193,6 +211,7 @@ export class PgRegistryMirror implements RegistryReads {
       const latest = (await tx.query<LatestRef & { bytes: Buffer }>(LATEST_SELECT)).rows;
       const trace = (await tx.query<{ tenant: string; flow: string }>('SELECT tenant, flow FROM trace_config WHERE enabled')).rows;
       const settings = (await tx.query<{ key: string; value: string }>('SELECT key, value FROM system_config')).rows;
+      const descriptors = (await tx.query<DescriptorRecord>(DESCRIPTOR_SELECT)).rows;
       this.#keys = new Map(keys.map((r) => [r.key_hash, keyFromRecord(r)]));
       this.#tenants = new Map(tenants.map((r) => [r.id, toTenant(r)]));
       this.#latest = new Map();
@@ -200,6 +219,8 @@ export class PgRegistryMirror implements RegistryReads {
       for (const r of latest) this.#setLatest(pairKey(r.tenant, r.name), latestEntry(r));
       this.#trace = new Set(trace.map((r) => pairKey(r.tenant, r.flow)));
       this.#settings = new Map(settings.map((r) => [r.key, r.value]));
+      this.#descriptors = new Map();
+      for (const r of descriptors) this.#setDescriptor(r.tenant, r.name, toStoredDescriptor(r));
       this.#seq = seq;
     });
     this.#confirmedAt = started;
@@ -250,12 +271,29 @@ export class PgRegistryMirror implements RegistryReads {
       for (const c of trace) this.#trace.delete(pairKey(c.k1, c.k2));
       for (const r of rows) this.#trace.add(pairKey(r.tenant, r.flow));
     }
+    const descriptors = of('descriptor');
+    if (descriptors.length > 0) {
+      const rows = (await tx.query<DescriptorRecord>(`${DESCRIPTOR_SELECT} WHERE (l.tenant, l.name) IN (SELECT * FROM unnest($1::text[], $2::text[]))`, [descriptors.map((c) => c.k1), descriptors.map((c) => c.k2)])).rows;
+      for (const c of descriptors) this.#setDescriptor(c.k1, c.k2, undefined);
+      for (const r of rows) this.#setDescriptor(r.tenant, r.name, toStoredDescriptor(r));
+    }
     const settings = of('setting').map((c) => c.k1);
     if (settings.length > 0) {
       const rows = (await tx.query<{ key: string; value: string }>('SELECT key, value FROM system_config WHERE key = ANY($1)', [settings])).rows;
       for (const k of settings) this.#settings.delete(k);
       for (const r of rows) this.#settings.set(r.key, r.value);
     }
+  }
+
+  #setDescriptor(tenant: string, name: string, d: StoredDescriptor | undefined): void {
+    let names = this.#descriptors.get(tenant);
+    if (d === undefined) {
+      names?.delete(name);
+      if (names?.size === 0) this.#descriptors.delete(tenant);
+      return;
+    }
+    if (names === undefined) this.#descriptors.set(tenant, (names = new Map()));
+    names.set(name, d);
   }
 
   #setLatest(key: string, entry: LatestEntry | undefined): void {

@@ -108,7 +108,7 @@ CREATE TABLE task_runs (
 -- read every change up to seq N has missed none below it.
 CREATE TABLE registry_changes (
   seq bigserial PRIMARY KEY,
-  kind text NOT NULL CHECK (kind IN ('key', 'tenant', 'latest', 'trace', 'setting')),
+  kind text NOT NULL CHECK (kind IN ('key', 'tenant', 'latest', 'trace', 'setting', 'descriptor')),
   k1 text NOT NULL,
   k2 text NOT NULL DEFAULT '',
   at timestamptz NOT NULL DEFAULT now()
@@ -126,6 +126,7 @@ BEGIN
   ELSIF kind = 'tenant' THEN k1 := r.id;
   ELSIF kind = 'latest' THEN k1 := r.tenant; k2 := r.name;
   ELSIF kind = 'trace' THEN k1 := r.tenant; k2 := r.flow;
+  ELSIF kind = 'descriptor' THEN k1 := r.tenant; k2 := r.name;
   ELSE k1 := r.key;
   END IF;
   INSERT INTO registry_changes (kind, k1, k2) VALUES (kind, k1, k2);
@@ -138,6 +139,7 @@ CREATE TRIGGER tenants_changed AFTER INSERT OR UPDATE OR DELETE ON tenants FOR E
 CREATE TRIGGER flow_latest_changed AFTER INSERT OR UPDATE OR DELETE ON flow_latest FOR EACH ROW EXECUTE FUNCTION registry_changed('latest');
 CREATE TRIGGER trace_config_changed AFTER INSERT OR UPDATE OR DELETE ON trace_config FOR EACH ROW EXECUTE FUNCTION registry_changed('trace');
 CREATE TRIGGER system_config_changed AFTER INSERT OR UPDATE OR DELETE ON system_config FOR EACH ROW EXECUTE FUNCTION registry_changed('setting');
+CREATE TRIGGER proto_latest_changed AFTER INSERT OR UPDATE OR DELETE ON proto_latest FOR EACH ROW EXECUTE FUNCTION registry_changed('descriptor');
 
 -- Flow state: deduplication and correlation ------------------------------------------------------
 -- The instants are compared (a window or lease in force, a deadline passed) and ordered as text,
