@@ -9,12 +9,13 @@
  * 3. /run and /enqueue over 1, 2 and 3 servers on the same store, the load spread over them (one
  *    autocannon per server, run together, summed).
  */
-import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { deployFlow, seedBenchState, svcCli } from './bench-state.js';
+import { advisoryLockKey } from '../src/queue/pg/node-lease.js';
+import { queueLockName } from '../src/queue/pg/pg-queue-consumer.js';
 import { SINK } from './enqueue.js';
 import { combine, load, printTable, spawnListening, type Child, type LoadResult } from './load.js';
 import { parseStoreUrl } from '../src/store/pg/store-url.js';
@@ -120,7 +121,7 @@ export async function benchPg(o: PgBenchOptions): Promise<void> {
       for (let round = 0; round < ROUNDS; round++) {
         bossRounds.push(await boss.round(`pg-boss send (${ENQUEUE_CONNECTIONS} in flight)`, ENQUEUE_CONNECTIONS, duration / ROUNDS));
         const held = `held${round}`;
-        const heldLock = queueLockKey(svcSchema, 'bench', held);
+        const heldLock = advisoryLockKey(svcSchema, queueLockName('bench', held)).key;
         await admin.query('SELECT pg_advisory_lock($1::bigint)', [heldLock]);
         try {
           heldRounds.push(await load(`/enqueue, PostgreSQL, worker held (${ENQUEUE_CONNECTIONS} conns)`, { url: `${node1.url}/flows/bench/${held}/enqueue`, body, headers, durationSec: duration / ROUNDS, connections: ENQUEUE_CONNECTIONS }));
@@ -229,10 +230,6 @@ async function drained(client: pg.Client, schema: string, flow = 'sink'): Promis
   return { backlog, left, seconds: (performance.now() - t0) / 1000 };
 }
 
-/** The advisory lock key of a queue's worker, as the node lease draws it (src/queue/pg/node-lease.ts). */
-function queueLockKey(schema: string, tenant: string, flow: string): string {
-  return createHash('sha256').update(`${schema}\0queue:${tenant}/${flow}`).digest().readBigInt64BE(0).toString();
-}
 
 function larger(a: Drained | undefined, b: Drained): Drained {
   return a === undefined || b.backlog > a.backlog ? b : a;

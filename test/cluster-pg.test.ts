@@ -6,10 +6,11 @@
  * database through a TCP proxy that the test cuts: 503, never a pass, then it recovers by itself.
  */
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { dirname } from 'node:path';
 import { after, before, test } from 'node:test';
+import { advisoryLockKey } from '../src/queue/pg/node-lease.js';
+import { queueLockName } from '../src/queue/pg/pg-queue-consumer.js';
 import { openPgStore, type PgStore } from '../src/store/pg/pg-store.js';
 import { adminQuery, freshPgSchema, PG_TEST_URL, type PgSchema } from './helpers/pg.js';
 import { createKey, createTenant, deployFlow, flow } from './helpers/registry-setup.js';
@@ -45,15 +46,15 @@ async function post(n: ServerProcess, path: string, body: unknown): Promise<Resp
 }
 
 /**
- * The pid of the node whose lease holds the worker lock of queue acme/<flow>: the lock's key as
- * the node lease draws it (src/queue/pg/node-lease.ts), and the lease session's name `svc-lease host:pid`.
+ * The pid of the node whose lease holds the worker lock of queue acme/<flow>, from the lease
+ * session's name `svc-lease host:pid`.
  */
 async function queueHolderPid(flowName: string): Promise<number | undefined> {
-  const digest = createHash('sha256').update(`${schema.name}\0queue:acme/${flowName}`).digest();
+  const k = advisoryLockKey(schema.name, queueLockName('acme', flowName));
   const r = await adminQuery<{ app: string }>(
     `SELECT a.application_name AS app FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
       WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1 AND l.objid = $2 AND l.objsubid = 1`,
-    [digest.readUInt32BE(0), digest.readUInt32BE(4)],
+    [k.classid, k.objid],
   );
   const app = r.rows[0]?.app;
   return app === undefined ? undefined : Number(/:(\d+)$/.exec(app)?.[1]);

@@ -2,21 +2,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createTenant, deployFlow } from './helpers/registry-setup.js';
+import { HELLO_FLOW } from './helpers/grpc.js';
 import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
-
-const HELLO_FLOW = `---
-flowdoc_version: "0.1"
-flow: hello
-tenant: acme
-inbound: grpc
-grpc_method: demo.v1.Greeter/SayHello
----
-
-## Step: answer
-\`\`\`ntd
-{"message": "hello {{ ctx.input.user_name }}"}
-\`\`\`
-`;
 
 describe('svc serve without --grpc-port', () => {
   const sandbox = makeSandbox();

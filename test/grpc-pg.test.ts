@@ -9,23 +9,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { freshPgSchema, type PgSchema } from './helpers/pg.js';
-import { greeterSet, GREETER_SERVICE_PROTO_V2, testClient, type GreeterTestClient } from './helpers/grpc.js';
+import { greeterSet, GREETER_SERVICE_PROTO_V2, HELLO_FLOW, testClient, type GreeterTestClient } from './helpers/grpc.js';
 import { makeSandbox, startServer, svc, type Sandbox, type ServerProcess } from './helpers/svc.js';
 import { waitFor } from './helpers/wait.js';
-
-const HELLO_FLOW = `---
-flowdoc_version: "0.1"
-flow: hello
-tenant: acme
-inbound: grpc
-grpc_method: demo.v1.Greeter/SayHello
----
-
-## Step: answer
-\`\`\`ntd
-{"message": "hello {{ ctx.input.user_name }}"}
-\`\`\`
-`;
 
 let schema: PgSchema;
 let sb: Sandbox;

@@ -121,3 +121,18 @@ export function testClient(address: string, descriptorSet: Buffer): GreeterTestC
     close: () => client.close(),
   };
 }
+
+/** Flow `acme/hello` answering demo.v1.Greeter/SayHello with `hello <user_name>` (the gRPC door tests). */
+export const HELLO_FLOW = `---
+flowdoc_version: "0.1"
+flow: hello
+tenant: acme
+inbound: grpc
+grpc_method: demo.v1.Greeter/SayHello
+---
+
+## Step: answer
+\`\`\`ntd
+{"message": "hello {{ ctx.input.user_name }}"}
+\`\`\`
+`;

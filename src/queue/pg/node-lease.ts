@@ -32,8 +32,8 @@ export interface NodeLeaseOptions {
   readonly listen?: Readonly<Record<string, (payload: string) => void>>;
 }
 
-/** Two 32-bit halves of a 64-bit advisory lock key, as pg_locks shows them (classid, objid). */
-interface LockKey {
+/** A 64-bit advisory lock key (decimal text), and its two 32-bit halves as pg_locks shows them (classid, objid). */
+export interface LockKey {
   readonly key: string;
   readonly classid: number;
   readonly objid: number;
@@ -178,7 +178,16 @@ export class NodeLease {
   }
 
   #key(name: string): LockKey {
-    const digest = createHash('sha256').update(`${this.#db.schema}\0${name}`).digest();
-    return { key: digest.readBigInt64BE(0).toString(), classid: digest.readUInt32BE(0), objid: digest.readUInt32BE(4) };
+    return advisoryLockKey(this.#db.schema, name);
   }
+}
+
+/**
+ * The 64-bit advisory lock key of lock `name` in `schema` (the first 8 bytes of a SHA-256), with
+ * the two halves pg_locks shows it as. Exported for what inspects or holds a node's locks from
+ * outside (tests, the bench).
+ */
+export function advisoryLockKey(schema: string, name: string): LockKey {
+  const digest = createHash('sha256').update(`${schema}\0${name}`).digest();
+  return { key: digest.readBigInt64BE(0).toString(), classid: digest.readUInt32BE(0), objid: digest.readUInt32BE(4) };
 }

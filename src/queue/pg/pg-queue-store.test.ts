@@ -1,12 +1,13 @@
 // The PostgreSQL queue's own behaviours beyond the shared conformance suite: several nodes on one
 // database, a node's death, group commit.
-import { createHash } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { adminQuery, freshPgSchema, type PgSchema } from '../../../test/helpers/pg.js';
 import { waitFor } from '../../../test/helpers/wait.js';
 import { openPgStore, type PgStore } from '../../store/pg/pg-store.js';
 import type { QueueMessage } from '../queue-consumer.js';
+import { advisoryLockKey } from './node-lease.js';
+import { queueLockName } from './pg-queue-consumer.js';
 import { PgQueueStore } from './pg-queue-store.js';
 
 let schema: PgSchema;
@@ -83,10 +84,10 @@ test('one worker per queue across nodes; a dead node hands its queue over with n
   await waitFor('A reaches message 3', () => byA.includes(3), 5000, 10);
   // Node A's lease session dies (as when its process is killed): its lock is released at once.
   // Only this schema's lock of this queue: other tests and nodes share the server.
-  const digest = createHash('sha256').update(`${schema.name}\0queue:acme/shared`).digest();
+  const k = advisoryLockKey(schema.name, queueLockName('acme', 'shared'));
   const killed = await adminQuery(
     `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = $1 AND objid = $2 AND objsubid = 1`,
-    [digest.readUInt32BE(0), digest.readUInt32BE(4)],
+    [k.classid, k.objid],
   );
   assert.ok((killed.rowCount ?? 0) >= 1);
   await waitFor('B takes the queue over', async () => (await b.startConsumer('acme', 'shared', { handler: async (m) => (byB.push(m.id), { kind: 'ack' }), pollIntervalMs: 50 })) !== undefined, 5000, 50);

@@ -128,8 +128,8 @@ export class PgDb implements PgTx {
     }
   }
 
-  /** A connection of its own, outside the pool's count (LISTEN for the whole life of the process). */
-  async dedicatedClient(settings: Record<string, string> = {}, applicationName = 'svc-session'): Promise<pg.Client> {
+  /** A connection of its own, outside the pool's count (see openSession). */
+  async #dedicatedClient(settings: Record<string, string> = {}, applicationName = 'svc-session'): Promise<pg.Client> {
     const extra = Object.entries(settings).map(([k, v]) => ` -c ${k}=${v}`).join('');
     const client = new pg.Client({ connectionString: this.url.connectionString, application_name: applicationName, options: `-c search_path=${this.url.schema}${extra}`, types: TYPES });
     try {
@@ -148,7 +148,7 @@ export class PgDb implements PgTx {
    * `idle_session_timeout`).
    */
   async openSession(settings: Record<string, string> = {}, applicationName = 'svc-session'): Promise<PgSession> {
-    const client = await this.dedicatedClient(settings, applicationName);
+    const client = await this.#dedicatedClient(settings, applicationName);
     const url = this.url;
     let lost: Error | undefined;
     const lostListeners: ((err: Error) => void)[] = [];

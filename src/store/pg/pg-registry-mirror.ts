@@ -20,7 +20,7 @@ import { KEY_COLUMNS, keyFromRecord, type ApiKeyRow, type KeyRecord } from '../k
 import type { RegistryReads } from '../registry-cache.js';
 import { DESCRIPTOR_COLUMNS, DESCRIPTOR_LATEST_FROM, toStoredDescriptor, type DescriptorReads, type DescriptorRecord, type StoredDescriptor } from '../descriptors-repo.js';
 import { toTenant, type Tenant, type TenantRow } from '../tenants-repo.js';
-import type { PgDb, PgTx } from './pg-db.js';
+import type { PgDb, PgSession, PgTx } from './pg-db.js';
 
 export interface PgRegistryMirrorOptions {
   /** @default 200 */
@@ -73,7 +73,7 @@ export class PgRegistryMirror implements RegistryReads, DescriptorReads {
   #again = false;
   #closed = false;
   readonly #poll: NodeJS.Timeout;
-  #listener: { end(): Promise<void> } | undefined;
+  #listener: PgSession | undefined;
 
   private constructor(db: PgDb, opts: PgRegistryMirrorOptions) {
     this.#db = db;
@@ -315,26 +315,23 @@ export class PgRegistryMirror implements RegistryReads, DescriptorReads {
     let delayMs = 250;
     while (!this.#closed) {
       try {
-        const client = await this.#db.dedicatedClient({}, 'svc-registry-listen');
+        const session = await this.#db.openSession({}, 'svc-registry-listen');
         if (this.#closed) {
-          await client.end();
+          await session.end();
           return;
         }
-        this.#listener = client;
-        const lost = new Promise<void>((resolve) => {
-          client.on('error', () => resolve());
-          client.on('end', () => resolve());
+        this.#listener = session;
+        const lost = new Promise<void>((resolve) => session.onLost(() => resolve()));
+        session.onNotification((_channel, payload) => {
+          if (payload === this.#db.schema) this.invalidate();
         });
-        client.on('notification', (n) => {
-          if (n.payload === this.#db.schema) this.invalidate();
-        });
-        await client.query('LISTEN svc_registry');
+        await session.query('LISTEN svc_registry');
         delayMs = 250;
         // Changes committed before LISTEN took effect are not missed: the next poll reads them.
         this.invalidate();
         await lost;
         this.#listener = undefined;
-        await client.end().catch(() => undefined);
+        await session.end();
       } catch (err) {
         this.#onError(err);
       }
