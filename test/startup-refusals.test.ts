@@ -5,7 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { corruptArtifact, createTenant, deployFlow, flow, insertArtifact } from './helpers/registry-setup.js';
-import { makeSandbox, startServer, svc, SVC_BIN, type Sandbox } from './helpers/svc.js';
+import { makeSandbox, startServer, storeArgs, svc, SVC_BIN, type Sandbox } from './helpers/svc.js';
 
 const PRICING = flow('acme', 'pricing', 'config: [pricing_url]', '## Step: answer\n```ntd\n{"url": "{{ ctx.pricing_url }}"}\n```');
 const HELLO = flow('acme', 'hello', '', '## Step: answer\n```ntd\n{"hello": "{{ ctx.input.name }}"}\n```');
@@ -13,7 +13,7 @@ const CALLER = flow('acme', 'caller', 'effects: [http_egress]', '## Step: call\n
 
 /** `svc serve` expected to refuse: runs to exit (bounded) and returns its code and stderr. */
 function serveRefusal(sandbox: Sandbox, env: NodeJS.ProcessEnv): { code: number | null; stderr: string; stdout: string } {
-  const r = spawnSync(process.execPath, [SVC_BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', sandbox.db], {
+  const r = spawnSync(process.execPath, [SVC_BIN, ...storeArgs(['serve', '--host', '127.0.0.1', '--port', '0', '--db', sandbox.db])], {
     cwd: sandbox.home,
     env: { ...sandbox.env, ...env },
     encoding: 'utf8',

@@ -1,6 +1,6 @@
 /** A long-running `svc` command (`logs --follow`, `dev`) as a child process: its output as it comes, and a stop by PID. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { SVC_BIN, type Sandbox } from './svc.js';
+import { SVC_BIN, storeArgs, type Sandbox } from './svc.js';
 import { sleep } from './wait.js';
 
 export interface CliChild {
@@ -14,7 +14,7 @@ export interface CliChild {
 }
 
 export function startCli(sandbox: Sandbox, args: string[]): CliChild {
-  const child = spawn(process.execPath, [SVC_BIN, ...args], { cwd: sandbox.home, env: sandbox.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [SVC_BIN, ...storeArgs(args)], { cwd: sandbox.home, env: sandbox.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SVC_BIN, svc, type Sandbox } from './svc.js';
+import { SVC_BIN, storeArgs, svc, type Sandbox } from './svc.js';
 
 /** test/fixtures/http in the source tree (this file runs from dist/test/helpers/). */
 export const HTTP_FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), '../../../test/fixtures/http');
@@ -96,7 +96,7 @@ export function deployFixture(sandbox: Sandbox, name: string, version = '1'): vo
 
 /** Deploys fixtures (version 1) with one `svc deploy` process (all or nothing; each is a cold node start). */
 export async function deployAll(sandbox: Sandbox, names: readonly string[]): Promise<void> {
-  const args = [SVC_BIN, 'deploy', ...names.map((n) => join(HTTP_FIXTURES, `${n}.flow.md`)), '-v', '1', '--db', sandbox.db];
+  const args = [SVC_BIN, ...storeArgs(['deploy', ...names.map((n) => join(HTTP_FIXTURES, `${n}.flow.md`)), '-v', '1', '--db', sandbox.db])];
   const { code, out } = await new Promise<{ code: number | null; out: string }>((res) => {
     const child = spawn(process.execPath, args, { cwd: sandbox.home, env: sandbox.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let text = '';

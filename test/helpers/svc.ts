@@ -1,4 +1,10 @@
-/** Black-box helpers: run the built `svc` as a child process against a throwaway state directory. */
+/**
+ * Black-box helpers: run the built `svc` as a child process against a throwaway state directory,
+ * or, in the suite's PostgreSQL pass (SVC_TEST_STORE=postgres), against a throwaway schema of the
+ * test PostgreSQL: each sandbox then has a store URL of its own, every `--db <sandbox db>` a test
+ * passes becomes `--store <that URL>`, and SVC_STORE_URL is in the child's environment.
+ */
+import { randomBytes } from 'node:crypto';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,20 +19,67 @@ export interface Sandbox {
   readonly home: string;
   /** A registry database path inside the sandbox. */
   readonly db: string;
+  /** In the PostgreSQL pass: the store URL (a schema of its own) that stands for `db`. */
+  readonly store?: string;
   readonly env: NodeJS.ProcessEnv;
   cleanup(): void;
 }
 
+/** The PostgreSQL the suite's second pass runs on (the same default as test/helpers/pg.ts). */
+const PG_URL = process.env.SVC_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** True in the suite's PostgreSQL pass: every sandbox is a schema of the test PostgreSQL. */
+export const ON_PG_STORE = process.env.SVC_TEST_STORE === 'postgres';
+
+/**
+ * Why a test does not run in the current pass, for `{ skip }`: `onlyOn('sqlite', why)` on a test
+ * of the state directory itself (its files, its locks, its disk), `onlyOn('postgres', ...)` the
+ * other way round. Undefined when the test runs.
+ */
+export function onlyOn(store: 'sqlite' | 'postgres', why: string): string | undefined {
+  return (store === 'postgres') === ON_PG_STORE ? undefined : `${store} pass only: ${why}`;
+}
+
+/** Store URL of each sandbox db path made in this process, for the `--db` → `--store` swap. */
+const storeOfDb = new Map<string, string>();
+
 export function makeSandbox(extraEnv: NodeJS.ProcessEnv = {}): Sandbox {
   const home = mkdtempSync(join(tmpdir(), 'svc-test-'));
-  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, RUST_LOG: 'warn', ...extraEnv };
+  const db = join(home, 'state', 'registry.db');
+  const schema = ON_PG_STORE ? `svcbb_${process.pid}_${randomBytes(4).toString('hex')}` : undefined;
+  const store = schema === undefined ? undefined : `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}`;
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, RUST_LOG: 'warn', ...(store === undefined ? {} : { SVC_STORE_URL: store }), ...extraEnv };
   delete env.NODE_TEST_CONTEXT;
+  delete env.SVC_TEST_STORE;
+  if (store !== undefined) storeOfDb.set(db, store);
   return {
     home,
-    db: join(home, 'state', 'registry.db'),
+    db,
+    ...(store === undefined ? {} : { store }),
     env,
-    cleanup: () => rmSync(home, { recursive: true, force: true }),
+    cleanup: () => {
+      rmSync(home, { recursive: true, force: true });
+      if (schema !== undefined) {
+        storeOfDb.delete(db);
+        spawnSync('psql', ['-q', '-X', PG_URL, '-c', `DROP SCHEMA IF EXISTS ${schema} CASCADE`], { stdio: 'ignore', timeout: 30_000 });
+      }
+    },
   };
+}
+
+/** In the PostgreSQL pass, `--db <a sandbox's db>` becomes `--store <its URL>`; otherwise the args as given. */
+export function storeArgs(args: readonly string[]): string[] {
+  if (!ON_PG_STORE) return [...args];
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const store = args[i] === '--db' ? storeOfDb.get(args[i + 1] ?? '') : undefined;
+    if (store === undefined) out.push(args[i]!);
+    else {
+      out.push('--store', store);
+      i++;
+    }
+  }
+  return out;
 }
 
 export interface CliResult {
@@ -37,7 +90,7 @@ export interface CliResult {
 
 /** Runs `svc <args>` to completion (cwd is the sandbox so no stray .env is read). */
 export function svc(sandbox: Sandbox, args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv; cwd?: string } = {}): CliResult {
-  const r = spawnSync(process.execPath, [SVC_BIN, ...args], {
+  const r = spawnSync(process.execPath, [SVC_BIN, ...storeArgs(args)], {
     cwd: opts.cwd ?? sandbox.home,
     env: { ...sandbox.env, ...opts.env },
     input: opts.input,
@@ -62,7 +115,7 @@ export interface ServerProcess {
 
 /** Starts `svc serve` on a free loopback port and waits for its boot line. */
 export async function startServer(sandbox: Sandbox, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [SVC_BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', sandbox.db, ...args], {
+  const child = spawn(process.execPath, [SVC_BIN, ...storeArgs(['serve', '--host', '127.0.0.1', '--port', '0', '--db', sandbox.db, ...args])], {
     cwd: sandbox.home,
     env: { ...sandbox.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
