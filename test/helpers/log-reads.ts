@@ -1,8 +1,8 @@
 /** Reads of what the server wrote beside the registry: log.db rows, the daily JSONL files, audit.db chains. */
-import Database from 'better-sqlite3';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { EventRow } from '../../src/store/event-log-row.js';
+import { storeRows } from './store-sql.js';
 import type { Sandbox } from './svc.js';
 import { waitFor } from './wait.js';
 
@@ -11,21 +11,12 @@ export type LogRow = EventRow & { id: number };
 
 /** Every log row matching `where` (column = value), oldest first; [] when log.db is not there yet. */
 export function logRows(sandbox: Sandbox, where: Partial<Record<keyof LogRow, string | number>> = {}): LogRow[] {
-  const path = join(dirname(sandbox.db), 'log.db');
-  let db: Database.Database;
+  const keys = Object.keys(where);
+  const sql = `SELECT * FROM events${keys.length ? ` WHERE ${keys.map((k) => `${k} = ?`).join(' AND ')}` : ''} ORDER BY id`;
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
+    return storeRows<LogRow>(sandbox, 'log', sql, ...keys.map((k) => where[k as keyof LogRow]));
   } catch {
     return [];
-  }
-  try {
-    const keys = Object.keys(where);
-    const sql = `SELECT * FROM events${keys.length ? ` WHERE ${keys.map((k) => `${k} = ?`).join(' AND ')}` : ''} ORDER BY id`;
-    return db.prepare(sql).all(...keys.map((k) => where[k as keyof LogRow])) as LogRow[];
-  } catch {
-    return [];
-  } finally {
-    db.close();
   }
 }
 
@@ -63,11 +54,5 @@ export interface AuditRow {
 
 /** The audit entries of one tenant's chain, oldest first. */
 export function auditRows(sandbox: Sandbox, tenant: string): AuditRow[] {
-  const path = join(dirname(sandbox.db), 'audit.db');
-  const db = new Database(path, { readonly: true, fileMustExist: true });
-  try {
-    return db.prepare('SELECT tenant, seq, event_type, payload FROM audit_entries WHERE tenant = ? ORDER BY seq').all(tenant) as AuditRow[];
-  } finally {
-    db.close();
-  }
+  return storeRows<AuditRow>(sandbox, 'audit', 'SELECT tenant, seq, event_type, payload FROM audit_entries WHERE tenant = ? ORDER BY seq', tenant);
 }

@@ -1,8 +1,7 @@
 /** Shared helpers of the queue black-box tests: flow sources of tenant acme, signed /enqueue calls, log.db reads. */
-import Database from 'better-sqlite3';
-import { statePaths } from '../../src/common/paths.js';
 import { sign } from './raw-http.js';
 import { createKey, createTenant, flow, type KeyOptions } from './registry-setup.js';
+import { storeRows } from './store-sql.js';
 import type { Sandbox } from './svc.js';
 
 /** A flow of tenant `acme`; `extra` front-matter lines go before the closing `---`. */
@@ -50,10 +49,5 @@ export interface EventRowLite {
 
 /** Rows of log.db matching `where` (read-only; the server writes in the background). */
 export function events(sandbox: Sandbox, where = '1=1', args: unknown[] = []): EventRowLite[] {
-  const db = new Database(statePaths(sandbox.db).logDb, { readonly: true, fileMustExist: true, timeout: 5000 });
-  try {
-    return db.prepare(`SELECT event, correlation_id, flow, step, outcome, payload, reason FROM events WHERE ${where} ORDER BY id`).all(...args) as EventRowLite[];
-  } finally {
-    db.close();
-  }
+  return storeRows<EventRowLite>(sandbox, 'log', `SELECT event, correlation_id, flow, step, outcome, payload, reason FROM events WHERE ${where} ORDER BY id`, ...args);
 }

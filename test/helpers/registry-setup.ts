@@ -1,10 +1,10 @@
 /** Black-box set-up of the registry: tenants, keys and flows through the real `svc` commands, and the rows tests write by hand. */
-import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { withStore } from './store-sql.js';
 import { SVC_BIN, storeArgs, svc, type Sandbox } from './svc.js';
 
 /** test/fixtures/http in the source tree (this file runs from dist/test/helpers/). */
@@ -107,15 +107,8 @@ export async function deployAll(sandbox: Sandbox, names: readonly string[]): Pro
   if (code !== 0) throw new Error(`deploy ${names.join(', ')} exited ${code}\n${out}`);
 }
 
-/** Runs `fn` with a writable handle on the registry database (hand-made rows, corruption). */
-export function withRegistry<T>(sandbox: Sandbox, fn: (db: Database.Database) => T): T {
-  const db = new Database(sandbox.db);
-  try {
-    return fn(db);
-  } finally {
-    db.close();
-  }
-}
+/** Runs `fn` with a writable handle on the sandbox's registry (hand-made rows, corruption), on either store. */
+export const withRegistry = withStore;
 
 /** Writes rows of system_config (the server reads some per request). */
 export function setSystemConfig(sandbox: Sandbox, values: Record<string, string | number>): void {
@@ -128,7 +121,7 @@ export function setSystemConfig(sandbox: Sandbox, values: Record<string, string 
 /** Turns payload tracing on for (tenant, flow): the row the sysadmin's toggle writes. */
 export function enableTrace(sandbox: Sandbox, tenant: string, flowName: string): void {
   withRegistry(sandbox, (db) => {
-    db.prepare('INSERT INTO trace_config (tenant, flow, enabled, updated_at) VALUES (?, ?, 1, ?) ON CONFLICT (tenant, flow) DO UPDATE SET enabled = 1').run(tenant, flowName, new Date().toISOString());
+    db.prepare('INSERT INTO trace_config (tenant, flow, enabled, updated_at) VALUES (?, ?, true, ?) ON CONFLICT (tenant, flow) DO UPDATE SET enabled = true').run(tenant, flowName, new Date().toISOString());
   });
 }
 
@@ -138,7 +131,7 @@ export function insertArtifact(sandbox: Sandbox, tenant: string, name: string, v
   const hash = createHash('sha256').update(bytes).digest('hex');
   const at = new Date().toISOString();
   withRegistry(sandbox, (db) => {
-    db.prepare('INSERT OR IGNORE INTO artifacts (hash, bytes, created_at) VALUES (?, ?, ?)').run(hash, bytes, at);
+    db.prepare('INSERT INTO artifacts (hash, bytes, created_at) VALUES (?, ?, ?) ON CONFLICT (hash) DO NOTHING').run(hash, bytes, at);
     db.prepare('INSERT INTO flow_versions (tenant, name, version, hash, created_at) VALUES (?, ?, ?, ?, ?)').run(tenant, name, version, hash, at);
     db.prepare('INSERT INTO flow_latest (tenant, name, version) VALUES (?, ?, ?) ON CONFLICT (tenant, name) DO UPDATE SET version = excluded.version').run(tenant, name, version);
   });
@@ -149,7 +142,7 @@ export function insertArtifact(sandbox: Sandbox, tenant: string, name: string, v
 export function corruptArtifact(sandbox: Sandbox, tenant: string, name: string): void {
   withRegistry(sandbox, (db) => {
     const row = db
-      .prepare<[string, string], { hash: string; bytes: Buffer }>(
+      .prepare<{ hash: string; bytes: Buffer }>(
         `SELECT a.hash, a.bytes FROM flow_latest l JOIN flow_versions v ON v.tenant = l.tenant AND v.name = l.name AND v.version = l.version
            JOIN artifacts a ON a.hash = v.hash WHERE l.tenant = ? AND l.name = ?`,
       )

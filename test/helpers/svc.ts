@@ -115,7 +115,9 @@ export interface ServerProcess {
 
 /** Starts `svc serve` on a free loopback port and waits for its boot line. */
 export async function startServer(sandbox: Sandbox, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [SVC_BIN, ...storeArgs(['serve', '--host', '127.0.0.1', '--port', '0', '--db', sandbox.db, ...args])], {
+  // In the PostgreSQL pass the node also writes its daily files where the state directory keeps them.
+  const logFiles = sandbox.store === undefined || args.includes('--log-files') ? [] : ['--log-files', join(dirname(sandbox.db), 'logs')];
+  const child = spawn(process.execPath, [SVC_BIN, ...storeArgs(['serve', '--host', '127.0.0.1', '--port', '0', '--db', sandbox.db, ...logFiles, ...args])], {
     cwd: sandbox.home,
     env: { ...sandbox.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

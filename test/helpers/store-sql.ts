@@ -1,0 +1,93 @@
+/**
+ * Hand-made rows and direct reads for black-box tests, on whichever store the pass runs on: the
+ * sandbox's SQLite registry file, or in the PostgreSQL pass (SVC_TEST_STORE=postgres) the sandbox's
+ * schema, through a child process (test/helpers/pg-sql-child.ts) so the calls stay synchronous.
+ * The SQL must be what both dialects take: `?` placeholders (numbered for PostgreSQL here),
+ * `ON CONFLICT ... DO NOTHING` rather than `INSERT OR IGNORE`, `true`/`false` for booleans.
+ * Rows come back as SQLite gives them: PostgreSQL's booleans as 1/0 (bigints are numbers already).
+ */
+import { spawnSync } from 'node:child_process';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { statePaths } from '../../src/common/paths.js';
+import type { Sandbox } from './svc.js';
+
+const CHILD = resolve(dirname(fileURLToPath(import.meta.url)), 'pg-sql-child.js');
+
+/** The part of better-sqlite3's statement the tests use. */
+export interface StoreStatement<R = unknown> {
+  get(...params: unknown[]): R | undefined;
+  all(...params: unknown[]): R[];
+  run(...params: unknown[]): void;
+}
+
+/** The part of better-sqlite3's handle the tests use, on either store. */
+export interface StoreSql {
+  prepare<R = unknown>(sql: string): StoreStatement<R>;
+  exec(sql: string): void;
+}
+
+/** Which file of the state directory: on PostgreSQL every part is the one schema. */
+export type StorePart = 'registry' | 'audit' | 'log' | 'ui';
+
+/**
+ * Runs `fn` with a handle on the sandbox's store (opened, then closed, around it): on SQLite the
+ * file of `part`, which must exist (the server or a command made it).
+ */
+export function withStore<T>(sandbox: Sandbox, fn: (db: StoreSql) => T, part: StorePart = 'registry'): T {
+  if (sandbox.store !== undefined) return fn(pgStoreSql(sandbox.store));
+  const paths = statePaths(sandbox.db);
+  const file = { registry: paths.registryDb, audit: paths.auditDb, log: paths.logDb, ui: paths.uiDb }[part];
+  const db = new Database(file, { fileMustExist: part !== 'registry', timeout: 5000 });
+  try {
+    return fn({
+      prepare: <R>(sql: string) => {
+        const stmt = db.prepare(sql);
+        return {
+          get: (...p: unknown[]) => stmt.get(...p) as R | undefined,
+          all: (...p: unknown[]) => stmt.all(...p) as R[],
+          run: (...p: unknown[]) => void stmt.run(...p),
+        };
+      },
+      exec: (sql) => void db.exec(sql),
+    });
+  } finally {
+    db.close();
+  }
+}
+
+/** Rows of one query on the sandbox's store (its file `part` on SQLite). */
+export function storeRows<R>(sandbox: Sandbox, part: StorePart, sql: string, ...params: unknown[]): R[] {
+  return withStore(sandbox, (db) => db.prepare<R>(sql).all(...params), part);
+}
+
+function pgStoreSql(url: string): StoreSql {
+  const statement = <R>(sql: string): StoreStatement<R> => {
+    const text = numberPlaceholders(sql);
+    return {
+      get: (...p) => runPg<R>(url, text, p)[0],
+      all: (...p) => runPg<R>(url, text, p),
+      run: (...p) => void runPg(url, text, p),
+    };
+  };
+  return { prepare: statement, exec: (sql) => void runPg(url, sql, []) };
+}
+
+/** `?` → `$1`, `$2`, ... outside quoted literals. */
+function numberPlaceholders(sql: string): string {
+  let n = 0;
+  return sql.replace(/'(?:[^']|'')*'|\?/g, (m) => (m === '?' ? `$${++n}` : m));
+}
+
+function runPg<R>(url: string, sql: string, params: unknown[]): R[] {
+  const input = JSON.stringify({ url, statements: [{ sql, params }] }, (_k, v: unknown) =>
+    v !== null && typeof v === 'object' && (v as { type?: unknown }).type === 'Buffer' ? { $bytes: Buffer.from((v as { data: number[] }).data).toString('base64') } : v,
+  );
+  const r = spawnSync(process.execPath, [CHILD], { input, encoding: 'utf8', timeout: 30_000 });
+  if (r.status !== 0) throw new Error(`SQL on ${url.replace(/:[^:@/]*@/, ':***@')} failed: ${sql}\n${r.stderr}`);
+  const [rows] = JSON.parse(r.stdout, (_k, v: unknown) =>
+    v !== null && typeof v === 'object' && '$bytes' in v ? Buffer.from((v as { $bytes: string }).$bytes, 'base64') : v,
+  ) as R[][];
+  return rows ?? [];
+}
