@@ -11,6 +11,8 @@ import { parseStoreUrl } from '../../src/store/pg/store-url.js';
 interface Request {
   readonly url: string;
   readonly statements: readonly { sql: string; params: unknown[] }[];
+  /** False for statements outside the store's schema (dropping it). @default true */
+  readonly migrate?: boolean;
 }
 
 const chunks: Buffer[] = [];
@@ -18,7 +20,7 @@ for await (const c of process.stdin) chunks.push(c as Buffer);
 const req = JSON.parse(Buffer.concat(chunks).toString('utf8'), revive) as Request;
 const db = new PgDb(parseStoreUrl(req.url), { maxConnections: 1, applicationName: 'svc-test-sql' });
 try {
-  await migratePg(db);
+  if (req.migrate !== false) await migratePg(db);
   const results = await db.transaction(async (tx) => {
     const rows: unknown[][] = [];
     for (const s of req.statements) rows.push(((await tx.query(s.sql, s.params)).rows ?? []).map(asSqliteRow));

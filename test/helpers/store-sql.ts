@@ -80,8 +80,13 @@ function numberPlaceholders(sql: string): string {
   return sql.replace(/'(?:[^']|'')*'|\?/g, (m) => (m === '?' ? `$${++n}` : m));
 }
 
-function runPg<R>(url: string, sql: string, params: unknown[]): R[] {
-  const input = JSON.stringify({ url, statements: [{ sql, params }] }, (_k, v: unknown) =>
+/** Drops the schema of a store URL, with everything in it (a sandbox's cleanup). */
+export function dropPgSchema(url: string, schema: string): void {
+  runPg(url, `DROP SCHEMA IF EXISTS ${schema} CASCADE`, [], false);
+}
+
+function runPg<R>(url: string, sql: string, params: unknown[], migrate = true): R[] {
+  const input = JSON.stringify({ url, statements: [{ sql, params }], migrate }, (_k, v: unknown) =>
     v !== null && typeof v === 'object' && (v as { type?: unknown }).type === 'Buffer' ? { $bytes: Buffer.from((v as { data: number[] }).data).toString('base64') } : v,
   );
   const r = spawnSync(process.execPath, [CHILD], { input, encoding: 'utf8', timeout: 30_000 });

@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { dropPgSchema } from './store-sql.js';
 
 /** dist/src/main.js, found from this compiled file (dist/test/helpers/svc.js). */
 export const SVC_BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../../src/main.js');
@@ -59,9 +60,9 @@ export function makeSandbox(extraEnv: NodeJS.ProcessEnv = {}): Sandbox {
     env,
     cleanup: () => {
       rmSync(home, { recursive: true, force: true });
-      if (schema !== undefined) {
+      if (store !== undefined && schema !== undefined) {
         storeOfDb.delete(db);
-        spawnSync('psql', ['-q', '-X', PG_URL, '-c', `DROP SCHEMA IF EXISTS ${schema} CASCADE`], { stdio: 'ignore', timeout: 30_000 });
+        dropPgSchema(store, schema);
       }
     },
   };
