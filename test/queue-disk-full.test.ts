@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { statePaths } from '../src/common/paths.js';
 import { DELIVER_STEP, startDeliveryBackend, type DeliveryBackend } from './helpers/delivery-backend.js';
-import { jsonlEvents } from './helpers/log-reads.js';
+import { jsonlEvents, reportedLostRows } from './helpers/log-reads.js';
+import { EnqueueStorm } from './helpers/enqueue-storm.js';
 import { events, flowSource, tenantWithKey } from './helpers/queue-flows.js';
 import { deployFlow } from './helpers/registry-setup.js';
 import { fillBut, mountTmpfs, unmountTmpfs } from './helpers/tmpfs.js';
@@ -38,8 +39,6 @@ const STORM_500S = 1000;
 const REQUEST_TIMEOUT_MS = 15_000;
 const INTERNAL_ERROR = '{"ok":false,"error":"internal error"}';
 
-type Answer = number | 'timeout' | 'error';
-
 /** Processed entries per correlation id on the audit chain (its writer retries a failed batch until it is written). */
 function auditedProcessed(sandbox: Sandbox): Map<string, number> {
   const db = new Database(statePaths(sandbox.db).auditDb, { readonly: true, fileMustExist: true, timeout: 5000 });
@@ -58,11 +57,6 @@ function deadLetters(sandbox: Sandbox): Map<string, number> {
   const byCid = new Map<string, number>();
   for (const e of JSON.parse(r.stdout) as { payload: { cid: string } }[]) byCid.set(e.payload.cid, (byCid.get(e.payload.cid) ?? 0) + 1);
   return byCid;
-}
-
-/** The largest "N lost since start" the event log reported on the server's stderr (0 when it reported none). */
-function reportedLostRows(stderr: string): number {
-  return Math.max(0, ...[...stderr.matchAll(/\d+ event row\(s\) not written \((\d+) lost since start\)/g)].map((m) => Number(m[1])));
 }
 
 describe('a full disk under an /enqueue storm (the whole state directory on a small tmpfs)', () => {
@@ -90,29 +84,10 @@ describe('a full disk under an /enqueue storm (the whole state directory on a sm
 
   it('answers the spec 500 while full, stays up, and once space returns every 202 is processed exactly once', async (t) => {
     if (!onTmpfs) return t.skip('needs root to mount a small tmpfs');
-    const answers = new Map<string, { flow: string; answer: Answer }>();
-    const bodiesOf500 = new Set<string>();
     const start = () => startServer(sandbox, [], { BACKEND_URL: backend!.url });
     server = await start();
-    const send = async (flow: string, cid: string): Promise<Answer> => {
-      let answer: Answer;
-      try {
-        const res = await fetch(`${server!.url}/flows/acme/${flow}/enqueue`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'x-correlation-id': cid },
-          body: JSON.stringify({ cid, pad: 'p'.repeat(1000) }),
-          signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-        });
-        const text = await res.text();
-        if (res.status === 500) bodiesOf500.add(text);
-        answer = res.status;
-      } catch (err) {
-        answer = (err as Error).name === 'TimeoutError' ? 'timeout' : 'error';
-      }
-      answers.set(cid, { flow, answer });
-      return answer;
-    };
-    const acked = (flow: string) => [...answers].filter(([, a]) => a.flow === flow && a.answer === 202).map(([cid]) => cid);
+    const storm = new EnqueueStorm(() => server!.url, key, REQUEST_TIMEOUT_MS);
+    const send = (flow: string, cid: string) => storm.send(flow, cid);
 
     // Both workers start (they start on a first submission), then the disk is filled but for the headroom.
     assert.equal(await send('filler', 'warm'), 202);
@@ -120,22 +95,8 @@ describe('a full disk under an /enqueue storm (the whole state directory on a sm
     await waitFor('the first message delivered', () => backend!.delivered.has('warm'), 15_000);
     fillBut(ballast, sandbox.home, HEADROOM_BYTES);
 
-    let refused = 0;
-    let stop = false;
-    const client = async (c: number): Promise<void> => {
-      for (let i = 0; !stop; i++) {
-        const answer = await send(i % DOOMED_EVERY === DOOMED_EVERY - 1 ? 'doomed' : 'filler', `full-${c}-${i}`);
-        if (answer === 500 && ++refused >= STORM_500S) stop = true;
-        if (answer !== 202 && answer !== 500) stop = true;
-      }
-    };
-    const deadline = setTimeout(() => (stop = true), 60_000);
-    await Promise.all(Array.from({ length: CLIENTS }, (_, c) => client(c)));
-    clearTimeout(deadline);
-    const odd = [...answers.values()].filter((a) => a.answer !== 202 && a.answer !== 500);
-    assert.deepEqual(odd, [], 'every answer is 202, or the 500 the spec gives when the queue cannot be written');
-    assert.ok(refused >= STORM_500S, `the disk filled (${refused} refusals)`);
-    assert.deepEqual([...bodiesOf500], [INTERNAL_ERROR]);
+    const refused = await storm.run({ clients: CLIENTS, flow: 'filler', other: { flow: 'doomed', everyNth: DOOMED_EVERY }, stopAfter500s: STORM_500S });
+    storm.assertFilled(refused, STORM_500S, INTERNAL_ERROR);
     // Still up while full, and still refusing.
     assert.equal((await fetch(`${server.url}/health`)).status, 200);
     assert.equal(await send('filler', 'while-full'), 500);
@@ -143,9 +104,9 @@ describe('a full disk under an /enqueue storm (the whole state directory on a sm
     rmSync(ballast);
     let n = 0;
     await waitFor('a 202 once space is back', async () => (await send('filler', `after-${n++}`)) === 202, 30_000, 100);
-    const filler = acked('filler');
-    const doomed = acked('doomed');
-    const refusedCids = [...answers].filter(([, a]) => a.answer === 500).map(([cid]) => cid);
+    const filler = storm.acked('filler');
+    const doomed = storm.acked('doomed');
+    const refusedCids = storm.refused();
 
     // Every acknowledged message is delivered; the audit chain and the DLQ catch up.
     await waitFor(`${filler.length} acknowledged messages delivered`, () => filler.every((cid) => backend!.delivered.has(cid)), 60_000, 100);

@@ -56,3 +56,8 @@ export interface AuditRow {
 export function auditRows(sandbox: Sandbox, tenant: string): AuditRow[] {
   return storeRows<AuditRow>(sandbox, 'audit', 'SELECT tenant, seq, event_type, payload FROM audit_entries WHERE tenant = ? ORDER BY seq', tenant);
 }
+
+/** The largest "N lost since start" the event log reported on a server's stderr (0 when it reported none). */
+export function reportedLostRows(stderr: string): number {
+  return Math.max(0, ...[...stderr.matchAll(/\d+ event row\(s\) not written \((\d+) lost since start\)/g)].map((m) => Number(m[1])));
+}

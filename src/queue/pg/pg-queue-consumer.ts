@@ -8,9 +8,12 @@
  * in order (pg-appender.ts). Acknowledged messages are deleted in batches (every `checkpointEvery`
  * acks, and whenever the worker is idle), so a crash redelivers at most that many (at least once).
  * A retry is written before the worker moves on; a dead letter is written with the message's
- * removal in one transaction.
+ * removal in one transaction. An outcome whose row could not be written (a full disk, a lost
+ * server) is held and written before anything else is delivered: the fresh cursor has already
+ * passed the message, so dropping the outcome would leave the message unread until the worker
+ * restarts, and delivering it again would run its handler twice.
  */
-import { settlementOf } from '../settlement.js';
+import { settlementOf, type Settlement } from '../settlement.js';
 import type { QueueConsumerHandle } from '../backend.js';
 import type { ConsumerStateName, Outcome, QueueConsumerOptions, QueueMessage } from '../queue-consumer.js';
 import { DEFAULT_RETRY_POLICY, type QueueStats } from '../types.js';
@@ -55,6 +58,8 @@ export class PgQueueConsumer implements QueueConsumerHandle {
   #acks: number[] = [];
   #ackedAt = 0;
   #nextRetryDueMs: number | undefined;
+  /** The outcome of the last delivery while its row (retry, dead letter) is not written. */
+  #unsettled: { readonly msg: QueueMessage; readonly settlement: Settlement } | undefined;
   #wake: (() => void) | undefined;
   #notified = false;
   #abandon: (() => void) | undefined;
@@ -100,6 +105,8 @@ export class PgQueueConsumer implements QueueConsumerHandle {
         await this.#loop;
       } finally {
         clearTimeout(grace);
+        // Not written by then: the message's row is as it was, and whichever worker takes the queue next delivers it again.
+        await this.#writeSettlement().catch((err: unknown) => this.#opts.onError?.(err));
         await this.#flushAcks().catch((err: unknown) => this.#opts.onError?.(err));
         await this.#q.lease.unlock(this.#lock);
         this.#state = 'closed';
@@ -113,6 +120,7 @@ export class PgQueueConsumer implements QueueConsumerHandle {
     while (this.#state === 'running') {
       try {
         await this.#q.lease.assertHeld(this.#lock);
+        await this.#writeSettlement();
         if (inTurn >= this.#opts.deliveriesPerTurn) {
           inTurn = 0;
           await new Promise((r) => setImmediate(r));
@@ -219,7 +227,8 @@ export class PgQueueConsumer implements QueueConsumerHandle {
     await this.#q.lease.assertHeld(this.#lock);
     const outcome = await this.#runHandler(msg);
     if (outcome === 'abandoned') return;
-    await this.#settle(msg, outcome);
+    this.#unsettled = { msg, settlement: settlementOf(msg, outcome, Date.now()) };
+    await this.#writeSettlement();
   }
 
   async #runHandler(msg: QueueMessage): Promise<Outcome | 'abandoned'> {
@@ -238,17 +247,24 @@ export class PgQueueConsumer implements QueueConsumerHandle {
     }
   }
 
-  async #settle(msg: QueueMessage, outcome: Outcome): Promise<void> {
-    const s = settlementOf(msg, outcome, Date.now());
+  /** Writes the held outcome, if any; it stays held when that fails (the caller tries again later). */
+  async #writeSettlement(): Promise<void> {
+    const held = this.#unsettled;
+    if (held === undefined) return;
+    const { msg, settlement: s } = held;
     const { db, tenant, flow } = this.#q;
     if (s.kind === 'ack') {
+      // Acks are kept in memory until written (flushAcks keeps them when that fails): not held here.
+      this.#unsettled = undefined;
       if (this.#acks.length === 0) this.#ackedAt = Date.now();
       this.#acks.push(msg.id);
       if (this.#acks.length >= this.#opts.checkpointEvery) await this.#flushAcks();
       return;
     }
     if (s.kind === 'retry') {
+      // Written late, its due time may have passed: it is then due at once, its delay already waited.
       await db.query('UPDATE queue_messages SET attempts = $4, due_ms = $5 WHERE tenant = $1 AND flow = $2 AND id = $3', [tenant, flow, msg.id, s.attempts, s.dueMs]);
+      this.#unsettled = undefined;
       if (this.#nextRetryDueMs === undefined || s.dueMs < this.#nextRetryDueMs) this.#nextRetryDueMs = s.dueMs;
       this.#opts.onAttemptFailed?.({ message: msg, error: s.error, retryInMs: s.delayMs, deadLettered: false, fixed: s.fixed });
       return;
@@ -262,6 +278,7 @@ export class PgQueueConsumer implements QueueConsumerHandle {
       );
       await tx.query('DELETE FROM queue_messages WHERE tenant = $1 AND flow = $2 AND id = $3', [tenant, flow, msg.id]);
     });
+    this.#unsettled = undefined;
     this.#opts.onAttemptFailed?.({ message: msg, error: s.error, retryInMs: undefined, deadLettered: true, fixed: false });
     this.#opts.onDeadLettered?.({ message: msg, error: s.error, attempts: s.attempts });
   }

@@ -106,3 +106,46 @@ test('concurrent appends from three nodes to one queue: ids distinct and gapless
   const ids = results.map((r) => r.id).sort((x, y) => x - y);
   assert.deepEqual(ids, Array.from({ length: 300 }, (_, i) => i + 1));
 });
+
+test('a retry or dead letter that cannot be written (a full disk) is held, then written once the store takes writes again: nothing stranded, no second run', async () => {
+  const q = await node();
+  const s = schema.name;
+  // While `disk.is_full` is set, a retry's UPDATE and a dead letter's INSERT fail with the SQLSTATE of a
+  // full disk (53100, what a relation that cannot grow raises); the appends still go in.
+  await adminQuery(`CREATE TABLE ${s}.disk (is_full boolean NOT NULL)`);
+  await adminQuery(`INSERT INTO ${s}.disk VALUES (true)`);
+  await adminQuery(`CREATE FUNCTION ${s}.disk_full() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+    IF (SELECT is_full FROM ${s}.disk) THEN RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = 'disk_full'; END IF;
+    RETURN NEW; END $$`);
+  await adminQuery(`CREATE TRIGGER disk_full BEFORE UPDATE ON ${s}.queue_messages FOR EACH ROW WHEN (NEW.flow = 'full') EXECUTE FUNCTION ${s}.disk_full()`);
+  await adminQuery(`CREATE TRIGGER disk_full BEFORE INSERT ON ${s}.queue_dead_letters FOR EACH ROW WHEN (NEW.flow = 'full') EXECUTE FUNCTION ${s}.disk_full()`);
+  const calls: string[] = [];
+  const errors: string[] = [];
+  const dead: string[] = [];
+  const once = { ...policy, maxAttempts: 1 };
+  await q.startConsumer('acme', 'full', {
+    // `retry` is refused once, `dead` dies at once, `ok` is acknowledged.
+    handler: async (m) => (calls.push(`${m.correlationId}#${m.attempt}`), m.correlationId === 'retry' && m.attempt === 1 ? { kind: 'retry', error: 'once', policy } : m.correlationId === 'dead' ? { kind: 'retry', error: 'dies', policy: once } : { kind: 'ack' }),
+    onDeadLettered: (d) => dead.push(d.message.correlationId),
+    onError: (err) => errors.push((err as { code?: string }).code ?? String(err)),
+    pollIntervalMs: 50,
+  });
+  for (const cid of ['retry', 'dead', 'ok']) await q.append('acme', 'full', { correlationId: cid, payload: cid });
+  await waitFor('the retry refused a few times', () => errors.length >= 3, 5000, 10);
+  // Held: nothing after the message whose outcome is not written is delivered, and it does not run again.
+  assert.deepEqual(calls, ['retry#1']);
+  assert.ok(errors.every((code) => code === '53100'), errors.join());
+  await adminQuery(`UPDATE ${s}.disk SET is_full = false`);
+  await waitFor('every message settled', () => calls.length === 4 && dead.length === 1, 5000, 10);
+  assert.deepEqual(calls, ['retry#1', 'retry#2', 'dead#1', 'ok#1']);
+  await adminQuery(`UPDATE ${s}.disk SET is_full = true`);
+  await q.append('acme', 'full', { correlationId: 'dead', payload: 'again' });
+  await waitFor('the dead letter refused a few times', () => errors.length >= 8, 5000, 10);
+  assert.deepEqual(calls, ['retry#1', 'retry#2', 'dead#1', 'ok#1', 'dead#1']);
+  await adminQuery(`UPDATE ${s}.disk SET is_full = false`);
+  await waitFor('the second dead letter written', () => dead.length === 2, 5000, 10);
+  await q.stopConsumer('acme', 'full');
+  assert.equal(calls.length, 5, 'each handler ran once per attempt');
+  assert.deepEqual((await q.listDeadLetters({ tenant: 'acme', flow: 'full' })).map((d) => d.payload), ['dead', 'again']);
+  assert.equal((await adminQuery(`SELECT count(*)::int AS n FROM ${s}.queue_messages WHERE flow = 'full'`)).rows[0]!.n, 0);
+});
