@@ -20,6 +20,8 @@ for (const [value, message] of [
   ['postgres://h', /needs a host and a database name/],
   ['postgres://h/db?schema=Drop;Table', /not a plain lower-case identifier/],
   ['postgres://h/db?schema=' + 'a'.repeat(64), /not a plain lower-case identifier/],
+  // It would replace the search_path and synchronous_commit the service sets.
+  ['postgres://u:s3cret@h/db?options=-c%20synchronous_commit%3Doff', /may not carry "options"/],
 ] as const) {
   test(`refused: ${value.slice(0, 40)}`, () => {
     assert.throws(() => parseStoreUrl(value), (err: Error) => message.test(err.message) && !err.message.includes('s3cret'));

@@ -34,6 +34,9 @@ export function parseStoreUrl(value: string): StoreUrl {
   if (url.hostname === '' || url.pathname.length <= 1) throw new SvcError('SVC_ERR_INVALID_INPUT', `the store URL ${redact(url)} needs a host and a database name`);
   const schema = url.searchParams.get('schema') ?? 'public';
   if (!SCHEMA_NAME.test(schema)) throw new SvcError('SVC_ERR_INVALID_INPUT', `the store URL's schema "${schema}" is not a plain lower-case identifier (a-z, 0-9, _; at most 63)`);
+  // node-postgres would let it replace the server options PgDb sets (search_path to the schema,
+  // synchronous_commit on), silently losing the schema and the durability /enqueue promises.
+  if (url.searchParams.has('options')) throw new SvcError('SVC_ERR_INVALID_INPUT', `the store URL ${redact(url)} may not carry "options": the service sets the server options itself (search_path, synchronous_commit); name the schema with ?schema=`);
   url.searchParams.delete('schema');
   return { connectionString: url.toString(), schema, redacted: redact(url, schema) };
 }
