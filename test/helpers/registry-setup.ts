@@ -1,6 +1,6 @@
 /** Black-box set-up of the registry: tenants, keys and flows through the real `svc` commands, and the rows tests write by hand. */
 import Database from 'better-sqlite3';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -145,8 +145,50 @@ export function insertArtifact(sandbox: Sandbox, tenant: string, name: string, v
   return hash;
 }
 
+/** The sandbox's PostgreSQL server (as psql takes it) and schema, in the suite's PostgreSQL pass. */
+function pgTarget(sandbox: Sandbox): { url: string; schema: string } {
+  if (sandbox.store === undefined) throw new Error('the sandbox has no PostgreSQL store (the SQLite pass)');
+  const url = new URL(sandbox.store);
+  const schema = url.searchParams.get('schema')!;
+  url.searchParams.delete('schema');
+  return { url: url.toString(), schema };
+}
+
+/**
+ * Runs SQL on the sandbox's PostgreSQL schema (the suite's PostgreSQL pass), behind the service's
+ * back, with psql variables (`:'name'` in the text); returns psql's output.
+ */
+export function storeSql(sandbox: Sandbox, sql: string, vars: Record<string, string> = {}): string {
+  const { url, schema } = pgTarget(sandbox);
+  const args = ['-X', '-q', '-t', '-A', '-v', 'ON_ERROR_STOP=1', ...Object.entries(vars).flatMap(([k, v]) => ['-v', `${k}=${v}`]), url];
+  const r = spawnSync('psql', args, { input: `SET search_path TO ${schema};\n${sql}\n`, encoding: 'utf8', timeout: 30_000 });
+  if (r.status !== 0) throw new Error(`psql failed: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** Every row of the sandbox's PostgreSQL schema as text (pg_dump --data-only): what the store holds, byte for byte. */
+export function storeDump(sandbox: Sandbox): string {
+  const { url, schema } = pgTarget(sandbox);
+  const r = spawnSync('pg_dump', ['--data-only', '--schema', schema, url], { encoding: 'utf8', timeout: 60_000, maxBuffer: 256 * 1024 * 1024 });
+  if (r.status !== 0) throw new Error(`pg_dump failed: ${r.stderr}`);
+  return r.stdout;
+}
+
 /** Flips one byte of the latest artifact of tenant/name in place (its hash no longer matches). */
 export function corruptArtifact(sandbox: Sandbox, tenant: string, name: string): void {
+  if (sandbox.store !== undefined) {
+    const flipped = storeSql(
+      sandbox,
+      `WITH hit AS (
+         UPDATE artifacts a SET bytes = set_byte(a.bytes, length(a.bytes) - 2, get_byte(a.bytes, length(a.bytes) - 2) # 32)
+           FROM flow_latest l JOIN flow_versions v ON v.tenant = l.tenant AND v.name = l.name AND v.version = l.version
+          WHERE a.hash = v.hash AND l.tenant = :'tenant' AND l.name = :'name' RETURNING 1)
+       SELECT count(*) FROM hit;`,
+      { tenant, name },
+    );
+    if (flipped.trim() !== '1') throw new Error(`no artifact for ${tenant}/${name}`);
+    return;
+  }
   withRegistry(sandbox, (db) => {
     const row = db
       .prepare<[string, string], { hash: string; bytes: Buffer }>(
