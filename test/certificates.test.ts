@@ -8,8 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { logRows } from './helpers/log-reads.js';
-import { corruptArtifact, createTenant, deployFlow, flow, setTenantEnabled } from './helpers/registry-setup.js';
+import { corruptArtifact, createTenant, deployFlow, flow, setTenantEnabled, storeDump } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -33,6 +32,13 @@ describe('svc cert', () => {
     return file(`${name}.pem`);
   };
   const cert = (...args: string[]) => svc(sandbox, ['cert', ...args, '--db', sandbox.db]);
+  /** Everything the sandbox's state holds, by where: each file of the state directory, or the store's rows. */
+  const storedState = (): [string, string][] => {
+    if (sandbox.store !== undefined) return [['the store', storeDump(sandbox)]];
+    const stateDir = join(sandbox.home, 'state');
+    const files = (readdirSync(stateDir, { recursive: true }) as string[]).filter((f) => statSync(join(stateDir, f)).isFile());
+    return files.map((f) => [f, readFileSync(join(stateDir, f), 'latin1')]);
+  };
   const fingerprint = (pem: string) => execFileSync('openssl', ['x509', '-in', pem, '-noout', '-fingerprint', '-sha256'], { encoding: 'utf8' }).trim().split('=')[1];
 
   before(() => {
@@ -81,14 +87,10 @@ describe('svc cert', () => {
       assert.match(r.stderr, why, args.join(' '));
     }
     assert.equal((JSON.parse(cert('list', '--tenant', 'acme', '--json').stdout) as unknown[]).length, 2, 'nothing was stored');
-    // No byte of either private key anywhere in the state directory.
+    // No byte of either private key anywhere in the state directory, or in the store's rows.
     const keyBodies = ['soon.key', 'encrypted.key'].map((k) => readFileSync(file(k), 'utf8').split('\n')[3]!);
-    const stateDir = join(sandbox.home, 'state');
-    for (const f of readdirSync(stateDir, { recursive: true }) as string[]) {
-      const path = join(stateDir, f);
-      if (!statSync(path).isFile()) continue;
-      const bytes = readFileSync(path, 'latin1');
-      for (const body of keyBodies) assert.ok(!bytes.includes(body), `${f} holds private key material`);
+    for (const [where, bytes] of storedState()) {
+      for (const body of keyBodies) assert.ok(!bytes.includes(body), `${where} holds private key material`);
     }
   });
 
@@ -139,26 +141,38 @@ describe('svc cert', () => {
       for (const s of servers) await s.stop();
     });
 
-    it('two servers on one state directory emit cert_expiring (with the days left) and cert_expired once per certificate', async () => {
+    /** The event log's rows of one kind, through svc logs (log.db of the state directory, or the store). */
+    const eventRows = (event: string) => {
+      const r = svc(sandbox, ['logs', '--event', event, '--json', '--db', sandbox.db]);
+      assert.equal(r.code, 0, r.stderr);
+      return r.stdout.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { tenant: string; payload: Record<string, unknown> });
+    };
+
+    it('two servers on one state directory (or store) emit cert_expiring (with the days left) and cert_expired once per certificate', async () => {
       // Current now: partner (200 days), bank (365 days), short (5 days, inside the 30-day window), old (expired in 2020).
       assert.equal(cert('add', file('soon.pem'), '--tenant', 'acme', '--name', 'short').code, 0);
       assert.equal(cert('add', makeExpired('old'), '--tenant', 'acme', '--name', 'old').code, 0);
       const expiring = JSON.parse(cert('list', '--tenant', 'acme', '--expiring-in', '1', '--json').stdout) as { name: string; status: string }[];
       assert.deepEqual(expiring.map((c) => [c.name, c.status]), [['old', 'expired']], 'expired entries are always shown, first (soonest expiry)');
       servers.push(await startServer(sandbox, ['--no-auth']), await startServer(sandbox, ['--no-auth']));
-      const [first] = await waitFor('the start-up sweep', () => {
-        const r = logRows(sandbox, { event: 'cert_expiring' });
-        return r.length > 0 && r;
-      });
+      const [first] = await waitFor(
+        'the start-up sweep',
+        () => {
+          const r = eventRows('cert_expiring');
+          return r.length > 0 && r;
+        },
+        15_000,
+        200,
+      );
       assert.equal(first!.tenant, 'acme');
-      const payload = JSON.parse(first!.payload!) as { certificate: string; days_left: number };
+      const payload = first!.payload as { certificate: string; days_left: number };
       assert.equal(payload.certificate, 'short');
       assert.ok(payload.days_left === 4 || payload.days_left === 5, String(payload.days_left));
       await new Promise((r) => setTimeout(r, 1500)); // both servers' start-up sweeps are long done
-      assert.equal(logRows(sandbox, { event: 'cert_expiring' }).length, 1, 'one sweep per installation, not per process');
-      const expired = logRows(sandbox, { event: 'cert_expired' });
+      assert.equal(eventRows('cert_expiring').length, 1, 'one sweep per installation, not per process');
+      const expired = eventRows('cert_expired');
       assert.equal(expired.length, 1);
-      assert.equal((JSON.parse(expired[0]!.payload!) as { certificate: string }).certificate, 'old');
+      assert.equal(expired[0]!.payload.certificate, 'old');
     });
   });
 });

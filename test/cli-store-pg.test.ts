@@ -1,15 +1,20 @@
 /**
  * Black-box: the operator commands with `--store <postgres URL>` (and SVC_STORE_URL) work on the
- * PostgreSQL store as they do on a state directory, refuse `--db` beside it, and never print the
- * URL's password. The URL carries one (trust authentication ignores it) so that a leak would show.
+ * PostgreSQL store as they do on a state directory (seed, config check, cert reconcile and dev
+ * among them), refuse `--db` beside it, and never print the URL's password. The URL carries one
+ * (trust authentication ignores it) so that a leak would show.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
+import { startCli } from './helpers/cli-child.js';
 import { adminQuery, freshPgSchema, type PgSchema } from './helpers/pg.js';
 import { makeSandbox, svc as runSvc, type CliResult } from './helpers/svc.js';
+
+const DEMO = resolve(dirname(fileURLToPath(import.meta.url)), '../../examples/demo');
 
 const PASSWORD = 'secretpw';
 const sb = makeSandbox();
@@ -165,22 +170,100 @@ describe('operator commands on --store', () => {
   });
 
   it('--db beside --store (or SVC_STORE_URL) is a usage error, exit 2, nothing done', () => {
-    const r = svc(['tenant', 'create', '--id', 'twice', '--display-name', 'T', '--db', sb.db, '--store', store]);
+    // Not the sandbox's own --db, which the suite's PostgreSQL pass turns into a --store.
+    const db = join(sb.home, 'elsewhere', 'registry.db');
+    const r = svc(['tenant', 'create', '--id', 'twice', '--display-name', 'T', '--db', db, '--store', store]);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /^error: --db and --store name two different stores; give one of them/);
-    const env = svc(['keys', 'list', '--tenant', 'acme', '--db', sb.db], { env: { SVC_STORE_URL: store } });
+    const env = svc(['keys', 'list', '--tenant', 'acme', '--db', db], { env: { SVC_STORE_URL: store } });
     assert.equal(env.code, 2);
     assert.match(env.stderr, /--store \(from SVC_STORE_URL\)/);
-    assert.equal(existsSync(sb.db), false);
+    assert.equal(existsSync(dirname(db)), false);
   });
 
   it('a command that works on the state directory only refuses --store clearly, exit 2', () => {
     const r = svc(['storage', 'vacuum', '--store', store]);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /^error: svc storage vacuum does not take --store: it rebuilds the SQLite files/);
-    const dev = svc(['dev', sb.home], { env: { SVC_STORE_URL: store } });
-    assert.equal(dev.code, 2);
-    assert.match(dev.stderr, /svc dev does not take --store \(from SVC_STORE_URL\).*unset SVC_STORE_URL/);
+    const env = svc(['storage', 'vacuum'], { env: { SVC_STORE_URL: store } });
+    assert.equal(env.code, 2);
+    assert.match(env.stderr, /svc storage vacuum does not take --store \(from SVC_STORE_URL\).*unset SVC_STORE_URL/);
+  });
+
+  it('config check reads the configuration keys of the flows deployed on the store', () => {
+    const text = `---\nflowdoc_version: "0.1"\nflow: priced\ntenant: acme\nconfig: [pricing_url]\n---\n## Step: greet\n\`\`\`ntd\n{"hi": "there"}\n\`\`\`\n`;
+    ok('deploy', join(folder({ 'priced.flow.md': text }), 'priced.flow.md'), '-v', '1.0.0');
+    const missing = svc(['config', 'check', '--store', store], { env: { SVC_CONFIG_PRICING_URL: undefined } });
+    assert.equal(missing.code, 1);
+    assert.match(missing.stdout, /^acme\/priced\tpricing_url\tSVC_CONFIG_PRICING_URL\tMISSING$/m);
+    const set = svc(['config', 'check', '--json', '--store', store], { env: { SVC_CONFIG_PRICING_URL: 'https://pricing.example' } });
+    assert.equal(set.code, 0, set.stderr);
+    assert.deepEqual(JSON.parse(set.stdout), { keys: [{ tenant: 'acme', flow: 'priced', key: 'pricing_url', variable: 'SVC_CONFIG_PRICING_URL', state: 'set' }], unreadable: [] });
+  });
+
+  it('cert reconcile checks the TLS paths of the store\'s flows against the store\'s certificates', async () => {
+    const text = `---\nflowdoc_version: "0.1"\nflow: partner-call\ntenant: acme\neffects: [http_egress]\n---\n## Step: call\neffects: [http_egress]\nendpoint: https://127.0.0.1:1/x\ntls_client_cert: ${join(sb.home, 'partner.pem')}\ntls_client_key: ${join(sb.home, 'partner.key')}\n`;
+    ok('deploy', join(folder({ 'partner-call.flow.md': text }), 'partner-call.flow.md'), '-v', '1.0.0');
+    const inOrder = json<{ verdict: string; where?: string; certificate?: string }[]>('cert', 'reconcile');
+    assert.deepEqual(inOrder.map((f) => [f.verdict, f.where, f.certificate]), [['registered and in use', "partner-call step 'call'", 'partner']]);
+    // A flow whose certificate is not registered: exit 1, naming it.
+    const stray = text.replace('partner-call', 'stray-call').replace(join(sb.home, 'partner.pem'), join(sb.home, 'stray.pem'));
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(sb.home, 'stray.key'), '-out', join(sb.home, 'stray.pem'), '-days', '30', '-subj', '/CN=stray.example'], { stdio: 'ignore' });
+    ok('deploy', join(folder({ 'stray-call.flow.md': stray }), 'stray-call.flow.md'), '-v', '1.0.0');
+    const r = svc(['cert', 'reconcile', '--tenant', 'acme', '--store', store]);
+    assert.equal(r.code, 1);
+    assert.match(r.stdout, /^NOT REGISTERED\s+acme\s+stray-call step 'call'\s+tls_client_cert/m);
+  });
+
+  it('seed sets the demo up in the store: tenant, flows at 1.0.0, key and UI users, each flow run there', () => {
+    const r = ok('seed', '--demo-dir', DEMO);
+    for (const f of ['hello', 'order-intake', 'fulfil-order', 'quote-soap', 'heartbeat', 'check-health']) assert.match(r.stdout, new RegExp(`run demo/${f}: 20[02]`));
+    assert.match(r.stdout, /^ {2}svc serve --store 'postgres:\/\/postgres:\*\*\*@/m);
+    const flows = json<{ tenant: string; flow: string; version: string }[]>('flows', 'list').filter((f) => f.tenant === 'demo');
+    assert.deepEqual(flows.map((f) => `${f.flow}@${f.version}`), ['check-health@1.0.0', 'fulfil-order@1.0.0', 'heartbeat@1.0.0', 'hello@1.0.0', 'order-intake@1.0.0', 'quote-soap@1.0.0']);
+    assert.deepEqual(json<{ label: string; status: string }[]>('keys', 'list', '--tenant', 'demo').map((k) => [k.label, k.status]), [['demo', 'active']]);
+    const users = json<{ username: string }[]>('ui', 'user', 'list').map((u) => u.username);
+    for (const role of ['sysadmin', 'support', 'developer']) assert.ok(users.includes(`demo-${role}`), users.join(', '));
+    // The runs went through the executor on the store: their events are in its log.
+    const completed = ok('logs', '--tenant', 'demo', '--flow', 'hello', '--event', 'completed', '--json').stdout.trim().split('\n');
+    assert.equal(completed.length, 1, completed.join('\n'));
+    // Again: nothing is made twice.
+    const again = ok('seed', '--demo-dir', DEMO, '--no-run');
+    assert.match(again.stdout, /API key "demo" of demo: exists, not recreated/);
+    assert.equal(json<unknown[]>('keys', 'list', '--tenant', 'demo').length, 1);
+  });
+
+  it('dev refuses a store in use until --init marks it, then deploys each save into it', async () => {
+    const dir = folder({ 'devflow.flow.md': flowText('devflow') });
+    const refused = svc(['dev', dir, '--store', store]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /^refused: the store postgres:\/\/postgres:\*\*\*@[^ ]+ is not marked as a development one \(no row in its dev_state table\) and already holds a registry/);
+    assert.match(refused.stderr, /svc dev .* --init --store 'postgres:\/\/postgres:\*\*\*@/);
+    assert.equal((await adminQuery(`SELECT 1 FROM ${schema.name}.dev_state`)).rows.length, 0, 'a refusal marks nothing');
+    const dev = startCli(sb, ['dev', dir, '--init', '--store', store]);
+    try {
+      await dev.waitForOutput('stderr', /watching .* for saves/);
+      await dev.waitForOutput('stdout', /deployed acme\/devflow dev-/);
+      assert.match(dev.stderr(), /^development store postgres:\/\/postgres:\*\*\*@\S+ \(marked now with a dev_state row, --init\)$/m);
+      writeFileSync(join(dir, 'devflow.flow.md'), flowText('devflow').replace('there', 'again'));
+      await dev.waitForOutput('stdout', /(deployed acme\/devflow dev-[^\n]*\n[^]*){2}/);
+    } finally {
+      assert.equal(await dev.stop('SIGTERM'), 0, dev.stderr());
+      outputs.push(dev.stdout(), dev.stderr());
+    }
+    const versions = json<{ versions: { version: string; latest: boolean }[] }>('flows', 'show', '--tenant', 'acme', '--flow', 'devflow').versions;
+    assert.equal(versions.length, 2);
+    for (const v of versions) assert.match(v.version, /^dev-\d{8}T\d{6}\.\d{3}Z-[0-9a-f]{8}$/);
+    assert.equal((await adminQuery(`SELECT 1 FROM ${schema.name}.dev_state`)).rows.length, 1, '--init marked the store');
+    // Marked now: the next run goes straight in.
+    const next = startCli(sb, ['dev', dir, '--store', store]);
+    try {
+      await next.waitForOutput('stdout', /unchanged, acme\/devflow dev-/);
+      assert.match(next.stderr(), /^development store postgres:\/\/postgres:\*\*\*@\S+$/m);
+    } finally {
+      assert.equal(await next.stop('SIGINT'), 0, next.stderr());
+      outputs.push(next.stdout(), next.stderr());
+    }
   });
 
   it('the password of the URL never appears, even when the server cannot be reached', () => {

@@ -1,8 +1,9 @@
 /**
  * `svc dev` through the built CLI, spawned and stopped by PID: a first run marks a new state
- * directory and deploys the folder, a save (written in place, or by rename as editors do) deploys
- * under a dev-<time>-<hash> label, a broken save is reported as file:line: step: message and the
- * loop goes on, a library save redeploys; an unmarked state directory holding a registry is refused.
+ * directory (a new store, in the PostgreSQL pass) and deploys the folder, a save (written in place,
+ * or by rename as editors do) deploys under a dev-<time>-<hash> label, a broken save is reported as
+ * file:line: step: message and the loop goes on, a library save redeploys; an unmarked one holding
+ * a registry is refused; a `svc serve` on the same state answers with each save.
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
@@ -10,7 +11,9 @@ import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { startCli } from './helpers/cli-child.js';
 import { createTenant } from './helpers/registry-setup.js';
-import { makeSandbox, svc } from './helpers/svc.js';
+import { storeRows } from './helpers/store-sql.js';
+import { makeSandbox, ON_PG_STORE, startServer, svc, type Sandbox, type ServerProcess } from './helpers/svc.js';
+import { waitFor } from './helpers/wait.js';
 
 const LABEL = /dev-\d{8}T\d{6}\.\d{3}Z-[0-9a-f]{8}/;
 
@@ -20,6 +23,16 @@ const libText = (message: string) => `## Step: require-id\n\`\`\`validate\nhas(c
 
 interface Shown {
   versions: { version: string; latest: boolean }[];
+}
+
+/** How the guard names what marks the state: the state directory's file, or the store's row. */
+const MARKER = ON_PG_STORE ? 'a dev_state row' : 'dev-state';
+const GUARDED = ON_PG_STORE ? 'store' : 'state directory';
+
+/** Whether the sandbox's state is marked as a development one, looked at behind svc's back. */
+function devMarked(sandbox: Sandbox): boolean {
+  if (sandbox.store !== undefined) return storeRows(sandbox, 'registry', 'SELECT 1 FROM dev_state').length === 1;
+  return existsSync(join(dirname(sandbox.db), 'dev-state'));
 }
 
 describe('svc dev', () => {
@@ -42,8 +55,8 @@ describe('svc dev', () => {
       await dev.waitForOutput('stderr', /watching .* for saves/);
       // stdout and stderr are separate pipes: wait for the first pass's lines on stdout too.
       await dev.waitForOutput('stdout', /deployed acme\/checked [^]*deployed acme\/hello /);
-      assert.match(dev.stderr(), /\(new: marked with dev-state\)/);
-      assert.ok(existsSync(join(dirname(sandbox.db), 'dev-state')));
+      assert.ok(dev.stderr().includes(`(new: marked with ${MARKER})`), dev.stderr());
+      assert.ok(devMarked(sandbox));
       assert.match(dev.stdout(), /registered tenant acme/);
       assert.equal(deployed(dev.stdout(), 'hello').length, 1);
       assert.equal(deployed(dev.stdout(), 'checked').length, 1);
@@ -92,21 +105,44 @@ describe('svc dev', () => {
       writeFileSync(join(dir, 'hello.flow.md'), helloText('one'));
       const refused = svc(other, ['dev', dir, '--db', other.db]);
       assert.equal(refused.code, 1);
-      assert.match(refused.stderr, /refused: the state directory .* is not marked as a development one/);
+      assert.match(refused.stderr, new RegExp(`refused: the ${GUARDED} .* is not marked as a development one`));
       assert.match(refused.stderr, /--init/);
       assert.match(refused.stderr, /--force/);
-      assert.equal(existsSync(join(dirname(other.db), 'dev-state')), false);
+      assert.equal(devMarked(other), false);
       assert.match(svc(other, ['flows', 'list', '--db', other.db]).stdout, /No flow is deployed/);
 
       const dev = startCli(other, ['dev', dir, '--init', '--db', other.db]);
       try {
         await dev.waitForOutput('stdout', /deployed acme\/hello /);
-        assert.match(dev.stderr(), /marked now with dev-state, --init/);
-        assert.ok(existsSync(join(dirname(other.db), 'dev-state')));
+        assert.ok(dev.stderr().includes(`marked now with ${MARKER}, --init`), dev.stderr());
+        assert.ok(devMarked(other));
       } finally {
         assert.equal(await dev.stop('SIGINT'), 0, dev.stderr());
       }
     } finally {
+      other.cleanup();
+    }
+  });
+
+  it('a svc serve on the same state directory or store answers with each saved version at once', async () => {
+    const other = makeSandbox();
+    let server: ServerProcess | undefined;
+    const dir = join(other.home, 'flows');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'hello.flow.md'), helloText('one'));
+    const dev = startCli(other, ['dev', dir, '--db', other.db]);
+    try {
+      await dev.waitForOutput('stdout', /deployed acme\/hello /);
+      const s = (server = await startServer(other, ['--no-auth']));
+      const hi = async () => ((await (await fetch(`${s.url}/flows/acme/hello/run`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as { hi?: string }).hi;
+      assert.equal(await hi(), 'one');
+      writeFileSync(join(dir, 'hello.flow.md'), helloText('two'));
+      await dev.waitForOutput('stdout', /(deployed acme\/hello [^\n]*\n[^]*){2}/);
+      // SQLite: the next request sees the commit; a store: the change log's notification, in milliseconds.
+      await waitFor('the saved version to answer', async () => (await hi()) === 'two', 2000);
+    } finally {
+      await server?.stop();
+      assert.equal(await dev.stop('SIGTERM'), 0, dev.stderr());
       other.cleanup();
     }
   });

@@ -9,6 +9,7 @@ import { SvcError } from '../common/errors.js';
 import type { FlowIR } from '../ir/types.js';
 import type { CertificateRow, CertKind, NewCertificate } from '../store/certificates-repo.js';
 import type { AuditStore, CertificatesStore, TenantsStore } from '../store/contracts.js';
+import { scanLatestArtifacts, type LatestArtifactReads } from './deployed-flows.js';
 import { assertName, requireActiveTenant } from './tenants.js';
 
 export const CERT_KINDS: readonly CertKind[] = Object.freeze(['client_cert', 'server_cert', 'ca_cert']);
@@ -207,6 +208,17 @@ export async function reconcileCertificates(deps: Pick<CertDeps, 'certificates'>
   }
   for (const r of current) if (!used.has(r.id)) findings.push({ verdict: 'REGISTERED BUT NOT REFERENCED', tenant: r.tenant, certificate: r.name, detail: `sha256 ${r.sha256}` });
   return findings;
+}
+
+/**
+ * `svc cert reconcile`: the latest version of every deployed flow, read through the storage
+ * contract (the SQLite registry or the PostgreSQL store), against the registered certificates. An
+ * artifact that fails its integrity check is a `could not be scanned` finding.
+ */
+export async function reconcileDeployedFlows(deps: Pick<CertDeps, 'certificates'> & { readonly artifacts: LatestArtifactReads }, readFile: ReconcileSources['readFile'], tenant?: string): Promise<ReconcileFinding[]> {
+  const scan = await scanLatestArtifacts(deps.artifacts);
+  const flows = [...scan.flows.map((ir) => ({ tenant: ir.tenant, flow: ir.flow, ir })), ...scan.unreadable.map((u) => ({ tenant: u.tenant, flow: u.flow, error: u.error }))];
+  return reconcileCertificates(deps, { flows, readFile }, tenant);
 }
 
 /** True when every finding is in order (the command's exit status). */

@@ -1,12 +1,16 @@
 /**
  * The start-up scan of every flow's latest artifact: what the server must refuse to start on
  * (unset config, the bare `ctx.X` credential spelling), what it only reports (an unreadable
- * artifact), and the lists the doors and the scheduler need.
+ * artifact), and the lists the doors and the scheduler need. The same scan through the storage
+ * contract serves the commands that look at the deployed flows of either store (`svc config
+ * check`, `svc cert reconcile`).
  */
 import { IntegrityError } from '../common/errors.js';
 import type { FlowIR, StepIR } from '../ir/types.js';
+import type { LatestRef } from '../store/artifacts-repo.js';
+import type { ArtifactsStore } from '../store/contracts.js';
 import { startupConfigRefusals, type FlowConfigNeeds } from './config-check.js';
-import type { FlowLoader } from './flow-loader.js';
+import { irOfArtifact, type FlowLoader } from './flow-loader.js';
 
 export interface DeployedFlows {
   readonly flows: readonly FlowIR[];
@@ -21,7 +25,11 @@ export interface UnreadableFlow {
   readonly error: string;
 }
 
-/** Reads every latest artifact. Throws when the registry cannot be listed (the server must stop). */
+/**
+ * Reads every latest artifact through the server's loader, synchronously, on one read snapshot
+ * (the start-up scan, the gRPC door's routes). Throws when the registry cannot be listed (the
+ * server must stop).
+ */
 export function scanDeployedFlows(loader: FlowLoader): DeployedFlows {
   return loader.inOneRead(() => scanLatest(loader));
 }
@@ -33,11 +41,37 @@ function scanLatest(loader: FlowLoader): DeployedFlows {
     try {
       flows.push(loader.peekIr(ref.hash));
     } catch (err) {
-      if (!(err instanceof IntegrityError)) throw err;
-      unreadable.push({ tenant: ref.tenant, flow: ref.name, error: `version ${ref.version}: ${err.message}` });
+      unreadable.push(unreadableFlow(ref, err));
     }
   }
   return { flows, unreadable };
+}
+
+/** What the scan of the storage contract reads: the latest refs and the artifacts they name. */
+export type LatestArtifactReads = Pick<ArtifactsStore, 'listLatest' | 'getArtifact'>;
+
+/**
+ * Reads every latest artifact through the storage contract, on the SQLite registry or the
+ * PostgreSQL store alike (a command's one-off look; artifacts are immutable by hash, so a deploy
+ * between the listing and a read changes no answer). Throws when the registry cannot be listed.
+ */
+export async function scanLatestArtifacts(reads: LatestArtifactReads): Promise<DeployedFlows> {
+  const flows: FlowIR[] = [];
+  const unreadable: UnreadableFlow[] = [];
+  for (const ref of await reads.listLatest()) {
+    try {
+      flows.push(irOfArtifact(ref.hash, await reads.getArtifact(ref.hash)));
+    } catch (err) {
+      unreadable.push(unreadableFlow(ref, err));
+    }
+  }
+  return { flows, unreadable };
+}
+
+/** An artifact that failed its integrity check is reported; any other failure (the registry unreadable) is thrown. */
+function unreadableFlow(ref: LatestRef, err: unknown): UnreadableFlow {
+  if (!(err instanceof IntegrityError)) throw err;
+  return { tenant: ref.tenant, flow: ref.name, error: `version ${ref.version}: ${err.message}` };
 }
 
 const BARE_CTX = /^\s*ctx(\.[A-Za-z_]\w*|\[[^\]]*\])+\s*$/;
@@ -79,8 +113,8 @@ export function startupRefusals(flows: readonly FlowIR[], env: NodeJS.ProcessEnv
 }
 
 /** What `svc config check` reads: each latest artifact's `config:` keys, and the unreadable ones. */
-export function configNeeds(loader: FlowLoader): { flows: FlowConfigNeeds[]; unreadable: UnreadableFlow[] } {
-  const scan = scanDeployedFlows(loader);
+export async function configNeeds(reads: LatestArtifactReads): Promise<{ flows: FlowConfigNeeds[]; unreadable: UnreadableFlow[] }> {
+  const scan = await scanLatestArtifacts(reads);
   return {
     flows: scan.flows.map((f) => ({ tenant: f.tenant, flow: f.flow, config: f.config ?? [] })),
     unreadable: [...scan.unreadable],

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { statePaths } from '../common/paths.js';
 import { ArtifactsRepo } from '../store/artifacts-repo.js';
 import { AuditRepo } from '../store/audit-repo.js';
 import { openDb } from '../store/db.js';
@@ -12,7 +11,6 @@ import { registryMigrations } from '../store/migrations/registry.js';
 import { TenantAdminRepo } from '../store/tenant-admin-repo.js';
 import { TenantsRepo } from '../store/tenants-repo.js';
 import { devDeployFile, devVersionLabel } from './dev-deploy.js';
-import { claimDevState, DEV_STATE_MARKER, NotDevStateError } from './dev-state.js';
 import { disableTenant } from './tenants.js';
 
 const root = mkdtempSync(join(tmpdir(), 'svc-dev-unit-'));
@@ -81,27 +79,5 @@ describe('devDeployFile', () => {
     await disableTenant(d, 'sandbox');
     writeFileSync(file, flowText('acme', 'two'));
     await assert.rejects(() => devDeployFile(d, { path: file, tenant: 'sandbox' }), /tenant "sandbox" is disabled/);
-  });
-});
-
-describe('claimDevState', () => {
-  const dir = (name: string) => statePaths(join(root, name, 'registry.db'));
-
-  it('marks a new state directory on the first run, then finds the mark', () => {
-    const p = dir('fresh');
-    assert.equal(claimDevState(p, {}), 'marked-empty');
-    assert.match(readFileSync(join(p.stateDir, DEV_STATE_MARKER), 'utf8'), /development state directory/);
-    assert.equal(claimDevState(p, {}), 'marked');
-  });
-
-  it('refuses a directory holding a registry without the mark; --force runs unmarked; --init marks it', () => {
-    const p = dir('used');
-    mkdirSync(p.stateDir, { recursive: true });
-    writeFileSync(p.registryDb, '');
-    assert.throws(() => claimDevState(p, {}), (err: unknown) => err instanceof NotDevStateError && err.message.includes('not marked as a development one'));
-    assert.equal(claimDevState(p, { force: true }), 'forced');
-    assert.equal(existsSync(join(p.stateDir, DEV_STATE_MARKER)), false);
-    assert.equal(claimDevState(p, { init: true }), 'marked-init');
-    assert.equal(claimDevState(p, {}), 'marked');
   });
 });

@@ -63,7 +63,7 @@ export class FlowLoader {
     return this.#repo.readSnapshot(fn);
   }
 
-  /** Every flow's latest ref (the start-up scan and `svc config check`). */
+  /** Every flow's latest ref (the start-up scan). */
   latestRefs(): LatestRef[] {
     return this.#repo.listLatest();
   }

@@ -5,18 +5,16 @@ import {
   addCertificate,
   CERT_KINDS,
   listCertificates,
-  reconcileCertificates,
+  reconcileDeployedFlows,
   reconcileInOrder,
   replaceCertificate,
   showCertificate,
   type CertificateView,
   type ReconcileFinding,
 } from '../app/certificates.js';
-import { scanDeployedFlows } from '../app/deployed-flows.js';
-import { FlowLoader } from '../app/flow-loader.js';
 import { ExitError } from '../common/errors.js';
-import { addSqliteOnlyOptions, addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
-import { withRegistry, withRegistryAndAudit, withSqliteRegistry } from './stores.js';
+import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
+import { withRegistry, withRegistryAndAudit } from './stores.js';
 import { formatTable, out } from './table.js';
 
 const ACTOR = 'cli';
@@ -99,29 +97,21 @@ export function registerCert(program: Command): void {
   addStoreOptions(show);
   const reconcile = cert
     .command('reconcile')
-    .description('read-only: check the TLS paths of every flow\'s latest version on this node against the registry; exit 1 unless all is in order')
+    .description('read-only: check the TLS paths of every flow\'s latest version against the registry (of --db, or of --store), the paths read on the machine that runs it; exit 1 unless all is in order')
     .addOption(new Option('--tenant <t>', 'only this tenant').argParser(nameArg('tenant')))
     .addOption(new Option('--json', 'print a JSON array'))
-    .action(async (opts: { tenant?: string; json?: boolean; db: string }) => {
-      const findings = await withSqliteRegistry(
-        opts.db,
-        (s) => {
-          const loader = new FlowLoader(s.artifacts);
-          const scan = scanDeployedFlows(loader);
-          const flows = [...scan.flows.map((ir) => ({ tenant: ir.tenant, flow: ir.flow, ir })), ...scan.unreadable.map((u) => ({ tenant: u.tenant, flow: u.flow, error: u.error }))];
-          return reconcileCertificates(s, { flows, readFile: (p) => readFileSync(p, 'utf8') }, opts.tenant);
-        },
-        { readOnly: true },
-      );
+    .action(async (opts: { tenant?: string; json?: boolean } & StoreFlags) => {
+      const findings = await withRegistry(opts, (s) => reconcileDeployedFlows(s, (p) => readFileSync(p, 'utf8'), opts.tenant), { readOnly: true });
       if (opts.json) out(JSON.stringify(findings, null, 2));
       else {
+        // On a cluster each node reads its own files: run it on every node whose paths matter.
         out('Paths are resolved on this node, as the flows would read them here.');
         if (findings.length === 0) out('Nothing to reconcile: no flow references TLS material and no certificate is registered.');
         else out(formatTable(['VERDICT', 'TENANT', 'WHERE', 'KEY', 'PATH', 'CERTIFICATE', 'DETAIL'], findings.map(row)));
       }
       if (!reconcileInOrder(findings)) throw new ExitError(1, '');
     });
-  addSqliteOnlyOptions(reconcile, 'it reads the deployed flows from the SQLite registry only');
+  addStoreOptions(reconcile);
 }
 
 function row(f: ReconcileFinding): string[] {

@@ -2,29 +2,28 @@
 import type { Command } from 'commander';
 import { ExitError } from '../common/errors.js';
 import { checkFlowConfig, formatConfigReport, missingConfig, type FlowConfigNeeds } from '../app/config-check.js';
+import type { Awaitable } from '../common/awaitable.js';
 import { configNeeds } from '../app/deployed-flows.js';
-import { FlowLoader } from '../app/flow-loader.js';
-import { addSqliteOnlyOptions } from './options.js';
-import { withSqliteRegistry } from './stores.js';
+import { addStoreOptions, type StoreFlags } from './options.js';
+import { registryLocation, withRegistry } from './stores.js';
 
 /** Where the flows come from; the registry supplies it. Throwing means the registry cannot be listed. */
 export interface ConfigListSource {
-  list(db: string): { flows: FlowConfigNeeds[]; unreadable: { tenant: string; flow: string; error: string }[] };
+  list(target: StoreFlags): Awaitable<{ flows: FlowConfigNeeds[]; unreadable: { tenant: string; flow: string; error: string }[] }>;
 }
 
-export interface ConfigCheckOptions {
-  readonly db: string;
+export interface ConfigCheckOptions extends StoreFlags {
   /** Print one JSON object `{keys, unreadable}` instead of lines; the exit status is the same. */
   readonly json?: boolean;
 }
 
 /** Prints the report; throws ExitError(1) on a missing key, an unreadable artifact or an unlistable registry. */
 export async function configCheck(opts: ConfigCheckOptions, source: ConfigListSource, out: (line: string) => void = console.log, err: (line: string) => void = console.error): Promise<void> {
-  let listing: ReturnType<ConfigListSource['list']>;
+  let listing: Awaited<ReturnType<ConfigListSource['list']>>;
   try {
-    listing = source.list(opts.db);
+    listing = await source.list(opts);
   } catch (e) {
-    throw new ExitError(1, `cannot list the registry at ${opts.db}: ${(e as Error).message}`);
+    throw new ExitError(1, `cannot list the registry at ${registryLocation(opts)}: ${(e as Error).message}`);
   }
   const reports = checkFlowConfig(listing.flows);
   if (opts.json) {
@@ -46,13 +45,13 @@ export function registerConfigCheck(program: Command, source: ConfigListSource):
   const config = program.command('config').description('Environment configuration required by deployed flows');
   const check = config
     .command('check')
-    .description('List each deployed flow\'s configuration keys (SVC_CONFIG_<KEY>) as set, set-but-empty or MISSING; never prints values. Exits 1 on any missing key, unreadable artifact or unlistable registry')
+    .description('List each deployed flow\'s configuration keys (SVC_CONFIG_<KEY>), from the registry of --db or --store, as set, set-but-empty or MISSING; checked against this process\'s environment and .env; never prints values. Exits 1 on any missing key, unreadable artifact or unlistable registry')
     .option('--json', 'print one JSON object {keys: [{tenant, flow, key, variable, state}], unreadable: [...]}; same exit status')
     .action(async (opts: ConfigCheckOptions) => configCheck(opts, source));
-  addSqliteOnlyOptions(check, 'it reads the deployed flows from the SQLite registry only');
+  addStoreOptions(check);
 }
 
-/** The registry behind `--db`: every latest artifact (a missing database lists nothing). */
+/** The registry of `--db` or `--store`: every latest artifact (a missing SQLite registry lists nothing). */
 export const registryConfigSource: ConfigListSource = {
-  list: (db) => withSqliteRegistry(db, ({ artifacts }) => configNeeds(new FlowLoader(artifacts)), { readOnly: true }),
+  list: (target) => withRegistry(target, ({ artifacts }) => configNeeds(artifacts), { readOnly: true }),
 };

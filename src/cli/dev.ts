@@ -2,19 +2,19 @@
  * `svc dev <dir>`: the development loop. Every `*.flow.md` of the folder is deployed at start and
  * again on each save, under an automatic version label (app/dev-deploy.ts); a file that does not
  * compile is reported as `file:line: step: message` and the loop goes on. Only against a state
- * directory marked as a development one (app/dev-state.ts). Stops on SIGINT or SIGTERM, exit 0.
+ * directory, or a PostgreSQL store (`--store`), marked as a development one (app/dev-state.ts).
+ * Stops on SIGINT or SIGTERM, exit 0.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
-import { devDeployFile, type DevDeployOutcome } from '../app/dev-deploy.js';
-import { claimDevState, DEV_STATE_MARKER, NotDevStateError, type DevStateClaim } from '../app/dev-state.js';
+import { devDeployFile, type DevDeployDeps, type DevDeployOutcome } from '../app/dev-deploy.js';
+import { claimDevState, DEV_STATE_MARKER, NotDevStateError, type DevStateClaim, type DevStateMarker } from '../app/dev-state.js';
 import { ExitError } from '../common/errors.js';
-import { statePaths } from '../common/paths.js';
 import { formatDiagnostic, formatWarning } from '../flow/diagnostics.js';
 import { FolderWatcher } from './dev-watch.js';
-import { addSqliteOnlyOptions, nameArg } from './options.js';
-import { withRegistryAndAudit } from './stores.js';
+import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
+import { registryLocation, withDevStateMarker, withRegistryAndAudit } from './stores.js';
 import { out } from './table.js';
 
 const FLOW_SUFFIX = '.flow.md';
@@ -24,38 +24,43 @@ export function registerDev(program: Command): void {
   const command = program
     .command('dev')
     .description(
-      'development loop: deploy every *.flow.md of <dir> now and on each save under the version dev-<UTC time>-<hash prefix>, skipping a file whose artifact is already latest; a file with errors is reported as file:line: step: message and the loop goes on. Runs only against a development state directory (a dev-state file beside --db: made on a first run in an empty state directory, or by --init). Ctrl-C or SIGTERM stops it (exit 0)',
+      'development loop: deploy every *.flow.md of <dir> now and on each save under the version dev-<UTC time>-<hash prefix>, into the registry of --db or the PostgreSQL store of --store (a svc serve on the same one answers with each new version at once), skipping a file whose artifact is already latest; a file with errors is reported as file:line: step: message and the loop goes on. Runs only against a development state directory or store (a dev-state file beside --db, or a row of the store\'s dev_state table: made on a first run into an empty one, or by --init). Ctrl-C or SIGTERM stops it (exit 0)',
     )
     .argument('<dir>', 'folder of *.flow.md files (its subfolders are not watched)')
     .addOption(new Option('--tenant <t>', "deploy every flow under this tenant instead of its front matter's (registered when missing)").argParser(nameArg('tenant')))
     .addOption(new Option('--libs <dir>', 'directory of *.lib.md step libraries for "use:"; a save there redeploys every flow it changes'))
-    .addOption(new Option('--init', `mark the state directory as a development one (writes ${DEV_STATE_MARKER} beside --db) although it holds a registry`))
-    .addOption(new Option('--force', 'run against an unmarked state directory this once, without marking it'))
+    .addOption(new Option('--init', `mark the state directory (writes ${DEV_STATE_MARKER} beside --db) or the store (a row of its dev_state table) as a development one although it holds a registry`))
+    .addOption(new Option('--force', 'run against an unmarked state directory or store this once, without marking it'))
     .action(dev);
-  addSqliteOnlyOptions(command, 'the development loop works on a development state directory');
+  addStoreOptions(command);
 }
 
-export interface DevOptions {
+export interface DevOptions extends StoreFlags {
   tenant?: string;
   libs?: string;
   init?: boolean;
   force?: boolean;
-  db: string;
 }
 
 export async function dev(dir: string, opts: DevOptions): Promise<void> {
   requireFolder(dir, '<dir>');
   if (opts.libs !== undefined) requireFolder(opts.libs, '--libs');
-  const paths = statePaths(opts.db);
-  let claim: DevStateClaim;
-  try {
-    claim = claimDevState(paths, { init: opts.init, force: opts.force });
-  } catch (err) {
-    if (!(err instanceof NotDevStateError)) throw err;
-    throw new ExitError(1, `refused: ${err.message}.\nIf it is a development state directory, mark it once with: svc dev ${dir} --init --db ${opts.db}\nor run this once anyway with --force`);
-  }
-  process.stderr.write(`${describeClaim(claim, paths.stateDir)}\n`);
+  const claim = await withDevStateMarker(opts, async (marker) => {
+    try {
+      return { marker, claim: await claimDevState(marker, { init: opts.init, force: opts.force }) };
+    } catch (err) {
+      if (!(err instanceof NotDevStateError)) throw err;
+      const flag = opts.store === undefined ? `--db ${opts.db}` : `--store '${registryLocation(opts)}'`;
+      throw new ExitError(1, `refused: ${err.message}.\nIf it is a development ${marker.kind}, mark it once with: svc dev ${dir} --init ${flag}\nor run this once anyway with --force`);
+    }
+  });
+  process.stderr.write(`${describeClaim(claim.claim, claim.marker)}\n`);
+  // One registry for the whole loop: on a store, one pool of connections rather than one per save.
+  await withRegistryAndAudit(opts, (stores) => watchAndDeploy(dir, opts, stores));
+}
 
+/** Deploys the folder, then each save, until a signal or a broken watch. */
+async function watchAndDeploy(dir: string, opts: DevOptions, stores: DevDeployDeps): Promise<void> {
   const watchers: FolderWatcher[] = [];
   let stop: (why?: Error) => void = () => undefined;
   const stopped = new Promise<Error | undefined>((resolve) => (stop = resolve));
@@ -63,7 +68,7 @@ export async function dev(dir: string, opts: DevOptions): Promise<void> {
   // must not both find it unregistered.
   let deploys = Promise.resolve();
   const deployOne = (name: string) => {
-    deploys = deploys.then(() => report(join(dir, name), opts)).catch((err: unknown) => stop(err instanceof Error ? err : new Error(String(err))));
+    deploys = deploys.then(() => report(join(dir, name), opts, stores)).catch((err: unknown) => stop(err instanceof Error ? err : new Error(String(err))));
   };
   const deployAll = () => {
     for (const name of flowFiles(dir)) deployOne(name);
@@ -101,14 +106,14 @@ function flowFiles(dir: string): string[] {
 }
 
 /** Deploys one file and says what happened; any failure is reported and the loop goes on. */
-async function report(path: string, opts: DevOptions): Promise<void> {
+async function report(path: string, opts: DevOptions, stores: DevDeployDeps): Promise<void> {
   if (!existsSync(path)) {
     out(`${path}: removed; its deployed versions stay in the registry`);
     return;
   }
   let outcome: DevDeployOutcome;
   try {
-    outcome = await withRegistryAndAudit({ db: opts.db }, (stores) => devDeployFile(stores, { path, libs: opts.libs, tenant: opts.tenant }));
+    outcome = await devDeployFile(stores, { path, libs: opts.libs, tenant: opts.tenant });
   } catch (err) {
     // A refusal (a disabled tenant, an unreadable file) or a storage error: either way the loop goes on.
     const why = err instanceof Error ? err.message : String(err);
@@ -128,16 +133,16 @@ async function report(path: string, opts: DevOptions): Promise<void> {
   }
 }
 
-function describeClaim(claim: DevStateClaim, stateDir: string): string {
+function describeClaim(claim: DevStateClaim, m: DevStateMarker): string {
   switch (claim) {
     case 'marked':
-      return `development state directory ${stateDir}`;
+      return `development ${m.kind} ${m.where}`;
     case 'marked-empty':
-      return `development state directory ${stateDir} (new: marked with ${DEV_STATE_MARKER})`;
+      return `development ${m.kind} ${m.where} (new: marked with ${m.marker})`;
     case 'marked-init':
-      return `development state directory ${stateDir} (marked now with ${DEV_STATE_MARKER}, --init)`;
+      return `development ${m.kind} ${m.where} (marked now with ${m.marker}, --init)`;
     case 'forced':
-      return `WARNING: ${stateDir} is not marked as a development state directory; deploying into it anyway (--force)`;
+      return `WARNING: ${m.where} is not marked as a development ${m.kind}; deploying into it anyway (--force)`;
   }
 }
 

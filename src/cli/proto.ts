@@ -4,9 +4,8 @@ import { readFileSync } from 'node:fs';
 import { deployDescriptor, listDescriptors, showDescriptor, type ServiceInfo } from '../app/proto.js';
 import { ExitError, SvcError } from '../common/errors.js';
 import { statePaths } from '../common/paths.js';
-import { parseStoreUrl } from '../store/pg/store-url.js';
 import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
-import { withDescriptors } from './stores.js';
+import { registryLocation, withDescriptors } from './stores.js';
 
 export function registerProto(program: Command): void {
   const proto = program.command('proto').description('publish and inspect protobuf descriptors (FileDescriptorSet) for the gRPC door');
@@ -63,7 +62,7 @@ export async function protoDeploy(path: string, flags: DeployFlags): Promise<voi
       flags.latest
         ? `latest:     ${r.info.version} (moved; every gRPC flow of tenant ${flags.tenant} now uses it)`
         : `latest:     unchanged (${r.latestVersion ?? 'no version is latest yet'}); pass --latest to move it`,
-      `db:         ${where(flags)}`,
+      `db:         ${registryLocation(flags)}`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
   });
@@ -116,11 +115,6 @@ function formatServices(services: readonly ServiceInfo[]): string {
     out += formatTable(rows);
   }
   return `${out}\n`;
-}
-
-/** Where the descriptor went: the registry file, or the store URL without its password. */
-function where(flags: StoreFlags): string {
-  return flags.store === undefined ? statePaths(flags.db).registryDb : parseStoreUrl(flags.store).redacted;
 }
 
 /** A refusal of the use case (unknown tenant, duplicate version, bad descriptor) becomes exit 1 with its message. */

@@ -8,23 +8,23 @@ import { createLogger } from '../common/logger.js';
 import { statePaths } from '../common/paths.js';
 import { Closers } from '../serve/closers.js';
 import { buildExecutor } from '../serve/executor.js';
+import { openServeStores } from '../serve/open-stores.js';
 import { buildQueues } from '../serve/queues.js';
-import { openStores } from '../serve/stores.js';
-import { addSqliteOnlyOptions } from './options.js';
+import { addStoreOptions, type StoreFlags } from './options.js';
+import { registryLocation } from './stores.js';
 import { out } from './table.js';
 
 export function registerSeed(program: Command): void {
   const command = program
     .command('seed')
-    .description('a working demo in one command: register the demo tenants, deploy the demo flows at 1.0.0, make a demo API key per tenant and a UI user per role, and run each flow once')
+    .description('a working demo in one command: register the demo tenants, deploy the demo flows at 1.0.0, make a demo API key per tenant and a UI user per role, and run each flow once, in the state directory of --db or the PostgreSQL store of --store')
     .addOption(new Option('--demo-dir <dir>', 'the demo flows (*.flow.md, each with its <name>.sample.json)').default('./examples/demo'))
     .addOption(new Option('--no-run', 'do not run the flows after deploying them'))
     .action(seed);
-  addSqliteOnlyOptions(command, 'the demo is set up in a state directory (use svc tenant, keys and deploy with --store instead)');
+  addStoreOptions(command);
 }
 
-interface SeedFlags {
-  db: string;
+interface SeedFlags extends StoreFlags {
   demoDir: string;
   run: boolean;
 }
@@ -37,10 +37,17 @@ async function seed(flags: SeedFlags): Promise<void> {
   let result: SeedResult;
   try {
     // The same stores, executor and queues as `svc serve`, so each demo run is a real one.
-    const stores = openStores(statePaths(flags.db), createLogger({ LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }), closers);
+    const paths = statePaths(flags.db);
+    const stores = await openServeStores(paths, flags.store, createLogger({ LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }), closers);
     const run = buildExecutor(stores, closers);
-    buildQueues(statePaths(flags.db), stores, run, createLogger({ LOG_LEVEL: 'warn' }), closers);
-    const runner: DemoRunner = (flow, input) => run.executor.run(flow, input, { door: 'http', correlationId: randomUUID(), headers: {} });
+    await buildQueues(paths, stores, run, createLogger({ LOG_LEVEL: 'warn' }), closers, { adoptOrphans: false });
+    // The demo is published through the stores; the executor and the queue workers read the
+    // registry through the server's copy of it, which must hold the demo before the first run.
+    let caughtUp: Promise<void> | undefined;
+    const runner: DemoRunner = async (flow, input) => {
+      await (caughtUp ??= Promise.resolve(stores.cache.refresh()));
+      return run.executor.run(flow, input, { door: 'http', correlationId: randomUUID(), headers: {} });
+    };
     result = await seedDemo(
       { tenants: stores.tenants, tenantAdmin: stores.tenantAdmin, keys: stores.keys, artifacts: stores.artifacts, users: stores.uiUsers, sessions: stores.uiSessions },
       flows,
@@ -51,11 +58,11 @@ async function seed(flags: SeedFlags): Promise<void> {
     const errors = await closers.runAll();
     if (errors.length > 0) process.stderr.write(`warning: ${errors.length} part(s) did not close cleanly\n`);
   }
-  printNext(result, flags.db);
+  printNext(result, flags);
   if (result.failed.length > 0) throw new ExitError(1, `error: ${result.failed.length} demo flow(s) failed: ${result.failed.join(', ')}`);
 }
 
-function printNext(r: SeedResult, db: string): void {
+function printNext(r: SeedResult, target: StoreFlags): void {
   const keys = Object.entries(r.secrets.keys);
   const users = Object.entries(r.secrets.users);
   if (keys.length > 0 || users.length > 0) {
@@ -63,7 +70,8 @@ function printNext(r: SeedResult, db: string): void {
     for (const [tenant, key] of keys) out(`  API key of ${tenant}: ${key}`);
     for (const [username, u] of users) out(`  UI user ${username} (${u.role}): password ${u.password}`);
   }
-  const dbFlag = ` --db ${db}`;
+  // A store URL is shown without its password: the operator puts it back.
+  const dbFlag = target.store === undefined ? ` --db ${target.db}` : ` --store '${registryLocation(target)}'`;
   const apiKeys = [...new Set(r.flows.map((f) => f.ir.tenant))].map((t) => `--api-key ${t}=${r.secrets.keys[t] ?? '<your key>'}`).join(' ');
   out(
     [

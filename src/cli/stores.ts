@@ -6,6 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { statePaths } from '../common/paths.js';
+import { pgStoreMarker, stateDirMarker, type DevStateMarker } from '../app/dev-state.js';
 import type { DlqTarget } from '../app/dlq.js';
 import { ArtifactsRepo } from '../store/artifacts-repo.js';
 import { AuditRepo, type AuditEntryInput } from '../store/audit-repo.js';
@@ -35,6 +36,7 @@ import type {
 import { DescriptorsRepo } from '../store/descriptors-repo.js';
 import { FlowStateRepo } from '../store/flow-state-repo.js';
 import type { PgStore } from '../store/pg/pg-store.js';
+import { parseStoreUrl } from '../store/pg/store-url.js';
 import { SettingsRepo } from '../store/settings-repo.js';
 import { uiMigrations } from '../store/migrations/ui.js';
 import { UiSessionsRepo } from '../store/ui-sessions-repo.js';
@@ -51,10 +53,9 @@ export interface RegistryStores {
   readonly settings: SettingsStore;
 }
 
-/** The registry's SQLite repositories: what the flow loader (cert reconcile, config check) reads synchronously. */
-export interface RegistryRepos extends RegistryStores {
+/** The registry's SQLite repositories (the audited tenant changes need the concrete tenants repository). */
+interface RegistryRepos extends RegistryStores {
   readonly tenants: TenantsRepo;
-  readonly artifacts: ArtifactsRepo;
 }
 
 export interface AuditStores {
@@ -87,10 +88,15 @@ export async function withRegistry<T>(target: StoreFlags, fn: (stores: RegistryS
 }
 
 /** Like withRegistry, on the SQLite registry only, with its repositories as they are. */
-export function withSqliteRegistry<T>(dbPath: string, fn: (stores: RegistryRepos) => T, opts: { readOnly?: boolean } = {}): T {
+function withSqliteRegistry<T>(dbPath: string, fn: (stores: RegistryRepos) => T, opts: { readOnly?: boolean } = {}): T {
   return withDb(statePaths(dbPath).registryDb, registryMigrations, opts.readOnly === true, (db) =>
     fn({ tenants: new TenantsRepo(db), keys: new KeysRepo(db), artifacts: new ArtifactsRepo(db), traces: new TraceRepo(db), certificates: new CertificatesRepo(db), settings: new SettingsRepo(db) }),
   );
+}
+
+/** Where the registry of a command is, for messages: the registry file, or the store URL without its password. */
+export function registryLocation(target: StoreFlags): string {
+  return target.store === undefined ? statePaths(target.db).registryDb : parseStoreUrl(target.store).redacted;
 }
 
 function pgRegistry(pg: PgStore): RegistryStores {
@@ -137,6 +143,13 @@ export async function withRegistryAndAudit<T>(target: StoreFlags, fn: (stores: R
 export async function withFlowState<T>(target: StoreFlags, fn: (store: FlowStateStore) => Promise<T>, opts: { readOnly?: boolean } = {}): Promise<T> {
   if (target.store !== undefined) return withPgStore(target.store, (pg) => fn(pg.flowState));
   return withDb(statePaths(target.db).registryDb, registryMigrations, opts.readOnly === true, (db) => fn(new FlowStateRepo(db)));
+}
+
+/** Runs `fn` with `svc dev`'s guard of the target: the state directory's marker file (nothing is opened), or the PostgreSQL store's marker row. */
+export async function withDevStateMarker<T>(target: StoreFlags, fn: (marker: DevStateMarker) => Promise<T>): Promise<T> {
+  if (target.store === undefined) return fn(stateDirMarker(statePaths(target.db)));
+  const { PgDevState } = await import('../store/pg/pg-dev-state.js');
+  return withPgStore(target.store, (pg) => fn(pgStoreMarker(new PgDevState(pg.db), pg.db.url.redacted)));
 }
 
 /**

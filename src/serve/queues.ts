@@ -24,7 +24,17 @@ export interface ServeQueues {
   readonly lease?: NodeLease;
 }
 
-export async function buildQueues(paths: StatePaths, stores: ServeStores, run: ServeExecutor, log: Logger, closers: Closers): Promise<ServeQueues> {
+export interface BuildQueuesOptions {
+  /**
+   * On PostgreSQL: look every ORPHAN_SWEEP_MS for queues that hold messages and have no worker on
+   * any node, and run them here. A server does; a one-off command that runs flows (`svc seed`) does
+   * not take over the cluster's queues, it runs only those its own runs publish to, while it runs.
+   * @default true
+   */
+  readonly adoptOrphans?: boolean;
+}
+
+export async function buildQueues(paths: StatePaths, stores: ServeStores, run: ServeExecutor, log: Logger, closers: Closers, opts: BuildQueuesOptions = {}): Promise<ServeQueues> {
   const leaseMs = housekeepingIntervals().nodeLeaseMs;
   const pgQueues = stores.pg === undefined ? undefined : new PgQueueStore(stores.pg, { lease: { leaseMs, heartbeatMs: Math.min(1000, Math.floor(leaseMs / 4)) }, onLeaseLost: (err) => log.warn({ err: err.message }, 'the node lease session was lost: this node stopped its queue workers; they are taken over (here or on another node) once a lease is held again') });
   const store: QueueBackend = pgQueues ?? new QueueStore({ queuesDir: paths.queuesDir });
@@ -45,7 +55,7 @@ export async function buildQueues(paths: StatePaths, stores: ServeStores, run: S
   });
   closers.add(() => workers.close());
   run.setQueuePublish(queuePublishEffect(workers));
-  if (pgQueues !== undefined) {
+  if (pgQueues !== undefined && opts.adoptOrphans !== false) {
     // A cluster: the queues a dead node ran (its lease gone) are taken over by whichever node looks first.
     const sweep = startPeriodicTask({ name: 'queue hand-over', intervalMs: () => ORPHAN_SWEEP_MS, log, runAtStart: true, run: async () => void (await workers.adoptOrphans(await pgQueues.queuesWithMessages())) });
     closers.add(() => sweep.stop());

@@ -17,11 +17,10 @@ import { Closers } from './closers.js';
 import { startGrpcDoorIfAsked, startHttpDoor } from './doors.js';
 import { buildExecutor } from './executor.js';
 import { buildQueues } from './queues.js';
-import { openPgStores } from './pg-stores.js';
 import { parseStoreUrl } from '../store/pg/store-url.js';
 import { claimScheduleTick } from '../store/pg/pg-schedule-ticks.js';
 import { hostname } from 'node:os';
-import { openStores } from './stores.js';
+import { openServeStores } from './open-stores.js';
 import { startCompaction, startTimers } from './timers.js';
 
 export interface ServeOptions {
@@ -73,7 +72,7 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
   // prom-client and the scrape wiring are loaded only with --metrics or --metrics-port.
   const metricsParts = opts.metrics || opts.metricsPort !== undefined ? await loadMetricsParts() : undefined;
   const metrics = metricsParts?.createServiceMetrics((family, err) => log.error({ err, family }, 'metrics: a scrape-time read failed'));
-  const stores = opts.store !== undefined ? await openPgStores(opts.store, log, closers, metrics, { logFilesDir: opts.logFilesDir }) : openStores(paths, log, closers, metrics);
+  const stores = await openServeStores(paths, opts.store, log, closers, metrics, { logFilesDir: opts.logFilesDir });
   if (stores.kind === 'sqlite') {
     // Offline commands (svc store migrate) refuse a state directory a server uses (app/state-users.ts).
     const marker = await markServing(paths);

@@ -6,6 +6,7 @@
  * before a turn begins is seen by every request of that turn. Writes through this process's own
  * connection must call `invalidate()`.
  */
+import type { Awaitable } from '../common/awaitable.js';
 import type { SettingName } from '../common/settings.js';
 import type { ArtifactsRepo, FlowVersionRef } from './artifacts-repo.js';
 import { changeCounterOf, type ChangeCounter } from './change-counter.js';
@@ -39,6 +40,12 @@ export interface RegistryReads {
   setting(name: SettingName): number;
   /** After a write through this process: the next read must see it. */
   invalidate(): void;
+  /**
+   * Settles once the reads answer with every write committed before the call, made through any
+   * connection (`svc seed` publishes through the stores, then runs the flows through this copy):
+   * at once on SQLite, after one round of the change log on PostgreSQL.
+   */
+  refresh(): Awaitable<void>;
   close(): void;
 }
 
@@ -97,6 +104,11 @@ export class RegistryCache implements RegistryReads {
   /** Releases the file handle of the change counter (the database itself is the caller's). */
   close(): void {
     this.#counter.close();
+  }
+
+  /** Forgetting is enough: the next read goes to the database. */
+  refresh(): void {
+    this.invalidate();
   }
 
   /** Forget everything (after a write through this process's own connection). */
