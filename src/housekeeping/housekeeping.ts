@@ -60,6 +60,15 @@ export class Housekeeping {
     every('certificate sweep', this.#deps.certSweep.intervalMs, () => this.certSweep());
   }
 
+  /**
+   * This node has just become the one that runs the cluster-wide cycles: every cycle runs at once,
+   * as on a lone node at start (one skipped while another node led would otherwise wait a whole
+   * interval: a day for the certificate sweep; log retention's rows part is the leader's too).
+   */
+  leadTaken(): void {
+    for (const task of this.#tasks) task.runNow();
+  }
+
   async logRetention(): Promise<void> {
     const d = this.#deps;
     const r = await runLogRetention(d.logRows, d.logsDir, d.logRetentionDays(), { stopping: () => this.#stopped });

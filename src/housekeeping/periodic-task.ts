@@ -24,6 +24,8 @@ export interface PeriodicTask {
   readonly state: PeriodicTaskState;
   /** Cycles completed (failed ones included). */
   readonly cycles: number;
+  /** Runs a cycle now, unless one is running, and counts the next interval from its end. */
+  runNow(): void;
   /** Cancels the next cycle and waits for a running one. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -63,6 +65,11 @@ export function startPeriodicTask(opts: PeriodicTaskOptions): PeriodicTask {
     },
     get cycles() {
       return cycles;
+    },
+    runNow() {
+      if (state !== 'running' || current !== undefined) return;
+      clearTimeout(timer);
+      runThenSchedule();
     },
     async stop() {
       if (state === 'stopped') return;

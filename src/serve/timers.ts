@@ -58,9 +58,8 @@ export async function startTimers(parts: TimerParts, closers: Closers): Promise<
   const compensatingEnqueue: EnqueueFn = (tenant, flow, m) => queues.enqueue(tenant, flow, m.payload, m.correlationId);
   const intervals = housekeepingIntervals();
   const lease = parts.lease;
-  const duty = lease === undefined ? undefined : startClusterDuty(lease, HOUSEKEEPING_LOCK, log);
-  if (duty !== undefined) closers.add(() => duty.stop());
-  const leading = duty === undefined ? () => true : () => duty.leading();
+  // Read only once the duty below exists (housekeeping.start() and later).
+  const leading = (): boolean => duty === undefined || duty.leading();
   const housekeeping = new Housekeeping({
     log,
     intervals,
@@ -82,6 +81,9 @@ export async function startTimers(parts: TimerParts, closers: Closers): Promise<
       intervalMs: intervals.certSweepMs ?? stores.setting('cert_check_interval_hours') * 3_600_000,
     },
   });
+  // Taken (at start, or from a node that died), the duty runs the cluster-wide cycles at once.
+  const duty = lease === undefined ? undefined : startClusterDuty(lease, HOUSEKEEPING_LOCK, log, () => housekeeping.leadTaken());
+  if (duty !== undefined) closers.add(() => duty.stop());
   housekeeping.start();
   closers.add(() => housekeeping.stop());
   const pg = stores.pg;
