@@ -7,6 +7,7 @@
  * Rows come back as SQLite gives them: PostgreSQL's booleans as 1/0 (bigints are numbers already).
  */
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
@@ -37,9 +38,7 @@ export type StorePart = 'registry' | 'audit' | 'log' | 'ui';
  */
 export function withStore<T>(sandbox: Sandbox, fn: (db: StoreSql) => T, part: StorePart = 'registry'): T {
   if (sandbox.store !== undefined) return fn(pgStoreSql(sandbox.store));
-  const paths = statePaths(sandbox.db);
-  const file = { registry: paths.registryDb, audit: paths.auditDb, log: paths.logDb, ui: paths.uiDb }[part];
-  const db = new Database(file, { fileMustExist: part !== 'registry', timeout: 5000 });
+  const db = new Database(partFile(sandbox, part), { fileMustExist: part !== 'registry', timeout: 5000 });
   try {
     return fn({
       prepare: <R>(sql: string) => {
@@ -57,9 +56,31 @@ export function withStore<T>(sandbox: Sandbox, fn: (db: StoreSql) => T, part: St
   }
 }
 
+/** The SQLite file of one part of the sandbox's state directory. */
+function partFile(sandbox: Sandbox, part: StorePart): string {
+  const paths = statePaths(sandbox.db);
+  return { registry: paths.registryDb, audit: paths.auditDb, log: paths.logDb, ui: paths.uiDb }[part];
+}
+
 /** Rows of one query on the sandbox's store (its file `part` on SQLite). */
 export function storeRows<R>(sandbox: Sandbox, part: StorePart, sql: string, ...params: unknown[]): R[] {
   return withStore(sandbox, (db) => db.prepare<R>(sql).all(...params), part);
+}
+
+/**
+ * Everything the sandbox's store holds, as text, for assertions that a secret is stored nowhere:
+ * the bytes of the part's SQLite file (latin1), or on PostgreSQL every table of the schema (each
+ * rendered by query_to_xml, bytea as base64).
+ */
+export function storedText(sandbox: Sandbox, part: StorePart = 'registry'): string {
+  if (sandbox.store === undefined) return readFileSync(partFile(sandbox, part)).toString('latin1');
+  const [row] = runPg<{ text: string | null }>(
+    sandbox.store,
+    `SELECT string_agg(query_to_xml(format('SELECT * FROM %I.%I', table_schema, table_name), true, false, '')::text, E'\\n') AS text
+       FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`,
+    [],
+  );
+  return row?.text ?? '';
 }
 
 function pgStoreSql(url: string): StoreSql {
