@@ -1,11 +1,11 @@
 /** `svc deploy` with several files or a directory: one process, all or nothing, every refused file named. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import Database from 'better-sqlite3';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeSandbox, svc } from './helpers/svc.js';
 import { createTenant } from './helpers/registry-setup.js';
+import { storeRows } from './helpers/store-sql.js';
 
 const sb = makeSandbox();
 test.after(() => sb.cleanup());
@@ -24,12 +24,13 @@ function folder(files: Record<string, string>): string {
 
 /** Every `flow@version` of tenant acme in the registry, sorted. */
 function versions(): string[] {
-  const db = new Database(sb.db, { readonly: true });
-  try {
-    return (db.prepare("SELECT name || '@' || version AS v FROM flow_versions WHERE tenant = 'acme' ORDER BY v").all() as { v: string }[]).map((r) => r.v);
-  } finally {
-    db.close();
-  }
+  return storeRows<{ v: string }>(sb, 'registry', "SELECT name || '@' || version AS v FROM flow_versions WHERE tenant = 'acme' ORDER BY v").map((r) => r.v);
+}
+
+/** Where a deploy says it published, after `prefix`: a path ending in registry.db, or in the PostgreSQL pass the store URL itself. */
+function assertStoreShown(text: string, prefix = ''): void {
+  if (sb.store === undefined) assert.match(text, new RegExp(`^${prefix}\\S+registry\\.db$`));
+  else assert.equal(text, `${prefix}${sb.store}`);
 }
 
 test('a directory of three flows is deployed in one process: a line per flow, then the count', () => {
@@ -43,7 +44,7 @@ test('a directory of three flows is deployed in one process: a line per flow, th
     ['acme one 1.0.0', 'acme three 1.0.0', 'acme two 1.0.0'],
   );
   assert.ok(lines[1]!.endsWith(join(dir, 'one.flow.md')), lines[1]);
-  assert.match(lines[4]!, /^deployed 3 flows to \S+registry\.db$/);
+  assertStoreShown(lines[4]!, 'deployed 3 flows to ');
   assert.equal(lines.length, 5);
   assert.deepEqual(versions(), ['one@1.0.0', 'three@1.0.0', 'two@1.0.0']);
 });
@@ -96,7 +97,7 @@ test('--json lists what was deployed with full hashes', () => {
   const r = svc(sb, ['deploy', dir, '-v', '2', '--json', '--db', sb.db]);
   assert.equal(r.code, 0, r.stderr);
   const body = JSON.parse(r.stdout) as { db: string; deployed: { file: string; tenant: string; flow: string; version: string; hash: string }[] };
-  assert.match(body.db, /registry\.db$/);
+  assertStoreShown(body.db);
   assert.deepEqual(
     body.deployed.map((d) => [d.flow, d.version, d.hash.length]),
     [
@@ -111,7 +112,7 @@ test('one file keeps the one-file form: the same block on success, the same refu
   const hash = svc(sb, ['compile', file, '-o', join(sb.home, 'seven.ir.json')]).stdout.trim();
   const r = svc(sb, ['deploy', file, '-v', '1.0.0', '--db', sb.db]);
   assert.equal(r.code, 0, r.stderr);
-  assert.equal(r.stdout, `deployed\n  flow:    seven\n  tenant:  acme\n  version: 1.0.0\n  hash:    ${hash}\n  db:      ${sb.db}\n`);
+  assert.equal(r.stdout, `deployed\n  flow:    seven\n  tenant:  acme\n  version: 1.0.0\n  hash:    ${hash}\n  db:      ${sb.store ?? sb.db}\n`);
   const again = svc(sb, ['deploy', file, '-v', '1.0.0', '--db', sb.db]);
   assert.equal(again.code, 1);
   assert.equal(again.stderr, 'error: flow acme/seven already has version "1.0.0"; versions are never replaced, deploy under a new version\n');

@@ -1,10 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import Database from 'better-sqlite3';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createHash } from 'node:crypto';
+import { createTenant, setTenantEnabled } from './helpers/registry-setup.js';
+import { storeRows } from './helpers/store-sql.js';
 import { makeSandbox, svc } from './helpers/svc.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -29,12 +30,8 @@ tenant: acme
 `;
 const hello = write('hello.flow.md', HELLO);
 
-function addTenant(id: string, status: 'active' | 'disabled'): void {
-  // svc tenant create lives on another branch: seed the row directly.
-  const db = new Database(sb.db);
-  db.prepare("INSERT INTO tenants (id, display_name, status, auth_methods, created_at) VALUES (?, ?, ?, '[\"api_key\"]', '2024-01-01T00:00:00Z')").run(id, id, status);
-  db.close();
-}
+/** The version `latest` of acme/hello points at. */
+const latestOfHello = () => storeRows<{ version: string }>(sb, 'registry', "SELECT version FROM flow_latest WHERE tenant = 'acme' AND name = 'hello'");
 
 test('validate exits 0 on a clean flow', () => {
   const r = svc(sb, ['validate', hello]);
@@ -92,35 +89,33 @@ test('deploy refuses an unregistered tenant, naming the repairing command', () =
 });
 
 test('deploy refuses a disabled tenant, naming the repairing command', () => {
-  addTenant('acme', 'disabled');
+  createTenant(sb, 'acme');
+  setTenantEnabled(sb, 'acme', false);
   const r = svc(sb, ['deploy', hello, '-v', '1.0.0', '--db', sb.db]);
   assert.equal(r.code, 1);
   assert.match(r.stderr, /svc tenant enable --id acme/);
-  const db = new Database(sb.db);
-  db.prepare("UPDATE tenants SET status = 'active' WHERE id = 'acme'").run();
-  db.close();
+  setTenantEnabled(sb, 'acme', true);
 });
 
 test('deploy publishes, prints flow, tenant, version, hash and db, and moves latest', () => {
   const r = svc(sb, ['deploy', hello, '-v', '1.0.0', '--db', sb.db]);
   assert.equal(r.code, 0, r.stderr);
   const compiled = svc(sb, ['compile', hello, '-o', join(sb.home, 'x.json')]).stdout.trim();
-  for (const re of [/flow: +hello/, /tenant: +acme/, /version: +1\.0\.0/, new RegExp(`hash: +${compiled}`), /db: +\S+registry\.db/]) assert.match(r.stdout, re);
+  for (const re of [/flow: +hello/, /tenant: +acme/, /version: +1\.0\.0/, new RegExp(`hash: +${compiled}`)]) assert.match(r.stdout, re);
+  // The store it published to: the registry file, or in the PostgreSQL pass the store URL.
+  if (sb.store === undefined) assert.match(r.stdout, /db: +\S+registry\.db/);
+  else assert.ok(r.stdout.includes(`db:      ${sb.store}\n`), r.stdout);
   const changed = write('hello2.flow.md', HELLO.replace('"hi"', '"hello"'));
   assert.equal(svc(sb, ['deploy', changed, '-v', '1.1.0', '--db', sb.db]).code, 0);
-  const db = new Database(sb.db, { readonly: true });
-  assert.deepEqual(db.prepare("SELECT version FROM flow_latest WHERE tenant = 'acme' AND name = 'hello'").get(), { version: '1.1.0' });
-  assert.equal((db.prepare("SELECT count(*) AS n FROM flow_versions WHERE name = 'hello'").get() as { n: number }).n, 2);
-  db.close();
+  assert.deepEqual(latestOfHello(), [{ version: '1.1.0' }]);
+  assert.deepEqual(storeRows(sb, 'registry', "SELECT count(*) AS n FROM flow_versions WHERE name = 'hello'"), [{ n: 2 }]);
 });
 
 test('deploying an existing version fails and changes nothing', () => {
   const r = svc(sb, ['deploy', hello, '-v', '1.0.0', '--db', sb.db]);
   assert.equal(r.code, 1);
   assert.match(r.stderr, /already has version "1\.0\.0"/);
-  const db = new Database(sb.db, { readonly: true });
-  assert.deepEqual(db.prepare("SELECT version FROM flow_latest WHERE tenant = 'acme' AND name = 'hello'").get(), { version: '1.1.0' });
-  db.close();
+  assert.deepEqual(latestOfHello(), [{ version: '1.1.0' }]);
 });
 
 test('deploy refuses a flow with publication errors and stores nothing', () => {
@@ -130,7 +125,5 @@ test('deploy refuses a flow with publication errors and stores nothing', () => {
   const r = svc(sb, ['deploy', bad, '-v', '1', '--db', sb.db]);
   assert.equal(r.code, 1);
   assert.match(r.stderr, /b\.flow\.md:5: front matter: "queue_backoff_factor" must be at least 1\.0/);
-  const db = new Database(sb.db, { readonly: true });
-  assert.equal(db.prepare("SELECT 1 FROM flow_versions WHERE name = 'other'").get(), undefined);
-  db.close();
+  assert.deepEqual(storeRows(sb, 'registry', "SELECT 1 FROM flow_versions WHERE name = 'other'"), []);
 });

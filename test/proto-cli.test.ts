@@ -3,8 +3,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { greeterSet, greeterSetMissingImport, GREETER_SERVICE_PROTO_V2 } from './helpers/grpc.js';
-import { openDb } from '../src/store/db.js';
-import { registryMigrations } from '../src/store/migrations/registry.js';
+import { createTenant, setTenantEnabled } from './helpers/registry-setup.js';
 import { makeSandbox, svc } from './helpers/svc.js';
 
 describe('svc proto deploy, list, show', () => {
@@ -33,11 +32,9 @@ describe('svc proto deploy, list, show', () => {
   });
 
   it('a disabled tenant is refused naming `svc tenant enable`', () => {
-    const db = openDb(sandbox.db, registryMigrations);
-    const add = db.prepare("INSERT INTO tenants (id, display_name, status, auth_methods, created_at) VALUES (?, ?, ?, '[\"api_key\"]', '2025-01-01T00:00:00Z')");
-    add.run('acme', 'Acme', 'active');
-    add.run('sleepy', 'Sleepy', 'disabled');
-    db.close();
+    createTenant(sandbox, 'acme');
+    createTenant(sandbox, 'sleepy');
+    setTenantEnabled(sandbox, 'sleepy', false);
     const r = deploy(set1, '--tenant', 'sleepy', '--name', 'greeter', '--version', '1.0.0');
     assert.equal(r.code, 1);
     assert.match(r.stderr, /tenant "sleepy" is disabled; enable it with `svc tenant enable --id sleepy`/);
