@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { statePaths } from '../src/common/paths.js';
-import { QueueStore, type QueueMessage } from '../src/queue/index.js';
+import { QueueStore, type QueueBackend, type QueueMessage } from '../src/queue/index.js';
+import { PgQueueStore } from '../src/queue/pg/pg-queue-store.js';
+import { openPgStore } from '../src/store/pg/pg-store.js';
 import { makeSandbox, svc } from './helpers/svc.js';
 
 describe('svc dlq', () => {
@@ -10,29 +12,41 @@ describe('svc dlq', () => {
   const queuesDir = statePaths(sandbox.db).queuesDir;
   const ids: Record<string, number> = {};
 
+  /** Runs `fn` on the sandbox's queues through the library: the state directory's files, or in the PostgreSQL pass the store's tables. */
+  async function withQueues<T>(fn: (queues: QueueBackend) => Promise<T>): Promise<T> {
+    const pg = sandbox.store === undefined ? undefined : await openPgStore(sandbox.store, { maxConnections: 2 });
+    const queues = pg === undefined ? new QueueStore({ queuesDir }) : new PgQueueStore(pg.db);
+    try {
+      return await fn(queues);
+    } finally {
+      await queues.close();
+      await pg?.close();
+    }
+  }
+
   /** Dead-letters every message currently in the queue through the library. */
-  async function deadLetterAll(tenant: string, flow: string, count: number): Promise<void> {
-    const store = new QueueStore({ queuesDir });
-    let n = 0;
-    let done!: () => void;
-    const finished = new Promise<void>((r) => (done = r));
-    await store.startConsumer(tenant, flow, {
-      pollIntervalMs: 10,
-      handler: async (m: QueueMessage) => ({ kind: 'dead', error: `step "call" failed for message ${m.id}\nsecond line` }),
-      onDeadLettered: () => {
-        if (++n >= count) done();
-      },
+  function deadLetterAll(tenant: string, flow: string, count: number): Promise<void> {
+    return withQueues(async (store) => {
+      let n = 0;
+      let done!: () => void;
+      const finished = new Promise<void>((r) => (done = r));
+      await store.startConsumer(tenant, flow, {
+        pollIntervalMs: 10,
+        handler: async (m: QueueMessage) => ({ kind: 'dead', error: `step "call" failed for message ${m.id}\nsecond line` }),
+        onDeadLettered: () => {
+          if (++n >= count) done();
+        },
+      });
+      await finished;
     });
-    await finished;
-    await store.close();
   }
 
   before(async () => {
-    const store = new QueueStore({ queuesDir });
-    ids.a = (await store.append('acme', 'orders', { correlationId: 'corr-a', payload: { order: 1 } })).id;
-    ids.b = (await store.append('acme', 'orders', { correlationId: 'corr-b', payload: { order: 2 } })).id;
-    ids.c = (await store.append('globex', 'invoices', { correlationId: 'corr-c', payload: { invoice: 3 } })).id;
-    await store.close();
+    await withQueues(async (store) => {
+      ids.a = (await store.append('acme', 'orders', { correlationId: 'corr-a', payload: { order: 1 } })).id;
+      ids.b = (await store.append('acme', 'orders', { correlationId: 'corr-b', payload: { order: 2 } })).id;
+      ids.c = (await store.append('globex', 'invoices', { correlationId: 'corr-c', payload: { invoice: 3 } })).id;
+    });
     await deadLetterAll('acme', 'orders', 2);
     await deadLetterAll('globex', 'invoices', 1);
   });
@@ -67,10 +81,8 @@ describe('svc dlq', () => {
     assert.notEqual(m[2], 'corr-a');
     const list = svc(sandbox, ['dlq', 'list', '--tenant', 'acme', '--db', sandbox.db]);
     assert.doesNotMatch(list.stdout, new RegExp(`orders\\s+${ids.a}\\s`));
-    const store = new QueueStore({ queuesDir });
-    const stats = await store.stats('acme', 'orders');
+    const stats = await withQueues((store) => store.stats('acme', 'orders'));
     assert.equal(stats.pending, 1, 'the replayed message waits at the back of the queue');
-    await store.close();
   });
 
   it('discard hides the entry at once; a second discard or replay of it exits 1 naming the list command', () => {
@@ -112,8 +124,13 @@ describe('svc dlq', () => {
   });
 
   it('list on a state directory without queues prints DLQ is empty.', () => {
-    const r = svc(sandbox, ['dlq', 'list', '--db', `${sandbox.home}/elsewhere/registry.db`]);
-    assert.equal(r.code, 0);
-    assert.equal(r.stdout, 'DLQ is empty.\n');
+    const elsewhere = makeSandbox();
+    try {
+      const r = svc(elsewhere, ['dlq', 'list', '--db', elsewhere.db]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'DLQ is empty.\n');
+    } finally {
+      elsewhere.cleanup();
+    }
   });
 });
