@@ -1,5 +1,4 @@
 /** Black-box: `svc audit` lists and verifies the per-tenant hash chain, detects tampering, and several writers keep one chain. */
-import Database from 'better-sqlite3';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
@@ -9,9 +8,55 @@ import { fileURLToPath } from 'node:url';
 import { AuditRepo, auditHash, type AuditRow } from '../src/store/audit-repo.js';
 import { openDb } from '../src/store/db.js';
 import { auditMigrations } from '../src/store/migrations/audit.js';
-import { makeSandbox, svc, SVC_BIN, type CliResult, type Sandbox } from './helpers/svc.js';
+import { openPgStore } from '../src/store/pg/pg-store.js';
+import { storeRows, withStore, type StoreSql } from './helpers/store-sql.js';
+import { makeSandbox, onlyOn, storeArgs, svc, SVC_BIN, type CliResult, type Sandbox } from './helpers/svc.js';
 
 const APPENDER = resolve(dirname(fileURLToPath(import.meta.url)), 'helpers/audit-appender.js');
+
+/** The audit.db of a sandbox's state directory. */
+const auditDbOf = (sb: Sandbox) => join(dirname(sb.db), 'audit.db');
+
+/** Creates the audit trail of a sandbox: audit.db, or in the PostgreSQL pass the schema's tables. */
+function createAuditTrail(sb: Sandbox): void {
+  if (sb.store !== undefined) return withStore(sb, (db) => db.exec('SELECT 1'), 'audit');
+  mkdirSync(dirname(sb.db), { recursive: true });
+  openDb(auditDbOf(sb), auditMigrations).close();
+}
+
+/** Appends `count` entries to `tenant`'s chain through the store's own code (AuditRepo, or PgAuditStore in the PostgreSQL pass). */
+async function appendEntries(sb: Sandbox, tenant: string, count: number): Promise<void> {
+  const input = { tenant, eventType: 'test.event' };
+  if (sb.store !== undefined) {
+    const pg = await openPgStore(sb.store, { maxConnections: 1 });
+    try {
+      for (let i = 0; i < count; i++) await pg.audit.append(input);
+    } finally {
+      await pg.close();
+    }
+    return;
+  }
+  createAuditTrail(sb);
+  const db = openDb(auditDbOf(sb), auditMigrations);
+  const repo = new AuditRepo(db);
+  for (let i = 0; i < count; i++) repo.append(input);
+  db.close();
+}
+
+/** Copies the audit trail of `from` into the empty sandbox `to`: the state directory's files, or the schema's audit tables. */
+function copyAuditTrail(from: Sandbox, to: Sandbox): void {
+  if (from.store !== undefined) {
+    const schema = new URL(from.store).searchParams.get('schema')!;
+    withStore(to, (db) => {
+      db.exec(`INSERT INTO audit_entries SELECT * FROM ${schema}.audit_entries`);
+      db.exec(`INSERT INTO audit_heads SELECT * FROM ${schema}.audit_heads`);
+    }, 'audit');
+    return;
+  }
+  mkdirSync(dirname(to.db), { recursive: true });
+  copyFileSync(from.db, to.db);
+  copyFileSync(auditDbOf(from), auditDbOf(to));
+}
 
 /** Runs a node script as a child process without blocking the event loop. */
 function runNode(sb: Sandbox, args: string[]): Promise<CliResult> {
@@ -28,7 +73,6 @@ function runNode(sb: Sandbox, args: string[]): Promise<CliResult> {
 
 describe('svc audit', () => {
   const sb = makeSandbox();
-  const auditDb = join(dirname(sb.db), 'audit.db');
   const run = (...args: string[]) => svc(sb, [...args, '--db', sb.db]);
 
   before(() => {
@@ -40,8 +84,8 @@ describe('svc audit', () => {
   });
   after(() => sb.cleanup());
 
-  it('writes the audit database beside the registry', () => {
-    assert.ok(existsSync(auditDb));
+  it('writes the audit database beside the registry', { skip: onlyOn('sqlite', 'the audit.db file of the state directory') }, () => {
+    assert.ok(existsSync(auditDbOf(sb)));
   });
 
   it('prints seq, event_type, created_at and correlation_id of the latest entries', () => {
@@ -66,15 +110,10 @@ describe('svc audit', () => {
     assert.notEqual(run('audit', '--tenant', 'acme', '-l', '0').code, 0);
   });
 
-  it('shows 20 entries by default', () => {
+  it('shows 20 entries by default', async () => {
     const other = makeSandbox();
     try {
-      const file = join(dirname(other.db), 'audit.db');
-      mkdirSync(dirname(file), { recursive: true });
-      const db = openDb(file, auditMigrations);
-      const repo = new AuditRepo(db);
-      for (let i = 0; i < 25; i++) repo.append({ tenant: 'busy', eventType: 'test.event' });
-      db.close();
+      await appendEntries(other, 'busy', 25);
       const r = svc(other, ['audit', '--tenant', 'busy', '--db', other.db]);
       assert.equal(r.code, 0, r.stderr);
       const rows = r.stdout.trim().split('\n').filter((l) => /^\d/.test(l));
@@ -108,26 +147,18 @@ describe('svc audit', () => {
   });
 
   describe('tampering with audit.db is detected by --verify (exit 1)', () => {
-    /** A copy of the intact state directory for one tamper, so each case starts from a good chain. */
-    const tampered = (edit: (db: Database.Database) => void): CliResult => {
+    /** A copy of the intact audit trail for one tamper, so each case starts from a good chain. */
+    const tampered = (edit: (db: StoreSql) => void): CliResult => {
       const copy = makeSandbox();
       try {
-        mkdirSync(dirname(copy.db), { recursive: true });
-        copyFileSync(sb.db, copy.db);
-        copyFileSync(auditDb, join(dirname(copy.db), 'audit.db'));
-        const db = new Database(join(dirname(copy.db), 'audit.db'));
-        try {
-          edit(db);
-        } finally {
-          db.close();
-        }
+        copyAuditTrail(sb, copy);
+        withStore(copy, edit, 'audit');
         return svc(copy, ['audit', '--tenant', 'acme', '--verify', '--db', copy.db]);
       } finally {
         copy.cleanup();
       }
     };
-    const rows = (db: Database.Database) =>
-      db.prepare(`SELECT * FROM audit_entries WHERE tenant = 'acme' ORDER BY seq`).all() as AuditRow[];
+    const rows = (db: StoreSql) => db.prepare<AuditRow>(`SELECT * FROM audit_entries WHERE tenant = 'acme' ORDER BY seq`).all();
 
     it('an altered entry', () => {
       const r = tampered((db) => db.prepare(`UPDATE audit_entries SET event_type = 'tenant.enabled' WHERE tenant = 'acme' AND seq = 2`).run());
@@ -169,23 +200,22 @@ describe('svc audit', () => {
     it('an entry inserted in the middle, renumbering those after it', () => {
       const r = tampered((db) => {
         const all = rows(db);
-        db.transaction(() => {
-          for (const e of [...all].reverse().filter((x) => x.seq >= 3)) {
-            db.prepare(`UPDATE audit_entries SET seq = ? WHERE tenant = 'acme' AND seq = ?`).run(e.seq + 1, e.seq);
-          }
-          const prev = all[1]!;
-          const forged = { tenant: 'acme', seq: 3, eventType: 'tenant.enabled', createdAt: prev.created_at, correlationId: 'forged', payload: '{}', prevHash: prev.hash };
-          db.prepare('INSERT INTO audit_entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
-            'acme',
-            3,
-            forged.eventType,
-            forged.createdAt,
-            forged.correlationId,
-            forged.payload,
-            forged.prevHash,
-            auditHash(forged),
-          );
-        })();
+        // Highest first, so no renumbered seq meets one not yet moved.
+        for (const e of [...all].reverse().filter((x) => x.seq >= 3)) {
+          db.prepare(`UPDATE audit_entries SET seq = ? WHERE tenant = 'acme' AND seq = ?`).run(e.seq + 1, e.seq);
+        }
+        const prev = all[1]!;
+        const forged = { tenant: 'acme', seq: 3, eventType: 'tenant.enabled', createdAt: prev.created_at, correlationId: 'forged', payload: '{}', prevHash: prev.hash };
+        db.prepare('INSERT INTO audit_entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
+          'acme',
+          3,
+          forged.eventType,
+          forged.createdAt,
+          forged.correlationId,
+          forged.payload,
+          forged.prevHash,
+          auditHash(forged),
+        );
       });
       assert.equal(r.code, 1);
       assert.match(r.stdout, /BROKEN at seq 4/);
@@ -212,35 +242,31 @@ describe('svc audit', () => {
     it('three processes (two one-per-transaction, one batching writer) leave one unbroken chain', async (t) => {
       const other = makeSandbox();
       try {
-        const file = join(dirname(other.db), 'audit.db');
-        mkdirSync(dirname(file), { recursive: true });
-        openDb(file, auditMigrations).close();
+        createAuditTrail(other);
+        // The appenders write through the store's own code: audit.db, or the schema of the store URL.
+        const target = other.store ?? auditDbOf(other);
         const barrier = join(other.home, 'barrier');
         mkdirSync(barrier);
         const results = await Promise.all([
-          runNode(other, [APPENDER, file, 'shared', '150', 'sync', 'p1', barrier, '3']),
-          runNode(other, [APPENDER, file, 'shared', '150', 'sync', 'p2', barrier, '3']),
-          runNode(other, [APPENDER, file, 'shared', '300', 'writer', 'p3', barrier, '3']),
+          runNode(other, [APPENDER, target, 'shared', '150', 'sync', 'p1', barrier, '3']),
+          runNode(other, [APPENDER, target, 'shared', '150', 'sync', 'p2', barrier, '3']),
+          runNode(other, [APPENDER, target, 'shared', '300', 'writer', 'p3', barrier, '3']),
         ]);
         for (const r of results) assert.equal(r.code, 0, r.stderr);
         const v = svc(other, ['audit', '--tenant', 'shared', '--verify', '--db', other.db]);
         assert.equal(v.code, 0, v.stdout + v.stderr);
         assert.match(v.stdout, /OK \(600 entries verified/);
-        const db = new Database(file, { readonly: true });
-        try {
-          const labels = db.prepare(`SELECT json_extract(payload, '$.label') AS label, COUNT(*) AS n FROM audit_entries GROUP BY label ORDER BY label`).all();
-          assert.deepEqual(labels, [
-            { label: 'p1', n: 150 },
-            { label: 'p2', n: 150 },
-            { label: 'p3', n: 300 },
-          ]);
-          const runs = db.prepare(`SELECT json_extract(payload, '$.label') AS label FROM audit_entries ORDER BY seq`).all() as { label: string }[];
-          const switches = runs.filter((r, i) => i > 0 && r.label !== runs[i - 1]!.label).length;
-          // On a loaded machine the writers may happen not to overlap; the chain must verify either way.
-          if (switches <= 2) t.diagnostic(`the writers barely interleaved (${switches} switches); the chain check above still holds`);
-        } finally {
-          db.close();
-        }
+        const label = other.store === undefined ? "json_extract(payload, '$.label')" : "payload::json->>'label'";
+        const labels = storeRows(other, 'audit', `SELECT ${label} AS label, COUNT(*) AS n FROM audit_entries GROUP BY label ORDER BY label`);
+        assert.deepEqual(labels, [
+          { label: 'p1', n: 150 },
+          { label: 'p2', n: 150 },
+          { label: 'p3', n: 300 },
+        ]);
+        const runs = storeRows<{ label: string }>(other, 'audit', `SELECT ${label} AS label FROM audit_entries ORDER BY seq`);
+        const switches = runs.filter((r, i) => i > 0 && r.label !== runs[i - 1]!.label).length;
+        // On a loaded machine the writers may happen not to overlap; the chain must verify either way.
+        if (switches <= 2) t.diagnostic(`the writers barely interleaved (${switches} switches); the chain check above still holds`);
       } finally {
         other.cleanup();
       }
@@ -253,7 +279,7 @@ describe('svc audit', () => {
         const cycle = async () => {
           for (let i = 0; i < 6; i++) {
             for (const verb of ['disable', 'enable']) {
-              const r = await runNode(other, [SVC_BIN, 'tenant', verb, '--id', 'race', '--db', other.db]);
+              const r = await runNode(other, [SVC_BIN, ...storeArgs(['tenant', verb, '--id', 'race', '--db', other.db])]);
               assert.equal(r.code, 0, r.stderr);
             }
           }

@@ -1,29 +1,70 @@
 /**
- * Child-process helper for the concurrency test: appends entries to one tenant's chain in
- * audit.db through the built store module, either one transaction per entry (the CLI's path) or
- * through the server's AuditThreadWriter (a worker thread writing batches of several entries per
- * transaction).
+ * Child-process helper for the concurrency test: appends entries to one tenant's chain through the
+ * built store module, either one transaction per entry (the CLI's path) or through the server's
+ * batching writer (several entries per transaction). The target is audit.db (AuditRepo, and the
+ * AuditThreadWriter's worker thread) or, in the suite's PostgreSQL pass, a store URL
+ * (PgAuditStore, and the PgAuditWriter a `--store` node uses).
  *
- * Usage: node audit-appender.js <audit.db> <tenant> <count> <sync|writer> <label> <barrier-dir> <parties>
+ * Usage: node audit-appender.js <audit.db | postgres://...> <tenant> <count> <sync|writer> <label> <barrier-dir> <parties>
  *
  * Each process first drops `<label>.ready` in the barrier directory and waits for `parties` such
  * files, so all of them start appending at the same moment rather than one after another.
  */
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AuditRepo } from '../../src/store/audit-repo.js';
+import { AuditRepo, type AuditEntryInput } from '../../src/store/audit-repo.js';
 import { AuditThreadWriter } from '../../src/store/audit-thread.js';
 import { openDb } from '../../src/store/db.js';
 import { auditMigrations } from '../../src/store/migrations/audit.js';
+import { PgAuditWriter } from '../../src/store/pg/pg-audit-writer.js';
+import { openPgStore } from '../../src/store/pg/pg-store.js';
 
-const [file, tenant, countText, mode, label, barrier, partiesText] = process.argv.slice(2);
-if (!file || !tenant || !countText || (mode !== 'sync' && mode !== 'writer') || !label || !barrier || !partiesText) {
-  process.stderr.write('usage: audit-appender <audit.db> <tenant> <count> <sync|writer> <label> <barrier-dir> <parties>\n');
+const [target, tenant, countText, mode, label, barrier, partiesText] = process.argv.slice(2);
+if (!target || !tenant || !countText || (mode !== 'sync' && mode !== 'writer') || !label || !barrier || !partiesText) {
+  process.stderr.write('usage: audit-appender <audit.db | postgres://...> <tenant> <count> <sync|writer> <label> <barrier-dir> <parties>\n');
   process.exit(2);
 }
 const count = Number(countText);
-const db = openDb(file, auditMigrations, { busyTimeoutMs: 30_000 });
-const repo = new AuditRepo(db);
+const onError = (message: string) => process.stderr.write(`writer error: ${message}\n`);
+
+/** One way of appending on the target: `append` one entry, `close` once every entry is committed. */
+interface Appender {
+  append(input: AuditEntryInput): Promise<void> | void;
+  close(): Promise<void>;
+}
+
+async function openAppender(): Promise<Appender> {
+  if (target!.startsWith('postgres://')) {
+    const pg = await openPgStore(target!, { maxConnections: 1 });
+    if (mode === 'sync') return { append: async (e) => void (await pg.audit.append(e)), close: () => pg.close() };
+    const writer = new PgAuditWriter(pg.db, { flushIntervalMs: 2, onError });
+    return {
+      append: (e) => writer.append(e),
+      close: async () => {
+        await writer.close();
+        await pg.close();
+      },
+    };
+  }
+  const db = openDb(target!, auditMigrations, { busyTimeoutMs: 30_000 });
+  if (mode === 'sync') {
+    const repo = new AuditRepo(db);
+    return {
+      append: (e) => void repo.append(e),
+      close: async () => void db.close(),
+    };
+  }
+  const writer = new AuditThreadWriter(target!, { flushIntervalMs: 2, onError });
+  return {
+    append: (e) => writer.append(e),
+    close: async () => {
+      await writer.close();
+      db.close();
+    },
+  };
+}
+
+const appender = await openAppender();
 
 writeFileSync(join(barrier, `${label}.ready`), '');
 const deadline = Date.now() + 30_000;
@@ -32,16 +73,10 @@ while (readdirSync(barrier).filter((f) => f.endsWith('.ready')).length < Number(
   await new Promise((r) => setTimeout(r, 5));
 }
 
-if (mode === 'sync') {
-  for (let i = 0; i < count; i++) repo.append({ tenant, eventType: 'test.sync', payload: { label, i } });
-} else {
-  const writer = new AuditThreadWriter(file, { flushIntervalMs: 2, onError: (message) => process.stderr.write(`writer error: ${message}\n`) });
-  for (let i = 0; i < count; i++) {
-    writer.append({ tenant, eventType: 'test.writer', payload: { label, i } });
-    // Yield now and then so timer flushes interleave with the other processes' writes.
-    if (i % 8 === 7) await new Promise((r) => setTimeout(r, 1));
-  }
-  await writer.close();
+for (let i = 0; i < count; i++) {
+  await appender.append({ tenant, eventType: `test.${mode}`, payload: { label, i } });
+  // Yield now and then so the batching writer's timer flushes interleave with the other processes' writes.
+  if (mode === 'writer' && i % 8 === 7) await new Promise((r) => setTimeout(r, 1));
 }
-db.close();
+await appender.close();
 process.stdout.write(`${label} appended ${count}\n`);
