@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { startCli } from './helpers/cli-child.js';
 import { waitForLogRows } from './helpers/log-reads.js';
 import { createKey, createTenant, deployFlow, flow } from './helpers/registry-setup.js';
-import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
+import { makeSandbox, onlyOn, startServer, svc, type ServerProcess } from './helpers/svc.js';
 
 const ECHO = '## Step: echo\n```ntd\n{"who": "{{ ctx.input.who }}"}\n```';
 
@@ -116,7 +116,7 @@ describe('svc logs', () => {
     }
   });
 
-  it('reads nothing and creates nothing when the state directory does not exist', () => {
+  it('reads nothing and creates nothing when the state directory does not exist', { skip: onlyOn('sqlite', 'a state directory that does not exist (an empty store: test/cli-store-pg.test.ts)') }, () => {
     const empty = makeSandbox();
     try {
       const r = svc(empty, ['logs', '--db', empty.db]);

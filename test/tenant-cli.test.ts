@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { makeSandbox, svc, type Sandbox } from './helpers/svc.js';
+import { makeSandbox, onlyOn, svc, type Sandbox } from './helpers/svc.js';
 
 interface TenantJson {
   id: string;
@@ -103,6 +103,7 @@ describe('svc tenant', () => {
         assert.match(r.stderr, why);
       }
       assert.equal(existsSync(dirname(fresh.db)), false);
+      assert.deepEqual(tenants(fresh), []);
       assert.equal(svc(fresh, ['tenant', 'create', '--id', 'a'.repeat(128), '--display-name', 'X', '--db', fresh.db]).code, 0);
     } finally {
       fresh.cleanup();
@@ -180,7 +181,7 @@ describe('svc tenant', () => {
     }
   });
 
-  it('defaults --db to ~/.svc/registry.db, with audit.db beside it', () => {
+  it('defaults --db to ~/.svc/registry.db, with audit.db beside it', { skip: onlyOn('sqlite', 'the default state directory; with SVC_STORE_URL set a command uses that store instead (test/cli-store-pg.test.ts: SVC_STORE_URL works like --store)') }, () => {
     const fresh = makeSandbox();
     try {
       assert.equal(svc(fresh, ['tenant', 'create', '--id', 'homed', '--display-name', 'Home']).code, 0);
