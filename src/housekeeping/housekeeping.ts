@@ -60,6 +60,15 @@ export class Housekeeping {
     every('certificate sweep', this.#deps.certSweep.intervalMs, () => this.certSweep());
   }
 
+  /**
+   * This node just took the cluster duty (`leading` turned true): every cycle runs at once, as at
+   * start. The start-up cycles ran before the lock was granted, so the cluster-wide ones and the
+   * rows part of log retention did nothing; after a take-over they are the dead node's.
+   */
+  leadTaken(): void {
+    for (const task of this.#tasks) task.runNow();
+  }
+
   async logRetention(): Promise<void> {
     const d = this.#deps;
     const r = await runLogRetention(d.logRows, d.logsDir, d.logRetentionDays(), { stopping: () => this.#stopped });

@@ -24,6 +24,11 @@ export interface PeriodicTask {
   readonly state: PeriodicTaskState;
   /** Cycles completed (failed ones included). */
   readonly cycles: number;
+  /**
+   * Runs a cycle now, or right after the running one (never two at once); the next interval counts
+   * from its end. Nothing once stop() was called.
+   */
+  runNow(): void;
   /** Cancels the next cycle and waits for a running one. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -33,6 +38,8 @@ export function startPeriodicTask(opts: PeriodicTaskOptions): PeriodicTask {
   let cycles = 0;
   let timer: NodeJS.Timeout | undefined;
   let current: Promise<void> | undefined;
+  /** runNow() was called during a cycle: another follows it at once. */
+  let again = false;
 
   const cycle = async (): Promise<void> => {
     try {
@@ -46,7 +53,10 @@ export function startPeriodicTask(opts: PeriodicTaskOptions): PeriodicTask {
   const runThenSchedule = (): void => {
     current = cycle().finally(() => {
       current = undefined;
-      schedule();
+      if (again && state === 'running') {
+        again = false;
+        runThenSchedule();
+      } else schedule();
     });
   };
   const schedule = (): void => {
@@ -63,6 +73,15 @@ export function startPeriodicTask(opts: PeriodicTaskOptions): PeriodicTask {
     },
     get cycles() {
       return cycles;
+    },
+    runNow() {
+      if (state !== 'running') return;
+      if (current !== undefined) {
+        again = true;
+        return;
+      }
+      clearTimeout(timer);
+      runThenSchedule();
     },
     async stop() {
       if (state === 'stopped') return;

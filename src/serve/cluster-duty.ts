@@ -15,7 +15,11 @@ export interface ClusterDuty {
   stop(): Promise<void>;
 }
 
-export function startClusterDuty(lease: NodeLease, name: string, log: Logger): ClusterDuty {
+/**
+ * @param onTaken called each time this node takes the duty (at start, or from a node that died): the
+ *   duty's start-up work was skipped while the lock was not yet granted, or done by the node gone.
+ */
+export function startClusterDuty(lease: NodeLease, name: string, log: Logger, onTaken: () => void = () => undefined): ClusterDuty {
   let held = false;
   let stopped = false;
   const ask = async () => {
@@ -24,7 +28,10 @@ export function startClusterDuty(lease: NodeLease, name: string, log: Logger): C
       if (lease.holds(name)) return;
       if (held) log.warn(`cluster duty "${name}" lost (the lease session ended); asking for it again`);
       held = await lease.tryLock(name);
-      if (held) log.info(`cluster duty "${name}" taken by this node`);
+      if (held) {
+        log.info(`cluster duty "${name}" taken by this node`);
+        onTaken();
+      }
     } catch {
       held = false; // the database is away: asked again at the next turn
     }

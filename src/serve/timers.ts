@@ -58,7 +58,8 @@ export async function startTimers(parts: TimerParts, closers: Closers): Promise<
   const compensatingEnqueue: EnqueueFn = (tenant, flow, m) => queues.enqueue(tenant, flow, m.payload, m.correlationId);
   const intervals = housekeepingIntervals();
   const lease = parts.lease;
-  const duty = lease === undefined ? undefined : startClusterDuty(lease, HOUSEKEEPING_LOCK, log);
+  // Taken asynchronously (a lock on the lease): housekeeping below is started by then.
+  const duty = lease === undefined ? undefined : startClusterDuty(lease, HOUSEKEEPING_LOCK, log, () => housekeeping.leadTaken());
   if (duty !== undefined) closers.add(() => duty.stop());
   const leading = duty === undefined ? () => true : () => duty.leading();
   const housekeeping = new Housekeeping({
