@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { auditRows, logRows, waitForLogRows } from './helpers/log-reads.js';
 import { rawRequest } from './helpers/raw-http.js';
-import { createKey, createTenant, deployAll, keyIdOf, revokeKey, setTenantEnabled, withRegistry } from './helpers/registry-setup.js';
+import { createKey, createTenant, deployAll, inForce, keyIdOf, revokeKey, setTenantEnabled, withRegistry } from './helpers/registry-setup.js';
 import { makeSandbox, ON_PG_STORE, onlyOn, startServer, svc, type ServerProcess } from './helpers/svc.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -198,19 +198,20 @@ describe('the gate on key-protected routes', () => {
       const missingBody = await missing.text();
       setTenantEnabled(sandbox, 'acme', false);
       try {
+        // A deployed flow is 404 once the change is in force (a --store node applies it milliseconds later).
+        const deployed = await inForce(() => run('echo', bearer('all')), (r) => r.status === 404);
+        assert.equal(deployed.status, 404);
+        assert.deepEqual(await deployed.json(), { ok: false, error: "flow 'acme/echo' not found" });
         const res = await run('no-such-flow', bearer('all'));
         assert.equal(res.status, 404);
         assert.equal(res.headers.get('content-type'), missing.headers.get('content-type'));
         assert.equal(await res.text(), missingBody);
-        const deployed = await run('echo', bearer('all'));
-        assert.equal(deployed.status, 404);
-        assert.deepEqual(await deployed.json(), { ok: false, error: "flow 'acme/echo' not found" });
         const meta = await fetch(`${server.url}/flows/acme/echo`, { headers: { authorization: bearer('all') } });
         assert.equal(meta.status, 404);
       } finally {
         setTenantEnabled(sandbox, 'acme', true);
       }
-      const back = await run('echo', bearer('all'));
+      const back = await inForce(() => run('echo', bearer('all')), (r) => r.status === 200);
       assert.equal(back.status, 200);
     });
   });

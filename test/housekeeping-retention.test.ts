@@ -4,12 +4,12 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { statePaths } from '../src/common/paths.js';
-import { openDb } from '../src/store/db.js';
 import { EventLogRepo } from '../src/store/event-log-repo.js';
-import type { EventRow } from '../src/store/event-log-row.js';
-import { registryMigrations } from '../src/store/migrations/registry.js';
-import { SettingsRepo } from '../src/store/settings-repo.js';
-import { createTenant } from './helpers/registry-setup.js';
+import { packRow, type EventRow } from '../src/store/event-log-row.js';
+import { PgEventWriter } from '../src/store/pg/pg-event-writer.js';
+import { openPgStore } from '../src/store/pg/pg-store.js';
+import { withEventLog } from './helpers/log-reads.js';
+import { createTenant, setSystemConfig } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, type Sandbox, type ServerProcess } from './helpers/svc.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -27,14 +27,34 @@ function traceRow(ts: string, correlationId: string): EventRow {
   return { ...row(ts, correlationId), step: 'received', event: 'step_traced', payload: '{"n":1}' };
 }
 
+/**
+ * Rows written as the event log's writer writes them: into log.db, or on the PostgreSQL store
+ * through its writer, so each day's rows are in that day's partition (retention drops those whole).
+ */
+async function writeRows(sandbox: Sandbox, rows: readonly EventRow[]): Promise<void> {
+  if (sandbox.store === undefined) {
+    const repo = EventLogRepo.open(statePaths(sandbox.db).logDb);
+    repo.insertMany(rows);
+    repo.close();
+    return;
+  }
+  const store = await openPgStore(sandbox.store, { maxConnections: 1 });
+  try {
+    const writer = new PgEventWriter(store.db, { prefix: 'events' });
+    await writer.write(rows.flatMap(packRow));
+    await writer.close();
+  } finally {
+    await store.close();
+  }
+}
+
 before(async () => {
   sb = makeSandbox();
   // log_retention_days 2: rows older than 2 days go; files of days older than 3 days go.
   createTenant(sb, 'demo');
   const paths = statePaths(sb.db);
-  const repo = EventLogRepo.open(paths.logDb);
   // In time order, as the writer appends them (retention finds its cut by id).
-  repo.insertMany([
+  await writeRows(sb, [
     traceRow(new Date(Date.now() - 10 * DAY).toISOString(), 'old-trace-10d'),
     row(new Date(Date.now() - 10 * DAY).toISOString(), 'old-10d'),
     row(new Date(Date.now() - 2 * DAY - 3_600_000).toISOString(), 'old-2d1h'),
@@ -42,13 +62,10 @@ before(async () => {
     row(new Date().toISOString(), 'keep-now'),
     traceRow(new Date().toISOString(), 'keep-trace-now'),
   ]);
-  repo.close();
   mkdirSync(paths.logsDir, { recursive: true });
   for (const d of [10, 4, 3, 2, 1, 0]) writeFileSync(join(paths.logsDir, `events-${day(d)}.jsonl`), '{}\n');
   writeFileSync(join(paths.logsDir, 'unrelated-2000-01-01.jsonl'), '{}\n');
-  const db = openDb(paths.registryDb, registryMigrations);
-  new SettingsRepo(db).set('log_retention_days', 2);
-  db.close();
+  setSystemConfig(sb, { log_retention_days: 2 });
   server = await startServer(sb, ['--no-auth'], {});
 });
 
@@ -58,20 +75,15 @@ after(async () => {
 });
 
 /** Correlation ids of every row left, trace rows included (read as the support role would). */
-function ids(): string[] {
-  const repo = EventLogRepo.open(statePaths(sb.db).logDb);
-  try {
-    return [...repo.query({ tenant: 'demo', flow: 'x', limit: 100 }), ...repo.queryTrace({ tenant: 'demo', flow: 'x' }, true)]
-      .map((r) => r.correlation_id ?? '')
-      .sort();
-  } finally {
-    repo.close();
-  }
+function ids(): Promise<string[]> {
+  return withEventLog(sb, async (log) =>
+    [...(await log.query({ tenant: 'demo', flow: 'x', limit: 100 })), ...(await log.queryTrace({ tenant: 'demo', flow: 'x' }, true))].map((r) => r.correlation_id ?? '').sort(),
+  );
 }
 
 test('rows older than log_retention_days, trace rows included, are deleted at startup and younger ones kept', async () => {
-  await waitFor('the expired rows deleted', () => !ids().some((id) => id.startsWith('old-')), 8000, 100);
-  assert.deepEqual(ids(), ['keep-47h', 'keep-now', 'keep-trace-now']);
+  await waitFor('the expired rows deleted', async () => !(await ids()).some((id) => id.startsWith('old-')), 8000, 100);
+  assert.deepEqual(await ids(), ['keep-47h', 'keep-now', 'keep-trace-now']);
 });
 
 test('daily files live one day longer than their rows, and today\'s file is kept', async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { rawRequest } from './helpers/raw-http.js';
-import { createKey, createTenant, deployAll, deployFixture, setSystemConfig, withRegistry } from './helpers/registry-setup.js';
+import { corruptArtifact, createKey, createTenant, deployAll, deployFixture, inForce, setSystemConfig } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
 
 const FLOWS = [
@@ -27,10 +27,7 @@ describe('POST /flows/{tenant}/{name}/run over HTTP', () => {
     key = createKey(sandbox, 'acme');
     await deployAll(sandbox, FLOWS);
     // Corrupt one artifact's bytes before the server ever reads it (verified IR is cached by hash).
-    withRegistry(sandbox, (db) => {
-      const row = db.prepare("SELECT a.hash FROM artifacts a JOIN flow_versions v ON v.hash = a.hash WHERE v.tenant = 'acme' AND v.name = 'corrupt'").get() as { hash: string };
-      db.prepare("UPDATE artifacts SET bytes = CAST(bytes || ' ' AS BLOB) WHERE hash = ?").run(row.hash);
-    });
+    corruptArtifact(sandbox, 'acme', 'corrupt');
     server = await startServer(sandbox);
   });
   after(async () => {
@@ -358,17 +355,21 @@ describe('POST /flows/{tenant}/{name}/run over HTTP', () => {
   describe('size ceilings', () => {
     it('reads the platform max_message_bytes per request', async () => {
       const body = JSON.stringify({ pad: 'x'.repeat(300) });
-      assert.equal((await run('platform-cap', body)).status, 200);
+      const answer = async () => {
+        const res = await run('platform-cap', body);
+        return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
+      };
+      assert.equal((await answer()).status, 200);
       setSystemConfig(sandbox, { max_message_bytes: 200 });
       try {
-        const res = await run('platform-cap', body);
+        const res = await inForce(answer, (a) => a.status === 413);
         assert.equal(res.status, 413);
-        assert.equal(res.headers.get('content-type'), 'text/plain; charset=utf-8');
-        assert.equal(await res.text(), 'payload reached size limit');
+        assert.equal(res.type, 'text/plain; charset=utf-8');
+        assert.equal(res.text, 'payload reached size limit');
       } finally {
         setSystemConfig(sandbox, { max_message_bytes: 1048576 });
       }
-      assert.equal((await run('platform-cap', body)).status, 200);
+      assert.equal((await inForce(answer, (a) => a.status === 200)).status, 200);
     });
 
     it("applies the flow's max_message_bytes override", async () => {
@@ -460,7 +461,7 @@ describe('POST /flows/{tenant}/{name}/run over HTTP', () => {
       assert.match(first.hash!, /^[0-9a-f]{64}$/);
       assert.match(first.created_at!, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
       deployFixture(sandbox, 'echo', '2');
-      const second = await get();
+      const second = await inForce(get, (m) => m.version === '2');
       assert.equal(second.version, '2');
     });
 

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { corruptArtifact, createTenant, deployFlow, flow, insertArtifact } from './helpers/registry-setup.js';
+import { corruptArtifact, createTenant, deployFlow, flow, insertArtifact, withRegistry } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, storeArgs, svc, SVC_BIN, type Sandbox } from './helpers/svc.js';
 
 const PRICING = flow('acme', 'pricing', 'config: [pricing_url]', '## Step: answer\n```ntd\n{"url": "{{ ctx.pricing_url }}"}\n```');
@@ -86,13 +86,20 @@ describe('svc serve start-up refusals', () => {
   it('refuses to start when the registry cannot be read at all', () => {
     const other = makeSandbox();
     try {
-      mkdirSync(join(other.home, 'state'), { recursive: true });
-      writeFileSync(other.db, 'not an SQLite database '.repeat(200));
+      if (other.store === undefined) {
+        mkdirSync(join(other.home, 'state'), { recursive: true });
+        writeFileSync(other.db, 'not an SQLite database '.repeat(200));
+      } else {
+        // The store's schema is migrated (its version recorded), but a registry table is gone.
+        withRegistry(other, (db) => db.exec('ALTER TABLE tenants RENAME TO tenants_away'));
+      }
       const r = serveRefusal(other, {});
       assert.notEqual(r.code, 0);
       assert.notEqual(r.code, null, 'the server must exit, not keep running');
       assert.doesNotMatch(r.stdout, /listening on/);
       assert.match(r.stderr, /registry|database/i);
+      // On the store: which store, and what could not be read.
+      if (other.store !== undefined) assert.match(r.stderr, /the registry could not be read from the PostgreSQL store postgres:\/\/\S+schema=svcbb_\w+: relation "tenants" does not exist/);
     } finally {
       other.cleanup();
     }

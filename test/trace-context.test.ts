@@ -15,7 +15,7 @@ import { RECORDED_CALL_STEP, startHeaderBackend, type HeaderBackend } from './he
 import { jsonlEvents, waitForLogRows, type LogRow } from './helpers/log-reads.js';
 import { requestWithHeaders } from './helpers/raw-http.js';
 import { createKey, createTenant, deployFlow, flow } from './helpers/registry-setup.js';
-import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
+import { makeSandbox, ON_PG_STORE, startServer, svc, type ServerProcess } from './helpers/svc.js';
 import { waitFor } from './helpers/wait.js';
 
 const CALLER_SPAN = '00f067aa0ba902b7';
@@ -144,8 +144,13 @@ describe('W3C trace context without an OpenTelemetry SDK', () => {
       ['queue_enqueued', traceId],
       ['queue_processed', traceId],
     ]);
-    const segment = readFileSync(join(statePaths(sandbox.db).queuesDir, 'acme', 'queued', 'segment.log'), 'latin1');
-    assert.match(segment, new RegExp(`"traceparent":"00-${traceId}-[0-9a-f]{16}-01","tracestate":"${TRACESTATE}"`));
+    // The message as the file queue stores it. On --store the row is deleted once acknowledged: the
+    // worker's call above carried the stored context, and the queue conformance suite checks the
+    // traceparent and tracestate columns round-trip (src/queue/conformance/queue.conformance.ts).
+    if (!ON_PG_STORE) {
+      const segment = readFileSync(join(statePaths(sandbox.db).queuesDir, 'acme', 'queued', 'segment.log'), 'latin1');
+      assert.match(segment, new RegExp(`"traceparent":"00-${traceId}-[0-9a-f]{16}-01","tracestate":"${TRACESTATE}"`));
+    }
   });
 
   it('a queued message keeps its trace across a retry', async () => {

@@ -9,13 +9,11 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { readTraceRows } from '../src/app/trace.js';
-import { EventLogRepo } from '../src/store/event-log-repo.js';
-import { statePaths } from '../src/common/paths.js';
 import { descriptorSetFromProto, testClient, type GreeterTestClient } from './helpers/grpc.js';
-import { auditRows, logRows, waitForLogRows, type LogRow } from './helpers/log-reads.js';
+import { auditRows, logRows, waitForLogRows, withEventLog, type LogRow } from './helpers/log-reads.js';
 import { createKey, createTenant, deployFlow, flow } from './helpers/registry-setup.js';
-import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
-import { sleep } from './helpers/wait.js';
+import { makeSandbox, ON_PG_STORE, startServer, svc, type ServerProcess } from './helpers/svc.js';
+import { sleep, waitFor } from './helpers/wait.js';
 
 const PROTO = `
 syntax = "proto3";
@@ -37,6 +35,28 @@ describe('payload tracing', () => {
   const trace = (verb: 'enable' | 'disable', name: string) => svc(sandbox, ['trace', verb, '--tenant', 'acme', '--flow', name, '--db', sandbox.db]);
   const traced = (correlationId: string): LogRow[] => logRows(sandbox, { correlation_id: correlationId }).filter((r) => r.event.endsWith('_traced'));
   const labels = (rows: LogRow[]) => rows.filter((r) => r.event === 'step_traced').map((r) => `${r.flow}:${r.step}`);
+
+  let probes = 0;
+  /**
+   * The trace flags just toggled, in force on the server. The state directory's server reads them at
+   * its next request: nothing to wait for. A --store node applies the store's change log a few
+   * milliseconds after the command returned (docs/scale-out.md), so a request sent at once may come
+   * first: probe requests (`send`, each with a correlation id of its own) until one's trace rows
+   * satisfy `ready`.
+   */
+  async function flagsInForce(send: (correlationId: string) => Promise<unknown>, ready: (rows: LogRow[]) => boolean): Promise<void> {
+    if (!ON_PG_STORE) return;
+    await waitFor('the trace toggle in force on the node', async () => {
+      const id = `probe-${++probes}`;
+      await send(id);
+      // Rows are written in order: once the completed row is there, so are the run's trace rows.
+      await waitForLogRows(sandbox, { correlation_id: id, event: 'completed' });
+      return ready(traced(id));
+    }, 15_000, 0);
+  }
+  /** A probe of `name` by /run that is in force once it writes trace rows (none, for `on` false). */
+  const runFlagsInForce = (name: string, body: string, on = true) =>
+    flagsInForce(async (id) => void (await (await run(name, body, id)).arrayBuffer()), (rows) => (rows.length > 0) === on);
 
   before(async () => {
     createTenant(sandbox, 'acme');
@@ -80,6 +100,7 @@ describe('payload tracing', () => {
     assert.deepEqual(audited.map((r) => [r.event_type, JSON.parse(r.payload)]), [['trace_enabled', { flow: 'hello', actor: 'cli' }]]);
     const list = JSON.parse(svc(sandbox, ['trace', 'list', '--tenant', 'acme', '--json', '--db', sandbox.db]).stdout) as { flow: string; enabled: boolean }[];
     assert.deepEqual(list.map((f) => [f.flow, f.enabled]), [['hello', true]]);
+    await runFlagsInForce('hello', '{"who": "probe"}');
     assert.equal((await run('hello', '{"who": "ada"}', 'on-1')).status, 200);
     const rows = await waitForLogRows(sandbox, { correlation_id: 'on-1', event: 'step_traced' }, 2);
     assert.deepEqual(rows.map((r) => r.step), ['received', 'echo']);
@@ -99,6 +120,7 @@ describe('payload tracing', () => {
 
   it('an XML input is traced as an _unrepresentable marker naming its root; a SOAP request enters as received', async () => {
     assert.equal(trace('enable', 'xmlish').code, 0);
+    await runFlagsInForce('xmlish', '{}');
     assert.equal((await run('xmlish', '<order><who>ada</who></order>', 'xml-1', { 'content-type': 'application/xml' })).status, 200);
     const [entry] = await waitForLogRows(sandbox, { correlation_id: 'xml-1', event: 'step_traced', step: 'received' });
     assert.deepEqual(JSON.parse(entry!.payload!), { _unrepresentable: 'order' });
@@ -121,19 +143,23 @@ describe('payload tracing', () => {
   });
 
   it('composition writes call_flow, foreach[i], split[i] and fork[i] entry rows', async () => {
+    const expected = ['composed:received', 'leaf:call_flow', 'composed:foreach[0]', 'composed:foreach[1]', 'leaf:split[0]', 'leaf:split[1]', 'leaf:fork[0]', 'composed:fk'];
     assert.equal(trace('enable', 'composed').code, 0);
     assert.equal(trace('enable', 'leaf').code, 0);
+    // Both flags in force: a probe writes the rows of both flows.
+    await flagsInForce(async (id) => void (await (await run('composed', '{}', id)).arrayBuffer()), (rows) => expected.every((l) => labels(rows).includes(l)));
     assert.equal((await run('composed', '{}', 'comp-1')).status, 200);
     const rows = await waitForLogRows(sandbox, { correlation_id: 'comp-1', event: 'step_traced', flow: 'composed', step: 'fk' });
     assert.ok(rows.length === 1);
     const got = labels(traced('comp-1'));
-    for (const label of ['composed:received', 'leaf:call_flow', 'composed:foreach[0]', 'composed:foreach[1]', 'leaf:split[0]', 'leaf:split[1]', 'leaf:fork[0]', 'composed:fk']) {
+    for (const label of expected) {
       assert.ok(got.includes(label), `${label} missing from ${got.join(', ')}`);
     }
   });
 
   it('a handled failure writes the fault entry row with fault_step, fault_error and fault_correlation_id', async () => {
     assert.equal(trace('enable', 'faulty').code, 0);
+    await runFlagsInForce('faulty', '{"n": -1}');
     assert.equal((await run('faulty', '{"n": -1}', 'fault-1')).status, 422);
     const [row] = await waitForLogRows(sandbox, { correlation_id: 'fault-1', event: 'step_traced', step: 'fault' });
     assert.deepEqual(JSON.parse(row!.payload!), { fault_step: 'check', fault_error: 'n must be positive', fault_correlation_id: 'fault-1' });
@@ -141,6 +167,7 @@ describe('payload tracing', () => {
 
   it('a refused connection still writes egress_traced: no status, body null, the reason given', async () => {
     assert.equal(trace('enable', 'refused').code, 0);
+    await runFlagsInForce('refused', '{}');
     assert.equal((await run('refused', '{}', 'egress-1')).status, 502);
     const [row] = await waitForLogRows(sandbox, { correlation_id: 'egress-1', event: 'egress_traced' });
     assert.equal(row!.http_status, null);
@@ -151,6 +178,7 @@ describe('payload tracing', () => {
 
   it('a gRPC call enters as received', async () => {
     assert.equal(trace('enable', 'greet').code, 0);
+    await flagsInForce((id) => grpc.unary('trace.v1.Greeter/Greet', { who: 'probe' }, { authorization: `Bearer ${key}`, 'x-correlation-id': id }), (rows) => rows.length > 0);
     assert.deepEqual(await grpc.unary('trace.v1.Greeter/Greet', { who: 'ada' }, { authorization: `Bearer ${key}`, 'x-correlation-id': 'grpc-1' }), { text: 'hi ada' });
     const rows = await waitForLogRows(sandbox, { correlation_id: 'grpc-1', event: 'step_traced' }, 2);
     assert.deepEqual(rows.map((r) => r.step), ['received', 'g']);
@@ -164,22 +192,21 @@ describe('payload tracing', () => {
   });
 
   it('only the support role reads trace rows; other roles get zero, and ordinary log queries never return them', async () => {
-    const repo = EventLogRepo.open(statePaths(sandbox.db).logDb);
-    try {
-      const support = await readTraceRows(repo, { tenant: 'acme', correlation_id: 'on-1' }, { role: 'support', name: 'sue' });
+    await withEventLog(sandbox, async (log) => {
+      const support = await readTraceRows(log, { tenant: 'acme', correlation_id: 'on-1' }, { role: 'support', name: 'sue' });
       assert.deepEqual(support.map((r) => r.step), ['received', 'echo']);
-      for (const role of ['sysadmin', 'developer'] as const) assert.deepEqual(await readTraceRows(repo, { tenant: 'acme' }, { role, name: role }), []);
-      assert.ok(repo.query({ correlation_id: 'on-1' }).every((r) => !r.event.endsWith('_traced')));
-      assert.ok(repo.query({ correlation_id: 'on-1' }).some((r) => r.event === 'completed'));
-    } finally {
-      repo.close();
-    }
+      for (const role of ['sysadmin', 'developer'] as const) assert.deepEqual(await readTraceRows(log, { tenant: 'acme' }, { role, name: role }), []);
+      const ordinary = await log.query({ correlation_id: 'on-1' });
+      assert.ok(ordinary.every((r) => !r.event.endsWith('_traced')));
+      assert.ok(ordinary.some((r) => r.event === 'completed'));
+    });
   });
 
   it('svc trace disable stops the rows at the next request and is audited once', async () => {
     const r = trace('disable', 'hello');
     assert.equal(r.code, 0, r.stderr);
     assert.equal(trace('disable', 'hello').code, 0);
+    await runFlagsInForce('hello', '{"who": "probe"}', false);
     assert.deepEqual(
       auditRows(sandbox, 'acme').filter((x) => x.event_type === 'trace_disabled').map((x) => JSON.parse(x.payload).flow),
       ['hello'],

@@ -1,79 +1,100 @@
-import { test } from 'node:test';
+/** startPeriodicTask's runNow(): a cycle at once, or right after the running one, never two at once, nothing after stop(). */
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
 import { createLogger } from '../common/logger.js';
-import { startPeriodicTask } from './periodic-task.js';
+import { startPeriodicTask, type PeriodicTask } from './periodic-task.js';
 
 const log = createLogger({ LOG_LEVEL: 'silent' });
-/** Long enough that no cycle in these tests comes from the timer: only runAtStart and runNow run one. */
-const NEVER_MS = 60_000;
+/** Far longer than any test: only runAtStart and runNow() start a cycle. */
+const NEVER_MS = 3_600_000;
 
-/** A cycle that stays running until `release()`; `runs` counts the cycles begun. */
-function gatedRun() {
-  let open: () => void = () => {};
-  const state = { runs: 0 };
-  return {
-    state,
+/** A task whose cycles wait for `release()`, recording how many run at once. */
+function heldTask(runAtStart: boolean): { task: PeriodicTask; started: () => number; mostAtOnce: () => number; release: () => void; until: (n: number) => Promise<void> } {
+  let started = 0;
+  let running = 0;
+  let mostAtOnce = 0;
+  let waiting: (() => void)[] = [];
+  const task = startPeriodicTask({
+    name: 'held',
+    log,
+    runAtStart,
+    intervalMs: () => NEVER_MS,
     run: () => {
-      state.runs++;
-      return new Promise<void>((resolve) => (open = resolve));
+      started++;
+      running++;
+      mostAtOnce = Math.max(mostAtOnce, running);
+      return new Promise<void>((resolve) => waiting.push(resolve)).then(() => void running--);
     },
-    release: () => open(),
+  });
+  return {
+    task,
+    started: () => started,
+    mostAtOnce: () => mostAtOnce,
+    release: () => {
+      const now = waiting;
+      waiting = [];
+      for (const r of now) r();
+    },
+    until: async (n) => {
+      while (task.cycles < n) await new Promise((r) => setImmediate(r));
+    },
   };
 }
 
-const turn = () => new Promise((r) => setImmediate(r));
-
-test('runAtStart runs one cycle at once; without it, none before the interval', async () => {
-  const a = gatedRun();
-  const b = gatedRun();
-  const withStart = startPeriodicTask({ name: 'a', run: a.run, intervalMs: () => NEVER_MS, log, runAtStart: true });
-  const without = startPeriodicTask({ name: 'b', run: b.run, intervalMs: () => NEVER_MS, log });
-  assert.equal(a.state.runs, 1);
-  assert.equal(b.state.runs, 0);
-  a.release();
-  await Promise.all([withStart.stop(), without.stop()]);
-  assert.equal(withStart.cycles, 1);
+test('runNow() starts a cycle at once, without waiting for the interval', async () => {
+  const t = heldTask(false);
+  assert.equal(t.started(), 0);
+  t.task.runNow();
+  assert.equal(t.started(), 1);
+  t.release();
+  await t.until(1);
+  await t.task.stop();
 });
 
-test('runNow runs a cycle at once, and never a second one over a running cycle', async () => {
-  const g = gatedRun();
-  const task = startPeriodicTask({ name: 'g', run: g.run, intervalMs: () => NEVER_MS, log });
-  task.runNow();
-  assert.equal(g.state.runs, 1);
-  task.runNow(); // the first is still running
-  assert.equal(g.state.runs, 1);
-  g.release();
-  await turn();
-  assert.equal(task.cycles, 1);
-  task.runNow(); // idle again: runs
-  assert.equal(g.state.runs, 2);
-  g.release();
-  await task.stop();
-  assert.equal(task.cycles, 2);
+test('runNow() during a cycle runs one more right after it, never two at once; repeated calls fold into one', async () => {
+  const t = heldTask(true);
+  assert.equal(t.started(), 1);
+  t.task.runNow();
+  t.task.runNow();
+  assert.equal(t.started(), 1, 'the running cycle is not overlapped');
+  t.release();
+  await t.until(1);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(t.started(), 2, 'the asked-for cycle followed at once');
+  t.release();
+  await t.until(2);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(t.started(), 2, 'two calls during one cycle ask for one more cycle, not two');
+  assert.equal(t.mostAtOnce(), 1);
+  await t.task.stop();
+});
+
+test('runNow() after stop() runs nothing, and one asked for during the last cycle is dropped by stop()', async () => {
+  const t = heldTask(true);
+  t.task.runNow();
+  const stopped = t.task.stop();
+  t.release();
+  await stopped;
+  assert.equal(t.task.state, 'stopped');
+  t.task.runNow();
+  await new Promise((r) => setImmediate(r));
+  assert.equal(t.started(), 1);
 });
 
 test('a failing cycle is logged and counted, and the task carries on', async () => {
   const lines: string[] = [];
   const spy = { ...log, error: (_o: unknown, msg: string) => void lines.push(msg) } as unknown as typeof log;
   let runs = 0;
-  const task = startPeriodicTask({ name: 'flaky', run: () => { runs++; throw new Error('boom'); }, intervalMs: () => NEVER_MS, log: spy, runAtStart: true });
-  await turn();
+  const failing = () => {
+    runs++;
+    throw new Error('boom');
+  };
+  const task = startPeriodicTask({ name: 'flaky', run: failing, intervalMs: () => NEVER_MS, log: spy, runAtStart: true });
+  await new Promise((r) => setImmediate(r));
   task.runNow();
-  await turn();
+  await new Promise((r) => setImmediate(r));
   await task.stop();
   assert.equal(runs, 2);
   assert.equal(task.cycles, 2);
   assert.deepEqual(lines, ['flaky failed; next attempt at the next interval', 'flaky failed; next attempt at the next interval']);
-});
-
-test('stop waits for the running cycle, and runNow after stop does nothing', async () => {
-  const g = gatedRun();
-  const task = startPeriodicTask({ name: 'g', run: g.run, intervalMs: () => NEVER_MS, log, runAtStart: true });
-  const stopped = task.stop();
-  assert.equal(task.state, 'stopping');
-  g.release();
-  await stopped;
-  assert.equal(task.state, 'stopped');
-  task.runNow();
-  assert.equal(g.state.runs, 1);
 });

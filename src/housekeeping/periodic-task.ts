@@ -24,7 +24,10 @@ export interface PeriodicTask {
   readonly state: PeriodicTaskState;
   /** Cycles completed (failed ones included). */
   readonly cycles: number;
-  /** Runs a cycle now, unless one is running, and counts the next interval from its end. */
+  /**
+   * Runs a cycle now, or right after the running one (never two at once); the next interval counts
+   * from its end. Nothing once stop() was called.
+   */
   runNow(): void;
   /** Cancels the next cycle and waits for a running one. Safe to call twice. */
   stop(): Promise<void>;
@@ -35,6 +38,8 @@ export function startPeriodicTask(opts: PeriodicTaskOptions): PeriodicTask {
   let cycles = 0;
   let timer: NodeJS.Timeout | undefined;
   let current: Promise<void> | undefined;
+  /** runNow() was called during a cycle: another follows it at once. */
+  let again = false;
 
   const cycle = async (): Promise<void> => {
     try {
@@ -48,7 +53,10 @@ export function startPeriodicTask(opts: PeriodicTaskOptions): PeriodicTask {
   const runThenSchedule = (): void => {
     current = cycle().finally(() => {
       current = undefined;
-      schedule();
+      if (again && state === 'running') {
+        again = false;
+        runThenSchedule();
+      } else schedule();
     });
   };
   const schedule = (): void => {
@@ -67,7 +75,11 @@ export function startPeriodicTask(opts: PeriodicTaskOptions): PeriodicTask {
       return cycles;
     },
     runNow() {
-      if (state !== 'running' || current !== undefined) return;
+      if (state !== 'running') return;
+      if (current !== undefined) {
+        again = true;
+        return;
+      }
       clearTimeout(timer);
       runThenSchedule();
     },

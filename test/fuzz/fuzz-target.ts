@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KeyName, WireContext } from './http-case.js';
 import { flow, keyIdOf, setSystemConfig } from '../helpers/registry-setup.js';
-import { makeSandbox, startServer, SVC_BIN, type Sandbox, type ServerProcess } from '../helpers/svc.js';
+import { makeSandbox, startServer, storeArgs, SVC_BIN, type Sandbox, type ServerProcess } from '../helpers/svc.js';
 
 /** What the on-purpose failure answers (a `## Fault:` output), so the oracle can tell it from a defect. */
 export const ON_PURPOSE_MARKER = 'failed_on_purpose';
@@ -108,10 +108,10 @@ async function uiLogin(base: string, username: string, password: string): Promis
   return session;
 }
 
-/** `svc <args> --db <sandbox db>` without blocking, so set-up commands (each a cold node start) overlap; resolves with stdout. */
+/** `svc <args> --db <sandbox db>` (its store in the PostgreSQL pass) without blocking, so set-up commands (each a cold node start) overlap; resolves with stdout. */
 function svcAsync(sandbox: Sandbox, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SVC_BIN, ...args, '--db', sandbox.db], { cwd: sandbox.home, env: sandbox.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [SVC_BIN, ...storeArgs([...args, '--db', sandbox.db])], { cwd: sandbox.home, env: sandbox.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));

@@ -1,7 +1,10 @@
 /** Reads of what the server wrote beside the registry: log.db rows, the daily JSONL files, audit.db chains. */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { statePaths } from '../../src/common/paths.js';
+import { EventLogRepo, type EventLogStore } from '../../src/store/event-log-repo.js';
 import type { EventRow } from '../../src/store/event-log-row.js';
+import { openPgStore } from '../../src/store/pg/pg-store.js';
 import { storeRows } from './store-sql.js';
 import type { Sandbox } from './svc.js';
 import { waitFor } from './wait.js';
@@ -26,6 +29,27 @@ export function waitForLogRows(sandbox: Sandbox, where: Partial<Record<keyof Log
     const rows = logRows(sandbox, where);
     return rows.length >= count && rows;
   });
+}
+
+/**
+ * Runs `fn` with the event log's read side as the service reads it (`query`, `queryTrace`, the
+ * role rules above them): log.db's repository, or in the PostgreSQL pass the store's. Closed after.
+ */
+export async function withEventLog<T>(sandbox: Sandbox, fn: (log: EventLogStore) => T | Promise<T>): Promise<T> {
+  if (sandbox.store !== undefined) {
+    const store = await openPgStore(sandbox.store, { maxConnections: 1, applicationName: 'svc-test-log' });
+    try {
+      return await fn(store.events);
+    } finally {
+      await store.close();
+    }
+  }
+  const repo = EventLogRepo.open(statePaths(sandbox.db).logDb);
+  try {
+    return await fn(repo);
+  } finally {
+    repo.close();
+  }
 }
 
 /** Every line of logs/events-*.jsonl, parsed. */

@@ -5,7 +5,8 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { withStore } from './store-sql.js';
-import { SVC_BIN, storeArgs, svc, type Sandbox } from './svc.js';
+import { ON_PG_STORE, SVC_BIN, storeArgs, svc, type Sandbox } from './svc.js';
+import { sleep } from './wait.js';
 
 /** test/fixtures/http in the source tree (this file runs from dist/test/helpers/). */
 export const HTTP_FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), '../../../test/fixtures/http');
@@ -169,4 +170,22 @@ export function corruptArtifact(sandbox: Sandbox, tenant: string, name: string):
     bytes[bytes.length - 2] ^= 0x20;
     db.prepare('UPDATE artifacts SET bytes = ? WHERE hash = ?').run(bytes, row.hash);
   });
+}
+
+/**
+ * The answer of `probe` once a registry change the test just made is in force on the running
+ * server. On the state directory the server reads a change at its next request: `probe` runs once.
+ * On --store a node applies the store's change log a few milliseconds after the COMMIT (NOTIFY, or
+ * its 200 ms poll; docs/scale-out.md), so a request sent the moment the command returned may come
+ * first: `probe` is repeated until `holds(answer)`, for 5 s at most, and the last answer is
+ * returned for the test to assert on.
+ */
+export async function inForce<T>(probe: () => Promise<T>, holds: (answer: T) => boolean): Promise<T> {
+  let answer = await probe();
+  const end = Date.now() + 5000;
+  while (ON_PG_STORE && !holds(answer) && Date.now() < end) {
+    await sleep(20);
+    answer = await probe();
+  }
+  return answer;
 }

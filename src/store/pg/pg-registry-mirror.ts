@@ -84,14 +84,19 @@ export class PgRegistryMirror implements RegistryReads, DescriptorReads {
     this.#poll.unref();
   }
 
-  /** Loads the whole copy (throws when the database cannot be read) and starts following changes. */
+  /**
+   * Loads the whole copy and starts following changes. Throws StorageUnavailableError when the
+   * database cannot be read, naming the store: at boot the bare driver message (`relation "tenants"
+   * does not exist`) would not tell the operator which store or what was being read.
+   */
   static async open(db: PgDb, opts: PgRegistryMirrorOptions = {}): Promise<PgRegistryMirror> {
     const mirror = new PgRegistryMirror(db, opts);
     try {
       await mirror.#fullLoad();
     } catch (err) {
       mirror.close();
-      throw err;
+      if (err instanceof StorageUnavailableError) throw err;
+      throw new StorageUnavailableError(`the registry could not be read from the PostgreSQL store ${db.url.redacted}: ${(err as Error).message}`, err);
     }
     void mirror.#listen();
     return mirror;
