@@ -75,7 +75,7 @@ export class Housekeeping {
     if (r.rowsDeleted > 0 || r.filesDeleted.length > 0 || r.pagesFreed > 0) {
       d.log.info(
         { longest_delete_slice_ms: Math.round(r.longestDeleteSliceMs), longest_vacuum_slice_ms: Math.round(r.longestVacuumSliceMs) },
-        `log retention: ${r.rowsDeleted} row(s) and ${r.filesDeleted.length} file(s) deleted, ${r.pagesFreed} page(s) of log.db given back`,
+        `log retention: ${r.rowsDeleted} row(s) and ${r.filesDeleted.length} file(s) deleted${r.pagesFreed > 0 ? `, ${r.pagesFreed} page(s) of log.db given back` : ''}`,
       );
     }
   }
