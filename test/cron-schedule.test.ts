@@ -1,11 +1,9 @@
 /** Black-box: six-field schedules tick, five-field ones never do, and only one of two servers on a state dir runs them. */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { statePaths } from '../src/common/paths.js';
-import { EventLogRepo } from '../src/store/event-log-repo.js';
+import { logRows } from './helpers/log-reads.js';
 import { createTenant, deployFlow, flow } from './helpers/registry-setup.js';
+import { schedulerHolderPid } from './helpers/lock-holders.js';
 import { makeSandbox, startServer, type Sandbox, type ServerProcess } from './helpers/svc.js';
 import { sleep, waitFor } from './helpers/wait.js';
 
@@ -18,7 +16,8 @@ function deploy(name: string, schedule: string): void {
   deployFlow(sb, flow('demo', name, `schedule: "${schedule}"`, `# ${name}\n\n## Step: t\n\`\`\`ntd\n{"tick": "{{ ctx.correlation_id }}"}\n\`\`\``));
 }
 
-const ENV = { RUST_LOG: 'info', SVC_TEST_SCHEDULER_POLL_MS: '200', SVC_TEST_SCHEDULER_LEASE_MS: '1500' };
+// With --store the scheduler lock sits on the node lease: its lease is SVC_TEST_NODE_LEASE_MS.
+const ENV = { RUST_LOG: 'info', SVC_TEST_SCHEDULER_POLL_MS: '200', SVC_TEST_SCHEDULER_LEASE_MS: '1500', SVC_TEST_NODE_LEASE_MS: '1500' };
 
 before(async () => {
   sb = makeSandbox();
@@ -36,12 +35,7 @@ after(async () => {
 });
 
 function count(flowName: string, event: 'received' | 'completed'): number {
-  const repo = EventLogRepo.open(statePaths(sb.db).logDb);
-  try {
-    return repo.query({ tenant: 'demo', flow: flowName, event, limit: 10_000 }).length;
-  } finally {
-    repo.close();
-  }
+  return logRows(sb, { tenant: 'demo', flow: flowName, event }).length;
 }
 
 test('a six-field schedule ticks about once a second with one of two servers; the other takes over when it dies', async () => {
@@ -54,9 +48,9 @@ test('a six-field schedule ticks about once a second with one of two servers; th
   // One scheduler: about 3 ticks in 3 s; two would give about 6.
   assert.ok(perWindow >= 2 && perWindow <= 4, `ticks in 3 s: ${perWindow}`);
 
-  const owner = JSON.parse(readFileSync(join(statePaths(sb.db).locksDir, 'scheduler.lock'), 'utf8')) as { pid: number };
-  const [holder, other] = owner.pid === a.child.pid ? [a, b] : [b, a];
-  assert.equal(owner.pid, holder.child.pid);
+  const ownerPid = schedulerHolderPid(sb);
+  const [holder, other] = ownerPid === a.child.pid ? [a, b] : [b, a];
+  assert.equal(ownerPid, holder.child.pid);
   await holder.kill9();
   // On purpose: the survivor must take over within the lease (1.5 s), so a 2.5 s window from here holds its ticks.
   await sleep(500);

@@ -7,7 +7,7 @@ import { statePaths } from '../src/common/paths.js';
 import { enqueue, events, flowSource, OK_FLOW, tenantWithKey } from './helpers/queue-flows.js';
 import { deployFlow, setSystemConfig } from './helpers/registry-setup.js';
 import { waitFor } from './helpers/wait.js';
-import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
+import { makeSandbox, onlyOn, startServer, svc, type ServerProcess } from './helpers/svc.js';
 
 /** Dead-letters on the first attempt (an unset secret is the 502 class). */
 const DEAD = flowSource('dead', ['effects: [secret_read]', 'queue_max_attempts: 1'], '## Step: never_set_q\neffects: [secret_read]\n');
@@ -18,7 +18,8 @@ const WAITING = flowSource(
   '## Step: never_set_q\neffects: [secret_read]\n',
 );
 
-describe('queue compaction of svc serve', () => {
+// On --store an acknowledged message's row is deleted and ids come from queue_heads: there are no files to compact.
+describe('queue compaction of svc serve', { skip: onlyOn('sqlite', 'the segment, consumer and dead-letter files of the state directory\'s queues') }, () => {
   const sandbox = makeSandbox();
   const dir = (flow: string) => join(statePaths(sandbox.db).queuesDir, 'acme', flow);
   const file = (flow: string, name: string) => join(dir(flow), name);

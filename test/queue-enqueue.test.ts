@@ -1,10 +1,9 @@
-import Database from 'better-sqlite3';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { statePaths } from '../src/common/paths.js';
+import { auditRows } from './helpers/log-reads.js';
 import { enqueue, events, flowSource, OK_FLOW, tenantWithKey } from './helpers/queue-flows.js';
-import { createKey, createTenant, deployFlow, setSystemConfig, setTenantEnabled } from './helpers/registry-setup.js';
+import { corruptArtifact, createKey, createTenant, deployFlow, enableTrace, setSystemConfig, setTenantEnabled } from './helpers/registry-setup.js';
 import { waitFor } from './helpers/wait.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
 
@@ -46,7 +45,10 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
 
   before(async () => {
     key = tenantWithKey(sandbox, { scopes: 'basic' }); // not '*': the scoped flow must refuse it
-    for (const src of [OK_FLOW, FAILING, FAULTY, FILTER, SCOPED, SMALL, PUBLISHER, XML_PUBLISHER, DEDUP]) deployFlow(sandbox, src);
+    for (const src of [OK_FLOW, FAILING, FAULTY, FILTER, SCOPED, SMALL, PUBLISHER, XML_PUBLISHER, DEDUP, CORRUPT]) deployFlow(sandbox, src);
+    // Corrupted before the server reads it: a server keeps what it verified once (a SQLite node the
+    // parsed IR, a --store node its copy of every latest artifact, read at start and on each deploy).
+    corruptArtifact(sandbox, 'acme', 'corrupt');
     // This file uses more queues than the default ceiling (4 per core) allows on a 2-core machine.
     setSystemConfig(sandbox, { max_queue_workers: 32 });
     server = await startServer(sandbox, ['--secret', SECRET]);
@@ -186,15 +188,10 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
     });
     assert.deepEqual(failed.map((x) => x.outcome), ['retry', 'dead_lettered']);
     assert.ok(failed.every((x) => x.correlation_id === null && x.step === null), 'queue_failed carries neither correlation id nor step');
-    const audit = new Database(statePaths(sandbox.db).auditDb, { readonly: true });
-    try {
-      const types = (audit.prepare("SELECT event_type FROM audit_entries WHERE tenant = 'acme'").all() as { event_type: string }[]).map((x) => x.event_type);
-      assert.ok(types.includes('queue.message.enqueued'));
-      assert.ok(types.includes('queue.message.processed'));
-      await waitFor('audit queue.message.failed', () => audit.prepare("SELECT 1 FROM audit_entries WHERE event_type = 'queue.message.failed'").get());
-    } finally {
-      audit.close();
-    }
+    const types = () => auditRows(sandbox, 'acme').map((x) => x.event_type);
+    assert.ok(types().includes('queue.message.enqueued'));
+    assert.ok(types().includes('queue.message.processed'));
+    await waitFor('audit queue.message.failed', () => types().includes('queue.message.failed'), 15_000, 200);
   });
 
   it('svc dlq list shows the dead letter without its correlation id; replay runs it again; discard hides it', async () => {
@@ -228,14 +225,6 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
   });
 
   it('dead-letters on the first attempt a message whose stored artifact fails its integrity check', async () => {
-    deployFlow(sandbox, CORRUPT);
-    const reg = new Database(sandbox.db);
-    try {
-      const { hash } = reg.prepare("SELECT hash FROM flow_versions WHERE tenant = 'acme' AND name = 'corrupt'").get() as { hash: string };
-      reg.prepare("UPDATE artifacts SET bytes = CAST(REPLACE(CAST(bytes AS TEXT), 'false', 'fals3') AS BLOB) WHERE hash = ?").run(hash);
-    } finally {
-      reg.close();
-    }
     const r = await send('corrupt', '{"x": 1}', { correlationId: 'corrupt-1' });
     assert.equal(r.status, 202, r.text);
     const moved = await waitEvent('corrupt-1', 'dlq_moved');
@@ -292,12 +281,16 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
   });
 
   it('writes trace entry rows enqueued and dequeued while tracing is on', async () => {
-    const reg = new Database(sandbox.db);
-    try {
-      reg.prepare("INSERT INTO trace_config (tenant, flow, enabled, updated_at) VALUES ('acme', 'ok', 1, '2026-01-01T00:00:00Z')").run();
-    } finally {
-      reg.close();
-    }
+    enableTrace(sandbox, 'acme', 'ok');
+    // On --store the server hears of the flag through its registry copy (milliseconds later): a
+    // probe delivery traced at its dequeue shows the flag is in force before the message under test.
+    let probes = 0;
+    await waitFor('a probe delivery traced', async () => {
+      const cid = `trace-probe-${++probes}`;
+      await send('ok', '{"n": 0}', { correlationId: cid });
+      await waitEvent(cid, 'queue_processed');
+      return rowsOf(cid).some((x) => x.event === 'step_traced');
+    }, 15_000, 100);
     await send('ok', '{"n": 9}', { correlationId: 'traced-1' });
     await waitEvent('traced-1', 'queue_processed');
     const traced = rowsOf('traced-1').filter((x) => x.event === 'step_traced').map((x) => [x.step, JSON.parse(x.payload!)]);

@@ -9,6 +9,7 @@ import { LockFile, QueueStore, readLockOwner, type QueueMessage, type SegmentRec
 import { WRITE_LOCK_OPTIONS } from '../src/queue/lock-file.js';
 import { scanFile } from '../src/queue/file-io.js';
 import { queuePaths } from '../src/queue/queue-paths.js';
+import { onlyOn } from './helpers/svc.js';
 
 const CHILD = resolve(dirname(fileURLToPath(import.meta.url)), 'helpers/queue-child.js');
 const root = mkdtempSync(join(tmpdir(), 'svc-queue-mp-'));
@@ -85,7 +86,10 @@ async function drainAll(store: QueueStore, tenant: string, flow: string, expecte
   return seen;
 }
 
-describe('queue across processes', () => {
+// The PostgreSQL queue across processes: test/cluster-pg.test.ts (appends from three nodes, kill -9 of a
+// worker's node), test/cluster-pg-pause.test.ts (a worker's node paused past its lease), queue-crash
+// in the PostgreSQL pass (kill -9 of a --store server mid-storm), src/queue/conformance/postgres.test.ts.
+describe('queue across processes', { skip: onlyOn('sqlite', "the state directory's file queue and lock files, driven by child processes") }, () => {
   it('a lock held by a live process excludes others, and is taken over once its holder is SIGKILLed', async () => {
     const path = join(root, 'locks', 'scheduler.lock');
     const holder = child(['hold-lock', path]);

@@ -1,11 +1,13 @@
 /** Black-box: max_queue_workers_per_tenant = 1 caps one tenant's queue workers, not another tenant's; /enqueue still answers 202. */
 import assert from 'node:assert/strict';
-import { existsSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { statePaths } from '../src/common/paths.js';
+import { queueWorkerHeld } from './helpers/lock-holders.js';
 import { enqueue, events, OK_FLOW, tenantWithKey } from './helpers/queue-flows.js';
 import { createKey, createTenant, deployFlow, setSystemConfig } from './helpers/registry-setup.js';
+import { storeRows } from './helpers/store-sql.js';
 import { waitFor } from './helpers/wait.js';
 import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
 
@@ -46,11 +48,12 @@ describe('max_queue_workers_per_tenant', () => {
     assert.equal(res.status, 202, await res.text());
     await waitFor('beta/ok processed', () => processed("correlation_id = 'beta-ok'").length === 1);
 
-    // Past two worker polls (500 ms) the message of acme/second is still waiting on disk.
+    // Past two worker polls (500 ms) the message of acme/second is still waiting in its queue.
     await new Promise((r) => setTimeout(r, 1200));
     assert.equal(processed("correlation_id = 'acme-second'").length, 0);
-    const dir = join(statePaths(sandbox.db).queuesDir, 'acme', 'second');
-    assert.ok(statSync(join(dir, 'segment.log')).size > 0, 'the message is stored');
-    assert.equal(existsSync(join(dir, 'consumer.lock')), false, 'no worker holds the queue');
+    if (sandbox.store === undefined) assert.ok(statSync(join(statePaths(sandbox.db).queuesDir, 'acme', 'second', 'segment.log')).size > 0, 'the message is stored');
+    else assert.equal(storeRows(sandbox, 'registry', "SELECT id FROM queue_messages WHERE tenant = 'acme' AND flow = 'second'").length, 1, 'the message is stored');
+    assert.equal(queueWorkerHeld(sandbox, 'acme', 'second'), false, 'no worker holds the queue');
+    assert.equal(queueWorkerHeld(sandbox, 'beta', 'ok'), true, "another tenant's queue has its worker");
   });
 });

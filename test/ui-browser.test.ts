@@ -1,7 +1,8 @@
 /**
  * The management UI in real headless Chromium (Debian's, driven by playwright-core) against the real
  * `svc serve`: bootstrap login, the role matrix, tracing across roles, a dead letter replayed from the
- * Queues page, keys created and revoked there, escaping, CSRF and logout. Screenshots go to docs/ui/.
+ * Queues page, keys created and revoked there, escaping, CSRF and logout. Screenshots go to docs/ui/
+ * (the PostgreSQL pass keeps its own in the sandbox).
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -12,11 +13,11 @@ import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { logRows, waitForLogRows } from './helpers/log-reads.js';
 import { createKey, createTenant, deployFlow, flow } from './helpers/registry-setup.js';
-import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
+import { makeSandbox, ON_PG_STORE, startServer, svc, type ServerProcess } from './helpers/svc.js';
 import { waitFor } from './helpers/wait.js';
 
 const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = resolve(dirname(fileURLToPath(import.meta.url)), '../../docs/ui');
+const DOCS_SHOTS = resolve(dirname(fileURLToPath(import.meta.url)), '../../docs/ui');
 const PASSWORD = 'correct horse battery staple';
 const ROLES = ['sysadmin', 'support', 'developer'] as const;
 type Role = (typeof ROLES)[number];
@@ -38,6 +39,9 @@ const PAGES: Record<string, readonly Role[]> = {
 
 describe('the management UI in a browser', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install -y chromium)` }, () => {
   const sandbox = makeSandbox();
+  // docs/ui shows the SQLite pass's pictures; the PostgreSQL pass takes its own into the sandbox, so
+  // one suite run does not write docs/ui twice.
+  const shots = ON_PG_STORE ? join(sandbox.home, 'shots') : DOCS_SHOTS;
   let server: ServerProcess;
   let browser: Browser;
   let key = '';
@@ -57,12 +61,12 @@ describe('the management UI in a browser', { skip: existsSync(CHROMIUM) ? false 
     return page;
   }
   const as = (role: Role) => sessions.get(role)!.page;
-  const shot = (page: Page, name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  const shot = (page: Page, name: string) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
   /** The session's CSRF token, from the logout form every page carries. */
   const csrfOf = (page: Page) => page.locator('header input[name=_csrf]').getAttribute('value');
 
   before(async () => {
-    mkdirSync(SHOTS, { recursive: true });
+    mkdirSync(shots, { recursive: true });
     createTenant(sandbox, 'acme', { displayName: 'Acme <script>alert("x")</script>' });
     key = createKey(sandbox, 'acme');
     execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(sandbox.home, 'p.key'), '-out', join(sandbox.home, 'p.pem'), '-days', '12', '-subj', '/CN=partner.example'], { stdio: 'ignore' });

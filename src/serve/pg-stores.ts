@@ -8,6 +8,7 @@ import { FlowLoader } from '../app/flow-loader.js';
 import { LogThrottle } from '../common/log-throttle.js';
 import type { Logger } from '../common/logger.js';
 import type { SettingName } from '../common/settings.js';
+import { housekeepingIntervals } from '../housekeeping/intervals.js';
 import { EventLog } from '../store/event-log.js';
 import { PgAuditWriter } from '../store/pg/pg-audit-writer.js';
 import { PgRegistryMirror } from '../store/pg/pg-registry-mirror.js';
@@ -28,6 +29,8 @@ export async function openPgStores(url: string, log: Logger, closers: Closers, h
   const pg = await openPgStore(url, {
     maxConnections: POOL_CONNECTIONS,
     applicationName: 'svc',
+    // A transaction this node leaves open while paused or cut off (its row locks hold up every node) ends with its lease.
+    idleInTransactionTimeoutMs: housekeepingIntervals().nodeLeaseMs,
     onIdleError: (err) => {
       const ok = throttle.admit('idle');
       if (ok) log.warn({ err: err.message, held_back: ok.heldBack }, 'a PostgreSQL connection was lost (the pool replaces it)');

@@ -16,8 +16,8 @@ import { startClusterDuty } from './cluster-duty.js';
 import { startPeriodicTask } from '../housekeeping/periodic-task.js';
 import { pruneRegistryChanges } from '../store/pg/pg-registry-mirror.js';
 
-/** The cluster locks of the node lease held for the scheduler and the cluster-wide housekeeping. */
-const SCHEDULER_LOCK = 'scheduler';
+/** The cluster locks of the node lease held for the scheduler and the cluster-wide housekeeping (exported for what inspects a cluster's locks: tests). */
+export const SCHEDULER_LOCK = 'scheduler';
 const HOUSEKEEPING_LOCK = 'housekeeping';
 /** How long registry changes are kept, and how often older ones are pruned. Milliseconds. */
 const REGISTRY_CHANGES_KEEP_MS = 3_600_000;

@@ -3,7 +3,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { adminQuery, freshPgSchema, type PgSchema } from '../../../test/helpers/pg.js';
-import { waitFor } from '../../../test/helpers/wait.js';
+import { sleep, waitFor } from '../../../test/helpers/wait.js';
+import { StorageUnavailableError } from '../../common/errors.js';
 import { openPgStore, type PgStore } from '../../store/pg/pg-store.js';
 import type { QueueMessage } from '../queue-consumer.js';
 import { advisoryLockKey } from './node-lease.js';
@@ -148,4 +149,34 @@ test('a retry or dead letter that cannot be written (a full disk) is held, then 
   assert.equal(calls.length, 5, 'each handler ran once per attempt');
   assert.deepEqual((await q.listDeadLetters({ tenant: 'acme', flow: 'full' })).map((d) => d.payload), ['dead', 'again']);
   assert.equal((await adminQuery(`SELECT count(*)::int AS n FROM ${s}.queue_messages WHERE flow = 'full'`)).rows[0]!.n, 0);
+});
+
+test('a node paused in the middle of an append holds up the other nodes\' appends to the queue for its lease at most, and its batch is not acknowledged', async () => {
+  const LEASE_MS = 1000;
+  const paused = await openPgStore(schema.url, { maxConnections: 2, idleInTransactionTimeoutMs: LEASE_MS });
+  stores.push(paused);
+  const other = await node();
+  const first = await other.append('acme', 'held', { correlationId: 'before', payload: 0 });
+  // The paused node's batch as the server sees it: the queue's id counter locked, then nothing more
+  // (a SIGSTOP, or a network cut, between two statements of the transaction).
+  let locked!: () => void;
+  const counterLocked = new Promise<void>((r) => (locked = r));
+  const pausedBatch = paused.db.transaction(async (tx) => {
+    await tx.query("UPDATE queue_heads SET next_id = next_id + 1 WHERE tenant = 'acme' AND flow = 'held'");
+    locked();
+    // On purpose: the pause itself, four leases long.
+    await sleep(4 * LEASE_MS);
+    await tx.query('SELECT 1');
+  });
+  await counterLocked;
+  const started = performance.now();
+  const appended = await other.append('acme', 'held', { correlationId: 'while-paused', payload: 1 });
+  const heldUpMs = performance.now() - started;
+  assert.ok(heldUpMs < 3 * LEASE_MS, `the other node's append waited ${Math.round(heldUpMs)} ms (lease ${LEASE_MS} ms)`);
+  assert.ok(appended.id > first.id);
+  await assert.rejects(pausedBatch, StorageUnavailableError, 'the paused batch was ended by the server: nothing of it is acknowledged');
+  // The pool threw the ended connection away: the paused node's next batch goes through.
+  const resumed = new PgQueueStore(paused.db);
+  queues.push(resumed);
+  assert.ok((await resumed.append('acme', 'held', { correlationId: 'after', payload: 2 })).id > appended.id);
 });

@@ -28,6 +28,13 @@ export interface PgDbOptions {
   readonly applicationName?: string;
   /** How long a query waits for a free connection or a new one, in ms. @default 5000 */
   readonly connectTimeoutMs?: number;
+  /**
+   * The server ends a pool connection whose transaction sat idle this long (`idle_in_transaction_session_timeout`),
+   * and its row locks with it: a process paused or cut off between two statements of a transaction
+   * (an append holding a queue's id counter, an audit batch holding a tenant's chain head) holds up
+   * the other nodes for that long at most. Milliseconds. @default none (the server's setting)
+   */
+  readonly idleInTransactionTimeoutMs?: number;
   /** Told of an idle connection the server dropped (the pool replaces it by itself). */
   readonly onIdleError?: (err: Error) => void;
 }
@@ -60,7 +67,7 @@ export class PgDb implements PgTx {
       application_name: opts.applicationName ?? 'svc',
       connectionTimeoutMillis: opts.connectTimeoutMs ?? 5000,
       // The identifier was checked by parseStoreUrl (lower case, digits, _), so it needs no quoting.
-      options: `-c search_path=${url.schema} -c synchronous_commit=on`,
+      options: `-c search_path=${url.schema} -c synchronous_commit=on${opts.idleInTransactionTimeoutMs === undefined ? '' : ` -c idle_in_transaction_session_timeout=${Math.trunc(opts.idleInTransactionTimeoutMs)}`}`,
       types: TYPES,
     });
     // Without a listener an idle connection's error (the server restarted) would end the process.
@@ -118,12 +125,18 @@ export class PgDb implements PgTx {
       throw asUnavailable(err, this.url);
     }
     let broken: Error | undefined;
+    // The server may end a lent connection between two statements (the idle-in-transaction timeout,
+    // an administrator, a restart): node-postgres then emits 'error', which would end the process
+    // with no listener (the pool listens only while the connection is idle).
+    const onError = (err: Error) => (broken ??= err);
+    client.on('error', onError);
     try {
       return await fn(client);
     } catch (err) {
-      if (isConnectionLoss(err)) broken = err as Error;
-      throw asUnavailable(err, this.url);
+      if (isConnectionLoss(err)) broken ??= err as Error;
+      throw asUnavailable(broken !== undefined && !isConnectionLoss(err) ? broken : err, this.url);
     } finally {
+      client.off('error', onError);
       client.release(broken);
     }
   }
@@ -195,10 +208,11 @@ export function isConnectionLoss(err: unknown): boolean {
   if (err instanceof StorageUnavailableError) return true;
   const e = err as { code?: unknown; message?: unknown } | null;
   const code = typeof e?.code === 'string' ? e.code : '';
-  if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300') return true;
+  // 25P03, 57P05: the server ended an idle session (idle_in_transaction_session_timeout, idle_session_timeout).
+  if (code.startsWith('08') || ['57P01', '57P02', '57P03', '57P05', '25P03', '53300'].includes(code)) return true;
   if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND'].includes(code)) return true;
   const message = typeof e?.message === 'string' ? e.message : '';
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly/i.test(message);
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|Client was closed and is not queryable/i.test(message);
 }
 
 function asUnavailable(err: unknown, url: StoreUrl): unknown {
