@@ -65,6 +65,7 @@ export async function startHttpDoor(opts: DoorOptions, parts: DoorParts, closers
       audit: stores.auditRepo,
       events: stores.logRepo,
       queues: { store: parts.queueStore },
+      caughtUp: () => stores.cache.refresh(),
       ensureWorker: (tenant, flow) => void parts.queues.ensureWorker(tenant, flow).catch((err: unknown) => log.error({ err, tenant, flow }, 'queue worker could not be started')),
       facts: { stateDir: parts.stateDir, signature: opts.secret !== undefined, apiKeys: gate !== undefined, startedAt: Date.now() },
       log,

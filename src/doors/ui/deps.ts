@@ -2,6 +2,7 @@
 import type { DlqTarget } from '../../app/dlq.js';
 import type { LoginThrottle } from '../../app/login-throttle.js';
 import type { UiAccountDeps, SessionTimeouts } from '../../app/ui-accounts.js';
+import type { Awaitable } from '../../common/awaitable.js';
 import type { Logger } from '../../common/logger.js';
 import type { ArtifactsStore, AuditStore, CertificatesStore, KeysStore, SettingsStore, TenantAdmin, TenantsStore, TraceStore } from '../../store/contracts.js';
 import type { EventLogStore } from '../../store/event-log-repo.js';
@@ -22,6 +23,12 @@ export interface UiDeps {
   readonly events: EventLogStore;
   /** The server's own queue store. */
   readonly queues: DlqTarget;
+  /**
+   * Settles once this node's own reads (the gate, /run) see every write committed so far: a form's
+   * answer waits for it, so a key revoked on this node's UI is refused by this node at once. At once
+   * on SQLite; one round of the change log on a --store node.
+   */
+  caughtUp(): Awaitable<void>;
   /** Makes sure a queue has a worker after a dead letter was put back on it. */
   ensureWorker(tenant: string, flow: string): void;
   /** Facts for the Overview page. */

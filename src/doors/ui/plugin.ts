@@ -121,6 +121,16 @@ export function uiRoutes(deps: UiDeps) {
     await app.register(async (pages) => {
       pages.addHook('preHandler', requireSession);
       pages.addHook('preHandler', (req, reply, done) => (req.method === 'POST' ? app.csrfProtection(req, reply, done) : done()));
+      // A form's answer leaves once this node's reads see what it changed (see UiDeps.caughtUp).
+      pages.addHook('onSend', async (req, _reply, payload) => {
+        if (req.method !== 'POST') return payload;
+        try {
+          await deps.caughtUp();
+        } catch (err) {
+          deps.log.warn({ err }, 'the registry copy did not catch up after a UI change (it will at its next round)');
+        }
+        return payload;
+      });
       const context = (req: FastifyRequest, reply: FastifyReply): PageContext => ({
         actor: { role: req.uiSession!.user.role, name: `ui:${req.uiSession!.user.username}` },
         csrf: reply.generateCsrf({ userInfo: req.uiSession!.token, ...cookieOptions(req) }),
