@@ -1,5 +1,5 @@
 /** Black-box set-up of the registry: tenants, keys and flows through the real `svc` commands, and the rows tests write by hand. */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -137,23 +137,6 @@ export function insertArtifact(sandbox: Sandbox, tenant: string, name: string, v
     db.prepare('INSERT INTO flow_latest (tenant, name, version) VALUES (?, ?, ?) ON CONFLICT (tenant, name) DO UPDATE SET version = excluded.version').run(tenant, name, version);
   });
   return hash;
-}
-
-/** The sandbox's PostgreSQL server (as psql takes it) and schema, in the suite's PostgreSQL pass. */
-function pgTarget(sandbox: Sandbox): { url: string; schema: string } {
-  if (sandbox.store === undefined) throw new Error('the sandbox has no PostgreSQL store (the SQLite pass)');
-  const url = new URL(sandbox.store);
-  const schema = url.searchParams.get('schema')!;
-  url.searchParams.delete('schema');
-  return { url: url.toString(), schema };
-}
-
-/** Every row of the sandbox's PostgreSQL schema as text (pg_dump --data-only): what the store holds, byte for byte. */
-export function storeDump(sandbox: Sandbox): string {
-  const { url, schema } = pgTarget(sandbox);
-  const r = spawnSync('pg_dump', ['--data-only', '--schema', schema, url], { encoding: 'utf8', timeout: 60_000, maxBuffer: 256 * 1024 * 1024 });
-  if (r.status !== 0) throw new Error(`pg_dump failed: ${r.stderr}`);
-  return r.stdout;
 }
 
 /** Flips one byte of the latest artifact of tenant/name in place (its hash no longer matches). */
