@@ -6,12 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { startCli } from './helpers/cli-child.js';
 import { adminQuery, freshPgSchema, type PgSchema } from './helpers/pg.js';
+import { flowFolder } from './helpers/registry-setup.js';
 import { makeSandbox, svc as runSvc, type CliResult } from './helpers/svc.js';
 
 const DEMO = resolve(dirname(fileURLToPath(import.meta.url)), '../../examples/demo');
@@ -48,13 +49,6 @@ function json<T>(...args: string[]): T {
 
 const flowText = (flow: string, tenant = 'acme') => `---\nflowdoc_version: "0.1"\nflow: ${flow}\ntenant: ${tenant}\n---\n## Step: greet\n\`\`\`ntd\n{"hi": "there"}\n\`\`\`\n`;
 
-let dirs = 0;
-function folder(files: Record<string, string>): string {
-  const dir = join(sb.home, `flows-${++dirs}`);
-  mkdirSync(dir, { recursive: true });
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
-  return dir;
-}
 
 /** `tenant/flow@version` of every published version in the schema, sorted. */
 async function published(): Promise<string[]> {
@@ -100,17 +94,17 @@ describe('operator commands on --store', () => {
   });
 
   it('deploy publishes one file, then a directory of flows all at once', async () => {
-    const one = join(folder({ 'hello.flow.md': flowText('hello') }), 'hello.flow.md');
+    const one = join(flowFolder(sb, { 'hello.flow.md': flowText('hello') }), 'hello.flow.md');
     const r = ok('deploy', one, '-v', '1.0.0');
     assert.match(r.stdout, /^deployed\n {2}flow: {4}hello\n {2}tenant: {2}acme\n {2}version: 1\.0\.0\n {2}hash: {4}[0-9a-f]{64}\n {2}db: {6}postgres:\/\/postgres:\*\*\*@/);
-    const dir = folder({ 'a.flow.md': flowText('a'), 'b.flow.md': flowText('b', 'other') });
+    const dir = flowFolder(sb, { 'a.flow.md': flowText('a'), 'b.flow.md': flowText('b', 'other') });
     const many = ok('deploy', dir, '-v', '2.0.0');
     assert.match(many.stdout, /deployed 2 flows to postgres:\/\/postgres:\*\*\*@/);
     assert.deepEqual(await published(), ['acme/a@2.0.0', 'acme/hello@1.0.0', 'other/b@2.0.0']);
   });
 
   it('a refused deploy names every refused file and publishes nothing', async () => {
-    const dir = folder({ 'c.flow.md': flowText('c'), 'd.flow.md': flowText('d', 'gone'), 'a.flow.md': flowText('a') });
+    const dir = flowFolder(sb, { 'c.flow.md': flowText('c'), 'd.flow.md': flowText('d', 'gone'), 'a.flow.md': flowText('a') });
     const r = svc(['deploy', dir, '-v', '2.0.0', '--store', store, '--json']);
     assert.equal(r.code, 1);
     const body = JSON.parse(r.stdout) as { deployed: unknown[]; refused: { file: string; message: string }[] };
@@ -192,7 +186,7 @@ describe('operator commands on --store', () => {
 
   it('config check reads the configuration keys of the flows deployed on the store', () => {
     const text = `---\nflowdoc_version: "0.1"\nflow: priced\ntenant: acme\nconfig: [pricing_url]\n---\n## Step: greet\n\`\`\`ntd\n{"hi": "there"}\n\`\`\`\n`;
-    ok('deploy', join(folder({ 'priced.flow.md': text }), 'priced.flow.md'), '-v', '1.0.0');
+    ok('deploy', join(flowFolder(sb, { 'priced.flow.md': text }), 'priced.flow.md'), '-v', '1.0.0');
     const missing = svc(['config', 'check', '--store', store], { env: { SVC_CONFIG_PRICING_URL: undefined } });
     assert.equal(missing.code, 1);
     assert.match(missing.stdout, /^acme\/priced\tpricing_url\tSVC_CONFIG_PRICING_URL\tMISSING$/m);
@@ -203,13 +197,13 @@ describe('operator commands on --store', () => {
 
   it('cert reconcile checks the TLS paths of the store\'s flows against the store\'s certificates', async () => {
     const text = `---\nflowdoc_version: "0.1"\nflow: partner-call\ntenant: acme\neffects: [http_egress]\n---\n## Step: call\neffects: [http_egress]\nendpoint: https://127.0.0.1:1/x\ntls_client_cert: ${join(sb.home, 'partner.pem')}\ntls_client_key: ${join(sb.home, 'partner.key')}\n`;
-    ok('deploy', join(folder({ 'partner-call.flow.md': text }), 'partner-call.flow.md'), '-v', '1.0.0');
+    ok('deploy', join(flowFolder(sb, { 'partner-call.flow.md': text }), 'partner-call.flow.md'), '-v', '1.0.0');
     const inOrder = json<{ verdict: string; where?: string; certificate?: string }[]>('cert', 'reconcile');
     assert.deepEqual(inOrder.map((f) => [f.verdict, f.where, f.certificate]), [['registered and in use', "partner-call step 'call'", 'partner']]);
     // A flow whose certificate is not registered: exit 1, naming it.
     const stray = text.replace('partner-call', 'stray-call').replace(join(sb.home, 'partner.pem'), join(sb.home, 'stray.pem'));
     execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(sb.home, 'stray.key'), '-out', join(sb.home, 'stray.pem'), '-days', '30', '-subj', '/CN=stray.example'], { stdio: 'ignore' });
-    ok('deploy', join(folder({ 'stray-call.flow.md': stray }), 'stray-call.flow.md'), '-v', '1.0.0');
+    ok('deploy', join(flowFolder(sb, { 'stray-call.flow.md': stray }), 'stray-call.flow.md'), '-v', '1.0.0');
     const r = svc(['cert', 'reconcile', '--tenant', 'acme', '--store', store]);
     assert.equal(r.code, 1);
     assert.match(r.stdout, /^NOT REGISTERED\s+acme\s+stray-call step 'call'\s+tls_client_cert/m);
@@ -234,7 +228,7 @@ describe('operator commands on --store', () => {
   });
 
   it('dev refuses a store in use until --init marks it, then deploys each save into it', async () => {
-    const dir = folder({ 'devflow.flow.md': flowText('devflow') });
+    const dir = flowFolder(sb, { 'devflow.flow.md': flowText('devflow') });
     const refused = svc(['dev', dir, '--store', store]);
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /^refused: the store postgres:\/\/postgres:\*\*\*@[^ ]+ is not marked as a development one \(no row in its dev_state table\) and already holds a registry/);

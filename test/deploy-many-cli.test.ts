@@ -1,10 +1,9 @@
 /** `svc deploy` with several files or a directory: one process, all or nothing, every refused file named. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeSandbox, svc } from './helpers/svc.js';
-import { createTenant } from './helpers/registry-setup.js';
+import { createTenant, flowFolder } from './helpers/registry-setup.js';
 import { storeRows } from './helpers/store-sql.js';
 
 const sb = makeSandbox();
@@ -13,14 +12,6 @@ createTenant(sb, 'acme');
 
 const flowText = (flow: string, greeting = 'hi') => `---\nflowdoc_version: "0.1"\nflow: ${flow}\ntenant: acme\n---\n## Step: greet\n\`\`\`ntd\n{"hi": "${greeting}"}\n\`\`\`\n`;
 
-let dirs = 0;
-/** A fresh folder under the sandbox holding the given files. */
-function folder(files: Record<string, string>): string {
-  const dir = join(sb.home, `flows-${++dirs}`);
-  mkdirSync(dir, { recursive: true });
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
-  return dir;
-}
 
 /** Every `flow@version` of tenant acme in the registry, sorted. */
 function versions(): string[] {
@@ -34,7 +25,7 @@ function assertStoreShown(text: string, prefix = ''): void {
 }
 
 test('a directory of three flows is deployed in one process: a line per flow, then the count', () => {
-  const dir = folder({ 'one.flow.md': flowText('one'), 'two.flow.md': flowText('two'), 'three.flow.md': flowText('three'), 'README.md': 'not a flow' });
+  const dir = flowFolder(sb, { 'one.flow.md': flowText('one'), 'two.flow.md': flowText('two'), 'three.flow.md': flowText('three'), 'README.md': 'not a flow' });
   const r = svc(sb, ['deploy', dir, '-v', '1.0.0', '--db', sb.db]);
   assert.equal(r.code, 0, r.stderr);
   const lines = r.stdout.trimEnd().split('\n');
@@ -50,7 +41,7 @@ test('a directory of three flows is deployed in one process: a line per flow, th
 });
 
 test('a directory with one broken flow publishes nothing and names the file with its errors', () => {
-  const dir = folder({
+  const dir = flowFolder(sb, {
     'good.flow.md': flowText('good'),
     'bad.flow.md': flowText('bad').replace('---\n## Step', 'queue_backoff_factor: 0.5\n---\n## Step'),
   });
@@ -63,7 +54,7 @@ test('a directory with one broken flow publishes nothing and names the file with
 });
 
 test('a version already published for one flow of the deploy publishes nothing', () => {
-  const dir = folder({ 'one.flow.md': flowText('one', 'again'), 'four.flow.md': flowText('four') });
+  const dir = flowFolder(sb, { 'one.flow.md': flowText('one', 'again'), 'four.flow.md': flowText('four') });
   const before = versions();
   const r = svc(sb, ['deploy', dir, '-v', '1.0.0', '--db', sb.db]);
   assert.equal(r.code, 1);
@@ -74,8 +65,8 @@ test('a version already published for one flow of the deploy publishes nothing',
 });
 
 test('two files naming the same flow are both refused; with --json the refusals are on stdout', () => {
-  const a = folder({ 'x.flow.md': flowText('same') });
-  const b = folder({ 'y.flow.md': flowText('same', 'other') });
+  const a = flowFolder(sb, { 'x.flow.md': flowText('same') });
+  const b = flowFolder(sb, { 'y.flow.md': flowText('same', 'other') });
   const r = svc(sb, ['deploy', join(a, 'x.flow.md'), join(b, 'y.flow.md'), '-v', '1.0.0', '--json', '--db', sb.db]);
   assert.equal(r.code, 1);
   const body = JSON.parse(r.stdout) as { deployed: unknown[]; refused: { file: string; code: string; message: string }[] };
@@ -93,7 +84,7 @@ test('two files naming the same flow are both refused; with --json the refusals 
 });
 
 test('--json lists what was deployed with full hashes', () => {
-  const dir = folder({ 'five.flow.md': flowText('five'), 'six.flow.md': flowText('six') });
+  const dir = flowFolder(sb, { 'five.flow.md': flowText('five'), 'six.flow.md': flowText('six') });
   const r = svc(sb, ['deploy', dir, '-v', '2', '--json', '--db', sb.db]);
   assert.equal(r.code, 0, r.stderr);
   const body = JSON.parse(r.stdout) as { db: string; deployed: { file: string; tenant: string; flow: string; version: string; hash: string }[] };
@@ -108,7 +99,7 @@ test('--json lists what was deployed with full hashes', () => {
 });
 
 test('one file keeps the one-file form: the same block on success, the same refusal', () => {
-  const file = join(folder({ 'seven.flow.md': flowText('seven') }), 'seven.flow.md');
+  const file = join(flowFolder(sb, { 'seven.flow.md': flowText('seven') }), 'seven.flow.md');
   const hash = svc(sb, ['compile', file, '-o', join(sb.home, 'seven.ir.json')]).stdout.trim();
   const r = svc(sb, ['deploy', file, '-v', '1.0.0', '--db', sb.db]);
   assert.equal(r.code, 0, r.stderr);

@@ -19,12 +19,16 @@ export interface PgSchema {
 export async function freshPgSchema(prefix = 'svct'): Promise<PgSchema> {
   const name = `${prefix}_${process.pid}_${randomBytes(4).toString('hex')}`;
   await adminQuery('SELECT 1'); // fails here, naming the URL, when no server answers
-  const sep = PG_TEST_URL.includes('?') ? '&' : '?';
   return {
     name,
-    url: `${PG_TEST_URL}${sep}schema=${name}`,
+    url: schemaUrl(name),
     drop: () => adminQuery(`DROP SCHEMA IF EXISTS ${name} CASCADE`).then(() => undefined),
   };
+}
+
+/** The store URL naming schema `name` of the test PostgreSQL, as `--store` takes it. */
+export function schemaUrl(name: string): string {
+  return `${PG_TEST_URL}${PG_TEST_URL.includes('?') ? '&' : '?'}schema=${name}`;
 }
 
 /** One statement on a connection of its own (setup and inspection outside the code under test). */

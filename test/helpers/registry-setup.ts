@@ -1,7 +1,7 @@
 /** Black-box set-up of the registry: tenants, keys and flows through the real `svc` commands, and the rows tests write by hand. */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { withStore } from './store-sql.js';
@@ -88,6 +88,13 @@ export function deployFlow(sandbox: Sandbox, text: string, opts: DeployOptions =
   const file = join(sandbox.home, `${tenant}-${name}-${version}.flow.md`);
   writeFileSync(file, text);
   must(sandbox, ['deploy', file, '-v', version], opts.env);
+}
+
+/** A fresh folder under the sandbox holding the given files (name → text), for `svc deploy <dir>`. */
+export function flowFolder(sandbox: Sandbox, files: Record<string, string>): string {
+  const dir = mkdtempSync(join(sandbox.home, 'flows-'));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return dir;
 }
 
 /** Deploys test/fixtures/http/<name>.flow.md under `version`. */

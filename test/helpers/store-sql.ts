@@ -12,6 +12,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { statePaths } from '../../src/common/paths.js';
+import { parseStoreUrl } from '../../src/store/pg/store-url.js';
 import type { Sandbox } from './svc.js';
 
 const CHILD = resolve(dirname(fileURLToPath(import.meta.url)), 'pg-sql-child.js');
@@ -111,7 +112,7 @@ function runPg<R>(url: string, sql: string, params: unknown[], migrate = true): 
     v !== null && typeof v === 'object' && (v as { type?: unknown }).type === 'Buffer' ? { $bytes: Buffer.from((v as { data: number[] }).data).toString('base64') } : v,
   );
   const r = spawnSync(process.execPath, [CHILD], { input, encoding: 'utf8', timeout: 30_000 });
-  if (r.status !== 0) throw new Error(`SQL on ${url.replace(/:[^:@/]*@/, ':***@')} failed: ${sql}\n${r.stderr}`);
+  if (r.status !== 0) throw new Error(`SQL on ${parseStoreUrl(url).redacted} failed: ${sql}\n${r.stderr}`);
   const [rows] = JSON.parse(r.stdout, (_k, v: unknown) =>
     v !== null && typeof v === 'object' && '$bytes' in v ? Buffer.from((v as { $bytes: string }).$bytes, 'base64') : v,
   ) as R[][];

@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { schemaUrl } from './pg.js';
 import { dropPgSchema } from './store-sql.js';
 
 /** dist/src/main.js, found from this compiled file (dist/test/helpers/svc.js). */
@@ -25,9 +26,6 @@ export interface Sandbox {
   readonly env: NodeJS.ProcessEnv;
   cleanup(): void;
 }
-
-/** The PostgreSQL the suite's second pass runs on (the same default as test/helpers/pg.ts). */
-const PG_URL = process.env.SVC_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 /** True in the suite's PostgreSQL pass: every sandbox is a schema of the test PostgreSQL. */
 export const ON_PG_STORE = process.env.SVC_TEST_STORE === 'postgres';
@@ -48,7 +46,7 @@ export function makeSandbox(extraEnv: NodeJS.ProcessEnv = {}): Sandbox {
   const home = mkdtempSync(join(tmpdir(), 'svc-test-'));
   const db = join(home, 'state', 'registry.db');
   const schema = ON_PG_STORE ? `svcbb_${process.pid}_${randomBytes(4).toString('hex')}` : undefined;
-  const store = schema === undefined ? undefined : `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}`;
+  const store = schema === undefined ? undefined : schemaUrl(schema);
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, RUST_LOG: 'warn', ...(store === undefined ? {} : { SVC_STORE_URL: store }), ...extraEnv };
   delete env.NODE_TEST_CONTEXT;
   delete env.SVC_TEST_STORE;

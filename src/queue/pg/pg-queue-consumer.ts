@@ -120,7 +120,8 @@ export class PgQueueConsumer implements QueueConsumerHandle {
     while (this.#state === 'running') {
       try {
         await this.#q.lease.assertHeld(this.#lock);
-        await this.#writeSettlement();
+        // Only after a write failed: the usual turn of the loop costs no extra await.
+        if (this.#unsettled !== undefined) await this.#writeSettlement();
         if (inTurn >= this.#opts.deliveriesPerTurn) {
           inTurn = 0;
           await new Promise((r) => setImmediate(r));
