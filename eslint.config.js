@@ -33,23 +33,48 @@ const PROM = { name: 'prom-client', message: 'Only the composition root (serve/m
 const OTEL_FILE = 'src/common/trace-context/spans.ts';
 const OTEL = { name: '@opentelemetry/api', message: `Only ${OTEL_FILE} knows @opentelemetry/api; the layers make spans through its TraceSpan (docs/observability.md).` };
 
-const layerRules = Object.entries(LAYERS).map(([layer, { allowed, why }]) => ({
-  files: [`src/${layer}/**/*.ts`],
-  rules: {
-    'no-restricted-imports': [
-      'error',
-      {
-        paths: [...(layer === 'store' ? [] : [SQLITE, PG]), ...(layer === 'serve' ? [] : [PROM]), OTEL],
-        patterns: [
-          {
-            group: FOLDERS.filter((f) => f !== layer && !allowed.includes(f)).map((f) => `**/${f}/**`),
-            message: `${why} (docs/architecture.md).`,
-          },
-          ...(WIRE_LAYERS.has(layer) ? [] : [{ group: ['fastify', '@grpc/*'], message: 'Only doors/ (and the composition root in serve/) speak a wire protocol.' }]),
-        ],
-      },
-    ],
-  },
+/** No file of src/ reaches into the tests: test code (helpers, conformance suites) lives under test/. */
+const NO_TEST = { group: ['**/test/**'], message: 'src/ never imports test/: test code lives under test/ (docs/architecture.md).' };
+
+/**
+ * The rooms of app/ and what each must not reach (besides the app layer's own rule): the runtime
+ * every delivery passes through knows no operator use case, account or maintenance task; accounts
+ * and maintenance stand alone; the use cases may take the runtime and the accounts.
+ */
+const APP_ROOMS = {
+  runtime: { refused: ['use-cases', 'accounts', 'maintenance'], why: 'app/runtime/ is what every delivery passes through: it knows no use case, account or maintenance task' },
+  'use-cases': { refused: ['maintenance'], why: 'the operator use cases take the runtime and the accounts, never an offline maintenance task' },
+  accounts: { refused: ['runtime', 'use-cases', 'maintenance'], why: 'app/accounts/ (UI users, login throttle, passwords, roles) stands alone' },
+  maintenance: { refused: ['use-cases', 'accounts'], why: 'app/maintenance/ (offline tasks on a state directory or store) takes no use case or account' },
+};
+/** Layers above app/ that must not reach its offline maintenance room: doors and housekeeping take the runtime and the use cases. */
+const NO_MAINTENANCE = { group: ['**/app/maintenance/**'], message: 'doors and housekeeping take app/runtime/ and the use cases, never app/maintenance/ (docs/architecture.md).' };
+
+/** The no-restricted-imports options of one layer, with the extra pattern groups of a room inside it. */
+function layerImports(layer, extraPatterns = []) {
+  const { allowed, why } = LAYERS[layer];
+  return [
+    'error',
+    {
+      paths: [...(layer === 'store' ? [] : [SQLITE, PG]), ...(layer === 'serve' ? [] : [PROM]), OTEL],
+      patterns: [
+        {
+          group: FOLDERS.filter((f) => f !== layer && !allowed.includes(f)).map((f) => `**/${f}/**`),
+          message: `${why} (docs/architecture.md).`,
+        },
+        ...(WIRE_LAYERS.has(layer) ? [] : [{ group: ['fastify', '@grpc/*'], message: 'Only doors/ (and the composition root in serve/) speak a wire protocol.' }]),
+        NO_TEST,
+        ...(layer === 'doors' || layer === 'housekeeping' ? [NO_MAINTENANCE] : []),
+        ...extraPatterns,
+      ],
+    },
+  ];
+}
+
+const layerRules = FOLDERS.map((layer) => ({ files: [`src/${layer}/**/*.ts`], rules: { 'no-restricted-imports': layerImports(layer) } }));
+const appRoomRules = Object.entries(APP_ROOMS).map(([room, { refused, why }]) => ({
+  files: [`src/app/${room}/**/*.ts`],
+  rules: { 'no-restricted-imports': layerImports('app', [{ group: refused.flatMap((r) => [`**/app/${r}/**`, `../${r}/**`]), message: `${why} (docs/architecture.md).` }]) },
 }));
 
 export default tseslint.config(
@@ -67,11 +92,12 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { paths: [SQLITE, PG, OTEL], patterns: [{ group: FOLDERS.filter((f) => f !== 'cli' && f !== 'common').map((f) => `**/${f}/**`), message: 'main.ts runs the CLI (docs/architecture.md).' }] },
+        { paths: [SQLITE, PG, OTEL], patterns: [NO_TEST, { group: FOLDERS.filter((f) => f !== 'cli' && f !== 'common').map((f) => `**/${f}/**`), message: 'main.ts runs the CLI (docs/architecture.md).' }] },
       ],
     },
   },
   ...layerRules,
+  ...appRoomRules,
   {
     // The one module that speaks to the OpenTelemetry API: the common layer's rule, less that path.
     files: [OTEL_FILE],
@@ -80,7 +106,7 @@ export default tseslint.config(
         'error',
         {
           paths: [SQLITE, PG, PROM],
-          patterns: [{ group: FOLDERS.filter((f) => f !== 'common').map((f) => `**/${f}/**`), message: `${LAYERS.common.why} (docs/architecture.md).` }, { group: ['fastify', '@grpc/*'], message: 'Only doors/ (and the composition root in serve/) speak a wire protocol.' }],
+          patterns: [NO_TEST, { group: FOLDERS.filter((f) => f !== 'common').map((f) => `**/${f}/**`), message: `${LAYERS.common.why} (docs/architecture.md).` }, { group: ['fastify', '@grpc/*'], message: 'Only doors/ (and the composition root in serve/) speak a wire protocol.' }],
         },
       ],
     },

@@ -9,7 +9,7 @@
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { statePaths } from '../src/common/paths.js';
-import { QueueStore } from '../src/queue/index.js';
+import { FileQueueStore } from '../src/queue/index.js';
 import { deployFlow } from './bench-state.js';
 import { combine, load, printTable, spawnListening, type LoadResult } from './load.js';
 
@@ -65,9 +65,9 @@ async function fsyncBaseline(dir: string, seconds: number): Promise<number> {
 
 const ROUNDS = 4;
 
-/** Counters of the sink queue, read the way `svc` tools read them (another QueueStore). */
+/** Counters of the sink queue, read the way `svc` tools read them (another FileQueueStore). */
 async function probeStats(queuesDir: string): Promise<{ total: number; processed: number }> {
-  const probe = new QueueStore({ queuesDir });
+  const probe = new FileQueueStore({ queuesDir });
   try {
     const s = await probe.stats('bench', 'sink');
     return { total: s.total, processed: s.processed };
@@ -76,7 +76,7 @@ async function probeStats(queuesDir: string): Promise<{ total: number; processed
   }
 }
 
-async function waitProcessed(store: QueueStore, want: number, timeoutMs: number): Promise<void> {
+async function waitProcessed(store: FileQueueStore, want: number, timeoutMs: number): Promise<void> {
   const end = Date.now() + timeoutMs;
   while ((await store.stats('bench', 'drain')).processed < want) {
     if (Date.now() > end) throw new Error(`drain did not reach ${want} messages in ${timeoutMs} ms`);
@@ -93,7 +93,7 @@ export async function benchEnqueue(o: EnqueueBenchOptions): Promise<void> {
   const fsyncRate = await fsyncBaseline(paths.stateDir, Math.min(duration, 3));
 
   // The drain backlog is written before the server starts (no worker yet), through the library.
-  const pre = new QueueStore({ queuesDir: paths.queuesDir });
+  const pre = new FileQueueStore({ queuesDir: paths.queuesDir });
   const batch: Promise<unknown>[] = [];
   for (let i = 0; i < drainCount; i++) batch.push(pre.append('bench', 'drain', { correlationId: `drain-${i}`, payload: { id: `o-${i}`, total: 42 } }));
   await Promise.all(batch);
@@ -107,7 +107,7 @@ export async function benchEnqueue(o: EnqueueBenchOptions): Promise<void> {
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${o.key}` };
     const body = JSON.stringify({ id: 'o-1', total: 42 });
     // Drain first, alone: one submission starts the worker, then the backlog is timed.
-    const probe = new QueueStore({ queuesDir: paths.queuesDir });
+    const probe = new FileQueueStore({ queuesDir: paths.queuesDir });
     const t0 = performance.now();
     const r = await fetch(`${server.url}/flows/bench/drain/enqueue`, { method: 'POST', headers, body });
     if (r.status !== 202) throw new Error(`drain kick-off answered ${r.status}`);

@@ -9,7 +9,7 @@ import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { QueueStore } from '../src/queue/index.js';
+import { FileQueueStore } from '../src/queue/index.js';
 
 const { values } = parseArgs({
   options: {
@@ -42,7 +42,7 @@ async function baseline(): Promise<number> {
   return rate;
 }
 
-async function groupCommit(store: QueueStore, flow: string, workers: number): Promise<number> {
+async function groupCommit(store: FileQueueStore, flow: string, workers: number): Promise<number> {
   let n = 0;
   const end = Date.now() + seconds * 1000;
   const t0 = performance.now();
@@ -57,7 +57,7 @@ async function groupCommit(store: QueueStore, flow: string, workers: number): Pr
   return n / ((performance.now() - t0) / 1000);
 }
 
-async function drain(store: QueueStore): Promise<number> {
+async function drain(store: FileQueueStore): Promise<number> {
   const batch: Promise<unknown>[] = [];
   for (let i = 0; i < drainCount; i++) batch.push(store.append('bench', 'drain', { correlationId: 'bench', payload: { ...payload, n: i } }));
   await Promise.all(batch);
@@ -81,7 +81,7 @@ const fmt = (x: number) => Math.round(x).toLocaleString('en-US');
 try {
   const base = await baseline();
   console.log(`baseline: one fdatasync per 256-byte append   ${fmt(base)} msgs/s`);
-  const store = new QueueStore({ queuesDir: join(root, 'queues') });
+  const store = new FileQueueStore({ queuesDir: join(root, 'queues') });
   const single = await groupCommit(store, 'single', 1);
   console.log(`queue append, 1 appender                      ${fmt(single)} msgs/s  (${(single / base).toFixed(2)}x baseline)`);
   const grouped = await groupCommit(store, 'grouped', concurrency);

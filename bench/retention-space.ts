@@ -17,22 +17,22 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { runLogRetention } from '../src/housekeeping/log-retention.js';
-import { fileBytes } from '../src/store/auto-vacuum.js';
-import { migrate } from '../src/store/db.js';
-import { EventLog } from '../src/store/event-log.js';
-import { EventLogRepo } from '../src/store/event-log-repo.js';
-import { packRow } from '../src/store/event-log-row.js';
-import { logMigrations } from '../src/store/migrations/log.js';
+import { fileBytes } from '../src/store/sqlite/auto-vacuum.js';
+import { migrate } from '../src/store/sqlite/db.js';
+import { EventLog } from '../src/store/event-log/event-log.js';
+import { SqliteEventLogStore } from '../src/store/sqlite/sqlite-event-log-store.js';
+import { packRow } from '../src/store/event-log/event-log-row.js';
+import { logMigrations } from '../src/store/sqlite/migrations/log.js';
 
 const DAY_MS = 86_400_000;
 
 /** The log database as a version before auto_vacuum created it (mode 0, none), opened without openDb (which would convert a small file). */
-function legacyRepo(path: string): EventLogRepo {
+function legacyRepo(path: string): SqliteEventLogStore {
   const db = new Database(path);
   db.pragma('journal_mode = DELETE');
   db.pragma('synchronous = FULL');
   migrate(db, logMigrations);
-  return new EventLogRepo(db);
+  return new SqliteEventLogStore(db);
 }
 const { values } = parseArgs({ options: { rows: { type: 'string', default: '1000000' }, 'write-rps': { type: 'string', default: '2000' }, legacy: { type: 'boolean', default: false } } });
 const rows = Number(values.rows);
@@ -42,7 +42,7 @@ const dir = mkdtempSync(join(tmpdir(), 'svc-retention-'));
 const logDb = join(dir, 'log.db');
 try {
   const seedStarted = performance.now();
-  const repo = values.legacy ? legacyRepo(logDb) : EventLogRepo.open(logDb);
+  const repo = values.legacy ? legacyRepo(logDb) : SqliteEventLogStore.open(logDb);
   const now = Date.now();
   const mib = (b: number) => `${(b / 1048576).toFixed(1)} MiB`;
   for (let done = 0; done < rows; ) {

@@ -11,12 +11,12 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { statePaths } from '../src/common/paths.js';
 import { compileFlow } from '../src/flow/compile.js';
-import { ArtifactsRepo } from '../src/store/artifacts-repo.js';
-import { openDb } from '../src/store/db.js';
-import { EventLogRepo } from '../src/store/event-log-repo.js';
-import type { EventRow } from '../src/store/event-log-row.js';
-import { registryMigrations } from '../src/store/migrations/registry.js';
-import { TenantsRepo } from '../src/store/tenants-repo.js';
+import { SqliteArtifactsStore } from '../src/store/sqlite/sqlite-artifacts-store.js';
+import { openDb } from '../src/store/sqlite/db.js';
+import { SqliteEventLogStore } from '../src/store/sqlite/sqlite-event-log-store.js';
+import type { EventRow } from '../src/store/event-log/event-log-row.js';
+import { registryMigrations } from '../src/store/sqlite/migrations/registry.js';
+import { SqliteTenantsStore } from '../src/store/sqlite/sqlite-tenants-store.js';
 
 const SVC = resolve(dirname(fileURLToPath(import.meta.url)), '../src/main.js');
 const FLOWS = 1000;
@@ -26,8 +26,8 @@ const PASSWORD = 'correct horse battery staple';
 
 function seed(db: string): void {
   const registry = openDb(db, registryMigrations);
-  new TenantsRepo(registry).create({ id: 'big', displayName: 'Big', authMethods: ['api_key'], createdAt: '2026-01-01T00:00:00Z' });
-  const artifacts = new ArtifactsRepo(registry);
+  new SqliteTenantsStore(registry).create({ id: 'big', displayName: 'Big', authMethods: ['api_key'], createdAt: '2026-01-01T00:00:00Z' });
+  const artifacts = new SqliteArtifactsStore(registry);
   registry.transaction(() => {
     for (let f = 0; f < FLOWS; f++) {
       for (let v = 1; v <= VERSIONS; v++) {
@@ -37,7 +37,7 @@ function seed(db: string): void {
     }
   })();
   registry.close();
-  const log = EventLogRepo.open(statePaths(db).logDb);
+  const log = SqliteEventLogStore.open(statePaths(db).logDb);
   const start = Date.now() - LOG_ROWS * 10;
   const batch: EventRow[] = [];
   for (let i = 0; i < LOG_ROWS; i++) {

@@ -5,9 +5,9 @@ import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { AuditRepo, auditHash, type AuditRow } from '../src/store/audit-repo.js';
-import { openDb } from '../src/store/db.js';
-import { auditMigrations } from '../src/store/migrations/audit.js';
+import { SqliteAuditStore, auditHash, type AuditRow } from '../src/store/sqlite/sqlite-audit-store.js';
+import { openDb } from '../src/store/sqlite/db.js';
+import { auditMigrations } from '../src/store/sqlite/migrations/audit.js';
 import { openPgStore } from '../src/store/pg/pg-store.js';
 import { storeRows, withStore, type StoreSql } from './helpers/store-sql.js';
 import { makeSandbox, onlyOn, storeArgs, svc, SVC_BIN, type CliResult, type Sandbox } from './helpers/svc.js';
@@ -24,7 +24,7 @@ function createAuditTrail(sb: Sandbox): void {
   openDb(auditDbOf(sb), auditMigrations).close();
 }
 
-/** Appends `count` entries to `tenant`'s chain through the store's own code (AuditRepo, or PgAuditStore in the PostgreSQL pass). */
+/** Appends `count` entries to `tenant`'s chain through the store's own code (SqliteAuditStore, or PgAuditStore in the PostgreSQL pass). */
 async function appendEntries(sb: Sandbox, tenant: string, count: number): Promise<void> {
   const input = { tenant, eventType: 'test.event' };
   if (sb.store !== undefined) {
@@ -38,7 +38,7 @@ async function appendEntries(sb: Sandbox, tenant: string, count: number): Promis
   }
   createAuditTrail(sb);
   const db = openDb(auditDbOf(sb), auditMigrations);
-  const repo = new AuditRepo(db);
+  const repo = new SqliteAuditStore(db);
   for (let i = 0; i < count; i++) repo.append(input);
   db.close();
 }

@@ -4,9 +4,9 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { statePaths } from '../src/common/paths.js';
-import { EventLogRepo } from '../src/store/event-log-repo.js';
-import { packRow, type EventRow } from '../src/store/event-log-row.js';
-import { PgEventWriter } from '../src/store/pg/pg-event-writer.js';
+import { SqliteEventLogStore } from '../src/store/sqlite/sqlite-event-log-store.js';
+import { packRow, type EventRow } from '../src/store/event-log/event-log-row.js';
+import { PgEventWriter } from '../src/store/event-log/pg-event-writer.js';
 import { openPgStore } from '../src/store/pg/pg-store.js';
 import { withEventLog } from './helpers/log-reads.js';
 import { createTenant, setSystemConfig } from './helpers/registry-setup.js';
@@ -33,7 +33,7 @@ function traceRow(ts: string, correlationId: string): EventRow {
  */
 async function writeRows(sandbox: Sandbox, rows: readonly EventRow[]): Promise<void> {
   if (sandbox.store === undefined) {
-    const repo = EventLogRepo.open(statePaths(sandbox.db).logDb);
+    const repo = SqliteEventLogStore.open(statePaths(sandbox.db).logDb);
     repo.insertMany(rows);
     repo.close();
     return;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { statePaths } from '../src/common/paths.js';
-import { QueueStore, type QueueBackend, type QueueMessage } from '../src/queue/index.js';
+import { FileQueueStore, type QueueStore, type QueueMessage } from '../src/queue/index.js';
 import { PgQueueStore } from '../src/queue/pg/pg-queue-store.js';
 import { openPgStore } from '../src/store/pg/pg-store.js';
 import { makeSandbox, svc } from './helpers/svc.js';
@@ -13,9 +13,9 @@ describe('svc dlq', () => {
   const ids: Record<string, number> = {};
 
   /** Runs `fn` on the sandbox's queues through the library: the state directory's files, or in the PostgreSQL pass the store's tables. */
-  async function withQueues<T>(fn: (queues: QueueBackend) => Promise<T>): Promise<T> {
+  async function withQueues<T>(fn: (queues: QueueStore) => Promise<T>): Promise<T> {
     const pg = sandbox.store === undefined ? undefined : await openPgStore(sandbox.store, { maxConnections: 2 });
-    const queues = pg === undefined ? new QueueStore({ queuesDir }) : new PgQueueStore(pg.db);
+    const queues = pg === undefined ? new FileQueueStore({ queuesDir }) : new PgQueueStore(pg.db);
     try {
       return await fn(queues);
     } finally {

@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
-import { LockFile, QueueStore, readLockOwner, type QueueMessage, type SegmentRecord } from '../src/queue/index.js';
-import { WRITE_LOCK_OPTIONS } from '../src/queue/lock-file.js';
-import { scanFile } from '../src/queue/file-io.js';
-import { queuePaths } from '../src/queue/queue-paths.js';
+import { LockFile, FileQueueStore, readLockOwner, type QueueMessage, type SegmentRecord } from '../src/queue/index.js';
+import { WRITE_LOCK_OPTIONS } from '../src/queue/file/lock-file.js';
+import { scanFile } from '../src/queue/file/file-io.js';
+import { queuePaths } from '../src/queue/file/queue-paths.js';
 import { onlyOn } from './helpers/svc.js';
 
 const CHILD = resolve(dirname(fileURLToPath(import.meta.url)), 'helpers/queue-child.js');
@@ -70,7 +70,7 @@ async function kill9(c: Child): Promise<void> {
 }
 
 /** Consumes until `expected` messages arrived (or 30 s passed, or nothing more came for 2 s past it). */
-async function drainAll(store: QueueStore, tenant: string, flow: string, expected = Infinity): Promise<QueueMessage[]> {
+async function drainAll(store: FileQueueStore, tenant: string, flow: string, expected = Infinity): Promise<QueueMessage[]> {
   const seen: QueueMessage[] = [];
   const c = await store.startConsumer(tenant, flow, { pollIntervalMs: 10, handler: async (m) => (seen.push(m), { kind: 'ack' }) });
   assert.ok(c);
@@ -123,7 +123,7 @@ describe('queue across processes', { skip: onlyOn('sqlite', "the state directory
     assert.equal(acked.length, 800);
     assert.equal(new Set(acked.map(([id]) => id)).size, 800, 'no id handed out twice');
     assert.equal(new Set(acked.map(([, off]) => off)).size, 800, 'no offset handed out twice');
-    const store = new QueueStore({ queuesDir });
+    const store = new FileQueueStore({ queuesDir });
     const seen = await drainAll(store, 'acme', 'shared', acked.length);
     assert.deepEqual(seen.map((m) => m.id).sort((x, y) => x - y), acked.map(([id]) => id).sort((x, y) => x - y));
     await store.close();
@@ -131,7 +131,7 @@ describe('queue across processes', { skip: onlyOn('sqlite', "the state directory
 
   it('a worker delivers, exactly once each, what another process appends while it runs', async () => {
     const queuesDir = join(root, 'live');
-    const store = new QueueStore({ queuesDir });
+    const store = new FileQueueStore({ queuesDir });
     const seen: number[] = [];
     await store.startConsumer('acme', 'live', { pollIntervalMs: 5, handler: async (m) => (seen.push(m.id), { kind: 'ack' }) });
     const writer = child(['append', queuesDir, 'acme', 'live', '300', '8']);
@@ -149,7 +149,7 @@ describe('queue across processes', { skip: onlyOn('sqlite', "the state directory
     await kill9(storm);
     const acked = storm.lines().filter((l) => /^\d+ \d+$/.test(l)).map((l) => Number(l.split(' ')[0]));
     assert.ok(acked.length >= 2000);
-    const store = new QueueStore({ queuesDir });
+    const store = new FileQueueStore({ queuesDir });
     // A new append after the crash must land after whatever the storm left, torn or not.
     const after = await store.append('acme', 'storm', { correlationId: 'after', payload: 'after' });
     const seen = await drainAll(store, 'acme', 'storm');
@@ -163,7 +163,7 @@ describe('queue across processes', { skip: onlyOn('sqlite', "the state directory
 
   it('a consumer killed between the run and the checkpoint has the message redelivered', async () => {
     const queuesDir = join(root, 'redeliver');
-    const store = new QueueStore({ queuesDir });
+    const store = new FileQueueStore({ queuesDir });
     const ids: number[] = [];
     for (const p of [{ n: 0 }, { n: 1 }, { n: 2, hang: true }, { n: 3 }]) ids.push((await store.append('acme', 'crash', { correlationId: 'c', payload: p })).id);
     const consumer = child(['consume-hang', queuesDir, 'acme', 'crash']);
@@ -177,7 +177,7 @@ describe('queue across processes', { skip: onlyOn('sqlite', "the state directory
 
   it('a worker paused (SIGSTOP) past its lease is taken over, and once resumed (SIGCONT) delivers nothing more', async () => {
     const dir = join(root, 'paused');
-    const seed = new QueueStore({ queuesDir: dir });
+    const seed = new FileQueueStore({ queuesDir: dir });
     for (let n = 0; n < 3; n++) await seed.append('acme', 'paused', { correlationId: `before-${n}`, payload: { n } });
     await seed.close();
     const a = child(['consume-print', dir, 'acme', 'paused', '600']);
@@ -185,7 +185,7 @@ describe('queue across processes', { skip: onlyOn('sqlite', "the state directory
     a.proc.kill('SIGSTOP');
     try {
       await new Promise((r) => setTimeout(r, 1200)); // past the 600 ms lease: A's heartbeat has stopped
-      const b = new QueueStore({ queuesDir: dir });
+      const b = new FileQueueStore({ queuesDir: dir });
       const got: number[] = [];
       const consumer = await b.startConsumer('acme', 'paused', { pollIntervalMs: 20, checkpointEvery: 1, lockLeaseMs: 600, handler: async (m) => (got.push(m.id), { kind: 'ack' }) });
       assert.ok(consumer, 'B takes the stale lock over');
@@ -215,7 +215,7 @@ describe('queue across processes', { skip: onlyOn('sqlite', "the state directory
     const queuesDir = join(root, 'paused-append');
     const paths = queuePaths(queuesDir, 'acme', 'held');
     const a = child(['storm', queuesDir, 'acme', 'held', '32']);
-    const b = new QueueStore({ queuesDir });
+    const b = new FileQueueStore({ queuesDir });
     try {
       await a.waitFor((l) => l.length >= 500);
       // Stop A at a moment it holds the append lock (a busy writer holds it most of the time).
@@ -283,7 +283,7 @@ describe('queue across processes', { skip: onlyOn('sqlite', "the state directory
     }
     await kill9(storm);
     const acked = storm.lines().map((l) => Number(l.split(' ')[0]));
-    const rest = await drainAll(new QueueStore({ queuesDir }), 'acme', 'trim');
+    const rest = await drainAll(new FileQueueStore({ queuesDir }), 'acme', 'trim');
     const delivered = [...got, ...rest.map((m) => m.id)];
     const seen = new Set(delivered);
     assert.deepEqual(acked.filter((id) => !seen.has(id)), [], 'every acknowledged message is delivered');

@@ -8,11 +8,11 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { statePaths } from '../src/common/paths.js';
-import { fileBytes, inspectDatabaseFile } from '../src/store/auto-vacuum.js';
-import { CONVERT_AT_OPEN_MAX_BYTES, migrate } from '../src/store/db.js';
-import { EventLogRepo } from '../src/store/event-log-repo.js';
-import { packRow } from '../src/store/event-log-row.js';
-import { logMigrations } from '../src/store/migrations/log.js';
+import { fileBytes, inspectDatabaseFile } from '../src/store/sqlite/auto-vacuum.js';
+import { CONVERT_AT_OPEN_MAX_BYTES, migrate } from '../src/store/sqlite/db.js';
+import { SqliteEventLogStore } from '../src/store/sqlite/sqlite-event-log-store.js';
+import { packRow } from '../src/store/event-log/event-log-row.js';
+import { logMigrations } from '../src/store/sqlite/migrations/log.js';
 import { makeSandbox, onlyOn, startServer, svc, type Sandbox } from './helpers/svc.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -21,7 +21,7 @@ function oldStyleLogDb(path: string): number {
   const db = new Database(path);
   db.pragma('journal_mode = DELETE');
   migrate(db, logMigrations);
-  const repo = new EventLogRepo(db);
+  const repo = new SqliteEventLogStore(db);
   let rows = 0;
   while (fileBytes(path) < CONVERT_AT_OPEN_MAX_BYTES + 1024 * 1024) {
     const flat = [];

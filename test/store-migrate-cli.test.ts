@@ -8,8 +8,8 @@ import Database from 'better-sqlite3';
 import pgModule from 'pg';
 import { after, before, describe, it } from 'node:test';
 import { statePaths } from '../src/common/paths.js';
-import { DEFAULT_RETRY_POLICY, QueueStore } from '../src/queue/index.js';
-import { readCounter } from '../src/queue/id-allocator.js';
+import { DEFAULT_RETRY_POLICY, FileQueueStore } from '../src/queue/index.js';
+import { readCounter } from '../src/queue/file/id-allocator.js';
 import { openPgStore } from '../src/store/pg/pg-store.js';
 import { startCli } from './helpers/cli-child.js';
 import { adminQuery, freshPgSchema, PG_TEST_URL, type PgSchema } from './helpers/pg.js';
@@ -84,7 +84,7 @@ describe('svc store migrate', () => {
     ok(['ui', 'user', 'disable', '--username', 'gone']);
 
     // acme/orders: n=1 acked, n=2 waiting for a retry in an hour, n=3 dead-lettered; then 4 and 5 wait.
-    const q1 = new QueueStore({ queuesDir: paths.queuesDir });
+    const q1 = new FileQueueStore({ queuesDir: paths.queuesDir });
     for (const n of [1, 2, 3]) queueIds[n] = (await q1.append('acme', 'orders', { correlationId: `corr-${n}`, payload: { n }, traceparent: n === 2 ? TRACEPARENT : undefined })).id;
     const hour = { ...DEFAULT_RETRY_POLICY, initialDelayMs: 3_600_000, maxDelayMs: 3_600_000 };
     await q1.startConsumer('acme', 'orders', {
@@ -99,7 +99,7 @@ describe('svc store migrate', () => {
       return s.processed === 3 && s.retriesScheduled === 1 && s.deadLettersPending === 1 ? s : undefined;
     });
     await q1.close();
-    const q2 = new QueueStore({ queuesDir: paths.queuesDir });
+    const q2 = new FileQueueStore({ queuesDir: paths.queuesDir });
     for (const n of [4, 5]) queueIds[n] = (await q2.append('acme', 'orders', { correlationId: `corr-${n}`, payload: { n, text: 'é ✓' } })).id;
     await q2.close();
 

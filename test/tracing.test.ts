@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { readTraceRows } from '../src/app/trace.js';
+import { readTraceRows } from '../src/app/use-cases/trace.js';
 import { descriptorSetFromProto, testClient, type GreeterTestClient } from './helpers/grpc.js';
 import { auditRows, logRows, waitForLogRows, withEventLog, type LogRow } from './helpers/log-reads.js';
 import { createKey, createTenant, deployFlow, flow } from './helpers/registry-setup.js';

@@ -1,6 +1,6 @@
 /**
  * Audit part of `npm run bench:scale`: one tenant's hash chain of 10,000 and of 1,000,000 entries,
- * appended in-process with the project's AuditRepo.appendMany in batches (the chain is computed as
+ * appended in-process with the project's SqliteAuditStore.appendMany in batches (the chain is computed as
  * in service), then `svc audit --tenant bench --verify` run as a child process: its wall time and
  * peak memory (VmHWM from /proc/<pid>/status, read every 10 ms until it exits; the highest VmRSS
  * seen is printed beside it).
@@ -10,9 +10,9 @@
  */
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import { AuditRepo } from '../../src/store/audit-repo.js';
-import { openDb } from '../../src/store/db.js';
-import { auditMigrations } from '../../src/store/migrations/audit.js';
+import { SqliteAuditStore } from '../../src/store/sqlite/sqlite-audit-store.js';
+import { openDb } from '../../src/store/sqlite/db.js';
+import { auditMigrations } from '../../src/store/sqlite/migrations/audit.js';
 import { makeSandbox, MiB, TENANT, type PartSandbox } from './part-sandbox.js';
 import { sampleMemory } from './proc-memory.js';
 import type { ScaleContext, ScaleFigure, ScalePart, ScaleSection } from './types.js';
@@ -33,7 +33,7 @@ interface SizeFigures {
 function seedChain(box: PartSandbox, count: number): void {
   const db = openDb(box.paths.auditDb, auditMigrations);
   try {
-    const repo = new AuditRepo(db);
+    const repo = new SqliteAuditStore(db);
     for (let from = 0; from < count; from += SEED_BATCH) {
       const batch = [];
       for (let i = from; i < Math.min(count, from + SEED_BATCH); i++) {
@@ -101,7 +101,7 @@ export const benchAuditScale: ScalePart = async (ctx: ScaleContext): Promise<Sca
     sizes: counts.map((n) => ({ label: `${n.toLocaleString('en-US')} entries`, count: n })),
     figures,
     notes: [
-      `Entries appended in-process with AuditRepo.appendMany, ${SEED_BATCH.toLocaleString('en-US')} a transaction (seed: ${measured.map((f) => `${f.seedSec.toFixed(1)} s`).join(' / ')}), after the tenant.registered entry \`svc tenant create\` wrote; payloads shaped like queue.message.enqueued.`,
+      `Entries appended in-process with SqliteAuditStore.appendMany, ${SEED_BATCH.toLocaleString('en-US')} a transaction (seed: ${measured.map((f) => `${f.seedSec.toFixed(1)} s`).join(' / ')}), after the tenant.registered entry \`svc tenant create\` wrote; payloads shaped like queue.message.enqueued.`,
       `Highest VmRSS seen (10 ms samples): ${measured.map((f) => `${f.maxRssMiB.toFixed(1)} MiB`).join(' / ')}.`,
     ],
   };

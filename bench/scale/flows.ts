@@ -170,7 +170,7 @@ export const benchFlowScale: ScalePart = async (ctx: ScaleContext): Promise<Scal
       { name: 'svc deploy of one flow, one process (ms)', values: deploys.map(median), higherIsBetter: false },
     ];
     const notes = [
-      `Each size: that many flows (the bench quote flow, renamed) with ${VERSIONS} versions each, each version its own artifact, over ${TENANTS} tenants (1 at size 1), seeded in-process through ArtifactsRepo.publish in one transaction (${insts.map((i) => `${(i.seedMs / 1000).toFixed(1)} s`).join(', ')}).`,
+      `Each size: that many flows (the bench quote flow, renamed) with ${VERSIONS} versions each, each version its own artifact, over ${TENANTS} tenants (1 at size 1), seeded in-process through SqliteArtifactsStore.publish in one transaction (${insts.map((i) => `${(i.seedMs / 1000).toFixed(1)} s`).join(', ')}).`,
       `Start-up: time from spawn, median of ${plan.starts} start(s) per size, sizes alternating; RSS after start is read once the first /run succeeded (VmRSS of the server process, every thread).`,
       `/run: the first flow of the first tenant, the servers side by side, ${plan.generations} generation(s) of fresh servers one after the other, each with ${plan.rounds} interleaved round(s) of ${plan.roundSec} s (32 connections) after a ${plan.warmUpSec} s warm-up; throughput, p99 and CPU are medians over every round, and the ratio row is the median of each round's ratio to the 1-flow server of the same generation and round; rounds per size (req/s): ${loadResult.rounds.map((rs, i) => `${counts[i]}: ${rs.map((r) => r.reqPerSec.toFixed(0)).join(' ')}`).join('; ')}.`,
       `svc deploy: median of ${plan.deploys} process(es) per size, each deploying a new version of the measured flow, with no server running.`,

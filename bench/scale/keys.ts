@@ -13,9 +13,9 @@ import { median, rssBytes, startTimedServer, type TimedServer } from './timed-se
 import type { ScaleContext, ScaleFigure, ScalePart, ScaleSection } from './types.js';
 import { compileFlow } from '../../src/flow/compile.js';
 import { isoNow } from '../../src/common/clock.js';
-import { openDb } from '../../src/store/db.js';
-import { generateKey, hashKey, KeysRepo } from '../../src/store/keys-repo.js';
-import { registryMigrations } from '../../src/store/migrations/registry.js';
+import { openDb } from '../../src/store/sqlite/db.js';
+import { generateKey, hashKey, SqliteKeysStore } from '../../src/store/sqlite/sqlite-keys-store.js';
+import { registryMigrations } from '../../src/store/sqlite/migrations/registry.js';
 
 interface Plan {
   readonly sizes: readonly number[];
@@ -43,7 +43,7 @@ interface Installation {
   readonly db: string;
   readonly key: string;
   readonly seedMs: number;
-  /** Microseconds per KeysRepo.findByHash of a hash that is not there. */
+  /** Microseconds per SqliteKeysStore.findByHash of a hash that is not there. */
   readonly unknownLookupUs: number;
 }
 
@@ -54,7 +54,7 @@ const LOOKUP_ROUNDS = 5;
 function unknownLookupUs(db: string): number {
   const conn = openDb(db, registryMigrations);
   try {
-    const keys = new KeysRepo(conn);
+    const keys = new SqliteKeysStore(conn);
     const hashes = Array.from({ length: LOOKUP_COUNT }, () => hashKey(generateKey()));
     const rounds: number[] = [];
     for (let round = 0; round < LOOKUP_ROUNDS; round++) {
@@ -150,7 +150,7 @@ export const benchKeyScale: ScalePart = async (ctx: ScaleContext): Promise<Scale
         higherIsBetter: true,
       },
       { name: 'unknown key, 401 server CPU per request (us)', values: r.cpuUsPerRequest.slice(n), higherIsBetter: false },
-      { name: 'unknown-key lookup in-process, KeysRepo.findByHash (us)', values: insts.map((i) => i.unknownLookupUs), higherIsBetter: false },
+      { name: 'unknown-key lookup in-process, SqliteKeysStore.findByHash (us)', values: insts.map((i) => i.unknownLookupUs), higherIsBetter: false },
       { name: 'RSS after the load, median of the generations (MB)', values: rssAfterMb, higherIsBetter: false },
     ];
     const notes = [

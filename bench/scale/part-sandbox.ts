@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { isoNow } from '../../src/common/clock.js';
 import { statePaths, type StatePaths } from '../../src/common/paths.js';
 import { compileFlow } from '../../src/flow/compile.js';
-import { ArtifactsRepo } from '../../src/store/artifacts-repo.js';
-import { openDb } from '../../src/store/db.js';
-import { registryMigrations } from '../../src/store/migrations/registry.js';
-import { SettingsRepo } from '../../src/store/settings-repo.js';
+import { SqliteArtifactsStore } from '../../src/store/sqlite/sqlite-artifacts-store.js';
+import { openDb } from '../../src/store/sqlite/db.js';
+import { registryMigrations } from '../../src/store/sqlite/migrations/registry.js';
+import { SqliteSettingsStore } from '../../src/store/sqlite/sqlite-settings-store.js';
 import type { ScaleContext } from './types.js';
 
 export const TENANT = 'bench';
@@ -47,7 +47,7 @@ export function makeSandbox(ctx: ScaleContext, name: string): PartSandbox {
 export function publishFlows(db: string, sources: readonly string[], version = '1.0.0'): void {
   const conn = openDb(db, registryMigrations);
   try {
-    const repo = new ArtifactsRepo(conn);
+    const repo = new SqliteArtifactsStore(conn);
     for (const source of sources) {
       const r = compileFlow(source);
       if (!r.ir || !r.bytes || !r.hash) throw new Error(`bench flow does not compile: ${JSON.stringify(r.diagnostics)}`);
@@ -62,7 +62,7 @@ export function publishFlows(db: string, sources: readonly string[], version = '
 export function writeSettings(db: string, values: Readonly<Record<string, number>>): void {
   const conn = openDb(db, registryMigrations);
   try {
-    const repo = new SettingsRepo(conn);
+    const repo = new SqliteSettingsStore(conn);
     for (const [name, value] of Object.entries(values)) repo.set(name, value);
   } finally {
     conn.close();

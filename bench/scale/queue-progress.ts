@@ -5,8 +5,8 @@
  * `svc`'s own counters (readQueueStats) scan the segment from the checkpoint on every call.
  */
 import { open } from 'node:fs/promises';
-import { decodeFrames, FRAME_MAGIC } from '../../src/queue/frame.js';
-import type { ConsumerLogRecord } from '../../src/queue/consumer-log.js';
+import { decodeFrames, FRAME_MAGIC } from '../../src/queue/file/frame.js';
+import type { ConsumerLogRecord } from '../../src/queue/file/consumer-log.js';
 
 const TAIL_BYTES = 8192;
 

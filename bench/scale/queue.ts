@@ -1,7 +1,7 @@
 /**
  * Queue part of `npm run bench:scale`: a backlog of 10,000 and of 1,000,000 messages waiting in one
  * queue, and 1,000 queues of 5 messages each. The backlog is written in-process with the project's
- * QueueStore (batched appends, before any server runs), each queue has its one-step flow deployed,
+ * FileQueueStore (batched appends, before any server runs), each queue has its one-step flow deployed,
  * then a real `svc serve` is started on the state directory, as after a restart.
  *
  * Measured per size: the restart (spawn until the server listens, and until the first backlog
@@ -9,7 +9,7 @@
  * so one /enqueue per queue is sent the moment the server listens), the drain rate (messages
  * checkpointed per second from the first to the last), the server's RSS after start and its
  * highest while draining (/proc/<pid>/status), then, server stopped, one compaction pass
- * (QueueStore.compact(), what the hourly task runs) timed, and the queue files' disk use before
+ * (FileQueueStore.compact(), what the hourly task runs) timed, and the queue files' disk use before
  * and after it.
  *
  * Full run: about 2 to 3 minutes (measured 118 s and 152 s: the 1,000,000-message seed and drain,
@@ -20,7 +20,7 @@
  * shrink to what is kept (nothing, once drained).
  */
 import { performance } from 'node:perf_hooks';
-import { QueueStore } from '../../src/queue/index.js';
+import { FileQueueStore } from '../../src/queue/index.js';
 import { spawnListening } from '../load.js';
 import { sampleMemory, procStatusKb } from './proc-memory.js';
 import { median } from './timed-server.js';
@@ -86,7 +86,7 @@ log_level: event_only
 const flowName = (shape: QueueShape, i: number): string => (shape.queues === 1 ? 'drain' : `q-${String(i).padStart(4, '0')}`);
 
 async function seed(box: PartSandbox, shape: QueueShape): Promise<void> {
-  const store = new QueueStore({ queuesDir: box.paths.queuesDir });
+  const store = new FileQueueStore({ queuesDir: box.paths.queuesDir });
   try {
     let pending: Promise<unknown>[] = [];
     for (let q = 0; q < shape.queues; q++) {
@@ -137,7 +137,7 @@ async function measureShape(ctx: ScaleContext, shape: QueueShape, index: number)
   await seed(box, shape);
   const seedSec = (performance.now() - seedStart) / 1000;
   ctx.progress(`queue: ${shape.label} seeded in ${seedSec.toFixed(1)} s; starting svc serve`);
-  const consumerLogs = flows.map((f) => new QueueStore({ queuesDir: box.paths.queuesDir }).paths(TENANT, f).consumerLog);
+  const consumerLogs = flows.map((f) => new FileQueueStore({ queuesDir: box.paths.queuesDir }).paths(TENANT, f).consumerLog);
   const want = shape.perQueue + 1; // the backlog and the kick
 
   const spawnedAt = performance.now();
@@ -188,7 +188,7 @@ async function measureShape(ctx: ScaleContext, shape: QueueShape, index: number)
 
   const queueDir = `${box.paths.queuesDir}/${TENANT}`;
   const filesBeforeMiB = diskUsedBytes(queueDir) / MiB;
-  const store = new QueueStore({ queuesDir: box.paths.queuesDir });
+  const store = new FileQueueStore({ queuesDir: box.paths.queuesDir });
   let compactionMs: number;
   let results: string;
   try {
@@ -292,10 +292,10 @@ export const benchQueueScale: ScalePart = async (ctx: ScaleContext): Promise<Sca
     sizes,
     figures,
     notes: [
-      `Backlogs written in-process with QueueStore.append in batches of ${SEED_BATCH.toLocaleString('en-US')} before the server starts (seed: ${measured.map((f) => `${f.seedSec.toFixed(1)} s`).join(' / ')}); one-step ntd flow per queue, log_level event_only.`,
+      `Backlogs written in-process with FileQueueStore.append in batches of ${SEED_BATCH.toLocaleString('en-US')} before the server starts (seed: ${measured.map((f) => `${f.seedSec.toFixed(1)} s`).join(' / ')}); one-step ntd flow per queue, log_level event_only.`,
       'A worker starts on the first submission after start-up (docs/queues.md), so one /enqueue per queue is sent the moment the server listens; "processed" is read from the checkpoint in the consumer log (written every 64 acknowledgements and when the worker catches up).',
       `${named.many.queues} queues: max_queue_workers raised to ${named.many.queues}. At the default (4 per core, at most 64) all but that many queues would get no worker until restart, /enqueue still answering 202.`,
-      `Compaction timed in-process with the server stopped (QueueStore.compact(), the function the hourly task calls; no worker runs, so emptied queues are deleted): ${measured.map((f) => f.compactionResults).join(' / ')}. A queue is drained once every record has been delivered (src/queue/drain.ts); one that never empties gives back its processed prefix at a pass once it fills 64 MiB and at most 8 MiB is left to deliver (src/queue/prefix-cut.ts).`,
+      `Compaction timed in-process with the server stopped (FileQueueStore.compact(), the function the hourly task calls; no worker runs, so emptied queues are deleted): ${measured.map((f) => f.compactionResults).join(' / ')}. A queue is drained once every record has been delivered (src/queue/drain.ts); one that never empties gives back its processed prefix at a pass once it fills 64 MiB and at most 8 MiB is left to deliver (src/queue/prefix-cut.ts).`,
     ],
   };
 };

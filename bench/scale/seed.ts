@@ -7,16 +7,16 @@
 import { isoNow } from '../../src/common/clock.js';
 import { sha256Hex } from '../../src/common/digest.js';
 import { statePaths } from '../../src/common/paths.js';
-import { createApiKey } from '../../src/app/keys.js';
-import { createTenant } from '../../src/app/tenants.js';
-import { openDb } from '../../src/store/db.js';
-import { ArtifactsRepo } from '../../src/store/artifacts-repo.js';
-import { AuditRepo } from '../../src/store/audit-repo.js';
-import { KeysRepo } from '../../src/store/keys-repo.js';
-import { TenantAdminRepo } from '../../src/store/tenant-admin-repo.js';
-import { TenantsRepo } from '../../src/store/tenants-repo.js';
-import { auditMigrations } from '../../src/store/migrations/audit.js';
-import { registryMigrations } from '../../src/store/migrations/registry.js';
+import { createApiKey } from '../../src/app/use-cases/keys.js';
+import { createTenant } from '../../src/app/use-cases/tenants.js';
+import { openDb } from '../../src/store/sqlite/db.js';
+import { SqliteArtifactsStore } from '../../src/store/sqlite/sqlite-artifacts-store.js';
+import { SqliteAuditStore } from '../../src/store/sqlite/sqlite-audit-store.js';
+import { SqliteKeysStore } from '../../src/store/sqlite/sqlite-keys-store.js';
+import { SqliteTenantAdmin } from '../../src/store/sqlite/sqlite-tenant-admin-store.js';
+import { SqliteTenantsStore } from '../../src/store/sqlite/sqlite-tenants-store.js';
+import { auditMigrations } from '../../src/store/sqlite/migrations/audit.js';
+import { registryMigrations } from '../../src/store/sqlite/migrations/registry.js';
 import { compileFlow, irToJson } from '../../src/flow/compile.js';
 import type { FlowIR } from '../../src/ir/types.js';
 import { QUOTE_FLOW } from '../quote-flow.js';
@@ -30,11 +30,11 @@ export function quoteFlowSource(tenant: string, flow: string, revision = 0): str
 
 /** The stores seeding writes through (the repos `svc tenant create`, `keys create` and `deploy` use). */
 export interface SeedStores {
-  readonly tenants: TenantsRepo;
-  readonly keys: KeysRepo;
-  readonly artifacts: ArtifactsRepo;
-  readonly audit: AuditRepo;
-  readonly tenantAdmin: TenantAdminRepo;
+  readonly tenants: SqliteTenantsStore;
+  readonly keys: SqliteKeysStore;
+  readonly artifacts: SqliteArtifactsStore;
+  readonly audit: SqliteAuditStore;
+  readonly tenantAdmin: SqliteTenantAdmin;
 }
 
 /**
@@ -48,9 +48,9 @@ export async function inOneTransaction<T>(db: string, fn: (stores: SeedStores) =
   const registry = openDb(paths.registryDb, registryMigrations);
   const auditDb = openDb(paths.auditDb, auditMigrations);
   try {
-    const tenants = new TenantsRepo(registry);
-    const audit = new AuditRepo(auditDb);
-    const stores: SeedStores = { tenants, keys: new KeysRepo(registry), artifacts: new ArtifactsRepo(registry), audit, tenantAdmin: new TenantAdminRepo(tenants, audit) };
+    const tenants = new SqliteTenantsStore(registry);
+    const audit = new SqliteAuditStore(auditDb);
+    const stores: SeedStores = { tenants, keys: new SqliteKeysStore(registry), artifacts: new SqliteArtifactsStore(registry), audit, tenantAdmin: new SqliteTenantAdmin(tenants, audit) };
     // Audit first, then the registry: the lock order of the use cases.
     auditDb.exec('BEGIN IMMEDIATE');
     registry.exec('BEGIN IMMEDIATE');
@@ -104,7 +104,7 @@ export function flowName(i: number): string {
 }
 
 /**
- * Publishes every flow's versions through ArtifactsRepo.publish. The flow is compiled once per
+ * Publishes every flow's versions through SqliteArtifactsStore.publish. The flow is compiled once per
  * version (the revisions differ in one message, so each version is its own artifact); each name's
  * IR is that one with tenant and flow replaced, as `svc dev --tenant` does (compileForPublication).
  */

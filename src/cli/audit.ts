@@ -1,6 +1,6 @@
 /** `svc audit --tenant <t> [-l N] [--verify]`: a tenant's audit chain, read from audit.db beside --db. */
 import { Command, Option } from 'commander';
-import { DEFAULT_AUDIT_LIMIT, latestAuditEntries, verifyAuditChain } from '../app/audit.js';
+import { DEFAULT_AUDIT_LIMIT, latestAuditEntries, verifyAuditChain } from '../app/use-cases/audit.js';
 import { ExitError } from '../common/errors.js';
 import { defaultDbPath } from '../common/paths.js';
 import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';

@@ -11,7 +11,7 @@ import {
   showCertificate,
   type CertificateView,
   type ReconcileFinding,
-} from '../app/certificates.js';
+} from '../app/use-cases/certificates.js';
 import { ExitError } from '../common/errors.js';
 import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
 import { withRegistry, withRegistryAndAudit } from './stores.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Command } from 'commander';
 import { ExitError } from '../common/errors.js';
 import { configCheck, registerConfigCheck } from './config-check.js';
-import { checkFlowConfig, configRefusalMessage, configVariable, startupConfigRefusals } from '../app/config-check.js';
+import { checkFlowConfig, configRefusalMessage, configVariable, startupConfigRefusals } from '../app/runtime/config-check.js';
 
 const flows = [
   { tenant: 'acme', flow: 'orders', config: ['partner_url', 'region', 'api-host'] },

@@ -1,9 +1,9 @@
 /** `svc config check`: each deployed flow's configuration keys as set, set-but-empty or MISSING (never values). */
 import type { Command } from 'commander';
 import { ExitError } from '../common/errors.js';
-import { checkFlowConfig, formatConfigReport, missingConfig, type FlowConfigNeeds } from '../app/config-check.js';
+import { checkFlowConfig, formatConfigReport, missingConfig, type FlowConfigNeeds } from '../app/runtime/config-check.js';
 import type { Awaitable } from '../common/awaitable.js';
-import { configNeeds } from '../app/deployed-flows.js';
+import { configNeeds } from '../app/runtime/deployed-flows.js';
 import { addStoreOptions, type StoreFlags } from './options.js';
 import { registryLocation, withRegistry } from './stores.js';
 

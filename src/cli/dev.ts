@@ -8,8 +8,8 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
-import { devDeployFile, type DevDeployDeps, type DevDeployOutcome } from '../app/dev-deploy.js';
-import { claimDevState, DEV_STATE_MARKER, NotDevStateError, type DevStateClaim, type DevStateMarker } from '../app/dev-state.js';
+import { devDeployFile, type DevDeployDeps, type DevDeployOutcome } from '../app/use-cases/dev-deploy.js';
+import { claimDevState, DEV_STATE_MARKER, NotDevStateError, type DevStateClaim, type DevStateMarker } from '../app/maintenance/dev-state.js';
 import { ExitError } from '../common/errors.js';
 import { formatDiagnostic, formatWarning } from '../flow/diagnostics.js';
 import { FolderWatcher } from './dev-watch.js';

@@ -1,7 +1,7 @@
 /** `svc dlq list | replay | discard`: inspect and act on dead letters in `queues/` beside --db, or in the PostgreSQL store of --store. */
 import { Command, Option } from 'commander';
 import { ExitError, SvcError } from '../common/errors.js';
-import { discardDeadLetter, listDeadLetters, replayDeadLetter } from '../app/dlq.js';
+import { discardDeadLetter, listDeadLetters, replayDeadLetter } from '../app/use-cases/dlq.js';
 import type { DeadLetterRow } from '../queue/index.js';
 import { defaultDbPath } from '../common/paths.js';
 import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';

@@ -1,8 +1,8 @@
 /** `svc validate`, `svc compile`, `svc deploy`: check, lower and publish `.flow.md` files (deploy: one, many, or directories of them). */
 import { Command, Option } from 'commander';
 import { writeFileSync } from 'node:fs';
-import { DeployRefusedError, deployFlows, deployFlowsToPg, type DeployOptions, type DeployRefusal, type DeployResult } from '../app/deploy.js';
-import { compileFile, validateFile, type SourceOptions } from '../app/publish.js';
+import { DeployRefusedError, deployFlows, deployFlowsToPg, type DeployOptions, type DeployRefusal, type DeployResult } from '../app/use-cases/deploy.js';
+import { compileFile, validateFile, type SourceOptions } from '../app/use-cases/publish.js';
 import { ExitError, SvcError } from '../common/errors.js';
 import { formatDiagnostic, formatWarning, FlowPublicationError, type FlowDiagnostic, type FlowWarning } from '../flow/diagnostics.js';
 import { addStoreOptions, type StoreFlags } from './options.js';

@@ -1,7 +1,7 @@
 /** `svc flows list | show`: the deployed flows, their versions, front matter and doors (read-only). */
 import { Command, Option } from 'commander';
 import { stringify } from 'yaml';
-import { listFlows, showFlow, type FlowDetails, type FlowSummary } from '../app/flow-catalog.js';
+import { listFlows, showFlow, type FlowDetails, type FlowSummary } from '../app/use-cases/flow-catalog.js';
 import { ExitError, SvcError } from '../common/errors.js';
 import { nonEmptyArg } from './args.js';
 import { addStoreOptions, nameArg, type StoreFlags } from './options.js';

@@ -1,7 +1,7 @@
 /** `svc keys create|list|revoke`: API keys. The raw key is printed once, at creation. */
 import { Command, Option } from 'commander';
-import { createApiKey, listApiKeys, parseExpiresAt, parseFlows, parseRateLimit, parseScopes, rateLimitBurst, revokeApiKey, type KeyView } from '../app/keys.js';
-import { keyStatus, type ApiKeyRow } from '../store/keys-repo.js';
+import { createApiKey, listApiKeys, parseExpiresAt, parseFlows, parseRateLimit, parseScopes, rateLimitBurst, revokeApiKey, type KeyView } from '../app/use-cases/keys.js';
+import { keyStatus, type ApiKeyRow } from '../store/sqlite/sqlite-keys-store.js';
 import { nonEmptyArg, svcArg } from './args.js';
 import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
 import { withRegistry } from './stores.js';

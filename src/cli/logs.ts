@@ -6,9 +6,9 @@
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { checkEventKind, eventsAfter, parseSince, tailStart, type LogFilter } from '../app/event-search.js';
+import { checkEventKind, eventsAfter, parseSince, tailStart, type LogFilter } from '../app/use-cases/event-search.js';
 import { statePaths } from '../common/paths.js';
-import { EventLogRepo, type EventLogStore, type StoredEvent } from '../store/event-log-repo.js';
+import { SqliteEventLogStore, type EventLogStore, type StoredEvent } from '../store/sqlite/sqlite-event-log-store.js';
 import { nonEmptyArg, svcArg } from './args.js';
 import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
 import { withPgStore } from './stores.js';
@@ -74,7 +74,7 @@ interface LogReader {
 /** `log.db` beside --db: missing, nothing to print; followed, waited for until the server creates it. */
 async function logsFromFile(path: string, reader: LogReader): Promise<void> {
   const { opts, stop } = reader;
-  let log = EventLogRepo.openExisting(path);
+  let log = SqliteEventLogStore.openExisting(path);
   if (log === undefined && !opts.follow) {
     if (!opts.json) process.stderr.write(`No log rows: ${path} does not exist yet (svc serve creates it).\n`);
     return;
@@ -82,7 +82,7 @@ async function logsFromFile(path: string, reader: LogReader): Promise<void> {
   // Following a log that does not exist yet: wait for the server to create it; every row is then new.
   while (log === undefined && !stop.requested) {
     await stop.sleep(FOLLOW_POLL_MS);
-    if (existsSync(path)) log = EventLogRepo.openExisting(path);
+    if (existsSync(path)) log = SqliteEventLogStore.openExisting(path);
   }
   if (log === undefined) return;
   try {

@@ -1,7 +1,7 @@
 /** `svc proto deploy|list|show`: publish and inspect the protobuf descriptors the gRPC door answers with. */
 import { Command, Option } from 'commander';
 import { readFileSync } from 'node:fs';
-import { deployDescriptor, listDescriptors, showDescriptor, type ServiceInfo } from '../app/proto.js';
+import { deployDescriptor, listDescriptors, showDescriptor, type ServiceInfo } from '../app/use-cases/proto.js';
 import { ExitError, SvcError } from '../common/errors.js';
 import { statePaths } from '../common/paths.js';
 import { addStoreOptions, nameArg, type StoreFlags } from './options.js';

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
-import { readDemoFlows, seedDemo, type DemoRunner, type SeedResult } from '../app/seed.js';
+import { readDemoFlows, seedDemo, type DemoRunner, type SeedResult } from '../app/use-cases/seed.js';
 import { ExitError } from '../common/errors.js';
 import { createLogger } from '../common/logger.js';
 import { statePaths } from '../common/paths.js';

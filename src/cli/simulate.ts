@@ -2,9 +2,9 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { loadDemoFlows } from '../app/simulate-flows.js';
-import { collectKeys, flowLabel, keyedFlows, parseKeyPair, Rotation, KEY_FORM } from '../app/simulate-plan.js';
-import { SimStats } from '../app/simulate-stats.js';
+import { loadDemoFlows } from './simulate/flows.js';
+import { collectKeys, flowLabel, keyedFlows, parseKeyPair, Rotation, KEY_FORM } from './simulate/plan.js';
+import { SimStats } from './simulate/stats.js';
 import { ExitError, SvcError } from '../common/errors.js';
 import { svcArg } from './args.js';
 import { intArg } from './options.js';

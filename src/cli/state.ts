@@ -1,8 +1,8 @@
 /** `svc state list | release`: deduplication and correlation rows (keys only as fingerprints; state content never shown). */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ExitError } from '../common/errors.js';
-import { keyFingerprint, STATE_KEY_ENV, stateKeyFromEnv } from '../app/dedup-fingerprint.js';
-import type { CorrelationRow, InboxRow } from '../store/flow-state-repo.js';
+import { keyFingerprint, STATE_KEY_ENV, stateKeyFromEnv } from '../app/runtime/dedup-fingerprint.js';
+import type { CorrelationRow, InboxRow } from '../store/sqlite/sqlite-flow-state-store.js';
 import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
 import { withFlowState } from './stores.js';
 import { formatTable, out } from './table.js';

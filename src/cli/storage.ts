@@ -1,6 +1,6 @@
 /** `svc storage vacuum`: the state directory's databases converted to give freed space back (offline). */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { DATABASE_NAMES, vacuumStateDatabases, type DatabaseName, type StorageVacuumOutcome } from '../app/storage-space.js';
+import { DATABASE_NAMES, vacuumStateDatabases, type DatabaseName, type StorageVacuumOutcome } from '../app/maintenance/storage-space.js';
 import { ExitError } from '../common/errors.js';
 import { statePaths } from '../common/paths.js';
 import { addSqliteOnlyOptions } from './options.js';

@@ -1,6 +1,6 @@
 /** `svc store migrate --from <state directory> --to postgres://...`: an installation moved to a PostgreSQL store. */
 import { Command, Option } from 'commander';
-import { migrateStore, NOT_COPIED, StoreMigrationRefusedError, type PartOutcome, type StoreMigrateResult } from '../app/store-migrate.js';
+import { migrateStore, NOT_COPIED, StoreMigrationRefusedError, type PartOutcome, type StoreMigrateResult } from '../app/maintenance/store-migrate.js';
 import { ExitError } from '../common/errors.js';
 import { formatTable, out } from './table.js';
 

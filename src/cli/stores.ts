@@ -6,19 +6,19 @@
  */
 import { existsSync } from 'node:fs';
 import { statePaths } from '../common/paths.js';
-import { pgStoreMarker, stateDirMarker, type DevStateMarker } from '../app/dev-state.js';
-import type { DlqTarget } from '../app/dlq.js';
-import { ArtifactsRepo } from '../store/artifacts-repo.js';
-import { AuditRepo, type AuditEntryInput } from '../store/audit-repo.js';
-import type { AuditAppender } from '../store/audit-thread.js';
-import { openDb, type Db } from '../store/db.js';
-import { KeysRepo } from '../store/keys-repo.js';
-import { auditMigrations } from '../store/migrations/audit.js';
-import { registryMigrations } from '../store/migrations/registry.js';
-import { TenantAdminRepo } from '../store/tenant-admin-repo.js';
-import { TenantsRepo } from '../store/tenants-repo.js';
-import { TraceRepo } from '../store/trace-repo.js';
-import { CertificatesRepo } from '../store/certificates-repo.js';
+import { pgStoreMarker, stateDirMarker, type DevStateMarker } from '../app/maintenance/dev-state.js';
+import type { DlqTarget } from '../app/use-cases/dlq.js';
+import { SqliteArtifactsStore } from '../store/sqlite/sqlite-artifacts-store.js';
+import { SqliteAuditStore, type AuditEntryInput } from '../store/sqlite/sqlite-audit-store.js';
+import type { AuditAppender } from '../store/audit/audit-thread.js';
+import { openDb, type Db } from '../store/sqlite/db.js';
+import { SqliteKeysStore } from '../store/sqlite/sqlite-keys-store.js';
+import { auditMigrations } from '../store/sqlite/migrations/audit.js';
+import { registryMigrations } from '../store/sqlite/migrations/registry.js';
+import { SqliteTenantAdmin } from '../store/sqlite/sqlite-tenant-admin-store.js';
+import { SqliteTenantsStore } from '../store/sqlite/sqlite-tenants-store.js';
+import { SqliteTraceStore } from '../store/sqlite/sqlite-traces-store.js';
+import { SqliteCertificatesStore } from '../store/sqlite/sqlite-certificates-store.js';
 import type {
   ArtifactsStore,
   AuditStore,
@@ -32,15 +32,15 @@ import type {
   TraceStore,
   UiSessionsStore,
   UiUsersStore,
-} from '../store/contracts.js';
-import { DescriptorsRepo } from '../store/descriptors-repo.js';
-import { FlowStateRepo } from '../store/flow-state-repo.js';
+} from '../store/contracts/index.js';
+import { SqliteDescriptorsStore } from '../store/sqlite/sqlite-descriptors-store.js';
+import { SqliteFlowStateStore } from '../store/sqlite/sqlite-flow-state-store.js';
 import type { PgStore } from '../store/pg/pg-store.js';
 import { parseStoreUrl } from '../store/pg/store-url.js';
-import { SettingsRepo } from '../store/settings-repo.js';
-import { uiMigrations } from '../store/migrations/ui.js';
-import { UiSessionsRepo } from '../store/ui-sessions-repo.js';
-import { UiUsersRepo } from '../store/ui-users-repo.js';
+import { SqliteSettingsStore } from '../store/sqlite/sqlite-settings-store.js';
+import { uiMigrations } from '../store/sqlite/migrations/ui.js';
+import { SqliteUiSessionsStore } from '../store/sqlite/sqlite-ui-sessions-store.js';
+import { SqliteUiUsersStore } from '../store/sqlite/sqlite-ui-users-store.js';
 import type { StoreFlags } from './options.js';
 
 /** The registry's stores, typed as their contracts: a command awaits every answer. */
@@ -55,7 +55,7 @@ export interface RegistryStores {
 
 /** The registry's SQLite repositories (the audited tenant changes need the concrete tenants repository). */
 interface RegistryRepos extends RegistryStores {
-  readonly tenants: TenantsRepo;
+  readonly tenants: SqliteTenantsStore;
 }
 
 export interface AuditStores {
@@ -90,7 +90,7 @@ export async function withRegistry<T>(target: StoreFlags, fn: (stores: RegistryS
 /** Like withRegistry, on the SQLite registry only, with its repositories as they are. */
 function withSqliteRegistry<T>(dbPath: string, fn: (stores: RegistryRepos) => T, opts: { readOnly?: boolean } = {}): T {
   return withDb(statePaths(dbPath).registryDb, registryMigrations, opts.readOnly === true, (db) =>
-    fn({ tenants: new TenantsRepo(db), keys: new KeysRepo(db), artifacts: new ArtifactsRepo(db), traces: new TraceRepo(db), certificates: new CertificatesRepo(db), settings: new SettingsRepo(db) }),
+    fn({ tenants: new SqliteTenantsStore(db), keys: new SqliteKeysStore(db), artifacts: new SqliteArtifactsStore(db), traces: new SqliteTraceStore(db), certificates: new SqliteCertificatesStore(db), settings: new SqliteSettingsStore(db) }),
   );
 }
 
@@ -109,10 +109,10 @@ export async function withAudit<T>(target: StoreFlags, fn: (stores: AuditStores 
   return withAuditRepo(target.db, opts.readOnly === true, fn);
 }
 
-function withAuditRepo<T>(dbPath: string, readOnly: boolean, fn: (stores: { audit: AuditRepo } | undefined) => T): T {
+function withAuditRepo<T>(dbPath: string, readOnly: boolean, fn: (stores: { audit: SqliteAuditStore } | undefined) => T): T {
   const file = statePaths(dbPath).auditDb;
   if (readOnly && !existsSync(file)) return fn(undefined);
-  return withDb(file, auditMigrations, false, (db) => fn({ audit: new AuditRepo(db) }));
+  return withDb(file, auditMigrations, false, (db) => fn({ audit: new SqliteAuditStore(db) }));
 }
 
 export interface UiStores {
@@ -123,7 +123,7 @@ export interface UiStores {
 /** Runs `fn` with the UI accounts open (`ui.db` beside the registry, created when missing unless `readOnly`, or the PostgreSQL store). */
 export async function withUi<T>(target: StoreFlags, fn: (stores: UiStores) => Promise<T> | T, opts: { readOnly?: boolean } = {}): Promise<T> {
   if (target.store !== undefined) return withPgStore(target.store, (pg) => fn({ users: pg.uiUsers, sessions: pg.uiSessions }));
-  return withDb(statePaths(target.db).uiDb, uiMigrations, opts.readOnly === true, (db) => fn({ users: new UiUsersRepo(db), sessions: new UiSessionsRepo(db) }));
+  return withDb(statePaths(target.db).uiDb, uiMigrations, opts.readOnly === true, (db) => fn({ users: new SqliteUiUsersStore(db), sessions: new SqliteUiSessionsStore(db) }));
 }
 
 /** The registry and the audit trail together, and the audited tenant changes spanning both. */
@@ -135,14 +135,14 @@ export interface RegistryAndAuditStores extends RegistryStores, AuditStores {
 export async function withRegistryAndAudit<T>(target: StoreFlags, fn: (stores: RegistryAndAuditStores) => Promise<T> | T): Promise<T> {
   if (target.store !== undefined) return withPgStore(target.store, (pg) => fn({ ...pgRegistry(pg), audit: pg.audit, tenantAdmin: pg.tenantAdmin }));
   return withSqliteRegistry(target.db, (registry) =>
-    withAuditRepo(target.db, false, (audit) => fn({ ...registry, audit: audit!.audit, tenantAdmin: new TenantAdminRepo(registry.tenants, audit!.audit) })),
+    withAuditRepo(target.db, false, (audit) => fn({ ...registry, audit: audit!.audit, tenantAdmin: new SqliteTenantAdmin(registry.tenants, audit!.audit) })),
   );
 }
 
 /** Runs `fn` against the flow state (deduplication and correlation rows); with `readOnly` a missing registry reads as empty. */
 export async function withFlowState<T>(target: StoreFlags, fn: (store: FlowStateStore) => Promise<T>, opts: { readOnly?: boolean } = {}): Promise<T> {
   if (target.store !== undefined) return withPgStore(target.store, (pg) => fn(pg.flowState));
-  return withDb(statePaths(target.db).registryDb, registryMigrations, opts.readOnly === true, (db) => fn(new FlowStateRepo(db)));
+  return withDb(statePaths(target.db).registryDb, registryMigrations, opts.readOnly === true, (db) => fn(new SqliteFlowStateStore(db)));
 }
 
 /** Runs `fn` with `svc dev`'s guard of the target: the state directory's marker file (nothing is opened), or the PostgreSQL store's marker row. */
@@ -162,7 +162,7 @@ export async function withDescriptors<T>(target: StoreFlags, fn: (store: Descrip
   if (!existsSync(file)) return fn(undefined);
   const db = openDb(file, registryMigrations, { create: false });
   try {
-    return await fn(new DescriptorsRepo(db));
+    return await fn(new SqliteDescriptorsStore(db));
   } finally {
     db.close();
   }
@@ -176,12 +176,12 @@ export async function withDescriptors<T>(target: StoreFlags, fn: (store: Descrip
 export async function withQueues<T>(target: StoreFlags, fn: (queues: DlqTarget, audit: AuditAppender) => Promise<T>): Promise<T> {
   if (target.store === undefined) {
     // audit.db is opened at the first entry: a listing must not create it.
-    let audit: { db: Db; repo: AuditRepo } | undefined;
+    let audit: { db: Db; repo: SqliteAuditStore } | undefined;
     const appender: AuditAppender = {
       append: (entry) => {
         if (audit === undefined) {
           const db = openDb(statePaths(target.db).auditDb, auditMigrations);
-          audit = { db, repo: new AuditRepo(db) };
+          audit = { db, repo: new SqliteAuditStore(db) };
         }
         audit.repo.append(entry);
       },

@@ -1,7 +1,7 @@
 /** `svc tenant create|list|disable|enable`: tenant registration and its on/off switch. */
 import { Command, Option } from 'commander';
-import { createTenant, disableTenant, enableTenant, listTenants, parseAuthMethods, type StatusChange } from '../app/tenants.js';
-import type { Tenant } from '../store/tenants-repo.js';
+import { createTenant, disableTenant, enableTenant, listTenants, parseAuthMethods, type StatusChange } from '../app/use-cases/tenants.js';
+import type { Tenant } from '../store/sqlite/sqlite-tenants-store.js';
 import { nonEmptyArg, svcArg } from './args.js';
 import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
 import { withRegistry, withRegistryAndAudit } from './stores.js';

@@ -3,9 +3,9 @@
  * shell acts as a sysadmin. No command prints trace rows: only the support role reads them (the UI).
  */
 import { Command, Option } from 'commander';
-import { CLI_OPERATOR } from '../app/roles.js';
-import { listTraceFlags, setTraceFlag, type TraceToggleResult } from '../app/trace.js';
-import type { TraceFlag } from '../store/trace-repo.js';
+import { CLI_OPERATOR } from '../app/accounts/roles.js';
+import { listTraceFlags, setTraceFlag, type TraceToggleResult } from '../app/use-cases/trace.js';
+import type { TraceFlag } from '../store/sqlite/sqlite-traces-store.js';
 import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
 import { withRegistry, withRegistryAndAudit } from './stores.js';
 import { formatTable, out } from './table.js';

@@ -1,7 +1,7 @@
 /** `svc ui user add|list|disable|enable|passwd`: management UI accounts in `ui.db` (the operator acts as a sysadmin). */
 import { Command, Option } from 'commander';
-import { CLI_OPERATOR, ROLES } from '../app/roles.js';
-import { addUiUser, listUiUsers, setUiUserDisabled, setUiUserPassword } from '../app/ui-accounts.js';
+import { CLI_OPERATOR, ROLES } from '../app/accounts/roles.js';
+import { addUiUser, listUiUsers, setUiUserDisabled, setUiUserPassword } from '../app/accounts/ui-accounts.js';
 import { addStoreOptions, type StoreFlags } from './options.js';
 import { readPassword } from './password-input.js';
 import { withUi } from './stores.js';

@@ -2,7 +2,7 @@
 import type { PreparedFlow } from './prepare.js';
 import type { EffectHandler, FlowContext, LoadedFlow, RunDeps } from './types.js';
 import type { EffectName } from '../ir/types.js';
-import { NULL_EVENTS, type EventEmitter } from '../store/event-sink.js';
+import { NULL_EVENTS, type EventEmitter } from '../store/event-log/event-sink.js';
 import { detachedSpan, type TraceSpan } from '../common/trace-context/spans.js';
 
 /** Shared by the top flow and every flow it calls. Fixed when the execution starts. */

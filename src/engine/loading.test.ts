@@ -17,5 +17,5 @@ const loadsSqlite = (files: string[]) => files.some((f) => f.includes('/better-s
 test('loading the engine does not load SQLite (it depends on the event sink contract only)', () => {
   assert.equal(loadsSqlite(commonJsLoadedBy([new URL('./index.js', import.meta.url).href])), false);
   // The check itself sees SQLite when a store is loaded.
-  assert.equal(loadsSqlite(commonJsLoadedBy([new URL('../store/db.js', import.meta.url).href])), true);
+  assert.equal(loadsSqlite(commonJsLoadedBy([new URL('../store/sqlite/db.js', import.meta.url).href])), true);
 });

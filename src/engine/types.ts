@@ -2,7 +2,7 @@
 import type { MaskSet } from '../common/mask.js';
 import type { SvcError } from '../common/errors.js';
 import type { EffectName, FlowIR, StepIR } from '../ir/types.js';
-import type { EventEmitter } from '../store/event-sink.js';
+import type { EventEmitter } from '../store/event-log/event-sink.js';
 import type { TraceSpan } from '../common/trace-context/spans.js';
 
 /** The flow context every expression reads as `ctx`. Known keys below; `ctx.<key>` from config, secret_read and set_ctx. */

@@ -4,8 +4,8 @@
  * their rate (a refused caller is not slowed by the rate limit: the 429 is itself a refusal).
  */
 import { isoMillis } from '../common/clock.js';
-import type { AuditAppender } from '../store/audit-thread.js';
-import type { EventEmitter } from '../store/event-sink.js';
+import type { AuditAppender } from '../store/audit/audit-thread.js';
+import type { EventEmitter } from '../store/event-log/event-sink.js';
 import type { GateRefusal, GateSinks } from './gate.js';
 import { RepeatFolder, type FoldedRepeats } from './repeat-folder.js';
 

@@ -1,6 +1,6 @@
 /** The gate's lookups over the registry: the key and the tenant by indexed (cached) reads, and the latest artifact's required scope. */
 import { IntegrityError } from '../common/errors.js';
-import type { RegistryReads } from '../store/registry-cache.js';
+import type { RegistryReads } from '../store/sqlite/registry-cache.js';
 import type { GateLookups } from './gate.js';
 
 /**

@@ -3,9 +3,9 @@
  * the warning window, `cert_expired` for each expired one. Once per installation per interval: the
  * process that claims the run (compare-and-set in the registry) sweeps, the others skip it.
  */
-import { sweepCertificates } from '../app/certificates.js';
-import type { CertificatesStore } from '../store/contracts.js';
-import type { EventEmitter } from '../store/event-sink.js';
+import { sweepCertificates } from '../app/use-cases/certificates.js';
+import type { CertificatesStore } from '../store/contracts/index.js';
+import type { EventEmitter } from '../store/event-log/event-sink.js';
 
 export interface CertSweepDeps {
   readonly certificates: CertificatesStore;

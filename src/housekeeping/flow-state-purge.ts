@@ -3,8 +3,8 @@
  * retention; then, on the embedded SQLite store, the registry's free pages are given back to the
  * file system in short slices.
  */
-import type { FlowStateStore } from '../store/contracts.js';
-import type { ReclaimOptions, ReclaimResult } from '../store/auto-vacuum.js';
+import type { FlowStateStore } from '../store/contracts/index.js';
+import type { ReclaimOptions, ReclaimResult } from '../store/sqlite/auto-vacuum.js';
 import { slicePacer } from '../common/slice-pacer.js';
 
 export interface PurgeResult {
@@ -14,7 +14,7 @@ export interface PurgeResult {
   pagesFreed: number;
 }
 
-/** Gives a store's free pages back to the file system in slices (FlowStateRepo.reclaimFreePages). */
+/** Gives a store's free pages back to the file system in slices (SqliteFlowStateStore.reclaimFreePages). */
 export type ReclaimFn = (opts: ReclaimOptions) => Promise<ReclaimResult>;
 
 export interface PurgeOptions {

@@ -4,8 +4,8 @@
  * once at a time; a failing cycle is logged and the next one runs as usual.
  */
 import type { Logger } from '../common/logger.js';
-import type { Correlations, EnqueueFn } from '../app/correlation.js';
-import type { FlowStateStore } from '../store/contracts.js';
+import type { Correlations, EnqueueFn } from '../app/runtime/correlation.js';
+import type { FlowStateStore } from '../store/contracts/index.js';
 import { runCertSweep, type CertSweepDeps } from './cert-sweep.js';
 import { runFlowStatePurge, type ReclaimFn } from './flow-state-purge.js';
 import type { HousekeepingIntervals } from './intervals.js';
@@ -21,7 +21,7 @@ export interface HousekeepingDeps {
   /** `log_retention_days`, read at the start of each cycle. */
   logRetentionDays: () => number;
   flowState: FlowStateStore;
-  /** The SQLite registry's vacuum step after the flow-state purge (FlowStateRepo.reclaimFreePages); absent on PostgreSQL. */
+  /** The SQLite registry's vacuum step after the flow-state purge (SqliteFlowStateStore.reclaimFreePages); absent on PostgreSQL. */
   reclaimFlowStatePages?: ReclaimFn | undefined;
   /** `flow_state_retention_hours`, read once at startup. */
   flowStateRetentionHours: number;

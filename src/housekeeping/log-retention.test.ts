@@ -5,10 +5,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { fileBytes, inspectDatabaseFile } from '../store/auto-vacuum.js';
-import { EventLog } from '../store/event-log.js';
-import { EventLogRepo } from '../store/event-log-repo.js';
-import { packRow } from '../store/event-log-row.js';
+import { fileBytes, inspectDatabaseFile } from '../store/sqlite/auto-vacuum.js';
+import { EventLog } from '../store/event-log/event-log.js';
+import { SqliteEventLogStore } from '../store/sqlite/sqlite-event-log-store.js';
+import { packRow } from '../store/event-log/event-log-row.js';
 import { runLogRetention } from './log-retention.js';
 
 const DAY_MS = 86_400_000;
@@ -23,7 +23,7 @@ function seeded(rows: number): { logDb: string; logsDir: string; now: number } {
   dirs.push(dir);
   const logDb = join(dir, 'log.db');
   const now = Date.now();
-  const repo = EventLogRepo.open(logDb);
+  const repo = SqliteEventLogStore.open(logDb);
   const flat = [];
   for (let i = 0; i < rows; i++) {
     const ts = new Date(now - 2 * DAY_MS + Math.floor((i * 2 * DAY_MS) / rows)).toISOString();
@@ -46,7 +46,7 @@ describe('log retention', () => {
     const afterBytes = fileBytes(s.logDb);
     assert.ok(afterBytes < before * 0.6, `log.db ${before} -> ${afterBytes} bytes`);
     assert.equal(inspectDatabaseFile(s.logDb).freePages, 0);
-    const repo = EventLogRepo.open(s.logDb);
+    const repo = SqliteEventLogStore.open(s.logDb);
     try {
       assert.equal(repo.query({ limit: 10_000 }).length, 20_000 - r.rowsDeleted);
     } finally {
@@ -63,7 +63,7 @@ describe('log retention', () => {
     clearInterval(timer);
     await events.close();
     assert.ok(r.rowsDeleted >= 4_998 && r.pagesFreed > 0);
-    const repo = EventLogRepo.open(s.logDb);
+    const repo = SqliteEventLogStore.open(s.logDb);
     try {
       assert.equal(repo.query({ flow: 'live', limit: 10_000 }).length, written, 'every live row written');
     } finally {

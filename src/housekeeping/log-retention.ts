@@ -7,7 +7,7 @@
  */
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RowRetentionRequest, RowRetentionStats } from '../store/event-log.js';
+import type { RowRetentionRequest, RowRetentionStats } from '../store/event-log/event-log.js';
 
 const DAY_MS = 86_400_000;
 /**

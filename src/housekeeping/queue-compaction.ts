@@ -4,7 +4,7 @@ import type { QueueCompaction } from '../queue/index.js';
 import { startPeriodicTask, type PeriodicTask } from './periodic-task.js';
 
 export interface QueueCompactionTaskOptions {
-  /** One compaction pass over every queue (QueueStore.compact). */
+  /** One compaction pass over every queue (FileQueueStore.compact). */
   compact(): Promise<QueueCompaction[]>;
   /** `queue_compaction_interval_secs`, read per cycle. Seconds. @default 3600 (the setting's default) */
   intervalSecs(): number;

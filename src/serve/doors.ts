@@ -1,10 +1,10 @@
 /** The doors of `svc serve`: HTTP (with the queue's /enqueue) and, when asked, gRPC. */
 import { ExitError } from '../common/errors.js';
-import type { FlowExecutor } from '../app/flow-executor.js';
-import { scanDeployedFlows, type DeployedFlows } from '../app/deployed-flows.js';
-import { LoginThrottle } from '../app/login-throttle.js';
-import type { QueueWorkers } from '../app/queue-workers.js';
-import type { QueueBackend } from '../queue/index.js';
+import type { FlowExecutor } from '../app/runtime/flow-executor.js';
+import { scanDeployedFlows, type DeployedFlows } from '../app/runtime/deployed-flows.js';
+import { LoginThrottle } from '../app/accounts/login-throttle.js';
+import type { QueueWorkers } from '../app/runtime/queue-workers.js';
+import type { QueueStore } from '../queue/index.js';
 import type { Logger } from '../common/logger.js';
 import { warnInboundWithoutDoor } from '../doors/grpc/inbound-warnings.js';
 import type { GrpcDoor } from '../doors/grpc/server.js';
@@ -12,7 +12,7 @@ import { createEnqueueHandler } from '../doors/http/enqueue-handler.js';
 import { buildServer } from '../doors/http/server.js';
 import type { HttpObserver, MetricsExposition } from '../doors/http/observer.js';
 import type { Gate } from '../gate/gate.js';
-import { DescriptorsRepo, type DescriptorReads } from '../store/descriptors-repo.js';
+import { SqliteDescriptorsStore, type DescriptorReads } from '../store/sqlite/sqlite-descriptors-store.js';
 import type { Closers } from './closers.js';
 import type { ServeStores } from './stores.js';
 
@@ -29,7 +29,7 @@ interface DoorParts {
   readonly gate: Gate | undefined;
   readonly executor: FlowExecutor;
   readonly queues: QueueWorkers;
-  readonly queueStore: QueueBackend;
+  readonly queueStore: QueueStore;
   readonly stateDir: string;
   readonly log: Logger;
   /** Metrics: the request observer, and the exposition when `/metrics` is served on the main port. */
@@ -90,7 +90,7 @@ export async function startGrpcDoorIfAsked(opts: DoorOptions, parts: DoorParts, 
   // the file's change counter) or, on PostgreSQL, the node's copy of the registry.
   let descriptors: DescriptorReads;
   if (stores.registry !== undefined) {
-    const repo = new DescriptorsRepo(stores.registry);
+    const repo = new SqliteDescriptorsStore(stores.registry);
     closers.add(() => repo.close());
     descriptors = repo;
   } else if (stores.descriptorReads !== undefined) descriptors = stores.descriptorReads;

@@ -1,11 +1,11 @@
 /** The one executor every door runs flows through, with its effects and the flow-state guard. */
-import type { ExecutionObserver } from '../app/execution-observer.js';
-import { Correlations } from '../app/correlation.js';
-import { stateKeyFromEnv } from '../app/dedup-fingerprint.js';
-import { FlowStateGuard } from '../app/dedup-guard.js';
-import { Dedup } from '../app/dedup.js';
-import { httpEgressEffect } from '../app/effects.js';
-import { FlowExecutor } from '../app/flow-executor.js';
+import type { ExecutionObserver } from '../app/runtime/execution-observer.js';
+import { Correlations } from '../app/runtime/correlation.js';
+import { stateKeyFromEnv } from '../app/runtime/dedup-fingerprint.js';
+import { FlowStateGuard } from '../app/runtime/dedup-guard.js';
+import { Dedup } from '../app/runtime/dedup.js';
+import { httpEgressEffect } from '../app/runtime/effects.js';
+import { FlowExecutor } from '../app/runtime/flow-executor.js';
 import { ExecutionLimiter, type EffectHandler, type RunDeps } from '../engine/index.js';
 import type { Closers } from './closers.js';
 import type { ServeStores } from './stores.js';

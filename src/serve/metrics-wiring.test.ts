@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { QueueFigures } from '../app/dlq.js';
+import type { QueueFigures } from '../app/use-cases/dlq.js';
 import { boundedQueueLabels, UNDEPLOYED_FLOW_LABEL } from './metrics-wiring.js';
 
 const q = (tenant: string, flow: string, pending: number, retries = 0, dead = 0): QueueFigures => ({

@@ -1,16 +1,16 @@
 /** Where the metrics' scrape-time figures come from, and the listener of `--metrics-port`. */
-import { listCertificates } from '../app/certificates.js';
-import { queueFigures, type QueueFigures } from '../app/dlq.js';
-import type { QueueWorkers } from '../app/queue-workers.js';
+import { listCertificates } from '../app/use-cases/certificates.js';
+import { queueFigures, type QueueFigures } from '../app/use-cases/dlq.js';
+import type { QueueWorkers } from '../app/runtime/queue-workers.js';
 import type { Logger } from '../common/logger.js';
 import { startMetricsListener } from '../doors/http/metrics-route.js';
 import type { MetricsExposition } from '../doors/http/observer.js';
-import type { QueueBackend } from '../queue/index.js';
+import type { QueueStore } from '../queue/index.js';
 import type { Closers } from './closers.js';
 import type { ScrapeSources } from './metrics.js';
 import type { ServeStores } from './stores.js';
 
-export function metricsSources(stores: ServeStores, queueStore: QueueBackend, workers: QueueWorkers): ScrapeSources {
+export function metricsSources(stores: ServeStores, queueStore: QueueStore, workers: QueueWorkers): ScrapeSources {
   return {
     queues: async () => boundedQueueLabels(await queueFigures({ store: queueStore }), (tenant, flow) => stores.flows.latest(tenant, flow) !== undefined),
     workersRunning: () => workers.workerCount,

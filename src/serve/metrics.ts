@@ -9,9 +9,9 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { TallyFamily, type TallySeries } from './metric-tally.js';
-import type { ExecutionObserver, ExecutionOutcome } from '../app/execution-observer.js';
-import type { QueueFigures } from '../app/dlq.js';
-import type { RunMeta } from '../app/run-meta.js';
+import type { ExecutionObserver, ExecutionOutcome } from '../app/runtime/execution-observer.js';
+import type { QueueFigures } from '../app/use-cases/dlq.js';
+import type { RunMeta } from '../app/runtime/run-meta.js';
 import type { HttpObserver, MetricsExposition } from '../doors/http/observer.js';
 
 export const METRICS_PREFIX = 'svc_';

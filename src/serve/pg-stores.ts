@@ -4,13 +4,13 @@
  * current by the change log (PgRegistryMirror), the event log and the audit trail written in
  * batches. Nothing of the service's state is on this node's disk.
  */
-import { FlowLoader } from '../app/flow-loader.js';
+import { FlowLoader } from '../app/runtime/flow-loader.js';
 import { LogThrottle } from '../common/log-throttle.js';
 import type { Logger } from '../common/logger.js';
 import type { SettingName } from '../common/settings.js';
 import { housekeepingIntervals } from '../housekeeping/intervals.js';
-import { EventLog } from '../store/event-log.js';
-import { PgAuditWriter } from '../store/pg/pg-audit-writer.js';
+import { EventLog } from '../store/event-log/event-log.js';
+import { PgAuditWriter } from '../store/audit/pg-audit-writer.js';
 import { PgRegistryMirror } from '../store/pg/pg-registry-mirror.js';
 import { openPgStore } from '../store/pg/pg-store.js';
 import type { Closers } from './closers.js';

@@ -1,15 +1,15 @@
 /** The queue side of `svc serve`: the durable store, its workers (running deliveries through the executor) and queue_publish. */
-import { queuePublishEffect } from '../app/queue-publish.js';
-import { QueueWorkers } from '../app/queue-workers.js';
+import { queuePublishEffect } from '../app/runtime/queue-publish.js';
+import { QueueWorkers } from '../app/runtime/queue-workers.js';
 import type { Logger } from '../common/logger.js';
 import type { StatePaths } from '../common/paths.js';
 import { Settings } from '../common/settings.js';
 import { housekeepingIntervals } from '../housekeeping/intervals.js';
 import { startPeriodicTask } from '../housekeeping/periodic-task.js';
-import { QueueStore, type QueueBackend } from '../queue/index.js';
+import { FileQueueStore, type QueueStore } from '../queue/index.js';
 import type { NodeLease } from '../queue/pg/node-lease.js';
 import { PgQueueStore } from '../queue/pg/pg-queue-store.js';
-import { isAccepted } from '../store/settings-repo.js';
+import { isAccepted } from '../store/sqlite/sqlite-settings-store.js';
 import type { Closers } from './closers.js';
 import type { ServeExecutor } from './executor.js';
 import type { ServeStores } from './stores.js';
@@ -18,7 +18,7 @@ import type { ServeStores } from './stores.js';
 export const ORPHAN_SWEEP_MS = 2000;
 
 export interface ServeQueues {
-  readonly store: QueueBackend;
+  readonly store: QueueStore;
   readonly workers: QueueWorkers;
   /** On PostgreSQL: this node's lease (its cluster-wide locks: queues, scheduler, housekeeping). */
   readonly lease?: NodeLease;
@@ -37,7 +37,7 @@ export interface BuildQueuesOptions {
 export async function buildQueues(paths: StatePaths, stores: ServeStores, run: ServeExecutor, log: Logger, closers: Closers, opts: BuildQueuesOptions = {}): Promise<ServeQueues> {
   const leaseMs = housekeepingIntervals().nodeLeaseMs;
   const pgQueues = stores.pg === undefined ? undefined : new PgQueueStore(stores.pg, { lease: { leaseMs, heartbeatMs: Math.min(1000, Math.floor(leaseMs / 4)) }, onLeaseLost: (err) => log.warn({ err: err.message }, 'the node lease session was lost: this node stopped its queue workers; they are taken over (here or on another node) once a lease is held again') });
-  const store: QueueBackend = pgQueues ?? new QueueStore({ queuesDir: paths.queuesDir });
+  const store: QueueStore = pgQueues ?? new FileQueueStore({ queuesDir: paths.queuesDir });
   // Closed after the HTTP door (closers run in reverse): workers stop, checkpoints are written, locks released.
   closers.add(() => store.close());
   // Read once, at start (a startup setting).

@@ -2,10 +2,10 @@
  * `svc serve`, the composition root: opens the state directory, builds the executor, the queues,
  * the gate and the doors, starts the timers, and stops them all once, in reverse order.
  */
-import { scanDeployedFlows, startupRefusals } from '../app/deployed-flows.js';
-import { databasesWithoutIncrementalVacuum, vacuumCommand } from '../app/storage-space.js';
-import { bootstrapUiAdmin, type BootstrapOutcome } from '../app/ui-accounts.js';
-import { markServing } from '../app/state-users.js';
+import { scanDeployedFlows, startupRefusals } from '../app/runtime/deployed-flows.js';
+import { databasesWithoutIncrementalVacuum, vacuumCommand } from '../app/maintenance/storage-space.js';
+import { bootstrapUiAdmin, type BootstrapOutcome } from '../app/accounts/ui-accounts.js';
+import { markServing } from '../app/maintenance/state-users.js';
 import { ExitError } from '../common/errors.js';
 import { createLogger, type Logger } from '../common/logger.js';
 import { statePaths, type StatePaths } from '../common/paths.js';

@@ -1,33 +1,33 @@
 /** The state directory of `svc serve` opened: the registry and its repositories, the event log and the audit writer. */
 import { mkdirSync } from 'node:fs';
-import { FlowLoader } from '../app/flow-loader.js';
+import { FlowLoader } from '../app/runtime/flow-loader.js';
 import type { Logger } from '../common/logger.js';
 import type { StatePaths } from '../common/paths.js';
 import type { SettingName } from '../common/settings.js';
-import { ArtifactsRepo } from '../store/artifacts-repo.js';
-import { AuditThreadWriter } from '../store/audit-thread.js';
-import { openDb, type Db } from '../store/db.js';
-import { EventLog } from '../store/event-log.js';
-import { EventLogRepo } from '../store/event-log-repo.js';
-import { AuditRepo } from '../store/audit-repo.js';
-import { uiMigrations } from '../store/migrations/ui.js';
-import { UiSessionsRepo } from '../store/ui-sessions-repo.js';
-import { UiUsersRepo } from '../store/ui-users-repo.js';
-import { FlowStateRepo } from '../store/flow-state-repo.js';
-import { KeysRepo } from '../store/keys-repo.js';
-import { auditMigrations } from '../store/migrations/audit.js';
-import { registryMigrations } from '../store/migrations/registry.js';
-import { RegistryCache, type RegistryReads } from '../store/registry-cache.js';
-import { SettingsRepo } from '../store/settings-repo.js';
-import { TenantAdminRepo } from '../store/tenant-admin-repo.js';
-import { TenantsRepo } from '../store/tenants-repo.js';
-import { TraceRepo } from '../store/trace-repo.js';
-import { CertificatesRepo } from '../store/certificates-repo.js';
-import type { ArtifactsStore, AuditStore, CertificatesStore, EventLogStore, FlowStateStore, KeysStore, SettingsStore, TenantAdmin, TenantsStore, TraceStore, UiSessionsStore, UiUsersStore } from '../store/contracts.js';
-import type { AuditAppender } from '../store/audit-thread.js';
-import type { ReclaimOptions, ReclaimResult } from '../store/auto-vacuum.js';
+import { SqliteArtifactsStore } from '../store/sqlite/sqlite-artifacts-store.js';
+import { AuditThreadWriter } from '../store/audit/audit-thread.js';
+import { openDb, type Db } from '../store/sqlite/db.js';
+import { EventLog } from '../store/event-log/event-log.js';
+import { SqliteEventLogStore } from '../store/sqlite/sqlite-event-log-store.js';
+import { SqliteAuditStore } from '../store/sqlite/sqlite-audit-store.js';
+import { uiMigrations } from '../store/sqlite/migrations/ui.js';
+import { SqliteUiSessionsStore } from '../store/sqlite/sqlite-ui-sessions-store.js';
+import { SqliteUiUsersStore } from '../store/sqlite/sqlite-ui-users-store.js';
+import { SqliteFlowStateStore } from '../store/sqlite/sqlite-flow-state-store.js';
+import { SqliteKeysStore } from '../store/sqlite/sqlite-keys-store.js';
+import { auditMigrations } from '../store/sqlite/migrations/audit.js';
+import { registryMigrations } from '../store/sqlite/migrations/registry.js';
+import { RegistryCache, type RegistryReads } from '../store/sqlite/registry-cache.js';
+import { SqliteSettingsStore } from '../store/sqlite/sqlite-settings-store.js';
+import { SqliteTenantAdmin } from '../store/sqlite/sqlite-tenant-admin-store.js';
+import { SqliteTenantsStore } from '../store/sqlite/sqlite-tenants-store.js';
+import { SqliteTraceStore } from '../store/sqlite/sqlite-traces-store.js';
+import { SqliteCertificatesStore } from '../store/sqlite/sqlite-certificates-store.js';
+import type { ArtifactsStore, AuditStore, CertificatesStore, EventLogStore, FlowStateStore, KeysStore, SettingsStore, TenantAdmin, TenantsStore, TraceStore, UiSessionsStore, UiUsersStore } from '../store/contracts/index.js';
+import type { AuditAppender } from '../store/audit/audit-thread.js';
+import type { ReclaimOptions, ReclaimResult } from '../store/sqlite/auto-vacuum.js';
 import type { PgDb } from '../store/pg/pg-db.js';
-import type { DescriptorReads } from '../store/descriptors-repo.js';
+import type { DescriptorReads } from '../store/sqlite/sqlite-descriptors-store.js';
 import type { Closers } from './closers.js';
 
 /**
@@ -85,11 +85,11 @@ export function openStores(paths: StatePaths, log: Logger, closers: Closers, hoo
   const auditDb = openDb(paths.auditDb, auditMigrations);
   closers.add(() => auditDb.close());
 
-  const artifacts = new ArtifactsRepo(registry);
-  const settings = new SettingsRepo(registry);
-  const tenants = new TenantsRepo(registry);
-  const keys = new KeysRepo(registry);
-  const traces = new TraceRepo(registry);
+  const artifacts = new SqliteArtifactsStore(registry);
+  const settings = new SqliteSettingsStore(registry);
+  const tenants = new SqliteTenantsStore(registry);
+  const keys = new SqliteKeysStore(registry);
+  const traces = new SqliteTraceStore(registry);
   const cache = new RegistryCache(registry, { keys, tenants, artifacts, traces, settings });
   closers.add(() => cache.close());
   const setting = (name: SettingName) => cache.setting(name);
@@ -99,13 +99,13 @@ export function openStores(paths: StatePaths, log: Logger, closers: Closers, hoo
   closers.add(() => events.close());
   const audit = new AuditThreadWriter(paths.auditDb, { flushIntervalMs: 100, onError: (message) => log.error(message), onBatchWritten: hooks?.auditBatchWritten });
   closers.add(() => audit.close());
-  const logRepo = EventLogRepo.open(paths.logDb);
+  const logRepo = SqliteEventLogStore.open(paths.logDb);
   logRepo.tuneForScans();
   closers.add(() => logRepo.close());
-  const auditRepo = new AuditRepo(auditDb);
+  const auditRepo = new SqliteAuditStore(auditDb);
   const uiDb = openDb(paths.uiDb, uiMigrations);
   closers.add(() => uiDb.close());
-  const flowState = new FlowStateRepo(registry);
+  const flowState = new SqliteFlowStateStore(registry);
   return {
     kind: 'sqlite',
     registry,
@@ -114,7 +114,7 @@ export function openStores(paths: StatePaths, log: Logger, closers: Closers, hoo
     keys,
     artifacts,
     traces,
-    certificates: new CertificatesRepo(registry),
+    certificates: new SqliteCertificatesStore(registry),
     cache,
     flows,
     flowState,
@@ -122,10 +122,10 @@ export function openStores(paths: StatePaths, log: Logger, closers: Closers, hoo
     events,
     audit,
     auditRepo,
-    tenantAdmin: new TenantAdminRepo(tenants, auditRepo),
+    tenantAdmin: new SqliteTenantAdmin(tenants, auditRepo),
     logRepo,
-    uiUsers: new UiUsersRepo(uiDb),
-    uiSessions: new UiSessionsRepo(uiDb),
+    uiUsers: new SqliteUiUsersStore(uiDb),
+    uiSessions: new SqliteUiSessionsStore(uiDb),
     setting,
   };
 }

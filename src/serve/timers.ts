@@ -1,15 +1,15 @@
 /** The background parts of `svc serve`: queue compaction, housekeeping (retention, purge, reconcile) and the cron scheduler. */
-import type { Correlations, EnqueueFn } from '../app/correlation.js';
-import type { FlowExecutor } from '../app/flow-executor.js';
-import type { QueueWorkers } from '../app/queue-workers.js';
-import { Scheduler, scheduledFlows } from '../app/scheduler.js';
+import type { Correlations, EnqueueFn } from '../app/runtime/correlation.js';
+import type { FlowExecutor } from '../app/runtime/flow-executor.js';
+import type { QueueWorkers } from '../app/runtime/queue-workers.js';
+import { Scheduler, scheduledFlows } from '../app/runtime/scheduler.js';
 import type { Logger } from '../common/logger.js';
 import type { StatePaths } from '../common/paths.js';
 import type { FlowIR } from '../ir/types.js';
 import { Housekeeping } from '../housekeeping/housekeeping.js';
 import { housekeepingIntervals } from '../housekeeping/intervals.js';
 import { startQueueCompaction } from '../housekeeping/queue-compaction.js';
-import type { QueueBackend } from '../queue/index.js';
+import type { QueueStore } from '../queue/index.js';
 import type { Closers } from './closers.js';
 import type { NodeLease } from '../queue/pg/node-lease.js';
 import { startClusterDuty } from './cluster-duty.js';
@@ -36,7 +36,7 @@ interface TimerParts {
   readonly stores: ServeStores;
   readonly executor: FlowExecutor;
   readonly correlations: Correlations;
-  readonly queueStore: QueueBackend;
+  readonly queueStore: QueueStore;
   readonly queues: QueueWorkers;
   /** The latest IR of every deployed flow, read at start-up (the schedules). */
   readonly flows: readonly FlowIR[];

@@ -1,7 +1,7 @@
 /**
  * Child-process helper for the concurrency test: appends entries to one tenant's chain through the
  * built store module, either one transaction per entry (the CLI's path) or through the server's
- * batching writer (several entries per transaction). The target is audit.db (AuditRepo, and the
+ * batching writer (several entries per transaction). The target is audit.db (SqliteAuditStore, and the
  * AuditThreadWriter's worker thread) or, in the suite's PostgreSQL pass, a store URL
  * (PgAuditStore, and the PgAuditWriter a `--store` node uses).
  *
@@ -12,11 +12,11 @@
  */
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AuditRepo, type AuditEntryInput } from '../../src/store/audit-repo.js';
-import { AuditThreadWriter } from '../../src/store/audit-thread.js';
-import { openDb } from '../../src/store/db.js';
-import { auditMigrations } from '../../src/store/migrations/audit.js';
-import { PgAuditWriter } from '../../src/store/pg/pg-audit-writer.js';
+import { SqliteAuditStore, type AuditEntryInput } from '../../src/store/sqlite/sqlite-audit-store.js';
+import { AuditThreadWriter } from '../../src/store/audit/audit-thread.js';
+import { openDb } from '../../src/store/sqlite/db.js';
+import { auditMigrations } from '../../src/store/sqlite/migrations/audit.js';
+import { PgAuditWriter } from '../../src/store/audit/pg-audit-writer.js';
 import { openPgStore } from '../../src/store/pg/pg-store.js';
 
 const [target, tenant, countText, mode, label, barrier, partiesText] = process.argv.slice(2);
@@ -48,7 +48,7 @@ async function openAppender(): Promise<Appender> {
   }
   const db = openDb(target!, auditMigrations, { busyTimeoutMs: 30_000 });
   if (mode === 'sync') {
-    const repo = new AuditRepo(db);
+    const repo = new SqliteAuditStore(db);
     return {
       append: (e) => void repo.append(e),
       close: async () => void db.close(),

@@ -1,6 +1,6 @@
 /** Hand-written IR builders for the engine's unit tests (not used at run time). */
 import { IR_VERSION, type FlowIR, type StepIR } from '../../src/ir/types.js';
-import type { LogEventInput } from '../../src/store/event-log.js';
+import type { LogEventInput } from '../../src/store/event-log/event-log.js';
 
 export function step(name: string, fields: Partial<StepIR> = {}): StepIR {
   return { name, line: 1, effects: [], validate: [], responseHeaders: {}, setCtx: {}, ...fields };

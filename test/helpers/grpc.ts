@@ -5,7 +5,7 @@
 import { Client, credentials, Metadata } from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import descriptorExt from 'protobufjs/ext/descriptor/index.js';
-import { parseDescriptorSet } from '../../src/app/proto.js';
+import { parseDescriptorSet } from '../../src/app/use-cases/proto.js';
 
 interface FileProto {
   name?: string;

@@ -2,8 +2,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { statePaths } from '../../src/common/paths.js';
-import { EventLogRepo, type EventLogStore } from '../../src/store/event-log-repo.js';
-import type { EventRow } from '../../src/store/event-log-row.js';
+import { SqliteEventLogStore, type EventLogStore } from '../../src/store/sqlite/sqlite-event-log-store.js';
+import type { EventRow } from '../../src/store/event-log/event-log-row.js';
 import { openPgStore } from '../../src/store/pg/pg-store.js';
 import { storeRows } from './store-sql.js';
 import type { Sandbox } from './svc.js';
@@ -44,7 +44,7 @@ export async function withEventLog<T>(sandbox: Sandbox, fn: (log: EventLogStore)
       await store.close();
     }
   }
-  const repo = EventLogRepo.open(statePaths(sandbox.db).logDb);
+  const repo = SqliteEventLogStore.open(statePaths(sandbox.db).logDb);
   try {
     return await fn(repo);
   } finally {

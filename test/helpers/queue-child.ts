@@ -12,7 +12,7 @@
  *   ack), printing `got <id>`, while compaction passes run back to back with a prefix cut at any
  *   size, printing `trimmed` for each cut: a worker that lags behind its producers.
  */
-import { LockFile, QueueStore } from '../../src/queue/index.js';
+import { LockFile, FileQueueStore } from '../../src/queue/index.js';
 
 const [mode, ...args] = process.argv.slice(2);
 
@@ -28,7 +28,7 @@ async function main(): Promise<void> {
     return;
   }
   const [queuesDir, tenant, flow] = args as [string, string, string];
-  const store = new QueueStore({ queuesDir });
+  const store = new FileQueueStore({ queuesDir });
   if (mode === 'append') {
     const total = Number(args[3]);
     const concurrency = Number(args[4]);
@@ -85,7 +85,7 @@ async function main(): Promise<void> {
     return;
   }
   if (mode === 'consume-trim') {
-    const trimming = new QueueStore({ queuesDir, prefixCut: { minPrefixBytes: 1, maxTailBytes: 64 * 1024 * 1024 } });
+    const trimming = new FileQueueStore({ queuesDir, prefixCut: { minPrefixBytes: 1, maxTailBytes: 64 * 1024 * 1024 } });
     await trimming.startConsumer(tenant, flow, {
       pollIntervalMs: 20,
       checkpointEvery: 1,

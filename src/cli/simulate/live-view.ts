@@ -1,5 +1,5 @@
 /** What `svc simulate` shows while it runs and at the end: a table redrawn every second on a terminal, one plain line a second otherwise, and the summary. */
-import { formatStatuses, type LiveRow, type SimSummary, type StatsRow } from '../../app/simulate-stats.js';
+import { formatStatuses, type LiveRow, type SimSummary, type StatsRow } from './stats.js';
 import { formatTable } from '../table.js';
 
 const LIVE_HEADERS = ['FLOW', 'REQ/S', 'REQUESTS', 'P50 MS', 'P95 MS', 'P99 MS', 'STATUSES'];

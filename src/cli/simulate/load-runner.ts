@@ -1,8 +1,8 @@
 /** Sends `svc simulate`'s traffic: workers over keep-alive connections, closed loop or on an open-loop schedule, feeding the rotation and the stats. */
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
-import { flowLabel, verdictFor, type Rotation, type SimTarget } from '../../app/simulate-plan.js';
-import type { SimStats, StopReason } from '../../app/simulate-stats.js';
+import { flowLabel, verdictFor, type Rotation, type SimTarget } from './plan.js';
+import type { SimStats, StopReason } from './stats.js';
 
 export interface LoadRunOptions {
   /** Base URL without a trailing slash. */

@@ -4,9 +4,9 @@
  * in any process.
  */
 import { sha256Hex } from '../../common/digest.js';
-import { parseDescriptorSet, type MethodInfo, type ParsedDescriptorSet } from '../../app/proto.js';
+import { parseDescriptorSet, type MethodInfo, type ParsedDescriptorSet } from '../../app/use-cases/proto.js';
 import { IntegrityError } from '../../common/errors.js';
-import type { StoredDescriptor } from '../../store/descriptors-repo.js';
+import type { StoredDescriptor } from '../../store/sqlite/sqlite-descriptors-store.js';
 
 /** What the catalog reads: the descriptors repo (src/store/descriptors-repo.ts) fits. */
 export interface DescriptorSource {

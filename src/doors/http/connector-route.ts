@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { SvcError } from '../../common/errors.js';
 import type { Gate } from '../../gate/gate.js';
-import type { EventEmitter } from '../../store/event-sink.js';
+import type { EventEmitter } from '../../store/event-log/event-sink.js';
 import { readBody } from './body.js';
 import { gateHook } from './inbound.js';
 import { sendError } from './reply-error.js';

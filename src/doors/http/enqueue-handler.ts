@@ -7,7 +7,7 @@ import { SvcError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { LogThrottle } from '../../common/log-throttle.js';
 import { xmlToJson } from '../../common/xml.js';
-import type { QueueWorkers } from '../../app/queue-workers.js';
+import type { QueueWorkers } from '../../app/runtime/queue-workers.js';
 import { errorAnswer } from './answer.js';
 import { readBody } from './body.js';
 import type { FlowRouteHandler } from './fast-path.js';

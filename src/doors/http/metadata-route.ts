@@ -1,6 +1,6 @@
 /** GET /flows/{tenant}/{name}: metadata of the latest artifact. */
 import type { FastifyInstance } from 'fastify';
-import type { FlowExecutor } from '../../app/flow-executor.js';
+import type { FlowExecutor } from '../../app/runtime/flow-executor.js';
 import type { Gate } from '../../gate/gate.js';
 import { gateHook, type FlowParams } from './inbound.js';
 import { sendError } from './reply-error.js';

@@ -5,7 +5,7 @@
  */
 import { FlowError, publicMessage, SvcError } from '../../common/errors.js';
 import { parseXmlValue } from '../../common/xml.js';
-import type { FlowExecutor } from '../../app/flow-executor.js';
+import type { FlowExecutor } from '../../app/runtime/flow-executor.js';
 import { buildHeaders, encodeOutput, flowReadsHeaders, type FlowResult } from '../../engine/index.js';
 import { readSoapRequest, type SoapRequest } from '../soap/request.js';
 import { buildSoapAnswer, faultFromContext, type SoapAnswer } from '../soap/response.js';

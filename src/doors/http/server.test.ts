@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import type { FlowExecutor } from '../../app/flow-executor.js';
+import type { FlowExecutor } from '../../app/runtime/flow-executor.js';
 import { createLogger } from '../../common/logger.js';
 import type { FlowResult, LoadedFlow } from '../../engine/index.js';
 import type { FlowIR } from '../../ir/types.js';
-import { NULL_EVENTS } from '../../store/event-sink.js';
+import { NULL_EVENTS } from '../../store/event-log/event-sink.js';
 import { buildServer } from './server.js';
 
 /** Runs take 300 ms, so a request can be held in flight while the server starts closing. */

@@ -2,10 +2,10 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { FlowExecutor } from '../../app/flow-executor.js';
+import type { FlowExecutor } from '../../app/runtime/flow-executor.js';
 import type { Logger } from '../../common/logger.js';
 import type { Gate } from '../../gate/gate.js';
-import type { EventEmitter } from '../../store/event-sink.js';
+import type { EventEmitter } from '../../store/event-log/event-sink.js';
 import { SvcError } from '../../common/errors.js';
 import { sendAnswer } from './answer.js';
 import { awaitingContinue } from './body.js';

@@ -1,11 +1,11 @@
 /** What the UI door needs from the rest of the service (wired by src/serve/): stores and use-case inputs, no rules. */
-import type { DlqTarget } from '../../app/dlq.js';
-import type { LoginThrottle } from '../../app/login-throttle.js';
-import type { UiAccountDeps, SessionTimeouts } from '../../app/ui-accounts.js';
+import type { DlqTarget } from '../../app/use-cases/dlq.js';
+import type { LoginThrottle } from '../../app/accounts/login-throttle.js';
+import type { UiAccountDeps, SessionTimeouts } from '../../app/accounts/ui-accounts.js';
 import type { Awaitable } from '../../common/awaitable.js';
 import type { Logger } from '../../common/logger.js';
-import type { ArtifactsStore, AuditStore, CertificatesStore, KeysStore, SettingsStore, TenantAdmin, TenantsStore, TraceStore } from '../../store/contracts.js';
-import type { EventLogStore } from '../../store/event-log-repo.js';
+import type { ArtifactsStore, AuditStore, CertificatesStore, KeysStore, SettingsStore, TenantAdmin, TenantsStore, TraceStore } from '../../store/contracts/index.js';
+import type { EventLogStore } from '../../store/sqlite/sqlite-event-log-store.js';
 
 export interface UiDeps {
   readonly accounts: UiAccountDeps;

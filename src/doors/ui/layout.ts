@@ -1,5 +1,5 @@
 /** The page frame: navigation by role, the signed-in user, logout; and the small pieces every page uses. */
-import { can, type Actor, type Permission } from '../../app/roles.js';
+import { can, type Actor, type Permission } from '../../app/accounts/roles.js';
 import { html, type Html } from './html.js';
 
 export interface PageContext {

@@ -1,17 +1,17 @@
 /** The UI's pages and forms. Each reads or acts through an app/ use case; what a role may do is app/roles.ts. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { latestAuditEntries, verifyAuditChain } from '../../app/audit.js';
-import { actOnDeadLetters, discardDeadLetter, listDeadLetters, queueFigures, replayDeadLetter, type QueueFigures } from '../../app/dlq.js';
-import { listCertificates } from '../../app/certificates.js';
-import { createApiKey, listApiKeys, parseFlows, parseRateLimit, parseScopes, revokeApiKey } from '../../app/keys.js';
-import { can, requirePermission } from '../../app/roles.js';
-import { searchEvents } from '../../app/event-search.js';
-import { createTenant, disableTenant, enableTenant, listTenants } from '../../app/tenants.js';
-import { listTraceFlags, readTraceRows, setTraceFlag } from '../../app/trace.js';
-import { addUiUser, listUiUsers, setUiUserDisabled } from '../../app/ui-accounts.js';
+import { latestAuditEntries, verifyAuditChain } from '../../app/use-cases/audit.js';
+import { actOnDeadLetters, discardDeadLetter, listDeadLetters, queueFigures, replayDeadLetter, type QueueFigures } from '../../app/use-cases/dlq.js';
+import { listCertificates } from '../../app/use-cases/certificates.js';
+import { createApiKey, listApiKeys, parseFlows, parseRateLimit, parseScopes, revokeApiKey } from '../../app/use-cases/keys.js';
+import { can, requirePermission } from '../../app/accounts/roles.js';
+import { searchEvents } from '../../app/use-cases/event-search.js';
+import { createTenant, disableTenant, enableTenant, listTenants } from '../../app/use-cases/tenants.js';
+import { listTraceFlags, readTraceRows, setTraceFlag } from '../../app/use-cases/trace.js';
+import { addUiUser, listUiUsers, setUiUserDisabled } from '../../app/accounts/ui-accounts.js';
 import { SvcError } from '../../common/errors.js';
 import { isValidName } from '../../common/names.js';
-import type { StoredEvent } from '../../store/event-log-repo.js';
+import type { StoredEvent } from '../../store/sqlite/sqlite-event-log-store.js';
 import type { UiDeps } from './deps.js';
 import { html, type Html } from './html.js';
 import { hidden, json, page, postForm, table, type PageContext } from './layout.js';

@@ -8,7 +8,7 @@ import fastifyCsrf from '@fastify/csrf-protection';
 import fastifyFormbody from '@fastify/formbody';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { login, logout, resumeSession, type UiSession } from '../../app/ui-accounts.js';
+import { login, logout, resumeSession, type UiSession } from '../../app/accounts/ui-accounts.js';
 import { SvcError } from '../../common/errors.js';
 import type { UiDeps } from './deps.js';
 import { frame, type PageContext } from './layout.js';

@@ -14,8 +14,8 @@
  * restarts, and delivering it again would run its handler twice.
  */
 import { settlementOf, type Settlement } from '../settlement.js';
-import type { QueueConsumerHandle } from '../backend.js';
-import type { ConsumerStateName, Outcome, QueueConsumerOptions, QueueMessage } from '../queue-consumer.js';
+import type { QueueConsumerHandle } from '../contract.js';
+import type { ConsumerStateName, Outcome, QueueConsumerOptions, QueueMessage } from '../file/queue-consumer.js';
 import { DEFAULT_RETRY_POLICY, type QueueStats } from '../types.js';
 import type { PgDb } from '../../store/pg/pg-db.js';
 import { LeaseLostError, type NodeLease } from './node-lease.js';

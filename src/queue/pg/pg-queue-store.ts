@@ -1,17 +1,17 @@
 /**
- * The queues of a cluster on PostgreSQL (the QueueBackend contract, backend.ts): appends by group
+ * The queues of a cluster on PostgreSQL (the QueueStore contract, backend.ts): appends by group
  * commit (pg-appender.ts), one worker per queue across every node (node-lease.ts), retries and
  * dead letters in rows beside the messages. Nothing of a queue is on a node's disk.
  */
 import { randomUUID } from 'node:crypto';
 import { SvcError } from '../../common/errors.js';
 import type { PgDb } from '../../store/pg/pg-db.js';
-import { workerName, type DeadLetterRow, type QueueBackend, type QueueConsumerHandle } from '../backend.js';
-import type { QueueCompaction } from '../compaction.js';
-import { deadLetterNotFound, type DeadLetter, type ReplayResult } from '../dead-letters.js';
-import { ConsumerRegistry } from '../consumer-registry.js';
-import { checkQueueNames } from '../queue-paths.js';
-import type { QueueConsumerOptions } from '../queue-consumer.js';
+import { workerName, type DeadLetterRow, type QueueStore, type QueueConsumerHandle } from '../contract.js';
+import type { QueueCompaction } from '../file/compaction.js';
+import { deadLetterNotFound, type DeadLetter, type ReplayResult } from '../file/dead-letters.js';
+import { ConsumerRegistry } from '../file/consumer-registry.js';
+import { checkQueueNames } from '../file/queue-paths.js';
+import type { QueueConsumerOptions } from '../file/queue-consumer.js';
 import type { AppendInput, AppendResult, QueueStats } from '../types.js';
 import { insertQueueBatch, PgQueueAppender, QUEUE_CHANNEL } from './pg-appender.js';
 import { PgQueueConsumer, queueLockName, queueStats } from './pg-queue-consumer.js';
@@ -35,7 +35,7 @@ interface DeadLetterDbRow {
   last_error: string;
 }
 
-export class PgQueueStore implements QueueBackend {
+export class PgQueueStore implements QueueStore {
   readonly #db: PgDb;
   readonly lease: NodeLease;
   readonly #appender: PgQueueAppender;

@@ -1,6 +1,6 @@
 /** Flow artifacts by content address, version refs and `latest`, in the PostgreSQL store. */
-import { DuplicateVersionError, publishedBytes, verifiedArtifact, type ArtifactsStore, type FlowVersionRef, type LatestRef, type PublishInput, type VersionListing } from '../artifacts-repo.js';
-import { isUniqueViolation } from '../tenants-repo.js';
+import { DuplicateVersionError, publishedBytes, verifiedArtifact, type ArtifactsStore, type FlowVersionRef, type LatestRef, type PublishInput, type VersionListing } from '../sqlite/sqlite-artifacts-store.js';
+import { isUniqueViolation } from '../sqlite/sqlite-tenants-store.js';
 import type { PgDb, PgTx } from './pg-db.js';
 
 export class PgArtifactsStore implements ArtifactsStore {

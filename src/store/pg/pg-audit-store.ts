@@ -22,7 +22,7 @@ import {
   type AuditStore,
   type AuditVerifyResult,
   type PreparedAuditEntry,
-} from '../audit-repo.js';
+} from '../sqlite/sqlite-audit-store.js';
 import type { PgDb, PgTx } from './pg-db.js';
 
 export class PgAuditStore implements AuditStore {
@@ -51,7 +51,7 @@ export class PgAuditStore implements AuditStore {
   }
 
   /**
-   * As AuditRepo.verify: the head and the highest seq from one statement's snapshot, then the rows
+   * As SqliteAuditStore.verify: the head and the highest seq from one statement's snapshot, then the rows
    * up to them page by page (one page in memory at a time), each through the shared check.
    */
   async verify(tenant: string): Promise<AuditVerifyResult> {
@@ -115,7 +115,7 @@ export async function appendAuditIn(tx: PgTx, entries: readonly PreparedAuditEnt
 
 /**
  * Locks the head row of each tenant until the transaction ends and answers the heads. One
- * statement: a missing row is made (from the chain's last entry, as AuditRepo reads a chain whose
+ * statement: a missing row is made (from the chain's last entry, as SqliteAuditStore reads a chain whose
  * head record is gone, or genesis), an existing one is updated to itself, which locks it and
  * answers its newest committed values. Tenants are taken in byte order, so two batches over the
  * same tenants lock them in one order and cannot deadlock.

@@ -1,5 +1,5 @@
 /** The certificate registry in the PostgreSQL store (the contract and the row shape are those of store/certificates-repo.ts). */
-import { certificateFromRecord, certificateParams, type CertificateRecord, type CertificateRow, type CertificatesStore, type NewCertificate } from '../certificates-repo.js';
+import { certificateFromRecord, certificateParams, type CertificateRecord, type CertificateRow, type CertificatesStore, type NewCertificate } from '../sqlite/sqlite-certificates-store.js';
 import type { PgDb } from './pg-db.js';
 
 const INSERT = `INSERT INTO certificates (tenant, name, kind, subject, issuer, serial, valid_from, valid_to, sha256, pem, status, created_at)

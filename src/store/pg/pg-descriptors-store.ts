@@ -11,7 +11,7 @@ import {
   type DescriptorsStore,
   type NewDescriptor,
   type StoredDescriptor,
-} from '../descriptors-repo.js';
+} from '../sqlite/sqlite-descriptors-store.js';
 import type { PgDb } from './pg-db.js';
 
 export class PgDescriptorsStore implements DescriptorsStore {

@@ -1,17 +1,17 @@
 /**
  * The structured event log's read side in the PostgreSQL store (migration 0003), answering exactly
- * as EventLogRepo does on log.db: the same filters, limits, order by id and row shape. Rows are
+ * as SqliteEventLogStore does on log.db: the same filters, limits, order by id and row shape. Rows are
  * written by EventLog through pg-event-writer.ts.
  */
-import { exactMatches, toEventCounts, toStoredEvent, TRACE_KINDS_SQL, type EventCounts, type EventLogStore, type EventQuery, type StoredEvent, type TraceQuery } from '../event-log-repo.js';
-import type { EventRow } from '../event-log-row.js';
+import { exactMatches, toEventCounts, toStoredEvent, TRACE_KINDS_SQL, type EventCounts, type EventLogStore, type EventQuery, type StoredEvent, type TraceQuery } from '../sqlite/sqlite-event-log-store.js';
+import type { EventRow } from '../event-log/event-log-row.js';
 import type { PgTx } from './pg-db.js';
 
 /** log.db's columns in its order, the flag as 0/1, so the SQLite row mapper serves both stores. */
 const COLUMNS = 'id, ts, correlation_id, tenant, flow, step, event, payload, payload_truncated::int AS payload_truncated, http_status, outcome, reason, trace_id';
 
 /**
- * EventLogRepo's binary search over ids for the first row not older than $1, in one statement: each
+ * SqliteEventLogStore's binary search over ids for the first row not older than $1, in one statement: each
  * step reads the `ts` of the first row at or past the middle id through the (id, ts) key. About
  * log2(rows) probes, where `min(id) WHERE ts >= $1` would read every row of the day before $1. The
  * same answer as on SQLite, also when rows are not in time order.

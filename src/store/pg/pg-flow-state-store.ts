@@ -16,7 +16,7 @@ import {
   type FlowStateStore,
   type InboxRow,
   type StateFilter,
-} from '../flow-state-repo.js';
+} from '../sqlite/sqlite-flow-state-store.js';
 import type { PgTx } from './pg-db.js';
 
 /**

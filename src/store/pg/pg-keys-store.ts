@@ -1,5 +1,5 @@
 /** API keys in the PostgreSQL store: only the SHA-256 of a key is stored (see store/keys-repo.ts). */
-import { KEY_COLUMNS, keyFromRecord, type ApiKeyRow, type KeyRecord, type KeysStore, type NewApiKey, type RevokeOutcome } from '../keys-repo.js';
+import { KEY_COLUMNS, keyFromRecord, type ApiKeyRow, type KeyRecord, type KeysStore, type NewApiKey, type RevokeOutcome } from '../sqlite/sqlite-keys-store.js';
 import type { PgTx } from './pg-db.js';
 
 export class PgKeysStore implements KeysStore {

@@ -14,12 +14,12 @@
  */
 import { StorageUnavailableError } from '../../common/errors.js';
 import { parseSetting, type SettingName } from '../../common/settings.js';
-import type { FlowVersionRef, LatestRef } from '../artifacts-repo.js';
-import { verifiedArtifact } from '../artifacts-repo.js';
-import { KEY_COLUMNS, keyFromRecord, type ApiKeyRow, type KeyRecord } from '../keys-repo.js';
-import type { RegistryReads } from '../registry-cache.js';
-import { DESCRIPTOR_COLUMNS, DESCRIPTOR_LATEST_FROM, toStoredDescriptor, type DescriptorReads, type DescriptorRecord, type StoredDescriptor } from '../descriptors-repo.js';
-import { toTenant, type Tenant, type TenantRow } from '../tenants-repo.js';
+import type { FlowVersionRef, LatestRef } from '../sqlite/sqlite-artifacts-store.js';
+import { verifiedArtifact } from '../sqlite/sqlite-artifacts-store.js';
+import { KEY_COLUMNS, keyFromRecord, type ApiKeyRow, type KeyRecord } from '../sqlite/sqlite-keys-store.js';
+import type { RegistryReads } from '../sqlite/registry-cache.js';
+import { DESCRIPTOR_COLUMNS, DESCRIPTOR_LATEST_FROM, toStoredDescriptor, type DescriptorReads, type DescriptorRecord, type StoredDescriptor } from '../sqlite/sqlite-descriptors-store.js';
+import { toTenant, type Tenant, type TenantRow } from '../sqlite/sqlite-tenants-store.js';
 import type { PgDb, PgSession, PgTx } from './pg-db.js';
 
 export interface PgRegistryMirrorOptions {

@@ -1,6 +1,6 @@
 /** Platform settings (`system_config`) in the PostgreSQL store; parsing and checks are store/settings-repo.ts's. */
 import { parseSetting, type SettingName } from '../../common/settings.js';
-import { settingText, settingValues, type SettingsStore, type SettingValue } from '../settings-repo.js';
+import { settingText, settingValues, type SettingsStore, type SettingValue } from '../sqlite/sqlite-settings-store.js';
 import type { PgTx } from './pg-db.js';
 
 export class PgSettingsStore implements SettingsStore {

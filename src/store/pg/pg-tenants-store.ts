@@ -1,5 +1,5 @@
 /** Tenants in the PostgreSQL store (the contract and the row shape are those of store/tenants-repo.ts). */
-import { toTenant, tenantExists, isUniqueViolation, type NewTenant, type Tenant, type TenantRow, type TenantStatus, type TenantsStore } from '../tenants-repo.js';
+import { toTenant, tenantExists, isUniqueViolation, type NewTenant, type Tenant, type TenantRow, type TenantStatus, type TenantsStore } from '../sqlite/sqlite-tenants-store.js';
 import type { PgTx } from './pg-db.js';
 
 const COLUMNS = 'id, display_name, status, auth_methods, created_at';

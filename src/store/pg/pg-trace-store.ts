@@ -1,5 +1,5 @@
 /** Payload-tracing flags per (tenant, flow) in the PostgreSQL store; default off. */
-import type { TraceFlag, TraceStore } from '../trace-repo.js';
+import type { TraceFlag, TraceStore } from '../sqlite/sqlite-traces-store.js';
 import type { PgTx } from './pg-db.js';
 
 export class PgTraceStore implements TraceStore {

@@ -1,5 +1,5 @@
 /** Server-side UI sessions and the CSRF key in the PostgreSQL store (contract and row shape: store/ui-sessions-repo.ts). */
-import { toUiSession, UI_SESSION_COLUMNS, type UiSessionRecord, type UiSessionRow, type UiSessionsStore } from '../ui-sessions-repo.js';
+import { toUiSession, UI_SESSION_COLUMNS, type UiSessionRecord, type UiSessionRow, type UiSessionsStore } from '../sqlite/sqlite-ui-sessions-store.js';
 import type { PgTx } from './pg-db.js';
 
 export class PgUiSessionsStore implements UiSessionsStore {

@@ -1,5 +1,5 @@
 /** Management UI accounts in the PostgreSQL store (the contract and the row shape are those of store/ui-users-repo.ts). */
-import { toUiUser, uiCredentials, type NewUiUser, type UiUser, type UiUserRecord, type UiUsersStore } from '../ui-users-repo.js';
+import { toUiUser, uiCredentials, type NewUiUser, type UiUser, type UiUserRecord, type UiUsersStore } from '../sqlite/sqlite-ui-users-store.js';
 import type { PgDb, PgTx } from './pg-db.js';
 
 const COLUMNS = 'id, username, role, password_hash, disabled, created_at, updated_at';

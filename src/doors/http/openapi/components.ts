@@ -2,7 +2,7 @@
  * The reusable parts of the OpenAPI document: body schemas, parameters, headers and the answers
  * several routes share. Names and limits come from the code that enforces them where it exports them.
  */
-import { FIRST_CORRELATION_HEADER, REPLAY_HEADER } from '../../../app/dedup.js';
+import { FIRST_CORRELATION_HEADER, REPLAY_HEADER } from '../../../app/runtime/dedup.js';
 import { JSON_MAX_DEPTH } from '../../../common/json-depth.js';
 import { NAME_MAX_BYTES, NAME_PATTERN } from '../../../common/names.js';
 import { SOAP_WARNING_HEADER, SOAP_WARNING_NON_XML } from '../../soap/response.js';

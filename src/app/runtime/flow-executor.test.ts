@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { StorageUnavailableError, SvcError } from '../../common/errors.js';
+import { ExecutionLimiter, type FlowResult, type LoadedFlow } from '../../engine/index.js';
+import { compileFlow } from '../../flow/compile.js';
+import type { LogEventInput } from '../../store/event-log/event-log-row.js';
+import type { RunGuard } from './dedup-guard.js';
+import { FlowExecutor, REGISTRY_UNAVAILABLE, type FlowExecutorDeps } from './flow-executor.js';
+import type { Door, RunMeta } from './run-meta.js';
+
+function loaded(frontMatter: string[], body: string): LoadedFlow {
+  const src = ['---', 'flowdoc_version: "0.1"', 'flow: f', 'tenant: t', ...frontMatter, '---', body].join('\n');
+  const r = compileFlow(src);
+  assert.ok(r.ir, JSON.stringify(r.diagnostics));
+  return { ir: r.ir, version: '1', hash: r.hash!, created_at: '2024-01-01T00:00:00Z' };
+}
+
+const ECHO = loaded([], '## Step: answer\n```ntd\n{"n": "{{ ctx.input.n }}"}\n```\n');
+const FILTERED = loaded([], '## Step: gate\n```condition\nctx.input.n > 5\n```\n```ntd\n{"n": 1}\n```\n');
+const DEDUP = loaded(['dedup_key: ctx.input.n'], '## Step: answer\n```ntd\n{"n": "{{ ctx.input.n }}"}\n```\n');
+
+function executor(over: Partial<FlowExecutorDeps> = {}) {
+  const rows: LogEventInput[] = [];
+  const events = { emit: (e: LogEventInput) => void rows.push(e) };
+  const deps: FlowExecutorDeps = {
+    loadFlow: () => ECHO,
+    setting: () => 1024,
+    limiter: new ExecutionLimiter(4),
+    events,
+    traceEnabled: () => false,
+    maxDurationSecs: 60,
+    engine: { events },
+    ...over,
+  };
+  return { exec: new FlowExecutor(deps), rows, deps };
+}
+
+const meta = (door: Door): RunMeta => ({ door, correlationId: `c-${door}`, headers: {} });
+
+describe('the executor every door runs flows through', () => {
+  for (const door of ['http', 'soap', 'grpc', 'cron'] as const) {
+    it(`a ${door} delivery gets received and completed rows and answers the flow's output`, async () => {
+      const { exec, rows } = executor();
+      const result = await exec.run(ECHO, { n: 3 }, meta(door));
+      assert.deepEqual(result.output, { n: 3 });
+      assert.deepEqual(rows.map((r) => [r.event, r.correlation_id, r.http_status]), [
+        ['received', `c-${door}`, undefined],
+        ['completed', `c-${door}`, 200],
+      ]);
+    });
+  }
+
+  it('a queue delivery gets queue_processed (succeeded), or queue_filtered for a false condition, and no received/completed', async () => {
+    const { exec, rows } = executor();
+    await exec.run(ECHO, { n: 3 }, meta('queue'));
+    const filtered = await exec.run(FILTERED, { n: 1 }, meta('queue'));
+    assert.equal(filtered.filtered, true);
+    assert.deepEqual(rows.map((r) => [r.event, r.outcome]), [
+      ['queue_processed', 'succeeded'],
+      ['queue_filtered', 'filtered'],
+    ]);
+  });
+
+  it('synchronous doors share max_concurrent_flow_executions (503 server busy past it); queue deliveries do not count', async () => {
+    const limiter = new ExecutionLimiter(1);
+    assert.ok(limiter.tryAcquire()); // one execution already in flight
+    const { exec } = executor({ limiter });
+    await assert.rejects(exec.run(ECHO, { n: 1 }, meta('http')), (err: SvcError) => err.code === 'SVC_ERR_BUSY' && err.headers?.['retry-after'] === '1');
+    await assert.rejects(exec.run(ECHO, { n: 1 }, meta('grpc')), (err: SvcError) => err.code === 'SVC_ERR_BUSY');
+    assert.deepEqual((await exec.run(ECHO, { n: 2 }, meta('queue'))).output, { n: 2 });
+    limiter.release();
+    await exec.run(ECHO, { n: 1 }, meta('http'));
+    assert.equal(limiter.inFlight, 0, 'the slot is given back after the run');
+  });
+
+  it('a flow declaring dedup or correlation runs inside the guard exactly once, for every door', async () => {
+    for (const door of ['http', 'queue'] as const) {
+      const calls: string[] = [];
+      const guard: RunGuard = {
+        around: async (flow, _input, m, run): Promise<FlowResult> => {
+          calls.push(`${flow.ir.flow}:${m.door}`);
+          return run();
+        },
+      };
+      const { exec, rows } = executor({ guard });
+      await exec.run(DEDUP, { n: 1 }, meta(door));
+      await exec.run(ECHO, { n: 1 }, meta(door));
+      assert.deepEqual(calls, [`f:${door}`], 'only the flow that declares dedup is guarded, once');
+      assert.equal(rows.length, door === 'queue' ? 2 : 4);
+    }
+  });
+
+  it('a duplicate the guard answers without running (a replay) still gets its boundary rows, on every door', async () => {
+    const replayed: FlowResult = { status: 200, headers: { 'x-svc-idempotent-replay': 'true' }, output: { n: 'recorded' }, filtered: false, faultHandled: false };
+    const guard: RunGuard = { around: async () => replayed };
+    for (const [door, expected] of [
+      ['http', ['received', 'completed']],
+      ['queue', ['queue_processed']],
+    ] as const) {
+      const { exec, rows } = executor({ guard });
+      assert.equal(await exec.run(DEDUP, { n: 1 }, meta(door)), replayed);
+      assert.deepEqual(rows.map((r) => r.event), expected);
+      assert.deepEqual(rows.at(-1)!.payload, { n: 'recorded' });
+    }
+  });
+
+  it('with tracing on, the first step_traced row of a delivery is labelled by its door', async () => {
+    const expected = { http: 'received', soap: 'received', grpc: 'received', cron: 'scheduled', queue: 'dequeued' } as const;
+    for (const door of Object.keys(expected) as Door[]) {
+      const { exec, rows } = executor({ traceEnabled: () => true });
+      await exec.run(ECHO, { n: 1 }, meta(door));
+      const traced = rows.filter((r) => r.event === 'step_traced');
+      assert.deepEqual(traced.map((r) => r.step), [expected[door], 'answer'], door);
+      assert.deepEqual(traced[0]!.payload, { n: 1 });
+    }
+  });
+
+  it('a failing flow on a synchronous door is completed with its status and the operator detail, then thrown', async () => {
+    const failing = loaded([], '## Step: boom\n```ntd\n{"x": "{{ ctx.input.missing.deeper }}"}\n```\n');
+    const { exec, rows } = executor();
+    await assert.rejects(exec.run(failing, {}, meta('http')), (err: SvcError) => err.status === 500);
+    const completed = rows.find((r) => r.event === 'completed')!;
+    assert.equal(completed.http_status, 500);
+    assert.match(String(completed.reason), /boom/);
+  });
+
+  it('a registry that cannot be read for the tracing flag is storage unavailable (503) with a fixed text, its cause kept for the log, not a crash', async () => {
+    const { exec } = executor({
+      traceEnabled: () => {
+        throw new Error('SQLITE_BUSY');
+      },
+    });
+    await assert.rejects(
+      exec.run(ECHO, {}, meta('queue')),
+      (err: unknown) => err instanceof StorageUnavailableError && err.message === REGISTRY_UNAVAILABLE && err.cause instanceof Error && /SQLITE_BUSY/.test(err.cause.message),
+    );
+  });
+});

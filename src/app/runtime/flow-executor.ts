@@ -1,0 +1,221 @@
+/**
+ * The one executor through which every door runs a flow (/run, SOAP, gRPC, cron and queue
+ * deliveries): the flow-state guard (deduplication, correlation), the concurrency bound, the
+ * boundary log rows, the flow's mask, the payload tracing flag and the time limit. A feature added
+ * here reaches every door at once.
+ */
+import { FlowError, flowNotFound, StorageUnavailableError, SvcError } from '../../common/errors.js';
+import type { SettingName } from '../../common/settings.js';
+import { startTrace, traceIdOf, type IncomingTraceContext, type SpanRole, type TraceSpan } from '../../common/trace-context/spans.js';
+import { BUSY_RETRY_AFTER_SECS, maskOf, runFlow, type ExecutionLimiter, type FlowResult, type LoadedFlow, type RunDeps } from '../../engine/index.js';
+import type { FlowIR } from '../../ir/types.js';
+import type { EventEmitter } from '../../store/event-log/event-sink.js';
+import type { RunGuard } from './dedup-guard.js';
+import { NULL_EXECUTION_OBSERVER, type ExecutionObserver, type ExecutionOutcome } from './execution-observer.js';
+import type { RunMeta } from './run-meta.js';
+
+export interface FlowExecutorDeps {
+  /** Resolves `latest` (cached by hash, verified); throws IntegrityError or StorageUnavailableError. */
+  loadFlow(tenant: string, name: string): LoadedFlow | undefined;
+  /** A platform setting, read when the spec says (the size ceiling: per request). */
+  setting(name: SettingName): number;
+  /** `max_concurrent_flow_executions`: bounds the synchronous doors (a queue's worker bounds itself). */
+  readonly limiter: ExecutionLimiter;
+  readonly events: EventEmitter;
+  /** Payload tracing flag per (tenant, flow); asked once per execution. */
+  traceEnabled(tenant: string, flow: string): boolean;
+  /** `flow_max_duration_secs`, read at startup. */
+  readonly maxDurationSecs: number;
+  /** Effects, the flow loader for composition, the event sink: shared by every execution. */
+  readonly engine: RunDeps;
+  /** Deduplication and correlation (dedup-guard.ts); consulted only for flows declaring those keys. */
+  readonly guard?: RunGuard | undefined;
+  /** Told of every execution's outcome and duration (metrics). @default none */
+  readonly observer?: ExecutionObserver | undefined;
+}
+
+/** The label of a delivery's first `step_traced` row, by door (docs/tracing.md). */
+const ENTRY_LABELS: Readonly<Record<RunMeta['door'], string>> = Object.freeze({ http: 'received', soap: 'received', grpc: 'received', cron: 'scheduled', queue: 'dequeued' });
+
+/** The execution span's kind by door: a request served, a message consumed, or a timer's own work. */
+const SPAN_ROLES: Readonly<Record<RunMeta['door'], SpanRole>> = Object.freeze({ http: 'server', soap: 'server', grpc: 'server', cron: 'internal', queue: 'consumer' });
+
+export class FlowExecutor {
+  readonly #deps: FlowExecutorDeps;
+  readonly #observer: ExecutionObserver;
+
+  constructor(deps: FlowExecutorDeps) {
+    this.#deps = deps;
+    this.#observer = deps.observer ?? NULL_EXECUTION_OBSERVER;
+  }
+
+  /** The latest artifact of (tenant, name), or a 404 error naming it. */
+  resolve(tenant: string, name: string): LoadedFlow {
+    const flow = this.#deps.loadFlow(tenant, name);
+    if (flow === undefined) throw flowNotFound(tenant, name);
+    return flow;
+  }
+
+  /** Message ceiling for this access point: the flow's `max_message_bytes`, else the platform setting. */
+  ceiling(flow: LoadedFlow | undefined): number {
+    return flow?.ir.maxMessageBytes ?? this.#deps.setting('max_message_bytes');
+  }
+
+  /**
+   * A synchronous delivery that passed the gate but failed before its flow started (no flow, body
+   * too large, bad signature, unparseable body): it still gets its `received` and `completed` rows.
+   */
+  recordRejected(tenant: string, name: string, correlationId: string, err: unknown, traceContext?: IncomingTraceContext): void {
+    // No execution started, so no span: the rows name the caller's trace when it sent one.
+    const base = { correlation_id: correlationId, tenant, flow: name, trace_id: traceIdOf(traceContext?.traceparent) ?? null };
+    this.#deps.events.emit({ ...base, event: 'received' });
+    this.#deps.events.emit({ ...base, event: 'completed', http_status: statusOf(err), reason: detailOf(err) });
+  }
+
+  /**
+   * Runs the flow for a door. Synchronous doors get 503 `server busy` before it starts when too
+   * many executions are in flight. The boundary rows wrap the flow-state guard, so a replayed, held
+   * back or refused duplicate is recorded like any delivery. Failures are thrown (SvcError
+   * subclasses); a queue delivery's caller decides retry or dead letter by their class.
+   */
+  run(flow: LoadedFlow, input: unknown, meta: RunMeta): Promise<FlowResult> {
+    return meta.door === 'queue' ? this.#deliver(flow, input, meta) : this.#answer(flow, input, meta);
+  }
+
+  /** A synchronous door: bounded, with `received` and `completed` rows. */
+  async #answer(flow: LoadedFlow, input: unknown, meta: RunMeta): Promise<FlowResult> {
+    const started = performance.now();
+    if (!this.#deps.limiter.tryAcquire()) {
+      this.#observer.executed(flow.ir.tenant, flow.ir.flow, meta.door, 'busy', (performance.now() - started) / 1000);
+      throw new SvcError('SVC_ERR_BUSY', 'server busy: too many flow executions in flight', {
+        headers: { 'retry-after': String(BUSY_RETRY_AFTER_SECS) },
+      });
+    }
+    const { ir } = flow;
+    const events = this.#deps.events;
+    const mask = maskOf(ir);
+    const span = executionSpan(flow, meta);
+    const traceId = span.traceId;
+    // Plain literals of one shape, not spreads of a shared base: on the /run path the spreads cost
+    // more than the rest of the event bookkeeping together.
+    events.emit({ event: 'received', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, payload: input, trace_id: traceId });
+    try {
+      const result = await this.#guarded(flow, input, meta, this.#traced(flow), span);
+      events.emit({ event: 'completed', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, payload: result.output, http_status: result.status, trace_id: traceId });
+      const outcome = outcomeOf(result);
+      this.#observer.executed(ir.tenant, ir.flow, meta.door, outcome, (performance.now() - started) / 1000);
+      endExecutionSpan(span, outcome, result.status);
+      return result;
+    } catch (err) {
+      // The operator-facing detail (which step, which variable), never the wire message alone.
+      events.emit({ event: 'completed', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, http_status: statusOf(err), reason: detailOf(err), trace_id: traceId });
+      this.#observer.executed(ir.tenant, ir.flow, meta.door, 'failed', (performance.now() - started) / 1000);
+      endExecutionSpan(span, 'failed', statusOf(err), err);
+      throw err;
+    } finally {
+      this.#deps.limiter.release();
+    }
+  }
+
+  /** A queue delivery: `queue_processed` or `queue_filtered` once it is done (a failure is the worker's `queue_failed`). */
+  async #deliver(flow: LoadedFlow, input: unknown, meta: RunMeta): Promise<FlowResult> {
+    const { ir } = flow;
+    const started = performance.now();
+    const span = executionSpan(flow, meta);
+    let result: FlowResult;
+    try {
+      result = await this.#guarded(flow, input, meta, this.#traced(flow), span);
+    } catch (err) {
+      this.#observer.executed(ir.tenant, ir.flow, 'queue', 'failed', (performance.now() - started) / 1000);
+      endExecutionSpan(span, 'failed', statusOf(err), err);
+      throw err;
+    }
+    const outcome = outcomeOf(result);
+    this.#observer.executed(ir.tenant, ir.flow, 'queue', outcome, (performance.now() - started) / 1000);
+    endExecutionSpan(span, outcome, result.status);
+    const mask = maskOf(ir);
+    if (result.filtered) {
+      this.#deps.events.emit({ event: 'queue_filtered', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, outcome: 'filtered', trace_id: span.traceId });
+    } else {
+      this.#deps.events.emit({ event: 'queue_processed', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, outcome, payload: result.output, http_status: result.status, trace_id: span.traceId });
+    }
+    return result;
+  }
+
+  /** The execution itself, inside the flow-state guard when the flow declares dedup or correlation keys. */
+  #guarded(flow: LoadedFlow, input: unknown, meta: RunMeta, trace: boolean, span: TraceSpan): Promise<FlowResult> {
+    const { ir } = flow;
+    const guard = this.#deps.guard;
+    if (guard === undefined || (ir.dedup === undefined && ir.correlation === undefined)) return this.#execute(ir, input, meta, trace, span);
+    return guard.around(flow, input, meta, () => this.#execute(ir, input, meta, trace, span));
+  }
+
+  #execute(ir: FlowIR, input: unknown, meta: RunMeta, trace: boolean, span: TraceSpan): Promise<FlowResult> {
+    const queued = meta.door === 'queue';
+    const opts = {
+      correlationId: meta.correlationId,
+      headers: meta.headers,
+      soap: meta.soap,
+      maxDurationSecs: this.#deps.maxDurationSecs,
+      trace,
+      entryLabel: ENTRY_LABELS[meta.door],
+      delivery: queued ? ('queue' as const) : ('run' as const),
+      span,
+    };
+    return runFlow(ir, input, opts, this.#deps.engine);
+  }
+
+  /** The tracing flag; a registry that cannot be read is storage unavailable (503; a queue delivery waits 1 s). */
+  #traced(flow: LoadedFlow): boolean {
+    try {
+      return this.#deps.traceEnabled(flow.ir.tenant, flow.ir.flow);
+    } catch (err) {
+      // The caller reads a fixed text; the storage's own message (table names, paths) goes to the log row only.
+      throw new StorageUnavailableError(REGISTRY_UNAVAILABLE, err);
+    }
+  }
+}
+
+/**
+ * The execution's span: a child of the caller's when the door passed valid W3C trace context.
+ * Without an SDK it only carries the trace id (no attribute is set on it then).
+ */
+function executionSpan(flow: LoadedFlow, meta: RunMeta): TraceSpan {
+  const { ir } = flow;
+  return startTrace(`flow ${ir.tenant}/${ir.flow}`, SPAN_ROLES[meta.door], meta.traceContext, {
+    'svc.tenant': ir.tenant,
+    'svc.flow': ir.flow,
+    'svc.flow.version': flow.version,
+    'svc.door': meta.door,
+    'svc.correlation_id': meta.correlationId,
+  });
+}
+
+function endExecutionSpan(span: TraceSpan, outcome: ExecutionOutcome, status: number, err?: unknown): void {
+  if (span.sdk) {
+    span.setAttribute('svc.outcome', outcome);
+    span.setAttribute('http.response.status_code', status);
+  }
+  span.end(err);
+}
+
+function outcomeOf(result: FlowResult): ExecutionOutcome {
+  return result.filtered ? 'filtered' : result.faultHandled ? 'fault_handled' : 'succeeded';
+}
+
+function statusOf(err: unknown): number {
+  return err instanceof SvcError ? err.status : 500;
+}
+
+/** The public text of a registry that cannot be read while an execution starts (503). */
+export const REGISTRY_UNAVAILABLE = 'registry unavailable: the flow registry could not be read';
+
+/**
+ * What the operator log says of a failure: a flow error's detail (which step, why); a storage
+ * failure's fixed text with its cause (what the storage said); else the message.
+ */
+function detailOf(err: unknown): string {
+  if (err instanceof FlowError) return err.detail;
+  if (err instanceof StorageUnavailableError && err.cause instanceof Error) return `${err.message}: ${err.cause.message}`;
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,86 @@
+/** Dead-letter use cases shared by `svc dlq` and the management UI, plus the queue figures the UI shows. */
+import { statePaths } from '../../common/paths.js';
+import { FileQueueStore, type DeadLetter, type DeadLetterRow, type QueueStore, type QueueStats, type ReplayResult } from '../../queue/index.js';
+import type { AuditEntryInput } from '../../store/sqlite/sqlite-audit-store.js';
+
+/** Who acted, for the audit entry every replay and discard writes on the queue's tenant chain. */
+export interface DlqAction {
+  /** The queued writer of a server, or an audit store (awaited: on PostgreSQL the append is a promise). */
+  readonly audit: { append(entry: AuditEntryInput): unknown };
+  /** e.g. `cli`, `ui:alice` */
+  readonly actor: string;
+}
+
+/**
+ * Where the queues are: a registry database path (an operator command opens a short-lived store
+ * beside it), or the store a running server already holds.
+ */
+export type DlqTarget = { readonly db: string } | { readonly store: QueueStore };
+
+async function withStore<T>(target: DlqTarget, fn: (store: QueueStore) => Promise<T>): Promise<T> {
+  if ('store' in target) return fn(target.store);
+  // Ids are reserved one at a time so a command wastes none.
+  const store = new FileQueueStore({ queuesDir: statePaths(target.db).queuesDir, idBlockSize: 1 });
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Pending dead letters, optionally narrowed to a tenant and/or flow. */
+export function listDeadLetters(target: DlqTarget, filter: { tenant?: string; flow?: string } = {}): Promise<DeadLetterRow[]> {
+  return withStore(target, async (store) => {
+    if (filter.tenant !== undefined && filter.flow !== undefined) store.checkNames(filter.tenant, filter.flow);
+    return store.listDeadLetters(filter);
+  });
+}
+
+/**
+ * Replays a pending dead letter as a new message (new id, fresh attempts and correlation id);
+ * audited as `queue.message.replayed`.
+ */
+export function replayDeadLetter(target: DlqTarget, tenant: string, flow: string, id: number, action: DlqAction): Promise<ReplayResult> {
+  return withStore(target, async (store) => {
+    const r = await store.replayDeadLetter(tenant, flow, id);
+    await action.audit.append({ tenant, eventType: 'queue.message.replayed', correlationId: r.message.correlationId, payload: { flow, id, new_id: r.message.id, actor: action.actor } });
+    return r;
+  });
+}
+
+/** Discards a pending dead letter: hidden at once, body removed at the queue's next drain; audited as `queue.message.discarded`. */
+export function discardDeadLetter(target: DlqTarget, tenant: string, flow: string, id: number, action: DlqAction): Promise<DeadLetter> {
+  return withStore(target, async (store) => {
+    const e = await store.discardDeadLetter(tenant, flow, id);
+    await action.audit.append({ tenant, eventType: 'queue.message.discarded', payload: { flow, id, actor: action.actor } });
+    return e;
+  });
+}
+
+/** Replays or discards every pending dead letter matching the filter, one audited action each; returns how many. */
+export async function actOnDeadLetters(target: DlqTarget, how: 'replay' | 'discard', filter: { tenant?: string; flow?: string }, action: DlqAction): Promise<number> {
+  let n = 0;
+  for (const d of await listDeadLetters(target, filter)) {
+    if (how === 'replay') await replayDeadLetter(target, d.tenant, d.flow, d.id, action);
+    else await discardDeadLetter(target, d.tenant, d.flow, d.id, action);
+    n++;
+  }
+  return n;
+}
+
+/** A queue's counters and who runs its worker. */
+export interface QueueFigures extends QueueStats {
+  /** `pid N on <host>` of the live process holding the queue's consumer lock; undefined: no worker runs. */
+  readonly worker: string | undefined;
+}
+
+/** Every queue's counters (backlog, retries, dead letters) and its worker, by tenant and flow. */
+export function queueFigures(target: DlqTarget): Promise<QueueFigures[]> {
+  return withStore(target, async (store) => {
+    const out: QueueFigures[] = [];
+    for (const { tenant, flow } of await store.listQueues()) {
+      out.push({ ...(await store.stats(tenant, flow)), worker: await store.workerOf(tenant, flow) });
+    }
+    return out;
+  });
+}

@@ -1,5 +1,0 @@
-// The queue contract's conformance suite against the files of a state directory (QueueStore).
-import { fileBackend } from './file-backend.js';
-import { queueConformance } from './queue.conformance.js';
-
-queueConformance(fileBackend);

@@ -1,0 +1,149 @@
+/**
+ * The dead-letter file of one queue: `dead` records (payload as submitted, message id, times,
+ * attempts, last error; never the correlation id) and `handled` records written by replay and
+ * discard. Every change happens under the queue's dead-letter lock, since the consumer and the
+ * `svc dlq` commands may run in different processes.
+ */
+import { randomUUID } from 'node:crypto';
+import { access, mkdir, open } from 'node:fs/promises';
+import { SvcError } from '../../common/errors.js';
+import { encodeFrame } from './frame.js';
+import { atomicWrite, scanFile, writeAll } from './file-io.js';
+import { LockFile, WRITE_LOCK_OPTIONS } from './lock-file.js';
+import type { QueuePaths } from './queue-paths.js';
+import type { AppendResult } from '../types.js';
+
+/** One dead letter as stored (field names are the file format). */
+export interface DeadLetter {
+  readonly id: number;
+  readonly payload: unknown;
+  readonly enqueued_at: string;
+  readonly failed_at: string;
+  /** Attempts consumed. */
+  readonly attempts: number;
+  readonly last_error: string;
+}
+
+export type DeadLetterRecord =
+  | ({ readonly t: 'dead' } & DeadLetter)
+  | { readonly t: 'handled'; readonly id: number; readonly how: 'replay' | 'discard'; readonly at: string };
+
+
+/** Folds the file: pending entries in the order they died, and the count of handled ones. */
+export async function readDeadLetters(paths: QueuePaths): Promise<{ pending: DeadLetter[]; handled: number }> {
+  const scan = await scanFile<DeadLetterRecord>(paths.deadLetters);
+  const byId = new Map<number, DeadLetter>();
+  let handled = 0;
+  for (const { value: r } of scan.frames) {
+    if (r.t === 'dead') {
+      const { t: _t, ...entry } = r;
+      byId.delete(r.id);
+      byId.set(r.id, entry);
+    } else if (byId.delete(r.id)) handled++;
+  }
+  return { pending: [...byId.values()], handled };
+}
+
+async function appendRecords(paths: QueuePaths, lock: LockFile, records: DeadLetterRecord[]): Promise<void> {
+  await mkdir(paths.dir, { recursive: true });
+  const fh = await open(paths.deadLetters, 'a');
+  try {
+    const { size } = await fh.stat();
+    lock.assertHeldSync();
+    try {
+      await writeAll(fh, Buffer.concat(records.map((r) => encodeFrame(r))));
+    } catch (err) {
+      // A write cut short (a full disk) leaves part of a record, and a reader stops there: every
+      // dead letter appended after it would be unreadable. Cut it off (fenced: while the lock is ours).
+      if (lock.stillHeldSync()) await fh.truncate(size).catch(() => undefined);
+      throw err;
+    }
+    await fh.datasync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Adds a dead letter; resolves once it is fdatasync'ed. */
+export async function addDeadLetter(paths: QueuePaths, entry: DeadLetter): Promise<void> {
+  const lock = await LockFile.acquire(paths.deadLetterLock, WRITE_LOCK_OPTIONS);
+  try {
+    await appendRecords(paths, lock, [{ t: 'dead', ...entry }]);
+  } finally {
+    await lock.release();
+  }
+}
+
+function notFound(paths: QueuePaths, id: number): SvcError {
+  return deadLetterNotFound(paths.tenant, paths.flow, id);
+}
+
+/** The refusal of a replay or discard naming no pending dead letter (every backend's words). */
+export function deadLetterNotFound(tenant: string, flow: string, id: number): SvcError {
+  return new SvcError('SVC_ERR_NOT_FOUND', `no pending dead letter with id ${id} in queue ${tenant}/${flow} (list them with: svc dlq list --tenant ${tenant} --flow ${flow})`);
+}
+
+/** Refuses before taking any lock (which would create the queue's directory) when there is no file. */
+async function requireFile(paths: QueuePaths, id: number): Promise<void> {
+  try {
+    await access(paths.deadLetters);
+  } catch {
+    throw notFound(paths, id);
+  }
+}
+
+/** Marks a pending entry handled without replaying it; hidden from listings at once. */
+export async function discardDeadLetter(paths: QueuePaths, id: number): Promise<DeadLetter> {
+  await requireFile(paths, id);
+  const lock = await LockFile.acquire(paths.deadLetterLock, WRITE_LOCK_OPTIONS);
+  try {
+    const entry = (await readDeadLetters(paths)).pending.find((e) => e.id === id);
+    if (!entry) throw notFound(paths, id);
+    await appendRecords(paths, lock, [{ t: 'handled', id, how: 'discard', at: new Date().toISOString() }]);
+    return entry;
+  } finally {
+    await lock.release();
+  }
+}
+
+export interface ReplayResult {
+  readonly entry: DeadLetter;
+  /** The new message: a new id, fresh attempts, a fresh correlation id. */
+  readonly message: AppendResult & { readonly correlationId: string };
+}
+
+/**
+ * Appends a pending entry's payload to the back of the main queue as a new message, then marks
+ * the entry handled. A crash between the two leaves it pending (replayed twice at worst).
+ */
+export async function replayDeadLetter(
+  paths: QueuePaths,
+  id: number,
+  append: (input: { correlationId: string; payload: unknown }) => Promise<AppendResult>,
+  correlationId: string = randomUUID(),
+): Promise<ReplayResult> {
+  await requireFile(paths, id);
+  const lock = await LockFile.acquire(paths.deadLetterLock, WRITE_LOCK_OPTIONS);
+  try {
+    const entry = (await readDeadLetters(paths)).pending.find((e) => e.id === id);
+    if (!entry) throw notFound(paths, id);
+    const appended = await append({ correlationId, payload: entry.payload });
+    await appendRecords(paths, lock, [{ t: 'handled', id, how: 'replay', at: new Date().toISOString() }]);
+    return { entry, message: { ...appended, correlationId } };
+  } finally {
+    await lock.release();
+  }
+}
+
+/** Rewrites the file with the pending entries only (handled bodies are physically removed). */
+export async function pruneDeadLetters(paths: QueuePaths): Promise<{ kept: number; removed: number }> {
+  const lock = await LockFile.acquire(paths.deadLetterLock, WRITE_LOCK_OPTIONS);
+  try {
+    const { pending, handled } = await readDeadLetters(paths);
+    if (handled === 0) return { kept: pending.length, removed: 0 };
+    await atomicWrite(paths.deadLetters, Buffer.concat(pending.map((e) => encodeFrame({ t: 'dead', ...e }))), () => lock.assertHeldSync());
+    return { kept: pending.length, removed: handled };
+  } finally {
+    await lock.release();
+  }
+}

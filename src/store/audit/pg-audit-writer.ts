@@ -1,0 +1,99 @@
+/**
+ * The service's audit appender on PostgreSQL: entries are queued without waiting (their time and
+ * correlation id fixed at once, as with the SQLite writer thread) and written every
+ * `flushIntervalMs` in one transaction, chained under each tenant's head row lock, so several
+ * nodes appending at once still build one chain per tenant. A batch that fails (the database is
+ * away) is kept, in order, and tried again; nothing queued is dropped.
+ */
+import { prepareAuditEntry, type AuditEntryInput, type PreparedAuditEntry } from '../sqlite/sqlite-audit-store.js';
+import type { AuditAppender } from './audit-thread.js';
+import { appendAuditIn } from '../pg/pg-audit-store.js';
+import type { PgDb } from '../pg/pg-db.js';
+
+export interface PgAuditWriterOptions {
+  /** @default 5 */
+  readonly flushIntervalMs?: number;
+  /** How long a failed batch waits before it is tried again. @default 1000 */
+  readonly retryMs?: number;
+  readonly onError?: (message: string) => void;
+  readonly onBatchWritten?: (entries: number, seconds: number) => void;
+}
+
+export class PgAuditWriter implements AuditAppender {
+  readonly #db: PgDb;
+  readonly #intervalMs: number;
+  readonly #retryMs: number;
+  readonly #opts: PgAuditWriterOptions;
+  #queue: PreparedAuditEntry[] = [];
+  #writing: PreparedAuditEntry[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #closed = false;
+
+  constructor(db: PgDb, opts: PgAuditWriterOptions = {}) {
+    this.#db = db;
+    this.#intervalMs = opts.flushIntervalMs ?? 5;
+    this.#retryMs = opts.retryMs ?? 1000;
+    this.#opts = opts;
+  }
+
+  /** Entries appended and not yet committed. */
+  get queuedEntries(): number {
+    return this.#queue.length + this.#writing.length;
+  }
+
+  append(input: AuditEntryInput): void {
+    if (this.#closed) return;
+    this.#queue.push(prepareAuditEntry(input));
+    this.#schedule(this.#intervalMs);
+  }
+
+  /** Resolves once every entry appended before the call is committed (it keeps trying until then). */
+  async flush(): Promise<void> {
+    while (this.#queue.length > 0 || this.#writing.length > 0) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+      await (this.#running ??= this.#write());
+      if (this.#writing.length > 0) await new Promise((r) => setTimeout(r, this.#retryMs).unref());
+    }
+  }
+
+  /** Flushes what is queued (giving up after `timeoutMs` while the database stays away), then stops. */
+  async close(timeoutMs = 5000): Promise<void> {
+    this.#closed = true;
+    await Promise.race([this.flush(), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+    clearTimeout(this.#timer);
+    if (this.queuedEntries > 0) this.#opts.onError?.(`${this.queuedEntries} audit entries not written: the PostgreSQL store stayed unavailable while the service stopped`);
+  }
+
+  #schedule(ms: number): void {
+    if (this.#timer !== undefined || this.#running !== undefined) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#running ??= this.#write();
+    }, ms).unref();
+  }
+
+  async #write(): Promise<void> {
+    try {
+      if (this.#writing.length === 0) {
+        this.#writing = this.#queue;
+        this.#queue = [];
+      }
+      const batch = this.#writing;
+      if (batch.length === 0) return;
+      const started = performance.now();
+      try {
+        await this.#db.transaction((tx) => appendAuditIn(tx, batch));
+        this.#writing = [];
+        this.#opts.onBatchWritten?.(batch.length, (performance.now() - started) / 1000);
+      } catch (err) {
+        this.#opts.onError?.(`audit batch of ${batch.length} entries not written (tried again in ${this.#retryMs} ms): ${(err as Error).message}`);
+      }
+    } finally {
+      this.#running = undefined;
+      if (this.#writing.length > 0) this.#schedule(this.#retryMs);
+      else if (this.#queue.length > 0) this.#schedule(this.#intervalMs);
+    }
+  }
+}

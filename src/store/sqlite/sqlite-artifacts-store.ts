@@ -1,0 +1,183 @@
+/** Flow artifacts by content address, version refs per (tenant, name) and the `latest` pointer. */
+import { sha256Hex } from '../../common/digest.js';
+import { IntegrityError, SvcError } from '../../common/errors.js';
+import type { Db } from './db.js';
+import type { Awaitable } from '../../common/awaitable.js';
+
+export interface FlowVersionRef {
+  version: string;
+  hash: string;
+  /** ISO 8601 UTC. */
+  created_at: string;
+}
+
+export interface LatestRef extends FlowVersionRef {
+  tenant: string;
+  name: string;
+}
+
+export interface VersionListing extends FlowVersionRef {
+  /** True for the version `latest` points at. */
+  latest: boolean;
+}
+
+export interface PublishInput {
+  tenant: string;
+  name: string;
+  version: string;
+  /** The artifact bytes (canonical IR JSON). */
+  bytes: string | Uint8Array;
+  /** Hex SHA-256 of bytes; checked before anything is written. */
+  hash: string;
+  /** ISO 8601 UTC. */
+  createdAt: string;
+  /** The Markdown the version was compiled from, kept beside it. @default not kept */
+  source?: string;
+}
+
+/** A version that already exists for (tenant, name): publishing it again changes nothing. */
+export class DuplicateVersionError extends SvcError {
+  constructor(tenant: string, name: string, version: string) {
+    super('SVC_ERR_CONFLICT', `flow ${tenant}/${name} already has version "${version}"; versions are never replaced, deploy under a new version`);
+    this.name = 'DuplicateVersionError';
+  }
+}
+
+/** The storage contract (store/contracts.ts): implemented here and in store/pg/. */
+export interface ArtifactsStore {
+  resolveLatest(tenant: string, name: string): Awaitable<FlowVersionRef | undefined>;
+  getByVersion(tenant: string, name: string, version: string): Awaitable<FlowVersionRef | undefined>;
+  /** Every version of a flow, oldest first. */
+  listVersions(tenant: string, name: string): Awaitable<VersionListing[]>;
+  getSource(tenant: string, name: string, version: string): Awaitable<string | undefined>;
+  /** The latest version of every flow, by tenant and name. */
+  listLatest(): Awaitable<LatestRef[]>;
+  /** Verified bytes. @throws IntegrityError when they no longer hash to `hash`. */
+  getArtifact(hash: string): Awaitable<Buffer | undefined>;
+  /**
+   * Stores the artifact, adds the version and moves `latest`, all in one transaction.
+   * @throws DuplicateVersionError when the version exists; IntegrityError when the bytes do not hash to `hash`
+   */
+  publish(p: PublishInput): Awaitable<void>;
+}
+
+export class SqliteArtifactsStore implements ArtifactsStore {
+  readonly #db: Db;
+  readonly #latest;
+  readonly #artifact;
+  readonly #byVersion;
+  readonly #versions;
+  readonly #allLatest;
+
+  constructor(db: Db) {
+    this.#db = db;
+    this.#latest = db.prepare<[string, string], FlowVersionRef>(
+      `SELECT v.version, v.hash, v.created_at FROM flow_latest l
+         JOIN flow_versions v ON v.tenant = l.tenant AND v.name = l.name AND v.version = l.version
+        WHERE l.tenant = ? AND l.name = ?`,
+    );
+    this.#artifact = db.prepare<[string], { bytes: Buffer }>('SELECT bytes FROM artifacts WHERE hash = ?');
+    this.#byVersion = db.prepare<[string, string, string], FlowVersionRef>('SELECT version, hash, created_at FROM flow_versions WHERE tenant = ? AND name = ? AND version = ?');
+    this.#versions = db.prepare<[string, string], VersionListing>(
+      `SELECT v.version, v.hash, v.created_at, (l.version IS NOT NULL) AS latest FROM flow_versions v
+         LEFT JOIN flow_latest l ON l.tenant = v.tenant AND l.name = v.name AND l.version = v.version
+        WHERE v.tenant = ? AND v.name = ? ORDER BY v.created_at, v.rowid`,
+    );
+    this.#allLatest = db.prepare<[], LatestRef>(
+      `SELECT l.tenant, l.name, v.version, v.hash, v.created_at FROM flow_latest l
+         JOIN flow_versions v ON v.tenant = l.tenant AND v.name = l.name AND v.version = l.version
+        ORDER BY l.tenant, l.name`,
+    );
+  }
+
+  /** The version `latest` points at, in one indexed query. */
+  resolveLatest(tenant: string, name: string): FlowVersionRef | undefined {
+    return this.#latest.get(tenant, name);
+  }
+
+  getByVersion(tenant: string, name: string, version: string): FlowVersionRef | undefined {
+    return this.#byVersion.get(tenant, name, version);
+  }
+
+  /** Every version of a flow, oldest first; none is ever deleted. */
+  listVersions(tenant: string, name: string): VersionListing[] {
+    return this.#versions.all(tenant, name).map((r) => ({ ...r, latest: Boolean(r.latest) }));
+  }
+
+  /** The Markdown a version was deployed from; undefined for a version deployed before sources were kept. */
+  getSource(tenant: string, name: string, version: string): string | undefined {
+    const row = this.#db.prepare('SELECT source FROM flow_sources WHERE tenant = ? AND name = ? AND version = ?').get(tenant, name, version) as { source: string } | undefined;
+    return row?.source;
+  }
+
+  /** The latest version of every flow (start-up scans: schedules, config check, cert reconcile). */
+  listLatest(): LatestRef[] {
+    return this.#allLatest.all();
+  }
+
+  /**
+   * The artifact's bytes, verified against their address.
+   * @returns undefined when no artifact has that hash
+   * @throws IntegrityError when the stored bytes no longer hash to `hash`
+   */
+  getArtifact(hash: string): Buffer | undefined {
+    const row = this.#artifact.get(hash);
+    return row === undefined ? undefined : verifiedArtifact(hash, row.bytes);
+  }
+
+  /**
+   * Runs `fn` (reads only) inside one deferred transaction: its reads share one snapshot and one
+   * shared lock, instead of each statement taking and dropping the lock and checking for a hot
+   * journal (the start-up scan of every latest artifact).
+   */
+  readSnapshot<T>(fn: () => T): T {
+    return this.#db.transaction(fn).deferred();
+  }
+
+  /**
+   * Runs `fn` inside one IMMEDIATE transaction of the registry: several publish() calls made in it
+   * (each then a savepoint) are written all together or not at all, and checks made in it see the
+   * state they are written over. A throw rolls everything back. Lock order: when an audit entry
+   * belongs to the change, take SqliteAuditStore.transaction first and call this inside it, never the
+   * other way round (see SqliteAuditStore.transaction).
+   */
+  transaction<T>(fn: () => T): T {
+    return this.#db.transaction(fn).immediate();
+  }
+
+  /** Stores the artifact (deduplicated by hash), adds the version and moves `latest`, in one transaction. */
+  publish(p: PublishInput): void {
+    const bytes = publishedBytes(p);
+    this.#db
+      .transaction(() => {
+        if (this.#byVersion.get(p.tenant, p.name, p.version)) throw new DuplicateVersionError(p.tenant, p.name, p.version);
+        this.#db.prepare('INSERT OR IGNORE INTO artifacts (hash, bytes, created_at) VALUES (?, ?, ?)').run(p.hash, bytes, p.createdAt);
+        this.#db.prepare('INSERT INTO flow_versions (tenant, name, version, hash, created_at) VALUES (?, ?, ?, ?, ?)').run(p.tenant, p.name, p.version, p.hash, p.createdAt);
+        if (p.source !== undefined) this.#db.prepare('INSERT INTO flow_sources (tenant, name, version, source) VALUES (?, ?, ?, ?)').run(p.tenant, p.name, p.version, p.source);
+        this.#db
+          .prepare('INSERT INTO flow_latest (tenant, name, version) VALUES (?, ?, ?) ON CONFLICT (tenant, name) DO UPDATE SET version = excluded.version')
+          .run(p.tenant, p.name, p.version);
+      })
+      .immediate();
+  }
+}
+
+/** Stored bytes checked against their address. @throws IntegrityError when they no longer hash to it */
+export function verifiedArtifact(hash: string, bytes: Buffer): Buffer {
+  const actual = sha256Hex(bytes);
+  if (actual !== hash) throw new IntegrityError(`artifact ${hash} is corrupt: its bytes hash to ${actual}; re-deploy the flow under a new version`);
+  return bytes;
+}
+
+/** The bytes a publish stores, checked against the hash it names before anything is written. */
+export function publishedBytes(p: PublishInput): Buffer {
+  const bytes = typeof p.bytes === 'string' ? Buffer.from(p.bytes, 'utf8') : Buffer.from(p.bytes);
+  if (sha256Hex(bytes) !== p.hash) throw new IntegrityError(`refusing to publish ${p.tenant}/${p.name} ${p.version}: the bytes do not hash to ${p.hash}`);
+  return bytes;
+}
+
+/** The tenant's status as deploy needs it, read without depending on the tenants store. */
+export function tenantStatus(db: Db, id: string): 'active' | 'disabled' | undefined {
+  const row = db.prepare<[string], { status: 'active' | 'disabled' }>('SELECT status FROM tenants WHERE id = ?').get(id);
+  return row?.status;
+}
