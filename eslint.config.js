@@ -17,11 +17,26 @@ const LAYERS = {
   queue: { allowed: ['common', 'ir', 'store'], why: 'the queue sits below the engine' },
   engine: { allowed: ['common', 'ir', 'expr', 'store', 'queue'], why: 'the engine reads IR, never Markdown or HTTP' },
   gate: { allowed: ['common', 'store'], why: 'the gate knows stores, not doors' },
-  app: { allowed: ['common', 'ir', 'expr', 'flow', 'store', 'queue', 'engine', 'gate'], why: 'app/ holds the use cases every door calls and imports no door' },
-  doors: { allowed: ['common', 'ir', 'expr', 'store', 'queue', 'engine', 'gate', 'app'], why: 'a door calls app/ use cases; it does not compile flows or reach the timers, the composition root or the CLI' },
-  housekeeping: { allowed: ['common', 'ir', 'store', 'queue', 'engine', 'app'], why: 'housekeeping runs app/ and store work on timers; it knows no door' },
-  serve: { allowed: ['common', 'ir', 'expr', 'store', 'queue', 'engine', 'gate', 'app', 'doors', 'housekeeping'], why: 'serve/ is the composition root: it wires everything below it, but not the CLI or the compiler' },
-  cli: { allowed: ['common', 'ir', 'expr', 'flow', 'store', 'queue', 'engine', 'gate', 'app', 'serve'], why: 'the CLI parses flags and calls app/ (and serve/ for `svc serve`), never a door' },
+  app: {
+    allowed: ['common', 'ir', 'expr', 'flow', 'store', 'queue', 'engine', 'gate'],
+    why: 'app/ holds the use cases every door calls and imports no door',
+  },
+  doors: {
+    allowed: ['common', 'ir', 'expr', 'store', 'queue', 'engine', 'gate', 'app'],
+    why: 'a door calls app/ use cases; it does not compile flows or reach the timers, the composition root or the CLI',
+  },
+  housekeeping: {
+    allowed: ['common', 'ir', 'store', 'queue', 'engine', 'app'],
+    why: 'housekeeping runs app/ and store work on timers; it knows no door',
+  },
+  serve: {
+    allowed: ['common', 'ir', 'expr', 'store', 'queue', 'engine', 'gate', 'app', 'doors', 'housekeeping'],
+    why: 'serve/ is the composition root: it wires everything below it, but not the CLI or the compiler',
+  },
+  cli: {
+    allowed: ['common', 'ir', 'expr', 'flow', 'store', 'queue', 'engine', 'gate', 'app', 'serve'],
+    why: 'the CLI parses flags and calls app/ (and serve/ for `svc serve`), never a door',
+  },
 };
 const FOLDERS = Object.keys(LAYERS);
 
@@ -29,12 +44,22 @@ const FOLDERS = Object.keys(LAYERS);
 const WIRE_LAYERS = new Set(['doors', 'serve']);
 const SQLITE = { name: 'better-sqlite3', message: 'Only store/ talks to SQLite.' };
 const PG = { name: 'pg', message: 'Only store/ talks to PostgreSQL (through store/pg/pg-db.ts).' };
-const PROM = { name: 'prom-client', message: 'Only the composition root (serve/metrics.ts) knows prom-client; the layers report through observer interfaces.' };
+const PROM = {
+  name: 'prom-client',
+  message:
+    'Only the composition root (serve/metrics.ts) knows prom-client; the layers report through observer interfaces.',
+};
 const OTEL_FILE = 'src/common/trace-context/spans.ts';
-const OTEL = { name: '@opentelemetry/api', message: `Only ${OTEL_FILE} knows @opentelemetry/api; the layers make spans through its TraceSpan (docs/observability.md).` };
+const OTEL = {
+  name: '@opentelemetry/api',
+  message: `Only ${OTEL_FILE} knows @opentelemetry/api; the layers make spans through its TraceSpan (docs/observability.md).`,
+};
 
 /** No file of src/ reaches into the tests: test code (helpers, conformance suites) lives under test/. */
-const NO_TEST = { group: ['**/test/**'], message: 'src/ never imports test/: test code lives under test/ (docs/architecture.md).' };
+const NO_TEST = {
+  group: ['**/test/**'],
+  message: 'src/ never imports test/: test code lives under test/ (docs/architecture.md).',
+};
 
 /**
  * The rooms of app/ and what each must not reach (besides the app layer's own rule): the runtime
@@ -42,13 +67,28 @@ const NO_TEST = { group: ['**/test/**'], message: 'src/ never imports test/: tes
  * and maintenance stand alone; the use cases may take the runtime and the accounts.
  */
 const APP_ROOMS = {
-  runtime: { refused: ['use-cases', 'accounts', 'maintenance'], why: 'app/runtime/ is what every delivery passes through: it knows no use case, account or maintenance task' },
-  'use-cases': { refused: ['maintenance'], why: 'the operator use cases take the runtime and the accounts, never an offline maintenance task' },
-  accounts: { refused: ['runtime', 'use-cases', 'maintenance'], why: 'app/accounts/ (UI users, login throttle, passwords, roles) stands alone' },
-  maintenance: { refused: ['use-cases', 'accounts'], why: 'app/maintenance/ (offline tasks on a state directory or store) takes no use case or account' },
+  runtime: {
+    refused: ['use-cases', 'accounts', 'maintenance'],
+    why: 'app/runtime/ is what every delivery passes through: it knows no use case, account or maintenance task',
+  },
+  'use-cases': {
+    refused: ['maintenance'],
+    why: 'the operator use cases take the runtime and the accounts, never an offline maintenance task',
+  },
+  accounts: {
+    refused: ['runtime', 'use-cases', 'maintenance'],
+    why: 'app/accounts/ (UI users, login throttle, passwords, roles) stands alone',
+  },
+  maintenance: {
+    refused: ['use-cases', 'accounts'],
+    why: 'app/maintenance/ (offline tasks on a state directory or store) takes no use case or account',
+  },
 };
 /** Layers above app/ that must not reach its offline maintenance room: doors and housekeeping take the runtime and the use cases. */
-const NO_MAINTENANCE = { group: ['**/app/maintenance/**'], message: 'doors and housekeeping take app/runtime/ and the use cases, never app/maintenance/ (docs/architecture.md).' };
+const NO_MAINTENANCE = {
+  group: ['**/app/maintenance/**'],
+  message: 'doors and housekeeping take app/runtime/ and the use cases, never app/maintenance/ (docs/architecture.md).',
+};
 
 /** The no-restricted-imports options of one layer, with the extra pattern groups of a room inside it. */
 function layerImports(layer, extraPatterns = []) {
@@ -62,7 +102,14 @@ function layerImports(layer, extraPatterns = []) {
           group: FOLDERS.filter((f) => f !== layer && !allowed.includes(f)).map((f) => `**/${f}/**`),
           message: `${why} (docs/architecture.md).`,
         },
-        ...(WIRE_LAYERS.has(layer) ? [] : [{ group: ['fastify', '@grpc/*'], message: 'Only doors/ (and the composition root in serve/) speak a wire protocol.' }]),
+        ...(WIRE_LAYERS.has(layer)
+          ? []
+          : [
+              {
+                group: ['fastify', '@grpc/*'],
+                message: 'Only doors/ (and the composition root in serve/) speak a wire protocol.',
+              },
+            ]),
         NO_TEST,
         ...(layer === 'doors' || layer === 'housekeeping' ? [NO_MAINTENANCE] : []),
         ...extraPatterns,
@@ -71,10 +118,17 @@ function layerImports(layer, extraPatterns = []) {
   ];
 }
 
-const layerRules = FOLDERS.map((layer) => ({ files: [`src/${layer}/**/*.ts`], rules: { 'no-restricted-imports': layerImports(layer) } }));
+const layerRules = FOLDERS.map((layer) => ({
+  files: [`src/${layer}/**/*.ts`],
+  rules: { 'no-restricted-imports': layerImports(layer) },
+}));
 const appRoomRules = Object.entries(APP_ROOMS).map(([room, { refused, why }]) => ({
   files: [`src/app/${room}/**/*.ts`],
-  rules: { 'no-restricted-imports': layerImports('app', [{ group: refused.flatMap((r) => [`**/app/${r}/**`, `../${r}/**`]), message: `${why} (docs/architecture.md).` }]) },
+  rules: {
+    'no-restricted-imports': layerImports('app', [
+      { group: refused.flatMap((r) => [`**/app/${r}/**`, `../${r}/**`]), message: `${why} (docs/architecture.md).` },
+    ]),
+  },
 }));
 
 export default tseslint.config(
@@ -92,7 +146,16 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { paths: [SQLITE, PG, OTEL], patterns: [NO_TEST, { group: FOLDERS.filter((f) => f !== 'cli' && f !== 'common').map((f) => `**/${f}/**`), message: 'main.ts runs the CLI (docs/architecture.md).' }] },
+        {
+          paths: [SQLITE, PG, OTEL],
+          patterns: [
+            NO_TEST,
+            {
+              group: FOLDERS.filter((f) => f !== 'cli' && f !== 'common').map((f) => `**/${f}/**`),
+              message: 'main.ts runs the CLI (docs/architecture.md).',
+            },
+          ],
+        },
       ],
     },
   },
@@ -106,7 +169,17 @@ export default tseslint.config(
         'error',
         {
           paths: [SQLITE, PG, PROM],
-          patterns: [NO_TEST, { group: FOLDERS.filter((f) => f !== 'common').map((f) => `**/${f}/**`), message: `${LAYERS.common.why} (docs/architecture.md).` }, { group: ['fastify', '@grpc/*'], message: 'Only doors/ (and the composition root in serve/) speak a wire protocol.' }],
+          patterns: [
+            NO_TEST,
+            {
+              group: FOLDERS.filter((f) => f !== 'common').map((f) => `**/${f}/**`),
+              message: `${LAYERS.common.why} (docs/architecture.md).`,
+            },
+            {
+              group: ['fastify', '@grpc/*'],
+              message: 'Only doors/ (and the composition root in serve/) speak a wire protocol.',
+            },
+          ],
         },
       ],
     },

@@ -39,7 +39,13 @@ export function timeSvcMs(args: readonly string[], env: NodeJS.ProcessEnv): numb
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 function main(): void {
-  const { values } = parseArgs({ options: { flows: { type: 'string', default: '400' }, sample: { type: 'string', default: '20' }, rounds: { type: 'string', default: '3' } } });
+  const { values } = parseArgs({
+    options: {
+      flows: { type: 'string', default: '400' },
+      sample: { type: 'string', default: '20' },
+      rounds: { type: 'string', default: '3' },
+    },
+  });
   const flows = Number(values.flows);
   const sample = Math.min(Number(values.sample), flows);
   const rounds = Number(values.rounds);
@@ -47,15 +53,22 @@ function main(): void {
   const env = { ...process.env, HOME: work, RUST_LOG: 'warn' };
   try {
     const db = join(work, 'state', 'registry.db');
-    execFileSync(process.execPath, [SVC, 'tenant', 'create', '--id', 'bench', '--display-name', 'bench', '--db', db], { env, stdio: 'ignore' });
+    execFileSync(process.execPath, [SVC, 'tenant', 'create', '--id', 'bench', '--display-name', 'bench', '--db', db], {
+      env,
+      stdio: 'ignore',
+    });
     const dir = join(work, 'flows');
     const files = writeQuoteFlows(dir, flows);
 
-    const batchMs = Array.from({ length: rounds }, (_, r) => timeSvcMs(['deploy', dir, '-v', `batch-${r + 1}`, '--db', db], env));
+    const batchMs = Array.from({ length: rounds }, (_, r) =>
+      timeSvcMs(['deploy', dir, '-v', `batch-${r + 1}`, '--db', db], env),
+    );
     const singleMs = files.slice(0, sample).map((f) => timeSvcMs(['deploy', f, '-v', 'single', '--db', db], env));
 
     const check = new Database(db, { readonly: true });
-    const published = (check.prepare("SELECT count(*) AS n FROM flow_versions WHERE version LIKE 'batch-%'").get() as { n: number }).n;
+    const published = (
+      check.prepare("SELECT count(*) AS n FROM flow_versions WHERE version LIKE 'batch-%'").get() as { n: number }
+    ).n;
     check.close();
     if (published !== flows * rounds) throw new Error(`expected ${flows * rounds} batch versions, found ${published}`);
 
@@ -63,11 +76,25 @@ function main(): void {
     const perProcess = singleMs.reduce((a, b) => a + b, 0) / singleMs.length;
     const extrapolated = perProcess * flows;
     const rows = [
-      ['one `svc deploy <dir>` process', `${flows} flows`, `${(batch / 1000).toFixed(2)} s`, `median of ${rounds}: ${batchMs.map((x) => (x / 1000).toFixed(2)).join(', ')} s`],
-      ['one process per file', `${sample} measured`, `${(extrapolated / 1000).toFixed(1)} s for ${flows}`, `${perProcess.toFixed(0)} ms per process (median ${median(singleMs).toFixed(0)} ms)`],
+      [
+        'one `svc deploy <dir>` process',
+        `${flows} flows`,
+        `${(batch / 1000).toFixed(2)} s`,
+        `median of ${rounds}: ${batchMs.map((x) => (x / 1000).toFixed(2)).join(', ')} s`,
+      ],
+      [
+        'one process per file',
+        `${sample} measured`,
+        `${(extrapolated / 1000).toFixed(1)} s for ${flows}`,
+        `${perProcess.toFixed(0)} ms per process (median ${median(singleMs).toFixed(0)} ms)`,
+      ],
     ];
-    process.stdout.write(`| How | Flows | Time | Detail |\n|---|---|---|---|\n${rows.map((r) => `| ${r.join(' | ')} |`).join('\n')}\n`);
-    process.stdout.write(`one process per file / one process for the directory: ${(extrapolated / batch).toFixed(1)}x\n`);
+    process.stdout.write(
+      `| How | Flows | Time | Detail |\n|---|---|---|---|\n${rows.map((r) => `| ${r.join(' | ')} |`).join('\n')}\n`,
+    );
+    process.stdout.write(
+      `one process per file / one process for the directory: ${(extrapolated / batch).toFixed(1)}x\n`,
+    );
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

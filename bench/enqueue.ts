@@ -88,18 +88,24 @@ export async function benchEnqueue(o: EnqueueBenchOptions): Promise<void> {
   const duration = o.durationSec ?? 8;
   const drainCount = o.drainCount ?? 20_000;
   const paths = statePaths(o.db);
-  for (const name of ['sink', 'drain']) deployFlow(o.svcBin, o.env, o.db, `${name}.flow.md`, SINK.replace('flow: sink', `flow: ${name}`));
+  for (const name of ['sink', 'drain'])
+    deployFlow(o.svcBin, o.env, o.db, `${name}.flow.md`, SINK.replace('flow: sink', `flow: ${name}`));
 
   const fsyncRate = await fsyncBaseline(paths.stateDir, Math.min(duration, 3));
 
   // The drain backlog is written before the server starts (no worker yet), through the library.
   const pre = new FileQueueStore({ queuesDir: paths.queuesDir });
   const batch: Promise<unknown>[] = [];
-  for (let i = 0; i < drainCount; i++) batch.push(pre.append('bench', 'drain', { correlationId: `drain-${i}`, payload: { id: `o-${i}`, total: 42 } }));
+  for (let i = 0; i < drainCount; i++)
+    batch.push(pre.append('bench', 'drain', { correlationId: `drain-${i}`, payload: { id: `o-${i}`, total: 42 } }));
   await Promise.all(batch);
   await pre.close();
 
-  const server = await spawnListening(process.execPath, [o.svcBin, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', o.db], o.env);
+  const server = await spawnListening(
+    process.execPath,
+    [o.svcBin, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', o.db],
+    o.env,
+  );
   const rows: LoadResult[] = [];
   let drainRate = 0;
   let keptUp = 0;
@@ -123,7 +129,15 @@ export async function benchEnqueue(o: EnqueueBenchOptions): Promise<void> {
     const before = await probeStats(paths.queuesDir);
     for (let round = 0; round < ROUNDS; round++) {
       bareRounds.push(await load('bare node:http', { url: o.bareUrl, body, headers, durationSec: duration / ROUNDS }));
-      enqRounds.push(await load('svc /enqueue (durable, 128 conns)', { url, body, headers, durationSec: duration / ROUNDS, connections: 128 }));
+      enqRounds.push(
+        await load('svc /enqueue (durable, 128 conns)', {
+          url,
+          body,
+          headers,
+          durationSec: duration / ROUNDS,
+          connections: 128,
+        }),
+      );
     }
     const after = await probeStats(paths.queuesDir);
     keptUp = (after.processed - before.processed) / Math.max(1, after.total - before.total);
@@ -137,9 +151,18 @@ export async function benchEnqueue(o: EnqueueBenchOptions): Promise<void> {
   const enq = rows[1]!.reqPerSec;
   const fmt = (x: number) => Math.round(x).toLocaleString('en-US');
   process.stdout.write(`baseline: one fdatasync per 256-byte append  ${fmt(fsyncRate)} /s\n`);
-  process.stdout.write(`/enqueue vs fsync baseline: ${(enq / fsyncRate).toFixed(2)}x (target >= 1.5x: ${enq / fsyncRate >= 1.5 ? 'met' : 'NOT met'})\n`);
-  process.stdout.write(`/enqueue vs bare node:http: ${(enq / bare).toFixed(2)} (target >= 0.40: ${enq / bare >= 0.4 ? 'met' : 'NOT met'})\n`);
-  process.stdout.write(`worker during the /enqueue rounds: processed ${(100 * keptUp).toFixed(0)}% of what was enqueued meanwhile${keptUp > 1 ? ' (over 100%: it also worked off messages left by the warm-up)' : ''}\n`);
-  process.stdout.write(`worker drain, one-step flow, ${fmt(drainCount)} messages: ${fmt(drainRate)} msgs/s (target >= 7,000: ${drainRate >= 7000 ? 'met' : 'NOT met'})\n`);
-  if (rows[1]!.non2xx > 0 || rows[1]!.errors > 0) process.stdout.write('WARNING: /enqueue answered non-2xx or errored during the run\n');
+  process.stdout.write(
+    `/enqueue vs fsync baseline: ${(enq / fsyncRate).toFixed(2)}x (target >= 1.5x: ${enq / fsyncRate >= 1.5 ? 'met' : 'NOT met'})\n`,
+  );
+  process.stdout.write(
+    `/enqueue vs bare node:http: ${(enq / bare).toFixed(2)} (target >= 0.40: ${enq / bare >= 0.4 ? 'met' : 'NOT met'})\n`,
+  );
+  process.stdout.write(
+    `worker during the /enqueue rounds: processed ${(100 * keptUp).toFixed(0)}% of what was enqueued meanwhile${keptUp > 1 ? ' (over 100%: it also worked off messages left by the warm-up)' : ''}\n`,
+  );
+  process.stdout.write(
+    `worker drain, one-step flow, ${fmt(drainCount)} messages: ${fmt(drainRate)} msgs/s (target >= 7,000: ${drainRate >= 7000 ? 'met' : 'NOT met'})\n`,
+  );
+  if (rows[1]!.non2xx > 0 || rows[1]!.errors > 0)
+    process.stdout.write('WARNING: /enqueue answered non-2xx or errored during the run\n');
 }

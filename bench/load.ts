@@ -79,11 +79,19 @@ export interface SpawnOptions {
 }
 
 /** Spawns a process and waits for a `listening on http://...` line on stdout. */
-export async function spawnListening(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env, opts: SpawnOptions = {}): Promise<Child> {
+export async function spawnListening(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  opts: SpawnOptions = {},
+): Promise<Child> {
   const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', opts.stderr ?? 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`no listening line from ${cmd} ${args.join(' ')}: ${out}`)), opts.timeoutMs ?? 30_000);
+    const timer = setTimeout(
+      () => reject(new Error(`no listening line from ${cmd} ${args.join(' ')}: ${out}`)),
+      opts.timeoutMs ?? 30_000,
+    );
     child.stdout!.setEncoding('utf8').on('data', (d: string) => {
       out += d;
       const m = /listening on (http:\/\/\S+)/.exec(out);

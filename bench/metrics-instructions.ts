@@ -48,7 +48,9 @@ async function main(): Promise<void> {
   const svc = (args: string[]) => execFileSync(process.execPath, [SVC, ...args], { env, encoding: 'utf8' });
   try {
     svc(['tenant', 'create', '--id', 'bench', '--display-name', 'Bench', '--db', db]);
-    const key = /svk_[0-9a-f]{32}/.exec(svc(['keys', 'create', '--tenant', 'bench', '--label', 'bench', '--db', db]))?.[0];
+    const key = /svk_[0-9a-f]{32}/.exec(
+      svc(['keys', 'create', '--tenant', 'bench', '--label', 'bench', '--db', db]),
+    )?.[0];
     if (!key) throw new Error('no key made');
     writeFileSync(join(home, 'quote.flow.md'), QUOTE_FLOW);
     svc(['deploy', join(home, 'quote.flow.md'), '-v', '1.0.0', '--db', db]);
@@ -61,7 +63,22 @@ async function main(): Promise<void> {
         const out = join(home, `callgrind-${label}-${trial}.out`);
         const server = await spawnListening(
           'valgrind',
-          ['--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${out}`, process.execPath, SVC, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db, ...(label === 'on' ? ['--metrics'] : [])],
+          [
+            '--tool=callgrind',
+            '--instr-atstart=no',
+            '--separate-threads=yes',
+            `--callgrind-out-file=${out}`,
+            process.execPath,
+            SVC,
+            'serve',
+            '--host',
+            '127.0.0.1',
+            '--port',
+            '0',
+            '--db',
+            db,
+            ...(label === 'on' ? ['--metrics'] : []),
+          ],
           env,
           { timeoutMs: 240_000, stderr: 'ignore' },
         );
@@ -69,7 +86,8 @@ async function main(): Promise<void> {
           const url = `${server.url}/flows/bench/quote/run`;
           const fire = async (amount: number) => {
             const r = await autocannon({ url, method: 'POST', headers, body, connections: 8, amount });
-            if (r.non2xx > 0 || r.errors > 0) throw new Error(`metrics ${label}: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
+            if (r.non2xx > 0 || r.errors > 0)
+              throw new Error(`metrics ${label}: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
           };
           await fire(warmup);
           await sleep(2000);
@@ -83,8 +101,11 @@ async function main(): Promise<void> {
           await server.stop();
         }
         // The dump asked for is `<out>.1-<thread>` (one file per thread); the files written at exit are not counted.
-        const dumps = readdirSync(home).filter((f) => f.startsWith(`${basename(out)}.1-`)).sort();
-        const totalOf = (file: string) => Number(/^totals:\s+(\d+)/m.exec(readFileSync(join(home, file), 'utf8'))?.[1] ?? NaN);
+        const dumps = readdirSync(home)
+          .filter((f) => f.startsWith(`${basename(out)}.1-`))
+          .sort();
+        const totalOf = (file: string) =>
+          Number(/^totals:\s+(\d+)/m.exec(readFileSync(join(home, file), 'utf8'))?.[1] ?? NaN);
         const mainThread = totalOf(dumps[0]!) / requests;
         const all = dumps.reduce((a, f) => a + totalOf(f), 0) / requests;
         if (!Number.isFinite(all)) throw new Error(`no totals in ${dumps.join(', ')}`);
@@ -104,10 +125,14 @@ async function main(): Promise<void> {
     const off = median(perRequest.off);
     const on = median(perRequest.on);
     const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
-    process.stdout.write(`main thread (where counting runs): metrics off ${fmt(off)}, on ${fmt(on)} instructions per request: on/off ${(on / off).toFixed(4)} (target <= 1.03)\n`);
+    process.stdout.write(
+      `main thread (where counting runs): metrics off ${fmt(off)}, on ${fmt(on)} instructions per request: on/off ${(on / off).toFixed(4)} (target <= 1.03)\n`,
+    );
     const offAll = median(perRequestAll.off);
     const onAll = median(perRequestAll.on);
-    process.stdout.write(`all threads (log writer, GC and compiler threads too): off ${fmt(offAll)}, on ${fmt(onAll)}: on/off ${(onAll / offAll).toFixed(4)}\n`);
+    process.stdout.write(
+      `all threads (log writer, GC and compiler threads too): off ${fmt(offAll)}, on ${fmt(onAll)}: on/off ${(onAll / offAll).toFixed(4)}\n`,
+    );
   } finally {
     rmSync(home, { recursive: true, force: true });
   }

@@ -71,7 +71,12 @@ async function oneTrial(opts: MetricsRatioOptions, pairs: number): Promise<{ off
     const on = await spawnListening(process.execPath, [...serve, '--metrics'], opts.env);
     servers.push(on);
     const round = async (label: string, server: Child, sec: number): Promise<LoadResult> => {
-      const r = await load(label, { url: `${server.url}/flows/bench/quote/run`, body: opts.body, headers: opts.headers, durationSec: sec });
+      const r = await load(label, {
+        url: `${server.url}/flows/bench/quote/run`,
+        body: opts.body,
+        headers: opts.headers,
+        durationSec: sec,
+      });
       await new Promise((res) => setTimeout(res, settleMs));
       return r;
     };

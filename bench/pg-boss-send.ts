@@ -45,7 +45,13 @@ export async function startBossSender(o: BossSenderOptions): Promise<BossSender>
   };
 }
 
-async function sendRound(boss: PgBoss, o: BossSenderOptions, label: string, inFlight: number, durationSec: number): Promise<LoadResult> {
+async function sendRound(
+  boss: PgBoss,
+  o: BossSenderOptions,
+  label: string,
+  inFlight: number,
+  durationSec: number,
+): Promise<LoadResult> {
   const latencies: number[] = [];
   let errors = 0;
   const t0 = performance.now();
@@ -64,6 +70,7 @@ async function sendRound(boss: PgBoss, o: BossSenderOptions, label: string, inFl
   await Promise.all(Array.from({ length: inFlight }, lane));
   const seconds = (performance.now() - t0) / 1000;
   latencies.sort((a, b) => a - b);
-  const p99 = latencies.length === 0 ? 0 : latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))]!;
+  const p99 =
+    latencies.length === 0 ? 0 : latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))]!;
   return { label, reqPerSec: latencies.length / seconds, p99Ms: Math.round(p99), non2xx: 0, errors };
 }

@@ -19,7 +19,13 @@ if (flags.store === undefined) {
 }
 const home = mkdtempSync(join(tmpdir(), 'svc-bench-pg-'));
 try {
-  await benchPg({ svcBin: SVC, env: { ...process.env, HOME: home, RUST_LOG: 'warn' }, workDir: join(home, 'pg'), storeUrl: flags.store, durationSec: Number(process.env.BENCH_SECONDS ?? 12) });
+  await benchPg({
+    svcBin: SVC,
+    env: { ...process.env, HOME: home, RUST_LOG: 'warn' },
+    workDir: join(home, 'pg'),
+    storeUrl: flags.store,
+    durationSec: Number(process.env.BENCH_SECONDS ?? 12),
+  });
 } finally {
   rmSync(home, { recursive: true, force: true });
 }

@@ -61,7 +61,8 @@ export async function benchPg(o: PgBenchOptions): Promise<void> {
   const key = seedBenchState(o.svcBin, o.env, stateDb);
   deployFlow(o.svcBin, o.env, stateDb, 'sink.flow.md', SINK);
   // The same flow under one queue per round of part 2, whose worker the bench holds back (see there).
-  for (let round = 0; round < ROUNDS; round++) deployFlow(o.svcBin, o.env, stateDb, `held${round}.flow.md`, SINK.replace('flow: sink', `flow: held${round}`));
+  for (let round = 0; round < ROUNDS; round++)
+    deployFlow(o.svcBin, o.env, stateDb, `held${round}.flow.md`, SINK.replace('flow: sink', `flow: held${round}`));
   const admin = new pg.Client({ connectionString: database });
   await admin.connect();
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
@@ -77,13 +78,21 @@ export async function benchPg(o: PgBenchOptions): Promise<void> {
     const startNode = async (): Promise<Child> => {
       const db = join(o.workDir, `node-${children.length}`, 'registry.db');
       mkdirSync(join(db, '..'), { recursive: true });
-      const child = await spawnListening(process.execPath, [o.svcBin, 'serve', '--host', '127.0.0.1', '--port', '0', '--store', storeUrl.toString(), '--db', db], o.env);
+      const child = await spawnListening(
+        process.execPath,
+        [o.svcBin, 'serve', '--host', '127.0.0.1', '--port', '0', '--store', storeUrl.toString(), '--db', db],
+        o.env,
+      );
       children.push(child);
       return child;
     };
 
     // 1. /run, both servers side by side in alternating rounds.
-    const sqlite = await spawnListening(process.execPath, [o.svcBin, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', stateDb], o.env);
+    const sqlite = await spawnListening(
+      process.execPath,
+      [o.svcBin, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', stateDb],
+      o.env,
+    );
     const node1 = await startNode().catch(async (err: unknown) => {
       await sqlite.stop();
       throw err;
@@ -94,18 +103,42 @@ export async function benchPg(o: PgBenchOptions): Promise<void> {
       await load('warm-up', { url: `${sqlite.url}/flows/bench/quote/run`, body, headers, durationSec: 2 });
       await load('warm-up', { url: `${node1.url}/flows/bench/quote/run`, body, headers, durationSec: 2 });
       for (let round = 0; round < ROUNDS; round++) {
-        sqliteRounds.push(await load('/run, SQLite (state dir)', { url: `${sqlite.url}/flows/bench/quote/run`, body, headers, durationSec: duration / ROUNDS }));
-        pgRounds.push(await load('/run, PostgreSQL store', { url: `${node1.url}/flows/bench/quote/run`, body, headers, durationSec: duration / ROUNDS }));
+        sqliteRounds.push(
+          await load('/run, SQLite (state dir)', {
+            url: `${sqlite.url}/flows/bench/quote/run`,
+            body,
+            headers,
+            durationSec: duration / ROUNDS,
+          }),
+        );
+        pgRounds.push(
+          await load('/run, PostgreSQL store', {
+            url: `${node1.url}/flows/bench/quote/run`,
+            body,
+            headers,
+            durationSec: duration / ROUNDS,
+          }),
+        );
       }
     } finally {
       await sqlite.stop();
     }
     rows.push(combine(sqliteRounds), combine(pgRounds));
-    targets.push({ label: '/run PostgreSQL / SQLite', value: rows[1]!.reqPerSec / rows[0]!.reqPerSec, target: TARGET_RUN_RATIO });
+    targets.push({
+      label: '/run PostgreSQL / SQLite',
+      value: rows[1]!.reqPerSec / rows[0]!.reqPerSec,
+      target: TARGET_RUN_RATIO,
+    });
 
     // 2. Durable /enqueue against pg-boss send, alternating rounds at the same concurrency.
     const enqueueUrl = `${node1.url}/flows/bench/sink/enqueue`;
-    const boss = await startBossSender({ connectionString: database, schema: bossSchema, queue: 'bench', data: JSON.parse(body) as object, dropSchema: (s) => dropSchema(admin, s) });
+    const boss = await startBossSender({
+      connectionString: database,
+      schema: bossSchema,
+      queue: 'bench',
+      data: JSON.parse(body) as object,
+      dropSchema: (s) => dropSchema(admin, s),
+    });
     const bossRounds: LoadResult[] = [];
     const enqueueRounds: LoadResult[] = [];
     const heldRounds: LoadResult[] = [];
@@ -119,17 +152,35 @@ export async function benchPg(o: PgBenchOptions): Promise<void> {
       await load('warm-up', { url: enqueueUrl, body, headers, durationSec: 2, connections: ENQUEUE_CONNECTIONS });
       await boss.round('warm-up', ENQUEUE_CONNECTIONS, 1);
       for (let round = 0; round < ROUNDS; round++) {
-        bossRounds.push(await boss.round(`pg-boss send (${ENQUEUE_CONNECTIONS} in flight)`, ENQUEUE_CONNECTIONS, duration / ROUNDS));
+        bossRounds.push(
+          await boss.round(`pg-boss send (${ENQUEUE_CONNECTIONS} in flight)`, ENQUEUE_CONNECTIONS, duration / ROUNDS),
+        );
         const held = `held${round}`;
         const heldLock = advisoryLockKey(svcSchema, queueLockName('bench', held)).key;
         await admin.query('SELECT pg_advisory_lock($1::bigint)', [heldLock]);
         try {
-          heldRounds.push(await load(`/enqueue, PostgreSQL, worker held (${ENQUEUE_CONNECTIONS} conns)`, { url: `${node1.url}/flows/bench/${held}/enqueue`, body, headers, durationSec: duration / ROUNDS, connections: ENQUEUE_CONNECTIONS }));
+          heldRounds.push(
+            await load(`/enqueue, PostgreSQL, worker held (${ENQUEUE_CONNECTIONS} conns)`, {
+              url: `${node1.url}/flows/bench/${held}/enqueue`,
+              body,
+              headers,
+              durationSec: duration / ROUNDS,
+              connections: ENQUEUE_CONNECTIONS,
+            }),
+          );
         } finally {
           await admin.query('SELECT pg_advisory_unlock($1::bigint)', [heldLock]);
         }
         worst[0] = larger(worst[0], await drained(admin, svcSchema, held));
-        enqueueRounds.push(await load(`/enqueue, PostgreSQL, worker running (${ENQUEUE_CONNECTIONS} conns)`, { url: enqueueUrl, body, headers, durationSec: duration / ROUNDS, connections: ENQUEUE_CONNECTIONS }));
+        enqueueRounds.push(
+          await load(`/enqueue, PostgreSQL, worker running (${ENQUEUE_CONNECTIONS} conns)`, {
+            url: enqueueUrl,
+            body,
+            headers,
+            durationSec: duration / ROUNDS,
+            connections: ENQUEUE_CONNECTIONS,
+          }),
+        );
         // The workers' backlog must not fall on the next round, pg-boss's or the next part's.
         worst[0] = larger(worst[0], await drained(admin, svcSchema, 'sink'));
       }
@@ -137,8 +188,16 @@ export async function benchPg(o: PgBenchOptions): Promise<void> {
       await boss.close();
     }
     rows.push(combine(bossRounds), combine(heldRounds), combine(enqueueRounds));
-    targets.push({ label: '/enqueue PostgreSQL (worker held, like send) / pg-boss send', value: rows[3]!.reqPerSec / rows[2]!.reqPerSec, target: TARGET_ENQUEUE_RATIO });
-    targets.push({ label: '/enqueue PostgreSQL (worker running) / pg-boss send', value: rows[4]!.reqPerSec / rows[2]!.reqPerSec, target: undefined });
+    targets.push({
+      label: '/enqueue PostgreSQL (worker held, like send) / pg-boss send',
+      value: rows[3]!.reqPerSec / rows[2]!.reqPerSec,
+      target: TARGET_ENQUEUE_RATIO,
+    });
+    targets.push({
+      label: '/enqueue PostgreSQL (worker running) / pg-boss send',
+      value: rows[4]!.reqPerSec / rows[2]!.reqPerSec,
+      target: undefined,
+    });
 
     // 3. 1, 2 and 3 servers on the store: a node is added between measurements, so each figure is
     // that of a cluster of that size (every node's worker drains the shared queue).
@@ -150,8 +209,28 @@ export async function benchPg(o: PgBenchOptions): Promise<void> {
       const run: LoadResult[] = [];
       const enqueue: LoadResult[] = [];
       for (let round = 0; round < ROUNDS / 2; round++) {
-        run.push(await spread(`/run, ${nodes} node(s)`, children, '/flows/bench/quote/run', RUN_CONNECTIONS, duration / ROUNDS, body, headers));
-        enqueue.push(await spread(`/enqueue, ${nodes} node(s)`, children, '/flows/bench/sink/enqueue', ENQUEUE_CONNECTIONS, duration / ROUNDS, body, headers));
+        run.push(
+          await spread(
+            `/run, ${nodes} node(s)`,
+            children,
+            '/flows/bench/quote/run',
+            RUN_CONNECTIONS,
+            duration / ROUNDS,
+            body,
+            headers,
+          ),
+        );
+        enqueue.push(
+          await spread(
+            `/enqueue, ${nodes} node(s)`,
+            children,
+            '/flows/bench/sink/enqueue',
+            ENQUEUE_CONNECTIONS,
+            duration / ROUNDS,
+            body,
+            headers,
+          ),
+        );
         worst[1] = larger(worst[1], await drained(admin, svcSchema));
       }
       perNodes.push({ nodes, run: combine(run), enqueue: combine(enqueue) });
@@ -167,7 +246,9 @@ export async function benchPg(o: PgBenchOptions): Promise<void> {
     }
   }
 
-  process.stdout.write(`\nPostgreSQL store (issue 23): ${parseStoreUrl(storeUrl.toString()).redacted} (schema dropped)\n`);
+  process.stdout.write(
+    `\nPostgreSQL store (issue 23): ${parseStoreUrl(storeUrl.toString()).redacted} (schema dropped)\n`,
+  );
   printTable([...rows, ...perNodes.flatMap((n) => [n.run, n.enqueue])]);
   worst.forEach(({ backlog, left, seconds }, part) => {
     process.stdout.write(
@@ -175,12 +256,17 @@ export async function benchPg(o: PgBenchOptions): Promise<void> {
     );
   });
   for (const t of targets) {
-    const verdict = t.target === undefined ? '(shown, no target)' : `target >= ${t.target.toFixed(2)}   ${t.value >= t.target ? 'MET' : 'NOT MET'}`;
+    const verdict =
+      t.target === undefined
+        ? '(shown, no target)'
+        : `target >= ${t.target.toFixed(2)}   ${t.value >= t.target ? 'MET' : 'NOT MET'}`;
     process.stdout.write(`${t.label.padEnd(62)} ${t.value.toFixed(2).padStart(6)}   ${verdict}\n`);
   }
   process.stdout.write('nodes   /run req/s   /enqueue req/s   (load spread over the nodes, one autocannon each)\n');
   for (const n of perNodes) {
-    process.stdout.write(`${String(n.nodes).padStart(5)}   ${n.run.reqPerSec.toFixed(0).padStart(10)}   ${n.enqueue.reqPerSec.toFixed(0).padStart(14)}\n`);
+    process.stdout.write(
+      `${String(n.nodes).padStart(5)}   ${n.run.reqPerSec.toFixed(0).padStart(10)}   ${n.enqueue.reqPerSec.toFixed(0).padStart(14)}\n`,
+    );
   }
   const cores = availableParallelism();
   if (cores <= MAX_NODES) {
@@ -189,14 +275,26 @@ export async function benchPg(o: PgBenchOptions): Promise<void> {
     );
   }
   if ([...rows, ...perNodes.flatMap((n) => [n.run, n.enqueue])].some((r) => r.non2xx > 0 || r.errors > 0)) {
-    process.stdout.write('WARNING: a server answered non-2xx, or a request or send failed, during the PostgreSQL part\n');
+    process.stdout.write(
+      'WARNING: a server answered non-2xx, or a request or send failed, during the PostgreSQL part\n',
+    );
   }
 }
 
 /** One autocannon per node, run together, `connections` spread evenly; their req/s summed. */
-async function spread(label: string, nodes: readonly Child[], path: string, connections: number, durationSec: number, body: string, headers: Record<string, string>): Promise<LoadResult> {
+async function spread(
+  label: string,
+  nodes: readonly Child[],
+  path: string,
+  connections: number,
+  durationSec: number,
+  body: string,
+  headers: Record<string, string>,
+): Promise<LoadResult> {
   const each = Math.max(1, Math.round(connections / nodes.length));
-  const results = await Promise.all(nodes.map((n) => load(label, { url: `${n.url}${path}`, body, headers, durationSec, connections: each })));
+  const results = await Promise.all(
+    nodes.map((n) => load(label, { url: `${n.url}${path}`, body, headers, durationSec, connections: each })),
+  );
   return {
     label,
     reqPerSec: results.reduce((a, r) => a + r.reqPerSec, 0),
@@ -219,7 +317,15 @@ interface Drained {
 
 /** Waits (up to DRAIN_TIMEOUT_MS) for the sink queue to be empty, counting its rows in the store. */
 async function drained(client: pg.Client, schema: string, flow = 'sink'): Promise<Drained> {
-  const count = async () => Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".queue_messages WHERE tenant = 'bench' AND flow = $1`, [flow])).rows[0]!.n);
+  const count = async () =>
+    Number(
+      (
+        await client.query<{ n: string }>(
+          `SELECT count(*) AS n FROM "${schema}".queue_messages WHERE tenant = 'bench' AND flow = $1`,
+          [flow],
+        )
+      ).rows[0]!.n,
+    );
   const t0 = performance.now();
   const backlog = await count();
   let left = backlog;
@@ -229,7 +335,6 @@ async function drained(client: pg.Client, schema: string, flow = 'sink'): Promis
   }
   return { backlog, left, seconds: (performance.now() - t0) / 1000 };
 }
-
 
 function larger(a: Drained | undefined, b: Drained): Drained {
   return a === undefined || b.backlog > a.backlog ? b : a;

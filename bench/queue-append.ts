@@ -59,7 +59,8 @@ async function groupCommit(store: FileQueueStore, flow: string, workers: number)
 
 async function drain(store: FileQueueStore): Promise<number> {
   const batch: Promise<unknown>[] = [];
-  for (let i = 0; i < drainCount; i++) batch.push(store.append('bench', 'drain', { correlationId: 'bench', payload: { ...payload, n: i } }));
+  for (let i = 0; i < drainCount; i++)
+    batch.push(store.append('bench', 'drain', { correlationId: 'bench', payload: { ...payload, n: i } }));
   await Promise.all(batch);
   let seen = 0;
   let done!: () => void;
@@ -83,11 +84,17 @@ try {
   console.log(`baseline: one fdatasync per 256-byte append   ${fmt(base)} msgs/s`);
   const store = new FileQueueStore({ queuesDir: join(root, 'queues') });
   const single = await groupCommit(store, 'single', 1);
-  console.log(`queue append, 1 appender                      ${fmt(single)} msgs/s  (${(single / base).toFixed(2)}x baseline)`);
+  console.log(
+    `queue append, 1 appender                      ${fmt(single)} msgs/s  (${(single / base).toFixed(2)}x baseline)`,
+  );
   const grouped = await groupCommit(store, 'grouped', concurrency);
-  console.log(`queue append, ${concurrency} concurrent appenders (group commit) ${fmt(grouped)} msgs/s  (${(grouped / base).toFixed(2)}x baseline; target >= 1.5x: ${grouped / base >= 1.5 ? 'met' : 'NOT met'})`);
+  console.log(
+    `queue append, ${concurrency} concurrent appenders (group commit) ${fmt(grouped)} msgs/s  (${(grouped / base).toFixed(2)}x baseline; target >= 1.5x: ${grouped / base >= 1.5 ? 'met' : 'NOT met'})`,
+  );
   const drained = await drain(store);
-  console.log(`drain, no-op handler, ${drainCount} messages        ${fmt(drained)} msgs/s  (target >= 7,000: ${drained >= 7000 ? 'met' : 'NOT met'})`);
+  console.log(
+    `drain, no-op handler, ${drainCount} messages        ${fmt(drained)} msgs/s  (target >= 7,000: ${drained >= 7000 ? 'met' : 'NOT met'})`,
+  );
   await store.close();
 } finally {
   rmSync(root, { recursive: true, force: true });

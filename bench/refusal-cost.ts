@@ -62,7 +62,8 @@ function stateBytes(db: string): number {
   for (const base of [p.auditDb, p.logDb]) {
     for (const f of [base, `${base}-wal`, `${base}-shm`]) total += statSync(f, { throwIfNoEntry: false })?.size ?? 0;
   }
-  for (const f of readdirSync(p.logsDir, { withFileTypes: true })) if (f.isFile()) total += statSync(join(p.logsDir, f.name)).size;
+  for (const f of readdirSync(p.logsDir, { withFileTypes: true }))
+    if (f.isFile()) total += statSync(join(p.logsDir, f.name)).size;
   return total;
 }
 
@@ -86,8 +87,25 @@ async function measure(kind: Kind, count: number): Promise<void> {
   try {
     svc(env, ['tenant', 'create', '--id', 'bench', '--display-name', 'Bench', '--db', db]);
     const keys = {
-      plain: keyOf(svc(env, ['keys', 'create', '--tenant', 'bench', '--label', 'plain', '--scopes', 'billing', '--db', db])),
-      limited: keyOf(svc(env, ['keys', 'create', '--tenant', 'bench', '--label', 'limited', '--scopes', 'orders', '--rate-limit', '1', '--db', db])),
+      plain: keyOf(
+        svc(env, ['keys', 'create', '--tenant', 'bench', '--label', 'plain', '--scopes', 'billing', '--db', db]),
+      ),
+      limited: keyOf(
+        svc(env, [
+          'keys',
+          'create',
+          '--tenant',
+          'bench',
+          '--label',
+          'limited',
+          '--scopes',
+          'orders',
+          '--rate-limit',
+          '1',
+          '--db',
+          db,
+        ]),
+      ),
     };
     const flowPath = join(home, 'guarded.flow.md');
     writeFileSync(flowPath, FLOW);
@@ -107,7 +125,9 @@ async function measure(kind: Kind, count: number): Promise<void> {
         connections: 16,
         amount: count,
       });
-      statuses = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, s.count ?? 0]));
+      statuses = Object.fromEntries(
+        Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, s.count ?? 0]),
+      );
     } finally {
       await server.stop();
     }

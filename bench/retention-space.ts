@@ -34,7 +34,13 @@ function legacyRepo(path: string): SqliteEventLogStore {
   migrate(db, logMigrations);
   return new SqliteEventLogStore(db);
 }
-const { values } = parseArgs({ options: { rows: { type: 'string', default: '1000000' }, 'write-rps': { type: 'string', default: '2000' }, legacy: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: {
+    rows: { type: 'string', default: '1000000' },
+    'write-rps': { type: 'string', default: '2000' },
+    legacy: { type: 'boolean', default: false },
+  },
+});
 const rows = Number(values.rows);
 const writeRps = Number(values['write-rps']);
 
@@ -45,26 +51,63 @@ try {
   const repo = values.legacy ? legacyRepo(logDb) : SqliteEventLogStore.open(logDb);
   const now = Date.now();
   const mib = (b: number) => `${(b / 1048576).toFixed(1)} MiB`;
-  for (let done = 0; done < rows; ) {
+  for (let done = 0; done < rows;) {
     const batch = [];
     for (let i = 0; i < 4096 && done < rows; i++, done++) {
       const ts = new Date(now - 2 * DAY_MS + Math.floor((done * 2 * DAY_MS) / rows)).toISOString();
-      const payload = JSON.stringify({ order: done, customer: `c-${done % 5000}`, amount: (done % 997) * 1.25, items: [{ sku: `sku-${done % 300}`, qty: 1 + (done % 4) }], note: 'seeded row for the retention benchmark' });
-      batch.push(...packRow({ ts, correlation_id: randomUUID(), tenant: 'acme', flow: `flow-${done % 20}`, step: null, event: done % 2 === 0 ? 'received' : 'completed', payload, payload_truncated: 0, http_status: done % 2 === 0 ? null : 200, outcome: null, reason: null, trace_id: randomUUID().replace(/-/g, '') }));
+      const payload = JSON.stringify({
+        order: done,
+        customer: `c-${done % 5000}`,
+        amount: (done % 997) * 1.25,
+        items: [{ sku: `sku-${done % 300}`, qty: 1 + (done % 4) }],
+        note: 'seeded row for the retention benchmark',
+      });
+      batch.push(
+        ...packRow({
+          ts,
+          correlation_id: randomUUID(),
+          tenant: 'acme',
+          flow: `flow-${done % 20}`,
+          step: null,
+          event: done % 2 === 0 ? 'received' : 'completed',
+          payload,
+          payload_truncated: 0,
+          http_status: done % 2 === 0 ? null : 200,
+          outcome: null,
+          reason: null,
+          trace_id: randomUUID().replace(/-/g, ''),
+        }),
+      );
     }
     repo.insertColumns(batch);
   }
   repo.close();
   const bytesBefore = fileBytes(logDb);
-  process.stderr.write(`seeded ${rows} rows in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s: ${mib(bytesBefore)}\n`);
+  process.stderr.write(
+    `seeded ${rows} rows in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s: ${mib(bytesBefore)}\n`,
+  );
 
   // The writer thread appends meanwhile, as in svc serve.
   let longestBatchMs = 0;
   let batches = 0;
-  const events = EventLog.open({ logDb, logsDir: join(dir, 'logs') }, { flushIntervalMs: 100, maxBatchRows: 4096, onBatchWritten: (_rows, s) => ((longestBatchMs = Math.max(longestBatchMs, s * 1000)), batches++) });
+  const events = EventLog.open(
+    { logDb, logsDir: join(dir, 'logs') },
+    {
+      flushIntervalMs: 100,
+      maxBatchRows: 4096,
+      onBatchWritten: (_rows, s) => ((longestBatchMs = Math.max(longestBatchMs, s * 1000)), batches++),
+    },
+  );
   const perTick = Math.max(1, Math.round(writeRps / 100));
   const writer = setInterval(() => {
-    for (let i = 0; i < perTick; i++) events.emit({ event: 'received', tenant: 'acme', flow: 'live', correlation_id: randomUUID(), payload: { live: i } });
+    for (let i = 0; i < perTick; i++)
+      events.emit({
+        event: 'received',
+        tenant: 'acme',
+        flow: 'live',
+        correlation_id: randomUUID(),
+        payload: { live: i },
+      });
   }, 10);
   await new Promise((r) => setTimeout(r, 500)); // the writer thread up and writing
   // The same 2 s without retention: what the event loop and the writer show on this machine anyway.
@@ -94,9 +137,18 @@ try {
     ['longest DELETE slice (2000 row ids)', `${r.longestDeleteSliceMs.toFixed(1)} ms`],
     ['longest incremental-vacuum slice', `${r.longestVacuumSliceMs.toFixed(1)} ms`],
     ['pages given back', String(r.pagesFreed)],
-    ['event-loop delay during the cycle: max, p99', `${(loop.max / 1e6).toFixed(1)} ms, ${(loop.percentile(99) / 1e6).toFixed(1)} ms`],
-    ['event-loop delay in 2 s without retention: max, p99', `${(idle.max / 1e6).toFixed(1)} ms, ${(idle.percentile(99) / 1e6).toFixed(1)} ms`],
-    [`longest writer batch during the cycle (${writeRps} rows/s)`, `${longestBatchMs.toFixed(1)} ms over ${batches} batches (${idleBatchMs.toFixed(1)} ms without retention)`],
+    [
+      'event-loop delay during the cycle: max, p99',
+      `${(loop.max / 1e6).toFixed(1)} ms, ${(loop.percentile(99) / 1e6).toFixed(1)} ms`,
+    ],
+    [
+      'event-loop delay in 2 s without retention: max, p99',
+      `${(idle.max / 1e6).toFixed(1)} ms, ${(idle.percentile(99) / 1e6).toFixed(1)} ms`,
+    ],
+    [
+      `longest writer batch during the cycle (${writeRps} rows/s)`,
+      `${longestBatchMs.toFixed(1)} ms over ${batches} batches (${idleBatchMs.toFixed(1)} ms without retention)`,
+    ],
     ['log.db before', mib(bytesBefore)],
     ['log.db after', mib(bytesAfter)],
   ];

@@ -43,7 +43,11 @@ async function main(): Promise<void> {
     // anything else on this shared machine falls on both alike.
     const bare = await spawnListening(process.execPath, ['-e', BARE_SERVER_SOURCE]);
     children.push(bare);
-    const server = await spawnListening(process.execPath, [SVC, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db], env);
+    const server = await spawnListening(
+      process.execPath,
+      [SVC, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db],
+      env,
+    );
     children.push(server);
     const runUrl = `${server.url}/flows/bench/quote/run`;
     const tracedUrl = `${server.url}/flows/bench/quote-traced/run`;
@@ -57,9 +61,13 @@ async function main(): Promise<void> {
       bareRounds.push(await load('bare node:http', { url: bare.url, body, headers, durationSec: DURATION / ROUNDS }));
       // Each service round leaves its log writer thread a backlog that would load the next round on
       // two cores, so every one is followed by the same settle: no round inherits another's.
-      runRounds.push(await load('svc /run (validate + ntd)', { url: runUrl, body, headers, durationSec: DURATION / ROUNDS }));
+      runRounds.push(
+        await load('svc /run (validate + ntd)', { url: runUrl, body, headers, durationSec: DURATION / ROUNDS }),
+      );
       await new Promise((r) => setTimeout(r, SETTLE_MS));
-      tracedRounds.push(await load('svc /run, tracing on', { url: tracedUrl, body, headers, durationSec: DURATION / ROUNDS }));
+      tracedRounds.push(
+        await load('svc /run, tracing on', { url: tracedUrl, body, headers, durationSec: DURATION / ROUNDS }),
+      );
       // A traced round leaves the log writer thread a backlog of full-payload rows; on two cores it
       // would load the next round of the other two (measured: /run 3-4% lower), so let it drain.
       await new Promise((r) => setTimeout(r, SETTLE_MS));
@@ -75,15 +83,19 @@ async function main(): Promise<void> {
     printTable(rows);
     const ratio = run.reqPerSec / rows[0]!.reqPerSec;
     process.stdout.write(`ratio /run vs bare: ${ratio.toFixed(2)} (target >= 0.50)\n`);
-    process.stdout.write(`ratio /run tracing on vs tracing off: ${(traced.reqPerSec / run.reqPerSec).toFixed(2)} (3 step_traced rows per request, written by the batching log writer)\n`);
+    process.stdout.write(
+      `ratio /run tracing on vs tracing off: ${(traced.reqPerSec / run.reqPerSec).toFixed(2)} (3 step_traced rows per request, written by the batching log writer)\n`,
+    );
     const pairRatios = metrics.on.map((r, i) => (r.reqPerSec / metrics.off[i]!.reqPerSec).toFixed(3)).join(' ');
     process.stdout.write(
       `ratio /run metrics on vs metrics off: ${metrics.medianRatio.toFixed(3)} (median of ${metrics.on.length} ABBA pairs of rounds over ${metrics.perTrial.length} pairs of processes: ${pairRatios}; per pair of processes ${metrics.perTrial.map((r) => r.toFixed(3)).join(' ')}; target >= 0.97)\n`,
     );
-    if (rows.some((r) => r.non2xx > 0 || r.errors > 0)) process.stdout.write('WARNING: /run answered non-2xx or errored during the run\n');
+    if (rows.some((r) => r.non2xx > 0 || r.errors > 0))
+      process.stdout.write('WARNING: /run answered non-2xx or errored during the run\n');
     await benchEnqueue({ svcBin: SVC, env, db, key, bareUrl: bare.url, durationSec: DURATION });
     await bare.stop();
-    if (flags.store !== undefined) await benchPg({ svcBin: SVC, env, workDir: join(home, 'pg'), storeUrl: flags.store, durationSec: DURATION });
+    if (flags.store !== undefined)
+      await benchPg({ svcBin: SVC, env, workDir: join(home, 'pg'), storeUrl: flags.store, durationSec: DURATION });
   } finally {
     for (const c of children) await c.stop().catch(() => undefined);
     rmSync(home, { recursive: true, force: true });

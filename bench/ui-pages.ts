@@ -26,13 +26,27 @@ const PASSWORD = 'correct horse battery staple';
 
 function seed(db: string): void {
   const registry = openDb(db, registryMigrations);
-  new SqliteTenantsStore(registry).create({ id: 'big', displayName: 'Big', authMethods: ['api_key'], createdAt: '2026-01-01T00:00:00Z' });
+  new SqliteTenantsStore(registry).create({
+    id: 'big',
+    displayName: 'Big',
+    authMethods: ['api_key'],
+    createdAt: '2026-01-01T00:00:00Z',
+  });
   const artifacts = new SqliteArtifactsStore(registry);
   registry.transaction(() => {
     for (let f = 0; f < FLOWS; f++) {
       for (let v = 1; v <= VERSIONS; v++) {
-        const compiled = compileFlow(`---\nflowdoc_version: "0.1"\nflow: flow-${f}\ntenant: big\n---\n## Step: answer\n\`\`\`ntd\n{"v": ${v}}\n\`\`\`\n`);
-        artifacts.publish({ tenant: 'big', name: `flow-${f}`, version: String(v), bytes: compiled.bytes!, hash: compiled.hash!, createdAt: '2026-01-01T00:00:00Z' });
+        const compiled = compileFlow(
+          `---\nflowdoc_version: "0.1"\nflow: flow-${f}\ntenant: big\n---\n## Step: answer\n\`\`\`ntd\n{"v": ${v}}\n\`\`\`\n`,
+        );
+        artifacts.publish({
+          tenant: 'big',
+          name: `flow-${f}`,
+          version: String(v),
+          bytes: compiled.bytes!,
+          hash: compiled.hash!,
+          createdAt: '2026-01-01T00:00:00Z',
+        });
       }
     }
   })();
@@ -42,7 +56,19 @@ function seed(db: string): void {
   const batch: EventRow[] = [];
   for (let i = 0; i < LOG_ROWS; i++) {
     const ts = new Date(start + i * 10).toISOString().slice(0, 19) + 'Z';
-    batch.push({ ts, correlation_id: `c-${i >> 1}`, tenant: 'big', flow: `flow-${i % FLOWS}`, step: null, event: i % 2 === 0 ? 'received' : 'completed', payload: null, payload_truncated: 0, http_status: i % 2 === 0 ? null : 200, outcome: null, reason: null });
+    batch.push({
+      ts,
+      correlation_id: `c-${i >> 1}`,
+      tenant: 'big',
+      flow: `flow-${i % FLOWS}`,
+      step: null,
+      event: i % 2 === 0 ? 'received' : 'completed',
+      payload: null,
+      payload_truncated: 0,
+      http_status: i % 2 === 0 ? null : 200,
+      outcome: null,
+      reason: null,
+    });
     if (batch.length === 10_000) log.insertMany(batch.splice(0));
   }
   log.close();
@@ -53,7 +79,9 @@ async function main(): Promise<void> {
   const db = join(home, 'state', 'registry.db');
   const seedStarted = Date.now();
   seed(db);
-  process.stdout.write(`seeded ${FLOWS * VERSIONS} flow versions and ${LOG_ROWS} log rows in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s\n`);
+  process.stdout.write(
+    `seeded ${FLOWS * VERSIONS} flow versions and ${LOG_ROWS} log rows in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s\n`,
+  );
   const child = spawn(process.execPath, [SVC, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db], {
     env: { ...process.env, HOME: home, RUST_LOG: 'warn', SVC_UI_ADMIN_USER: 'admin', SVC_UI_ADMIN_PASS: PASSWORD },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -75,10 +103,26 @@ async function main(): Promise<void> {
     const loginPage = await fetch(`${url}/ui/login`);
     remember(loginPage);
     const csrf = /name="_csrf" value="([^"]+)"/.exec(await loginPage.text())![1]!;
-    const login = await fetch(`${url}/ui/login`, { method: 'POST', redirect: 'manual', headers: { cookie: cookies, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ _csrf: csrf, username: 'admin', password: PASSWORD }) });
+    const login = await fetch(`${url}/ui/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: cookies, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ _csrf: csrf, username: 'admin', password: PASSWORD }),
+    });
     if (login.status !== 303) throw new Error(`login answered ${login.status}`);
     remember(login);
-    const pages = ['/ui', '/ui/registry', '/ui/registry/big/flow-500', '/ui/executions', '/ui/executions?flow=flow-7', '/ui/executions?correlation_id=c-123456', '/ui/executions/c-499999', '/ui/queues', '/ui/audit', '/ui/settings'];
+    const pages = [
+      '/ui',
+      '/ui/registry',
+      '/ui/registry/big/flow-500',
+      '/ui/executions',
+      '/ui/executions?flow=flow-7',
+      '/ui/executions?correlation_id=c-123456',
+      '/ui/executions/c-499999',
+      '/ui/queues',
+      '/ui/audit',
+      '/ui/settings',
+    ];
     process.stdout.write('page                                         median ms   worst ms   bytes\n');
     for (const page of pages) {
       const times: number[] = [];
@@ -91,7 +135,9 @@ async function main(): Promise<void> {
         times.push(performance.now() - t0);
       }
       times.sort((a, b) => a - b);
-      process.stdout.write(`${page.padEnd(45)}${times[5]!.toFixed(1).padStart(9)}${times[9]!.toFixed(1).padStart(11)}${String(bytes).padStart(8)}\n`);
+      process.stdout.write(
+        `${page.padEnd(45)}${times[5]!.toFixed(1).padStart(9)}${times[9]!.toFixed(1).padStart(11)}${String(bytes).padStart(8)}\n`,
+      );
     }
   } finally {
     child.kill('SIGTERM');

@@ -40,7 +40,16 @@ describe('svc keys', () => {
   after(() => sb.cleanup());
 
   it('create prints id, tenant, label, scopes, flows, rate limit with burst and the raw key once', () => {
-    const r = create('--label', 'orders-bot', '--scopes', 'read,write', '--flows', 'orders,billing', '--rate-limit', '5');
+    const r = create(
+      '--label',
+      'orders-bot',
+      '--scopes',
+      'read,write',
+      '--flows',
+      'orders,billing',
+      '--rate-limit',
+      '5',
+    );
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /id:\s+\d+/);
     assert.match(r.stdout, /tenant:\s+acme/);
@@ -59,7 +68,12 @@ describe('svc keys', () => {
     assert.equal(r.code, 0, r.stderr);
     const created = JSON.parse(r.stdout) as KeyJson;
     const raw = created.key!;
-    const [row] = storeRows<{ key_hash: string }>(sb, 'registry', 'SELECT key_hash FROM api_keys WHERE id = ?', created.id);
+    const [row] = storeRows<{ key_hash: string }>(
+      sb,
+      'registry',
+      'SELECT key_hash FROM api_keys WHERE id = ?',
+      created.id,
+    );
     assert.equal(row!.key_hash, sha256(raw));
     const stored = storedText(sb);
     assert.ok(stored.includes(sha256(raw)), 'the stored text holds the hash (so the two checks below can fail)');
@@ -99,7 +113,10 @@ describe('svc keys', () => {
       assert.notEqual(r.code, 0, `--rate-limit ${JSON.stringify(bad)} was accepted`);
       assert.match(r.stderr, /positive number/);
     }
-    assert.equal(list().some((k) => k.label === 'bad-rate'), false);
+    assert.equal(
+      list().some((k) => k.label === 'bad-rate'),
+      false,
+    );
   });
 
   it('reads a bare --expires-at day as 23:59:59Z that day, and accepts a UTC instant', () => {
@@ -117,7 +134,10 @@ describe('svc keys', () => {
       assert.equal(r.code, 1);
       assert.match(r.stderr, /timezone offset/);
     }
-    assert.equal(list().some((k) => k.label === 'offset'), false);
+    assert.equal(
+      list().some((k) => k.label === 'offset'),
+      false,
+    );
   });
 
   it('refuses an invalid --expires-at date', () => {
@@ -126,7 +146,10 @@ describe('svc keys', () => {
       assert.equal(r.code, 1, `--expires-at ${ts} was accepted`);
       assert.match(r.stderr, /YYYY-MM-DD/);
     }
-    assert.equal(list().some((k) => k.label === 'bad-date'), false);
+    assert.equal(
+      list().some((k) => k.label === 'bad-date'),
+      false,
+    );
   });
 
   it('a key whose expiry has passed is listed as expired (and creating one warns)', () => {
@@ -140,7 +163,10 @@ describe('svc keys', () => {
     const r = create('--label', 'bad-flow', '--flows', 'orders,Billing');
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /flow "Billing"/);
-    assert.equal(list().some((k) => k.label === 'bad-flow'), false);
+    assert.equal(
+      list().some((k) => k.label === 'bad-flow'),
+      false,
+    );
   });
 
   it('refuses a key for an unregistered tenant, naming tenant create', () => {
@@ -166,7 +192,9 @@ describe('svc keys', () => {
   });
 
   it('list shows id, label, status, flows, scopes and created_at, never the key or its hash', () => {
-    const created = JSON.parse(create('--label', 'listed', '--flows', 'orders', '--scopes', 'read', '--json').stdout) as KeyJson;
+    const created = JSON.parse(
+      create('--label', 'listed', '--flows', 'orders', '--scopes', 'read', '--json').stdout,
+    ) as KeyJson;
     const r = run('keys', 'list', '--tenant', 'acme');
     assert.equal(r.code, 0, r.stderr);
     const lines = r.stdout.trim().split('\n');
@@ -199,7 +227,9 @@ describe('svc keys', () => {
   });
 
   it('an expired key that is revoked shows revoked', () => {
-    const created = JSON.parse(create('--label', 'old-and-revoked', '--expires-at', '2020-01-01T00:00:00Z', '--json').stdout) as KeyJson;
+    const created = JSON.parse(
+      create('--label', 'old-and-revoked', '--expires-at', '2020-01-01T00:00:00Z', '--json').stdout,
+    ) as KeyJson;
     assert.equal(created.status, 'expired');
     assert.equal(run('keys', 'revoke', '--id', String(created.id)).code, 0);
     assert.equal(list().find((x) => x.id === created.id)!.status, 'revoked');

@@ -47,10 +47,14 @@ async function appendEntries(sb: Sandbox, tenant: string, count: number): Promis
 function copyAuditTrail(from: Sandbox, to: Sandbox): void {
   if (from.store !== undefined) {
     const schema = new URL(from.store).searchParams.get('schema')!;
-    withStore(to, (db) => {
-      db.exec(`INSERT INTO audit_entries SELECT * FROM ${schema}.audit_entries`);
-      db.exec(`INSERT INTO audit_heads SELECT * FROM ${schema}.audit_heads`);
-    }, 'audit');
+    withStore(
+      to,
+      (db) => {
+        db.exec(`INSERT INTO audit_entries SELECT * FROM ${schema}.audit_entries`);
+        db.exec(`INSERT INTO audit_heads SELECT * FROM ${schema}.audit_heads`);
+      },
+      'audit',
+    );
     return;
   }
   mkdirSync(dirname(to.db), { recursive: true });
@@ -84,9 +88,13 @@ describe('svc audit', () => {
   });
   after(() => sb.cleanup());
 
-  it('writes the audit database beside the registry', { skip: onlyOn('sqlite', 'the audit.db file of the state directory') }, () => {
-    assert.ok(existsSync(auditDbOf(sb)));
-  });
+  it(
+    'writes the audit database beside the registry',
+    { skip: onlyOn('sqlite', 'the audit.db file of the state directory') },
+    () => {
+      assert.ok(existsSync(auditDbOf(sb)));
+    },
+  );
 
   it('prints seq, event_type, created_at and correlation_id of the latest entries', () => {
     const r = run('audit', '--tenant', 'acme');
@@ -101,7 +109,10 @@ describe('svc audit', () => {
   it('-l N shows the newest N entries', () => {
     const r = run('audit', '--tenant', 'acme', '-l', '2');
     assert.equal(r.code, 0, r.stderr);
-    const rows = r.stdout.trim().split('\n').filter((l) => /^\d/.test(l));
+    const rows = r.stdout
+      .trim()
+      .split('\n')
+      .filter((l) => /^\d/.test(l));
     assert.deepEqual(
       rows.map((l) => l.split(/\s+/)[0]),
       ['4', '5'],
@@ -116,7 +127,10 @@ describe('svc audit', () => {
       await appendEntries(other, 'busy', 25);
       const r = svc(other, ['audit', '--tenant', 'busy', '--db', other.db]);
       assert.equal(r.code, 0, r.stderr);
-      const rows = r.stdout.trim().split('\n').filter((l) => /^\d/.test(l));
+      const rows = r.stdout
+        .trim()
+        .split('\n')
+        .filter((l) => /^\d/.test(l));
       assert.equal(rows.length, 20);
       assert.match(rows[0]!, /^6\s/);
       assert.match(rows[19]!, /^25\s/);
@@ -158,17 +172,22 @@ describe('svc audit', () => {
         copy.cleanup();
       }
     };
-    const rows = (db: StoreSql) => db.prepare<AuditRow>(`SELECT * FROM audit_entries WHERE tenant = 'acme' ORDER BY seq`).all();
+    const rows = (db: StoreSql) =>
+      db.prepare<AuditRow>(`SELECT * FROM audit_entries WHERE tenant = 'acme' ORDER BY seq`).all();
 
     it('an altered entry', () => {
-      const r = tampered((db) => db.prepare(`UPDATE audit_entries SET event_type = 'tenant.enabled' WHERE tenant = 'acme' AND seq = 2`).run());
+      const r = tampered((db) =>
+        db.prepare(`UPDATE audit_entries SET event_type = 'tenant.enabled' WHERE tenant = 'acme' AND seq = 2`).run(),
+      );
       assert.equal(r.code, 1);
       assert.match(r.stdout, /BROKEN at seq 2/);
       assert.match(r.stdout, /altered/);
     });
 
     it('an altered payload', () => {
-      const r = tampered((db) => db.prepare(`UPDATE audit_entries SET payload = '{}' WHERE tenant = 'acme' AND seq = 4`).run());
+      const r = tampered((db) =>
+        db.prepare(`UPDATE audit_entries SET payload = '{}' WHERE tenant = 'acme' AND seq = 4`).run(),
+      );
       assert.equal(r.code, 1);
       assert.match(r.stdout, /BROKEN at seq 4/);
     });
@@ -176,8 +195,19 @@ describe('svc audit', () => {
     it('an entry altered with its own hash recomputed', () => {
       const r = tampered((db) => {
         const e = rows(db)[2]!;
-        const forged = { tenant: e.tenant, seq: e.seq, eventType: 'tenant.forged', createdAt: e.created_at, correlationId: e.correlation_id, payload: e.payload, prevHash: e.prev_hash };
-        db.prepare(`UPDATE audit_entries SET event_type = ?, hash = ? WHERE tenant = 'acme' AND seq = 3`).run('tenant.forged', auditHash(forged));
+        const forged = {
+          tenant: e.tenant,
+          seq: e.seq,
+          eventType: 'tenant.forged',
+          createdAt: e.created_at,
+          correlationId: e.correlation_id,
+          payload: e.payload,
+          prevHash: e.prev_hash,
+        };
+        db.prepare(`UPDATE audit_entries SET event_type = ?, hash = ? WHERE tenant = 'acme' AND seq = 3`).run(
+          'tenant.forged',
+          auditHash(forged),
+        );
       });
       assert.equal(r.code, 1);
       assert.match(r.stdout, /BROKEN at seq 4/);
@@ -205,7 +235,15 @@ describe('svc audit', () => {
           db.prepare(`UPDATE audit_entries SET seq = ? WHERE tenant = 'acme' AND seq = ?`).run(e.seq + 1, e.seq);
         }
         const prev = all[1]!;
-        const forged = { tenant: 'acme', seq: 3, eventType: 'tenant.enabled', createdAt: prev.created_at, correlationId: 'forged', payload: '{}', prevHash: prev.hash };
+        const forged = {
+          tenant: 'acme',
+          seq: 3,
+          eventType: 'tenant.enabled',
+          createdAt: prev.created_at,
+          correlationId: 'forged',
+          payload: '{}',
+          prevHash: prev.hash,
+        };
         db.prepare('INSERT INTO audit_entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
           'acme',
           3,
@@ -224,8 +262,25 @@ describe('svc audit', () => {
     it('an entry appended at the end behind the writer’s back', () => {
       const r = tampered((db) => {
         const last = rows(db).at(-1)!;
-        const forged = { tenant: 'acme', seq: 6, eventType: 'tenant.disabled', createdAt: last.created_at, correlationId: 'forged', payload: '{}', prevHash: last.hash };
-        db.prepare('INSERT INTO audit_entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run('acme', 6, forged.eventType, forged.createdAt, 'forged', '{}', last.hash, auditHash(forged));
+        const forged = {
+          tenant: 'acme',
+          seq: 6,
+          eventType: 'tenant.disabled',
+          createdAt: last.created_at,
+          correlationId: 'forged',
+          payload: '{}',
+          prevHash: last.hash,
+        };
+        db.prepare('INSERT INTO audit_entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
+          'acme',
+          6,
+          forged.eventType,
+          forged.createdAt,
+          'forged',
+          '{}',
+          last.hash,
+          auditHash(forged),
+        );
       });
       assert.equal(r.code, 1);
       assert.match(r.stdout, /BROKEN at seq 6/);
@@ -257,16 +312,25 @@ describe('svc audit', () => {
         assert.equal(v.code, 0, v.stdout + v.stderr);
         assert.match(v.stdout, /OK \(600 entries verified/);
         const label = other.store === undefined ? "json_extract(payload, '$.label')" : "payload::json->>'label'";
-        const labels = storeRows(other, 'audit', `SELECT ${label} AS label, COUNT(*) AS n FROM audit_entries GROUP BY label ORDER BY label`);
+        const labels = storeRows(
+          other,
+          'audit',
+          `SELECT ${label} AS label, COUNT(*) AS n FROM audit_entries GROUP BY label ORDER BY label`,
+        );
         assert.deepEqual(labels, [
           { label: 'p1', n: 150 },
           { label: 'p2', n: 150 },
           { label: 'p3', n: 300 },
         ]);
-        const runs = storeRows<{ label: string }>(other, 'audit', `SELECT ${label} AS label FROM audit_entries ORDER BY seq`);
+        const runs = storeRows<{ label: string }>(
+          other,
+          'audit',
+          `SELECT ${label} AS label FROM audit_entries ORDER BY seq`,
+        );
         const switches = runs.filter((r, i) => i > 0 && r.label !== runs[i - 1]!.label).length;
         // On a loaded machine the writers may happen not to overlap; the chain must verify either way.
-        if (switches <= 2) t.diagnostic(`the writers barely interleaved (${switches} switches); the chain check above still holds`);
+        if (switches <= 2)
+          t.diagnostic(`the writers barely interleaved (${switches} switches); the chain check above still holds`);
       } finally {
         other.cleanup();
       }
@@ -275,11 +339,17 @@ describe('svc audit', () => {
     it('two svc processes cycling one tenant disable/enable keep the chain and the state table consistent', async () => {
       const other = makeSandbox();
       try {
-        assert.equal(svc(other, ['tenant', 'create', '--id', 'race', '--display-name', 'Race', '--db', other.db]).code, 0);
+        assert.equal(
+          svc(other, ['tenant', 'create', '--id', 'race', '--display-name', 'Race', '--db', other.db]).code,
+          0,
+        );
         const cycle = async () => {
           for (let i = 0; i < 6; i++) {
             for (const verb of ['disable', 'enable']) {
-              const r = await runNode(other, [SVC_BIN, ...storeArgs(['tenant', verb, '--id', 'race', '--db', other.db])]);
+              const r = await runNode(other, [
+                SVC_BIN,
+                ...storeArgs(['tenant', verb, '--id', 'race', '--db', other.db]),
+              ]);
               assert.equal(r.code, 0, r.stderr);
             }
           }
@@ -287,10 +357,16 @@ describe('svc audit', () => {
         await Promise.all([cycle(), cycle()]);
         const v = svc(other, ['audit', '--tenant', 'race', '--verify', '--db', other.db]);
         assert.equal(v.code, 0, v.stdout + v.stderr);
-        const entries = JSON.parse(svc(other, ['audit', '--tenant', 'race', '--json', '-l', '1000', '--db', other.db]).stdout) as { seq: number; event_type: string }[];
+        const entries = JSON.parse(
+          svc(other, ['audit', '--tenant', 'race', '--json', '-l', '1000', '--db', other.db]).stdout,
+        ) as { seq: number; event_type: string }[];
         assert.equal(entries[0]!.event_type, 'tenant.registered');
         // Every entry records a real transition, so after registration they must alternate.
-        entries.slice(1).forEach((e, i) => assert.equal(e.event_type, i % 2 === 0 ? 'tenant.disabled' : 'tenant.enabled', `seq ${e.seq}`));
+        entries
+          .slice(1)
+          .forEach((e, i) =>
+            assert.equal(e.event_type, i % 2 === 0 ? 'tenant.disabled' : 'tenant.enabled', `seq ${e.seq}`),
+          );
         assert.ok(entries.length >= 13, `expected at least 12 transitions, got ${entries.length - 1}`);
       } finally {
         other.cleanup();

@@ -42,24 +42,28 @@ describe('npm run bench:scale', () => {
   const scratch = mkdtempSync(join(tmpdir(), 'svc-test-scale-'));
   after(() => rmSync(scratch, { recursive: true, force: true }));
 
-  it('--quick --only flows,keys exits 0, prints both tables with ratios to the smallest size, writes the Markdown and removes its scratch directories', { timeout: LIMIT_MS + 10_000 }, async () => {
-    const markdown = join(scratch, 'scale.md');
-    const r = await runScale(['--quick', '--only', 'flows,keys', '--markdown', markdown], scratch);
-    assert.equal(r.code, 0, `stderr:\n${r.stderr}\nstdout:\n${r.stdout}`);
-    assert.match(r.stdout, /^== Flows \(/m);
-    assert.match(r.stdout, /^== Keys and tenants \(/m);
-    assert.match(r.stdout, /\/run throughput .*req\/s \(1\.00x\)/);
-    assert.match(r.stdout, /start-up until \/health answers .* ms \(1\.00x\)/);
-    assert.match(r.stdout, /unknown key, 401 throughput .*req\/s \(1\.00x\)/);
-    assert.doesNotMatch(r.stdout, /failed:|WARNING/);
-    assert.match(r.stderr, /\[flows .*\] seeded/);
-    const md = readFileSync(markdown, 'utf8');
-    assert.match(md, /^### Flows$/m);
-    assert.match(md, /^### Keys and tenants$/m);
-    assert.match(md, /^\| Figure \| 1 flow \| 20 flows \| Target \|$/m);
-    const leftovers = readdirSync(scratch).filter((n) => n.startsWith('svc-scale-'));
-    assert.deepEqual(leftovers, []);
-  });
+  it(
+    '--quick --only flows,keys exits 0, prints both tables with ratios to the smallest size, writes the Markdown and removes its scratch directories',
+    { timeout: LIMIT_MS + 10_000 },
+    async () => {
+      const markdown = join(scratch, 'scale.md');
+      const r = await runScale(['--quick', '--only', 'flows,keys', '--markdown', markdown], scratch);
+      assert.equal(r.code, 0, `stderr:\n${r.stderr}\nstdout:\n${r.stdout}`);
+      assert.match(r.stdout, /^== Flows \(/m);
+      assert.match(r.stdout, /^== Keys and tenants \(/m);
+      assert.match(r.stdout, /\/run throughput .*req\/s \(1\.00x\)/);
+      assert.match(r.stdout, /start-up until \/health answers .* ms \(1\.00x\)/);
+      assert.match(r.stdout, /unknown key, 401 throughput .*req\/s \(1\.00x\)/);
+      assert.doesNotMatch(r.stdout, /failed:|WARNING/);
+      assert.match(r.stderr, /\[flows .*\] seeded/);
+      const md = readFileSync(markdown, 'utf8');
+      assert.match(md, /^### Flows$/m);
+      assert.match(md, /^### Keys and tenants$/m);
+      assert.match(md, /^\| Figure \| 1 flow \| 20 flows \| Target \|$/m);
+      const leftovers = readdirSync(scratch).filter((n) => n.startsWith('svc-scale-'));
+      assert.deepEqual(leftovers, []);
+    },
+  );
 
   it('refuses an unknown part name with exit status 2 and the list of parts', async () => {
     const r = await runScale(['--only', 'flows,nope'], scratch);

@@ -30,7 +30,11 @@ async function node(stubUrl: string): Promise<ServerProcess> {
 }
 
 async function enqueue(n: ServerProcess, id: string): Promise<number> {
-  const r = await fetch(`${n.url}/flows/acme/work/enqueue`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ id }) });
+  const r = await fetch(`${n.url}/flows/acme/work/enqueue`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ id }),
+  });
   return r.status;
 }
 
@@ -49,7 +53,15 @@ before(async () => {
   seed = makeSandbox();
   createTenant(seed, 'acme');
   key = createKey(seed, 'acme');
-  deployFlow(seed, flow('acme', 'work', 'effects: [http_egress]', '## Step: call\neffects: [http_egress]\nendpoint: ${BACKEND_URL}/msg\nmethod: POST'));
+  deployFlow(
+    seed,
+    flow(
+      'acme',
+      'work',
+      'effects: [http_egress]',
+      '## Step: call\neffects: [http_egress]\nendpoint: ${BACKEND_URL}/msg\nmethod: POST',
+    ),
+  );
   const moved = svc(seed, ['store', 'migrate', '--from', dirname(seed.db), '--to', schema.url]);
   assert.equal(moved.code, 0, moved.stderr);
   a = await node(stubUrl);
@@ -74,16 +86,35 @@ test('a node paused past its lease: another takes its queue over, and the resume
   const ids = Array.from({ length: 20 }, (_, i) => `while-paused-${i}`);
   for (const id of ids) assert.equal(await enqueue(b, id), 202);
   // The lease (2 s) ends A's session; B's hand-over sweep (every 2 s) starts the worker.
-  await waitFor('B delivers what arrived while A was paused', () => ids.every((id) => delivered.includes(id)), 20_000, 100);
+  await waitFor(
+    'B delivers what arrived while A was paused',
+    () => ids.every((id) => delivered.includes(id)),
+    20_000,
+    100,
+  );
 
   const before = delivered.length;
   a.child.kill('SIGCONT');
-  await waitFor('A reports its lease gone', () => /lease session was lost|lock lost/.test(a.output() + a.stderr()), 10_000, 100);
+  await waitFor(
+    'A reports its lease gone',
+    () => /lease session was lost|lock lost/.test(a.output() + a.stderr()),
+    10_000,
+    100,
+  );
   // On purpose: a little time for A to act on anything it still held in memory.
   await sleep(1000);
   // Whatever reaches the stub after A resumed is only new work, delivered by B.
   assert.equal(await enqueue(a, 'after-resume'), 202);
-  await waitFor('a message submitted to A after it resumed is delivered', () => delivered.includes('after-resume'), 15_000, 100);
+  await waitFor(
+    'a message submitted to A after it resumed is delivered',
+    () => delivered.includes('after-resume'),
+    15_000,
+    100,
+  );
   const afterResume = delivered.slice(before);
-  assert.deepEqual(afterResume.filter((id) => id !== 'after-resume'), [], `delivered again after A resumed: ${afterResume.join(', ')}`);
+  assert.deepEqual(
+    afterResume.filter((id) => id !== 'after-resume'),
+    [],
+    `delivered again after A resumed: ${afterResume.join(', ')}`,
+  );
 });

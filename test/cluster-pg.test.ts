@@ -42,7 +42,11 @@ async function node(url = schema.url): Promise<ServerProcess> {
 }
 
 async function post(n: ServerProcess, path: string, body: unknown): Promise<Response> {
-  return fetch(`${n.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return fetch(`${n.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 }
 
 /**
@@ -84,9 +88,18 @@ before(async () => {
   createTenant(seed, 'acme');
   key = createKey(seed, 'acme');
   // The message (the input, {"id": ...}) is the request body.
-  const egress = (path: string) => `## Step: call\neffects: [http_egress]\nendpoint: \${BACKEND_URL}${path}\nmethod: POST`;
+  const egress = (path: string) =>
+    `## Step: call\neffects: [http_egress]\nendpoint: \${BACKEND_URL}${path}\nmethod: POST`;
   for (const q of QUEUES) deployFlow(seed, flow('acme', q, 'effects: [http_egress]', egress(`/msg/${q}`)));
-  deployFlow(seed, flow('acme', 'tick', 'schedule: "*/1 * * * * *"\neffects: [http_egress]', '## Step: call\neffects: [http_egress]\nendpoint: ${BACKEND_URL}/tick/x\nmethod: POST'));
+  deployFlow(
+    seed,
+    flow(
+      'acme',
+      'tick',
+      'schedule: "*/1 * * * * *"\neffects: [http_egress]',
+      '## Step: call\neffects: [http_egress]\nendpoint: ${BACKEND_URL}/tick/x\nmethod: POST',
+    ),
+  );
   const moved = svc(seed, ['store', 'migrate', '--from', dirname(seed.db), '--to', schema.url]);
   assert.equal(moved.code, 0, moved.stderr);
   store = await openPgStore(schema.url, { maxConnections: 2 });
@@ -117,22 +130,51 @@ test('three nodes: /run on every node, work spread over them, every acknowledged
   for (let i = 0; i < 150; i++) {
     const q = QUEUES[i % 3]!;
     const id = `${q}-${i}`;
-    sends.push(post(nodes[(i * 7) % 3]!, `/flows/acme/${q}/enqueue`, { id }).then((r) => void (r.status === 202 && acked.get(q)!.push(id))));
+    sends.push(
+      post(nodes[(i * 7) % 3]!, `/flows/acme/${q}/enqueue`, { id }).then(
+        (r) => void (r.status === 202 && acked.get(q)!.push(id)),
+      ),
+    );
   }
   await Promise.all(sends);
-  for (const q of QUEUES) await waitFor(`every acknowledged message of ${q} delivered`, () => acked.get(q)!.every((id) => received.get(q)?.includes(id)), 30_000, 100);
+  for (const q of QUEUES)
+    await waitFor(
+      `every acknowledged message of ${q} delivered`,
+      () => acked.get(q)!.every((id) => received.get(q)?.includes(id)),
+      30_000,
+      100,
+    );
   // One worker per queue across the cluster, spread over the nodes that first took each queue.
-  const holders = await adminQuery<{ n: number }>(`SELECT count(DISTINCT l.pid)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted AND a.application_name LIKE 'svc-lease %'`);
+  const holders = await adminQuery<{ n: number }>(
+    `SELECT count(DISTINCT l.pid)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted AND a.application_name LIKE 'svc-lease %'`,
+  );
   assert.ok(holders.rows[0]!.n >= 2, `queue and duty locks held by ${holders.rows[0]!.n} node(s)`);
   const left = await adminQuery<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema.name}.queue_messages`);
   assert.equal(left.rows[0]!.n, 0);
 });
 
 test('a key created and revoked through the CLI on the store is accepted, then refused, by every node within a second', async () => {
-  const made = svc(seed, ['keys', 'create', '--tenant', 'acme', '--label', 'short-lived', '--json', '--store', schema.url]);
+  const made = svc(seed, [
+    'keys',
+    'create',
+    '--tenant',
+    'acme',
+    '--label',
+    'short-lived',
+    '--json',
+    '--store',
+    schema.url,
+  ]);
   assert.equal(made.code, 0, made.stderr);
   const { id, key: raw } = JSON.parse(made.stdout) as { id: number; key: string };
-  const statusOn = async (n: ServerProcess) => (await fetch(`${n.url}/flows/acme/deliver1/run`, { method: 'POST', headers: { authorization: `Bearer ${raw}`, 'content-type': 'application/json' }, body: '{"id":"k"}' })).status;
+  const statusOn = async (n: ServerProcess) =>
+    (
+      await fetch(`${n.url}/flows/acme/deliver1/run`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${raw}`, 'content-type': 'application/json' },
+        body: '{"id":"k"}',
+      })
+    ).status;
   const everyNode = async (status: number) => (await Promise.all(nodes.map(statusOn))).every((s) => s === status);
   const created = Date.now();
   await waitFor('the new key accepted by every node', () => everyNode(200), 5000, 20);
@@ -142,7 +184,10 @@ test('a key created and revoked through the CLI on the store is accepted, then r
   const revokedAt = Date.now();
   await waitFor('the revoked key refused by every node', () => everyNode(401), 5000, 20);
   const refusedMs = Date.now() - revokedAt;
-  assert.ok(refusedMs < 1000, `refused by every node ${refusedMs} ms after the revoke returned (accepted ${acceptedMs} ms after create)`);
+  assert.ok(
+    refusedMs < 1000,
+    `refused by every node ${refusedMs} ms after the revoke returned (accepted ${acceptedMs} ms after create)`,
+  );
 });
 
 test('each cron tick runs once on the cluster, and again after kill -9 of the node running the scheduler', async () => {
@@ -152,11 +197,15 @@ test('each cron tick runs once on the cluster, and again after kill -9 of the no
   await sleep(4000);
   const inWindow = ticks.length - from;
   assert.ok(inWindow >= 3 && inWindow <= 5, `ticks in 4 s with three nodes: ${inWindow}`);
-  const runs = await adminQuery<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema.name}.schedule_ticks WHERE flow = 'tick'`);
+  const runs = await adminQuery<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ${schema.name}.schedule_ticks WHERE flow = 'tick'`,
+  );
   assert.ok(Math.abs(runs.rows[0]!.n - ticks.length) <= 1, `claimed ticks ${runs.rows[0]!.n}, arrived ${ticks.length}`);
 
   // The node that claimed the latest tick (host:pid) leads the schedules.
-  const leader = await adminQuery<{ node: string }>(`SELECT node FROM ${schema.name}.schedule_ticks ORDER BY tick_at DESC LIMIT 1`);
+  const leader = await adminQuery<{ node: string }>(
+    `SELECT node FROM ${schema.name}.schedule_ticks ORDER BY tick_at DESC LIMIT 1`,
+  );
   const pid = Number(/:(\d+)$/.exec(leader.rows[0]!.node)?.[1]);
   const victim = nodes.find((n) => n.child.pid === pid);
   assert.ok(victim, `the scheduler runs on one of the nodes (pid ${pid})`);
@@ -181,12 +230,19 @@ test('kill -9 of a node holding a queue: another node takes it over and delivers
   for (let i = 0; i < 60; i++) {
     const q = QUEUES[i % 3]!;
     const id = `${q}-k${i}`;
-    sends.push(post(survivor, `/flows/acme/${q}/enqueue`, { id }).then((r) => void (r.status === 202 && acked.push(id))));
+    sends.push(
+      post(survivor, `/flows/acme/${q}/enqueue`, { id }).then((r) => void (r.status === 202 && acked.push(id))),
+    );
     if (i === 20) await victim.kill9();
   }
   await Promise.all(sends);
   assert.equal(acked.length, 60, 'the survivor acknowledged every message');
-  await waitFor('every acknowledged message delivered after the hand-over', () => acked.every((id) => QUEUES.some((q) => received.get(q)?.includes(id))), 30_000, 100);
+  await waitFor(
+    'every acknowledged message delivered after the hand-over',
+    () => acked.every((id) => QUEUES.some((q) => received.get(q)?.includes(id))),
+    30_000,
+    100,
+  );
 });
 
 test('the audit chain stays one chain across the nodes, and verifies', async () => {
@@ -213,10 +269,20 @@ test('a node that loses the database answers 503 (never a pass) and recovers wit
     const enq = await post(n, '/flows/acme/deliver1/enqueue', { id: 'during' });
     assert.ok(enq.status === 503 || enq.status === 500, `enqueue while the database is away: ${enq.status}`);
     await proxy.restore();
-    await waitFor('the node answers again', async () => (await post(n, '/flows/acme/deliver1/run', { id: 'after' })).status === 200, 15_000, 200);
+    await waitFor(
+      'the node answers again',
+      async () => (await post(n, '/flows/acme/deliver1/run', { id: 'after' })).status === 200,
+      15_000,
+      200,
+    );
     const again = await post(n, '/flows/acme/deliver1/enqueue', { id: 'after-enq' });
     assert.equal(again.status, 202);
-    await waitFor('the message after recovery delivered', () => received.get('deliver1')?.includes('after-enq'), 15_000, 100);
+    await waitFor(
+      'the message after recovery delivered',
+      () => received.get('deliver1')?.includes('after-enq'),
+      15_000,
+      100,
+    );
   } finally {
     await proxy.close();
   }

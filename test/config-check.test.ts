@@ -6,7 +6,12 @@ import { after, before, describe, it } from 'node:test';
 import { corruptArtifact, createTenant, deployFlow, flow } from './helpers/registry-setup.js';
 import { makeSandbox, onlyOn, svc } from './helpers/svc.js';
 
-const PRICING = flow('acme', 'pricing', 'config: [pricing_url, partner.id]', '## Step: answer\n```ntd\n{"ok": true}\n```');
+const PRICING = flow(
+  'acme',
+  'pricing',
+  'config: [pricing_url, partner.id]',
+  '## Step: answer\n```ntd\n{"ok": true}\n```',
+);
 const PLAIN = flow('acme', 'plain', '', '## Step: answer\n```ntd\n{"ok": true}\n```');
 
 describe('svc config check', () => {
@@ -57,12 +62,16 @@ describe('svc config check', () => {
     }
   });
 
-  it('exits non-zero when the registry cannot be listed', { skip: onlyOn('sqlite', 'a registry file that is not a database') }, () => {
-    writeFileSync(join(sandbox.home, 'garbage.db'), 'this is not an SQLite database, just text bytes '.repeat(100));
-    const r = svc(sandbox, ['config', 'check', '--db', join(sandbox.home, 'garbage.db')]);
-    assert.notEqual(r.code, 0);
-    assert.match(r.stderr, /cannot list the registry/);
-  });
+  it(
+    'exits non-zero when the registry cannot be listed',
+    { skip: onlyOn('sqlite', 'a registry file that is not a database') },
+    () => {
+      writeFileSync(join(sandbox.home, 'garbage.db'), 'this is not an SQLite database, just text bytes '.repeat(100));
+      const r = svc(sandbox, ['config', 'check', '--db', join(sandbox.home, 'garbage.db')]);
+      assert.notEqual(r.code, 0);
+      assert.match(r.stderr, /cannot list the registry/);
+    },
+  );
 
   it('exits non-zero when the store cannot be reached, naming it without its password', () => {
     const r = svc(sandbox, ['config', 'check', '--store', 'postgres://svc:secretpw@127.0.0.1:1/nowhere']);

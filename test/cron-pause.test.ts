@@ -11,7 +11,12 @@ let sb: Sandbox;
 let a: ServerProcess;
 let b: ServerProcess;
 // With --store the scheduler lock sits on the node lease, which the database ends after SVC_TEST_NODE_LEASE_MS idle.
-const ENV = { RUST_LOG: 'info', SVC_TEST_SCHEDULER_POLL_MS: '200', SVC_TEST_SCHEDULER_LEASE_MS: '1500', SVC_TEST_NODE_LEASE_MS: '1500' };
+const ENV = {
+  RUST_LOG: 'info',
+  SVC_TEST_SCHEDULER_POLL_MS: '200',
+  SVC_TEST_SCHEDULER_LEASE_MS: '1500',
+  SVC_TEST_NODE_LEASE_MS: '1500',
+};
 
 before(async () => {
   sb = makeSandbox();
@@ -29,9 +34,17 @@ after(async () => {
 });
 
 test('a holder paused past its lease is taken over, and once resumed stands down: never two ticks in one second', async () => {
-  await waitFor('the first tick', () => logRows(sb, { flow: 'tick', event: 'received' }).length > 0 || undefined, 8000, 100);
+  await waitFor(
+    'the first tick',
+    () => logRows(sb, { flow: 'tick', event: 'received' }).length > 0 || undefined,
+    8000,
+    100,
+  );
   const ownerPid = schedulerHolderPid(sb);
-  assert.ok(ownerPid === a.child.pid || ownerPid === b.child.pid, `the scheduler lock is held by one of the servers (pid ${ownerPid})`);
+  assert.ok(
+    ownerPid === a.child.pid || ownerPid === b.child.pid,
+    `the scheduler lock is held by one of the servers (pid ${ownerPid})`,
+  );
   const [holder, other] = ownerPid === a.child.pid ? [a, b] : [b, a];
   holder.child.kill('SIGSTOP');
   try {
@@ -41,12 +54,18 @@ test('a holder paused past its lease is taken over, and once resumed stands down
     holder.child.kill('SIGCONT');
   }
   const resumedAt = Date.now();
-  await waitFor('the resumed holder standing down', () => /scheduler lock lost/.test(holder.stderr()) || undefined, 8000, 100);
+  await waitFor(
+    'the resumed holder standing down',
+    () => /scheduler lock lost/.test(holder.stderr()) || undefined,
+    8000,
+    100,
+  );
   // A window of time on purpose: ticks after the resume, counted per second.
   await sleep(3000);
   const since = new Date(resumedAt - 1000).toISOString().slice(0, 19);
   const perSecond = new Map<string, number>();
-  for (const r of logRows(sb, { flow: 'tick', event: 'received' })) if (r.ts.slice(0, 19) >= since) perSecond.set(r.ts, (perSecond.get(r.ts) ?? 0) + 1);
+  for (const r of logRows(sb, { flow: 'tick', event: 'received' }))
+    if (r.ts.slice(0, 19) >= since) perSecond.set(r.ts, (perSecond.get(r.ts) ?? 0) + 1);
   assert.ok(perSecond.size >= 2, `the new holder ticks: ${[...perSecond.keys()].join(', ')}`);
   const doubled = [...perSecond].filter(([, n]) => n > 1);
   assert.deepEqual(doubled, [], 'no second tick in any second');

@@ -13,11 +13,24 @@ let b: ServerProcess;
 
 /** Deploys flow `name` of tenant demo, scheduled by `schedule`. */
 function deploy(name: string, schedule: string): void {
-  deployFlow(sb, flow('demo', name, `schedule: "${schedule}"`, `# ${name}\n\n## Step: t\n\`\`\`ntd\n{"tick": "{{ ctx.correlation_id }}"}\n\`\`\``));
+  deployFlow(
+    sb,
+    flow(
+      'demo',
+      name,
+      `schedule: "${schedule}"`,
+      `# ${name}\n\n## Step: t\n\`\`\`ntd\n{"tick": "{{ ctx.correlation_id }}"}\n\`\`\``,
+    ),
+  );
 }
 
 // With --store the scheduler lock sits on the node lease: its lease is SVC_TEST_NODE_LEASE_MS.
-const ENV = { RUST_LOG: 'info', SVC_TEST_SCHEDULER_POLL_MS: '200', SVC_TEST_SCHEDULER_LEASE_MS: '1500', SVC_TEST_NODE_LEASE_MS: '1500' };
+const ENV = {
+  RUST_LOG: 'info',
+  SVC_TEST_SCHEDULER_POLL_MS: '200',
+  SVC_TEST_SCHEDULER_LEASE_MS: '1500',
+  SVC_TEST_NODE_LEASE_MS: '1500',
+};
 
 before(async () => {
   sb = makeSandbox();

@@ -22,11 +22,13 @@ const BACKEND_DEPTH = 10_000;
 /** STEPS steps, each answering its input inside WRAP nested lists. */
 function deepeningSteps(): string {
   const steps: string[] = [];
-  for (let i = 1; i <= STEPS; i++) steps.push(`## Step: w${i}\n\`\`\`ntd\n${'['.repeat(WRAP)}{{ ctx.input }}${']'.repeat(WRAP)}\n\`\`\``);
+  for (let i = 1; i <= STEPS; i++)
+    steps.push(`## Step: w${i}\n\`\`\`ntd\n${'['.repeat(WRAP)}{{ ctx.input }}${']'.repeat(WRAP)}\n\`\`\``);
   return steps.join('\n\n');
 }
 
-const FAULT = '## Fault: explain\n```ntd\n{"handled": "{{ ctx.input.fault_error }}", "step": "{{ ctx.input.fault_step }}"}\n```';
+const FAULT =
+  '## Fault: explain\n```ntd\n{"handled": "{{ ctx.input.fault_error }}", "step": "{{ ctx.input.fault_step }}"}\n```';
 
 describe('values nesting deeper than the limit inside a flow', () => {
   const sandbox = makeSandbox();
@@ -50,7 +52,15 @@ describe('values nesting deeper than the limit inside a flow', () => {
     deployFlow(sandbox, flow('acme', 'deepen', 'log_level: full', deepeningSteps()));
     deployFlow(sandbox, flow('acme', 'deepen-handled', 'log_level: full', `${deepeningSteps()}\n\n${FAULT}`));
     deployFlow(sandbox, flow('acme', 'deepen-queued', 'log_level: full\nqueue_max_attempts: 1', deepeningSteps()));
-    deployFlow(sandbox, flow('acme', 'fetch-deep', 'effects: [http_egress]\nlog_level: full', '## Step: fetch\neffects: [http_egress]\nendpoint: ${BACKEND_URL}/deep\nmethod: GET'));
+    deployFlow(
+      sandbox,
+      flow(
+        'acme',
+        'fetch-deep',
+        'effects: [http_egress]\nlog_level: full',
+        '## Step: fetch\neffects: [http_egress]\nendpoint: ${BACKEND_URL}/deep\nmethod: GET',
+      ),
+    );
     for (const name of ['deepen', 'deepen-handled', 'deepen-queued', 'fetch-deep']) enableTrace(sandbox, 'acme', name);
     server = await startServer(sandbox, ['--no-auth'], { BACKEND_URL: backendUrl });
   });
@@ -92,7 +102,10 @@ describe('values nesting deeper than the limit inside a flow', () => {
     assert.equal(r.status, 502, r.body);
     assert.deepEqual(JSON.parse(r.body), { ok: false, error: 'flow execution failed' });
     const [completed] = await waitForLogRows(sandbox, { correlation_id: 'deep-run-3', event: 'completed' });
-    assert.match(completed!.reason ?? '', /step 'fetch': backend declared JSON but the body nests deeper than 128 levels/);
+    assert.match(
+      completed!.reason ?? '',
+      /step 'fetch': backend declared JSON but the body nests deeper than 128 levels/,
+    );
     const [egress] = logRows(sandbox, { correlation_id: 'deep-run-3', event: 'egress_traced' });
     assert.ok(egress, 'the egress row is written');
     assert.equal(egress.http_status, 200);

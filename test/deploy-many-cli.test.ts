@@ -10,12 +10,16 @@ const sb = makeSandbox();
 test.after(() => sb.cleanup());
 createTenant(sb, 'acme');
 
-const flowText = (flow: string, greeting = 'hi') => `---\nflowdoc_version: "0.1"\nflow: ${flow}\ntenant: acme\n---\n## Step: greet\n\`\`\`ntd\n{"hi": "${greeting}"}\n\`\`\`\n`;
-
+const flowText = (flow: string, greeting = 'hi') =>
+  `---\nflowdoc_version: "0.1"\nflow: ${flow}\ntenant: acme\n---\n## Step: greet\n\`\`\`ntd\n{"hi": "${greeting}"}\n\`\`\`\n`;
 
 /** Every `flow@version` of tenant acme in the registry, sorted. */
 function versions(): string[] {
-  return storeRows<{ v: string }>(sb, 'registry', "SELECT name || '@' || version AS v FROM flow_versions WHERE tenant = 'acme' ORDER BY v").map((r) => r.v);
+  return storeRows<{ v: string }>(
+    sb,
+    'registry',
+    "SELECT name || '@' || version AS v FROM flow_versions WHERE tenant = 'acme' ORDER BY v",
+  ).map((r) => r.v);
 }
 
 /** Where a deploy says it published, after `prefix`: a path ending in registry.db, or in the PostgreSQL pass the store URL itself. */
@@ -25,7 +29,12 @@ function assertStoreShown(text: string, prefix = ''): void {
 }
 
 test('a directory of three flows is deployed in one process: a line per flow, then the count', () => {
-  const dir = flowFolder(sb, { 'one.flow.md': flowText('one'), 'two.flow.md': flowText('two'), 'three.flow.md': flowText('three'), 'README.md': 'not a flow' });
+  const dir = flowFolder(sb, {
+    'one.flow.md': flowText('one'),
+    'two.flow.md': flowText('two'),
+    'three.flow.md': flowText('three'),
+    'README.md': 'not a flow',
+  });
   const r = svc(sb, ['deploy', dir, '-v', '1.0.0', '--db', sb.db]);
   assert.equal(r.code, 0, r.stderr);
   const lines = r.stdout.trimEnd().split('\n');
@@ -48,7 +57,10 @@ test('a directory with one broken flow publishes nothing and names the file with
   const r = svc(sb, ['deploy', dir, '-v', '1.0.0', '--db', sb.db]);
   assert.equal(r.code, 1);
   const bad = join(dir, 'bad.flow.md');
-  assert.equal(r.stderr, `${bad}: 1 error\n${bad}:5: front matter: "queue_backoff_factor" must be at least 1.0, got 0.5\n1 of 2 files refused; nothing was published\n`);
+  assert.equal(
+    r.stderr,
+    `${bad}: 1 error\n${bad}:5: front matter: "queue_backoff_factor" must be at least 1.0, got 0.5\n1 of 2 files refused; nothing was published\n`,
+  );
   assert.equal(r.stdout, '');
   assert.ok(!versions().some((v) => v.startsWith('good@')), versions().join());
 });
@@ -58,7 +70,13 @@ test('a version already published for one flow of the deploy publishes nothing',
   const before = versions();
   const r = svc(sb, ['deploy', dir, '-v', '1.0.0', '--db', sb.db]);
   assert.equal(r.code, 1);
-  assert.match(r.stderr, new RegExp(`^${join(dir, 'one.flow.md')}: flow acme/one already has version "1\\.0\\.0"; versions are never replaced`, 'm'));
+  assert.match(
+    r.stderr,
+    new RegExp(
+      `^${join(dir, 'one.flow.md')}: flow acme/one already has version "1\\.0\\.0"; versions are never replaced`,
+      'm',
+    ),
+  );
   assert.ok(!r.stderr.includes('four.flow.md'), r.stderr);
   assert.match(r.stderr, /1 of 2 files refused; nothing was published\n$/);
   assert.deepEqual(versions(), before);
@@ -69,7 +87,10 @@ test('two files naming the same flow are both refused; with --json the refusals 
   const b = flowFolder(sb, { 'y.flow.md': flowText('same', 'other') });
   const r = svc(sb, ['deploy', join(a, 'x.flow.md'), join(b, 'y.flow.md'), '-v', '1.0.0', '--json', '--db', sb.db]);
   assert.equal(r.code, 1);
-  const body = JSON.parse(r.stdout) as { deployed: unknown[]; refused: { file: string; code: string; message: string }[] };
+  const body = JSON.parse(r.stdout) as {
+    deployed: unknown[];
+    refused: { file: string; code: string; message: string }[];
+  };
   assert.deepEqual(body.deployed, []);
   assert.deepEqual(
     body.refused.map((x) => [x.file, x.code]),
@@ -87,7 +108,10 @@ test('--json lists what was deployed with full hashes', () => {
   const dir = flowFolder(sb, { 'five.flow.md': flowText('five'), 'six.flow.md': flowText('six') });
   const r = svc(sb, ['deploy', dir, '-v', '2', '--json', '--db', sb.db]);
   assert.equal(r.code, 0, r.stderr);
-  const body = JSON.parse(r.stdout) as { db: string; deployed: { file: string; tenant: string; flow: string; version: string; hash: string }[] };
+  const body = JSON.parse(r.stdout) as {
+    db: string;
+    deployed: { file: string; tenant: string; flow: string; version: string; hash: string }[];
+  };
   assertStoreShown(body.db);
   assert.deepEqual(
     body.deployed.map((d) => [d.flow, d.version, d.hash.length]),
@@ -103,8 +127,14 @@ test('one file keeps the one-file form: the same block on success, the same refu
   const hash = svc(sb, ['compile', file, '-o', join(sb.home, 'seven.ir.json')]).stdout.trim();
   const r = svc(sb, ['deploy', file, '-v', '1.0.0', '--db', sb.db]);
   assert.equal(r.code, 0, r.stderr);
-  assert.equal(r.stdout, `deployed\n  flow:    seven\n  tenant:  acme\n  version: 1.0.0\n  hash:    ${hash}\n  db:      ${sb.store ?? sb.db}\n`);
+  assert.equal(
+    r.stdout,
+    `deployed\n  flow:    seven\n  tenant:  acme\n  version: 1.0.0\n  hash:    ${hash}\n  db:      ${sb.store ?? sb.db}\n`,
+  );
   const again = svc(sb, ['deploy', file, '-v', '1.0.0', '--db', sb.db]);
   assert.equal(again.code, 1);
-  assert.equal(again.stderr, 'error: flow acme/seven already has version "1.0.0"; versions are never replaced, deploy under a new version\n');
+  assert.equal(
+    again.stderr,
+    'error: flow acme/seven already has version "1.0.0"; versions are never replaced, deploy under a new version\n',
+  );
 });

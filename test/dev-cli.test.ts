@@ -17,9 +17,12 @@ import { waitFor } from './helpers/wait.js';
 
 const LABEL = /dev-\d{8}T\d{6}\.\d{3}Z-[0-9a-f]{8}/;
 
-const helloText = (greeting: string) => `---\nflowdoc_version: "0.1"\nflow: hello\ntenant: acme\n---\n## Step: greet\n\`\`\`ntd\n{"hi": "${greeting}"}\n\`\`\`\n`;
-const usesLib = '---\nflowdoc_version: "0.1"\nflow: checked\ntenant: acme\n---\n## Step: check\nuse: common/require-id\n';
-const libText = (message: string) => `## Step: require-id\n\`\`\`validate\nhas(ctx.input.id) | ${message} | syntactic\n\`\`\`\n`;
+const helloText = (greeting: string) =>
+  `---\nflowdoc_version: "0.1"\nflow: hello\ntenant: acme\n---\n## Step: greet\n\`\`\`ntd\n{"hi": "${greeting}"}\n\`\`\`\n`;
+const usesLib =
+  '---\nflowdoc_version: "0.1"\nflow: checked\ntenant: acme\n---\n## Step: check\nuse: common/require-id\n';
+const libText = (message: string) =>
+  `## Step: require-id\n\`\`\`validate\nhas(ctx.input.id) | ${message} | syntactic\n\`\`\`\n`;
 
 interface Shown {
   versions: { version: string; latest: boolean }[];
@@ -42,7 +45,12 @@ describe('svc dev', () => {
   const libs = join(sandbox.home, 'libs');
   mkdirSync(flows);
   mkdirSync(libs);
-  const versions = (flow: string) => (JSON.parse(svc(sandbox, ['flows', 'show', '--tenant', 'acme', '--flow', flow, '--json', '--db', sandbox.db]).stdout) as Shown).versions;
+  const versions = (flow: string) =>
+    (
+      JSON.parse(
+        svc(sandbox, ['flows', 'show', '--tenant', 'acme', '--flow', flow, '--json', '--db', sandbox.db]).stdout,
+      ) as Shown
+    ).versions;
   /** Deploy lines of `flow` printed so far. */
   const deployed = (out: string, flow: string) => out.split('\n').filter((l) => l.startsWith(`deployed acme/${flow} `));
 
@@ -71,11 +79,17 @@ describe('svc dev', () => {
       const labels = versions('hello').map((v) => v.version);
       assert.equal(labels.length, 3);
       for (const l of labels) assert.match(l, new RegExp(`^${LABEL.source}$`));
-      assert.deepEqual(versions('hello').map((v) => v.latest), [false, false, true]);
+      assert.deepEqual(
+        versions('hello').map((v) => v.latest),
+        [false, false, true],
+      );
 
       // A broken save: every diagnostic as file:line: step: message, nothing deployed, still running.
       const file = join(flows, 'hello.flow.md');
-      writeFileSync(file, '---\nflowdoc_version: "0.1"\nflow: hello\ntenant: acme\n---\n## Step: greet\nsoap_version: 9\n');
+      writeFileSync(
+        file,
+        '---\nflowdoc_version: "0.1"\nflow: hello\ntenant: acme\n---\n## Step: greet\nsoap_version: 9\n',
+      );
       await dev.waitForOutput('stderr', /hello\.flow\.md: not deployed \(\d+ errors?\); waiting for the next save/);
       assert.ok(dev.stderr().includes(`${file}:7: greet: soap_version must be 1.1 or 1.2, got 9`), dev.stderr());
       assert.equal(versions('hello').length, 3);
@@ -134,7 +148,16 @@ describe('svc dev', () => {
     try {
       await dev.waitForOutput('stdout', /deployed acme\/hello /);
       const s = (server = await startServer(other, ['--no-auth']));
-      const hi = async () => ((await (await fetch(`${s.url}/flows/acme/hello/run`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as { hi?: string }).hi;
+      const hi = async () =>
+        (
+          (await (
+            await fetch(`${s.url}/flows/acme/hello/run`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: '{}',
+            })
+          ).json()) as { hi?: string }
+        ).hi;
       assert.equal(await hi(), 'one');
       writeFileSync(join(dir, 'hello.flow.md'), helloText('two'));
       await dev.waitForOutput('stdout', /(deployed acme\/hello [^\n]*\n[^]*){2}/);

@@ -21,10 +21,16 @@ interface Seen {
   body: string;
 }
 
-const egressStep = (path: string, extra = '') => `## Step: call\neffects: [http_egress]\nendpoint: \${BACKEND_URL}${path}${extra ? `\n${extra}` : ''}`;
+const egressStep = (path: string, extra = '') =>
+  `## Step: call\neffects: [http_egress]\nendpoint: \${BACKEND_URL}${path}${extra ? `\n${extra}` : ''}`;
 
 const FLOWS = [
-  flow('acme', 'json', 'effects: [http_egress]\nresponse_headers: [x-backend-id]', egressStep('/json', 'method: GET\nresponse_status: "{{ ctx.response.status }}"')),
+  flow(
+    'acme',
+    'json',
+    'effects: [http_egress]\nresponse_headers: [x-backend-id]',
+    egressStep('/json', 'method: GET\nresponse_status: "{{ ctx.response.status }}"'),
+  ),
   flow('acme', 'xml', 'effects: [http_egress]', egressStep('/xml', 'method: GET')),
   flow('acme', 'text', 'effects: [http_egress]', egressStep('/text', 'method: GET')),
   flow(
@@ -33,7 +39,12 @@ const FLOWS = [
     'effects: [http_egress]',
     `## Step: shape\n\`\`\`ntd\n{"id": "{{ ctx.input.id }}", "n": {{ ctx.input.n }}}\n\`\`\`\n\n${egressStep('/echo/{{ ctx.input.id }}', 'headers:\n  x-request-id: "{{ ctx.correlation_id }}"')}`,
   ),
-  flow('acme', 'unset', 'effects: [http_egress]', '## Step: call\neffects: [http_egress]\nendpoint: ${SVC_TEST_NEVER_SET_URL}/x'),
+  flow(
+    'acme',
+    'unset',
+    'effects: [http_egress]',
+    '## Step: call\neffects: [http_egress]\nendpoint: ${SVC_TEST_NEVER_SET_URL}/x',
+  ),
   flow('acme', 'failing', 'effects: [http_egress]', egressStep('/fail')),
   flow('acme', 'big', 'effects: [http_egress]', egressStep('/json', 'method: GET\nmax_response_bytes: 16')),
   flow('acme', 'slow', 'effects: [http_egress]', egressStep('/slow', 'read_timeout_ms: 300')),
@@ -70,7 +81,11 @@ describe('http_egress through svc serve', () => {
   const seen: Seen[] = [];
 
   const run = (name: string, body: unknown = {}, headers: Record<string, string> = {}) =>
-    requestWithHeaders(`${server.url}/flows/acme/${name}/run`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
+    requestWithHeaders(`${server.url}/flows/acme/${name}/run`, {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json', ...headers },
+    });
 
   before(async () => {
     backend = createServer((req, res) => {
@@ -80,26 +95,45 @@ describe('http_egress through svc serve', () => {
         const body = Buffer.concat(chunks).toString('utf8');
         seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
         const url = req.url ?? '';
-        if (url === '/json') return void res.writeHead(201, { 'content-type': 'application/json', 'x-backend-id': 'b-7', 'x-other': 'no' }).end('{"price": 12.5, "items": [1, 2]}');
-        if (url === '/xml') return void res.writeHead(200, { 'content-type': 'application/xml' }).end('<quote><price>3</price></quote>');
+        if (url === '/json')
+          return void res
+            .writeHead(201, { 'content-type': 'application/json', 'x-backend-id': 'b-7', 'x-other': 'no' })
+            .end('{"price": 12.5, "items": [1, 2]}');
+        if (url === '/xml')
+          return void res.writeHead(200, { 'content-type': 'application/xml' }).end('<quote><price>3</price></quote>');
         if (url === '/text') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('plain words');
-        if (url.startsWith('/echo/')) return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ got: JSON.parse(body) as unknown, ct: req.headers['content-type'] }));
+        if (url.startsWith('/echo/'))
+          return void res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ got: JSON.parse(body) as unknown, ct: req.headers['content-type'] }));
         if (url === '/fail') return void res.writeHead(500, { 'content-type': 'text/plain' }).end('backend broke');
         if (url === '/slow') return void setTimeout(() => res.writeHead(200).end('late'), 3000).unref();
         if (url === '/soap' || url === '/soap12') {
           const ns = url === '/soap' ? NS11 : 'http://www.w3.org/2003/05/soap-envelope';
           return void res
-            .writeHead(200, { 'content-type': url === '/soap' ? 'text/xml; charset=utf-8' : 'application/soap+xml; charset=utf-8' })
-            .end(`<e:Envelope xmlns:e="${ns}"><e:Body><q:QuoteResponse xmlns:q="urn:quotes"><q:price>3</q:price></q:QuoteResponse></e:Body></e:Envelope>`);
+            .writeHead(200, {
+              'content-type': url === '/soap' ? 'text/xml; charset=utf-8' : 'application/soap+xml; charset=utf-8',
+            })
+            .end(
+              `<e:Envelope xmlns:e="${ns}"><e:Body><q:QuoteResponse xmlns:q="urn:quotes"><q:price>3</q:price></q:QuoteResponse></e:Body></e:Envelope>`,
+            );
         }
         if (url === '/soapfault') {
           return void res
             .writeHead(500, { 'content-type': 'text/xml; charset=utf-8' })
-            .end(`<e:Envelope xmlns:e="${NS11}"><e:Body><e:Fault><faultcode>q:NoStock</faultcode><faultstring>out of stock</faultstring></e:Fault></e:Body></e:Envelope>`);
+            .end(
+              `<e:Envelope xmlns:e="${NS11}"><e:Body><e:Fault><faultcode>q:NoStock</faultcode><faultstring>out of stock</faultstring></e:Fault></e:Body></e:Envelope>`,
+            );
         }
         if (url === '/auth') {
           const ok = req.headers.authorization === `Bearer ${SECRET}`;
-          return void res.writeHead(200, { 'content-type': 'application/json', 'set-cookie': 'session=abc', 'x-backend-id': 'auth-1' }).end(JSON.stringify({ authorized: ok }));
+          return void res
+            .writeHead(200, {
+              'content-type': 'application/json',
+              'set-cookie': 'session=abc',
+              'x-backend-id': 'auth-1',
+            })
+            .end(JSON.stringify({ authorized: ok }));
         }
         res.writeHead(404).end();
       });
@@ -110,12 +144,20 @@ describe('http_egress through svc serve', () => {
     createTenant(sandbox, 'acme');
     createTenant(sandbox, 'beta');
     for (const f of FLOWS) deployFlow(sandbox, f);
-    deployFlow(sandbox, flow('beta', 'ws', 'soap_operation: Op\nsoap_namespace: urn:b', '## Step: a\n```ntd\n<ok/>\n```'));
+    deployFlow(
+      sandbox,
+      flow('beta', 'ws', 'soap_operation: Op\nsoap_namespace: urn:b', '## Step: a\n```ntd\n<ok/>\n```'),
+    );
     assert.equal(svc(sandbox, ['tenant', 'disable', '--id', 'beta', '--db', sandbox.db]).code, 0);
     enableTrace(sandbox, 'acme', 'secret');
     enableTrace(sandbox, 'acme', 'json');
     for (const f of ['failing', 'big', 'xml', 'soapout', 'soapfault']) enableTrace(sandbox, 'acme', f);
-    server = await startServer(sandbox, ['--no-auth'], { BACKEND_URL: backendUrl, SVC_SECRET_API_TOKEN: SECRET, SVC_TEST_NEVER_SET_URL: undefined, RUST_LOG: 'info' });
+    server = await startServer(sandbox, ['--no-auth'], {
+      BACKEND_URL: backendUrl,
+      SVC_SECRET_API_TOKEN: SECRET,
+      SVC_TEST_NEVER_SET_URL: undefined,
+      RUST_LOG: 'info',
+    });
   });
 
   after(async () => {
@@ -135,7 +177,11 @@ describe('http_egress through svc serve', () => {
   });
 
   it('an XML response becomes an XML value, answered as application/xml', async () => {
-    const r = await requestWithHeaders(`${server.url}/flows/acme/xml/run`, { method: 'POST', body: '<ask><id>1</id></ask>', headers: { 'content-type': 'application/xml' } });
+    const r = await requestWithHeaders(`${server.url}/flows/acme/xml/run`, {
+      method: 'POST',
+      body: '<ask><id>1</id></ask>',
+      headers: { 'content-type': 'application/xml' },
+    });
     assert.equal(r.status, 200, r.body);
     assert.equal(r.headers['content-type'], 'application/xml; charset=utf-8');
     assert.match(r.body, /<quote><price>3<\/price><\/quote>/);
@@ -192,7 +238,12 @@ describe('http_egress through svc serve', () => {
     const call = seen.at(-1)!;
     assert.equal(call.headers['content-type']?.split(';')[0], 'text/xml');
     assert.equal(call.headers.soapaction, '"urn:quotes#GetQuote"');
-    assert.match(call.body, new RegExp(`<\\w+:Envelope xmlns:\\w+="${NS11}"><\\w+:Body><GetQuote xmlns="urn:quotes"><symbol>ACME</symbol></GetQuote></\\w+:Body></\\w+:Envelope>`));
+    assert.match(
+      call.body,
+      new RegExp(
+        `<\\w+:Envelope xmlns:\\w+="${NS11}"><\\w+:Body><GetQuote xmlns="urn:quotes"><symbol>ACME</symbol></GetQuote></\\w+:Body></\\w+:Envelope>`,
+      ),
+    );
   });
 
   it('a SOAP 1.2 call uses application/soap+xml with the action parameter (soap_operation as fallback)', async () => {
@@ -217,15 +268,27 @@ describe('http_egress through svc serve', () => {
   });
 
   it('application/xml bodies with a DOCTYPE (billion laughs, XXE) get a clear 400', async () => {
-    const laughs = '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;"><!ENTITY lol3 "&lol2;&lol2;&lol2;">]><lolz>&lol3;</lolz>';
+    const laughs =
+      '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;"><!ENTITY lol3 "&lol2;&lol2;&lol2;">]><lolz>&lol3;</lolz>';
     const xxe = '<?xml version="1.0"?><!DOCTYPE foo [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><foo>&xxe;</foo>';
     for (const body of [laughs, xxe]) {
-      const r = await requestWithHeaders(`${server.url}/flows/acme/text/run`, { method: 'POST', body, headers: { 'content-type': 'application/xml' } });
+      const r = await requestWithHeaders(`${server.url}/flows/acme/text/run`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/xml' },
+      });
       assert.equal(r.status, 400);
-      assert.deepEqual(JSON.parse(r.body), { ok: false, error: 'XML DOCTYPE declarations are not accepted (no DTDs, no entity definitions)' });
+      assert.deepEqual(JSON.parse(r.body), {
+        ok: false,
+        error: 'XML DOCTYPE declarations are not accepted (no DTDs, no entity definitions)',
+      });
       assert.doesNotMatch(r.body, /root:/);
     }
-    const undefinedEntity = await requestWithHeaders(`${server.url}/flows/acme/text/run`, { method: 'POST', body: '<a>&xxe;</a>', headers: { 'content-type': 'application/xml' } });
+    const undefinedEntity = await requestWithHeaders(`${server.url}/flows/acme/text/run`, {
+      method: 'POST',
+      body: '<a>&xxe;</a>',
+      headers: { 'content-type': 'application/xml' },
+    });
     assert.equal(undefinedEntity.status, 400);
     assert.match(undefinedEntity.body, /undefined entity reference/);
   });
@@ -294,13 +357,21 @@ describe('http_egress through svc serve', () => {
     it('step_traced rows start with the entry row received; a plain http_egress step has none', () => {
       const steps = rows.filter((r) => r.event === 'step_traced' && r.flow === 'secret').map((r) => r.step);
       assert.deepEqual(steps, ['received', 'api_token', 'answer']);
-      assert.equal(rows.filter((r) => r.flow === 'text' && /_traced$/.test(r.event)).length, 0, 'no trace rows for a flow without tracing');
+      assert.equal(
+        rows.filter((r) => r.flow === 'text' && /_traced$/.test(r.event)).length,
+        0,
+        'no trace rows for a flow without tracing',
+      );
     });
 
-    it('the secret_read value appears neither in the event log (log.db, or the store\'s events) nor in logs/*.jsonl nor on stderr', () => {
+    it("the secret_read value appears neither in the event log (log.db, or the store's events) nor in logs/*.jsonl nor on stderr", () => {
       if (ON_PG_STORE) {
         // Every row of the store's event log, whatever its tenant or column.
-        assert.equal(JSON.stringify(storeRows(sandbox, 'log', 'SELECT * FROM events')).includes(SECRET), false, 'events');
+        assert.equal(
+          JSON.stringify(storeRows(sandbox, 'log', 'SELECT * FROM events')).includes(SECRET),
+          false,
+          'events',
+        );
       } else {
         // The file's bytes: free pages and every table included.
         assert.equal(readFileSync(join(sandbox.home, 'state', 'log.db')).includes(SECRET), false, 'log.db');

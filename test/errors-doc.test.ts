@@ -29,7 +29,9 @@ function errorTable(doc: string): DocRow[] {
   const rows: DocRow[] = [];
   // Skip the header and its |---| separator; the table ends at the first line that is not a row.
   for (let i = start + 2; i < lines.length && lines[i]!.startsWith('|'); i++) {
-    const cells = lines[i]!.split('|').slice(1, -1).map((c) => c.trim().replaceAll('`', ''));
+    const cells = lines[i]!.split('|')
+      .slice(1, -1)
+      .map((c) => c.trim().replaceAll('`', ''));
     assert.ok(cells.length >= 5, `docs/errors.md:${i + 1}: a row needs code, HTTP, gRPC, SOAP 1.1 and SOAP 1.2 cells`);
     rows.push({ line: i + 1, code: cells[0]!, http: cells[1]!, grpc: cells[2]!, soap11: cells[3]!, soap12: cells[4]! });
   }
@@ -53,17 +55,33 @@ describe('docs/errors.md', () => {
   const documented = rows.map((r) => r.code);
 
   it('has a row for every code of ErrorCodes', () => {
-    assert.deepEqual(codes.filter((c) => !documented.includes(c)), [], 'codes missing from docs/errors.md');
+    assert.deepEqual(
+      codes.filter((c) => !documented.includes(c)),
+      [],
+      'codes missing from docs/errors.md',
+    );
   });
 
   it('has no row for a code that is not in ErrorCodes, and no code twice', () => {
-    assert.deepEqual(documented.filter((c) => !(c in ErrorCodes)), [], 'rows for codes that are not in ErrorCodes');
-    assert.deepEqual(documented.filter((c, i) => documented.indexOf(c) !== i), [], 'codes with more than one row');
+    assert.deepEqual(
+      documented.filter((c) => !(c in ErrorCodes)),
+      [],
+      'rows for codes that are not in ErrorCodes',
+    );
+    assert.deepEqual(
+      documented.filter((c, i) => documented.indexOf(c) !== i),
+      [],
+      'codes with more than one row',
+    );
   });
 
   it("gives each code's HTTP status as ErrorCodes does", () => {
     for (const row of rows.filter((r) => r.code in ErrorCodes)) {
-      assert.equal(row.http, String(ErrorCodes[row.code as ErrorCode]), `docs/errors.md:${row.line}: HTTP status of ${row.code}`);
+      assert.equal(
+        row.http,
+        String(ErrorCodes[row.code as ErrorCode]),
+        `docs/errors.md:${row.line}: HTTP status of ${row.code}`,
+      );
     }
   });
 

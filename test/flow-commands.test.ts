@@ -31,7 +31,12 @@ tenant: acme
 const hello = write('hello.flow.md', HELLO);
 
 /** The version `latest` of acme/hello points at. */
-const latestOfHello = () => storeRows<{ version: string }>(sb, 'registry', "SELECT version FROM flow_latest WHERE tenant = 'acme' AND name = 'hello'");
+const latestOfHello = () =>
+  storeRows<{ version: string }>(
+    sb,
+    'registry',
+    "SELECT version FROM flow_latest WHERE tenant = 'acme' AND name = 'hello'",
+  );
 
 test('validate exits 0 on a clean flow', () => {
   const r = svc(sb, ['validate', hello]);
@@ -52,7 +57,10 @@ test('validate exits 1 and prints every error as file:line: step: message', () =
 });
 
 test('validate resolves use: against --libs and refuses an unknown library', () => {
-  const uses = write('uses.flow.md', HELLO.replace('## Step: greet', '## Step: check\nuse: common/require-id\n\n## Step: greet'));
+  const uses = write(
+    'uses.flow.md',
+    HELLO.replace('## Step: greet', '## Step: check\nuse: common/require-id\n\n## Step: greet'),
+  );
   assert.equal(svc(sb, ['validate', uses, '--libs', LIBS]).code, 0);
   const r = svc(sb, ['validate', uses]);
   assert.equal(r.code, 1);
@@ -75,7 +83,13 @@ test('compile prints the IR; with -o it writes it and prints its hash', () => {
 });
 
 test('compile refuses a step-configuration error that validate does not check', () => {
-  const q = write('q.flow.md', HELLO.replace('---\n## Step', 'effects: [queue_publish]\n---\n## Step').replace('## Step: greet', '## Step: greet\neffects: [queue_publish]'));
+  const q = write(
+    'q.flow.md',
+    HELLO.replace('---\n## Step', 'effects: [queue_publish]\n---\n## Step').replace(
+      '## Step: greet',
+      '## Step: greet\neffects: [queue_publish]',
+    ),
+  );
   assert.equal(svc(sb, ['validate', q]).code, 0);
   const r = svc(sb, ['compile', q]);
   assert.equal(r.code, 1);
@@ -101,14 +115,17 @@ test('deploy publishes, prints flow, tenant, version, hash and db, and moves lat
   const r = svc(sb, ['deploy', hello, '-v', '1.0.0', '--db', sb.db]);
   assert.equal(r.code, 0, r.stderr);
   const compiled = svc(sb, ['compile', hello, '-o', join(sb.home, 'x.json')]).stdout.trim();
-  for (const re of [/flow: +hello/, /tenant: +acme/, /version: +1\.0\.0/, new RegExp(`hash: +${compiled}`)]) assert.match(r.stdout, re);
+  for (const re of [/flow: +hello/, /tenant: +acme/, /version: +1\.0\.0/, new RegExp(`hash: +${compiled}`)])
+    assert.match(r.stdout, re);
   // The store it published to: the registry file, or in the PostgreSQL pass the store URL.
   if (sb.store === undefined) assert.match(r.stdout, /db: +\S+registry\.db/);
   else assert.ok(r.stdout.includes(`db:      ${sb.store}\n`), r.stdout);
   const changed = write('hello2.flow.md', HELLO.replace('"hi"', '"hello"'));
   assert.equal(svc(sb, ['deploy', changed, '-v', '1.1.0', '--db', sb.db]).code, 0);
   assert.deepEqual(latestOfHello(), [{ version: '1.1.0' }]);
-  assert.deepEqual(storeRows(sb, 'registry', "SELECT count(*) AS n FROM flow_versions WHERE name = 'hello'"), [{ n: 2 }]);
+  assert.deepEqual(storeRows(sb, 'registry', "SELECT count(*) AS n FROM flow_versions WHERE name = 'hello'"), [
+    { n: 2 },
+  ]);
 });
 
 test('deploying an existing version fails and changes nothing', () => {
@@ -121,7 +138,10 @@ test('deploying an existing version fails and changes nothing', () => {
 test('deploy refuses a flow with publication errors and stores nothing', () => {
   const dir = join(sb.home, 'sub');
   mkdirSync(dir, { recursive: true });
-  const bad = write('sub/b.flow.md', HELLO.replace('flow: hello', 'flow: other').replace('---\n## Step', 'queue_backoff_factor: 0.5\n---\n## Step'));
+  const bad = write(
+    'sub/b.flow.md',
+    HELLO.replace('flow: hello', 'flow: other').replace('---\n## Step', 'queue_backoff_factor: 0.5\n---\n## Step'),
+  );
   const r = svc(sb, ['deploy', bad, '-v', '1', '--db', sb.db]);
   assert.equal(r.code, 1);
   assert.match(r.stderr, /b\.flow\.md:5: front matter: "queue_backoff_factor" must be at least 1\.0/);

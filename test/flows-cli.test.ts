@@ -16,9 +16,15 @@ describe('svc flows', () => {
     createTenant(sandbox, 'acme');
     createTenant(sandbox, 'beta');
     deployFlow(sandbox, flow('acme', 'hello', '', BODY), { version: '1.0.0' });
-    deployFlow(sandbox, flow('acme', 'hello', 'schedule: "0 0 6 * * *"\nrequired_scope: greet', BODY), { version: '1.1.0' });
-    deployFlow(sandbox, flow('acme', 'quote', 'soap_operation: GetQuote\nsoap_namespace: urn:example:quotes', BODY), { version: '1' });
-    deployFlow(sandbox, flow('beta', 'greeter', 'inbound: grpc\ngrpc_method: demo.Greeter/Greet', BODY), { version: '7' });
+    deployFlow(sandbox, flow('acme', 'hello', 'schedule: "0 0 6 * * *"\nrequired_scope: greet', BODY), {
+      version: '1.1.0',
+    });
+    deployFlow(sandbox, flow('acme', 'quote', 'soap_operation: GetQuote\nsoap_namespace: urn:example:quotes', BODY), {
+      version: '1',
+    });
+    deployFlow(sandbox, flow('beta', 'greeter', 'inbound: grpc\ngrpc_method: demo.Greeter/Greet', BODY), {
+      version: '7',
+    });
   });
   after(() => sandbox.cleanup());
 
@@ -27,14 +33,25 @@ describe('svc flows', () => {
     assert.equal(r.code, 0, r.stderr);
     const lines = r.stdout.trim().split('\n');
     assert.match(lines[0]!, /^TENANT\s+FLOW\s+LATEST\s+HASH\s+CREATED_AT\s+SOAP\s+GRPC\s+SCHEDULE$/);
-    assert.match(lines[1]!, /^acme\s+hello\s+1\.1\.0\s+[0-9a-f]{12}\s+\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z\s+-\s+-\s+0 0 6 \* \* \*$/);
+    assert.match(
+      lines[1]!,
+      /^acme\s+hello\s+1\.1\.0\s+[0-9a-f]{12}\s+\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z\s+-\s+-\s+0 0 6 \* \* \*$/,
+    );
     assert.match(lines[2]!, /^acme\s+quote\s+1\s+[0-9a-f]{12}\s+\S+\s+soap\s+-\s+-$/);
     assert.match(lines[3]!, /^beta\s+greeter\s+7\s+[0-9a-f]{12}\s+\S+\s+-\s+grpc\s+-$/);
     assert.equal(lines.length, 4);
   });
 
   it('list --json gives full hashes and the markers; --tenant narrows it', () => {
-    const rows = JSON.parse(run('list', '--json').stdout) as { tenant: string; flow: string; version: string; hash: string; soap: boolean; grpc: boolean; schedule: string | null }[];
+    const rows = JSON.parse(run('list', '--json').stdout) as {
+      tenant: string;
+      flow: string;
+      version: string;
+      hash: string;
+      soap: boolean;
+      grpc: boolean;
+      schedule: string | null;
+    }[];
     assert.deepEqual(
       rows.map((f) => [f.tenant, f.flow, f.version, f.soap, f.grpc, f.schedule]),
       [
@@ -44,11 +61,14 @@ describe('svc flows', () => {
       ],
     );
     assert.ok(rows.every((f) => /^[0-9a-f]{64}$/.test(f.hash)));
-    assert.deepEqual((JSON.parse(run('list', '--tenant', 'beta', '--json').stdout) as { flow: string }[]).map((f) => f.flow), ['greeter']);
+    assert.deepEqual(
+      (JSON.parse(run('list', '--tenant', 'beta', '--json').stdout) as { flow: string }[]).map((f) => f.flow),
+      ['greeter'],
+    );
     assert.match(run('list', '--tenant', 'gamma').stdout, /No flow is deployed for tenant gamma/);
   });
 
-  it('show prints every version, then the latest one\'s front matter and doors', () => {
+  it("show prints every version, then the latest one's front matter and doors", () => {
     const r = run('show', '--tenant', 'acme', '--flow', 'hello');
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /flow acme\/hello: 2 versions, oldest first/);
@@ -69,9 +89,15 @@ describe('svc flows', () => {
       versions: { version: string; latest: boolean }[];
       shown: { version: string; front_matter: Record<string, unknown>; doors: { door: string; detail: string }[] };
     };
-    assert.deepEqual(shown.versions.map((v) => [v.version, v.latest]), [['1', true]]);
+    assert.deepEqual(
+      shown.versions.map((v) => [v.version, v.latest]),
+      [['1', true]],
+    );
     assert.equal(shown.shown.front_matter.soap_operation, 'GetQuote');
-    assert.deepEqual(shown.shown.doors.map((d) => d.door), ['http', 'queue', 'soap']);
+    assert.deepEqual(
+      shown.shown.doors.map((d) => d.door),
+      ['http', 'queue', 'soap'],
+    );
     const grpc = JSON.parse(run('show', '--tenant', 'beta', '--flow', 'greeter', '--json').stdout) as typeof shown;
     assert.ok(grpc.shown.doors.some((d) => d.door === 'grpc' && d.detail.startsWith('demo.Greeter/Greet')));
   });
@@ -88,7 +114,11 @@ describe('svc flows', () => {
   });
 
   it('list marks an unreadable artifact and exits 1 naming it', () => {
-    withRegistry(sandbox, (db) => db.prepare("UPDATE artifacts SET bytes = ? WHERE hash = (SELECT hash FROM flow_versions WHERE name = 'quote')").run(Buffer.from('{}')));
+    withRegistry(sandbox, (db) =>
+      db
+        .prepare("UPDATE artifacts SET bytes = ? WHERE hash = (SELECT hash FROM flow_versions WHERE name = 'quote')")
+        .run(Buffer.from('{}')),
+    );
     const r = run('list');
     assert.equal(r.code, 1);
     assert.match(r.stdout, /acme\s+quote\s+1\s+\S+\s+\S+\s+\?\s+\?\s+UNREADABLE/);

@@ -16,7 +16,8 @@ describe('per-key rate limits (token bucket)', () => {
       headers: { authorization: `Bearer ${keys[key]}`, 'content-type': 'application/json' },
       body: '{}',
     });
-  const burst = async (key: string, n: number) => (await Promise.all(Array.from({ length: n }, () => run(key)))).map((r) => r.status);
+  const burst = async (key: string, n: number) =>
+    (await Promise.all(Array.from({ length: n }, () => run(key)))).map((r) => r.status);
   const count = (statuses: number[], status: number) => statuses.filter((s) => s === status).length;
 
   before(async () => {
@@ -81,7 +82,7 @@ describe('per-key rate limits (token bucket)', () => {
     assert.equal(res.status, 429);
   });
 
-  it("charges a token for a 401 to a valid key of another tenant", async () => {
+  it('charges a token for a 401 to a valid key of another tenant', async () => {
     assert.equal((await run('otherTenant')).status, 401);
     assert.equal((await run('otherTenant')).status, 401);
     const own = await fetch(`${server.url}/flows/other/anything/run`, {
@@ -93,7 +94,9 @@ describe('per-key rate limits (token bucket)', () => {
   });
 
   it('charges a token for a refusal on the metadata route', async () => {
-    const meta = await fetch(`${server.url}/flows/acme/secure`, { headers: { authorization: `Bearer ${keys.metaRefusal}` } });
+    const meta = await fetch(`${server.url}/flows/acme/secure`, {
+      headers: { authorization: `Bearer ${keys.metaRefusal}` },
+    });
     assert.equal(meta.status, 403);
     assert.equal((await run('metaRefusal')).status, 429);
   });

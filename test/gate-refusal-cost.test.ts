@@ -20,7 +20,10 @@ describe('a refused caller repeating itself', () => {
 
   before(async () => {
     createTenant(sandbox, 'acme');
-    deployFlow(sandbox, flow('acme', 'guarded', 'required_scope: orders', '## Step: answer\n```ntd\n{"ok": true}\n```\n'));
+    deployFlow(
+      sandbox,
+      flow('acme', 'guarded', 'required_scope: orders', '## Step: answer\n```ntd\n{"ok": true}\n```\n'),
+    );
     limited = createKey(sandbox, 'acme', { scopes: 'orders', rateLimit: 1 });
     unscoped = createKey(sandbox, 'acme', { scopes: 'billing' });
     server = await startServer(sandbox);
@@ -33,7 +36,11 @@ describe('a refused caller repeating itself', () => {
   const send = async (authorization: string): Promise<number[]> => {
     const statuses: number[] = [];
     for (let i = 0; i < REFUSALS; i++) {
-      const res = await fetch(`${server.url}/flows/acme/guarded/run`, { method: 'POST', headers: { authorization, 'content-type': 'application/json', 'x-correlation-id': `c-${i}` }, body: '{}' });
+      const res = await fetch(`${server.url}/flows/acme/guarded/run`, {
+        method: 'POST',
+        headers: { authorization, 'content-type': 'application/json', 'x-correlation-id': `c-${i}` },
+        body: '{}',
+      });
       await res.arrayBuffer();
       statuses.push(res.status);
     }
@@ -42,7 +49,10 @@ describe('a refused caller repeating itself', () => {
 
   /** Refusals a set of rows stands for: one per row of its own, `repeats` per summary. */
   const represented = (rows: { payload: string | null }[]): number =>
-    rows.reduce((n, r) => n + ((r.payload ? (JSON.parse(r.payload) as { repeats?: number }).repeats : undefined) ?? 1), 0);
+    rows.reduce(
+      (n, r) => n + ((r.payload ? (JSON.parse(r.payload) as { repeats?: number }).repeats : undefined) ?? 1),
+      0,
+    );
 
   it('records every refusal, most of them folded into counted summaries, and the chain verifies', async () => {
     const unknown = await send(`Bearer svk_${'0'.repeat(32)}`);
@@ -58,7 +68,11 @@ describe('a refused caller repeating itself', () => {
 
     const denied = logRows(sandbox, { event: 'access_denied' });
     const byStatus = (status: number): LogRow[] => denied.filter((r) => r.http_status === status);
-    for (const [status, sent] of [[401, REFUSALS], [429, refused429], [403, REFUSALS]] as const) {
+    for (const [status, sent] of [
+      [401, REFUSALS],
+      [429, refused429],
+      [403, REFUSALS],
+    ] as const) {
       const rows = byStatus(status);
       assert.equal(represented(rows), sent, `the ${status} rows stand for all ${sent} refusals`);
       // The run above takes well under a minute: at most a few windows, each with 5 rows and a summary.
@@ -73,7 +87,8 @@ describe('a refused caller repeating itself', () => {
     }
     // The unknown key has no subject: no audit entry. The key holders' refusals are audited the same way.
     const entries = auditRows(sandbox, 'acme').filter((e) => e.event_type === 'access.denied');
-    const auditedStatus = (status: number) => entries.filter((e) => (JSON.parse(e.payload) as { status: number }).status === status);
+    const auditedStatus = (status: number) =>
+      entries.filter((e) => (JSON.parse(e.payload) as { status: number }).status === status);
     assert.equal(represented(auditedStatus(429)), refused429);
     assert.equal(represented(auditedStatus(403)), REFUSALS);
     assert.equal(auditedStatus(401).length, 0);

@@ -2,7 +2,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { auditRows, logRows, waitForLogRows } from './helpers/log-reads.js';
 import { rawRequest } from './helpers/raw-http.js';
-import { createKey, createTenant, deployAll, inForce, keyIdOf, revokeKey, setTenantEnabled, withRegistry } from './helpers/registry-setup.js';
+import {
+  createKey,
+  createTenant,
+  deployAll,
+  inForce,
+  keyIdOf,
+  revokeKey,
+  setTenantEnabled,
+  withRegistry,
+} from './helpers/registry-setup.js';
 import { makeSandbox, ON_PG_STORE, onlyOn, startServer, svc, type ServerProcess } from './helpers/svc.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -16,7 +25,11 @@ describe('the gate on key-protected routes', () => {
   const run = (flow: string, auth: string | undefined, headers: Record<string, string> = {}, tenant = 'acme') =>
     fetch(`${server.url}/flows/${tenant}/${flow}/run`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(auth === undefined ? {} : { authorization: auth }), ...headers },
+      headers: {
+        'content-type': 'application/json',
+        ...(auth === undefined ? {} : { authorization: auth }),
+        ...headers,
+      },
       body: '{"a":1}',
     });
   const bearer = (name: string) => `Bearer ${keys[name]}`;
@@ -28,7 +41,8 @@ describe('the gate on key-protected routes', () => {
   };
   const deniedOn = (tenant: string) => auditOf(tenant).filter((e) => e.event_type === 'access.denied');
   /** Polls audit.db directly (cheap) until the chain of `tenant` has more than `count` entries. */
-  const waitForAudit = (tenant: string, count: number) => waitFor(`more than ${count} entries on the chain of ${tenant}`, () => auditRows(sandbox, tenant).length > count);
+  const waitForAudit = (tenant: string, count: number) =>
+    waitFor(`more than ${count} entries on the chain of ${tenant}`, () => auditRows(sandbox, tenant).length > count);
 
   before(async () => {
     createTenant(sandbox, 'acme');
@@ -49,7 +63,11 @@ describe('the gate on key-protected routes', () => {
     // A key whose tenant row has vanished: the tenant is unregistered while its key still exists.
     withRegistry(sandbox, (db) => {
       // Past the foreign key, as a damaged registry would be: SQLite's pragma, PostgreSQL's replica role.
-      db.exec(ON_PG_STORE ? "SET LOCAL session_replication_role = replica; DELETE FROM tenants WHERE id = 'gone'" : "PRAGMA foreign_keys = OFF; DELETE FROM tenants WHERE id = 'gone'");
+      db.exec(
+        ON_PG_STORE
+          ? "SET LOCAL session_replication_role = replica; DELETE FROM tenants WHERE id = 'gone'"
+          : "PRAGMA foreign_keys = OFF; DELETE FROM tenants WHERE id = 'gone'",
+      );
     });
     // A short folding window: these tests repeat one refusal (same key, flow and reason) many times.
     server = await startServer(sandbox, [], { SVC_TEST_REFUSAL_WINDOW_MS: '1000' });
@@ -98,7 +116,7 @@ describe('the gate on key-protected routes', () => {
       assert.deepEqual(await res.json(), UNAUTHORIZED);
     });
 
-    it("answers 401 for a key of another tenant, on every gated route", async () => {
+    it('answers 401 for a key of another tenant, on every gated route', async () => {
       const res = await run('echo', bearer('other'));
       assert.equal(res.status, 401);
       assert.deepEqual(await res.json(), UNAUTHORIZED);
@@ -134,7 +152,13 @@ describe('the gate on key-protected routes', () => {
         assert.equal(res.status, 401, res.raw);
         assert.match(res.body, /"error":"unauthorized"/);
       }
-      await waitFor('the access_denied row naming the two headers', () => logRows(sandbox, { event: 'access_denied' }).some((r) => r.reason === '2 Authorization headers (one is required)') || undefined);
+      await waitFor(
+        'the access_denied row naming the two headers',
+        () =>
+          logRows(sandbox, { event: 'access_denied' }).some(
+            (r) => r.reason === '2 Authorization headers (one is required)',
+          ) || undefined,
+      );
     });
 
     it('answers 401, not 413, to a caller without a key announcing an oversized body', async () => {
@@ -159,7 +183,10 @@ describe('the gate on key-protected routes', () => {
         return `POST /flows/acme/echo/run HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer svk_${'0'.repeat(32)}\r\nContent-Type: application/json\r\nContent-Length: ${bytes}\r\n\r\n${body}`;
       };
       // Two refused requests pipelined on one connection, each with a 16 KiB body: both answered, none closing.
-      const kept = await rawRequest(server.port, refused(16 * 1024) + refused(16 * 1024), { untilClose: true, waitMs: 1500 });
+      const kept = await rawRequest(server.port, refused(16 * 1024) + refused(16 * 1024), {
+        untilClose: true,
+        waitMs: 1500,
+      });
       assert.equal(kept.raw.match(/HTTP\/1\.1 401 /g)?.length, 2, kept.raw);
       assert.doesNotMatch(kept.raw, /connection: close/i);
       assert.equal(kept.closed, false);
@@ -199,7 +226,10 @@ describe('the gate on key-protected routes', () => {
       setTenantEnabled(sandbox, 'acme', false);
       try {
         // A deployed flow is 404 once the change is in force (a --store node applies it milliseconds later).
-        const deployed = await inForce(() => run('echo', bearer('all')), (r) => r.status === 404);
+        const deployed = await inForce(
+          () => run('echo', bearer('all')),
+          (r) => r.status === 404,
+        );
         assert.equal(deployed.status, 404);
         assert.deepEqual(await deployed.json(), { ok: false, error: "flow 'acme/echo' not found" });
         const res = await run('no-such-flow', bearer('all'));
@@ -211,7 +241,10 @@ describe('the gate on key-protected routes', () => {
       } finally {
         setTenantEnabled(sandbox, 'acme', true);
       }
-      const back = await inForce(() => run('echo', bearer('all')), (r) => r.status === 200);
+      const back = await inForce(
+        () => run('echo', bearer('all')),
+        (r) => r.status === 200,
+      );
       assert.equal(back.status, 200);
     });
   });
@@ -278,7 +311,12 @@ describe('the gate on key-protected routes', () => {
       await run('echo', bearer('all'), { 'x-correlation-id': 'after-refusal-1' });
       await waitForLogRows(sandbox, { event: 'completed', correlation_id: 'after-refusal-1' });
       assert.deepEqual(logRows(sandbox, { correlation_id: 'refused-scope-1', event: 'received' }), []);
-      assert.deepEqual(logRows(sandbox, { flow: 'secure', event: 'received', tenant: 'acme' }).filter((r) => r.correlation_id === 'refused-scope-1'), []);
+      assert.deepEqual(
+        logRows(sandbox, { flow: 'secure', event: 'received', tenant: 'acme' }).filter(
+          (r) => r.correlation_id === 'refused-scope-1',
+        ),
+        [],
+      );
     });
 
     it("writes access.denied on the key's tenant chain, never the path's", async () => {
@@ -319,36 +357,48 @@ describe('the gate on key-protected routes', () => {
 
   // On PostgreSQL the gate reads the registry copy in memory; its storage failure (the database
   // cut away) is tested in src/store/pg/pg-registry-mirror.test.ts and test/cluster-pg.test.ts.
-  describe('(f) storage failure', { skip: onlyOn('sqlite', 'the gate reads the SQLite tables on each request') }, () => {
-    it('answers 503 authorization temporarily unavailable, never a pass, when the key table cannot be read', async () => {
-      withRegistry(sandbox, (db) => db.exec('ALTER TABLE api_keys RENAME TO api_keys_away'));
-      try {
-        for (const auth of [bearer('all'), 'Bearer svk_0123456789abcdef0123456789abcdef']) {
-          const res = await run('echo', auth);
+  describe(
+    '(f) storage failure',
+    { skip: onlyOn('sqlite', 'the gate reads the SQLite tables on each request') },
+    () => {
+      it('answers 503 authorization temporarily unavailable, never a pass, when the key table cannot be read', async () => {
+        withRegistry(sandbox, (db) => db.exec('ALTER TABLE api_keys RENAME TO api_keys_away'));
+        try {
+          for (const auth of [bearer('all'), 'Bearer svk_0123456789abcdef0123456789abcdef']) {
+            const res = await run('echo', auth);
+            assert.equal(res.status, 503);
+            assert.deepEqual(await res.json(), { ok: false, error: 'authorization temporarily unavailable' });
+          }
+          const meta = await fetch(`${server.url}/flows/acme/echo`, { headers: { authorization: bearer('all') } });
+          assert.equal(meta.status, 503);
+        } finally {
+          withRegistry(sandbox, (db) => db.exec('ALTER TABLE api_keys_away RENAME TO api_keys'));
+        }
+        assert.equal((await run('echo', bearer('all'))).status, 200);
+        const rows = await waitForLogRows(sandbox, { event: 'access_denied', http_status: 503 });
+        assert.ok(rows.length >= 1);
+        assert.match(rows[0]!.reason ?? '', /storage unavailable/);
+      });
+
+      it('answers 503 when the tenant table cannot be read', async () => {
+        withRegistry(sandbox, (db) =>
+          db.exec(
+            'PRAGMA foreign_keys = OFF; PRAGMA legacy_alter_table = ON; ALTER TABLE tenants RENAME TO tenants_away',
+          ),
+        );
+        try {
+          const res = await run('echo', bearer('all'));
           assert.equal(res.status, 503);
           assert.deepEqual(await res.json(), { ok: false, error: 'authorization temporarily unavailable' });
+        } finally {
+          withRegistry(sandbox, (db) =>
+            db.exec(
+              'PRAGMA foreign_keys = OFF; PRAGMA legacy_alter_table = ON; ALTER TABLE tenants_away RENAME TO tenants',
+            ),
+          );
         }
-        const meta = await fetch(`${server.url}/flows/acme/echo`, { headers: { authorization: bearer('all') } });
-        assert.equal(meta.status, 503);
-      } finally {
-        withRegistry(sandbox, (db) => db.exec('ALTER TABLE api_keys_away RENAME TO api_keys'));
-      }
-      assert.equal((await run('echo', bearer('all'))).status, 200);
-      const rows = await waitForLogRows(sandbox, { event: 'access_denied', http_status: 503 });
-      assert.ok(rows.length >= 1);
-      assert.match(rows[0]!.reason ?? '', /storage unavailable/);
-    });
-
-    it('answers 503 when the tenant table cannot be read', async () => {
-      withRegistry(sandbox, (db) => db.exec('PRAGMA foreign_keys = OFF; PRAGMA legacy_alter_table = ON; ALTER TABLE tenants RENAME TO tenants_away'));
-      try {
-        const res = await run('echo', bearer('all'));
-        assert.equal(res.status, 503);
-        assert.deepEqual(await res.json(), { ok: false, error: 'authorization temporarily unavailable' });
-      } finally {
-        withRegistry(sandbox, (db) => db.exec('PRAGMA foreign_keys = OFF; PRAGMA legacy_alter_table = ON; ALTER TABLE tenants_away RENAME TO tenants'));
-      }
-      assert.equal((await run('echo', bearer('all'))).status, 200);
-    });
-  });
+        assert.equal((await run('echo', bearer('all'))).status, 200);
+      });
+    },
+  );
 });

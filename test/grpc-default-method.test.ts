@@ -57,12 +57,18 @@ describe('a gRPC flow without grpc_method', () => {
     };
     ok(['tenant', 'create', '--id', 'acme', '--display-name', 'Acme']);
     // Named so that a tie on the deployment second (broken by descriptor name) still puts `a-second` first.
-    for (const [name, proto] of [['first', FIRST_PROTO], ['a-second', SECOND_PROTO]] as const) {
+    for (const [name, proto] of [
+      ['first', FIRST_PROTO],
+      ['a-second', SECOND_PROTO],
+    ] as const) {
       const path = join(sandbox.home, `${name}.pb`);
       writeFileSync(path, descriptorSetFromProto([proto]));
       ok(['proto', 'deploy', path, '--tenant', 'acme', '--name', name, '--version', '1', '--latest']);
     }
-    for (const [name, body] of [['say-hello', '{"text": "hello {{ ctx.input.who }}"}'], ['no-such-method', '{"text": "never"}']] as const) {
+    for (const [name, body] of [
+      ['say-hello', '{"text": "hello {{ ctx.input.who }}"}'],
+      ['no-such-method', '{"text": "never"}'],
+    ] as const) {
       const path = join(sandbox.home, `${name}.flow.md`);
       writeFileSync(path, flowText(name, body));
       ok(['deploy', path, '-v', '1.0.0']);
@@ -86,16 +92,28 @@ describe('a gRPC flow without grpc_method', () => {
   });
 
   it('answers no other method of that name', async () => {
-    for (const [client, method] of [[second, 'second.v1.Zulu/SayHello'], [first, 'first.v1.Greeter/SayHello']] as const) {
-      await assert.rejects(client.unary(method, { who: 'Ada' }, auth()), (err: { code: number }) => err.code === status.UNIMPLEMENTED);
+    for (const [client, method] of [
+      [second, 'second.v1.Zulu/SayHello'],
+      [first, 'first.v1.Greeter/SayHello'],
+    ] as const) {
+      await assert.rejects(
+        client.unary(method, { who: 'Ada' }, auth()),
+        (err: { code: number }) => err.code === status.UNIMPLEMENTED,
+      );
     }
   });
 
   it('goes through the same gate as every door', async () => {
-    await assert.rejects(second.unary('second.v1.Alpha/SayHello', { who: 'Ada' }), (err: { code: number }) => err.code === status.UNAUTHENTICATED);
+    await assert.rejects(
+      second.unary('second.v1.Alpha/SayHello', { who: 'Ada' }),
+      (err: { code: number }) => err.code === status.UNAUTHENTICATED,
+    );
   });
 
   it('is unreachable, and the log says why, when no latest descriptor defines a method named like it', () => {
-    assert.match(server.stderr(), /gRPC flow acme\/no-such-method has no grpc_method, and no latest descriptor of tenant acme defines a method named like the flow/);
+    assert.match(
+      server.stderr(),
+      /gRPC flow acme\/no-such-method has no grpc_method, and no latest descriptor of tenant acme defines a method named like the flow/,
+    );
   });
 });

@@ -12,7 +12,6 @@ import { createKey, createTenant, deployFlow } from './helpers/registry-setup.js
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
 import { waitFor } from './helpers/wait.js';
 
-
 const HELLO_FLOW = `---
 flowdoc_version: "0.1"
 flow: hello
@@ -70,8 +69,13 @@ ctx.input.id != 'bad' | id is bad | semantic
 \`\`\`
 `;
 
-const LISTY_FLOW = CHECK_FLOW.replace('flow: check', 'flow: listy').replace('required_scope: orders\n', '').replace('Checker/Check', 'Checker/Listy').replace(/## Step: check[\s\S]*$/, '## Step: answer\n\`\`\`ntd\n[{"id": "a"}]\n\`\`\`\n');
-const LATE_FLOW = LISTY_FLOW.replace('flow: listy', 'flow: late').replace('Checker/Listy', 'Checker/Late').replace('[{"id": "a"}]', '{"id": "late {{ ctx.input.id }}"}');
+const LISTY_FLOW = CHECK_FLOW.replace('flow: check', 'flow: listy')
+  .replace('required_scope: orders\n', '')
+  .replace('Checker/Check', 'Checker/Listy')
+  .replace(/## Step: check[\s\S]*$/, '## Step: answer\n\`\`\`ntd\n[{"id": "a"}]\n\`\`\`\n');
+const LATE_FLOW = LISTY_FLOW.replace('flow: listy', 'flow: late')
+  .replace('Checker/Listy', 'Checker/Late')
+  .replace('[{"id": "a"}]', '{"id": "late {{ ctx.input.id }}"}');
 
 describe('svc serve --grpc-port 0', () => {
   const sandbox = makeSandbox();
@@ -87,14 +91,40 @@ describe('svc serve --grpc-port 0', () => {
     const setPath = join(sandbox.home, 'greeter.pb');
     writeFileSync(setPath, greeterSet());
     createTenant(sandbox, 'acme');
-    const deployed = svc(sandbox, ['proto', 'deploy', setPath, '--tenant', 'acme', '--name', 'greeter', '--version', '1.0.0', '--latest', '--db', sandbox.db]);
+    const deployed = svc(sandbox, [
+      'proto',
+      'deploy',
+      setPath,
+      '--tenant',
+      'acme',
+      '--name',
+      'greeter',
+      '--version',
+      '1.0.0',
+      '--latest',
+      '--db',
+      sandbox.db,
+    ]);
     assert.equal(deployed.code, 0, deployed.stderr);
     deployFlow(sandbox, HELLO_FLOW);
     deployFlow(sandbox, MANY_FLOW);
     apiKey = createKey(sandbox, 'acme');
     const checkPath = join(sandbox.home, 'check.pb');
     writeFileSync(checkPath, descriptorSetFromProto([CHECK_PROTO]));
-    const checkDeployed = svc(sandbox, ['proto', 'deploy', checkPath, '--tenant', 'acme', '--name', 'check', '--version', '1', '--latest', '--db', sandbox.db]);
+    const checkDeployed = svc(sandbox, [
+      'proto',
+      'deploy',
+      checkPath,
+      '--tenant',
+      'acme',
+      '--name',
+      'check',
+      '--version',
+      '1',
+      '--latest',
+      '--db',
+      sandbox.db,
+    ]);
     assert.equal(checkDeployed.code, 0, checkDeployed.stderr);
     deployFlow(sandbox, CHECK_FLOW);
     deployFlow(sandbox, LISTY_FLOW);
@@ -123,7 +153,10 @@ describe('svc serve --grpc-port 0', () => {
 
   it('an unknown method gets UNIMPLEMENTED from the real server, with or without a key', async () => {
     await assert.rejects(client.unaryRaw('demo.v1.Nope/Missing', Buffer.alloc(0)), { code: status.UNIMPLEMENTED });
-    await assert.rejects(client.unaryRaw('demo.v1.Nope/Missing', Buffer.alloc(0), { authorization: `Bearer ${apiKey}` }), { code: status.UNIMPLEMENTED });
+    await assert.rejects(
+      client.unaryRaw('demo.v1.Nope/Missing', Buffer.alloc(0), { authorization: `Bearer ${apiKey}` }),
+      { code: status.UNIMPLEMENTED },
+    );
   });
 
   it('a method of the latest descriptor that no flow answers gets UNIMPLEMENTED', async () => {
@@ -131,13 +164,21 @@ describe('svc serve --grpc-port 0', () => {
   });
 
   it('a unary call answers the flow output encoded with the descriptor', async () => {
-    const reply = await client.unary('demo.v1.Greeter/SayHello', { user_name: 'ada', count: 2 }, { authorization: `Bearer ${apiKey}` });
+    const reply = await client.unary(
+      'demo.v1.Greeter/SayHello',
+      { user_name: 'ada', count: 2 },
+      { authorization: `Bearer ${apiKey}` },
+    );
     assert.equal(reply.message, 'hello ada');
     assert.equal(reply.n, '2');
   });
 
   it('a server-streaming call sends one message per element of the list output', async () => {
-    const got = await client.serverStream('demo.v1.Greeter/SayMany', { user_name: 'bo' }, { authorization: `Bearer ${apiKey}` });
+    const got = await client.serverStream(
+      'demo.v1.Greeter/SayMany',
+      { user_name: 'bo' },
+      { authorization: `Bearer ${apiKey}` },
+    );
     assert.deepEqual(
       got.map((x) => x.message),
       ['one bo', 'two bo'],
@@ -145,45 +186,75 @@ describe('svc serve --grpc-port 0', () => {
   });
 
   it('a call without a key gets UNAUTHENTICATED', async () => {
-    await assert.rejects(client.unary('demo.v1.Greeter/SayHello', { user_name: 'x' }), { code: status.UNAUTHENTICATED });
-  });
-
-  it('a wrong key gets UNAUTHENTICATED', async () => {
-    await assert.rejects(client.unary('demo.v1.Greeter/SayHello', { user_name: 'x' }, { authorization: 'Bearer not-a-key' }), { code: status.UNAUTHENTICATED });
-  });
-
-  it('a key of another tenant gets UNAUTHENTICATED; a key without the required scope gets PERMISSION_DENIED', async () => {
-    await assert.rejects(checker.unary('check.v1.Checker/Check', { id: 'x' }, { authorization: `Bearer ${otherTenantKey}` }), { code: status.UNAUTHENTICATED });
-    await assert.rejects(checker.unary('check.v1.Checker/Check', { id: 'x' }, { authorization: `Bearer ${readerKey}` }), (err: { code: number; details: string }) => {
-      assert.equal(err.code, status.PERMISSION_DENIED);
-      assert.match(err.details, /insufficient scope/);
-      return true;
+    await assert.rejects(client.unary('demo.v1.Greeter/SayHello', { user_name: 'x' }), {
+      code: status.UNAUTHENTICATED,
     });
   });
 
+  it('a wrong key gets UNAUTHENTICATED', async () => {
+    await assert.rejects(
+      client.unary('demo.v1.Greeter/SayHello', { user_name: 'x' }, { authorization: 'Bearer not-a-key' }),
+      { code: status.UNAUTHENTICATED },
+    );
+  });
+
+  it('a key of another tenant gets UNAUTHENTICATED; a key without the required scope gets PERMISSION_DENIED', async () => {
+    await assert.rejects(
+      checker.unary('check.v1.Checker/Check', { id: 'x' }, { authorization: `Bearer ${otherTenantKey}` }),
+      { code: status.UNAUTHENTICATED },
+    );
+    await assert.rejects(
+      checker.unary('check.v1.Checker/Check', { id: 'x' }, { authorization: `Bearer ${readerKey}` }),
+      (err: { code: number; details: string }) => {
+        assert.equal(err.code, status.PERMISSION_DENIED);
+        assert.match(err.details, /insufficient scope/);
+        return true;
+      },
+    );
+  });
+
   it('the correlation ID and other metadata reach the flow', async () => {
-    const reply = await checker.unary('check.v1.Checker/Check', { id: 'o-1' }, { authorization: `Bearer ${apiKey}`, 'x-correlation-id': 'corr-g1', 'x-ref': 'r9' });
+    const reply = await checker.unary(
+      'check.v1.Checker/Check',
+      { id: 'o-1' },
+      { authorization: `Bearer ${apiKey}`, 'x-correlation-id': 'corr-g1', 'x-ref': 'r9' },
+    );
     assert.deepEqual(reply, { id: 'o-1', corr: 'corr-g1', ref: 'r9' });
   });
 
   it('a syntactic and a semantic validate rejection both map to INVALID_ARGUMENT with the message', async () => {
-    for (const [id, message] of [['', 'id is required'], ['bad', 'id is bad']]) {
-      await assert.rejects(checker.unary('check.v1.Checker/Check', { id }, { authorization: `Bearer ${apiKey}` }), (err: { code: number; details: string }) => {
-        assert.equal(err.code, status.INVALID_ARGUMENT);
-        assert.match(err.details, new RegExp(message));
-        return true;
-      });
+    for (const [id, message] of [
+      ['', 'id is required'],
+      ['bad', 'id is bad'],
+    ]) {
+      await assert.rejects(
+        checker.unary('check.v1.Checker/Check', { id }, { authorization: `Bearer ${apiKey}` }),
+        (err: { code: number; details: string }) => {
+          assert.equal(err.code, status.INVALID_ARGUMENT);
+          assert.match(err.details, new RegExp(message));
+          return true;
+        },
+      );
     }
   });
 
   it('a unary method whose flow answers a list fails with INTERNAL', async () => {
-    await assert.rejects(checker.unary('check.v1.Checker/Listy', { id: 'x' }, { authorization: `Bearer ${apiKey}` }), { code: status.INTERNAL });
+    await assert.rejects(checker.unary('check.v1.Checker/Listy', { id: 'x' }, { authorization: `Bearer ${apiKey}` }), {
+      code: status.INTERNAL,
+    });
   });
 
   it('a flow deployed while the server runs is routed without a restart', async () => {
-    await assert.rejects(checker.unary('check.v1.Checker/Late', { id: 'x' }, { authorization: `Bearer ${apiKey}` }), { code: status.UNIMPLEMENTED });
+    await assert.rejects(checker.unary('check.v1.Checker/Late', { id: 'x' }, { authorization: `Bearer ${apiKey}` }), {
+      code: status.UNIMPLEMENTED,
+    });
     deployFlow(sandbox, LATE_FLOW);
-    const reply = await waitFor('the late flow answering', () => checker.unary('check.v1.Checker/Late', { id: 'x' }, { authorization: `Bearer ${apiKey}` }), 4000, 100);
+    const reply = await waitFor(
+      'the late flow answering',
+      () => checker.unary('check.v1.Checker/Late', { id: 'x' }, { authorization: `Bearer ${apiKey}` }),
+      4000,
+      100,
+    );
     assert.deepEqual(reply, { id: 'late x', corr: '', ref: '' });
   });
 

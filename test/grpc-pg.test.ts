@@ -9,7 +9,13 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { freshPgSchema, type PgSchema } from './helpers/pg.js';
-import { greeterSet, GREETER_SERVICE_PROTO_V2, HELLO_FLOW, testClient, type GreeterTestClient } from './helpers/grpc.js';
+import {
+  greeterSet,
+  GREETER_SERVICE_PROTO_V2,
+  HELLO_FLOW,
+  testClient,
+  type GreeterTestClient,
+} from './helpers/grpc.js';
 import { makeSandbox, startServer, svc, type Sandbox, type ServerProcess } from './helpers/svc.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -58,5 +64,12 @@ test('a descriptor version published on the store later is used by the running n
   writeFileSync(v2, greeterSet(GREETER_SERVICE_PROTO_V2));
   must(['proto', 'deploy', v2, '--tenant', 'acme', '--name', 'greeter', '--version', '2', '--latest']);
   // Version 2 moves HelloReply.message to field 7: a v1 client decodes the answer without it.
-  await waitFor('the node answers with the new descriptor', async () => (await client.unary('demo.v1.Greeter/SayHello', { user_name: 'pg' }, { authorization: `Bearer ${key}` })).message === '', 5000, 100);
+  await waitFor(
+    'the node answers with the new descriptor',
+    async () =>
+      (await client.unary('demo.v1.Greeter/SayHello', { user_name: 'pg' }, { authorization: `Bearer ${key}` }))
+        .message === '',
+    5000,
+    100,
+  );
 });

@@ -19,7 +19,19 @@ let server: ServerProcess;
 const day = (offsetDays: number) => new Date(Date.now() - offsetDays * DAY).toISOString().slice(0, 10);
 
 function row(ts: string, correlationId: string): EventRow {
-  return { ts, correlation_id: correlationId, tenant: 'demo', flow: 'x', step: null, event: 'received', payload: null, payload_truncated: 0, http_status: null, outcome: null, reason: null };
+  return {
+    ts,
+    correlation_id: correlationId,
+    tenant: 'demo',
+    flow: 'x',
+    step: null,
+    event: 'received',
+    payload: null,
+    payload_truncated: 0,
+    http_status: null,
+    outcome: null,
+    reason: null,
+  };
 }
 
 /** A trace row: they live in the same table and follow the same retention. */
@@ -77,7 +89,12 @@ after(async () => {
 /** Correlation ids of every row left, trace rows included (read as the support role would). */
 function ids(): Promise<string[]> {
   return withEventLog(sb, async (log) =>
-    [...(await log.query({ tenant: 'demo', flow: 'x', limit: 100 })), ...(await log.queryTrace({ tenant: 'demo', flow: 'x' }, true))].map((r) => r.correlation_id ?? '').sort(),
+    [
+      ...(await log.query({ tenant: 'demo', flow: 'x', limit: 100 })),
+      ...(await log.queryTrace({ tenant: 'demo', flow: 'x' }, true)),
+    ]
+      .map((r) => r.correlation_id ?? '')
+      .sort(),
   );
 }
 
@@ -86,7 +103,7 @@ test('rows older than log_retention_days, trace rows included, are deleted at st
   assert.deepEqual(await ids(), ['keep-47h', 'keep-now', 'keep-trace-now']);
 });
 
-test('daily files live one day longer than their rows, and today\'s file is kept', async () => {
+test("daily files live one day longer than their rows, and today's file is kept", async () => {
   const logs = statePaths(sb.db).logsDir;
   const has = (d: number) => existsSync(join(logs, `events-${day(d)}.jsonl`));
   // Files go after the rows, whose deletion runs in slices with turns of the event loop between.

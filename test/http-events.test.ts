@@ -7,9 +7,31 @@ import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
 
 /** The 25 globally masked field names (docs/events.md). */
 const GLOBAL_MASK = [
-  'password', 'passwd', 'pwd', 'secret', 'client_secret', 'token', 'access_token', 'refresh_token', 'id_token',
-  'bearer_token', 'api_key', 'apikey', 'x_api_key', 'authorization', 'proxy_authorization', 'www_authenticate',
-  'cookie', 'set_cookie', 'private_key', 'session_id', 'ssn', 'credit_card', 'card_number', 'cvv', 'pin',
+  'password',
+  'passwd',
+  'pwd',
+  'secret',
+  'client_secret',
+  'token',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'bearer_token',
+  'api_key',
+  'apikey',
+  'x_api_key',
+  'authorization',
+  'proxy_authorization',
+  'www_authenticate',
+  'cookie',
+  'set_cookie',
+  'private_key',
+  'session_id',
+  'ssn',
+  'credit_card',
+  'card_number',
+  'cvv',
+  'pin',
 ];
 const TRIM_BYTES = 64;
 
@@ -21,7 +43,12 @@ describe('the event log of /run deliveries', () => {
   const run = (flow: string, body: unknown, correlationId: string, headers: Record<string, string> = {}) =>
     fetch(`${server.url}/flows/acme/${flow}/run`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-correlation-id': correlationId, ...headers },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        'x-correlation-id': correlationId,
+        ...headers,
+      },
       body: JSON.stringify(body),
     });
   const rowsOf = async (correlationId: string) => {
@@ -44,7 +71,10 @@ describe('the event log of /run deliveries', () => {
   it('writes received and completed rows, without a step, with the answer status on completed', async () => {
     assert.equal((await run('masked', { n: 1 }, 'ev-basic-1')).status, 200);
     const rows = await rowsOf('ev-basic-1');
-    assert.deepEqual(rows.map((r) => r.event), ['received', 'completed']);
+    assert.deepEqual(
+      rows.map((r) => r.event),
+      ['received', 'completed'],
+    );
     for (const r of rows) {
       assert.equal(r.step, null);
       assert.equal(r.tenant, 'acme');
@@ -63,7 +93,13 @@ describe('the event log of /run deliveries', () => {
     assert.equal(res.status, 400);
     // The delivery entered (past the gate) and finished with 400 before its flow started.
     const rows = await rowsOf('ev-bad-json');
-    assert.deepEqual(rows.map((r) => [r.event, r.http_status, r.step]), [['received', null, null], ['completed', 400, null]]);
+    assert.deepEqual(
+      rows.map((r) => [r.event, r.http_status, r.step]),
+      [
+        ['received', null, null],
+        ['completed', 400, null],
+      ],
+    );
     assert.match(rows[1]!.reason ?? '', /malformed JSON/);
   });
 
@@ -79,7 +115,10 @@ describe('the event log of /run deliveries', () => {
   it('keeps no payload at log_level event_only', async () => {
     await run('quiet', { a: 'secretless' }, 'ev-quiet-1');
     const rows = await rowsOf('ev-quiet-1');
-    assert.deepEqual(rows.map((r) => r.event), ['received', 'completed']);
+    assert.deepEqual(
+      rows.map((r) => r.event),
+      ['received', 'completed'],
+    );
     for (const r of rows) assert.equal(r.payload, null);
   });
 
@@ -130,10 +169,14 @@ describe('the event log of /run deliveries', () => {
   });
 
   it('never records credential header values or the API key anywhere', async () => {
-    await run('masked', { h: 1 }, 'ev-cred-1', { cookie: 'session=cookie-value-123', 'proxy-authorization': 'Basic cHJveHktdmFsdWU=' });
+    await run('masked', { h: 1 }, 'ev-cred-1', {
+      cookie: 'session=cookie-value-123',
+      'proxy-authorization': 'Basic cHJveHktdmFsdWU=',
+    });
     await rowsOf('ev-cred-1');
     const all = JSON.stringify(logRows(sandbox));
-    for (const secret of [key, 'cookie-value-123', 'cHJveHktdmFsdWU=']) assert.ok(!all.includes(secret), `${secret.slice(0, 8)} in log.db`);
+    for (const secret of [key, 'cookie-value-123', 'cHJveHktdmFsdWU='])
+      assert.ok(!all.includes(secret), `${secret.slice(0, 8)} in log.db`);
   });
 
   it('records a connector event as a row, with worker_id and body_bytes only beside a message_id', async () => {
@@ -143,8 +186,23 @@ describe('the event log of /run deliveries', () => {
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
-    assert.equal((await post({ event_type: 'connector_received', correlation_id: 'conn-1', message_id: 'm-9', worker_id: 4, body_bytes: 321 })).status, 202);
-    assert.equal((await post({ event_type: 'connector_oversized', correlation_id: 'conn-2', worker_id: 4, body_bytes: 321 })).status, 202);
+    assert.equal(
+      (
+        await post({
+          event_type: 'connector_received',
+          correlation_id: 'conn-1',
+          message_id: 'm-9',
+          worker_id: 4,
+          body_bytes: 321,
+        })
+      ).status,
+      202,
+    );
+    assert.equal(
+      (await post({ event_type: 'connector_oversized', correlation_id: 'conn-2', worker_id: 4, body_bytes: 321 }))
+        .status,
+      202,
+    );
     const [withId] = await waitForLogRows(sandbox, { correlation_id: 'conn-1' });
     assert.equal(withId?.event, 'connector_received');
     assert.equal(withId?.tenant, 'acme');
@@ -152,7 +210,10 @@ describe('the event log of /run deliveries', () => {
     assert.deepEqual(JSON.parse(withId!.payload!), { message_id: 'm-9', worker_id: 4, body_bytes: 321 });
     const [without] = await waitForLogRows(sandbox, { correlation_id: 'conn-2' });
     assert.equal(without?.event, 'connector_oversized');
-    const payload = without?.payload === null || without?.payload === undefined ? {} : (JSON.parse(without.payload) as Record<string, unknown>);
+    const payload =
+      without?.payload === null || without?.payload === undefined
+        ? {}
+        : (JSON.parse(without.payload) as Record<string, unknown>);
     assert.equal(payload.worker_id, undefined);
     assert.equal(payload.body_bytes, undefined);
   });
@@ -164,7 +225,11 @@ describe('the event log of /run deliveries', () => {
       const res = await rawRequest(server.port, head, { untilClose: true });
       assert.equal(res.status, 202, `${String(contentType)}: ${res.raw}`);
     }
-    const bad = await rawRequest(server.port, `POST /connector/events/acme/echo HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: text/plain\r\nContent-Length: 5\r\nConnection: close\r\n\r\nnope!`, { untilClose: true });
+    const bad = await rawRequest(
+      server.port,
+      `POST /connector/events/acme/echo HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: text/plain\r\nContent-Length: 5\r\nConnection: close\r\n\r\nnope!`,
+      { untilClose: true },
+    );
     assert.equal(bad.status, 400, bad.raw);
   });
 
@@ -172,7 +237,10 @@ describe('the event log of /run deliveries', () => {
     await run('masked', { file: true }, 'ev-file-1');
     assert.equal(await server.stop(), 0);
     const lines = jsonlEvents(sandbox).filter((e) => e.correlation_id === 'ev-file-1');
-    assert.deepEqual(lines.map((e) => e.event), ['received', 'completed']);
+    assert.deepEqual(
+      lines.map((e) => e.event),
+      ['received', 'completed'],
+    );
     assert.equal(lines[1]!.http_status, 200);
     assert.equal(lines[0]!.step ?? null, null);
     const masked = jsonlEvents(sandbox).find((e) => e.correlation_id === 'ev-mask-1' && e.event === 'received');

@@ -28,7 +28,14 @@ describe('the HTTP routes under fuzzed hostile requests (real server, raw socket
 
   it('the oracle flags a 5xx outside the spec, a hang and a dropped connection (so the property can fail)', () => {
     const c = KNOWN_CASES[0]!;
-    const answer = (status: number, body: string, headers: Record<string, string> = {}) => ({ kind: 'answer' as const, status, headers, body: Buffer.from(body), complete: true, ms: 1 });
+    const answer = (status: number, body: string, headers: Record<string, string> = {}) => ({
+      kind: 'answer' as const,
+      status,
+      headers,
+      body: Buffer.from(body),
+      complete: true,
+      ms: 1,
+    });
     assert.match(violation(c, answer(500, '{"ok":false,"error":"internal error"}')) ?? '', /status 500/);
     assert.match(violation(c, answer(503, '{"ok":false,"error":"server is shutting down"}')) ?? '', /status 503/);
     assert.match(violation(c, { kind: 'silent', ms: 15_000 }) ?? '', /hang/);
@@ -38,7 +45,13 @@ describe('the HTTP routes under fuzzed hostile requests (real server, raw socket
     // The on-purpose failure and a busy server are the spec's own.
     const boom = KNOWN_CASES.find((k) => k.target === '/flows/acme/boom/run')!;
     assert.equal(violation(boom, answer(500, '{"failed_on_purpose":true}')), undefined);
-    assert.equal(violation({ ...c, expect: undefined }, answer(503, '{"ok":false,"error":"server busy: too many flow executions in flight"}', { 'retry-after': '1' })), undefined);
+    assert.equal(
+      violation(
+        { ...c, expect: undefined },
+        answer(503, '{"ok":false,"error":"server busy: too many flow executions in flight"}', { 'retry-after': '1' }),
+      ),
+      undefined,
+    );
   });
 
   it(`${SAMPLE_RUNS} random requests and the known hostile cases: no 5xx outside the spec, no hang, no crash, /health throughout, memory back near its start`, async () => {

@@ -20,7 +20,11 @@ describe('/run execution limits (flow_max_duration_secs = 1, max_concurrent_flow
   const run = (flow: string, correlationId: string) =>
     fetch(`${server.url}/flows/acme/${flow}/run`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-correlation-id': correlationId },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        'x-correlation-id': correlationId,
+      },
       body: '{}',
     });
 
@@ -34,7 +38,11 @@ describe('/run execution limits (flow_max_duration_secs = 1, max_concurrent_flow
     createTenant(sandbox, 'acme');
     key = createKey(sandbox, 'acme');
     await deployAll(sandbox, ['echo', 'slow']);
-    setSystemConfig(sandbox, { flow_max_duration_secs: 1, max_concurrent_flow_executions: 1, request_body_timeout_secs: 1 });
+    setSystemConfig(sandbox, {
+      flow_max_duration_secs: 1,
+      max_concurrent_flow_executions: 1,
+      request_body_timeout_secs: 1,
+    });
     const port = (backend.address() as AddressInfo).port;
     server = await startServer(sandbox, [], { SLOW_URL: `http://127.0.0.1:${port}` });
   });
@@ -71,7 +79,11 @@ describe('/run execution limits (flow_max_duration_secs = 1, max_concurrent_flow
     const again = await run('echo', 'busy-2');
     assert.equal(again.status, 200);
     await waitForLogRows(sandbox, { correlation_id: 'busy-2', event: 'completed' });
-    assert.deepEqual(logRows(sandbox, { correlation_id: 'busy-1', event: 'received' }), [], 'a busy refusal never started the flow');
+    assert.deepEqual(
+      logRows(sandbox, { correlation_id: 'busy-1', event: 'received' }),
+      [],
+      'a busy refusal never started the flow',
+    );
   });
 
   it('a key holder sending its body too slowly gets 408 once request_body_timeout_secs passes, and the connection is closed', async () => {
@@ -88,10 +100,34 @@ describe('/run execution limits (flow_max_duration_secs = 1, max_concurrent_flow
 
   describe('malformed requests answer in the service body shape', () => {
     const CASES: { name: string; request: string; status: number; error: RegExp; closed: boolean }[] = [
-      { name: 'a header line Node cannot parse', request: 'GET /health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n', status: 400, error: /^bad request$/, closed: true },
-      { name: 'a request head over 16 KiB', request: `GET /health HTTP/1.1\r\nHost: x\r\nX-Pad: ${'a'.repeat(20_000)}\r\n\r\n`, status: 431, error: /^request header fields too large$/, closed: true },
-      { name: 'a percent-escape that does not decode', request: 'GET /flows/acme/%zz HTTP/1.1\r\nHost: x\r\n\r\n', status: 400, error: /not a valid url component/, closed: false },
-      { name: 'an unreadable Content-Type on a route that does not exist', request: 'POST //flows/acme/echo/run HTTP/1.1\r\nHost: x\r\nContent-Type: a b\r\nContent-Length: 2\r\n\r\n{}', status: 404, error: /^no route for POST \/\/flows\/acme\/echo\/run$/, closed: false },
+      {
+        name: 'a header line Node cannot parse',
+        request: 'GET /health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n',
+        status: 400,
+        error: /^bad request$/,
+        closed: true,
+      },
+      {
+        name: 'a request head over 16 KiB',
+        request: `GET /health HTTP/1.1\r\nHost: x\r\nX-Pad: ${'a'.repeat(20_000)}\r\n\r\n`,
+        status: 431,
+        error: /^request header fields too large$/,
+        closed: true,
+      },
+      {
+        name: 'a percent-escape that does not decode',
+        request: 'GET /flows/acme/%zz HTTP/1.1\r\nHost: x\r\n\r\n',
+        status: 400,
+        error: /not a valid url component/,
+        closed: false,
+      },
+      {
+        name: 'an unreadable Content-Type on a route that does not exist',
+        request: 'POST //flows/acme/echo/run HTTP/1.1\r\nHost: x\r\nContent-Type: a b\r\nContent-Length: 2\r\n\r\n{}',
+        status: 404,
+        error: /^no route for POST \/\/flows\/acme\/echo\/run$/,
+        closed: false,
+      },
     ];
     for (const c of CASES) {
       it(`${c.name}: ${c.status} {"ok":false,"error":...}`, async () => {

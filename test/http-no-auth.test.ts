@@ -11,7 +11,11 @@ describe('--no-auth with --secret: the gate is off, the signature still applies'
   let server: ServerProcess;
 
   const run = (body: string, headers: Record<string, string>) =>
-    fetch(`${server.url}/flows/acme/echo/run`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+    fetch(`${server.url}/flows/acme/echo/run`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body,
+    });
 
   before(async () => {
     createTenant(sandbox, 'acme');
@@ -65,7 +69,11 @@ describe('--no-auth with --secret: the gate is off, the signature still applies'
   });
 
   it('answers 404 for a flow that does not exist', async () => {
-    const res = await fetch(`${server.url}/flows/acme/ghost/run`, { method: 'POST', body: '{}', headers: { 'x-svc-signature': sign(SECRET, '{}') } });
+    const res = await fetch(`${server.url}/flows/acme/ghost/run`, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'x-svc-signature': sign(SECRET, '{}') },
+    });
     assert.equal(res.status, 404);
     assert.deepEqual(await res.json(), { ok: false, error: "flow 'acme/ghost' not found" });
   });

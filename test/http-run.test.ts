@@ -1,12 +1,35 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { rawRequest } from './helpers/raw-http.js';
-import { corruptArtifact, createKey, createTenant, deployAll, deployFixture, inForce, setSystemConfig } from './helpers/registry-setup.js';
+import {
+  corruptArtifact,
+  createKey,
+  createTenant,
+  deployAll,
+  deployFixture,
+  inForce,
+  setSystemConfig,
+} from './helpers/registry-setup.js';
 import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
 
 const FLOWS = [
-  'echo', 'headers', 'text', 'xml-out', 'shaped', 'corr', 'rules', 'defect', 'fault-ok', 'fault-status',
-  'fault-fail', 'egress-fail', 'fault-egress', 'small', 'corrupt', 'platform-cap', 'header-echo',
+  'echo',
+  'headers',
+  'text',
+  'xml-out',
+  'shaped',
+  'corr',
+  'rules',
+  'defect',
+  'fault-ok',
+  'fault-status',
+  'fault-fail',
+  'egress-fail',
+  'fault-egress',
+  'small',
+  'corrupt',
+  'platform-cap',
+  'header-echo',
 ] as const;
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -15,7 +38,12 @@ describe('POST /flows/{tenant}/{name}/run over HTTP', () => {
   let server: ServerProcess;
   let key: string;
 
-  const run = (flow: string, body: string | Buffer | undefined, headers: Record<string, string> = {}, tenant = 'acme') =>
+  const run = (
+    flow: string,
+    body: string | Buffer | undefined,
+    headers: Record<string, string> = {},
+    tenant = 'acme',
+  ) =>
     fetch(`${server.url}/flows/${tenant}/${flow}/run`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
@@ -228,10 +256,16 @@ describe('POST /flows/{tenant}/{name}/run over HTTP', () => {
 
     it('gives each of many concurrent requests its own answer (answers are written together at the end of a turn)', async () => {
       const ids = Array.from({ length: 64 }, (_, i) => `burst-${i}`);
-      const answers = await Promise.all(ids.map(async (id) => {
-        const res = await run('shaped', '{}', { 'x-correlation-id': id });
-        return { status: res.status, header: res.headers.get('x-correlation-id'), body: (await res.json()) as { id: string } };
-      }));
+      const answers = await Promise.all(
+        ids.map(async (id) => {
+          const res = await run('shaped', '{}', { 'x-correlation-id': id });
+          return {
+            status: res.status,
+            header: res.headers.get('x-correlation-id'),
+            body: (await res.json()) as { id: string },
+          };
+        }),
+      );
       answers.forEach((a, i) => assert.deepEqual(a, { status: 201, header: ids[i], body: { id: ids[i] } }));
     });
 
@@ -298,7 +332,16 @@ describe('POST /flows/{tenant}/{name}/run over HTTP', () => {
       const headers = JSON.parse(res.body) as Record<string, string>;
       assert.equal(headers['x-custom-thing'], 'one, two');
       assert.equal(headers['content-type'], 'application/json');
-      for (const absent of ['authorization', 'proxy-authorization', 'cookie', 'x-api-key', 'keep-alive', 'connection', 'te', 'x-dropped']) {
+      for (const absent of [
+        'authorization',
+        'proxy-authorization',
+        'cookie',
+        'x-api-key',
+        'keep-alive',
+        'connection',
+        'te',
+        'x-dropped',
+      ]) {
         assert.equal(headers[absent], undefined, `${absent} must not reach ctx.headers`);
       }
       for (const name of Object.keys(headers)) assert.equal(name, name.toLowerCase());
@@ -488,7 +531,9 @@ describe('POST /flows/{tenant}/{name}/run over HTTP', () => {
       });
 
     it('POST /connector/events answers 202 with an empty body', async () => {
-      const res = await connector(JSON.stringify({ event_type: 'connector_received', message_id: 'm-1', worker_id: 3, body_bytes: 10 }));
+      const res = await connector(
+        JSON.stringify({ event_type: 'connector_received', message_id: 'm-1', worker_id: 3, body_bytes: 10 }),
+      );
       assert.equal(res.status, 202);
       assert.equal(await res.text(), '');
     });

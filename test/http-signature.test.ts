@@ -13,7 +13,11 @@ describe('the shared-secret signature with keys required (--secret)', () => {
   let key: string;
 
   const run = (body: string, headers: Record<string, string>, flow = 'echo') =>
-    fetch(`${server.url}/flows/acme/${flow}/run`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+    fetch(`${server.url}/flows/acme/${flow}/run`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body,
+    });
   const auth = () => ({ authorization: `Bearer ${key}` });
 
   before(async () => {
@@ -59,7 +63,10 @@ describe('the shared-secret signature with keys required (--secret)', () => {
   });
 
   it('checks the key first: a bad key with a good signature is 401 unauthorized', async () => {
-    const res = await run('{}', { authorization: 'Bearer svk_0123456789abcdef0123456789abcdef', 'x-svc-signature': sign(SECRET, '{}') });
+    const res = await run('{}', {
+      authorization: 'Bearer svk_0123456789abcdef0123456789abcdef',
+      'x-svc-signature': sign(SECRET, '{}'),
+    });
     assert.equal(res.status, 401);
     assert.deepEqual(await res.json(), { ok: false, error: 'unauthorized' });
   });

@@ -37,7 +37,11 @@ describe('svc logs', () => {
   const run = async (name: string, correlationId: string) => {
     const res = await fetch(`${server.url}/flows/acme/${name}/run`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-correlation-id': correlationId },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        'x-correlation-id': correlationId,
+      },
       body: JSON.stringify({ who: correlationId }),
     });
     assert.equal(res.status, 200);
@@ -67,9 +71,19 @@ describe('svc logs', () => {
     const lines = r.stdout.trim().split('\n');
     assert.deepEqual(
       lines.map((l) => l.split(/\s+/).slice(1, 3).join(' ')),
-      ['received acme/hello', 'completed acme/hello', 'received acme/other', 'completed acme/other', 'received acme/hello', 'completed acme/hello'],
+      [
+        'received acme/hello',
+        'completed acme/hello',
+        'received acme/other',
+        'completed acme/other',
+        'received acme/hello',
+        'completed acme/hello',
+      ],
     );
-    assert.match(lines[1]!, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z\s+completed\s+acme\/hello\s+status=200\s+correlation_id=h-1$/);
+    assert.match(
+      lines[1]!,
+      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z\s+completed\s+acme\/hello\s+status=200\s+correlation_id=h-1$/,
+    );
     assert.doesNotMatch(r.stdout, /_traced|echo/);
   });
 
@@ -77,7 +91,11 @@ describe('svc logs', () => {
     const ids = (r: { stdout: string }) => jsonLines(r.stdout).map((e) => `${e.event}:${e.correlation_id}`);
     assert.deepEqual(ids(logs('--flow', 'other', '--json')), ['received:o-1', 'completed:o-1']);
     assert.deepEqual(ids(logs('--correlation-id', 'h-2', '--json')), ['received:h-2', 'completed:h-2']);
-    assert.deepEqual(ids(logs('--tenant', 'acme', '--event', 'completed', '--json')), ['completed:h-1', 'completed:o-1', 'completed:h-2']);
+    assert.deepEqual(ids(logs('--tenant', 'acme', '--event', 'completed', '--json')), [
+      'completed:h-1',
+      'completed:o-1',
+      'completed:h-2',
+    ]);
     assert.deepEqual(ids(logs('--event', 'completed', '--limit', '2', '--json')), ['completed:o-1', 'completed:h-2']);
     assert.deepEqual(ids(logs('--since', '1h', '--flow', 'other', '--json')), ['received:o-1', 'completed:o-1']);
     const future = logs('--since', '2999-01-01');
@@ -95,7 +113,10 @@ describe('svc logs', () => {
   it('refuses a trace kind, an unknown kind and an unreadable --since (exit 1)', () => {
     const traced = logs('--event', 'step_traced');
     assert.equal(traced.code, 1);
-    assert.match(traced.stderr, /step_traced rows are trace rows, not part of the log search; only the support role reads them/);
+    assert.match(
+      traced.stderr,
+      /step_traced rows are trace rows, not part of the log search; only the support role reads them/,
+    );
     assert.equal(traced.stdout, '');
     assert.match(logs('--event', 'finished').stderr, /unknown event kind "finished"/);
     assert.equal(logs('--since', 'yesterday').code, 1);
@@ -103,28 +124,47 @@ describe('svc logs', () => {
   });
 
   it('--follow prints new rows as they are written and exits 0 on SIGINT', async () => {
-    const follower = startCli(sandbox, ['logs', '--follow', '--flow', 'hello', '--event', 'completed', '--json', '--limit', '1', '--db', sandbox.db]);
+    const follower = startCli(sandbox, [
+      'logs',
+      '--follow',
+      '--flow',
+      'hello',
+      '--event',
+      'completed',
+      '--json',
+      '--limit',
+      '1',
+      '--db',
+      sandbox.db,
+    ]);
     try {
       await follower.waitForOutput('stdout', /"correlation_id":"h-2"/);
       await run('hello', 'h-3');
       await run('other', 'o-2');
       await run('hello', 'h-4');
       await follower.waitForOutput('stdout', /"correlation_id":"h-4"/);
-      assert.deepEqual(jsonLines(follower.stdout()).map((e) => e.correlation_id), ['h-2', 'h-3', 'h-4']);
+      assert.deepEqual(
+        jsonLines(follower.stdout()).map((e) => e.correlation_id),
+        ['h-2', 'h-3', 'h-4'],
+      );
     } finally {
       assert.equal(await follower.stop('SIGINT'), 0, follower.stderr());
     }
   });
 
-  it('reads nothing and creates nothing when the state directory does not exist', { skip: onlyOn('sqlite', 'a state directory that does not exist (an empty store: test/cli-store-pg.test.ts)') }, () => {
-    const empty = makeSandbox();
-    try {
-      const r = svc(empty, ['logs', '--db', empty.db]);
-      assert.equal(r.code, 0);
-      assert.match(r.stderr, /does not exist yet/);
-      assert.equal(existsSync(dirname(empty.db)), false);
-    } finally {
-      empty.cleanup();
-    }
-  });
+  it(
+    'reads nothing and creates nothing when the state directory does not exist',
+    { skip: onlyOn('sqlite', 'a state directory that does not exist (an empty store: test/cli-store-pg.test.ts)') },
+    () => {
+      const empty = makeSandbox();
+      try {
+        const r = svc(empty, ['logs', '--db', empty.db]);
+        assert.equal(r.code, 0);
+        assert.match(r.stderr, /does not exist yet/);
+        assert.equal(existsSync(dirname(empty.db)), false);
+      } finally {
+        empty.cleanup();
+      }
+    },
+  );
 });

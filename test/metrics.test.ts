@@ -14,7 +14,11 @@ import { waitFor } from './helpers/wait.js';
 
 const OK = flowSource('ok', [], '## Step: answer\n```ntd\n{"ok": true}\n```\n');
 /** Fails on every run: the secret it reads is never set. */
-const BROKEN = flowSource('broken', ['effects: [secret_read]', 'queue_max_attempts: 1'], '## Step: gate_open\neffects: [secret_read]\n');
+const BROKEN = flowSource(
+  'broken',
+  ['effects: [secret_read]', 'queue_max_attempts: 1'],
+  '## Step: gate_open\neffects: [secret_read]\n',
+);
 
 /** The value of one sample, by its exact series (`name{labels}`), or undefined. */
 function sample(text: string, series: string): number | undefined {
@@ -32,8 +36,36 @@ describe('GET /metrics with svc serve --metrics', () => {
     deployFlow(sandbox, OK);
     deployFlow(sandbox, BROKEN);
     const pem = join(sandbox.home, 'client.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(sandbox.home, 'client.key'), '-out', pem, '-days', '10', '-subj', '/CN=metrics.example'], { stdio: 'ignore' });
-    const added = svc(sandbox, ['cert', 'add', pem, '--tenant', 'acme', '--name', 'billing-client', '--db', sandbox.db]);
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        join(sandbox.home, 'client.key'),
+        '-out',
+        pem,
+        '-days',
+        '10',
+        '-subj',
+        '/CN=metrics.example',
+      ],
+      { stdio: 'ignore' },
+    );
+    const added = svc(sandbox, [
+      'cert',
+      'add',
+      pem,
+      '--tenant',
+      'acme',
+      '--name',
+      'billing-client',
+      '--db',
+      sandbox.db,
+    ]);
     assert.equal(added.code, 0, added.stderr);
     server = await startServer(sandbox, ['--metrics']);
   });
@@ -43,7 +75,11 @@ describe('GET /metrics with svc serve --metrics', () => {
   });
 
   const run = (flowName: string, auth: string | undefined) =>
-    fetch(`${server.url}/flows/acme/${flowName}/run`, { method: 'POST', headers: { 'content-type': 'application/json', ...(auth ? { authorization: auth } : {}) }, body: '{}' });
+    fetch(`${server.url}/flows/acme/${flowName}/run`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(auth ? { authorization: auth } : {}) },
+      body: '{}',
+    });
   const scrape = async (): Promise<string> => {
     const res = await fetch(`${server.url}/metrics`);
     assert.equal(res.status, 200);
@@ -64,7 +100,9 @@ describe('GET /metrics with svc serve --metrics', () => {
     const text = await waitFor('the dead letter in the metrics', async () => {
       const t = await scrape();
       // The backlog is read from the queue's files: it reaches 0 once the worker's checkpoint is written.
-      const settled = sample(t, 'svc_queue_dead_letters{tenant="acme",flow="broken"}') === 1 && sample(t, 'svc_queue_messages_pending{tenant="acme",flow="broken"}') === 0;
+      const settled =
+        sample(t, 'svc_queue_dead_letters{tenant="acme",flow="broken"}') === 1 &&
+        sample(t, 'svc_queue_messages_pending{tenant="acme",flow="broken"}') === 0;
       return settled ? t : undefined;
     });
     const run200 = 'svc_http_requests_total{route="/flows/:tenant/:name/run",status="200"}';
@@ -86,14 +124,31 @@ describe('GET /metrics with svc serve --metrics', () => {
     ];
     for (const [series, value] of expected) assert.equal(sample(text, series), value, series);
     const expiry = sample(text, 'svc_certificate_expiration_timestamp_seconds{tenant="acme",name="billing-client"}');
-    assert.ok(expiry !== undefined && Math.abs(expiry - (Date.now() / 1000 + 10 * 86_400)) < 2 * 86_400, `certificate expiry ${expiry}`);
-    for (const family of ['svc_event_log_queued_rows', 'svc_audit_queued_entries', 'svc_event_log_dropped_rows_total', 'svc_process_cpu_user_seconds_total', 'svc_nodejs_heap_size_used_bytes']) {
-      assert.ok(text.split('\n').some((l) => l.startsWith(`${family} `)), `${family} is exposed`);
+    assert.ok(
+      expiry !== undefined && Math.abs(expiry - (Date.now() / 1000 + 10 * 86_400)) < 2 * 86_400,
+      `certificate expiry ${expiry}`,
+    );
+    for (const family of [
+      'svc_event_log_queued_rows',
+      'svc_audit_queued_entries',
+      'svc_event_log_dropped_rows_total',
+      'svc_process_cpu_user_seconds_total',
+      'svc_nodejs_heap_size_used_bytes',
+    ]) {
+      assert.ok(
+        text.split('\n').some((l) => l.startsWith(`${family} `)),
+        `${family} is exposed`,
+      );
     }
     // Histograms of the writers fill as batches are written.
-    await waitFor('an event-log batch observed', async () => (sample(await scrape(), 'svc_event_log_batch_duration_seconds_count') ?? 0) > 0 || undefined);
+    await waitFor(
+      'an event-log batch observed',
+      async () => (sample(await scrape(), 'svc_event_log_batch_duration_seconds_count') ?? 0) > 0 || undefined,
+    );
     // Every family has HELP and TYPE, and no label carries a correlation id, a key or a path.
-    for (const line of text.split('\n').filter((l) => l.startsWith('svc_') && !l.startsWith('svc_nodejs') && !l.startsWith('svc_process'))) {
+    for (const line of text
+      .split('\n')
+      .filter((l) => l.startsWith('svc_') && !l.startsWith('svc_nodejs') && !l.startsWith('svc_process'))) {
       assert.doesNotMatch(line, /svk_|correlation|\/flows\/acme/, line);
     }
     assert.match(text, /# TYPE svc_http_requests_total counter/);

@@ -23,7 +23,22 @@ describe('docs/operations.md', () => {
   });
 
   it('names every tenant, key, audit, flows, logs, dev, storage and store command', () => {
-    for (const cmd of ['svc tenant create', 'svc tenant list', 'svc tenant disable', 'svc tenant enable', 'svc keys create', 'svc keys list', 'svc keys revoke', 'svc audit --tenant', 'svc flows list', 'svc flows show', 'svc logs', 'svc dev', 'svc storage vacuum', 'svc store migrate']) {
+    for (const cmd of [
+      'svc tenant create',
+      'svc tenant list',
+      'svc tenant disable',
+      'svc tenant enable',
+      'svc keys create',
+      'svc keys list',
+      'svc keys revoke',
+      'svc audit --tenant',
+      'svc flows list',
+      'svc flows show',
+      'svc logs',
+      'svc dev',
+      'svc storage vacuum',
+      'svc store migrate',
+    ]) {
       assert.ok(doc.includes(cmd), `missing ${cmd}`);
     }
   });

@@ -27,7 +27,10 @@ describe('svc proto deploy, list, show', () => {
   it('an unregistered tenant is refused naming `svc tenant create`, and no state file is created', () => {
     const r = deploy(set1, '--tenant', 'acme', '--name', 'greeter', '--version', '1.0.0');
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /tenant "acme" is not registered; register it with `svc tenant create --id acme --display-name <name>`/);
+    assert.match(
+      r.stderr,
+      /tenant "acme" is not registered; register it with `svc tenant create --id acme --display-name <name>`/,
+    );
     assert.equal(existsSync(sandbox.db), false);
   });
 
@@ -44,7 +47,10 @@ describe('svc proto deploy, list, show', () => {
     const r = deploy(set1, '--tenant', 'Acme', '--name', 'greeter', '--version', '1.0.0');
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /tenant "Acme" must start with a lowercase letter or digit/);
-    assert.match(deploy(set1, '--tenant', 'acme', '--name', 'my greeter', '--version', '1').stderr, /descriptor name "my greeter"/);
+    assert.match(
+      deploy(set1, '--tenant', 'acme', '--name', 'my greeter', '--version', '1').stderr,
+      /descriptor name "my greeter"/,
+    );
   });
 
   it('a set built without --include_imports is refused naming the missing import and the fix, and nothing is stored', () => {
@@ -100,10 +106,18 @@ describe('svc proto deploy, list, show', () => {
     assert.match(lines[0]!, /^NAME +VERSION +HASH +LATEST +DEPLOYED$/);
     assert.equal(lines.length, 4);
     assert.match(r.stdout, /greeter +1\.1\.0 +[0-9a-f]{64} +yes +\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/);
-    const rows = JSON.parse(list('--tenant', 'acme', '--json').stdout) as Array<{ version: string; latest: boolean; size_bytes: number }>;
+    const rows = JSON.parse(list('--tenant', 'acme', '--json').stdout) as Array<{
+      version: string;
+      latest: boolean;
+      size_bytes: number;
+    }>;
     assert.deepEqual(
       rows.map((x) => [x.version, x.latest]),
-      [['1.0.0', false], ['1.1.0', true], ['2.0.0', false]],
+      [
+        ['1.0.0', false],
+        ['1.1.0', true],
+        ['2.0.0', false],
+      ],
     );
     assert.equal(rows[0]!.size_bytes, greeterSet().length);
   });

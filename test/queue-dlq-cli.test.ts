@@ -32,7 +32,10 @@ describe('svc dlq', () => {
       const finished = new Promise<void>((r) => (done = r));
       await store.startConsumer(tenant, flow, {
         pollIntervalMs: 10,
-        handler: async (m: QueueMessage) => ({ kind: 'dead', error: `step "call" failed for message ${m.id}\nsecond line` }),
+        handler: async (m: QueueMessage) => ({
+          kind: 'dead',
+          error: `step "call" failed for message ${m.id}\nsecond line`,
+        }),
         onDeadLettered: () => {
           if (++n >= count) done();
         },
@@ -58,7 +61,12 @@ describe('svc dlq', () => {
     const lines = r.stdout.trim().split('\n');
     assert.match(lines[0]!, /^TENANT\s+FLOW\s+ID\s+ATTEMPTS\s+ENQUEUED_AT\s+FAILED_AT\s+LAST_ERROR$/);
     assert.equal(lines.length, 4);
-    assert.match(lines[1]!, new RegExp(`^acme\\s+orders\\s+${ids.a}\\s+1\\s+\\d{4}-\\d\\d-\\d\\dT\\S+\\s+\\d{4}-\\d\\d-\\d\\dT\\S+\\s+step "call" failed for message ${ids.a} second line$`));
+    assert.match(
+      lines[1]!,
+      new RegExp(
+        `^acme\\s+orders\\s+${ids.a}\\s+1\\s+\\d{4}-\\d\\d-\\d\\dT\\S+\\s+\\d{4}-\\d\\d-\\d\\dT\\S+\\s+step "call" failed for message ${ids.a} second line$`,
+      ),
+    );
     assert.match(lines[3]!, /^globex\s+invoices\s+1\s/);
     assert.doesNotMatch(r.stdout, /corr-/);
   });
@@ -67,13 +75,27 @@ describe('svc dlq', () => {
     const r = svc(sandbox, ['dlq', 'list', '--tenant', 'globex', '--json', '--db', sandbox.db]);
     assert.equal(r.code, 0, r.stderr);
     const rows = JSON.parse(r.stdout) as { tenant: string; id: number; payload: unknown }[];
-    assert.deepEqual(rows.map((x) => [x.tenant, x.id, x.payload]), [['globex', ids.c, { invoice: 3 }]]);
+    assert.deepEqual(
+      rows.map((x) => [x.tenant, x.id, x.payload]),
+      [['globex', ids.c, { invoice: 3 }]],
+    );
     const none = svc(sandbox, ['dlq', 'list', '--tenant', 'acme', '--flow', 'nothing', '--db', sandbox.db]);
     assert.equal(none.stdout, 'DLQ is empty.\n');
   });
 
   it('replay makes a new message with a new id and hides the entry', async () => {
-    const r = svc(sandbox, ['dlq', 'replay', '--tenant', 'acme', '--flow', 'orders', '--id', String(ids.a), '--db', sandbox.db]);
+    const r = svc(sandbox, [
+      'dlq',
+      'replay',
+      '--tenant',
+      'acme',
+      '--flow',
+      'orders',
+      '--id',
+      String(ids.a),
+      '--db',
+      sandbox.db,
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const m = /as message (\d+) \(correlation id ([^)]+)\)/.exec(r.stdout);
     assert.ok(m, r.stdout);
@@ -86,20 +108,57 @@ describe('svc dlq', () => {
   });
 
   it('discard hides the entry at once; a second discard or replay of it exits 1 naming the list command', () => {
-    const r = svc(sandbox, ['dlq', 'discard', '--tenant', 'acme', '--flow', 'orders', '--id', String(ids.b), '--db', sandbox.db]);
+    const r = svc(sandbox, [
+      'dlq',
+      'discard',
+      '--tenant',
+      'acme',
+      '--flow',
+      'orders',
+      '--id',
+      String(ids.b),
+      '--db',
+      sandbox.db,
+    ]);
     assert.equal(r.code, 0, r.stderr);
-    const again = svc(sandbox, ['dlq', 'discard', '--tenant', 'acme', '--flow', 'orders', '--id', String(ids.b), '--db', sandbox.db]);
+    const again = svc(sandbox, [
+      'dlq',
+      'discard',
+      '--tenant',
+      'acme',
+      '--flow',
+      'orders',
+      '--id',
+      String(ids.b),
+      '--db',
+      sandbox.db,
+    ]);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /no pending dead letter with id \d+ in queue acme\/orders.*svc dlq list/);
-    const replay = svc(sandbox, ['dlq', 'replay', '--tenant', 'acme', '--flow', 'orders', '--id', String(ids.b), '--db', sandbox.db]);
+    const replay = svc(sandbox, [
+      'dlq',
+      'replay',
+      '--tenant',
+      'acme',
+      '--flow',
+      'orders',
+      '--id',
+      String(ids.b),
+      '--db',
+      sandbox.db,
+    ]);
     assert.equal(replay.code, 1);
     const list = svc(sandbox, ['dlq', 'list', '--tenant', 'acme', '--db', sandbox.db]);
     assert.equal(list.stdout, 'DLQ is empty.\n');
   });
 
   it('each replay and discard leaves one audit entry on the tenant chain naming the actor; a refused one leaves none', () => {
-    const entries = JSON.parse(svc(sandbox, ['audit', '--tenant', 'acme', '--json', '-l', '100', '--db', sandbox.db]).stdout) as { event_type: string; payload: { id: number; actor: string } }[];
-    const dlq = entries.filter((e) => e.event_type.startsWith('queue.message.')).map((e) => [e.event_type, e.payload.id, e.payload.actor]);
+    const entries = JSON.parse(
+      svc(sandbox, ['audit', '--tenant', 'acme', '--json', '-l', '100', '--db', sandbox.db]).stdout,
+    ) as { event_type: string; payload: { id: number; actor: string } }[];
+    const dlq = entries
+      .filter((e) => e.event_type.startsWith('queue.message.'))
+      .map((e) => [e.event_type, e.payload.id, e.payload.actor]);
     assert.deepEqual(dlq.sort(), [
       ['queue.message.discarded', ids.b, 'cli'],
       ['queue.message.replayed', ids.a, 'cli'],
@@ -113,13 +172,46 @@ describe('svc dlq', () => {
     const missingFlow = svc(sandbox, ['dlq', 'discard', '--tenant', 'acme', '--id', '1', '--db', sandbox.db]);
     assert.equal(missingFlow.code, 1);
     assert.match(missingFlow.stderr, /--flow/);
-    const badName = svc(sandbox, ['dlq', 'discard', '--tenant', 'Bad', '--flow', 'orders', '--id', '1', '--db', sandbox.db]);
+    const badName = svc(sandbox, [
+      'dlq',
+      'discard',
+      '--tenant',
+      'Bad',
+      '--flow',
+      'orders',
+      '--id',
+      '1',
+      '--db',
+      sandbox.db,
+    ]);
     assert.notEqual(badName.code, 0);
     assert.match(badName.stderr, /tenant "Bad" must start with a lowercase letter or digit/);
-    const unknownQueue = svc(sandbox, ['dlq', 'discard', '--tenant', 'nobody', '--flow', 'orders', '--id', '1', '--db', sandbox.db]);
+    const unknownQueue = svc(sandbox, [
+      'dlq',
+      'discard',
+      '--tenant',
+      'nobody',
+      '--flow',
+      'orders',
+      '--id',
+      '1',
+      '--db',
+      sandbox.db,
+    ]);
     assert.equal(unknownQueue.code, 1);
     assert.equal(existsSync(`${queuesDir}/nobody`), false);
-    const badId = svc(sandbox, ['dlq', 'replay', '--tenant', 'acme', '--flow', 'orders', '--id', 'x', '--db', sandbox.db]);
+    const badId = svc(sandbox, [
+      'dlq',
+      'replay',
+      '--tenant',
+      'acme',
+      '--flow',
+      'orders',
+      '--id',
+      'x',
+      '--db',
+      sandbox.db,
+    ]);
     assert.equal(badId.code, 1);
   });
 

@@ -3,7 +3,15 @@ import { createHmac } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { auditRows } from './helpers/log-reads.js';
 import { enqueue, events, flowSource, OK_FLOW, tenantWithKey } from './helpers/queue-flows.js';
-import { corruptArtifact, createKey, createTenant, deployFlow, enableTrace, setSystemConfig, setTenantEnabled } from './helpers/registry-setup.js';
+import {
+  corruptArtifact,
+  createKey,
+  createTenant,
+  deployFlow,
+  enableTrace,
+  setSystemConfig,
+  setTenantEnabled,
+} from './helpers/registry-setup.js';
 import { waitFor } from './helpers/wait.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
 
@@ -12,7 +20,13 @@ const SECRET = 'queue-test-secret';
 /** A step that always fails with the 502 class (an unset secret), retried quickly twice. */
 const FAILING = flowSource(
   'failing',
-  ['effects: [secret_read]', 'queue_max_attempts: 2', 'queue_initial_delay_ms: 20', 'queue_backoff_factor: 1.0', 'queue_max_delay_ms: 20'],
+  [
+    'effects: [secret_read]',
+    'queue_max_attempts: 2',
+    'queue_initial_delay_ms: 20',
+    'queue_backoff_factor: 1.0',
+    'queue_max_delay_ms: 20',
+  ],
   '## Step: never_set_q\neffects: [secret_read]\n',
 );
 const FAULTY = flowSource(
@@ -20,7 +34,11 @@ const FAULTY = flowSource(
   ['effects: [secret_read]', 'queue_initial_delay_ms: 20'],
   '## Step: never_set_q\neffects: [secret_read]\n\n## Fault: answer\n```ntd\n{"handled": "{{ ctx.input.fault_step }}"}\n```\n',
 );
-const FILTER = flowSource('filter', [], '## Step: only-paid\n```condition\nctx.input.status == "paid"\n```\n\n## Step: answer\n```ntd\n{"ok": true}\n```\n');
+const FILTER = flowSource(
+  'filter',
+  [],
+  '## Step: only-paid\n```condition\nctx.input.status == "paid"\n```\n\n## Step: answer\n```ntd\n{"ok": true}\n```\n',
+);
 const SCOPED = flowSource('scoped', ['required_scope: orders.write'], '## Step: answer\n```ntd\n{"ok": true}\n```\n');
 const SMALL = flowSource('small', ['max_message_bytes: 64'], '## Step: answer\n```ntd\n{"ok": true}\n```\n');
 const PUBLISHER = flowSource(
@@ -28,9 +46,17 @@ const PUBLISHER = flowSource(
   ['effects: [queue_publish]'],
   '## Step: hand-off\neffects: [queue_publish]\nqueue: ok\n```ntd\n{"n": "{{ ctx.input.n }}"}\n```\n',
 );
-const XML_PUBLISHER = flowSource('xmlpub', ['effects: [queue_publish]'], '## Step: hand-xml\neffects: [queue_publish]\nqueue: ok\n');
+const XML_PUBLISHER = flowSource(
+  'xmlpub',
+  ['effects: [queue_publish]'],
+  '## Step: hand-xml\neffects: [queue_publish]\nqueue: ok\n',
+);
 /** Answers a fresh uuid per run: a replay answers the recorded one. */
-const DEDUP = flowSource('dedup', ['dedup_key: ctx.input.id', 'dedup_memoize_response: true'], '## Step: answer\n```ntd\n{"id": "{{ ctx.input.id }}", "run": "{{ uuid() }}"}\n```\n');
+const DEDUP = flowSource(
+  'dedup',
+  ['dedup_key: ctx.input.id', 'dedup_memoize_response: true'],
+  '## Step: answer\n```ntd\n{"id": "{{ ctx.input.id }}", "run": "{{ uuid() }}"}\n```\n',
+);
 const CORRUPT = flowSource('corrupt', [], '## Step: answer\n```ntd\n{"corrupt": false}\n```\n');
 
 describe('POST /enqueue and the queue workers of svc serve', () => {
@@ -38,14 +64,19 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
   let server: ServerProcess;
   let key = '';
   let base = '';
-  const send = (flow: string, body: string, o: { correlationId?: string; contentType?: string; signature?: string; key?: string } = {}) =>
-    enqueue(base, flow, body, { key: o.key ?? key, secret: SECRET, ...o });
+  const send = (
+    flow: string,
+    body: string,
+    o: { correlationId?: string; contentType?: string; signature?: string; key?: string } = {},
+  ) => enqueue(base, flow, body, { key: o.key ?? key, secret: SECRET, ...o });
   const rowsOf = (cid: string) => events(sandbox, 'correlation_id = ?', [cid]);
-  const waitEvent = (cid: string, event: string) => waitFor(`${event} of ${cid}`, () => rowsOf(cid).find((r) => r.event === event));
+  const waitEvent = (cid: string, event: string) =>
+    waitFor(`${event} of ${cid}`, () => rowsOf(cid).find((r) => r.event === event));
 
   before(async () => {
     key = tenantWithKey(sandbox, { scopes: 'basic' }); // not '*': the scoped flow must refuse it
-    for (const src of [OK_FLOW, FAILING, FAULTY, FILTER, SCOPED, SMALL, PUBLISHER, XML_PUBLISHER, DEDUP, CORRUPT]) deployFlow(sandbox, src);
+    for (const src of [OK_FLOW, FAILING, FAULTY, FILTER, SCOPED, SMALL, PUBLISHER, XML_PUBLISHER, DEDUP, CORRUPT])
+      deployFlow(sandbox, src);
     // Corrupted before the server reads it: a server keeps what it verified once (a SQLite node the
     // parsed IR, a --store node its copy of every latest artifact, read at start and on each deploy).
     corruptArtifact(sandbox, 'acme', 'corrupt');
@@ -106,7 +137,11 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
   });
 
   it('refuses a bad path component with 400 invalid flow identifier', async () => {
-    const res = await fetch(`${base}/flows/acme/Bad.Name/enqueue`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: '{}' });
+    const res = await fetch(`${base}/flows/acme/Bad.Name/enqueue`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: '{}',
+    });
     assert.equal(res.status, 400);
     assert.deepEqual(await res.json(), { ok: false, error: 'invalid flow identifier' });
   });
@@ -115,11 +150,15 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
     const wrong = await send('ok', '{"n": 1}', { signature: 'ab'.repeat(32) });
     assert.equal(wrong.status, 401);
     assert.deepEqual(JSON.parse(wrong.text), { ok: false, error: 'signature mismatch' });
-    const res = await fetch(`${base}/flows/acme/ok/enqueue`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${base}/flows/acme/ok/enqueue`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
     assert.equal(res.status, 401);
   });
 
-  it('refuses a body above the flow\'s max_message_bytes with 413 plain text', async () => {
+  it("refuses a body above the flow's max_message_bytes with 413 plain text", async () => {
     const r = await send('small', JSON.stringify({ pad: 'x'.repeat(200) }));
     assert.equal(r.status, 413);
     assert.equal(r.text, 'payload reached size limit');
@@ -145,7 +184,11 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
 
   it('rejects a key of another (active) tenant with 401', async () => {
     createTenant(sandbox, 'beta');
-    const res = await fetch(`${base}/flows/beta/ok/enqueue`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${base}/flows/beta/ok/enqueue`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
     assert.equal(res.status, 401);
   });
 
@@ -153,7 +196,11 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
     createTenant(sandbox, 'lapsed');
     const lapsedKey = createKey(sandbox, 'lapsed');
     setTenantEnabled(sandbox, 'lapsed', false);
-    const res = await fetch(`${base}/flows/lapsed/ok/enqueue`, { method: 'POST', headers: { authorization: `Bearer ${lapsedKey}`, 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${base}/flows/lapsed/ok/enqueue`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${lapsedKey}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
     assert.equal(res.status, 404);
     assert.deepEqual(await res.json(), { ok: false, error: "flow 'lapsed/ok' not found" });
   });
@@ -165,16 +212,24 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
     assert.equal(f.step, null);
     await waitEvent('paid-1', 'queue_processed');
     const rows = rowsOf('filtered-1').map((x) => x.event);
-    assert.deepEqual(rows.filter((e) => e.startsWith('queue_') || e === 'dlq_moved'), ['queue_enqueued', 'queue_filtered']);
+    assert.deepEqual(
+      rows.filter((e) => e.startsWith('queue_') || e === 'dlq_moved'),
+      ['queue_enqueued', 'queue_filtered'],
+    );
   });
 
   it('accepts a message for a flow that does not exist and drops it with an operational error', async () => {
     const r = await send('ghost', '{"a": 1}', { correlationId: 'ghost-1' });
     assert.equal(r.status, 202, r.text);
-    await waitFor('the drop in the operational log', () => /dropped: no flow 'acme\/ghost' is deployed/.test(server.stderr()));
+    await waitFor('the drop in the operational log', () =>
+      /dropped: no flow 'acme\/ghost' is deployed/.test(server.stderr()),
+    );
     // The event log is batched: wait for the row rather than assume it is there.
     await waitFor('the queue_enqueued row', () => rowsOf('ghost-1').length > 0);
-    assert.deepEqual(rowsOf('ghost-1').map((x) => x.event), ['queue_enqueued']);
+    assert.deepEqual(
+      rowsOf('ghost-1').map((x) => x.event),
+      ['queue_enqueued'],
+    );
   });
 
   it('retries a failing flow by its own policy, then dead-letters it: queue_failed per attempt, dlq_moved with the correlation id, audit queue.message.failed', async () => {
@@ -186,8 +241,14 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
       const rows = events(sandbox, "event = 'queue_failed' AND flow = 'failing'");
       return rows.length >= 2 ? rows : undefined;
     });
-    assert.deepEqual(failed.map((x) => x.outcome), ['retry', 'dead_lettered']);
-    assert.ok(failed.every((x) => x.correlation_id === null && x.step === null), 'queue_failed carries neither correlation id nor step');
+    assert.deepEqual(
+      failed.map((x) => x.outcome),
+      ['retry', 'dead_lettered'],
+    );
+    assert.ok(
+      failed.every((x) => x.correlation_id === null && x.step === null),
+      'queue_failed carries neither correlation id nor step',
+    );
     const types = () => auditRows(sandbox, 'acme').map((x) => x.event_type);
     assert.ok(types().includes('queue.message.enqueued'));
     assert.ok(types().includes('queue.message.processed'));
@@ -203,16 +264,46 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
     assert.equal(rows[0]!.attempts, 2);
     assert.doesNotMatch(list.stdout, /fail-1/);
     const before = events(sandbox, "event = 'dlq_moved' AND flow = 'failing'").length;
-    const replay = svc(sandbox, ['dlq', 'replay', '--tenant', 'acme', '--flow', 'failing', '--id', String(rows[0]!.id), '--db', sandbox.db]);
+    const replay = svc(sandbox, [
+      'dlq',
+      'replay',
+      '--tenant',
+      'acme',
+      '--flow',
+      'failing',
+      '--id',
+      String(rows[0]!.id),
+      '--db',
+      sandbox.db,
+    ]);
     assert.equal(replay.code, 0, replay.stderr);
     // The running server's worker picks the replayed message up and dead-letters it again.
-    await waitFor('a second dlq_moved', () => events(sandbox, "event = 'dlq_moved' AND flow = 'failing'").length > before);
-    const again = JSON.parse(svc(sandbox, ['dlq', 'list', '--tenant', 'acme', '--flow', 'failing', '--json', '--db', sandbox.db]).stdout) as { id: number }[];
+    await waitFor(
+      'a second dlq_moved',
+      () => events(sandbox, "event = 'dlq_moved' AND flow = 'failing'").length > before,
+    );
+    const again = JSON.parse(
+      svc(sandbox, ['dlq', 'list', '--tenant', 'acme', '--flow', 'failing', '--json', '--db', sandbox.db]).stdout,
+    ) as { id: number }[];
     assert.equal(again.length, 1);
     assert.notEqual(again[0]!.id, rows[0]!.id);
-    const discard = svc(sandbox, ['dlq', 'discard', '--tenant', 'acme', '--flow', 'failing', '--id', String(again[0]!.id), '--db', sandbox.db]);
+    const discard = svc(sandbox, [
+      'dlq',
+      'discard',
+      '--tenant',
+      'acme',
+      '--flow',
+      'failing',
+      '--id',
+      String(again[0]!.id),
+      '--db',
+      sandbox.db,
+    ]);
     assert.equal(discard.code, 0, discard.stderr);
-    assert.equal(svc(sandbox, ['dlq', 'list', '--tenant', 'acme', '--flow', 'failing', '--db', sandbox.db]).stdout, 'DLQ is empty.\n');
+    assert.equal(
+      svc(sandbox, ['dlq', 'list', '--tenant', 'acme', '--flow', 'failing', '--db', sandbox.db]).stdout,
+      'DLQ is empty.\n',
+    );
   });
 
   it('acks a message whose fault handler succeeds: queue_processed with outcome fault_handled, no retry', async () => {
@@ -230,15 +321,28 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
     const moved = await waitEvent('corrupt-1', 'dlq_moved');
     assert.match(moved.reason!, /corrupt/);
     const failed = events(sandbox, "event = 'queue_failed' AND flow = 'corrupt'");
-    assert.deepEqual(failed.map((x) => x.outcome), ['dead_lettered']);
-    const dl = JSON.parse(svc(sandbox, ['dlq', 'list', '--tenant', 'acme', '--flow', 'corrupt', '--json', '--db', sandbox.db]).stdout) as { attempts: number }[];
-    assert.deepEqual(dl.map((x) => x.attempts), [1]);
+    assert.deepEqual(
+      failed.map((x) => x.outcome),
+      ['dead_lettered'],
+    );
+    const dl = JSON.parse(
+      svc(sandbox, ['dlq', 'list', '--tenant', 'acme', '--flow', 'corrupt', '--json', '--db', sandbox.db]).stdout,
+    ) as { attempts: number }[];
+    assert.deepEqual(
+      dl.map((x) => x.attempts),
+      [1],
+    );
   });
 
   it('queue_publish puts the step message on the target queue with the correlation id', async () => {
     const res = await fetch(`${base}/flows/acme/publisher/run`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-correlation-id': 'pub-1', 'x-svc-signature': sign('{"n": 5}') },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        'x-correlation-id': 'pub-1',
+        'x-svc-signature': sign('{"n": 5}'),
+      },
       body: '{"n": 5}',
     });
     assert.equal(res.status, 200, await res.clone().text());
@@ -252,14 +356,22 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
     const body = '<order><n>1</n></order>';
     const res = await fetch(`${base}/flows/acme/xmlpub/run`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/xml', 'x-correlation-id': 'xmlpub-1', 'x-svc-signature': sign(body) },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/xml',
+        'x-correlation-id': 'xmlpub-1',
+        'x-svc-signature': sign(body),
+      },
       body,
     });
     assert.equal(res.status, 500);
     assert.deepEqual(await res.json(), { ok: false, error: 'flow execution failed' });
     await waitFor('the completed row', () => rowsOf('xmlpub-1').find((x) => x.event === 'completed'));
     // The wire says only 'flow execution failed'; the operator's row names the step and the fix.
-    assert.match(rowsOf('xmlpub-1').find((x) => x.event === 'completed')!.reason ?? '', /step 'hand-xml': queue_publish needs a message with a JSON form/);
+    assert.match(
+      rowsOf('xmlpub-1').find((x) => x.event === 'completed')!.reason ?? '',
+      /step 'hand-xml': queue_publish needs a message with a JSON form/,
+    );
     assert.equal(rowsOf('xmlpub-1').filter((x) => x.event === 'queue_enqueued').length, 0);
   });
 
@@ -273,8 +385,22 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
     assert.deepEqual(JSON.parse(second.payload!), JSON.parse(first.payload!));
     assert.equal((await send('dedup', '{"id": "order-2"}', { correlationId: 'dedup-c' })).status, 202);
     const other = await waitEvent('dedup-c', 'queue_processed');
-    assert.notEqual((JSON.parse(other.payload!) as { run: string }).run, (JSON.parse(first.payload!) as { run: string }).run);
-    const state = svc(sandbox, ['state', 'list', '--tenant', 'acme', '--flow', 'dedup', '--status', 'done', '--db', sandbox.db]);
+    assert.notEqual(
+      (JSON.parse(other.payload!) as { run: string }).run,
+      (JSON.parse(first.payload!) as { run: string }).run,
+    );
+    const state = svc(sandbox, [
+      'state',
+      'list',
+      '--tenant',
+      'acme',
+      '--flow',
+      'dedup',
+      '--status',
+      'done',
+      '--db',
+      sandbox.db,
+    ]);
     assert.equal(state.code, 0, state.stderr);
     // One done row per key, each naming the delivery that ran.
     assert.deepEqual(state.stdout.match(/dedup-[abc]/g)?.sort(), ['dedup-a', 'dedup-c'], state.stdout);
@@ -285,15 +411,22 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
     // On --store the server hears of the flag through its registry copy (milliseconds later): a
     // probe delivery traced at its dequeue shows the flag is in force before the message under test.
     let probes = 0;
-    await waitFor('a probe delivery traced', async () => {
-      const cid = `trace-probe-${++probes}`;
-      await send('ok', '{"n": 0}', { correlationId: cid });
-      await waitEvent(cid, 'queue_processed');
-      return rowsOf(cid).some((x) => x.event === 'step_traced');
-    }, 15_000, 100);
+    await waitFor(
+      'a probe delivery traced',
+      async () => {
+        const cid = `trace-probe-${++probes}`;
+        await send('ok', '{"n": 0}', { correlationId: cid });
+        await waitEvent(cid, 'queue_processed');
+        return rowsOf(cid).some((x) => x.event === 'step_traced');
+      },
+      15_000,
+      100,
+    );
     await send('ok', '{"n": 9}', { correlationId: 'traced-1' });
     await waitEvent('traced-1', 'queue_processed');
-    const traced = rowsOf('traced-1').filter((x) => x.event === 'step_traced').map((x) => [x.step, JSON.parse(x.payload!)]);
+    const traced = rowsOf('traced-1')
+      .filter((x) => x.event === 'step_traced')
+      .map((x) => [x.step, JSON.parse(x.payload!)]);
     assert.deepEqual(traced.slice(0, 2), [
       ['enqueued', { n: 9 }],
       ['dequeued', { n: 9 }],

@@ -30,10 +30,14 @@ describe('two svc serve processes on one state directory', () => {
   });
 
   const processedOnce = (prefix: string, n: number) =>
-    waitFor(`${n} processed ${prefix} messages`, () => {
-      const rows = events(sandbox, "event = 'queue_processed' AND correlation_id LIKE ?", [`${prefix}%`]);
-      return rows.length >= n ? rows : undefined;
-    }, 30_000);
+    waitFor(
+      `${n} processed ${prefix} messages`,
+      () => {
+        const rows = events(sandbox, "event = 'queue_processed' AND correlation_id LIKE ?", [`${prefix}%`]);
+        return rows.length >= n ? rows : undefined;
+      },
+      30_000,
+    );
 
   it('shares the work: each process runs the worker of the queue it saw first, and no message is processed twice', async () => {
     assert.equal((await enqueue(a.url, 'alpha', '{"n": 0}', { key, correlationId: 'first-alpha' })).status, 202);
@@ -53,10 +57,13 @@ describe('two svc serve processes on one state directory', () => {
     const seen = new Map<string, number>();
     for (const r of rows) seen.set(r.correlation_id!, (seen.get(r.correlation_id!) ?? 0) + 1);
     assert.equal(seen.size, 40);
-    assert.deepEqual([...seen.values()].filter((n) => n !== 1), []);
+    assert.deepEqual(
+      [...seen.values()].filter((n) => n !== 1),
+      [],
+    );
   });
 
-  it('queue_publish succeeds when another process runs the target queue\'s worker', async () => {
+  it("queue_publish succeeds when another process runs the target queue's worker", async () => {
     const res = await fetch(`${a.url}/flows/acme/to-beta/run`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-correlation-id': 'pub-beta' },

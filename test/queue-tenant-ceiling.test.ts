@@ -33,7 +33,7 @@ describe('max_queue_workers_per_tenant', () => {
     sandbox.cleanup();
   });
 
-  it('gives a tenant\'s second queue no worker (202 still answered) while another tenant still gets one', async () => {
+  it("gives a tenant's second queue no worker (202 still answered) while another tenant still gets one", async () => {
     assert.equal((await enqueue(server.url, 'ok', '{"n": 1}', { key: acmeKey, correlationId: 'acme-ok' })).status, 202);
     await waitFor('acme/ok processed', () => processed("correlation_id = 'acme-ok'").length === 1);
 
@@ -42,7 +42,11 @@ describe('max_queue_workers_per_tenant', () => {
 
     const res = await fetch(`${server.url}/flows/beta/ok/enqueue`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${betaKey}`, 'content-type': 'application/json', 'x-correlation-id': 'beta-ok' },
+      headers: {
+        authorization: `Bearer ${betaKey}`,
+        'content-type': 'application/json',
+        'x-correlation-id': 'beta-ok',
+      },
       body: '{"n": 3}',
     });
     assert.equal(res.status, 202, await res.text());
@@ -51,8 +55,18 @@ describe('max_queue_workers_per_tenant', () => {
     // Past two worker polls (500 ms) the message of acme/second is still waiting in its queue.
     await new Promise((r) => setTimeout(r, 1200));
     assert.equal(processed("correlation_id = 'acme-second'").length, 0);
-    if (sandbox.store === undefined) assert.ok(statSync(join(statePaths(sandbox.db).queuesDir, 'acme', 'second', 'segment.log')).size > 0, 'the message is stored');
-    else assert.equal(storeRows(sandbox, 'registry', "SELECT id FROM queue_messages WHERE tenant = 'acme' AND flow = 'second'").length, 1, 'the message is stored');
+    if (sandbox.store === undefined)
+      assert.ok(
+        statSync(join(statePaths(sandbox.db).queuesDir, 'acme', 'second', 'segment.log')).size > 0,
+        'the message is stored',
+      );
+    else
+      assert.equal(
+        storeRows(sandbox, 'registry', "SELECT id FROM queue_messages WHERE tenant = 'acme' AND flow = 'second'")
+          .length,
+        1,
+        'the message is stored',
+      );
     assert.equal(queueWorkerHeld(sandbox, 'acme', 'second'), false, 'no worker holds the queue');
     assert.equal(queueWorkerHeld(sandbox, 'beta', 'ok'), true, "another tenant's queue has its worker");
   });

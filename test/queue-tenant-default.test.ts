@@ -28,7 +28,10 @@ describe('max_queue_workers_per_tenant by default', () => {
   it(`equals max_queue_workers: one tenant gets a worker on each of ${WORKERS} queues`, async () => {
     // Flows that are not deployed: each queue's worker drops its message with an operational error.
     for (let i = 1; i <= WORKERS; i++) assert.equal((await enqueue(server.url, `q${i}`, '{}', { key })).status, 202);
-    const dropped = () => new Set([...server.stderr().matchAll(/no flow 'acme\/(q\d+)' is deployed/g)].map((m) => m[1])).size;
-    await waitFor(`${WORKERS} workers`, () => dropped() === WORKERS, 20_000).catch(() => assert.fail(`only ${dropped()} of ${WORKERS} queues got a worker`));
+    const dropped = () =>
+      new Set([...server.stderr().matchAll(/no flow 'acme\/(q\d+)' is deployed/g)].map((m) => m[1])).size;
+    await waitFor(`${WORKERS} workers`, () => dropped() === WORKERS, 20_000).catch(() =>
+      assert.fail(`only ${dropped()} of ${WORKERS} queues got a worker`),
+    );
   });
 });

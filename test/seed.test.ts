@@ -41,7 +41,8 @@ describe('svc seed', () => {
     assert.ok(key, r.stdout);
     password = /UI user demo-support \(support\): password (\S+)/.exec(r.stdout)?.[1] ?? '';
     assert.ok(password);
-    for (const role of ['sysadmin', 'support', 'developer']) assert.match(r.stdout, new RegExp(`UI user demo-${role} \\(${role}\\): created`));
+    for (const role of ['sysadmin', 'support', 'developer'])
+      assert.match(r.stdout, new RegExp(`UI user demo-${role} \\(${role}\\): created`));
     assert.match(r.stdout, new RegExp(`svc simulate --api-key demo=${key}`));
   });
 
@@ -53,14 +54,19 @@ describe('svc seed', () => {
     assert.match(r.stdout, /UI user demo-sysadmin: exists, not recreated/);
     assert.doesNotMatch(r.stdout, /svk_[0-9a-f]{32}|password /);
     assert.doesNotMatch(r.stdout, /^run /m, '--no-run runs nothing');
-    const keys = JSON.parse(svc(sandbox, ['keys', 'list', '--tenant', 'demo', '--json', '--db', sandbox.db]).stdout) as unknown[];
+    const keys = JSON.parse(
+      svc(sandbox, ['keys', 'list', '--tenant', 'demo', '--json', '--db', sandbox.db]).stdout,
+    ) as unknown[];
     assert.equal(keys.length, 1);
   });
 
   it('a demo flow that fails on its sample makes the exit status non-zero, naming it', () => {
     const dir = join(sandbox.home, 'failing-demo');
     mkdirSync(dir);
-    writeFileSync(join(dir, 'strict.flow.md'), '---\nflowdoc_version: "0.1"\nflow: strict\ntenant: other\n---\n## Step: check\n```validate\nctx.input.n > 5 | n must be above 5 | semantic\n```\n');
+    writeFileSync(
+      join(dir, 'strict.flow.md'),
+      '---\nflowdoc_version: "0.1"\nflow: strict\ntenant: other\n---\n## Step: check\n```validate\nctx.input.n > 5 | n must be above 5 | semantic\n```\n',
+    );
     writeFileSync(join(dir, 'strict.sample.json'), '{"n": 1}');
     const r = svc(sandbox, ['seed', '--demo-dir', dir, '--db', sandbox.db]);
     assert.equal(r.code, 1);
@@ -73,12 +79,24 @@ describe('svc seed', () => {
     const meta = await fetch(`${server.url}/flows/demo/hello`, { headers: { authorization: `Bearer ${key}` } });
     assert.equal(meta.status, 200);
     assert.equal(((await meta.json()) as { version: string }).version, '1.0.0');
-    const run = await fetch(`${server.url}/flows/demo/hello/run`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{"name": "Ada"}' });
+    const run = await fetch(`${server.url}/flows/demo/hello/run`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: '{"name": "Ada"}',
+    });
     assert.equal(run.status, 200);
     const page = await fetch(`${server.url}/ui/login`);
-    const cookie = page.headers.getSetCookie().map((c) => c.split(';', 1)[0]).join('; ');
+    const cookie = page.headers
+      .getSetCookie()
+      .map((c) => c.split(';', 1)[0])
+      .join('; ');
     const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())![1]!;
-    const login = await fetch(`${server.url}/ui/login`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ _csrf: csrf, username: 'demo-support', password }) });
+    const login = await fetch(`${server.url}/ui/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ _csrf: csrf, username: 'demo-support', password }),
+    });
     assert.equal(login.status, 303);
     assert.equal(login.headers.get('location'), '/ui');
   });

@@ -26,7 +26,10 @@ describe('svc serve', () => {
   });
 
   it('boot output names the management UI and says no account exists yet; /ui asks for a login even under --no-auth', async () => {
-    assert.match(server.output(), /ui:\s+http:\/\/127\.0\.0\.1:\d+\/ui \(no account yet: set SVC_UI_ADMIN_USER and SVC_UI_ADMIN_PASS, or run svc ui user add\)/);
+    assert.match(
+      server.output(),
+      /ui:\s+http:\/\/127\.0\.0\.1:\d+\/ui \(no account yet: set SVC_UI_ADMIN_USER and SVC_UI_ADMIN_PASS, or run svc ui user add\)/,
+    );
     const res = await fetch(`${server.url}/ui`, { redirect: 'manual' });
     assert.equal(res.status, 303);
     assert.equal(res.headers.get('location'), '/ui/login');

@@ -12,7 +12,9 @@ import { startHeaderBackend, RECORDED_CALL_STEP, type HeaderBackend } from './he
 import { createKey, createTenant, deployFlow, flow } from './helpers/registry-setup.js';
 import { makeSandbox, startServer } from './helpers/svc.js';
 
-const PRELOAD = pathToFileURL(resolve(dirname(fileURLToPath(import.meta.url)), 'helpers/loaded-packages-preload.js')).href;
+const PRELOAD = pathToFileURL(
+  resolve(dirname(fileURLToPath(import.meta.url)), 'helpers/loaded-packages-preload.js'),
+).href;
 const OPTIONAL = ['@grpc/grpc-js', 'protobufjs', 'prom-client', 'ajv', 'undici'];
 
 describe('svc serve loads optional parts on first use', () => {
@@ -24,13 +26,25 @@ describe('svc serve loads optional parts on first use', () => {
   let quiet: string[] = [];
 
   const run = async (url: string, name: string) => {
-    const res = await fetch(`${url}/flows/acme/${name}/run`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'x-correlation-id': `lazy-${name}` }, body: '{"n":1}' });
+    const res = await fetch(`${url}/flows/acme/${name}/run`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${key}`,
+        'x-correlation-id': `lazy-${name}`,
+      },
+      body: '{"n":1}',
+    });
     assert.equal(res.status, 200, await res.text());
   };
 
   /** Starts serve, runs `flowName` once, stops it, and returns the packages it had loaded. */
   const loadedAfterRun = async (flowName: string): Promise<string[]> => {
-    const server = await startServer(sandbox, [], { BACKEND_URL: backend.url, NODE_OPTIONS: `--import=${PRELOAD}`, SVC_TEST_LOADED_FILE: loadedFile });
+    const server = await startServer(sandbox, [], {
+      BACKEND_URL: backend.url,
+      NODE_OPTIONS: `--import=${PRELOAD}`,
+      SVC_TEST_LOADED_FILE: loadedFile,
+    });
     try {
       await run(server.url, flowName);
     } finally {
@@ -42,7 +56,10 @@ describe('svc serve loads optional parts on first use', () => {
   before(async () => {
     backend = await startHeaderBackend();
     createTenant(sandbox, 'acme');
-    deployFlow(sandbox, flow('acme', 'plain', '', '## Step: check\n```validate\nhas(ctx.input.n) | n is required | syntactic\n```\n'));
+    deployFlow(
+      sandbox,
+      flow('acme', 'plain', '', '## Step: check\n```validate\nhas(ctx.input.n) | n is required | syntactic\n```\n'),
+    );
     deployFlow(sandbox, flow('acme', 'relay', 'effects: [http_egress]', RECORDED_CALL_STEP));
     key = createKey(sandbox, 'acme');
     quiet = await loadedAfterRun('plain');
@@ -55,12 +72,21 @@ describe('svc serve loads optional parts on first use', () => {
   });
 
   it('a start without --grpc-port or --metrics, serving a flow that calls nothing out, loads none of them', () => {
-    assert.ok(quiet.includes('fastify') && quiet.includes('better-sqlite3'), `the preload saw the service's packages: ${quiet.join(', ')}`);
-    assert.deepEqual(OPTIONAL.filter((p) => quiet.includes(p)), []);
+    assert.ok(
+      quiet.includes('fastify') && quiet.includes('better-sqlite3'),
+      `the preload saw the service's packages: ${quiet.join(', ')}`,
+    );
+    assert.deepEqual(
+      OPTIONAL.filter((p) => quiet.includes(p)),
+      [],
+    );
   });
 
   it('the first http_egress call loads undici, and still nothing else optional', () => {
     assert.equal(backend.calls('lazy-relay').length, 1);
-    assert.deepEqual(OPTIONAL.filter((p) => calledOut.includes(p)), ['undici']);
+    assert.deepEqual(
+      OPTIONAL.filter((p) => calledOut.includes(p)),
+      ['undici'],
+    );
   });
 });

@@ -43,7 +43,15 @@ test('--log-files without --store is refused (exit 2)', () => {
 });
 
 test('an unreachable database: the start fails naming the URL without its password', () => {
-  const r = svc(sb, ['serve', '--port', '0', '--host', '127.0.0.1', '--store', 'postgres://svc:topsecretpw@127.0.0.1:1/test']);
+  const r = svc(sb, [
+    'serve',
+    '--port',
+    '0',
+    '--host',
+    '127.0.0.1',
+    '--store',
+    'postgres://svc:topsecretpw@127.0.0.1:1/test',
+  ]);
   assert.notEqual(r.code, 0);
   assert.match(r.stderr, /unavailable/);
   assert.doesNotMatch(r.stdout + r.stderr, /topsecretpw/);

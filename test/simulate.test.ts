@@ -30,7 +30,8 @@ describe('svc simulate', () => {
   const sb = makeSandbox();
   let server: ServerProcess;
   let key: string;
-  const simulate = (args: string[], env: NodeJS.ProcessEnv = {}) => svc(sb, ['simulate', '--url', server.url, '--demo-dir', DEMO_DIR, ...args], { env });
+  const simulate = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+    svc(sb, ['simulate', '--url', server.url, '--demo-dir', DEMO_DIR, ...args], { env });
   /** run_id of every run whose summary was read: rows of any other run are the running one's. */
   const seenRuns = new Set<string>();
   const summaryOf = (stdout: string) => {
@@ -61,12 +62,23 @@ describe('svc simulate', () => {
     assert.equal(s.stopped, 'duration');
     assert.ok(s.total.run > 0 && s.total.enqueue > 0, JSON.stringify(s.total));
     assert.ok(s.total.enqueue < s.total.run, 'about a third goes to /enqueue');
-    assert.equal(s.flows.length, readdirSync(DEMO_DIR).filter((n) => n.endsWith('.flow.md')).length, 'every demo flow gets traffic');
-    const ours = (event: string) => logRows(sb, { event }).filter((row) => row.correlation_id?.startsWith(`${s.run_id}-`));
+    assert.equal(
+      s.flows.length,
+      readdirSync(DEMO_DIR).filter((n) => n.endsWith('.flow.md')).length,
+      'every demo flow gets traffic',
+    );
+    const ours = (event: string) =>
+      logRows(sb, { event }).filter((row) => row.correlation_id?.startsWith(`${s.run_id}-`));
     // Only submissions through /enqueue: order-intake's own queue_publish rows carry its /run's id.
-    const enqueued = () => ours('queue_enqueued').filter((row) => (JSON.parse(String(row.payload)) as { source?: string }).source === 'enqueue');
+    const enqueued = () =>
+      ours('queue_enqueued').filter(
+        (row) => (JSON.parse(String(row.payload)) as { source?: string }).source === 'enqueue',
+      );
     // The log writer batches (every 100 ms): wait until the rows are all there.
-    await waitFor(`${s.total.requests} received + enqueued rows`, () => ours('received').length + enqueued().length >= s.total.requests);
+    await waitFor(
+      `${s.total.requests} received + enqueued rows`,
+      () => ours('received').length + enqueued().length >= s.total.requests,
+    );
     assert.equal(ours('received').length, s.total.run);
     assert.equal(enqueued().length, s.total.enqueue);
   });
@@ -104,11 +116,30 @@ describe('svc simulate', () => {
     const dir = join(sb.home, 'demo-plus');
     mkdirSync(dir);
     for (const f of ['hello.flow.md', 'hello.sample.json']) copyFileSync(join(DEMO_DIR, f), join(dir, f));
-    writeFileSync(join(dir, 'ghost.flow.md'), flow('demo', 'ghost', '', '# Ghost\n\n## Step: answer\n```ntd\n{"ok": true}\n```'));
+    writeFileSync(
+      join(dir, 'ghost.flow.md'),
+      flow('demo', 'ghost', '', '# Ghost\n\n## Step: answer\n```ntd\n{"ok": true}\n```'),
+    );
     writeFileSync(join(dir, 'ghost.sample.json'), 'null');
-    writeFileSync(join(dir, 'elsewhere.flow.md'), flow('other', 'elsewhere', '', '# Elsewhere\n\n## Step: answer\n```ntd\n{"ok": true}\n```'));
+    writeFileSync(
+      join(dir, 'elsewhere.flow.md'),
+      flow('other', 'elsewhere', '', '# Elsewhere\n\n## Step: answer\n```ntd\n{"ok": true}\n```'),
+    );
     writeFileSync(join(dir, 'elsewhere.sample.json'), '{}');
-    const r = svc(sb, ['simulate', '--url', server.url, '--demo-dir', dir, '--duration', '2', '--connections', '1', '--json', '--api-key', `demo=${key}`]);
+    const r = svc(sb, [
+      'simulate',
+      '--url',
+      server.url,
+      '--demo-dir',
+      dir,
+      '--duration',
+      '2',
+      '--connections',
+      '1',
+      '--json',
+      '--api-key',
+      `demo=${key}`,
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /withdrawn: demo\/ghost via \/run answered 404/);
     assert.match(r.stderr, /tenant "other" has no key/);
@@ -118,23 +149,44 @@ describe('svc simulate', () => {
     assert.equal(ghost.statuses['404'], 1, 'one 404, then never sent to /run again');
     assert.equal(ghost.run, 1);
     assert.ok(hello.run > 10, `hello goes on: ${JSON.stringify(hello)}`);
-    assert.equal(s.flows.find((f) => f.flow === 'other/elsewhere'), undefined);
+    assert.equal(
+      s.flows.find((f) => f.flow === 'other/elsewhere'),
+      undefined,
+    );
   });
 
   it('Ctrl-C (SIGINT) ends the run early with the summary and exit 0', async () => {
-    const child = spawn(process.execPath, [SVC_BIN, 'simulate', '--url', server.url, '--demo-dir', DEMO_DIR, '--duration', '60', '--json', '--api-key', `demo=${key}`], {
-      cwd: sb.home,
-      env: sb.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        SVC_BIN,
+        'simulate',
+        '--url',
+        server.url,
+        '--demo-dir',
+        DEMO_DIR,
+        '--duration',
+        '60',
+        '--json',
+        '--api-key',
+        `demo=${key}`,
+      ],
+      {
+        cwd: sb.home,
+        env: sb.env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));
     // Signal only once the run is under way (its handler installed, as its start line says) and has sent something.
-    const runId = await waitFor('the run\'s start line', () => /run (sim-[0-9a-f]+) started/.exec(stderr)?.[1]);
-    await waitFor('traffic from the run', () => logRows(sb, { event: 'received' }).some((r) => String(r.correlation_id).startsWith(`${runId}-`)));
+    const runId = await waitFor("the run's start line", () => /run (sim-[0-9a-f]+) started/.exec(stderr)?.[1]);
+    await waitFor('traffic from the run', () =>
+      logRows(sb, { event: 'received' }).some((r) => String(r.correlation_id).startsWith(`${runId}-`)),
+    );
     child.kill('SIGINT');
     assert.equal(await exited, 0);
     const s = summaryOf(stdout);

@@ -13,15 +13,26 @@ import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc
 
 const BODY = '## Step: answer\n```ntd\n{"got": {{ ctx.input.a }}}\n```';
 // Line 5 of each file is the lone SOAP key (lines 1-4: "---", flowdoc_version, flow, tenant).
-const ONLY_OPERATION = { name: 'only-operation', text: flow('acme', 'only-operation', 'soap_operation: GetQuote', BODY), present: 'soap_operation', missing: 'soap_namespace' };
-const ONLY_NAMESPACE = { name: 'only-namespace', text: flow('acme', 'only-namespace', 'soap_namespace: urn:example:quotes', BODY), present: 'soap_namespace', missing: 'soap_operation' };
+const ONLY_OPERATION = {
+  name: 'only-operation',
+  text: flow('acme', 'only-operation', 'soap_operation: GetQuote', BODY),
+  present: 'soap_operation',
+  missing: 'soap_namespace',
+};
+const ONLY_NAMESPACE = {
+  name: 'only-namespace',
+  text: flow('acme', 'only-namespace', 'soap_namespace: urn:example:quotes', BODY),
+  present: 'soap_namespace',
+  missing: 'soap_operation',
+};
 
 describe('a flow with only one of soap_operation and soap_namespace', () => {
   const sandbox = makeSandbox();
   let server: ServerProcess;
   let key = '';
   const file = (name: string) => join(sandbox.home, `${name}.flow.md`);
-  const warning = (f: { name: string; present: string; missing: string }) => `${file(f.name)}:5: warning: front matter: "${f.present}" without "${f.missing}" means no SOAP configuration`;
+  const warning = (f: { name: string; present: string; missing: string }) =>
+    `${file(f.name)}:5: warning: front matter: "${f.present}" without "${f.missing}" means no SOAP configuration`;
 
   before(() => {
     createTenant(sandbox, 'acme');
@@ -54,7 +65,10 @@ describe('a flow with only one of soap_operation and soap_namespace', () => {
     writeFileSync(bad, flow('acme', 'bad', 'soap_operation: GetQuote\ncolour: red', BODY));
     const r = svc(sandbox, ['deploy', bad, '-v', '1.0.0', '--db', sandbox.db]);
     assert.equal(r.code, 1);
-    assert.ok(r.stderr.includes(`${bad}:5: warning: front matter: "soap_operation" without "soap_namespace"`), r.stderr);
+    assert.ok(
+      r.stderr.includes(`${bad}:5: warning: front matter: "soap_operation" without "soap_namespace"`),
+      r.stderr,
+    );
     assert.ok(r.stderr.includes(`${bad}:6: front matter: unknown front-matter key "colour"`), r.stderr);
     assert.match(r.stderr, /\n1 error; nothing was published\n$/);
   });

@@ -10,7 +10,8 @@ import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc
 
 const NS11 = 'http://schemas.xmlsoap.org/soap/envelope/';
 const NS12 = 'http://www.w3.org/2003/05/soap-envelope';
-const env11 = (body: string) => `<?xml version="1.0"?><s:Envelope xmlns:s="${NS11}"><s:Body>${body}</s:Body></s:Envelope>`;
+const env11 = (body: string) =>
+  `<?xml version="1.0"?><s:Envelope xmlns:s="${NS11}"><s:Body>${body}</s:Body></s:Envelope>`;
 const env12 = (body: string) => `<env:Envelope xmlns:env="${NS12}"><env:Body>${body}</env:Body></env:Envelope>`;
 const SOAP_KEYS = (op: string) => `soap_operation: ${op}\nsoap_namespace: urn:test:${op.toLowerCase()}`;
 
@@ -24,7 +25,12 @@ response_header_x_extra: "yes"
 <EchoResponse xmlns="urn:test:echo"><action>{{ has(ctx.soap_action) ? ctx.soap_action : 'none' }}</action><version>{{ ctx.soap_version }}</version><root>{{ ctx.input.root }}</root><got>{{ ctx.input }}</got></EchoResponse>
 \`\`\``,
 );
-const JSON_OUT = flow('acme', 'jsonout', SOAP_KEYS('Json'), '## Step: answer\n```ntd\n{"total": 3, "note": "a<b"}\n```');
+const JSON_OUT = flow(
+  'acme',
+  'jsonout',
+  SOAP_KEYS('Json'),
+  '## Step: answer\n```ntd\n{"total": 3, "note": "a<b"}\n```',
+);
 const RULES = flow(
   'acme',
   'rules',
@@ -75,9 +81,19 @@ set_ctx:
 <Sorry xmlns="urn:test:call">{{ ctx.input.fault_step }}</Sorry>
 \`\`\``,
 );
-const SCOPED = flow('acme', 'scoped', `required_scope: admin\n${SOAP_KEYS('Echo')}`, '## Step: answer\n```ntd\n<ok/>\n```');
+const SCOPED = flow(
+  'acme',
+  'scoped',
+  `required_scope: admin\n${SOAP_KEYS('Echo')}`,
+  '## Step: answer\n```ntd\n<ok/>\n```',
+);
 const NO_SOAP = flow('acme', 'nosoap', '', '## Step: answer\n```ntd\n<ok/>\n```');
-const SLOW = flow('acme', 'slow', `effects: [http_egress]\n${SOAP_KEYS('Slow')}`, '## Step: call\neffects: [http_egress]\nendpoint: ${BACKEND_URL}/slow\nmethod: GET');
+const SLOW = flow(
+  'acme',
+  'slow',
+  `effects: [http_egress]\n${SOAP_KEYS('Slow')}`,
+  '## Step: call\neffects: [http_egress]\nendpoint: ${BACKEND_URL}/slow\nmethod: GET',
+);
 const BETA = flow('beta', 'echo', SOAP_KEYS('Echo'), '## Step: answer\n```ntd\n<ok/>\n```');
 
 describe('SOAP on /run and GET .../wsdl through svc serve', () => {
@@ -89,7 +105,11 @@ describe('SOAP on /run and GET .../wsdl through svc serve', () => {
   let slowArrived: () => void = () => undefined;
   let releaseSlow: () => void = () => undefined;
   const post = (path: string, body: string, headers: Record<string, string>, auth = true) =>
-    requestWithHeaders(`${server.url}${path}`, { method: 'POST', body, headers: { ...(auth ? { authorization: `Bearer ${key}` } : {}), ...headers } });
+    requestWithHeaders(`${server.url}${path}`, {
+      method: 'POST',
+      body,
+      headers: { ...(auth ? { authorization: `Bearer ${key}` } : {}), ...headers },
+    });
 
   before(async () => {
     createTenant(sandbox, 'acme');
@@ -105,7 +125,9 @@ describe('SOAP on /run and GET .../wsdl through svc serve', () => {
       slowArrived();
     });
     await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
-    server = await startServer(sandbox, [], { BACKEND_URL: `http://127.0.0.1:${(backend.address() as AddressInfo).port}` });
+    server = await startServer(sandbox, [], {
+      BACKEND_URL: `http://127.0.0.1:${(backend.address() as AddressInfo).port}`,
+    });
   });
   after(async () => {
     await server?.stop();
@@ -116,7 +138,10 @@ describe('SOAP on /run and GET .../wsdl through svc serve', () => {
 
   describe('detection and successful answers', () => {
     it('a text/xml request with SOAPAction is SOAP 1.1: the Body content is the input and the answer is a 1.1 envelope', async () => {
-      const r = await post('/flows/acme/echo/run', env11('<e:Echo xmlns:e="urn:test:echo"><v>1</v></e:Echo>'), { 'content-type': 'text/xml; charset=utf-8', soapaction: '"urn:test#Echo"' });
+      const r = await post('/flows/acme/echo/run', env11('<e:Echo xmlns:e="urn:test:echo"><v>1</v></e:Echo>'), {
+        'content-type': 'text/xml; charset=utf-8',
+        soapaction: '"urn:test#Echo"',
+      });
       assert.equal(r.status, 200, r.body);
       assert.equal(r.headers['content-type'], 'text/xml; charset=utf-8');
       assert.match(r.body, new RegExp(`^<\\?xml[^>]*\\?><soap:Envelope xmlns:soap="${NS11}"><soap:Body><EchoResponse`));
@@ -134,7 +159,9 @@ describe('SOAP on /run and GET .../wsdl through svc serve', () => {
     });
 
     it('application/soap+xml is SOAP 1.2: action from the content type, answered as application/soap+xml', async () => {
-      const r = await post('/flows/acme/echo/run', env12('<Echo/>'), { 'content-type': 'application/soap+xml; charset=utf-8; action="urn:test#Echo12"' });
+      const r = await post('/flows/acme/echo/run', env12('<Echo/>'), {
+        'content-type': 'application/soap+xml; charset=utf-8; action="urn:test#Echo12"',
+      });
       assert.equal(r.status, 200, r.body);
       assert.equal(r.headers['content-type'], 'application/soap+xml; charset=utf-8');
       assert.match(r.body, new RegExp(`<soap:Envelope xmlns:soap="${NS12}">`));
@@ -156,11 +183,17 @@ describe('SOAP on /run and GET .../wsdl through svc serve', () => {
     });
 
     it('a non-XML output is escaped text in RawContent with X-Svc-Soap-Warning: non-xml-output', async () => {
-      for (const [envelope, ct] of [[env11('<Json/>'), 'text/xml'], [env12('<Json/>'), 'application/soap+xml']] as const) {
+      for (const [envelope, ct] of [
+        [env11('<Json/>'), 'text/xml'],
+        [env12('<Json/>'), 'application/soap+xml'],
+      ] as const) {
         const r = await post('/flows/acme/jsonout/run', envelope, { 'content-type': ct, soapaction: 'Json' });
         assert.equal(r.status, 200, r.body);
         assert.equal(r.headers['x-svc-soap-warning'], 'non-xml-output');
-        assert.match(r.body, /<soap:Body><RawContent xmlns="urn:svc:soap:raw-content">\{&quot;total&quot;:3,&quot;note&quot;:&quot;a&lt;b&quot;\}<\/RawContent><\/soap:Body>/);
+        assert.match(
+          r.body,
+          /<soap:Body><RawContent xmlns="urn:svc:soap:raw-content">\{&quot;total&quot;:3,&quot;note&quot;:&quot;a&lt;b&quot;\}<\/RawContent><\/soap:Body>/,
+        );
       }
     });
   });
@@ -168,8 +201,15 @@ describe('SOAP on /run and GET .../wsdl through svc serve', () => {
   describe('faults', () => {
     const call = (flowName: string, version: '1.1' | '1.2', headers: Record<string, string> = {}) =>
       version === '1.1'
-        ? post(`/flows/acme/${flowName}/run`, env11('<Check/>'), { 'content-type': 'text/xml', soapaction: 'Check', ...headers })
-        : post(`/flows/acme/${flowName}/run`, env12('<Check/>'), { 'content-type': 'application/soap+xml', ...headers });
+        ? post(`/flows/acme/${flowName}/run`, env11('<Check/>'), {
+            'content-type': 'text/xml',
+            soapaction: 'Check',
+            ...headers,
+          })
+        : post(`/flows/acme/${flowName}/run`, env12('<Check/>'), {
+            'content-type': 'application/soap+xml',
+            ...headers,
+          });
 
     const table: [string, string, Record<string, string>, number, number, RegExp][] = [
       ['a syntactic rule', 'rules', { 'x-mode': 'syn' }, 500, 400, /syntax broken/],
@@ -182,7 +222,10 @@ describe('SOAP on /run and GET .../wsdl through svc serve', () => {
         const a = await call(flowName, '1.1', headers);
         assert.equal(a.status, s11, a.body);
         assert.equal(a.headers['content-type'], 'text/xml; charset=utf-8');
-        assert.match(a.body, /<soap:Fault><faultcode>soap:(Client|Server)<\/faultcode><faultstring>[^<]*<\/faultstring>/);
+        assert.match(
+          a.body,
+          /<soap:Fault><faultcode>soap:(Client|Server)<\/faultcode><faultstring>[^<]*<\/faultstring>/,
+        );
         assert.match(a.body, reason);
         assert.equal(a.headers['x-leak'], undefined);
         const b = await call(flowName, '1.2', headers);
@@ -201,7 +244,10 @@ describe('SOAP on /run and GET .../wsdl through svc serve', () => {
       try {
         const b = await call('rules', '1.2', { 'x-mode': 'ok' });
         assert.equal(b.status, 503, b.body);
-        assert.match(b.body, /<soap:Value>soap:Receiver<\/soap:Value>.*server busy: too many flow executions in flight/);
+        assert.match(
+          b.body,
+          /<soap:Value>soap:Receiver<\/soap:Value>.*server busy: too many flow executions in flight/,
+        );
         assert.ok(Number(b.headers['retry-after']) >= 1, 'Retry-After');
         const a = await call('rules', '1.1', { 'x-mode': 'ok' });
         assert.equal(a.status, 500, a.body);
@@ -229,9 +275,15 @@ describe('SOAP on /run and GET .../wsdl through svc serve', () => {
       assert.match(custom.body, /<faultcode>q:NoQuote<\/faultcode>/);
       const b = await call('rules', '1.2', { ...h, 'x-fault-code': 'Receiver' });
       assert.equal(b.status, 422);
-      assert.match(b.body, /<soap:Code><soap:Value>soap:Receiver<\/soap:Value><\/soap:Code><soap:Reason><soap:Text xml:lang="en">quote service says no<\/soap:Text>/);
+      assert.match(
+        b.body,
+        /<soap:Code><soap:Value>soap:Receiver<\/soap:Value><\/soap:Code><soap:Reason><soap:Text xml:lang="en">quote service says no<\/soap:Text>/,
+      );
       const sub = await call('rules', '1.2', { ...h, 'x-fault-code': 'q:NoQuote' });
-      assert.match(sub.body, /<soap:Value>soap:Sender<\/soap:Value><soap:Subcode><soap:Value>q:NoQuote<\/soap:Value><\/soap:Subcode>/);
+      assert.match(
+        sub.body,
+        /<soap:Value>soap:Sender<\/soap:Value><soap:Subcode><soap:Value>q:NoQuote<\/soap:Value><\/soap:Subcode>/,
+      );
     });
 
     it("a Fault section's response_status is honoured on both versions, even when it equals the error's status", async () => {
@@ -251,25 +303,48 @@ describe('SOAP on /run and GET .../wsdl through svc serve', () => {
       assert.equal(bad.status, 400);
       assert.equal(bad.headers['content-type'], 'text/xml; charset=utf-8');
       assert.match(bad.body, /<faultcode>soap:Client<\/faultcode><faultstring>malformed SOAP envelope: /);
-      const noBody = await post('/flows/acme/echo/run', `<env:Envelope xmlns:env="${NS12}"><env:Header/></env:Envelope>`, { 'content-type': 'application/soap+xml' });
+      const noBody = await post(
+        '/flows/acme/echo/run',
+        `<env:Envelope xmlns:env="${NS12}"><env:Header/></env:Envelope>`,
+        { 'content-type': 'application/soap+xml' },
+      );
       assert.equal(noBody.status, 400);
       assert.match(noBody.body, /<soap:Value>soap:Sender<\/soap:Value>.*no Body/);
     });
 
     it('a DOCTYPE inside a SOAP request is a 400 Fault and never reaches a parser', async () => {
-      const r = await post('/flows/acme/echo/run', '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body>&a;</s:Body></s:Envelope>', { 'content-type': 'text/xml', soapaction: 'Echo' });
+      const r = await post(
+        '/flows/acme/echo/run',
+        '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body>&a;</s:Body></s:Envelope>',
+        { 'content-type': 'text/xml', soapaction: 'Echo' },
+      );
       assert.equal(r.status, 400);
       assert.match(r.body, /DOCTYPE declarations are not accepted/);
     });
 
     it('gate refusals stay plain HTTP 401 and 403, not SOAP Faults', async () => {
-      const none = await post('/flows/acme/echo/run', env11('<Echo/>'), { 'content-type': 'text/xml', soapaction: 'Echo' }, false);
+      const none = await post(
+        '/flows/acme/echo/run',
+        env11('<Echo/>'),
+        { 'content-type': 'text/xml', soapaction: 'Echo' },
+        false,
+      );
       assert.equal(none.status, 401);
       assert.deepEqual(JSON.parse(none.body), { ok: false, error: 'unauthorized' });
-      const wrong = await post('/flows/acme/echo/run', env12('<Echo/>'), { 'content-type': 'application/soap+xml', authorization: 'Bearer svk_wrong' }, false);
+      const wrong = await post(
+        '/flows/acme/echo/run',
+        env12('<Echo/>'),
+        { 'content-type': 'application/soap+xml', authorization: 'Bearer svk_wrong' },
+        false,
+      );
       assert.equal(wrong.status, 401);
       assert.doesNotMatch(wrong.body, /Envelope/);
-      const scoped = await post('/flows/acme/scoped/run', env11('<Echo/>'), { 'content-type': 'text/xml', soapaction: 'Echo', authorization: `Bearer ${readerKey}` }, false);
+      const scoped = await post(
+        '/flows/acme/scoped/run',
+        env11('<Echo/>'),
+        { 'content-type': 'text/xml', soapaction: 'Echo', authorization: `Bearer ${readerKey}` },
+        false,
+      );
       assert.equal(scoped.status, 403);
       assert.deepEqual(JSON.parse(scoped.body), { ok: false, error: 'forbidden: insufficient scope' });
     });
@@ -277,7 +352,9 @@ describe('SOAP on /run and GET .../wsdl through svc serve', () => {
 
   describe('WSDL', () => {
     it('is public for a registered enabled tenant, text/xml, with the port address from Host and scheme', async () => {
-      const r = await requestWithHeaders(`${server.url}/flows/acme/echo/wsdl`, { headers: { host: 'soap.example.com:8443', 'x-forwarded-proto': 'https' } });
+      const r = await requestWithHeaders(`${server.url}/flows/acme/echo/wsdl`, {
+        headers: { host: 'soap.example.com:8443', 'x-forwarded-proto': 'https' },
+      });
       assert.equal(r.status, 200, r.body);
       assert.equal(r.headers['content-type'], 'text/xml; charset=utf-8');
       assert.match(r.body, /location="https:\/\/soap\.example\.com:8443\/flows\/acme\/echo\/run"/);
@@ -288,7 +365,12 @@ describe('SOAP on /run and GET .../wsdl through svc serve', () => {
     });
 
     it('is 404 for a disabled tenant, a flow without both SOAP keys and a missing flow', async () => {
-      for (const path of ['/flows/beta/echo/wsdl', '/flows/acme/nosoap/wsdl', '/flows/acme/nothing/wsdl', '/flows/ghost/echo/wsdl']) {
+      for (const path of [
+        '/flows/beta/echo/wsdl',
+        '/flows/acme/nosoap/wsdl',
+        '/flows/acme/nothing/wsdl',
+        '/flows/ghost/echo/wsdl',
+      ]) {
         const r = await requestWithHeaders(`${server.url}${path}`);
         assert.equal(r.status, 404, path);
       }
@@ -297,7 +379,8 @@ describe('SOAP on /run and GET .../wsdl through svc serve', () => {
     it('the npm soap client builds itself from the served WSDL and calls the flow', async () => {
       const client = await soap.createClientAsync(`${server.url}/flows/acme/echo/wsdl`);
       client.addHttpHeader('Authorization', `Bearer ${key}`);
-      const echo = (client as unknown as Record<string, (args: unknown) => Promise<[Record<string, unknown>, string]>>).EchoAsync!;
+      const echo = (client as unknown as Record<string, (args: unknown) => Promise<[Record<string, unknown>, string]>>)
+        .EchoAsync!;
       const [result, raw] = await echo.call(client, { v: 'seven' });
       assert.match(raw, /<action>Echo<\/action><version>1\.1<\/version><root>Echo<\/root>/);
       assert.match(raw, /seven/);

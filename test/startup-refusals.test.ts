@@ -4,21 +4,45 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { corruptArtifact, createTenant, deployFlow, flow, insertArtifact, withRegistry } from './helpers/registry-setup.js';
+import {
+  corruptArtifact,
+  createTenant,
+  deployFlow,
+  flow,
+  insertArtifact,
+  withRegistry,
+} from './helpers/registry-setup.js';
 import { makeSandbox, startServer, storeArgs, svc, SVC_BIN, type Sandbox } from './helpers/svc.js';
 
-const PRICING = flow('acme', 'pricing', 'config: [pricing_url]', '## Step: answer\n```ntd\n{"url": "{{ ctx.pricing_url }}"}\n```');
+const PRICING = flow(
+  'acme',
+  'pricing',
+  'config: [pricing_url]',
+  '## Step: answer\n```ntd\n{"url": "{{ ctx.pricing_url }}"}\n```',
+);
 const HELLO = flow('acme', 'hello', '', '## Step: answer\n```ntd\n{"hello": "{{ ctx.input.name }}"}\n```');
-const CALLER = flow('acme', 'caller', 'effects: [http_egress]', '## Step: call\nendpoint: http://127.0.0.1:9/x\nbearer_token: "{{ ctx.token }}"');
+const CALLER = flow(
+  'acme',
+  'caller',
+  'effects: [http_egress]',
+  '## Step: call\nendpoint: http://127.0.0.1:9/x\nbearer_token: "{{ ctx.token }}"',
+);
 
 /** `svc serve` expected to refuse: runs to exit (bounded) and returns its code and stderr. */
-function serveRefusal(sandbox: Sandbox, env: NodeJS.ProcessEnv): { code: number | null; stderr: string; stdout: string } {
-  const r = spawnSync(process.execPath, [SVC_BIN, ...storeArgs(['serve', '--host', '127.0.0.1', '--port', '0', '--db', sandbox.db])], {
-    cwd: sandbox.home,
-    env: { ...sandbox.env, ...env },
-    encoding: 'utf8',
-    timeout: 20_000,
-  });
+function serveRefusal(
+  sandbox: Sandbox,
+  env: NodeJS.ProcessEnv,
+): { code: number | null; stderr: string; stdout: string } {
+  const r = spawnSync(
+    process.execPath,
+    [SVC_BIN, ...storeArgs(['serve', '--host', '127.0.0.1', '--port', '0', '--db', sandbox.db])],
+    {
+      cwd: sandbox.home,
+      env: { ...sandbox.env, ...env },
+      encoding: 'utf8',
+      timeout: 20_000,
+    },
+  );
   return { code: r.status, stderr: r.stderr, stdout: r.stdout };
 }
 
@@ -35,14 +59,21 @@ describe('svc serve start-up refusals', () => {
     const r = serveRefusal(sandbox, { SVC_CONFIG_PRICING_URL: undefined });
     assert.notEqual(r.code, 0);
     assert.equal(r.code !== null, true, 'the server must exit, not keep running');
-    assert.match(r.stderr, /refusing to start: flow 'acme\/pricing' declares config key 'pricing_url' but SVC_CONFIG_PRICING_URL is not set/);
+    assert.match(
+      r.stderr,
+      /refusing to start: flow 'acme\/pricing' declares config key 'pricing_url' but SVC_CONFIG_PRICING_URL is not set/,
+    );
     assert.doesNotMatch(r.stdout, /listening on/);
   });
 
   it('starts when the config variable is set but empty, and the flow reads it as ctx.<key>', async () => {
     const server = await startServer(sandbox, ['--no-auth'], { SVC_CONFIG_PRICING_URL: '' });
     try {
-      const res = await fetch(`${server.url}/flows/acme/pricing/run`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const res = await fetch(`${server.url}/flows/acme/pricing/run`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
       assert.equal(res.status, 200);
       assert.deepEqual(await res.json(), { url: '' }, 'the config key reaches the flow as ctx.<key>');
     } finally {
@@ -54,16 +85,27 @@ describe('svc serve start-up refusals', () => {
     corruptArtifact(sandbox, 'acme', 'pricing');
     const server = await startServer(sandbox, ['--no-auth'], { SVC_CONFIG_PRICING_URL: undefined, RUST_LOG: 'info' });
     try {
-      const ok = await fetch(`${server.url}/flows/acme/hello/run`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"ada"}' });
+      const ok = await fetch(`${server.url}/flows/acme/hello/run`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"name":"ada"}',
+      });
       assert.equal(ok.status, 200);
       assert.deepEqual(await ok.json(), { hello: 'ada' });
-      const broken = await fetch(`${server.url}/flows/acme/pricing/run`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const broken = await fetch(`${server.url}/flows/acme/pricing/run`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
       assert.equal(broken.status, 500);
       assert.deepEqual(await broken.json(), { ok: false, error: 'internal error' });
     } finally {
       await server.stop();
     }
-    const line = server.stderr().split('\n').find((l) => l.includes('unreadable flow artifact'));
+    const line = server
+      .stderr()
+      .split('\n')
+      .find((l) => l.includes('unreadable flow artifact'));
     assert.ok(line, `no unreadable-artifact line on stderr:\n${server.stderr()}`);
     assert.equal(JSON.parse(line).level, 50, 'logged at ERROR');
     assert.match(line, /acme\/pricing/);
@@ -99,7 +141,11 @@ describe('svc serve start-up refusals', () => {
       assert.doesNotMatch(r.stdout, /listening on/);
       assert.match(r.stderr, /registry|database/i);
       // On the store: which store, and what could not be read.
-      if (other.store !== undefined) assert.match(r.stderr, /the registry could not be read from the PostgreSQL store postgres:\/\/\S+schema=svcbb_\w+: relation "tenants" does not exist/);
+      if (other.store !== undefined)
+        assert.match(
+          r.stderr,
+          /the registry could not be read from the PostgreSQL store postgres:\/\/\S+schema=svcbb_\w+: relation "tenants" does not exist/,
+        );
     } finally {
       other.cleanup();
     }

@@ -23,7 +23,11 @@ before(async () => {
     '## Step: accept\n```ntd\n{"accepted": "{{ ctx.input.id }}"}\n```\n',
   );
   // The compensating flow echoes its message, so its queue_processed row shows what it was given.
-  deploy('order-timeout', 'log_level: full\n', '## Step: compensate\n```ntd\n{"order_ref": "{{ ctx.input.order_ref }}", "amount": "{{ ctx.input.amount }}"}\n```\n');
+  deploy(
+    'order-timeout',
+    'log_level: full\n',
+    '## Step: compensate\n```ntd\n{"order_ref": "{{ ctx.input.order_ref }}", "amount": "{{ ctx.input.amount }}"}\n```\n',
+  );
   server = await startServer(sb, ['--no-auth'], { SVC_TEST_CORRELATION_RECONCILE_INTERVAL_MS: '200' });
 });
 
@@ -40,7 +44,10 @@ test('on timeout the on_timeout flow is enqueued and processed with the recorded
     body: JSON.stringify({ id: 'o-77', amount: 21 }),
   });
   assert.equal(r.status, 200, await r.text());
-  const done = await waitFor('queue_processed of order-timeout', () => events(sb, "event = 'queue_processed' AND flow = 'order-timeout'")[0]);
+  const done = await waitFor(
+    'queue_processed of order-timeout',
+    () => events(sb, "event = 'queue_processed' AND flow = 'order-timeout'")[0],
+  );
   assert.equal(done.outcome, 'succeeded');
   assert.equal(done.correlation_id, cid, 'the compensating message carries the row correlation id');
   // The state was evaluated when the correlation opened (amount * 2), not re-read from the request.

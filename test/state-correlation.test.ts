@@ -19,9 +19,15 @@ function deploy(name: string, head: string): void {
  * Stores `name` as an svc of IR version 1 did: the correlation declaration as written in the front
  * matter (`{open, state}`), not the typed form the compiler now emits.
  */
-function legacyFlow(name: string, correlation: { open: Record<string, unknown>; state?: Record<string, unknown> }): void {
+function legacyFlow(
+  name: string,
+  correlation: { open: Record<string, unknown>; state?: Record<string, unknown> },
+): void {
   const file = join(sb.home, `${name}.flow.md`);
-  writeFileSync(file, `---\nflowdoc_version: "0.1"\nflow: ${name}\ntenant: demo\n---\n\n## Step: s\n\`\`\`ntd\n{"id": "{{ ctx.input.id }}"}\n\`\`\`\n`);
+  writeFileSync(
+    file,
+    `---\nflowdoc_version: "0.1"\nflow: ${name}\ntenant: demo\n---\n\n## Step: s\n\`\`\`ntd\n{"id": "{{ ctx.input.id }}"}\n\`\`\`\n`,
+  );
   const r = svc(sb, ['compile', file]);
   assert.equal(r.code, 0, r.stderr);
   const ir = JSON.parse(r.stdout) as Record<string, unknown>;
@@ -32,7 +38,10 @@ function legacyFlow(name: string, correlation: { open: Record<string, unknown>; 
 before(async () => {
   sb = makeSandbox();
   createTenant(sb, 'demo');
-  deploy('order', 'correlation_open:\n  key: ctx.input.id\n  deadline_secs: 1\n  on_timeout: order-timeout\n  step: await-reply\ncorrelation_state:\n  card: ctx.input.card\n');
+  deploy(
+    'order',
+    'correlation_open:\n  key: ctx.input.id\n  deadline_secs: 1\n  on_timeout: order-timeout\n  step: await-reply\ncorrelation_state:\n  card: ctx.input.card\n',
+  );
   deploy('reply', 'correlation_open:\n  closes: order\n  key: ctx.input.id\n');
   legacyFlow('old-order', { open: { key: 'ctx.input.id', deadline_secs: 3600 }, state: { card: 'ctx.input.card' } });
   legacyFlow('old-reply', { open: { closes: 'old-order', key: 'ctx.input.id' } });
@@ -46,7 +55,11 @@ after(async () => {
 });
 
 function run(name: string, body: unknown): Promise<Response> {
-  return fetch(`${server.url}/flows/demo/${name}/run`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return fetch(`${server.url}/flows/demo/${name}/run`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 }
 
 async function errorOf(r: Response): Promise<string> {
@@ -85,14 +98,21 @@ test('the reconcile pass times out an open row past its deadline; a later close 
   assert.equal((await run('order', { id: 'o2', card: '4111-secret' })).status, 200);
   const line = await waitFor('the order row timed out', () => rowLine('order', 'timed_out'), 8000, 200);
   // Row: flow and step, status, opened, deadline, on-timeout flow, correlation id, state present, key hash.
-  assert.match(line, /order\s+await-reply\s+timed_out\s+\S+Z\s+\S+Z\s+order-timeout\s+[0-9a-f-]{36}\s+present\s+[0-9a-f]{64}$/);
+  assert.match(
+    line,
+    /order\s+await-reply\s+timed_out\s+\S+Z\s+\S+Z\s+order-timeout\s+[0-9a-f-]{36}\s+present\s+[0-9a-f]{64}$/,
+  );
   const listed = svc(sb, ['state', 'list', '--db', sb.db]).stdout;
   assert.match(listed, /timed_out/, 'default listing shows open and timed_out');
   assert.doesNotMatch(listed, /4111-secret/, 'correlation_state content is never shown');
   assert.doesNotMatch(listed, /o2/, 'keys only as fingerprints');
   assert.equal((await run('reply', { id: 'o2' })).status, 200);
   assert.ok(rowLine('order', 'closed_late'));
-  assert.doesNotMatch(svc(sb, ['state', 'list', '--db', sb.db]).stdout, /closed_late/, 'closed rows are not in the default listing');
+  assert.doesNotMatch(
+    svc(sb, ['state', 'list', '--db', sb.db]).stdout,
+    /closed_late/,
+    'closed rows are not in the default listing',
+  );
   assert.match(server.stderr(), /order-timeout/, 'the missing compensating enqueue is reported');
 });
 
@@ -109,7 +129,10 @@ test('an IR-version-1 artifact with a malformed correlation declaration is unrea
   assert.equal(r.status, 500);
   assert.equal(await errorOf(r), 'internal error');
   // The start-up scan logs it (JSON, so the quotes are escaped) and leaves it unserved.
-  assert.match(server.stderr(), /unreadable flow artifact .*demo\/old-broken has a malformed correlation declaration \(correlation_open: unknown key \\"timeout_secs\\"/);
+  assert.match(
+    server.stderr(),
+    /unreadable flow artifact .*demo\/old-broken has a malformed correlation declaration \(correlation_open: unknown key \\"timeout_secs\\"/,
+  );
   assert.equal(rowLine('old-broken', 'open'), undefined);
 });
 

@@ -19,8 +19,10 @@ function deploy(name: string, head: string, body: string): void {
   deployFlow(sb, flow('demo', name, head, `# ${name}\n\n${body}`));
 }
 
-const ECHO = '## Step: echo\nresponse_status: 201\nresponse_header_x_flow: echo\n```ntd\n{"id": "{{ ctx.input.id }}", "at": "{{ uuid() }}"}\n```\n';
-const MAYBE_FAIL = '## Step: check\n```validate\n!(has(ctx.input.fail) && ctx.input.fail) | asked to fail | semantic\n```\n```ntd\n{"ok": "{{ uuid() }}"}\n```\n';
+const ECHO =
+  '## Step: echo\nresponse_status: 201\nresponse_header_x_flow: echo\n```ntd\n{"id": "{{ ctx.input.id }}", "at": "{{ uuid() }}"}\n```\n';
+const MAYBE_FAIL =
+  '## Step: check\n```validate\n!(has(ctx.input.fail) && ctx.input.fail) | asked to fail | semantic\n```\n```ntd\n{"ok": "{{ uuid() }}"}\n```\n';
 
 before(async () => {
   slow = createServer((_req, res) => {
@@ -55,7 +57,11 @@ after(async () => {
 });
 
 function run(name: string, body: unknown): Promise<Response> {
-  return fetch(`${server.url}/flows/demo/${name}/run`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return fetch(`${server.url}/flows/demo/${name}/run`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 }
 
 test('a done key is replayed with the recorded status, flow headers, memoized body and replay headers', async () => {
@@ -120,19 +126,58 @@ test('an in_flight key holds duplicates back with 409 until svc state release cl
   assert.match(keyHash, /^[0-9a-f]{64}$/);
   assert.doesNotMatch(listed.stdout, /k1/, 'the business key is never printed');
 
-  const refused = svc(sb, ['state', 'release', '--tenant', 'demo', '--flow', 'slow', '--key-hash', keyHash, '--db', sb.db]);
+  const refused = svc(sb, [
+    'state',
+    'release',
+    '--tenant',
+    'demo',
+    '--flow',
+    'slow',
+    '--key-hash',
+    keyHash,
+    '--db',
+    sb.db,
+  ]);
   assert.notEqual(refused.code, 0);
   assert.match(refused.stdout, /in_flight/);
   assert.match(refused.stderr, /--accept-double-execution/);
   assert.equal((await run('slow', { id: 'k1' })).status, 409, 'a refused release changes nothing');
 
-  const noKey = svc(sb, ['state', 'release', '--tenant', 'demo', '--flow', 'slow', '--key', 'k1', '--accept-double-execution', '--db', sb.db]);
+  const noKey = svc(sb, [
+    'state',
+    'release',
+    '--tenant',
+    'demo',
+    '--flow',
+    'slow',
+    '--key',
+    'k1',
+    '--accept-double-execution',
+    '--db',
+    sb.db,
+  ]);
   assert.notEqual(noKey.code, 0);
   assert.match(noKey.stderr, /SVC_SECRET_SVC_STATE_KEY/);
 
-  const released = svc(sb, ['state', 'release', '--tenant', 'demo', '--flow', 'slow', '--key', 'k1', '--accept-double-execution', '--db', sb.db], {
-    env: { SVC_SECRET_SVC_STATE_KEY: STATE_KEY },
-  });
+  const released = svc(
+    sb,
+    [
+      'state',
+      'release',
+      '--tenant',
+      'demo',
+      '--flow',
+      'slow',
+      '--key',
+      'k1',
+      '--accept-double-execution',
+      '--db',
+      sb.db,
+    ],
+    {
+      env: { SVC_SECRET_SVC_STATE_KEY: STATE_KEY },
+    },
+  );
   assert.equal(released.code, 0, released.stderr);
   assert.match(released.stdout, new RegExp(`released.*${keyHash}`));
 
@@ -151,8 +196,17 @@ test('a row past its window is purged, and the key then runs fresh', async () =>
   const atFirst = await first.text();
   const listed = svc(sb, ['state', 'list', '--flow', 'short', '--status', 'done', '--db', sb.db]);
   assert.match(listed.stdout, /short\s+done/);
-  assert.equal((await run('short', { id: 'w' })).headers.get('x-svc-idempotent-replay'), 'true', 'inside the window: replayed');
-  await waitFor('the purge of the expired row', () => !/short\s+done/.test(svc(sb, ['state', 'list', '--flow', 'short', '--status', 'all', '--db', sb.db]).stdout), 15_000, 300);
+  assert.equal(
+    (await run('short', { id: 'w' })).headers.get('x-svc-idempotent-replay'),
+    'true',
+    'inside the window: replayed',
+  );
+  await waitFor(
+    'the purge of the expired row',
+    () => !/short\s+done/.test(svc(sb, ['state', 'list', '--flow', 'short', '--status', 'all', '--db', sb.db]).stdout),
+    15_000,
+    300,
+  );
   const fresh = await run('short', { id: 'w' });
   assert.equal(fresh.headers.get('x-svc-idempotent-replay'), null);
   assert.notEqual(await fresh.text(), atFirst);

@@ -25,7 +25,12 @@ const TABLES: readonly { file: 'registry' | 'audit' | 'ui'; table: string; order
   { file: 'registry', table: 'api_keys', order: 'id', pgOrder: 'id' },
   { file: 'registry', table: 'artifacts', order: 'hash', pgOrder: 'hash COLLATE "C"' },
   { file: 'registry', table: 'flow_latest', order: 'tenant, name', pgOrder: 'tenant COLLATE "C", name COLLATE "C"' },
-  { file: 'registry', table: 'flow_sources', order: 'tenant, name, version', pgOrder: 'tenant COLLATE "C", name COLLATE "C", version COLLATE "C"' },
+  {
+    file: 'registry',
+    table: 'flow_sources',
+    order: 'tenant, name, version',
+    pgOrder: 'tenant COLLATE "C", name COLLATE "C", version COLLATE "C"',
+  },
   { file: 'registry', table: 'trace_config', order: 'tenant, flow', pgOrder: 'tenant COLLATE "C", flow COLLATE "C"' },
   { file: 'audit', table: 'audit_entries', order: 'tenant, seq', pgOrder: 'tenant COLLATE "C", seq' },
   { file: 'audit', table: 'audit_heads', order: 'tenant', pgOrder: 'tenant COLLATE "C"' },
@@ -45,28 +50,46 @@ describe('svc store migrate', () => {
     assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
     return r;
   };
-  const migrate = (schema: PgSchema, from = paths.stateDir, extra: string[] = []) => svc(sandbox, ['store', 'migrate', '--from', from, '--to', schema.url, ...extra]);
+  const migrate = (schema: PgSchema, from = paths.stateDir, extra: string[] = []) =>
+    svc(sandbox, ['store', 'migrate', '--from', from, '--to', schema.url, ...extra]);
   const schema = async () => {
     const s = await freshPgSchema('svcmig');
     schemas.push(s);
     return s;
   };
-  const pg = async <R extends Record<string, unknown>>(s: PgSchema, sql: string, params: unknown[] = []) => (await adminQuery<R>(sql.replaceAll('$S', s.name), params)).rows;
-  const count = async (s: PgSchema, table: string) => Number((await pg<{ n: string }>(s, `SELECT count(*) AS n FROM $S.${table}`))[0]!.n);
-  const schemaExists = async (s: PgSchema) => (await adminQuery('SELECT 1 FROM information_schema.schemata WHERE schema_name = $1', [s.name])).rows.length > 0;
+  const pg = async <R extends Record<string, unknown>>(s: PgSchema, sql: string, params: unknown[] = []) =>
+    (await adminQuery<R>(sql.replaceAll('$S', s.name), params)).rows;
+  const count = async (s: PgSchema, table: string) =>
+    Number((await pg<{ n: string }>(s, `SELECT count(*) AS n FROM $S.${table}`))[0]!.n);
+  const schemaExists = async (s: PgSchema) =>
+    (await adminQuery('SELECT 1 FROM information_schema.schemata WHERE schema_name = $1', [s.name])).rows.length > 0;
 
   /** The source's rows, as JSON would carry them (blobs as hex, like the target's listing below). */
   function sourceRows(file: 'registry' | 'audit' | 'ui', table: string, order: string): unknown[] {
-    const db = new Database(file === 'registry' ? paths.registryDb : file === 'audit' ? paths.auditDb : paths.uiDb, { readonly: true });
+    const db = new Database(file === 'registry' ? paths.registryDb : file === 'audit' ? paths.auditDb : paths.uiDb, {
+      readonly: true,
+    });
     try {
       return (db.prepare(`SELECT * FROM ${table} ORDER BY ${order}`).all() as Record<string, unknown>[]).map((r) =>
-        Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Buffer.isBuffer(v) ? `\\x${v.toString('hex')}` : table === 'ui_users' && k === 'disabled' ? v === 1 : table === 'trace_config' && k === 'enabled' ? v === 1 : v])),
+        Object.fromEntries(
+          Object.entries(r).map(([k, v]) => [
+            k,
+            Buffer.isBuffer(v)
+              ? `\\x${v.toString('hex')}`
+              : table === 'ui_users' && k === 'disabled'
+                ? v === 1
+                : table === 'trace_config' && k === 'enabled'
+                  ? v === 1
+                  : v,
+          ]),
+        ),
       );
     } finally {
       db.close();
     }
   }
-  const targetRows = async (s: PgSchema, table: string, order: string) => (await pg<{ j: unknown }>(s, `SELECT row_to_json(t) AS j FROM $S.${table} t ORDER BY ${order}`)).map((r) => r.j);
+  const targetRows = async (s: PgSchema, table: string, order: string) =>
+    (await pg<{ j: unknown }>(s, `SELECT row_to_json(t) AS j FROM $S.${table} t ORDER BY ${order}`)).map((r) => r.j);
 
   before(async () => {
     ok(['tenant', 'create', '--id', 'acme', '--display-name', 'Acme Corp']);
@@ -85,13 +108,24 @@ describe('svc store migrate', () => {
 
     // acme/orders: n=1 acked, n=2 waiting for a retry in an hour, n=3 dead-lettered; then 4 and 5 wait.
     const q1 = new FileQueueStore({ queuesDir: paths.queuesDir });
-    for (const n of [1, 2, 3]) queueIds[n] = (await q1.append('acme', 'orders', { correlationId: `corr-${n}`, payload: { n }, traceparent: n === 2 ? TRACEPARENT : undefined })).id;
+    for (const n of [1, 2, 3])
+      queueIds[n] = (
+        await q1.append('acme', 'orders', {
+          correlationId: `corr-${n}`,
+          payload: { n },
+          traceparent: n === 2 ? TRACEPARENT : undefined,
+        })
+      ).id;
     const hour = { ...DEFAULT_RETRY_POLICY, initialDelayMs: 3_600_000, maxDelayMs: 3_600_000 };
     await q1.startConsumer('acme', 'orders', {
       pollIntervalMs: 10,
       handler: async (m) => {
         const n = (m.payload as { n: number }).n;
-        return n === 1 ? { kind: 'ack' } : n === 2 ? { kind: 'retry', error: 'backend down', policy: hour } : { kind: 'dead', error: 'no such customer' };
+        return n === 1
+          ? { kind: 'ack' }
+          : n === 2
+            ? { kind: 'retry', error: 'backend down', policy: hour }
+            : { kind: 'dead', error: 'no such customer' };
       },
     });
     await waitFor('three outcomes', async () => {
@@ -100,7 +134,8 @@ describe('svc store migrate', () => {
     });
     await q1.close();
     const q2 = new FileQueueStore({ queuesDir: paths.queuesDir });
-    for (const n of [4, 5]) queueIds[n] = (await q2.append('acme', 'orders', { correlationId: `corr-${n}`, payload: { n, text: 'é ✓' } })).id;
+    for (const n of [4, 5])
+      queueIds[n] = (await q2.append('acme', 'orders', { correlationId: `corr-${n}`, payload: { n, text: 'é ✓' } })).id;
     await q2.close();
 
     main = await schema();
@@ -127,7 +162,10 @@ describe('svc store migrate', () => {
     const src = db.prepare('SELECT tenant, name, version, hash, created_at FROM flow_versions ORDER BY rowid').all();
     db.close();
     assert.equal(src.length, 3);
-    assert.deepEqual(await pg(main, 'SELECT tenant, name, version, hash, created_at FROM $S.flow_versions ORDER BY seq'), src);
+    assert.deepEqual(
+      await pg(main, 'SELECT tenant, name, version, hash, created_at FROM $S.flow_versions ORDER BY seq'),
+      src,
+    );
   });
 
   it("verifies every tenant's audit chain on PostgreSQL, and the chain goes on from its head", async () => {
@@ -164,12 +202,26 @@ describe('svc store migrate', () => {
   });
 
   it('copies the waiting messages, the scheduled retry with its due time, the pending dead letter, and an id counter that never reissues an id', async () => {
-    const msgs = await pg<{ id: string; correlation_id: string; attempts: number; payload: string; traceparent: string | null; due_ms: string | null }>(
+    const msgs = await pg<{
+      id: string;
+      correlation_id: string;
+      attempts: number;
+      payload: string;
+      traceparent: string | null;
+      due_ms: string | null;
+    }>(
       main,
       "SELECT id, correlation_id, attempts, payload, traceparent, due_ms FROM $S.queue_messages WHERE tenant = 'acme' AND flow = 'orders' ORDER BY id",
     );
     assert.deepEqual(
-      msgs.map((m) => [Number(m.id), m.correlation_id, m.attempts, JSON.parse(m.payload), m.traceparent, m.due_ms === null]),
+      msgs.map((m) => [
+        Number(m.id),
+        m.correlation_id,
+        m.attempts,
+        JSON.parse(m.payload),
+        m.traceparent,
+        m.due_ms === null,
+      ]),
       [
         [queueIds[2], 'corr-2', 1, { n: 2 }, TRACEPARENT, false],
         [queueIds[4], 'corr-4', 0, { n: 4, text: 'é ✓' }, null, true],
@@ -178,23 +230,61 @@ describe('svc store migrate', () => {
     );
     const due = Number(msgs[0]!.due_ms);
     assert.ok(due > Date.now() + 3_000_000 && due < Date.now() + 3_700_000, `retry due in about an hour: ${due}`);
-    const dead = await pg<{ id: string; payload: string; attempts: number; last_error: string }>(main, "SELECT id, payload, attempts, last_error FROM $S.queue_dead_letters WHERE tenant = 'acme'");
-    assert.deepEqual(dead.map((d) => [Number(d.id), JSON.parse(d.payload), d.attempts, d.last_error]), [[queueIds[3], { n: 3 }, 1, 'no such customer']]);
-    const head = await pg<{ next_id: string }>(main, "SELECT next_id FROM $S.queue_heads WHERE tenant = 'acme' AND flow = 'orders'");
+    const dead = await pg<{ id: string; payload: string; attempts: number; last_error: string }>(
+      main,
+      "SELECT id, payload, attempts, last_error FROM $S.queue_dead_letters WHERE tenant = 'acme'",
+    );
+    assert.deepEqual(
+      dead.map((d) => [Number(d.id), JSON.parse(d.payload), d.attempts, d.last_error]),
+      [[queueIds[3], { n: 3 }, 1, 'no such customer']],
+    );
+    const head = await pg<{ next_id: string }>(
+      main,
+      "SELECT next_id FROM $S.queue_heads WHERE tenant = 'acme' AND flow = 'orders'",
+    );
     const counter = await readCounter(`${paths.queuesDir}/acme/orders/counter.json`);
     assert.ok(counter > queueIds[5]!);
     assert.equal(Number(head[0]!.next_id), counter);
-    assert.match(first.stdout, /^queue acme\/orders\s+copied\s+4\s+4\s+2 waiting, 1 retries, 1 dead letters, next id \d+/m);
+    assert.match(
+      first.stdout,
+      /^queue acme\/orders\s+copied\s+4\s+4\s+2 waiting, 1 retries, 1 dead letters, next id \d+/m,
+    );
   });
 
   it('a second run copies nothing: every part is reported already done and no row is added', async () => {
-    const counts = await Promise.all(['tenants', 'api_keys', 'flow_versions', 'audit_entries', 'queue_messages', 'queue_dead_letters', 'registry_changes'].map((t) => count(main, t)));
+    const counts = await Promise.all(
+      [
+        'tenants',
+        'api_keys',
+        'flow_versions',
+        'audit_entries',
+        'queue_messages',
+        'queue_dead_letters',
+        'registry_changes',
+      ].map((t) => count(main, t)),
+    );
     const again = migrate(main, paths.stateDir, ['--json']);
     assert.equal(again.code, 0, again.stderr);
     const out = JSON.parse(again.stdout) as { parts: { part: string; status: string; inserted: number }[] };
     assert.ok(out.parts.length >= 14);
-    assert.deepEqual(out.parts.filter((p) => p.status !== 'already_done' || p.inserted !== 0), []);
-    assert.deepEqual(await Promise.all(['tenants', 'api_keys', 'flow_versions', 'audit_entries', 'queue_messages', 'queue_dead_letters', 'registry_changes'].map((t) => count(main, t))), counts);
+    assert.deepEqual(
+      out.parts.filter((p) => p.status !== 'already_done' || p.inserted !== 0),
+      [],
+    );
+    assert.deepEqual(
+      await Promise.all(
+        [
+          'tenants',
+          'api_keys',
+          'flow_versions',
+          'audit_entries',
+          'queue_messages',
+          'queue_dead_letters',
+          'registry_changes',
+        ].map((t) => count(main, t)),
+      ),
+      counts,
+    );
   });
 
   it('a run killed with SIGKILL half-way is finished by the next run, with the same rows as an uninterrupted one', async () => {
@@ -204,13 +294,22 @@ describe('svc store migrate', () => {
     await child.waitForOutput('stderr', /copied: flow_versions/);
     await child.stop('SIGKILL');
     const done = (await pg<{ part: string }>(target, 'SELECT part FROM $S.store_imports')).map((r) => r.part);
-    assert.ok(done.includes('flow_versions') && !done.includes('audit') && !done.includes('queue acme/orders'), `killed half-way: ${done.join(', ')}`);
+    assert.ok(
+      done.includes('flow_versions') && !done.includes('audit') && !done.includes('queue acme/orders'),
+      `killed half-way: ${done.join(', ')}`,
+    );
     const rerun = migrate(target);
     assert.equal(rerun.code, 0, rerun.stderr);
     assert.match(rerun.stderr, /already done: tenants/);
     assert.match(rerun.stderr, /copied: audit/);
-    for (const t of [...TABLES.map((x) => x.table), 'flow_versions', 'queue_messages', 'queue_dead_letters', 'queue_heads']) {
-      assert.equal(await count(target, t), await count(main, t) - (t === 'audit_entries' ? 1 : 0), t); // main has one entry appended above
+    for (const t of [
+      ...TABLES.map((x) => x.table),
+      'flow_versions',
+      'queue_messages',
+      'queue_dead_letters',
+      'queue_heads',
+    ]) {
+      assert.equal(await count(target, t), (await count(main, t)) - (t === 'audit_entries' ? 1 : 0), t); // main has one entry appended above
     }
     const store = await openPgStore(target.url);
     assert.equal((await store.audit.verify('acme')).ok, true);
@@ -227,17 +326,25 @@ describe('svc store migrate', () => {
 
   it('refuses a target whose schema is newer than this build, writing nothing', async () => {
     const target = await schema();
-    await adminQuery(`CREATE SCHEMA ${target.name}; CREATE TABLE ${target.name}.schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now()); INSERT INTO ${target.name}.schema_migrations VALUES (999, 'future', now())`);
+    await adminQuery(
+      `CREATE SCHEMA ${target.name}; CREATE TABLE ${target.name}.schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now()); INSERT INTO ${target.name}.schema_migrations VALUES (999, 'future', now())`,
+    );
     const r = migrate(target);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /refused \(target_newer\).*version 999/);
-    assert.equal((await adminQuery('SELECT 1 FROM information_schema.tables WHERE table_schema = $1', [target.name])).rows.length, 1);
+    assert.equal(
+      (await adminQuery('SELECT 1 FROM information_schema.tables WHERE table_schema = $1', [target.name])).rows.length,
+      1,
+    );
   });
 
   it("refuses a target holding another installation's copy, and one holding data it never imported", async () => {
     const other = makeSandbox();
     try {
-      assert.equal(svc(other, ['tenant', 'create', '--id', 'initech', '--display-name', 'Initech', '--db', other.db]).code, 0);
+      assert.equal(
+        svc(other, ['tenant', 'create', '--id', 'initech', '--display-name', 'Initech', '--db', other.db]).code,
+        0,
+      );
       const tenants = await count(main, 'tenants');
       const r = svc(other, ['store', 'migrate', '--from', statePaths(other.db).stateDir, '--to', main.url]);
       assert.equal(r.code, 1);
@@ -246,7 +353,9 @@ describe('svc store migrate', () => {
 
       const born = await schema();
       const store = await openPgStore(born.url);
-      await store.db.query("INSERT INTO tenants (id, display_name, status, auth_methods, created_at) VALUES ('native', 'Native', 'active', '[\"api_key\"]', '2026-01-01T00:00:00Z')");
+      await store.db.query(
+        "INSERT INTO tenants (id, display_name, status, auth_methods, created_at) VALUES ('native', 'Native', 'active', '[\"api_key\"]', '2026-01-01T00:00:00Z')",
+      );
       await store.close();
       const r2 = migrate(born);
       assert.equal(r2.code, 1);
@@ -261,9 +370,14 @@ describe('svc store migrate', () => {
   it('refuses a state directory written by a newer svc, writing nothing', async () => {
     const newer = makeSandbox();
     try {
-      assert.equal(svc(newer, ['tenant', 'create', '--id', 'initech', '--display-name', 'Initech', '--db', newer.db]).code, 0);
+      assert.equal(
+        svc(newer, ['tenant', 'create', '--id', 'initech', '--display-name', 'Initech', '--db', newer.db]).code,
+        0,
+      );
       const db = new Database(newer.db);
-      db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'future', '2030-01-01T00:00:00Z')").run();
+      db.prepare(
+        "INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'future', '2030-01-01T00:00:00Z')",
+      ).run();
       db.close();
       const target = await schema();
       const r = svc(newer, ['store', 'migrate', '--from', statePaths(newer.db).stateDir, '--to', target.url]);
@@ -296,7 +410,10 @@ describe('svc store migrate', () => {
     try {
       const r = migrate(target);
       assert.equal(r.code, 1);
-      assert.match(r.stderr, new RegExp(`refused \\(source_in_use\\).*pid ${server.child.pid} .*locks/serve-${server.child.pid}-`));
+      assert.match(
+        r.stderr,
+        new RegExp(`refused \\(source_in_use\\).*pid ${server.child.pid} .*locks/serve-${server.child.pid}-`),
+      );
       assert.equal(await schemaExists(target), false);
     } finally {
       await server.stop();

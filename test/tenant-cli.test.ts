@@ -64,7 +64,18 @@ describe('svc tenant', () => {
   });
 
   it('accepts --auth-methods api_key explicitly', () => {
-    const r = svc(sb, ['tenant', 'create', '--id', 'explicit', '--display-name', 'Explicit', '--auth-methods', 'api_key', '--db', sb.db]);
+    const r = svc(sb, [
+      'tenant',
+      'create',
+      '--id',
+      'explicit',
+      '--display-name',
+      'Explicit',
+      '--auth-methods',
+      'api_key',
+      '--db',
+      sb.db,
+    ]);
     assert.equal(r.code, 0, r.stderr);
   });
 
@@ -78,11 +89,25 @@ describe('svc tenant', () => {
 
   it('refuses any auth method other than api_key, naming the accepted one, and creates nothing', () => {
     for (const methods of ['oauth2', 'api_key,basic', 'API_KEY', '']) {
-      const r = svc(sb, ['tenant', 'create', '--id', 'authy', '--display-name', 'Authy', '--auth-methods', methods, '--db', sb.db]);
+      const r = svc(sb, [
+        'tenant',
+        'create',
+        '--id',
+        'authy',
+        '--display-name',
+        'Authy',
+        '--auth-methods',
+        methods,
+        '--db',
+        sb.db,
+      ]);
       assert.notEqual(r.code, 0, `--auth-methods ${JSON.stringify(methods)} was accepted`);
       assert.match(r.stderr, /api_key/);
     }
-    assert.equal(tenants(sb).some((t) => t.id === 'authy'), false);
+    assert.equal(
+      tenants(sb).some((t) => t.id === 'authy'),
+      false,
+    );
     assert.equal(auditOf(sb, 'authy').length, 0);
   });
 
@@ -104,7 +129,10 @@ describe('svc tenant', () => {
       }
       assert.equal(existsSync(dirname(fresh.db)), false);
       assert.deepEqual(tenants(fresh), []);
-      assert.equal(svc(fresh, ['tenant', 'create', '--id', 'a'.repeat(128), '--display-name', 'X', '--db', fresh.db]).code, 0);
+      assert.equal(
+        svc(fresh, ['tenant', 'create', '--id', 'a'.repeat(128), '--display-name', 'X', '--db', fresh.db]).code,
+        0,
+      );
     } finally {
       fresh.cleanup();
     }
@@ -115,7 +143,10 @@ describe('svc tenant', () => {
     const r = svc(sb, ['tenant', 'create', '--id', 'nameless', '--display-name', '  ', '--db', sb.db]);
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /must not be empty/);
-    assert.equal(tenants(sb).some((t) => t.id === 'nameless'), false);
+    assert.equal(
+      tenants(sb).some((t) => t.id === 'nameless'),
+      false,
+    );
   });
 
   it('follows the state table: one audit entry per real transition, none for a no-op', () => {
@@ -181,17 +212,26 @@ describe('svc tenant', () => {
     }
   });
 
-  it('defaults --db to ~/.svc/registry.db, with audit.db beside it', { skip: onlyOn('sqlite', 'the default state directory; with SVC_STORE_URL set a command uses that store instead (test/cli-store-pg.test.ts: SVC_STORE_URL works like --store)') }, () => {
-    const fresh = makeSandbox();
-    try {
-      assert.equal(svc(fresh, ['tenant', 'create', '--id', 'homed', '--display-name', 'Home']).code, 0);
-      assert.ok(existsSync(join(fresh.home, '.svc', 'registry.db')));
-      assert.ok(existsSync(join(fresh.home, '.svc', 'audit.db')));
-      const r = svc(fresh, ['audit', '--tenant', 'homed']);
-      assert.equal(r.code, 0, r.stderr);
-      assert.match(r.stdout, /tenant\.registered/);
-    } finally {
-      fresh.cleanup();
-    }
-  });
+  it(
+    'defaults --db to ~/.svc/registry.db, with audit.db beside it',
+    {
+      skip: onlyOn(
+        'sqlite',
+        'the default state directory; with SVC_STORE_URL set a command uses that store instead (test/cli-store-pg.test.ts: SVC_STORE_URL works like --store)',
+      ),
+    },
+    () => {
+      const fresh = makeSandbox();
+      try {
+        assert.equal(svc(fresh, ['tenant', 'create', '--id', 'homed', '--display-name', 'Home']).code, 0);
+        assert.ok(existsSync(join(fresh.home, '.svc', 'registry.db')));
+        assert.ok(existsSync(join(fresh.home, '.svc', 'audit.db')));
+        const r = svc(fresh, ['audit', '--tenant', 'homed']);
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stdout, /tenant\.registered/);
+      } finally {
+        fresh.cleanup();
+      }
+    },
+  );
 });

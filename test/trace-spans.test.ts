@@ -20,7 +20,12 @@ import { waitFor } from './helpers/wait.js';
 const PRELOAD = pathToFileURL(resolve(dirname(fileURLToPath(import.meta.url)), 'helpers/otel-preload.js')).href;
 const CALLER_SPAN = '00f067aa0ba902b7';
 
-const RELAY = flow('acme', 'relay', 'effects: [http_egress]', `## Step: check\n\`\`\`validate\nhas(ctx.input.n) | n is required | syntactic\n\`\`\`\n\n${RECORDED_CALL_STEP}`);
+const RELAY = flow(
+  'acme',
+  'relay',
+  'effects: [http_egress]',
+  `## Step: check\n\`\`\`validate\nhas(ctx.input.n) | n is required | syntactic\n\`\`\`\n\n${RECORDED_CALL_STEP}`,
+);
 const QUEUED = flow('acme', 'queued', 'effects: [http_egress]', RECORDED_CALL_STEP);
 
 describe('spans with an OpenTelemetry SDK preloaded into svc serve', () => {
@@ -36,7 +41,11 @@ describe('spans with an OpenTelemetry SDK preloaded into svc serve', () => {
     deployFlow(sandbox, RELAY);
     deployFlow(sandbox, QUEUED);
     key = createKey(sandbox, 'acme');
-    server = await startServer(sandbox, [], { BACKEND_URL: backend.url, NODE_OPTIONS: `--import=${PRELOAD}`, SVC_TEST_SPANS_FILE: spansFile });
+    server = await startServer(sandbox, [], {
+      BACKEND_URL: backend.url,
+      NODE_OPTIONS: `--import=${PRELOAD}`,
+      SVC_TEST_SPANS_FILE: spansFile,
+    });
   });
 
   after(async () => {
@@ -46,7 +55,16 @@ describe('spans with an OpenTelemetry SDK preloaded into svc serve', () => {
   });
 
   const post = (path: string, correlationId: string, traceparent: string) =>
-    requestWithHeaders(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'x-correlation-id': correlationId, traceparent }, body: '{"n": 1}' });
+    requestWithHeaders(`${server.url}${path}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${key}`,
+        'x-correlation-id': correlationId,
+        traceparent,
+      },
+      body: '{"n": 1}',
+    });
 
   const spansOf = (traceId: string): RecordedSpan[] => {
     let text = '';
@@ -61,7 +79,8 @@ describe('spans with an OpenTelemetry SDK preloaded into svc serve', () => {
       .map((l) => JSON.parse(l) as RecordedSpan)
       .filter((s) => s.traceId === traceId);
   };
-  const waitForSpans = (traceId: string, count: number) => waitFor(`${count} span(s) of trace ${traceId}`, () => spansOf(traceId).length >= count && spansOf(traceId));
+  const waitForSpans = (traceId: string, count: number) =>
+    waitFor(`${count} span(s) of trace ${traceId}`, () => spansOf(traceId).length >= count && spansOf(traceId));
   const byName = (spans: RecordedSpan[], name: string): RecordedSpan => {
     const found = spans.find((s) => s.name === name);
     assert.ok(found, `no span '${name}' among ${spans.map((s) => s.name).join(', ')}`);
@@ -72,7 +91,7 @@ describe('spans with an OpenTelemetry SDK preloaded into svc serve', () => {
     assert.match(server.output(), /traces: {5}OpenTelemetry SDK registered/);
   });
 
-  it('/run: execution, step and egress spans nest under the caller, and the backend\'s parent is the egress span', async () => {
+  it("/run: execution, step and egress spans nest under the caller, and the backend's parent is the egress span", async () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const r = await post('/flows/acme/relay/run', 'sp-run', `00-${traceId}-${CALLER_SPAN}-01`);
     assert.equal(r.status, 200, r.body);
@@ -81,16 +100,31 @@ describe('spans with an OpenTelemetry SDK preloaded into svc serve', () => {
     const check = byName(spans, 'step check');
     const call = byName(spans, 'step call');
     const post_ = byName(spans, 'POST');
-    assert.deepEqual([exec.kind, exec.parentSpanId, exec.scope, exec.status.code], ['SERVER', CALLER_SPAN, 'svc', 'OK']);
-    assert.deepEqual([exec.attributes['svc.tenant'], exec.attributes['svc.flow'], exec.attributes['svc.door'], exec.attributes['svc.outcome'], exec.attributes['http.response.status_code']], ['acme', 'relay', 'http', 'succeeded', 200]);
+    assert.deepEqual(
+      [exec.kind, exec.parentSpanId, exec.scope, exec.status.code],
+      ['SERVER', CALLER_SPAN, 'svc', 'OK'],
+    );
+    assert.deepEqual(
+      [
+        exec.attributes['svc.tenant'],
+        exec.attributes['svc.flow'],
+        exec.attributes['svc.door'],
+        exec.attributes['svc.outcome'],
+        exec.attributes['http.response.status_code'],
+      ],
+      ['acme', 'relay', 'http', 'succeeded', 200],
+    );
     assert.deepEqual([check.parentSpanId, call.parentSpanId], [exec.spanId, exec.spanId]);
     assert.deepEqual([call.attributes['svc.step'], call.attributes['svc.outcome']], ['call', 'ok']);
-    assert.deepEqual([post_.kind, post_.parentSpanId, post_.attributes['http.response.status_code'], post_.attributes['svc.step']], ['CLIENT', call.spanId, 200, 'call']);
+    assert.deepEqual(
+      [post_.kind, post_.parentSpanId, post_.attributes['http.response.status_code'], post_.attributes['svc.step']],
+      ['CLIENT', call.spanId, 200, 'call'],
+    );
     const [sent] = await backend.waitForCalls('sp-run');
     assert.equal(sent!.traceparent, `00-${traceId}-${post_.spanId}-01`);
   });
 
-  it('/enqueue: the submission is a producer span under the caller, and the worker\'s execution its consumer child', async () => {
+  it("/enqueue: the submission is a producer span under the caller, and the worker's execution its consumer child", async () => {
     const traceId = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
     const r = await post('/flows/acme/queued/enqueue', 'sp-queue', `00-${traceId}-${CALLER_SPAN}-01`);
     assert.equal(r.status, 202, r.body);
@@ -99,8 +133,14 @@ describe('spans with an OpenTelemetry SDK preloaded into svc serve', () => {
     const exec = byName(spans, 'flow acme/queued');
     const call = byName(spans, 'step call');
     const post_ = byName(spans, 'POST');
-    assert.deepEqual([enqueue.kind, enqueue.parentSpanId, enqueue.attributes['svc.correlation_id']], ['PRODUCER', CALLER_SPAN, 'sp-queue']);
-    assert.deepEqual([exec.kind, exec.parentSpanId, exec.parentIsRemote, exec.attributes['svc.door']], ['CONSUMER', enqueue.spanId, true, 'queue']);
+    assert.deepEqual(
+      [enqueue.kind, enqueue.parentSpanId, enqueue.attributes['svc.correlation_id']],
+      ['PRODUCER', CALLER_SPAN, 'sp-queue'],
+    );
+    assert.deepEqual(
+      [exec.kind, exec.parentSpanId, exec.parentIsRemote, exec.attributes['svc.door']],
+      ['CONSUMER', enqueue.spanId, true, 'queue'],
+    );
     assert.deepEqual([call.parentSpanId, post_.parentSpanId], [exec.spanId, call.spanId]);
     const [sent] = await backend.waitForCalls('sp-queue');
     assert.equal(sent!.traceparent, `00-${traceId}-${post_.spanId}-01`);

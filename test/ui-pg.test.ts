@@ -51,9 +51,17 @@ test('the first account is made in the store; a login with the CSRF token opens 
   assert.match(server.output(), /ui:\s+\S+\/ui \(account admin created from SVC_UI_ADMIN_USER as sysadmin\)/);
   assert.equal(await store.uiUsers.count(), 1);
   const login = await fetch(`${server.url}/ui/login`);
-  cookie = login.headers.getSetCookie().map((c) => c.split(';', 1)[0]).join('; ');
+  cookie = login.headers
+    .getSetCookie()
+    .map((c) => c.split(';', 1)[0])
+    .join('; ');
   const csrf = /name="_csrf" value="([^"]+)"/.exec(await login.text())![1]!;
-  const r = await fetch(`${server.url}/ui/login`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ _csrf: csrf, username: 'admin', password: PASSWORD }) });
+  const r = await fetch(`${server.url}/ui/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ _csrf: csrf, username: 'admin', password: PASSWORD }),
+  });
   assert.equal(r.status, 303);
   cookie = [cookie, ...r.headers.getSetCookie().map((c) => c.split(';', 1)[0])].join('; ');
   const sessions = await store.db.query<{ n: number }>('SELECT count(*)::int AS n FROM ui_sessions');
@@ -61,7 +69,19 @@ test('the first account is made in the store; a login with the CSRF token opens 
 });
 
 test('every page answers from the store', async () => {
-  for (const path of ['/ui', '/ui/registry', '/ui/registry/acme/hello', '/ui/executions', '/ui/queues', '/ui/tenants', '/ui/keys', '/ui/audit?tenant=acme', '/ui/users', '/ui/certificates', '/ui/settings']) {
+  for (const path of [
+    '/ui',
+    '/ui/registry',
+    '/ui/registry/acme/hello',
+    '/ui/executions',
+    '/ui/queues',
+    '/ui/tenants',
+    '/ui/keys',
+    '/ui/audit?tenant=acme',
+    '/ui/users',
+    '/ui/certificates',
+    '/ui/settings',
+  ]) {
     const p = await page(path);
     assert.equal(p.status, 200, `${path}: ${p.status} ${p.text.slice(0, 300)}`);
   }
@@ -74,22 +94,39 @@ test('every page answers from the store', async () => {
 test('a tenant registered through the form is in the store with its audit entry', async () => {
   const form = await page('/ui/tenants');
   const csrf = /name="_csrf" value="([^"]+)"/.exec(form.text)![1]!;
-  const r = await fetch(`${server.url}/ui/tenants`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ _csrf: csrf, id: 'beta', display_name: 'Beta' }) });
+  const r = await fetch(`${server.url}/ui/tenants`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ _csrf: csrf, id: 'beta', display_name: 'Beta' }),
+  });
   assert.equal(r.status, 303, await r.text());
   assert.equal((await store.tenants.get('beta'))?.displayName, 'Beta');
   const entries = await store.audit.latest('beta', 5);
-  assert.deepEqual(entries.map((e) => e.eventType), ['tenant.registered']);
+  assert.deepEqual(
+    entries.map((e) => e.eventType),
+    ['tenant.registered'],
+  );
   assert.match(entries[0]!.payload, /"actor":"ui:admin"/);
 });
 
 /** Posts a UI form (the CSRF token taken from `formPage`) and returns the answer. */
 async function postForm(formPage: string, action: string, fields: Record<string, string>): Promise<Response> {
   const csrf = /name="_csrf" value="([^"]+)"/.exec((await page(formPage)).text)![1]!;
-  return fetch(`${server.url}${action}`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ _csrf: csrf, ...fields }) });
+  return fetch(`${server.url}${action}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ _csrf: csrf, ...fields }),
+  });
 }
 
 const runHello = (key: string) =>
-  fetch(`${server.url}/flows/acme/hello/run`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{"name":"x"}' }).then((r) => r.status);
+  fetch(`${server.url}/flows/acme/hello/run`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: '{"name":"x"}',
+  }).then((r) => r.status);
 
 test('a key made or revoked through the UI is in force on this node as soon as the form answers (the registry copy caught up first)', async () => {
   // Each round asks the node right after the form's answer: without the wait for the copy, a few

@@ -37,7 +37,11 @@ function seedChain(box: PartSandbox, count: number): void {
     for (let from = 0; from < count; from += SEED_BATCH) {
       const batch = [];
       for (let i = from; i < Math.min(count, from + SEED_BATCH); i++) {
-        batch.push({ tenant: TENANT, eventType: 'queue.message.enqueued', payload: { flow: 'quote', id: i + 1, offset: i * 142, source: 'enqueue' } });
+        batch.push({
+          tenant: TENANT,
+          eventType: 'queue.message.enqueued',
+          payload: { flow: 'quote', id: i + 1, offset: i * 142, source: 'enqueue' },
+        });
       }
       repo.appendMany(batch);
     }
@@ -47,9 +51,15 @@ function seedChain(box: PartSandbox, count: number): void {
 }
 
 /** Runs `svc audit --verify` and samples its memory until it exits. */
-async function verify(ctx: ScaleContext, box: PartSandbox): Promise<{ wallMs: number; peakMiB: number; maxRssMiB: number; out: string }> {
+async function verify(
+  ctx: ScaleContext,
+  box: PartSandbox,
+): Promise<{ wallMs: number; peakMiB: number; maxRssMiB: number; out: string }> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [ctx.svcBin, 'audit', '--tenant', TENANT, '--verify', '--db', box.db], { env: box.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [ctx.svcBin, 'audit', '--tenant', TENANT, '--verify', '--db', box.db], {
+    env: box.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const memory = sampleMemory(child.pid!, 10);
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -71,12 +81,21 @@ async function measureSize(ctx: ScaleContext, count: number, index: number): Pro
   seedChain(box, count);
   const seedSec = (performance.now() - t0) / 1000;
   const { size } = await import('node:fs').then((fs) => fs.statSync(box.paths.auditDb));
-  ctx.progress(`audit: ${count.toLocaleString('en-US')} entries appended in ${seedSec.toFixed(1)} s; running svc audit --verify`);
+  ctx.progress(
+    `audit: ${count.toLocaleString('en-US')} entries appended in ${seedSec.toFixed(1)} s; running svc audit --verify`,
+  );
   const r = await verify(ctx, box);
   const m = /OK \((\d+) entr/.exec(r.out);
   if (!m) throw new Error(`svc audit --verify did not report OK: ${r.out}`);
   ctx.progress(`audit: ${m[1]} entries verified in ${r.wallMs.toFixed(0)} ms, peak ${r.peakMiB.toFixed(1)} MiB`);
-  return { seedSec, entries: Number(m[1]), wallMs: r.wallMs, peakMiB: r.peakMiB, maxRssMiB: r.maxRssMiB, auditDbMiB: size / MiB };
+  return {
+    seedSec,
+    entries: Number(m[1]),
+    wallMs: r.wallMs,
+    peakMiB: r.peakMiB,
+    maxRssMiB: r.maxRssMiB,
+    auditDbMiB: size / MiB,
+  };
 }
 
 export const benchAuditScale: ScalePart = async (ctx: ScaleContext): Promise<ScaleSection> => {
@@ -86,7 +105,11 @@ export const benchAuditScale: ScalePart = async (ctx: ScaleContext): Promise<Sca
   const col = (pick: (f: SizeFigures) => number) => measured.map(pick);
   const ratio = measured[measured.length - 1]!.peakMiB / measured[0]!.peakMiB;
   const figures: ScaleFigure[] = [
-    { name: 'svc audit --verify, wall time with process start (ms)', values: col((f) => f.wallMs), higherIsBetter: false },
+    {
+      name: 'svc audit --verify, wall time with process start (ms)',
+      values: col((f) => f.wallMs),
+      higherIsBetter: false,
+    },
     { name: 'entries verified per second', values: col((f) => f.entries / (f.wallMs / 1000)), higherIsBetter: true },
     {
       name: 'svc audit --verify, peak memory (VmHWM, MiB)',

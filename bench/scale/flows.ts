@@ -34,8 +34,26 @@ interface Plan {
   readonly settleMs: number;
 }
 
-const FULL: Plan = { sizes: FULL_SIZES, starts: 3, deploys: 3, generations: 4, rounds: 2, roundSec: 3, warmUpSec: 2, settleMs: 1000 };
-const QUICK: Plan = { sizes: QUICK_SIZES, starts: 1, deploys: 1, generations: 1, rounds: 1, roundSec: 1, warmUpSec: 0.5, settleMs: 200 };
+const FULL: Plan = {
+  sizes: FULL_SIZES,
+  starts: 3,
+  deploys: 3,
+  generations: 4,
+  rounds: 2,
+  roundSec: 3,
+  warmUpSec: 2,
+  settleMs: 1000,
+};
+const QUICK: Plan = {
+  sizes: QUICK_SIZES,
+  starts: 1,
+  deploys: 1,
+  generations: 1,
+  rounds: 1,
+  roundSec: 1,
+  warmUpSec: 0.5,
+  settleMs: 200,
+};
 
 /** One size's state directory, seeded, with the key and route of the measured flow. */
 interface Installation {
@@ -62,7 +80,9 @@ async function seedInstallation(ctx: ScaleContext, count: number): Promise<Insta
     return keys.get(tenants[0]!)!;
   });
   const seedMs = performance.now() - t0;
-  ctx.progress(`seeded ${sizeLabel(count, 'flow', 'flows')} x ${VERSIONS} versions over ${tenants.length} tenant(s) in ${(seedMs / 1000).toFixed(1)} s`);
+  ctx.progress(
+    `seeded ${sizeLabel(count, 'flow', 'flows')} x ${VERSIONS} versions over ${tenants.length} tenant(s) in ${(seedMs / 1000).toFixed(1)} s`,
+  );
   return {
     count,
     dir,
@@ -78,7 +98,11 @@ function deployMs(ctx: ScaleContext, inst: Installation, env: NodeJS.ProcessEnv,
   const file = join(inst.dir, 'deployed.flow.md');
   writeFileSync(file, quoteFlowSource('t0001', flowName(0), 100 + Number(version.split('.').at(-1))));
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, [ctx.svcBin, 'deploy', file, '-v', version, '--db', inst.db], { cwd: inst.dir, env, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [ctx.svcBin, 'deploy', file, '-v', version, '--db', inst.db], {
+    cwd: inst.dir,
+    env,
+    encoding: 'utf8',
+  });
   const ms = performance.now() - t0;
   if (r.status !== 0) throw new Error(`svc deploy failed (${r.status}): ${r.stderr}`);
   return ms;
@@ -96,7 +120,14 @@ export const benchFlowScale: ScalePart = async (ctx: ScaleContext): Promise<Scal
     const health: number[][] = insts.map(() => []);
     const firstRun: number[][] = insts.map(() => []);
     const rssStart: number[][] = insts.map(() => []);
-    const startOne = (inst: Installation) => startTimedServer({ svcBin: ctx.svcBin, db: inst.db, cwd: inst.dir, env, probe: { path: inst.runPath, headers: inst.headers, body: BODY } });
+    const startOne = (inst: Installation) =>
+      startTimedServer({
+        svcBin: ctx.svcBin,
+        db: inst.db,
+        cwd: inst.dir,
+        env,
+        probe: { path: inst.runPath, headers: inst.headers, body: BODY },
+      });
     for (let round = 0; round < plan.starts; round++) {
       for (const [i, inst] of insts.entries()) {
         const s = await startOne(inst);
@@ -105,7 +136,9 @@ export const benchFlowScale: ScalePart = async (ctx: ScaleContext): Promise<Scal
         rssStart[i]!.push(rssBytes(s.pid));
         await s.stop();
       }
-      ctx.progress(`start-up round ${round + 1}/${plan.starts}: ${insts.map((inst, i) => `${inst.count}: /health ${health[i]!.at(-1)!.toFixed(0)} ms, /run ${firstRun[i]!.at(-1)!.toFixed(0)} ms`).join('; ')}`);
+      ctx.progress(
+        `start-up round ${round + 1}/${plan.starts}: ${insts.map((inst, i) => `${inst.count}: /health ${health[i]!.at(-1)!.toFixed(0)} ms, /run ${firstRun[i]!.at(-1)!.toFixed(0)} ms`).join('; ')}`,
+      );
     }
 
     // RSS after the load, per size, one reading per generation (before its servers stop).
@@ -116,7 +149,13 @@ export const benchFlowScale: ScalePart = async (ctx: ScaleContext): Promise<Scal
         targets: insts.map((inst, i) => ({
           label: sizeLabel(inst.count, 'flow', 'flows'),
           pid: servers[i]!.pid,
-          measure: (sec: number) => load(inst.runPath, { url: `${servers[i]!.url}${inst.runPath}`, body: BODY, headers: inst.headers, durationSec: sec }),
+          measure: (sec: number) =>
+            load(inst.runPath, {
+              url: `${servers[i]!.url}${inst.runPath}`,
+              body: BODY,
+              headers: inst.headers,
+              durationSec: sec,
+            }),
         })),
         stop: async () => {
           servers.forEach((s, i) => rssAfter[i]!.push(rssBytes(s.pid)));
@@ -131,7 +170,9 @@ export const benchFlowScale: ScalePart = async (ctx: ScaleContext): Promise<Scal
     for (let round = 0; round < plan.deploys; round++) {
       for (const [i, inst] of insts.entries()) deploys[i]!.push(deployMs(ctx, inst, env, `2.0.${round}`));
     }
-    ctx.progress(`svc deploy: ${insts.map((inst, i) => `${inst.count}: ${median(deploys[i]!).toFixed(0)} ms`).join(', ')}`);
+    ctx.progress(
+      `svc deploy: ${insts.map((inst, i) => `${inst.count}: ${median(deploys[i]!).toFixed(0)} ms`).join(', ')}`,
+    );
 
     const counts = plan.sizes;
     const largest = counts.at(-1)!;
@@ -151,9 +192,24 @@ export const benchFlowScale: ScalePart = async (ctx: ScaleContext): Promise<Scal
         target: `< 1,000 ms at 1,000 flows: ${targetAt(counts, healthMs, 1_000, (v) => v < 1_000, ms)}; < 3,000 ms at 10,000: ${targetAt(counts, healthMs, 10_000, (v) => v < 3_000, ms)}`,
       },
       { name: 'start-up until the first /run succeeds (ms)', values: firstRun.map(median), higherIsBetter: false },
-      { name: 'RSS after start (MB)', values: rssStartMb, higherIsBetter: false, target: `< 250 MB at the largest size: ${targetAt(counts, rssStartMb, largest, (v) => v < 250, mb)}` },
-      { name: 'RSS after the load, median of the generations (MB)', values: rssAfterMb, higherIsBetter: false, target: `< 250 MB at the largest size: ${targetAt(counts, rssAfterMb, largest, (v) => v < 250, mb)}` },
-      { name: 'RSS after the load, highest generation (MB)', values: rssAfterMaxMb, higherIsBetter: false, target: `< 250 MB at the largest size: ${targetAt(counts, rssAfterMaxMb, largest, (v) => v < 250, mb)}` },
+      {
+        name: 'RSS after start (MB)',
+        values: rssStartMb,
+        higherIsBetter: false,
+        target: `< 250 MB at the largest size: ${targetAt(counts, rssStartMb, largest, (v) => v < 250, mb)}`,
+      },
+      {
+        name: 'RSS after the load, median of the generations (MB)',
+        values: rssAfterMb,
+        higherIsBetter: false,
+        target: `< 250 MB at the largest size: ${targetAt(counts, rssAfterMb, largest, (v) => v < 250, mb)}`,
+      },
+      {
+        name: 'RSS after the load, highest generation (MB)',
+        values: rssAfterMaxMb,
+        higherIsBetter: false,
+        target: `< 250 MB at the largest size: ${targetAt(counts, rssAfterMaxMb, largest, (v) => v < 250, mb)}`,
+      },
       {
         name: '/run throughput (req/s)',
         values: runRate,
@@ -163,7 +219,13 @@ export const benchFlowScale: ScalePart = async (ctx: ScaleContext): Promise<Scal
         name: '/run throughput against 1 flow, median of per-round ratios (x)',
         values: runRatio,
         higherIsBetter: true,
-        target: `>= 0.95x at 10,000 flows: ${targetAt(counts, runRatio, 10_000, (v) => v >= 0.95, (v) => `${v.toFixed(3)}x`)}`,
+        target: `>= 0.95x at 10,000 flows: ${targetAt(
+          counts,
+          runRatio,
+          10_000,
+          (v) => v >= 0.95,
+          (v) => `${v.toFixed(3)}x`,
+        )}`,
       },
       { name: '/run p99 (ms)', values: loadResult.p99Ms, higherIsBetter: false },
       { name: '/run server CPU per request (us)', values: loadResult.cpuUsPerRequest, higherIsBetter: false },
@@ -175,8 +237,14 @@ export const benchFlowScale: ScalePart = async (ctx: ScaleContext): Promise<Scal
       `/run: the first flow of the first tenant, the servers side by side, ${plan.generations} generation(s) of fresh servers one after the other, each with ${plan.rounds} interleaved round(s) of ${plan.roundSec} s (32 connections) after a ${plan.warmUpSec} s warm-up; throughput, p99 and CPU are medians over every round, and the ratio row is the median of each round's ratio to the 1-flow server of the same generation and round; rounds per size (req/s): ${loadResult.rounds.map((rs, i) => `${counts[i]}: ${rs.map((r) => r.reqPerSec.toFixed(0)).join(' ')}`).join('; ')}.`,
       `svc deploy: median of ${plan.deploys} process(es) per size, each deploying a new version of the measured flow, with no server running.`,
     ];
-    if (failures.some((n) => n > 0)) notes.push(`WARNING: non-2xx answers or errors during the load: ${failures.join(', ')}`);
-    return { title: 'Flows', sizes: counts.map((count) => ({ label: sizeLabel(count, 'flow', 'flows'), count })), figures, notes };
+    if (failures.some((n) => n > 0))
+      notes.push(`WARNING: non-2xx answers or errors during the load: ${failures.join(', ')}`);
+    return {
+      title: 'Flows',
+      sizes: counts.map((count) => ({ label: sizeLabel(count, 'flow', 'flows'), count })),
+      figures,
+      notes,
+    };
   } finally {
     for (const s of servers) await s.stop().catch(() => undefined);
   }

@@ -29,8 +29,24 @@ interface Plan {
   readonly settleMs: number;
 }
 
-const FULL: Plan = { sizes: [1, 10_000, 100_000], tenants: 1_000, generations: 3, rounds: 2, roundSec: 3, warmUpSec: 2, settleMs: 1000 };
-const QUICK: Plan = { sizes: [1, 200], tenants: 20, generations: 1, rounds: 1, roundSec: 1, warmUpSec: 0.5, settleMs: 200 };
+const FULL: Plan = {
+  sizes: [1, 10_000, 100_000],
+  tenants: 1_000,
+  generations: 3,
+  rounds: 2,
+  roundSec: 3,
+  warmUpSec: 2,
+  settleMs: 1000,
+};
+const QUICK: Plan = {
+  sizes: [1, 200],
+  tenants: 20,
+  generations: 1,
+  rounds: 1,
+  roundSec: 1,
+  warmUpSec: 0.5,
+  settleMs: 200,
+};
 
 const BODY = JSON.stringify({ id: 'o-1', total: 42 });
 /** Well-formed (svk_ and 32 hex) and absent from every installation. */
@@ -76,16 +92,26 @@ async function seedInstallation(ctx: ScaleContext, plan: Plan, count: number): P
   const db = join(dir, 'state', 'registry.db');
   const tenants = tenantIds(count === 1 ? 1 : plan.tenants);
   const flow = compileFlow(quoteFlowSource('t0001', 'quote'));
-  if (!flow.ir || !flow.bytes || !flow.hash) throw new Error(`the bench flow does not compile: ${JSON.stringify(flow.diagnostics)}`);
+  if (!flow.ir || !flow.bytes || !flow.hash)
+    throw new Error(`the bench flow does not compile: ${JSON.stringify(flow.diagnostics)}`);
   const t0 = performance.now();
   const key = await inOneTransaction(db, async (stores) => {
     await seedTenants(stores, tenants);
     const keys = await seedKeys(stores, tenants, count);
-    stores.artifacts.publish({ tenant: 't0001', name: 'quote', version: '1.0.0', bytes: flow.bytes!, hash: flow.hash!, createdAt: isoNow() });
+    stores.artifacts.publish({
+      tenant: 't0001',
+      name: 'quote',
+      version: '1.0.0',
+      bytes: flow.bytes!,
+      hash: flow.hash!,
+      createdAt: isoNow(),
+    });
     return keys.get('t0001')!;
   });
   const seedMs = performance.now() - t0;
-  ctx.progress(`seeded ${sizeLabel(count, 'key', 'keys')} over ${tenants.length} tenant(s) in ${(seedMs / 1000).toFixed(1)} s`);
+  ctx.progress(
+    `seeded ${sizeLabel(count, 'key', 'keys')} over ${tenants.length} tenant(s) in ${(seedMs / 1000).toFixed(1)} s`,
+  );
   return { count, dir, db, key, seedMs, unknownLookupUs: unknownLookupUs(db) };
 }
 
@@ -103,14 +129,27 @@ export const benchKeyScale: ScalePart = async (ctx: ScaleContext): Promise<Scale
       label: `${sizeLabel(insts[i]!.count, 'key', 'keys')} ${kind}`,
       pid: servers[i]!.pid,
       measure: (sec: number): Promise<LoadResult> =>
-        load(kind, { url: `${servers[i]!.url}${RUN_PATH}`, body: BODY, headers: headersFor(kind === 'valid' ? insts[i]!.key : UNKNOWN_KEY), durationSec: sec }),
+        load(kind, {
+          url: `${servers[i]!.url}${RUN_PATH}`,
+          body: BODY,
+          headers: headersFor(kind === 'valid' ? insts[i]!.key : UNKNOWN_KEY),
+          durationSec: sec,
+        }),
     });
     // Valid and unknown key of every size in the same interleaved rounds.
     const targets = () => [...insts.map((_, i) => target(i, 'valid')), ...insts.map((_, i) => target(i, 'unknown'))];
     const rssAfter: number[][] = insts.map(() => []);
     const generation = async (): Promise<Generation> => {
       for (const inst of insts) {
-        servers.push(await startTimedServer({ svcBin: ctx.svcBin, db: inst.db, cwd: inst.dir, env, probe: { path: RUN_PATH, headers: headersFor(inst.key), body: BODY } }));
+        servers.push(
+          await startTimedServer({
+            svcBin: ctx.svcBin,
+            db: inst.db,
+            cwd: inst.dir,
+            env,
+            probe: { path: RUN_PATH, headers: headersFor(inst.key), body: BODY },
+          }),
+        );
       }
       return {
         targets: targets(),
@@ -129,7 +168,8 @@ export const benchKeyScale: ScalePart = async (ctx: ScaleContext): Promise<Scale
     const unknown = r.reqPerSec.slice(n);
     const counts = plan.sizes;
     const validRatio = r.ratioToBase.slice(0, n);
-    const wrongStatus = (rs: readonly LoadResult[], expectOk: boolean) => rs.reduce((a, x) => a + x.errors + (expectOk ? x.non2xx : 0), 0);
+    const wrongStatus = (rs: readonly LoadResult[], expectOk: boolean) =>
+      rs.reduce((a, x) => a + x.errors + (expectOk ? x.non2xx : 0), 0);
     const figures: ScaleFigure[] = [
       {
         name: '/run throughput, valid key (req/s)',
@@ -140,27 +180,58 @@ export const benchKeyScale: ScalePart = async (ctx: ScaleContext): Promise<Scale
         name: '/run throughput, valid key, against 1 key: median of per-round ratios (x)',
         values: validRatio,
         higherIsBetter: true,
-        target: `>= 0.95x at 100,000 keys: ${targetAt(counts, validRatio, 100_000, (v) => v >= 0.95, (v) => `${v.toFixed(3)}x`)}`,
+        target: `>= 0.95x at 100,000 keys: ${targetAt(
+          counts,
+          validRatio,
+          100_000,
+          (v) => v >= 0.95,
+          (v) => `${v.toFixed(3)}x`,
+        )}`,
       },
       { name: '/run p99, valid key (ms)', values: r.p99Ms.slice(0, n), higherIsBetter: false },
-      { name: '/run server CPU per request, valid key (us)', values: r.cpuUsPerRequest.slice(0, n), higherIsBetter: false },
+      {
+        name: '/run server CPU per request, valid key (us)',
+        values: r.cpuUsPerRequest.slice(0, n),
+        higherIsBetter: false,
+      },
       {
         name: 'unknown key, 401 throughput (req/s)',
         values: unknown,
         higherIsBetter: true,
       },
-      { name: 'unknown key, 401 server CPU per request (us)', values: r.cpuUsPerRequest.slice(n), higherIsBetter: false },
-      { name: 'unknown-key lookup in-process, SqliteKeysStore.findByHash (us)', values: insts.map((i) => i.unknownLookupUs), higherIsBetter: false },
+      {
+        name: 'unknown key, 401 server CPU per request (us)',
+        values: r.cpuUsPerRequest.slice(n),
+        higherIsBetter: false,
+      },
+      {
+        name: 'unknown-key lookup in-process, SqliteKeysStore.findByHash (us)',
+        values: insts.map((i) => i.unknownLookupUs),
+        higherIsBetter: false,
+      },
       { name: 'RSS after the load, median of the generations (MB)', values: rssAfterMb, higherIsBetter: false },
     ];
     const notes = [
       `Each size: that many keys (SHA-256 hashes, as svc keys create stores them) spread evenly over ${plan.tenants.toLocaleString('en-US')} tenants (1 at size 1), seeded in-process through createApiKey in one transaction (${insts.map((i) => `${(i.seedMs / 1000).toFixed(1)} s`).join(', ')}); the flow is the bench quote flow of tenant t0001.`,
       `The servers run side by side, ${plan.generations} generation(s) of fresh servers one after the other; valid-key and unknown-key loads of every size go in the same interleaved rounds (${plan.rounds} round(s) of ${plan.roundSec} s per generation, 32 connections, after a ${plan.warmUpSec} s warm-up; medians over every round). Rounds (req/s): ${[...insts.map((inst) => `${sizeLabel(inst.count, 'key', 'keys')} valid`), ...insts.map((inst) => `${sizeLabel(inst.count, 'key', 'keys')} unknown`)].map((label, i) => `${label}: ${r.rounds[i]!.map((x) => x.reqPerSec.toFixed(0)).join(' ')}`).join('; ')}.`,
-      `Unknown key: svk_ and 32 hex characters that no installation holds; the gate caches only keys that exist, so each such request costs one indexed read of api_keys.key_hash. A 401 is answered before the body is read; the bench's body is small, so the connection is kept and Node discards the body (a body over 16 KiB, chunked, or announced with Expect: 100-continue closes it instead). Its p99 is not shown; the in-process lookup (median of ${LOOKUP_ROUNDS} rounds of ${LOOKUP_COUNT.toLocaleString('en-US')} distinct unknown hashes, after the seed) isolates what the key count can change. Its answers were ${r.rounds.slice(n).flat().reduce((a, x) => a + x.non2xx, 0) > 0 ? 'non-2xx as expected' : 'NOT refused (check the gate)'}.`,
+      `Unknown key: svk_ and 32 hex characters that no installation holds; the gate caches only keys that exist, so each such request costs one indexed read of api_keys.key_hash. A 401 is answered before the body is read; the bench's body is small, so the connection is kept and Node discards the body (a body over 16 KiB, chunked, or announced with Expect: 100-continue closes it instead). Its p99 is not shown; the in-process lookup (median of ${LOOKUP_ROUNDS} rounds of ${LOOKUP_COUNT.toLocaleString('en-US')} distinct unknown hashes, after the seed) isolates what the key count can change. Its answers were ${
+        r.rounds
+          .slice(n)
+          .flat()
+          .reduce((a, x) => a + x.non2xx, 0) > 0
+          ? 'non-2xx as expected'
+          : 'NOT refused (check the gate)'
+      }.`,
     ];
     const validFailures = r.rounds.slice(0, n).map((rs) => wrongStatus(rs, true));
-    if (validFailures.some((x) => x > 0)) notes.push(`WARNING: non-2xx answers or errors with the valid key: ${validFailures.join(', ')}`);
-    return { title: 'Keys and tenants', sizes: counts.map((count) => ({ label: sizeLabel(count, 'key', 'keys'), count })), figures, notes };
+    if (validFailures.some((x) => x > 0))
+      notes.push(`WARNING: non-2xx answers or errors with the valid key: ${validFailures.join(', ')}`);
+    return {
+      title: 'Keys and tenants',
+      sizes: counts.map((count) => ({ label: sizeLabel(count, 'key', 'keys'), count })),
+      figures,
+      notes,
+    };
   } finally {
     for (const s of servers) await s.stop().catch(() => undefined);
   }

@@ -67,9 +67,12 @@ function seedRows(logDb: string, rows: number, spanDays: number): void {
   try {
     db.pragma('journal_mode = OFF');
     db.pragma('synchronous = OFF');
-    const cols = '(ts, correlation_id, tenant, flow, step, event, payload, payload_truncated, http_status, outcome, reason, trace_id)';
+    const cols =
+      '(ts, correlation_id, tenant, flow, step, event, payload, payload_truncated, http_status, outcome, reason, trace_id)';
     const one = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
-    const chunk = db.prepare(`INSERT INTO events ${cols} VALUES ${Array.from({ length: SEED_CHUNK }, () => one).join(', ')}`);
+    const chunk = db.prepare(
+      `INSERT INTO events ${cols} VALUES ${Array.from({ length: SEED_CHUNK }, () => one).join(', ')}`,
+    );
     const single = db.prepare(`INSERT INTO events ${cols} VALUES ${one}`);
     const end = Date.now();
     const start = end - spanDays * DAY_MS;
@@ -78,7 +81,20 @@ function seedRows(logDb: string, rows: number, spanDays: number): void {
       const request = Math.floor(i / 2);
       const completed = i % 2 === 1;
       const hex = request.toString(16).padStart(12, '0');
-      return [isoSeconds(start + i * step), `00000000-0000-4000-8000-${hex}`, 'bench', 'quote', null, completed ? 'completed' : 'received', null, 0, completed ? 200 : null, null, null, `${hex}${hex}${hex.slice(0, 8)}`];
+      return [
+        isoSeconds(start + i * step),
+        `00000000-0000-4000-8000-${hex}`,
+        'bench',
+        'quote',
+        null,
+        completed ? 'completed' : 'received',
+        null,
+        0,
+        completed ? 200 : null,
+        null,
+        null,
+        `${hex}${hex}${hex.slice(0, 8)}`,
+      ];
     };
     const tx = db.transaction((from: number, to: number) => {
       let i = from;
@@ -106,7 +122,10 @@ interface Server {
 /** `svc serve` with its operational log read (the retention line), stopped by PID. */
 async function startServer(ctx: ScaleContext, box: PartSandbox): Promise<Server> {
   const env = { ...box.env, RUST_LOG: 'info', SVC_TEST_LOG_RETENTION_INTERVAL_MS: '1000' };
-  const child = spawn(process.execPath, [ctx.svcBin, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', box.db], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [ctx.svcBin, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', box.db], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const stop = async (): Promise<void> => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((r) => child.once('exit', r));
@@ -156,7 +175,9 @@ async function measureSize(ctx: ScaleContext, rows: number, index: number): Prom
   const t0 = performance.now();
   seedRows(box.paths.logDb, rows, RETENTION_DAYS + 1);
   const seedSec = (performance.now() - t0) / 1000;
-  ctx.progress(`logs: ${rows.toLocaleString('en-US')} rows written in ${seedSec.toFixed(1)} s (${fileMiB(box.paths.logDb).toFixed(0)} MiB); starting svc serve`);
+  ctx.progress(
+    `logs: ${rows.toLocaleString('en-US')} rows written in ${seedSec.toFixed(1)} s (${fileMiB(box.paths.logDb).toFixed(0)} MiB); starting svc serve`,
+  );
 
   const reader = openDb(box.paths.logDb, logMigrations, { readonly: true });
   const minId = reader.prepare<[], { id: number | null }>('SELECT min(id) AS id FROM events');
@@ -199,7 +220,9 @@ async function measureSize(ctx: ScaleContext, rows: number, index: number): Prom
       const pageSize = reader.pragma('page_size', { simple: true }) as number;
       const during = run.window(startedAt, endedAt);
       if (run.non2xx > 0) throw new Error(`logs: /run answered non-2xx ${run.non2xx} times`);
-      ctx.progress(`logs: ${rows.toLocaleString('en-US')} rows: retention deleted ${rowsDeleted} rows in ${(endedAt - startedAt).toFixed(0)} ms; p99 idle ${idle.p99Ms} ms, during ${during.p99Ms} ms`);
+      ctx.progress(
+        `logs: ${rows.toLocaleString('en-US')} rows: retention deleted ${rowsDeleted} rows in ${(endedAt - startedAt).toFixed(0)} ms; p99 idle ${idle.p99Ms} ms, during ${during.p99Ms} ms`,
+      );
       return {
         seedSec,
         idleReqPerSec: idle.reqPerSec,
@@ -234,7 +257,11 @@ export const benchLogScale: ScalePart = async (ctx: ScaleContext): Promise<Scale
   const deletedMiB = measured.map((f, i) => (f.fileBeforeMiB * f.rowsDeleted) / counts[i]!);
   const keptFreeShares = measured.map((f, i) => f.freeAfterMiB / deletedMiB[i]!);
   const figures: ScaleFigure[] = [
-    { name: '/run with the event writer busy, idle window (req/s)', values: col((f) => f.idleReqPerSec), higherIsBetter: true },
+    {
+      name: '/run with the event writer busy, idle window (req/s)',
+      values: col((f) => f.idleReqPerSec),
+      higherIsBetter: true,
+    },
     { name: '/run p99, idle window (ms)', values: col((f) => f.idleP99Ms), higherIsBetter: false },
     { name: 'rows deleted by the retention cycle', values: col((f) => f.rowsDeleted), higherIsBetter: false },
     { name: 'retention cycle (ms)', values: col((f) => f.retentionMs), higherIsBetter: false },
@@ -246,7 +273,11 @@ export const benchLogScale: ScalePart = async (ctx: ScaleContext): Promise<Scale
       target: `<= 2x the idle p99: ${stallRatios.map((r) => `${r.toFixed(2)}x`).join(' / ')}, ${verdict(stallRatios.every((r) => r <= 2))}`,
     },
     { name: 'log.db before retention (MiB)', values: col((f) => f.fileBeforeMiB), higherIsBetter: false },
-    { name: 'log.db after retention, with the rows the load wrote meanwhile (MiB)', values: col((f) => f.fileAfterMiB), higherIsBetter: false },
+    {
+      name: 'log.db after retention, with the rows the load wrote meanwhile (MiB)',
+      values: col((f) => f.fileAfterMiB),
+      higherIsBetter: false,
+    },
     {
       name: 'free pages kept inside log.db after retention (MiB)',
       values: col((f) => f.freeAfterMiB),
@@ -262,7 +293,7 @@ export const benchLogScale: ScalePart = async (ctx: ScaleContext): Promise<Scale
       `Rows written in-process into log.db's own schema, ${SEED_TX_ROWS.toLocaleString('en-US')} a transaction (seed: ${measured.map((f) => `${f.seedSec.toFixed(1)} s`).join(' / ')}), timestamps spread evenly over the last ${RETENTION_DAYS + 1} days; a received and a completed row per request, event_only (no payload).`,
       `/run load: 32 connections on the quote flow (validate + ntd, event_only: two rows per request for the event writer), one run across the idle window (${IDLE_WINDOW_MS / 1000} s) and the retention cycle. The retention interval was shortened to 1 s with the test-only SVC_TEST_LOG_RETENTION_INTERVAL_MS; log_retention_days went from ${2 * RETENTION_DAYS} to ${RETENTION_DAYS} through the settings table, as the UI writes it.`,
       'Cycle timed from its first committed slice (2,000 row ids a DELETE, then incremental vacuum slices, all on the event writer\'s thread; the lowest id of the table moves, polled every 10 ms), less one slice\'s mean time, to its log line. "During" counts every request in flight at some moment of that window (one a stall held past its end included).',
-      'The log database keeps the rollback journal and full synchronous mode (spec), with auto_vacuum=INCREMENTAL: retention gives the deleted rows\' pages back in slices (before it, they stayed inside the file as free pages).',
+      "The log database keeps the rollback journal and full synchronous mode (spec), with auto_vacuum=INCREMENTAL: retention gives the deleted rows' pages back in slices (before it, they stayed inside the file as free pages).",
     ],
   };
 };

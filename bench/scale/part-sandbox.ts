@@ -35,7 +35,12 @@ export function makeSandbox(ctx: ScaleContext, name: string): PartSandbox {
   mkdirSync(home, { recursive: true });
   const env = { ...process.env, HOME: home, RUST_LOG: 'warn' };
   const db = join(home, 'state', 'registry.db');
-  const svc = (args: string[]) => execFileSync(process.execPath, [ctx.svcBin, ...args, '--db', db], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const svc = (args: string[]) =>
+    execFileSync(process.execPath, [ctx.svcBin, ...args, '--db', db], {
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   svc(['tenant', 'create', '--id', TENANT, '--display-name', 'Bench']);
   const keyOut = svc(['keys', 'create', '--tenant', TENANT, '--label', 'bench']);
   const key = /svk_[0-9a-f]{32}/.exec(keyOut)?.[0];
@@ -50,8 +55,17 @@ export function publishFlows(db: string, sources: readonly string[], version = '
     const repo = new SqliteArtifactsStore(conn);
     for (const source of sources) {
       const r = compileFlow(source);
-      if (!r.ir || !r.bytes || !r.hash) throw new Error(`bench flow does not compile: ${JSON.stringify(r.diagnostics)}`);
-      repo.publish({ tenant: r.ir.tenant, name: r.ir.flow, version, bytes: r.bytes, hash: r.hash, createdAt: isoNow(), source });
+      if (!r.ir || !r.bytes || !r.hash)
+        throw new Error(`bench flow does not compile: ${JSON.stringify(r.diagnostics)}`);
+      repo.publish({
+        tenant: r.ir.tenant,
+        name: r.ir.flow,
+        version,
+        bytes: r.bytes,
+        hash: r.hash,
+        createdAt: isoNow(),
+        source,
+      });
     }
   } finally {
     conn.close();

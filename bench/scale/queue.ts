@@ -25,7 +25,15 @@ import { spawnListening } from '../load.js';
 import { sampleMemory, procStatusKb } from './proc-memory.js';
 import { median } from './timed-server.js';
 import { checkpointedCount } from './queue-progress.js';
-import { diskUsedBytes, makeSandbox, MiB, publishFlows, TENANT, writeSettings, type PartSandbox } from './part-sandbox.js';
+import {
+  diskUsedBytes,
+  makeSandbox,
+  MiB,
+  publishFlows,
+  TENANT,
+  writeSettings,
+  type PartSandbox,
+} from './part-sandbox.js';
 import type { ScaleContext, ScaleFigure, ScalePart, ScaleSection, ScaleSize } from './types.js';
 
 /** One queue shape measured: `queues` queues of `perQueue` messages each. */
@@ -83,7 +91,8 @@ log_level: event_only
 \`\`\`
 `;
 
-const flowName = (shape: QueueShape, i: number): string => (shape.queues === 1 ? 'drain' : `q-${String(i).padStart(4, '0')}`);
+const flowName = (shape: QueueShape, i: number): string =>
+  shape.queues === 1 ? 'drain' : `q-${String(i).padStart(4, '0')}`;
 
 async function seed(box: PartSandbox, shape: QueueShape): Promise<void> {
   const store = new FileQueueStore({ queuesDir: box.paths.queuesDir });
@@ -92,7 +101,9 @@ async function seed(box: PartSandbox, shape: QueueShape): Promise<void> {
     for (let q = 0; q < shape.queues; q++) {
       const flow = flowName(shape, q);
       for (let i = 0; i < shape.perQueue; i++) {
-        pending.push(store.append(TENANT, flow, { correlationId: `seed-${q}-${i}`, payload: { id: `o-${i}`, total: 42 } }));
+        pending.push(
+          store.append(TENANT, flow, { correlationId: `seed-${q}-${i}`, payload: { id: `o-${i}`, total: 42 } }),
+        );
         if (pending.length >= SEED_BATCH) {
           await Promise.all(pending);
           pending = [];
@@ -116,7 +127,11 @@ async function kick(url: string, key: string, flows: readonly string[]): Promise
   const one = async (): Promise<void> => {
     while (next < flows.length) {
       const flow = flows[next++]!;
-      const r = await fetch(`${url}/flows/${TENANT}/${flow}/enqueue`, { method: 'POST', headers, body: JSON.stringify({ id: 'kick', total: 1 }) });
+      const r = await fetch(`${url}/flows/${TENANT}/${flow}/enqueue`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ id: 'kick', total: 1 }),
+      });
       await r.arrayBuffer();
       if (Number.isNaN(firstAnswerAt)) firstAnswerAt = performance.now();
       if (r.status !== 202) throw new Error(`/enqueue to ${flow} answered ${r.status}`);
@@ -137,11 +152,17 @@ async function measureShape(ctx: ScaleContext, shape: QueueShape, index: number)
   await seed(box, shape);
   const seedSec = (performance.now() - seedStart) / 1000;
   ctx.progress(`queue: ${shape.label} seeded in ${seedSec.toFixed(1)} s; starting svc serve`);
-  const consumerLogs = flows.map((f) => new FileQueueStore({ queuesDir: box.paths.queuesDir }).paths(TENANT, f).consumerLog);
+  const consumerLogs = flows.map(
+    (f) => new FileQueueStore({ queuesDir: box.paths.queuesDir }).paths(TENANT, f).consumerLog,
+  );
   const want = shape.perQueue + 1; // the backlog and the kick
 
   const spawnedAt = performance.now();
-  const server = await spawnListening(process.execPath, [ctx.svcBin, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', box.db], box.env);
+  const server = await spawnListening(
+    process.execPath,
+    [ctx.svcBin, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', box.db],
+    box.env,
+  );
   const listenMs = performance.now() - spawnedAt;
   const pid = server.process.pid!;
   const rssAfterStartMiB = (procStatusKb(pid, 'VmRSS') ?? NaN) / 1024;
@@ -160,7 +181,8 @@ async function measureShape(ctx: ScaleContext, shape: QueueShape, index: number)
     let open = flows.map((_, i) => i);
     const deadline = Date.now() + DRAIN_TIMEOUT_MS;
     while (open.length > 0) {
-      if (Date.now() > deadline) throw new Error(`queue: ${shape.label} not drained in ${DRAIN_TIMEOUT_MS} ms (${open.length} queues left)`);
+      if (Date.now() > deadline)
+        throw new Error(`queue: ${shape.label} not drained in ${DRAIN_TIMEOUT_MS} ms (${open.length} queues left)`);
       for (const i of open) counts[i] = await checkpointedCount(consumerLogs[i]!);
       const now = performance.now();
       samples.push({ at: now, n: counts.reduce((a, c) => a + c, 0), rssKb: procStatusKb(pid, 'VmRSS') ?? NaN });
@@ -183,7 +205,8 @@ async function measureShape(ctx: ScaleContext, shape: QueueShape, index: number)
   const from = samples.find((x) => x.n >= 0.2 * total);
   const to = samples.find((x) => x.n >= 0.8 * total);
   const steadyPerSec = from && to && to.at > from.at ? (to.n - from.n) / ((to.at - from.at) / 1000) : NaN;
-  const rssBetween = (lo: number, hi: number) => median(samples.filter((x) => x.n >= lo * total && x.n < hi * total).map((x) => x.rssKb));
+  const rssBetween = (lo: number, hi: number) =>
+    median(samples.filter((x) => x.n >= lo * total && x.n < hi * total).map((x) => x.rssKb));
   const rssTrend = rssBetween(0.5, 0.8) / rssBetween(0.2, 0.5);
 
   const queueDir = `${box.paths.queuesDir}/${TENANT}`;
@@ -202,7 +225,9 @@ async function measureShape(ctx: ScaleContext, shape: QueueShape, index: number)
     await store.close();
   }
   const filesAfterKiB = diskUsedBytes(queueDir) / 1024;
-  ctx.progress(`queue: ${shape.label} drained at ${Math.round(drainPerSec)} msg/s; compaction ${compactionMs.toFixed(0)} ms (${results})`);
+  ctx.progress(
+    `queue: ${shape.label} drained at ${Math.round(drainPerSec)} msg/s; compaction ${compactionMs.toFixed(0)} ms (${results})`,
+  );
   return {
     listenMs,
     firstEnqueueMs,
@@ -252,8 +277,16 @@ export const benchQueueScale: ScalePart = async (ctx: ScaleContext): Promise<Sca
   const sizes: ScaleSize[] = shapes.map((s) => ({ label: s.label, count: s.queues * s.perQueue }));
   const figures: ScaleFigure[] = [
     { name: 'restart: spawn until listening (ms)', values: col((f) => f.listenMs), higherIsBetter: false },
-    { name: 'restart: listening until the first /enqueue is answered (ms)', values: col((f) => f.firstEnqueueMs), higherIsBetter: false },
-    { name: 'restart: spawn until the first backlog message is processed (ms)', values: col((f) => f.firstProcessedMs), higherIsBetter: false },
+    {
+      name: 'restart: listening until the first /enqueue is answered (ms)',
+      values: col((f) => f.firstEnqueueMs),
+      higherIsBetter: false,
+    },
+    {
+      name: 'restart: spawn until the first backlog message is processed (ms)',
+      values: col((f) => f.firstProcessedMs),
+      higherIsBetter: false,
+    },
     { name: 'drain rate, first to last message (messages/s)', values: col((f) => f.drainPerSec), higherIsBetter: true },
     {
       // The whole drain of a small backlog is mostly the worker's warm-up: the steady window compares like with like.
@@ -277,8 +310,16 @@ export const benchQueueScale: ScalePart = async (ctx: ScaleContext): Promise<Sca
     },
     // RSS counts file-backed pages too (mapped libraries, SQLite's memory-mapped reads): the
     // anonymous part is what the process itself holds (V8's heap, native allocations).
-    { name: 'highest anonymous RSS while draining (RssAnon, MiB)', values: col((f) => f.maxAnonDrainingMiB), higherIsBetter: false },
-    { name: 'queue files after the drain, before compaction (MiB)', values: col((f) => f.filesBeforeMiB), higherIsBetter: false },
+    {
+      name: 'highest anonymous RSS while draining (RssAnon, MiB)',
+      values: col((f) => f.maxAnonDrainingMiB),
+      higherIsBetter: false,
+    },
+    {
+      name: 'queue files after the drain, before compaction (MiB)',
+      values: col((f) => f.filesBeforeMiB),
+      higherIsBetter: false,
+    },
     { name: 'one compaction pass (ms)', values: col((f) => f.compactionMs), higherIsBetter: false },
     {
       name: 'queue files after compaction (KiB)',

@@ -48,7 +48,11 @@ export interface Generation {
   stop(): Promise<void>;
 }
 
-export async function interleavedRounds(targets: readonly RoundTarget[], opts: RoundsOptions, progress: (line: string) => void): Promise<RoundsResult> {
+export async function interleavedRounds(
+  targets: readonly RoundTarget[],
+  opts: RoundsOptions,
+  progress: (line: string) => void,
+): Promise<RoundsResult> {
   for (const t of targets) {
     await t.measure(opts.warmUpSec);
     await sleep(opts.settleMs);
@@ -67,7 +71,9 @@ export async function interleavedRounds(targets: readonly RoundTarget[], opts: R
       await sleep(opts.settleMs);
       if (pid !== undefined) cpu[i]!.push(((cpuMs(pid) - before) * 1000) / Math.max(1, r.reqPerSec * opts.roundSec));
     }
-    progress(`round ${round + 1}/${opts.rounds}: ${targets.map((t, i) => `${t.label} ${rounds[i]!.at(-1)!.reqPerSec.toFixed(0)} req/s`).join(', ')}`);
+    progress(
+      `round ${round + 1}/${opts.rounds}: ${targets.map((t, i) => `${t.label} ${rounds[i]!.at(-1)!.reqPerSec.toFixed(0)} req/s`).join(', ')}`,
+    );
   }
   return summarise(rounds, cpu, (i) => i);
 }
@@ -134,7 +140,13 @@ export function sizeLabel(count: number, singular: string, plural: string): stri
  * A target checked at one size: `what` plus `met`/`missed` with the value there, or `not measured`
  * when the run did not reach that size (--quick).
  */
-export function targetAt(counts: readonly number[], values: readonly number[], count: number, ok: (value: number) => boolean, shown: (value: number) => string): string {
+export function targetAt(
+  counts: readonly number[],
+  values: readonly number[],
+  count: number,
+  ok: (value: number) => boolean,
+  shown: (value: number) => string,
+): string {
   const i = counts.indexOf(count);
   if (i < 0 || !Number.isFinite(values[i]!)) return 'not measured in this run';
   return `${ok(values[i]!) ? 'met' : 'MISSED'} (${shown(values[i]!)})`;

@@ -52,10 +52,22 @@ function parseOptions(argv: readonly string[]): RunOptions {
     options: { quick: { type: 'boolean', default: false }, only: { type: 'string' }, markdown: { type: 'string' } },
     strict: true,
   });
-  const parts = values.only === undefined ? [...PARTS.keys()] : [...new Set(values.only.split(',').map((p) => p.trim()).filter((p) => p !== ''))];
+  const parts =
+    values.only === undefined
+      ? [...PARTS.keys()]
+      : [
+          ...new Set(
+            values.only
+              .split(',')
+              .map((p) => p.trim())
+              .filter((p) => p !== ''),
+          ),
+        ];
   const unknown = parts.filter((p) => !PARTS.has(p));
   if (unknown.length > 0 || parts.length === 0) {
-    throw new Error(`--only takes part names from ${[...PARTS.keys()].join(', ')}; got ${unknown.length > 0 ? unknown.join(', ') : 'none'}`);
+    throw new Error(
+      `--only takes part names from ${[...PARTS.keys()].join(', ')}; got ${unknown.length > 0 ? unknown.join(', ') : 'none'}`,
+    );
   }
   return { quick: values.quick, parts, markdown: values.markdown };
 }
@@ -84,7 +96,9 @@ async function main(): Promise<void> {
   try {
     opts = parseOptions(process.argv.slice(2));
   } catch (err) {
-    process.stderr.write(`${(err as Error).message}\nusage: bench:scale [--quick] [--only ${[...PARTS.keys()].join(',')}] [--markdown <file>]\n`);
+    process.stderr.write(
+      `${(err as Error).message}\nusage: bench:scale [--quick] [--only ${[...PARTS.keys()].join(',')}] [--markdown <file>]\n`,
+    );
     process.exitCode = 2;
     return;
   }

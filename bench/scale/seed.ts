@@ -50,7 +50,13 @@ export async function inOneTransaction<T>(db: string, fn: (stores: SeedStores) =
   try {
     const tenants = new SqliteTenantsStore(registry);
     const audit = new SqliteAuditStore(auditDb);
-    const stores: SeedStores = { tenants, keys: new SqliteKeysStore(registry), artifacts: new SqliteArtifactsStore(registry), audit, tenantAdmin: new SqliteTenantAdmin(tenants, audit) };
+    const stores: SeedStores = {
+      tenants,
+      keys: new SqliteKeysStore(registry),
+      artifacts: new SqliteArtifactsStore(registry),
+      audit,
+      tenantAdmin: new SqliteTenantAdmin(tenants, audit),
+    };
     // Audit first, then the registry: the lock order of the use cases.
     auditDb.exec('BEGIN IMMEDIATE');
     registry.exec('BEGIN IMMEDIATE');
@@ -80,7 +86,11 @@ export async function seedTenants(stores: SeedStores, ids: readonly string[]): P
 }
 
 /** Creates `count` keys spread round-robin over `tenants`; returns the first raw key of each tenant. */
-export async function seedKeys(stores: SeedStores, tenants: readonly string[], count: number): Promise<Map<string, string>> {
+export async function seedKeys(
+  stores: SeedStores,
+  tenants: readonly string[],
+  count: number,
+): Promise<Map<string, string>> {
   const first = new Map<string, string>();
   for (let i = 0; i < count; i++) {
     const tenant = tenants[i % tenants.length]!;
@@ -121,7 +131,15 @@ export function seedFlows(stores: SeedStores, seed: FlowSeed): void {
     for (let v = 0; v < seed.versions; v++) {
       const ir: FlowIR = { ...compiled[v]!, tenant, flow: name };
       const bytes = irToJson(ir);
-      stores.artifacts.publish({ tenant, name, version: `1.0.${v}`, bytes, hash: sha256Hex(bytes), createdAt, source: quoteFlowSource(tenant, name, v + 1) });
+      stores.artifacts.publish({
+        tenant,
+        name,
+        version: `1.0.${v}`,
+        bytes,
+        hash: sha256Hex(bytes),
+        createdAt,
+        source: quoteFlowSource(tenant, name, v + 1),
+      });
     }
   }
 }

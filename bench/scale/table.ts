@@ -6,7 +6,9 @@
 import type { ScaleFigure, ScaleSection } from './types.js';
 
 /** A part's outcome: its section, or why it failed (the run goes on with the next part). */
-export type PartOutcome = { readonly part: string; readonly section: ScaleSection; readonly seconds: number } | { readonly part: string; readonly error: string; readonly seconds: number };
+export type PartOutcome =
+  | { readonly part: string; readonly section: ScaleSection; readonly seconds: number }
+  | { readonly part: string; readonly error: string; readonly seconds: number };
 
 /** The unit said in the figure's name, `... (req/s)` -> `req/s`; none when the name ends otherwise. */
 export function unitOf(name: string): string {
@@ -55,10 +57,17 @@ export function textTables(outcomes: readonly PartOutcome[]): string {
     }
     const s = o.section;
     out.push(`== ${s.title} (${o.seconds.toFixed(0)} s)`);
-    const rows = s.figures.map((f) => [`${bareName(f.name)}${f.higherIsBetter ? ' (higher is better)' : ''}`, ...cells(f)]);
+    const rows = s.figures.map((f) => [
+      `${bareName(f.name)}${f.higherIsBetter ? ' (higher is better)' : ''}`,
+      ...cells(f),
+    ]);
     const header = ['', ...s.sizes.map((z) => z.label)];
     const widths = header.map((h, col) => Math.max(h.length, ...rows.map((r) => (r[col] ?? '').length)));
-    const line = (r: readonly string[]) => r.map((c, col) => (col === 0 ? c.padEnd(widths[col]!) : c.padStart(widths[col]!))).join('   ').trimEnd();
+    const line = (r: readonly string[]) =>
+      r
+        .map((c, col) => (col === 0 ? c.padEnd(widths[col]!) : c.padStart(widths[col]!)))
+        .join('   ')
+        .trimEnd();
     out.push(line(header));
     s.figures.forEach((f, i) => {
       out.push(line(rows[i]!));
@@ -84,7 +93,8 @@ export function markdownTables(outcomes: readonly PartOutcome[]): string {
     out.push(`### ${s.title}`, '');
     out.push(`| Figure | ${s.sizes.map((z) => escape(z.label)).join(' | ')} | Target |`);
     out.push(`|---|${s.sizes.map(() => '---:').join('|')}|---|`);
-    for (const f of s.figures) out.push(`| ${escape(f.name)} | ${cells(f).map(escape).join(' | ')} | ${escape(f.target ?? '')} |`);
+    for (const f of s.figures)
+      out.push(`| ${escape(f.name)} | ${cells(f).map(escape).join(' | ')} | ${escape(f.target ?? '')} |`);
     if ((s.notes ?? []).length > 0) out.push('', ...(s.notes ?? []).map((n) => `- ${n}`));
     out.push('');
   }

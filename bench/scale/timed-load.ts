@@ -42,7 +42,17 @@ export function startTimedLoad(o: TimedLoadOptions): TimedLoad {
   let latency = new Float64Array(1 << 16);
   let n = 0;
   let non2xx = 0;
-  const instance = autocannon({ url: o.url, method: 'POST', headers: o.headers, body: o.body, connections: o.connections ?? 32, duration: o.maxSeconds ?? 120 }, () => undefined);
+  const instance = autocannon(
+    {
+      url: o.url,
+      method: 'POST',
+      headers: o.headers,
+      body: o.body,
+      connections: o.connections ?? 32,
+      duration: o.maxSeconds ?? 120,
+    },
+    () => undefined,
+  );
   instance.on('response', (_client, status, _bytes, responseTime) => {
     if (n === at.length) {
       const grow = (a: Float64Array) => {
@@ -68,7 +78,8 @@ export function startTimedLoad(o: TimedLoadOptions): TimedLoad {
         if (at[i]! >= fromMs && at[i]! - latency[i]! < toMs) picked.push(latency[i]!);
       }
       picked.sort((a, b) => a - b);
-      const p99Ms = picked.length === 0 ? NaN : picked[Math.min(picked.length - 1, Math.ceil(picked.length * 0.99) - 1)]!;
+      const p99Ms =
+        picked.length === 0 ? NaN : picked[Math.min(picked.length - 1, Math.ceil(picked.length * 0.99) - 1)]!;
       return { responses: picked.length, reqPerSec: arrived / Math.max(1e-9, (toMs - fromMs) / 1000), p99Ms };
     },
     get non2xx() {

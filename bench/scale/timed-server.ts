@@ -50,37 +50,55 @@ async function status(url: string, init?: RequestInit): Promise<number | undefin
  * Starts `svc serve` on `db` (cwd `cwd`, so no stray .env is read) and waits until `probe` runs.
  * @throws when the server exits or does not answer within two minutes (the child is stopped first)
  */
-export async function startTimedServer(opts: { svcBin: string; db: string; cwd: string; env: NodeJS.ProcessEnv; probe: RunProbe }): Promise<TimedServer> {
+export async function startTimedServer(opts: {
+  svcBin: string;
+  db: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  probe: RunProbe;
+}): Promise<TimedServer> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const t0 = performance.now();
-  const child = spawn(process.execPath, [opts.svcBin, 'serve', '--host', '127.0.0.1', '--port', String(port), '--db', opts.db], {
-    cwd: opts.cwd,
-    env: opts.env,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [opts.svcBin, 'serve', '--host', '127.0.0.1', '--port', String(port), '--db', opts.db],
+    {
+      cwd: opts.cwd,
+      env: opts.env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     process.kill(child.pid!, 'SIGTERM');
-    const timer = setTimeout(() => child.exitCode === null && child.signalCode === null && process.kill(child.pid!, 'SIGKILL'), 5000);
+    const timer = setTimeout(
+      () => child.exitCode === null && child.signalCode === null && process.kill(child.pid!, 'SIGKILL'),
+      5000,
+    );
     await exited;
     clearTimeout(timer);
   };
   const waitFor = async (what: string, ok: () => Promise<boolean>): Promise<number> => {
     for (;;) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`svc serve exited (${child.exitCode ?? child.signalCode}) before ${what}: ${stderr.trim()}`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`svc serve exited (${child.exitCode ?? child.signalCode}) before ${what}: ${stderr.trim()}`);
       if (await ok()) return performance.now() - t0;
-      if (performance.now() - t0 > START_TIMEOUT_MS) throw new Error(`svc serve: no ${what} within ${START_TIMEOUT_MS / 1000} s: ${stderr.trim()}`);
+      if (performance.now() - t0 > START_TIMEOUT_MS)
+        throw new Error(`svc serve: no ${what} within ${START_TIMEOUT_MS / 1000} s: ${stderr.trim()}`);
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
   };
   try {
     const healthMs = await waitFor('/health answering 200', async () => (await status(`${url}/health`)) === 200);
     const init = { method: 'POST', headers: opts.probe.headers, body: opts.probe.body };
-    const firstRunMs = await waitFor(`a 200 from ${opts.probe.path}`, async () => (await status(`${url}${opts.probe.path}`, init)) === 200);
+    const firstRunMs = await waitFor(
+      `a 200 from ${opts.probe.path}`,
+      async () => (await status(`${url}${opts.probe.path}`, init)) === 200,
+    );
     return { process: child, pid: child.pid!, url, stop, healthMs, firstRunMs };
   } catch (err) {
     await stop();

@@ -1,7 +1,12 @@
 /** `svc config check`: each deployed flow's configuration keys as set, set-but-empty or MISSING (never values). */
 import type { Command } from 'commander';
 import { ExitError } from '../common/errors.js';
-import { checkFlowConfig, formatConfigReport, missingConfig, type FlowConfigNeeds } from '../app/runtime/config-check.js';
+import {
+  checkFlowConfig,
+  formatConfigReport,
+  missingConfig,
+  type FlowConfigNeeds,
+} from '../app/runtime/config-check.js';
 import type { Awaitable } from '../common/awaitable.js';
 import { configNeeds } from '../app/runtime/deployed-flows.js';
 import { addStoreOptions, type StoreFlags } from './options.js';
@@ -9,7 +14,9 @@ import { registryLocation, withRegistry } from './stores.js';
 
 /** Where the flows come from; the registry supplies it. Throwing means the registry cannot be listed. */
 export interface ConfigListSource {
-  list(target: StoreFlags): Awaitable<{ flows: FlowConfigNeeds[]; unreadable: { tenant: string; flow: string; error: string }[] }>;
+  list(
+    target: StoreFlags,
+  ): Awaitable<{ flows: FlowConfigNeeds[]; unreadable: { tenant: string; flow: string; error: string }[] }>;
 }
 
 export interface ConfigCheckOptions extends StoreFlags {
@@ -18,7 +25,12 @@ export interface ConfigCheckOptions extends StoreFlags {
 }
 
 /** Prints the report; throws ExitError(1) on a missing key, an unreadable artifact or an unlistable registry. */
-export async function configCheck(opts: ConfigCheckOptions, source: ConfigListSource, out: (line: string) => void = console.log, err: (line: string) => void = console.error): Promise<void> {
+export async function configCheck(
+  opts: ConfigCheckOptions,
+  source: ConfigListSource,
+  out: (line: string) => void = console.log,
+  err: (line: string) => void = console.error,
+): Promise<void> {
   let listing: Awaited<ReturnType<ConfigListSource['list']>>;
   try {
     listing = await source.list(opts);
@@ -35,7 +47,8 @@ export async function configCheck(opts: ConfigCheckOptions, source: ConfigListSo
   }
   const missing = missingConfig(reports);
   const problems: string[] = [];
-  if (missing.length > 0) problems.push(`${missing.length} configuration key(s) MISSING (set ${missing.map((m) => m.variable).join(', ')})`);
+  if (missing.length > 0)
+    problems.push(`${missing.length} configuration key(s) MISSING (set ${missing.map((m) => m.variable).join(', ')})`);
   if (listing.unreadable.length > 0) problems.push(`${listing.unreadable.length} artifact(s) unreadable`);
   if (problems.length > 0) throw new ExitError(1, problems.join('; '));
 }
@@ -45,8 +58,13 @@ export function registerConfigCheck(program: Command, source: ConfigListSource):
   const config = program.command('config').description('Environment configuration required by deployed flows');
   const check = config
     .command('check')
-    .description('List each deployed flow\'s configuration keys (SVC_CONFIG_<KEY>), from the registry of --db or --store, as set, set-but-empty or MISSING; checked against this process\'s environment and .env; never prints values. Exits 1 on any missing key, unreadable artifact or unlistable registry')
-    .option('--json', 'print one JSON object {keys: [{tenant, flow, key, variable, state}], unreadable: [...]}; same exit status')
+    .description(
+      "List each deployed flow's configuration keys (SVC_CONFIG_<KEY>), from the registry of --db or --store, as set, set-but-empty or MISSING; checked against this process's environment and .env; never prints values. Exits 1 on any missing key, unreadable artifact or unlistable registry",
+    )
+    .option(
+      '--json',
+      'print one JSON object {keys: [{tenant, flow, key, variable, state}], unreadable: [...]}; same exit status',
+    )
     .action(async (opts: ConfigCheckOptions) => configCheck(opts, source));
   addStoreOptions(check);
 }

@@ -31,7 +31,9 @@ export class FolderWatcher {
 
   constructor(opts: FolderWatchOptions) {
     this.#opts = opts;
-    this.#watcher = watch(opts.dir, { persistent: true }, (_event, name) => this.#saw(name === null ? undefined : String(name)));
+    this.#watcher = watch(opts.dir, { persistent: true }, (_event, name) =>
+      this.#saw(name === null ? undefined : String(name)),
+    );
     this.#watcher.on('error', (err) => {
       this.close();
       opts.onError(err);

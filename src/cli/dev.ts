@@ -9,7 +9,13 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { devDeployFile, type DevDeployDeps, type DevDeployOutcome } from '../app/use-cases/dev-deploy.js';
-import { claimDevState, DEV_STATE_MARKER, NotDevStateError, type DevStateClaim, type DevStateMarker } from '../app/maintenance/dev-state.js';
+import {
+  claimDevState,
+  DEV_STATE_MARKER,
+  NotDevStateError,
+  type DevStateClaim,
+  type DevStateMarker,
+} from '../app/maintenance/dev-state.js';
 import { ExitError } from '../common/errors.js';
 import { formatDiagnostic, formatWarning } from '../flow/diagnostics.js';
 import { FolderWatcher } from './dev-watch.js';
@@ -24,12 +30,27 @@ export function registerDev(program: Command): void {
   const command = program
     .command('dev')
     .description(
-      'development loop: deploy every *.flow.md of <dir> now and on each save under the version dev-<UTC time>-<hash prefix>, into the registry of --db or the PostgreSQL store of --store (a svc serve on the same one answers with each new version at once), skipping a file whose artifact is already latest; a file with errors is reported as file:line: step: message and the loop goes on. Runs only against a development state directory or store (a dev-state file beside --db, or a row of the store\'s dev_state table: made on a first run into an empty one, or by --init). Ctrl-C or SIGTERM stops it (exit 0)',
+      "development loop: deploy every *.flow.md of <dir> now and on each save under the version dev-<UTC time>-<hash prefix>, into the registry of --db or the PostgreSQL store of --store (a svc serve on the same one answers with each new version at once), skipping a file whose artifact is already latest; a file with errors is reported as file:line: step: message and the loop goes on. Runs only against a development state directory or store (a dev-state file beside --db, or a row of the store's dev_state table: made on a first run into an empty one, or by --init). Ctrl-C or SIGTERM stops it (exit 0)",
     )
     .argument('<dir>', 'folder of *.flow.md files (its subfolders are not watched)')
-    .addOption(new Option('--tenant <t>', "deploy every flow under this tenant instead of its front matter's (registered when missing)").argParser(nameArg('tenant')))
-    .addOption(new Option('--libs <dir>', 'directory of *.lib.md step libraries for "use:"; a save there redeploys every flow it changes'))
-    .addOption(new Option('--init', `mark the state directory (writes ${DEV_STATE_MARKER} beside --db) or the store (a row of its dev_state table) as a development one although it holds a registry`))
+    .addOption(
+      new Option(
+        '--tenant <t>',
+        "deploy every flow under this tenant instead of its front matter's (registered when missing)",
+      ).argParser(nameArg('tenant')),
+    )
+    .addOption(
+      new Option(
+        '--libs <dir>',
+        'directory of *.lib.md step libraries for "use:"; a save there redeploys every flow it changes',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--init',
+        `mark the state directory (writes ${DEV_STATE_MARKER} beside --db) or the store (a row of its dev_state table) as a development one although it holds a registry`,
+      ),
+    )
     .addOption(new Option('--force', 'run against an unmarked state directory or store this once, without marking it'))
     .action(dev);
   addStoreOptions(command);
@@ -51,7 +72,10 @@ export async function dev(dir: string, opts: DevOptions): Promise<void> {
     } catch (err) {
       if (!(err instanceof NotDevStateError)) throw err;
       const flag = opts.store === undefined ? `--db ${opts.db}` : `--store '${registryLocation(opts)}'`;
-      throw new ExitError(1, `refused: ${err.message}.\nIf it is a development ${marker.kind}, mark it once with: svc dev ${dir} --init ${flag}\nor run this once anyway with --force`);
+      throw new ExitError(
+        1,
+        `refused: ${err.message}.\nIf it is a development ${marker.kind}, mark it once with: svc dev ${dir} --init ${flag}\nor run this once anyway with --force`,
+      );
     }
   });
   process.stderr.write(`${describeClaim(claim.claim, claim.marker)}\n`);
@@ -68,7 +92,9 @@ async function watchAndDeploy(dir: string, opts: DevOptions, stores: DevDeployDe
   // must not both find it unregistered.
   let deploys = Promise.resolve();
   const deployOne = (name: string) => {
-    deploys = deploys.then(() => report(join(dir, name), opts, stores)).catch((err: unknown) => stop(err instanceof Error ? err : new Error(String(err))));
+    deploys = deploys
+      .then(() => report(join(dir, name), opts, stores))
+      .catch((err: unknown) => stop(err instanceof Error ? err : new Error(String(err))));
   };
   const deployAll = () => {
     for (const name of flowFiles(dir)) deployOne(name);
@@ -78,11 +104,24 @@ async function watchAndDeploy(dir: string, opts: DevOptions, stores: DevDeployDe
   process.on('SIGTERM', onSignal);
   try {
     // Watching starts before the first pass, so a save made during it is not missed.
-    watchers.push(new FolderWatcher({ dir, suffix: FLOW_SUFFIX, onChange: deployOne, onUnknown: deployAll, onError: stop }));
-    if (opts.libs !== undefined) watchers.push(new FolderWatcher({ dir: opts.libs, suffix: LIB_SUFFIX, onChange: deployAll, onUnknown: deployAll, onError: stop }));
+    watchers.push(
+      new FolderWatcher({ dir, suffix: FLOW_SUFFIX, onChange: deployOne, onUnknown: deployAll, onError: stop }),
+    );
+    if (opts.libs !== undefined)
+      watchers.push(
+        new FolderWatcher({
+          dir: opts.libs,
+          suffix: LIB_SUFFIX,
+          onChange: deployAll,
+          onUnknown: deployAll,
+          onError: stop,
+        }),
+      );
     deployAll();
     await deploys;
-    process.stderr.write(`watching ${dir}${opts.libs === undefined ? '' : ` and ${opts.libs}`} for saves; Ctrl-C stops\n`);
+    process.stderr.write(
+      `watching ${dir}${opts.libs === undefined ? '' : ` and ${opts.libs}`} for saves; Ctrl-C stops\n`,
+    );
     const failure = await stopped;
     if (failure !== undefined) throw new ExitError(1, `error: stopped watching: ${failure.message}`);
   } finally {

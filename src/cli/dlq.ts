@@ -9,7 +9,10 @@ import { withQueues } from './stores.js';
 
 /** `--db`: for dlq it only locates the `queues/` directory beside the registry database. */
 function queuesDbOption(): Option {
-  return new Option('--db <path>', 'registry database; only the queues/ directory beside it is used').default(defaultDbPath(), '~/.svc/registry.db');
+  return new Option('--db <path>', 'registry database; only the queues/ directory beside it is used').default(
+    defaultDbPath(),
+    '~/.svc/registry.db',
+  );
 }
 
 export function registerDlq(program: Command): void {
@@ -23,8 +26,11 @@ export function registerDlq(program: Command): void {
     .action(listCommand);
   addStoreOptions(list, queuesDbOption());
   for (const [name, what] of [
-    ['replay', 'append a dead letter\'s payload to the back of its queue as a new message (new id, fresh attempts, fresh correlation id)'],
-    ['discard', 'hide a dead letter at once; its body is removed at the queue\'s next drain (no undo)'],
+    [
+      'replay',
+      "append a dead letter's payload to the back of its queue as a new message (new id, fresh attempts, fresh correlation id)",
+    ],
+    ['discard', "hide a dead letter at once; its body is removed at the queue's next drain (no undo)"],
   ] as const) {
     const command = dlq
       .command(name)
@@ -61,25 +67,45 @@ async function refusing<T>(work: () => Promise<T>): Promise<T> {
 
 function table(rows: DeadLetterRow[]): string {
   const head = ['TENANT', 'FLOW', 'ID', 'ATTEMPTS', 'ENQUEUED_AT', 'FAILED_AT', 'LAST_ERROR'];
-  const cells = rows.map((r) => [r.tenant, r.flow, String(r.id), String(r.attempts), r.enqueued_at, r.failed_at, r.last_error.replace(/\s+/g, ' ')]);
+  const cells = rows.map((r) => [
+    r.tenant,
+    r.flow,
+    String(r.id),
+    String(r.attempts),
+    r.enqueued_at,
+    r.failed_at,
+    r.last_error.replace(/\s+/g, ' '),
+  ]);
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) => c.map((v, i) => (i === c.length - 1 ? v : v.padEnd(widths[i]!))).join('  ');
   return [line(head), ...cells.map(line)].join('\n');
 }
 
 async function listCommand(flags: ListFlags): Promise<void> {
-  const rows = await refusing(() => withQueues(flags, (queues) => listDeadLetters(queues, { tenant: flags.tenant, flow: flags.flow })));
+  const rows = await refusing(() =>
+    withQueues(flags, (queues) => listDeadLetters(queues, { tenant: flags.tenant, flow: flags.flow })),
+  );
   if (flags.json) process.stdout.write(`${JSON.stringify(rows)}\n`);
   else if (rows.length === 0) process.stdout.write('DLQ is empty.\n');
   else process.stdout.write(`${table(rows)}\n`);
 }
 
 async function replay(flags: ActFlags): Promise<void> {
-  const r = await refusing(() => withQueues(flags, (queues, audit) => replayDeadLetter(queues, flags.tenant, flags.flow, flags.id, { audit, actor: 'cli' })));
-  process.stdout.write(`replayed dead letter ${r.entry.id} of ${flags.tenant}/${flags.flow} as message ${r.message.id} (correlation id ${r.message.correlationId})\n`);
+  const r = await refusing(() =>
+    withQueues(flags, (queues, audit) =>
+      replayDeadLetter(queues, flags.tenant, flags.flow, flags.id, { audit, actor: 'cli' }),
+    ),
+  );
+  process.stdout.write(
+    `replayed dead letter ${r.entry.id} of ${flags.tenant}/${flags.flow} as message ${r.message.id} (correlation id ${r.message.correlationId})\n`,
+  );
 }
 
 async function discard(flags: ActFlags): Promise<void> {
-  const e = await refusing(() => withQueues(flags, (queues, audit) => discardDeadLetter(queues, flags.tenant, flags.flow, flags.id, { audit, actor: 'cli' })));
+  const e = await refusing(() =>
+    withQueues(flags, (queues, audit) =>
+      discardDeadLetter(queues, flags.tenant, flags.flow, flags.id, { audit, actor: 'cli' }),
+    ),
+  );
   process.stdout.write(`discarded dead letter ${e.id} of ${flags.tenant}/${flags.flow}\n`);
 }

@@ -1,10 +1,23 @@
 /** `svc validate`, `svc compile`, `svc deploy`: check, lower and publish `.flow.md` files (deploy: one, many, or directories of them). */
 import { Command, Option } from 'commander';
 import { writeFileSync } from 'node:fs';
-import { DeployRefusedError, deployFlows, deployFlowsToPg, type DeployOptions, type DeployRefusal, type DeployResult } from '../app/use-cases/deploy.js';
+import {
+  DeployRefusedError,
+  deployFlows,
+  deployFlowsToPg,
+  type DeployOptions,
+  type DeployRefusal,
+  type DeployResult,
+} from '../app/use-cases/deploy.js';
 import { compileFile, validateFile, type SourceOptions } from '../app/use-cases/publish.js';
 import { ExitError, SvcError } from '../common/errors.js';
-import { formatDiagnostic, formatWarning, FlowPublicationError, type FlowDiagnostic, type FlowWarning } from '../flow/diagnostics.js';
+import {
+  formatDiagnostic,
+  formatWarning,
+  FlowPublicationError,
+  type FlowDiagnostic,
+  type FlowWarning,
+} from '../flow/diagnostics.js';
 import { addStoreOptions, type StoreFlags } from './options.js';
 import { withPgStore } from './stores.js';
 import { formatTable, out } from './table.js';
@@ -14,7 +27,9 @@ const libsOption = () => new Option('--libs <dir>', 'directory of *.lib.md step 
 export function registerFlowCommands(program: Command): void {
   program
     .command('validate')
-    .description('parse a flow and resolve its names (fewer checks than compile); exit 0 clean or with warnings only, 1 with errors')
+    .description(
+      'parse a flow and resolve its names (fewer checks than compile); exit 0 clean or with warnings only, 1 with errors',
+    )
     .argument('<path>', '.flow.md file')
     .addOption(libsOption())
     .action((path: string, flags: { libs?: string }) => validate({ path, libs: flags.libs }));
@@ -35,10 +50,20 @@ export function registerFlowCommands(program: Command): void {
         'nothing is published, every refused file is reported as "file: reason" and the exit status is 1',
     )
     .argument('<path...>', '.flow.md files and directories of them')
-    .requiredOption('-v, --version <version>', 'version label, unique per flow (e.g. 1.0.0); every flow of the deploy gets it')
+    .requiredOption(
+      '-v, --version <version>',
+      'version label, unique per flow (e.g. 1.0.0); every flow of the deploy gets it',
+    )
     .addOption(libsOption())
-    .addOption(new Option('--json', 'print one JSON object {db, deployed: [{file, tenant, flow, version, hash, warnings}]}; when refused {deployed: [], refused: [{file, message, code | diagnostics}]} and exit 1'))
-    .action((paths: string[], flags: { version: string; libs?: string; json?: boolean } & StoreFlags) => deploy({ paths, ...flags }));
+    .addOption(
+      new Option(
+        '--json',
+        'print one JSON object {db, deployed: [{file, tenant, flow, version, hash, warnings}]}; when refused {deployed: [], refused: [{file, message, code | diagnostics}]} and exit 1',
+      ),
+    )
+    .action((paths: string[], flags: { version: string; libs?: string; json?: boolean } & StoreFlags) =>
+      deploy({ paths, ...flags }),
+    );
   addStoreOptions(deployCommand);
 }
 
@@ -106,7 +131,12 @@ export async function deploy(opts: DeployCommandOptions): Promise<void> {
   let r: DeployResult;
   try {
     const store = opts.store;
-    r = store === undefined ? guard(() => deployFlows(opts)) : await withPgStore(store, (pg) => deployFlowsToPg(opts, pg.db)).catch((err: unknown) => { throw exitFor(err); });
+    r =
+      store === undefined
+        ? guard(() => deployFlows(opts))
+        : await withPgStore(store, (pg) => deployFlowsToPg(opts, pg.db)).catch((err: unknown) => {
+            throw exitFor(err);
+          });
   } catch (err) {
     if (!(err instanceof DeployRefusedError)) throw err;
     if (opts.json) out(JSON.stringify({ deployed: [], refused: err.refusals.map(refusalJson) }, null, 2));
@@ -117,9 +147,16 @@ export async function deploy(opts: DeployCommandOptions): Promise<void> {
   if (opts.json) out(JSON.stringify({ db: r.db, deployed: r.deployed }, null, 2));
   else if (r.singleFile) {
     const d = r.deployed[0]!;
-    out(`deployed\n  flow:    ${d.flow}\n  tenant:  ${d.tenant}\n  version: ${d.version}\n  hash:    ${d.hash}\n  db:      ${r.db}`);
+    out(
+      `deployed\n  flow:    ${d.flow}\n  tenant:  ${d.tenant}\n  version: ${d.version}\n  hash:    ${d.hash}\n  db:      ${r.db}`,
+    );
   } else {
-    out(formatTable(['TENANT', 'FLOW', 'VERSION', 'HASH', 'FILE'], r.deployed.map((d) => [d.tenant, d.flow, d.version, d.hash.slice(0, 12), d.file])));
+    out(
+      formatTable(
+        ['TENANT', 'FLOW', 'VERSION', 'HASH', 'FILE'],
+        r.deployed.map((d) => [d.tenant, d.flow, d.version, d.hash.slice(0, 12), d.file]),
+      ),
+    );
     out(`deployed ${r.deployed.length} flow${r.deployed.length === 1 ? '' : 's'} to ${r.db}`);
   }
 }
@@ -128,11 +165,20 @@ export async function deploy(opts: DeployCommandOptions): Promise<void> {
 function refusalText(r: DeployRefusal): string {
   if (!(r.error instanceof FlowPublicationError)) return `${r.file}: ${r.error.message}`;
   const n = r.error.diagnostics.length;
-  return [`${r.file}: ${n} error${n === 1 ? '' : 's'}`, ...r.error.warnings.map(formatWarning), ...r.error.diagnostics.map(formatDiagnostic)].join('\n');
+  return [
+    `${r.file}: ${n} error${n === 1 ? '' : 's'}`,
+    ...r.error.warnings.map(formatWarning),
+    ...r.error.diagnostics.map(formatDiagnostic),
+  ].join('\n');
 }
 
 function refusalJson(r: DeployRefusal): Record<string, unknown> {
   if (!(r.error instanceof FlowPublicationError)) return { file: r.file, message: r.error.message, code: r.error.code };
   const n = r.error.diagnostics.length;
-  return { file: r.file, message: `${n} error${n === 1 ? '' : 's'}`, diagnostics: r.error.diagnostics, warnings: r.error.warnings };
+  return {
+    file: r.file,
+    message: `${n} error${n === 1 ? '' : 's'}`,
+    diagnostics: r.error.diagnostics,
+    warnings: r.error.warnings,
+  };
 }

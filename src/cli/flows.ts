@@ -9,19 +9,27 @@ import { withRegistry } from './stores.js';
 import { formatTable, out } from './table.js';
 
 export function registerFlows(program: Command): void {
-  const flows = program.command('flows').description('list the deployed flows and show one flow\'s versions, front matter and doors (read-only)');
+  const flows = program
+    .command('flows')
+    .description("list the deployed flows and show one flow's versions, front matter and doors (read-only)");
   flows
     .command('list')
-    .description('every flow\'s latest version: tenant, flow, latest version, hash, created_at, and the SOAP (WSDL), gRPC and schedule markers; exit 1 when an artifact is unreadable')
+    .description(
+      "every flow's latest version: tenant, flow, latest version, hash, created_at, and the SOAP (WSDL), gRPC and schedule markers; exit 1 when an artifact is unreadable",
+    )
     .addOption(new Option('--tenant <t>', 'only this tenant').argParser(nameArg('tenant')))
     .addOption(new Option('--json', 'print a JSON array (full hashes)'))
     .action(flowsList);
   flows
     .command('show')
-    .description('every version of a flow (oldest first), then the front matter (as compiled, defaults filled in) and the doors of one version')
+    .description(
+      'every version of a flow (oldest first), then the front matter (as compiled, defaults filled in) and the doors of one version',
+    )
     .addOption(new Option('--tenant <t>', 'tenant id').makeOptionMandatory().argParser(nameArg('tenant')))
     .addOption(new Option('--flow <name>', 'flow name').makeOptionMandatory().argParser(nameArg('flow')))
-    .addOption(new Option('--version <v>', 'the version to describe (default: latest)').argParser(nonEmptyArg('--version')))
+    .addOption(
+      new Option('--version <v>', 'the version to describe (default: latest)').argParser(nonEmptyArg('--version')),
+    )
     .addOption(new Option('--json', 'print one JSON object'))
     .action(flowsShow);
   for (const c of flows.commands) addStoreOptions(c);
@@ -35,15 +43,33 @@ export interface FlowsListOptions extends StoreFlags {
 export async function flowsList(opts: FlowsListOptions): Promise<void> {
   const flows = await withRegistry(opts, (s) => listFlows(s.artifacts, opts.tenant), { readOnly: true });
   if (opts.json) out(JSON.stringify(flows, null, 2));
-  else if (flows.length === 0) out(`No flow is deployed${opts.tenant === undefined ? '' : ` for tenant ${opts.tenant}`}. Deploy one with: svc deploy <file.flow.md> -v <version>`);
-  else out(formatTable(['TENANT', 'FLOW', 'LATEST', 'HASH', 'CREATED_AT', 'SOAP', 'GRPC', 'SCHEDULE'], flows.map(cells)));
+  else if (flows.length === 0)
+    out(
+      `No flow is deployed${opts.tenant === undefined ? '' : ` for tenant ${opts.tenant}`}. Deploy one with: svc deploy <file.flow.md> -v <version>`,
+    );
+  else
+    out(formatTable(['TENANT', 'FLOW', 'LATEST', 'HASH', 'CREATED_AT', 'SOAP', 'GRPC', 'SCHEDULE'], flows.map(cells)));
   const unreadable = flows.filter((f) => f.error !== undefined);
-  if (unreadable.length > 0) throw new ExitError(1, unreadable.map((f) => `${f.tenant}/${f.flow} version ${f.version}: artifact unreadable: ${f.error}`).join('\n'));
+  if (unreadable.length > 0)
+    throw new ExitError(
+      1,
+      unreadable.map((f) => `${f.tenant}/${f.flow} version ${f.version}: artifact unreadable: ${f.error}`).join('\n'),
+    );
 }
 
 function cells(f: FlowSummary): string[] {
-  if (f.error !== undefined) return [f.tenant, f.flow, f.version, f.hash.slice(0, 12), f.created_at, '?', '?', 'UNREADABLE'];
-  return [f.tenant, f.flow, f.version, f.hash.slice(0, 12), f.created_at, f.soap ? 'soap' : '-', f.grpc ? 'grpc' : '-', f.schedule ?? '-'];
+  if (f.error !== undefined)
+    return [f.tenant, f.flow, f.version, f.hash.slice(0, 12), f.created_at, '?', '?', 'UNREADABLE'];
+  return [
+    f.tenant,
+    f.flow,
+    f.version,
+    f.hash.slice(0, 12),
+    f.created_at,
+    f.soap ? 'soap' : '-',
+    f.grpc ? 'grpc' : '-',
+    f.schedule ?? '-',
+  ];
 }
 
 export interface FlowsShowOptions extends StoreFlags {
@@ -56,7 +82,9 @@ export interface FlowsShowOptions extends StoreFlags {
 export async function flowsShow(opts: FlowsShowOptions): Promise<void> {
   let details: FlowDetails;
   try {
-    details = await withRegistry(opts, (s) => showFlow(s.artifacts, opts.tenant, opts.flow, opts.version), { readOnly: true });
+    details = await withRegistry(opts, (s) => showFlow(s.artifacts, opts.tenant, opts.flow, opts.version), {
+      readOnly: true,
+    });
   } catch (err) {
     if (err instanceof SvcError) throw new ExitError(1, `error: ${err.message}`);
     throw err;
@@ -66,13 +94,27 @@ export async function flowsShow(opts: FlowsShowOptions): Promise<void> {
     return;
   }
   const s = details.shown;
-  out(`flow ${details.tenant}/${details.flow}: ${details.versions.length} version${details.versions.length === 1 ? '' : 's'}, oldest first`);
-  out(formatTable(['VERSION', 'HASH', 'CREATED_AT', 'LATEST'], details.versions.map((v) => [v.version, v.hash, v.created_at, v.latest ? 'latest' : ''])));
+  out(
+    `flow ${details.tenant}/${details.flow}: ${details.versions.length} version${details.versions.length === 1 ? '' : 's'}, oldest first`,
+  );
+  out(
+    formatTable(
+      ['VERSION', 'HASH', 'CREATED_AT', 'LATEST'],
+      details.versions.map((v) => [v.version, v.hash, v.created_at, v.latest ? 'latest' : '']),
+    ),
+  );
   out(`\nversion ${s.version}${s.latest ? ' (latest)' : ' (not latest: only the latest version answers)'}`);
   out('front matter (as compiled, defaults filled in):');
   out(indent(stringify(s.front_matter).trimEnd()));
   out('doors:');
-  out(indent(formatTable(['DOOR', 'WHERE'], s.doors.map((d) => [d.door, d.detail]))));
+  out(
+    indent(
+      formatTable(
+        ['DOOR', 'WHERE'],
+        s.doors.map((d) => [d.door, d.detail]),
+      ),
+    ),
+  );
 }
 
 function indent(text: string): string {

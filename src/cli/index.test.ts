@@ -14,7 +14,16 @@ it('a run naming a command loads a program holding that command (and only its gr
 
 it('help, an option first, or an unknown word load every command (help lists them all; an unknown one is reported as such)', async () => {
   const all = (await buildCli()).commands.map((c) => c.name());
-  for (const argv of [['node', 'svc'], ['node', 'svc', '--help'], ['node', 'svc', 'help', 'serve'], ['node', 'svc', 'no-such-command']]) {
-    assert.deepEqual((await buildCli(argv)).commands.map((c) => c.name()), all, argv.join(' '));
+  for (const argv of [
+    ['node', 'svc'],
+    ['node', 'svc', '--help'],
+    ['node', 'svc', 'help', 'serve'],
+    ['node', 'svc', 'no-such-command'],
+  ]) {
+    assert.deepEqual(
+      (await buildCli(argv)).commands.map((c) => c.name()),
+      all,
+      argv.join(' '),
+    );
   }
 });

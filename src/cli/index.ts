@@ -17,7 +17,10 @@ interface CommandGroup {
 
 const GROUPS: readonly CommandGroup[] = [
   { names: ['serve'], load: async () => (await import('./serve.js')).registerServe },
-  { names: ['validate', 'compile', 'deploy'], load: async () => (await import('./flow-commands.js')).registerFlowCommands },
+  {
+    names: ['validate', 'compile', 'deploy'],
+    load: async () => (await import('./flow-commands.js')).registerFlowCommands,
+  },
   { names: ['dev'], load: async () => (await import('./dev.js')).registerDev },
   { names: ['flows'], load: async () => (await import('./flows.js')).registerFlows },
   { names: ['logs'], load: async () => (await import('./logs.js')).registerLogs },

@@ -1,6 +1,16 @@
 /** `svc keys create|list|revoke`: API keys. The raw key is printed once, at creation. */
 import { Command, Option } from 'commander';
-import { createApiKey, listApiKeys, parseExpiresAt, parseFlows, parseRateLimit, parseScopes, rateLimitBurst, revokeApiKey, type KeyView } from '../app/use-cases/keys.js';
+import {
+  createApiKey,
+  listApiKeys,
+  parseExpiresAt,
+  parseFlows,
+  parseRateLimit,
+  parseScopes,
+  rateLimitBurst,
+  revokeApiKey,
+  type KeyView,
+} from '../app/use-cases/keys.js';
 import { keyStatus, type ApiKeyRow } from '../store/sqlite/sqlite-keys-store.js';
 import { nonEmptyArg, svcArg } from './args.js';
 import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
@@ -12,12 +22,33 @@ export function registerKeys(program: Command): void {
   keys
     .command('create')
     .description('create an API key for a registered, enabled tenant and print it once')
-    .addOption(new Option('--tenant <tenant>', 'tenant the key belongs to').makeOptionMandatory().argParser(nameArg('tenant')))
-    .addOption(new Option('--label <text>', 'what the key is for').makeOptionMandatory().argParser(nonEmptyArg('--label')))
-    .addOption(new Option('--scopes <list>', 'comma-separated scopes; * matches every scope (default: *)').argParser(svcArg(parseScopes)))
-    .addOption(new Option('--expires-at <ts>', 'YYYY-MM-DD (through 23:59:59Z that day) or YYYY-MM-DDTHH:MM:SSZ; no offsets').argParser(svcArg(parseExpiresAt)))
-    .addOption(new Option('--rate-limit <rps>', 'requests per second (burst 2 x rps); default unlimited').argParser(svcArg(parseRateLimit)))
-    .addOption(new Option('--flows <list>', 'comma-separated flow allowlist (default: every flow of the tenant)').argParser(svcArg(parseFlows)))
+    .addOption(
+      new Option('--tenant <tenant>', 'tenant the key belongs to').makeOptionMandatory().argParser(nameArg('tenant')),
+    )
+    .addOption(
+      new Option('--label <text>', 'what the key is for').makeOptionMandatory().argParser(nonEmptyArg('--label')),
+    )
+    .addOption(
+      new Option('--scopes <list>', 'comma-separated scopes; * matches every scope (default: *)').argParser(
+        svcArg(parseScopes),
+      ),
+    )
+    .addOption(
+      new Option(
+        '--expires-at <ts>',
+        'YYYY-MM-DD (through 23:59:59Z that day) or YYYY-MM-DDTHH:MM:SSZ; no offsets',
+      ).argParser(svcArg(parseExpiresAt)),
+    )
+    .addOption(
+      new Option('--rate-limit <rps>', 'requests per second (burst 2 x rps); default unlimited').argParser(
+        svcArg(parseRateLimit),
+      ),
+    )
+    .addOption(
+      new Option('--flows <list>', 'comma-separated flow allowlist (default: every flow of the tenant)').argParser(
+        svcArg(parseFlows),
+      ),
+    )
     .addOption(new Option('--json', 'print the result as JSON (still the only time the key is shown)'))
     .action(keysCreate);
   keys
@@ -29,7 +60,11 @@ export function registerKeys(program: Command): void {
   keys
     .command('revoke')
     .description('revoke a key at once and for good (the row is kept)')
-    .addOption(new Option('--id <n>', 'key id, as shown by keys create and keys list').makeOptionMandatory().argParser(intArg('--id', 1)))
+    .addOption(
+      new Option('--id <n>', 'key id, as shown by keys create and keys list')
+        .makeOptionMandatory()
+        .argParser(intArg('--id', 1)),
+    )
     .action(keysRevoke);
   for (const c of keys.commands) addStoreOptions(c);
 }
@@ -49,7 +84,14 @@ export async function keysCreate(opts: KeysCreateOptions): Promise<void> {
   const { row, rawKey } = await withRegistry(opts, (stores) =>
     createApiKey(
       stores,
-      { tenant: opts.tenant, label: opts.label, scopes: opts.scopes, flows: opts.flows, expiresAt: opts.expiresAt, rateLimit: opts.rateLimit },
+      {
+        tenant: opts.tenant,
+        label: opts.label,
+        scopes: opts.scopes,
+        flows: opts.flows,
+        expiresAt: opts.expiresAt,
+        rateLimit: opts.rateLimit,
+      },
       now,
     ),
   );
@@ -70,7 +112,9 @@ export async function keysCreate(opts: KeysCreateOptions): Promise<void> {
       ].join('\n'),
     );
   }
-  process.stderr.write('Store the key now: it is shown only this once and cannot be recovered (only its SHA-256 is kept).\n');
+  process.stderr.write(
+    'Store the key now: it is shown only this once and cannot be recovered (only its SHA-256 is kept).\n',
+  );
   if (keyStatus(row, now) === 'expired') {
     process.stderr.write(`warning: the key's expiry ${row.expiresAt} has already passed; it is created expired\n`);
   }
@@ -84,11 +128,19 @@ export interface KeysListOptions extends StoreFlags {
 export async function keysList(opts: KeysListOptions): Promise<void> {
   const views = await withRegistry(opts, (stores) => listApiKeys(stores, opts.tenant), { readOnly: true });
   if (opts.json) {
-    out(JSON.stringify(views.map((v) => toJson(v.row, v.status)), null, 2));
+    out(
+      JSON.stringify(
+        views.map((v) => toJson(v.row, v.status)),
+        null,
+        2,
+      ),
+    );
     return;
   }
   if (views.length === 0) {
-    out(`No API keys for tenant ${opts.tenant}. Create one with: svc keys create --tenant ${opts.tenant} --label <label>`);
+    out(
+      `No API keys for tenant ${opts.tenant}. Create one with: svc keys create --tenant ${opts.tenant} --label <label>`,
+    );
     return;
   }
   out(

@@ -27,18 +27,43 @@ export function registerLogs(program: Command): void {
     )
     .addOption(new Option('--tenant <t>', 'only this tenant').argParser(nameArg('tenant')))
     .addOption(new Option('--flow <name>', 'only this flow').argParser(nameArg('flow')))
-    .addOption(new Option('--correlation-id <id>', 'only this delivery (a scan of the table: add --tenant and --flow to narrow it)').argParser(nonEmptyArg('--correlation-id')))
-    .addOption(new Option('--event <kind>', 'only this kind: received, completed, access_denied, queue_failed, dlq_moved ... (docs/events.md)').argParser(svcArg(checkEventKind)))
-    .addOption(new Option('--since <when>', 'only rows at or after: a duration back from now (30s, 10m, 2h, 7d), a UTC day (2026-01-31) or instant (2026-01-31T08:00:00Z)').argParser(svcArg((v) => parseSince(v))))
-    .addOption(new Option('-n, --limit <n>', `newest matching rows printed before following, 0 to ${MAX_LIMIT}`).default(100).argParser(limitArg))
-    .addOption(new Option('-f, --follow', 'keep printing new rows as they are written (polled every 500 ms) until SIGINT or SIGTERM'))
+    .addOption(
+      new Option(
+        '--correlation-id <id>',
+        'only this delivery (a scan of the table: add --tenant and --flow to narrow it)',
+      ).argParser(nonEmptyArg('--correlation-id')),
+    )
+    .addOption(
+      new Option(
+        '--event <kind>',
+        'only this kind: received, completed, access_denied, queue_failed, dlq_moved ... (docs/events.md)',
+      ).argParser(svcArg(checkEventKind)),
+    )
+    .addOption(
+      new Option(
+        '--since <when>',
+        'only rows at or after: a duration back from now (30s, 10m, 2h, 7d), a UTC day (2026-01-31) or instant (2026-01-31T08:00:00Z)',
+      ).argParser(svcArg((v) => parseSince(v))),
+    )
+    .addOption(
+      new Option('-n, --limit <n>', `newest matching rows printed before following, 0 to ${MAX_LIMIT}`)
+        .default(100)
+        .argParser(limitArg),
+    )
+    .addOption(
+      new Option(
+        '-f, --follow',
+        'keep printing new rows as they are written (polled every 500 ms) until SIGINT or SIGTERM',
+      ),
+    )
     .addOption(new Option('--json', 'print JSON Lines: one object per row, payload included'))
     .action(logs);
   addStoreOptions(command);
 }
 
 function limitArg(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) > MAX_LIMIT) throw new InvalidArgumentError(`--limit must be a whole number from 0 to ${MAX_LIMIT}, got "${value}"`);
+  if (!/^\d+$/.test(value) || Number(value) > MAX_LIMIT)
+    throw new InvalidArgumentError(`--limit must be a whole number from 0 to ${MAX_LIMIT}, got "${value}"`);
   return Number(value);
 }
 
@@ -54,7 +79,13 @@ export interface LogsOptions extends StoreFlags {
 }
 
 export async function logs(opts: LogsOptions): Promise<void> {
-  const filter: LogFilter = { tenant: opts.tenant, flow: opts.flow, correlation_id: opts.correlationId, event: opts.event, since: opts.since };
+  const filter: LogFilter = {
+    tenant: opts.tenant,
+    flow: opts.flow,
+    correlation_id: opts.correlationId,
+    event: opts.event,
+    since: opts.since,
+  };
   const reader = { filter, opts, printer: new RowPrinter(opts.json === true), stop: new StopSignal() };
   try {
     if (opts.store !== undefined) await withPgStore(opts.store, (pg) => printLog(pg.events, reader));
@@ -95,7 +126,11 @@ async function logsFromFile(path: string, reader: LogReader): Promise<void> {
 /** The newest --limit matching rows, oldest first, then with --follow every new row until stopped. */
 async function printLog(log: EventLogStore, { filter, opts, printer, stop }: LogReader): Promise<void> {
   const start = await tailStart(log, filter, opts.limit);
-  for (let after = start.afterId, batch = await readBatch(log, filter, after, start.lastId); batch.length > 0 && !printer.closed; batch = await readBatch(log, filter, after, start.lastId)) {
+  for (
+    let after = start.afterId, batch = await readBatch(log, filter, after, start.lastId);
+    batch.length > 0 && !printer.closed;
+    batch = await readBatch(log, filter, after, start.lastId)
+  ) {
     await printer.print(batch);
     after = batch.at(-1)!.id;
   }
@@ -117,7 +152,12 @@ async function printLog(log: EventLogStore, { filter, opts, printer, stop }: Log
 }
 
 /** One batch after `afterId`; an SQLite database busy past its timeout (a writer holding the lock) reads as "nothing yet". */
-async function readBatch(log: EventLogStore, filter: LogFilter, afterId: number, upToId?: number): Promise<StoredEvent[]> {
+async function readBatch(
+  log: EventLogStore,
+  filter: LogFilter,
+  afterId: number,
+  upToId?: number,
+): Promise<StoredEvent[]> {
   try {
     return await eventsAfter(log, filter, afterId, BATCH_ROWS, upToId);
   } catch (err) {

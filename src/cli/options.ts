@@ -7,7 +7,10 @@ import { parseStoreUrl } from '../store/pg/store-url.js';
 
 /** `--db <path>`: the registry database; its directory is the state directory. */
 export function dbOption(): Option {
-  return new Option('--db <path>', 'registry database; its directory holds every other state file').default(defaultDbPath(), '~/.svc/registry.db');
+  return new Option('--db <path>', 'registry database; its directory holds every other state file').default(
+    defaultDbPath(),
+    '~/.svc/registry.db',
+  );
 }
 
 /**
@@ -15,7 +18,10 @@ export function dbOption(): Option {
  * service's state is in that database, not in the state directory of `--db`.
  */
 export function storeOption(): Option {
-  return new Option('--store <url>', 'keep all state in this PostgreSQL database (postgres://user@host:port/db, optional ?schema=name) instead of the state directory').env('SVC_STORE_URL');
+  return new Option(
+    '--store <url>',
+    'keep all state in this PostgreSQL database (postgres://user@host:port/db, optional ?schema=name) instead of the state directory',
+  ).env('SVC_STORE_URL');
 }
 
 /** The state flags of a command: the SQLite state directory of `--db`, or the PostgreSQL store of `--store`. */
@@ -40,7 +46,10 @@ export function addStoreOptions(cmd: Command, db: Option = dbOption()): Command 
       const store = givenStore(action);
       if (store === undefined) return;
       if (action.getOptionValueSource('db') === 'cli') {
-        throw new ExitError(2, `error: --db and ${storeName(action)} name two different stores; give one of them (--db for the state directory, --store for PostgreSQL)`);
+        throw new ExitError(
+          2,
+          `error: --db and ${storeName(action)} name two different stores; give one of them (--db for the state directory, --store for PostgreSQL)`,
+        );
       }
       try {
         parseStoreUrl(store);
@@ -61,7 +70,10 @@ export function addSqliteOnlyOptions(cmd: Command, why: string, db: Option = dbO
     .addOption(new Option('--store <url>', `not taken: ${why}`).env('SVC_STORE_URL'))
     .hook('preAction', (_parent, action) => {
       if (givenStore(action) === undefined) return;
-      const unset = action.getOptionValueSource('store') === 'env' ? '; unset SVC_STORE_URL to work on the state directory of --db' : '';
+      const unset =
+        action.getOptionValueSource('store') === 'env'
+          ? '; unset SVC_STORE_URL to work on the state directory of --db'
+          : '';
       throw new ExitError(2, `error: svc ${commandPath(action)} does not take ${storeName(action)}: ${why}${unset}`);
     });
 }
@@ -98,7 +110,8 @@ export function nameArg(what: string): (value: string) => string {
 /** Parser for a whole number flag. */
 export function intArg(what: string, min = 0): (value: string) => number {
   return (value: string) => {
-    if (!/^\d+$/.test(value) || Number(value) < min) throw new InvalidArgumentError(`${what} must be a whole number of at least ${min}, got "${value}"`);
+    if (!/^\d+$/.test(value) || Number(value) < min)
+      throw new InvalidArgumentError(`${what} must be a whole number of at least ${min}, got "${value}"`);
     return Number(value);
   };
 }

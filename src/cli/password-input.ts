@@ -19,7 +19,11 @@ async function firstLine(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   const line = Buffer.concat(chunks).toString('utf8').split(/\r?\n/, 1)[0] ?? '';
-  if (line === '') throw new ExitError(1, 'no password on standard input: pipe it in (printf "%s\\n" "$PASSWORD" | svc ui user ...) or run the command in a terminal to be prompted');
+  if (line === '')
+    throw new ExitError(
+      1,
+      'no password on standard input: pipe it in (printf "%s\\n" "$PASSWORD" | svc ui user ...) or run the command in a terminal to be prompted',
+    );
   return line;
 }
 

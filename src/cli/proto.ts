@@ -8,14 +8,23 @@ import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
 import { registryLocation, withDescriptors } from './stores.js';
 
 export function registerProto(program: Command): void {
-  const proto = program.command('proto').description('publish and inspect protobuf descriptors (FileDescriptorSet) for the gRPC door');
+  const proto = program
+    .command('proto')
+    .description('publish and inspect protobuf descriptors (FileDescriptorSet) for the gRPC door');
   proto
     .command('deploy <path>')
-    .description('publish a FileDescriptorSet built with imports (protoc --include_imports --descriptor_set_out=<path>)')
+    .description(
+      'publish a FileDescriptorSet built with imports (protoc --include_imports --descriptor_set_out=<path>)',
+    )
     .requiredOption('--tenant <t>', 'tenant (must be registered and enabled)', nameArg('tenant'))
     .requiredOption('--name <name>', 'descriptor name', nameArg('descriptor name'))
     .requiredOption('--version <v>', 'version label; publishing a version twice is an error')
-    .addOption(new Option('--latest', 'move the latest pointer to this version (changes the wire format of every gRPC flow of the tenant)').default(false))
+    .addOption(
+      new Option(
+        '--latest',
+        'move the latest pointer to this version (changes the wire format of every gRPC flow of the tenant)',
+      ).default(false),
+    )
     .action(protoDeploy);
   proto
     .command('list')
@@ -46,19 +55,35 @@ export async function protoDeploy(path: string, flags: DeployFlags): Promise<voi
   try {
     bytes = readFileSync(path);
   } catch (err) {
-    throw new ExitError(1, `error: cannot read descriptor set ${path}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new ExitError(
+      1,
+      `error: cannot read descriptor set ${path}: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   await withDescriptors(flags, async (store) => {
     if (store === undefined) {
-      throw new ExitError(1, `error: tenant "${flags.tenant}" is not registered; register it with \`svc tenant create --id ${flags.tenant} --display-name <name>\` (no registry at ${statePaths(flags.db).registryDb} yet)`);
+      throw new ExitError(
+        1,
+        `error: tenant "${flags.tenant}" is not registered; register it with \`svc tenant create --id ${flags.tenant} --display-name <name>\` (no registry at ${statePaths(flags.db).registryDb} yet)`,
+      );
     }
-    const r = await refusing(() => deployDescriptor(store, { tenant: flags.tenant, name: flags.name, version: flags.version, bytes, latest: flags.latest }));
+    const r = await refusing(() =>
+      deployDescriptor(store, {
+        tenant: flags.tenant,
+        name: flags.name,
+        version: flags.version,
+        bytes,
+        latest: flags.latest,
+      }),
+    );
     const lines = [
       `descriptor: ${flags.tenant}/${flags.name}`,
       `version:    ${r.info.version}`,
       `hash:       ${r.info.hash}`,
       `size:       ${r.info.sizeBytes} bytes`,
-      ...r.services.map((s) => `service:    ${s.fullName} (${s.methods.length} method${s.methods.length === 1 ? '' : 's'})`),
+      ...r.services.map(
+        (s) => `service:    ${s.fullName} (${s.methods.length} method${s.methods.length === 1 ? '' : 's'})`,
+      ),
       flags.latest
         ? `latest:     ${r.info.version} (moved; every gRPC flow of tenant ${flags.tenant} now uses it)`
         : `latest:     unchanged (${r.latestVersion ?? 'no version is latest yet'}); pass --latest to move it`,
@@ -69,30 +94,65 @@ export async function protoDeploy(path: string, flags: DeployFlags): Promise<voi
 }
 
 export async function protoList(flags: { tenant: string; json?: boolean } & StoreFlags): Promise<void> {
-  const rows = await withDescriptors(flags, async (store) => (store === undefined ? [] : listDescriptors(store, flags.tenant)));
+  const rows = await withDescriptors(flags, async (store) =>
+    store === undefined ? [] : listDescriptors(store, flags.tenant),
+  );
   if (flags.json) {
-    process.stdout.write(`${JSON.stringify(rows.map((r) => ({ name: r.name, version: r.version, hash: r.hash, size_bytes: r.sizeBytes, latest: r.latest, deployed_at: r.deployedAt })), null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify(
+        rows.map((r) => ({
+          name: r.name,
+          version: r.version,
+          hash: r.hash,
+          size_bytes: r.sizeBytes,
+          latest: r.latest,
+          deployed_at: r.deployedAt,
+        })),
+        null,
+        2,
+      )}\n`,
+    );
     return;
   }
   if (rows.length === 0) {
     process.stdout.write(`No descriptors for tenant ${flags.tenant}.\n`);
     return;
   }
-  const table = [['NAME', 'VERSION', 'HASH', 'LATEST', 'DEPLOYED'], ...rows.map((r) => [r.name, r.version, r.hash, r.latest ? 'yes' : '', r.deployedAt])];
+  const table = [
+    ['NAME', 'VERSION', 'HASH', 'LATEST', 'DEPLOYED'],
+    ...rows.map((r) => [r.name, r.version, r.hash, r.latest ? 'yes' : '', r.deployedAt]),
+  ];
   process.stdout.write(formatTable(table));
 }
 
-export async function protoShow(flags: { tenant: string; name: string; version?: string; json?: boolean } & StoreFlags): Promise<void> {
+export async function protoShow(
+  flags: { tenant: string; name: string; version?: string; json?: boolean } & StoreFlags,
+): Promise<void> {
   await withDescriptors(flags, async (store) => {
-    if (store === undefined) throw new ExitError(1, `error: descriptor ${flags.tenant}/${flags.name} not found (no registry at ${statePaths(flags.db).registryDb})`);
+    if (store === undefined)
+      throw new ExitError(
+        1,
+        `error: descriptor ${flags.tenant}/${flags.name} not found (no registry at ${statePaths(flags.db).registryDb})`,
+      );
     const shown = await refusing(() => showDescriptor(store, flags.tenant, flags.name, flags.version));
     const i = shown.info;
     if (flags.json) {
-      const info = { tenant: i.tenant, name: i.name, version: i.version, hash: i.hash, size_bytes: i.sizeBytes, latest: i.latest, deployed_at: i.deployedAt };
+      const info = {
+        tenant: i.tenant,
+        name: i.name,
+        version: i.version,
+        hash: i.hash,
+        size_bytes: i.sizeBytes,
+        latest: i.latest,
+        deployed_at: i.deployedAt,
+      };
       process.stdout.write(`${JSON.stringify({ ...info, services: shown.services.map(serviceJson) }, null, 2)}\n`);
       return;
     }
-    const lines = [`descriptor ${i.tenant}/${i.name} version ${i.version}${i.latest ? ' (latest)' : ''}`, `hash ${i.hash}, ${i.sizeBytes} bytes, deployed ${i.deployedAt}`];
+    const lines = [
+      `descriptor ${i.tenant}/${i.name} version ${i.version}${i.latest ? ' (latest)' : ''}`,
+      `hash ${i.hash}, ${i.sizeBytes} bytes, deployed ${i.deployedAt}`,
+    ];
     process.stdout.write(`${lines.join('\n')}\n${formatServices(shown.services)}`);
     process.stdout.write('Only unary and server-streaming methods can be called through the gRPC door.\n');
   });
@@ -103,7 +163,14 @@ function serviceJson(s: ServiceInfo): Record<string, unknown> {
   const typeName = (t: { fullName: string }) => t.fullName.replace(/^\./, '');
   return {
     full_name: s.fullName,
-    methods: s.methods.map((m) => ({ full_name: m.fullName, name: m.name, kind: m.kind, callable: m.callable, request_type: typeName(m.requestType), response_type: typeName(m.responseType) })),
+    methods: s.methods.map((m) => ({
+      full_name: m.fullName,
+      name: m.name,
+      kind: m.kind,
+      callable: m.callable,
+      request_type: typeName(m.requestType),
+      response_type: typeName(m.responseType),
+    })),
   };
 }
 
@@ -128,5 +195,8 @@ async function refusing<T>(work: () => Promise<T>): Promise<T> {
 
 function formatTable(rows: string[][]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  ')).join('\n') + '\n';
+  return (
+    rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  ')).join('\n') +
+    '\n'
+  );
 }

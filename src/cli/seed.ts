@@ -17,8 +17,14 @@ import { out } from './table.js';
 export function registerSeed(program: Command): void {
   const command = program
     .command('seed')
-    .description('a working demo in one command: register the demo tenants, deploy the demo flows at 1.0.0, make a demo API key per tenant and a UI user per role, and run each flow once, in the state directory of --db or the PostgreSQL store of --store')
-    .addOption(new Option('--demo-dir <dir>', 'the demo flows (*.flow.md, each with its <name>.sample.json)').default('./examples/demo'))
+    .description(
+      'a working demo in one command: register the demo tenants, deploy the demo flows at 1.0.0, make a demo API key per tenant and a UI user per role, and run each flow once, in the state directory of --db or the PostgreSQL store of --store',
+    )
+    .addOption(
+      new Option('--demo-dir <dir>', 'the demo flows (*.flow.md, each with its <name>.sample.json)').default(
+        './examples/demo',
+      ),
+    )
     .addOption(new Option('--no-run', 'do not run the flows after deploying them'))
     .action(seed);
   addStoreOptions(command);
@@ -38,7 +44,12 @@ async function seed(flags: SeedFlags): Promise<void> {
   try {
     // The same stores, executor and queues as `svc serve`, so each demo run is a real one.
     const paths = statePaths(flags.db);
-    const stores = await openServeStores(paths, flags.store, createLogger({ LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }), closers);
+    const stores = await openServeStores(
+      paths,
+      flags.store,
+      createLogger({ LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }),
+      closers,
+    );
     const run = buildExecutor(stores, closers);
     await buildQueues(paths, stores, run, createLogger({ LOG_LEVEL: 'warn' }), closers, { adoptOrphans: false });
     // The demo is published through the stores; the executor and the queue workers read the
@@ -49,7 +60,14 @@ async function seed(flags: SeedFlags): Promise<void> {
       return run.executor.run(flow, input, { door: 'http', correlationId: randomUUID(), headers: {} });
     };
     result = await seedDemo(
-      { tenants: stores.tenants, tenantAdmin: stores.tenantAdmin, keys: stores.keys, artifacts: stores.artifacts, users: stores.uiUsers, sessions: stores.uiSessions },
+      {
+        tenants: stores.tenants,
+        tenantAdmin: stores.tenantAdmin,
+        keys: stores.keys,
+        artifacts: stores.artifacts,
+        users: stores.uiUsers,
+        sessions: stores.uiSessions,
+      },
       flows,
       { runner: flags.run ? runner : undefined },
       out,
@@ -59,7 +77,8 @@ async function seed(flags: SeedFlags): Promise<void> {
     if (errors.length > 0) process.stderr.write(`warning: ${errors.length} part(s) did not close cleanly\n`);
   }
   printNext(result, flags);
-  if (result.failed.length > 0) throw new ExitError(1, `error: ${result.failed.length} demo flow(s) failed: ${result.failed.join(', ')}`);
+  if (result.failed.length > 0)
+    throw new ExitError(1, `error: ${result.failed.length} demo flow(s) failed: ${result.failed.join(', ')}`);
 }
 
 function printNext(r: SeedResult, target: StoreFlags): void {
@@ -72,7 +91,9 @@ function printNext(r: SeedResult, target: StoreFlags): void {
   }
   // A store URL is shown without its password: the operator puts it back.
   const dbFlag = target.store === undefined ? ` --db ${target.db}` : ` --store '${registryLocation(target)}'`;
-  const apiKeys = [...new Set(r.flows.map((f) => f.ir.tenant))].map((t) => `--api-key ${t}=${r.secrets.keys[t] ?? '<your key>'}`).join(' ');
+  const apiKeys = [...new Set(r.flows.map((f) => f.ir.tenant))]
+    .map((t) => `--api-key ${t}=${r.secrets.keys[t] ?? '<your key>'}`)
+    .join(' ');
   out(
     [
       '\nNext:',

@@ -11,12 +11,30 @@ export function registerServe(program: Command): void {
     .addOption(new Option('-p, --port <n>', 'bind port').default(9090).argParser(intArg('--port')))
     .addOption(dbOption())
     .addOption(storeOption())
-    .addOption(new Option('--log-files <dir>', 'with --store: also write this node\'s daily JSON Lines files of the event log to <dir>'))
-    .addOption(new Option('--grpc-port <n>', 'open the gRPC door on this plaintext HTTP/2 port (0: any free port)').argParser(intArg('--grpc-port')))
-    .addOption(new Option('--secret <key>', 'require X-Svc-Signature (hex HMAC-SHA256 of the body) on /run and /enqueue'))
+    .addOption(
+      new Option(
+        '--log-files <dir>',
+        "with --store: also write this node's daily JSON Lines files of the event log to <dir>",
+      ),
+    )
+    .addOption(
+      new Option('--grpc-port <n>', 'open the gRPC door on this plaintext HTTP/2 port (0: any free port)').argParser(
+        intArg('--grpc-port'),
+      ),
+    )
+    .addOption(
+      new Option('--secret <key>', 'require X-Svc-Signature (hex HMAC-SHA256 of the body) on /run and /enqueue'),
+    )
     .addOption(new Option('--no-auth', 'disable API key authentication (local development only)'))
-    .addOption(new Option('--metrics', 'serve Prometheus metrics at GET /metrics on the main port (public, like /health)'))
-    .addOption(new Option('--metrics-port <n>', 'serve GET /metrics on this port of --host instead (implies --metrics)').argParser(intArg('--metrics-port')))
+    .addOption(
+      new Option('--metrics', 'serve Prometheus metrics at GET /metrics on the main port (public, like /health)'),
+    )
+    .addOption(
+      new Option(
+        '--metrics-port <n>',
+        'serve GET /metrics on this port of --host instead (implies --metrics)',
+      ).argParser(intArg('--metrics-port')),
+    )
     .action(serve);
 }
 
@@ -34,7 +52,11 @@ interface ServeFlags {
 }
 
 async function serve(flags: ServeFlags): Promise<void> {
-  if (flags.logFiles !== undefined && flags.store === undefined) throw new ExitError(2, 'svc serve: --log-files goes with --store (without it the daily files are in the state directory\'s logs/)');
+  if (flags.logFiles !== undefined && flags.store === undefined)
+    throw new ExitError(
+      2,
+      "svc serve: --log-files goes with --store (without it the daily files are in the state directory's logs/)",
+    );
   // Loaded here so other commands do not pay for fastify and the doors.
   const { startService } = await import('../serve/service.js');
   let stopRequested = false;

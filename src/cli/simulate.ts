@@ -18,17 +18,38 @@ export function registerSimulate(program: Command): void {
     .description(
       'send mixed traffic (about a third to /enqueue, the rest to /run) to the demo flows of the keyed tenants, with their sample inputs; live view every second, summary at the end (Ctrl-C ends early with the summary)',
     )
-    .addOption(new Option('--url <base>', 'base URL of the running service').default('http://127.0.0.1:9090').argParser(urlArg))
-    .addOption(new Option('--duration <secs>', 'how long to send traffic, in seconds').default(30).argParser(intArg('--duration', 1)))
     .addOption(
-      new Option('--api-key <tenant>=<key>', 'API key of a tenant; repeatable; also read from SVC_SIMULATE_API_KEYS (comma-separated tenant=key); tenants without a key are skipped')
+      new Option('--url <base>', 'base URL of the running service').default('http://127.0.0.1:9090').argParser(urlArg),
+    )
+    .addOption(
+      new Option('--duration <secs>', 'how long to send traffic, in seconds')
+        .default(30)
+        .argParser(intArg('--duration', 1)),
+    )
+    .addOption(
+      new Option(
+        '--api-key <tenant>=<key>',
+        'API key of a tenant; repeatable; also read from SVC_SIMULATE_API_KEYS (comma-separated tenant=key); tenants without a key are skipped',
+      )
         .default([], 'none')
         .argParser((value: string, previous: string[]) => [...previous, svcArg((v) => (parseKeyPair(v), v))(value)]),
     )
-    .addOption(new Option('--demo-dir <dir>', 'directory of <name>.flow.md files, each with its sample input in <name>.sample.json').default('./examples/demo'))
-    .addOption(new Option('--connections <n>', 'requests in flight at once, each on its own keep-alive connection').default(8).argParser(intArg('--connections', 1)))
     .addOption(
-      new Option('--rate <req/s>', 'target requests per second, open loop: requests are issued on schedule whatever the latency and timed from their scheduled start (default: as fast as answers come)').argParser(rateArg),
+      new Option(
+        '--demo-dir <dir>',
+        'directory of <name>.flow.md files, each with its sample input in <name>.sample.json',
+      ).default('./examples/demo'),
+    )
+    .addOption(
+      new Option('--connections <n>', 'requests in flight at once, each on its own keep-alive connection')
+        .default(8)
+        .argParser(intArg('--connections', 1)),
+    )
+    .addOption(
+      new Option(
+        '--rate <req/s>',
+        'target requests per second, open loop: requests are issued on schedule whatever the latency and timed from their scheduled start (default: as fast as answers come)',
+      ).argParser(rateArg),
     )
     .addOption(new Option('--json', 'print only the summary, as JSON, on stdout'))
     .action(simulate);
@@ -51,13 +72,15 @@ function urlArg(value: string): string {
   } catch {
     throw new InvalidArgumentError(`--url must be an http(s) URL such as http://127.0.0.1:9090, got "${value}"`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new InvalidArgumentError(`--url must be http or https, got "${value}"`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new InvalidArgumentError(`--url must be http or https, got "${value}"`);
   return value.replace(/\/+$/, '');
 }
 
 function rateArg(value: string): number {
   const n = Number(value);
-  if (!/^\d+(\.\d+)?$/.test(value) || !(n > 0)) throw new InvalidArgumentError(`--rate must be a positive number of requests per second, got "${value}"`);
+  if (!/^\d+(\.\d+)?$/.test(value) || !(n > 0))
+    throw new InvalidArgumentError(`--rate must be a positive number of requests per second, got "${value}"`);
   return n;
 }
 
@@ -75,9 +98,15 @@ export async function simulate(opts: SimulateOptions): Promise<void> {
   const keys = refuse(() => collectKeys(opts.apiKey, process.env.SVC_SIMULATE_API_KEYS));
   const flows = refuse(() => loadDemoFlows(opts.demoDir));
   const { used, skippedTenants } = keyedFlows(flows, keys);
-  for (const t of skippedTenants) process.stderr.write(`note: tenant "${t}" has no key (${KEY_FORM} or SVC_SIMULATE_API_KEYS); its demo flows are skipped\n`);
+  for (const t of skippedTenants)
+    process.stderr.write(
+      `note: tenant "${t}" has no key (${KEY_FORM} or SVC_SIMULATE_API_KEYS); its demo flows are skipped\n`,
+    );
   if (used.length === 0) {
-    throw new ExitError(1, `error: no demo flow of ${opts.demoDir} belongs to a tenant with a key; give one with ${KEY_FORM} or SVC_SIMULATE_API_KEYS`);
+    throw new ExitError(
+      1,
+      `error: no demo flow of ${opts.demoDir} belongs to a tenant with a key; give one with ${KEY_FORM} or SVC_SIMULATE_API_KEYS`,
+    );
   }
 
   const stats = new SimStats();
@@ -93,7 +122,9 @@ export async function simulate(opts: SimulateOptions): Promise<void> {
     stats,
     runId,
     onWithdraw: (t, status, message) =>
-      process.stderr.write(`withdrawn: ${flowLabel(t)} via /${t.route} answered ${status} (${message}); the other flows go on\n`),
+      process.stderr.write(
+        `withdrawn: ${flowLabel(t)} via /${t.route} answered ${status} (${message}); the other flows go on\n`,
+      ),
   });
   const onSigint = () => load.stop('interrupted');
   process.once('SIGINT', onSigint);
@@ -127,7 +158,11 @@ export async function simulate(opts: SimulateOptions): Promise<void> {
   const result = await load.done;
   clearInterval(ticker);
   process.off('SIGINT', onSigint);
-  const summary = stats.summary({ url: opts.url, run_id: runId, stopped: result.stopped, connections: opts.connections, rate: opts.rate ?? null }, (performance.now() - started) / 1000);
+  const summary = stats.summary(
+    { url: opts.url, run_id: runId, stopped: result.stopped, connections: opts.connections, rate: opts.rate ?? null },
+    (performance.now() - started) / 1000,
+  );
   out(opts.json ? JSON.stringify(summary, null, 2) : summaryText(summary));
-  if (result.stopped === 'unauthorized' || result.stopped === 'nothing_left') throw new ExitError(1, `error: ${result.message ?? result.stopped}`);
+  if (result.stopped === 'unauthorized' || result.stopped === 'nothing_left')
+    throw new ExitError(1, `error: ${result.message ?? result.stopped}`);
 }

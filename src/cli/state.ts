@@ -14,7 +14,9 @@ const ALL_STATUSES = [...INBOX_STATUSES, ...CORRELATION_STATUSES, 'all'];
 const READ_ONLY = { readOnly: true } as const;
 
 export function registerState(program: Command): void {
-  const state = program.command('state').description('inspect deduplication and correlation state; release a stuck deduplication lease');
+  const state = program
+    .command('state')
+    .description('inspect deduplication and correlation state; release a stuck deduplication lease');
   state
     .command('list')
     .description('two sections, deduplication and correlations (default statuses: in_flight; open and timed_out)')
@@ -22,22 +24,33 @@ export function registerState(program: Command): void {
     .addOption(new Option('--flow <flow>', 'only this flow').argParser(nameArg('flow')))
     .addOption(new Option('--status <status>', `one of ${ALL_STATUSES.join(', ')}`).argParser(statusArg))
     .addOption(new Option('--limit <n>', 'most rows per section').argParser(intArg('--limit', 1)).default(50))
-    .addOption(new Option('--json', 'print one JSON object {deduplication: [...], correlations: [...]} (keys as fingerprints, no state content)'))
+    .addOption(
+      new Option(
+        '--json',
+        'print one JSON object {deduplication: [...], correlations: [...]} (keys as fingerprints, no state content)',
+      ),
+    )
     .action(list);
   state
     .command('release')
-    .description('clear the lease of an in_flight deduplication row so the next delivery of the key runs (it may run twice)')
+    .description(
+      'clear the lease of an in_flight deduplication row so the next delivery of the key runs (it may run twice)',
+    )
     .requiredOption('--tenant <tenant>', 'tenant of the flow', nameArg('tenant'))
     .requiredOption('--flow <flow>', 'flow of the row', nameArg('flow'))
-    .option('--key-hash <hash>', 'the row\'s key fingerprint, as printed by svc state list')
+    .option('--key-hash <hash>', "the row's key fingerprint, as printed by svc state list")
     .option('--key <key>', `the business key itself (needs ${STATE_KEY_ENV} in the environment)`)
-    .option('--accept-double-execution', 'confirm that the first delivery may still be running and the key may execute twice')
+    .option(
+      '--accept-double-execution',
+      'confirm that the first delivery may still be running and the key may execute twice',
+    )
     .action(release);
   for (const c of state.commands) addStoreOptions(c);
 }
 
 function statusArg(value: string): string {
-  if (!ALL_STATUSES.includes(value)) throw new InvalidArgumentError(`--status must be one of ${ALL_STATUSES.join(', ')}, got "${value}"`);
+  if (!ALL_STATUSES.includes(value))
+    throw new InvalidArgumentError(`--status must be one of ${ALL_STATUSES.join(', ')}, got "${value}"`);
   return value;
 }
 
@@ -51,25 +64,44 @@ interface ListFlags extends StoreFlags {
 
 async function list(flags: ListFlags): Promise<void> {
   const s = flags.status;
-  const inboxStatuses: readonly string[] = s === undefined ? ['in_flight'] : s === 'all' ? INBOX_STATUSES : INBOX_STATUSES.filter((x) => x === s);
-  const corrStatuses: readonly string[] = s === undefined ? ['open', 'timed_out'] : s === 'all' ? CORRELATION_STATUSES : CORRELATION_STATUSES.filter((x) => x === s);
-  await withFlowState(flags, async (store) => {
-    const filter = { tenant: flags.tenant, flow: flags.flow, limit: flags.limit };
-    const inbox = await store.listInbox({ ...filter, statuses: inboxStatuses });
-    const corr = await store.listCorrelations({ ...filter, statuses: corrStatuses });
-    if (flags.json) {
-      out(JSON.stringify({ deduplication: inbox.map(inboxJson), correlations: corr.map(corrJson) }, null, 2));
-      return;
-    }
-    out(`Deduplication (status: ${inboxStatuses.join(', ') || 'none selected'})`);
-    out(inbox.length === 0 ? '  (no rows)' : formatTable(INBOX_HEADERS, inbox.map(inboxCells)));
-    out('');
-    out(`Correlations (status: ${corrStatuses.join(', ') || 'none selected'})`);
-    out(corr.length === 0 ? '  (no rows)' : formatTable(CORR_HEADERS, corr.map(corrCells)));
-  }, READ_ONLY);
+  const inboxStatuses: readonly string[] =
+    s === undefined ? ['in_flight'] : s === 'all' ? INBOX_STATUSES : INBOX_STATUSES.filter((x) => x === s);
+  const corrStatuses: readonly string[] =
+    s === undefined
+      ? ['open', 'timed_out']
+      : s === 'all'
+        ? CORRELATION_STATUSES
+        : CORRELATION_STATUSES.filter((x) => x === s);
+  await withFlowState(
+    flags,
+    async (store) => {
+      const filter = { tenant: flags.tenant, flow: flags.flow, limit: flags.limit };
+      const inbox = await store.listInbox({ ...filter, statuses: inboxStatuses });
+      const corr = await store.listCorrelations({ ...filter, statuses: corrStatuses });
+      if (flags.json) {
+        out(JSON.stringify({ deduplication: inbox.map(inboxJson), correlations: corr.map(corrJson) }, null, 2));
+        return;
+      }
+      out(`Deduplication (status: ${inboxStatuses.join(', ') || 'none selected'})`);
+      out(inbox.length === 0 ? '  (no rows)' : formatTable(INBOX_HEADERS, inbox.map(inboxCells)));
+      out('');
+      out(`Correlations (status: ${corrStatuses.join(', ') || 'none selected'})`);
+      out(corr.length === 0 ? '  (no rows)' : formatTable(CORR_HEADERS, corr.map(corrCells)));
+    },
+    READ_ONLY,
+  );
 }
 
-const INBOX_HEADERS = ['TENANT', 'FLOW', 'STATUS', 'CLAIMED_AT', 'EXPIRES_AT', 'LEASE', 'FIRST_CORRELATION_ID', 'KEY_HASH'];
+const INBOX_HEADERS = [
+  'TENANT',
+  'FLOW',
+  'STATUS',
+  'CLAIMED_AT',
+  'EXPIRES_AT',
+  'LEASE',
+  'FIRST_CORRELATION_ID',
+  'KEY_HASH',
+];
 function inboxCells(r: InboxRow): string[] {
   const lease = r.status !== 'in_flight' ? '-' : r.lease_expires_at === null ? 'released' : r.lease_expires_at;
   return [r.tenant, r.flow, r.status, r.claimed_at, r.expires_at, lease, r.first_correlation_id, r.key_hash];
@@ -90,10 +122,32 @@ function inboxJson(r: InboxRow): Record<string, unknown> {
   };
 }
 
-const CORR_HEADERS = ['TENANT', 'FLOW', 'STEP', 'STATUS', 'OPENED_AT', 'DEADLINE', 'ON_TIMEOUT', 'CORRELATION_ID', 'STATE', 'KEY_HASH'];
+const CORR_HEADERS = [
+  'TENANT',
+  'FLOW',
+  'STEP',
+  'STATUS',
+  'OPENED_AT',
+  'DEADLINE',
+  'ON_TIMEOUT',
+  'CORRELATION_ID',
+  'STATE',
+  'KEY_HASH',
+];
 function corrCells(r: CorrelationRow): string[] {
   // The content of correlation_state is never shown: only whether one was recorded.
-  return [r.tenant, r.flow, r.step, r.status, r.opened_at, r.deadline, r.on_timeout_flow ?? '-', r.correlation_id, r.state === null ? 'absent' : 'present', r.key_hash];
+  return [
+    r.tenant,
+    r.flow,
+    r.step,
+    r.status,
+    r.opened_at,
+    r.deadline,
+    r.on_timeout_flow ?? '-',
+    r.correlation_id,
+    r.state === null ? 'absent' : 'present',
+    r.key_hash,
+  ];
 }
 
 /** The table's fields: whether a correlation_state was recorded, never its content. */
@@ -129,23 +183,38 @@ async function release(flags: ReleaseFlags): Promise<void> {
   if (flags.key !== undefined) {
     const stateKey = stateKeyFromEnv();
     if (stateKey === undefined) {
-      throw new ExitError(1, `error: --key needs the state key ${STATE_KEY_ENV} in the environment (the one the server uses); or use --key-hash from svc state list`);
+      throw new ExitError(
+        1,
+        `error: --key needs the state key ${STATE_KEY_ENV} in the environment (the one the server uses); or use --key-hash from svc state list`,
+      );
     }
     keyHash = keyFingerprint(flags.tenant, flags.flow, flags.key, stateKey);
   }
-  await withFlowState(flags, async (store) => {
-    const row = await store.getInbox(flags.tenant, flags.flow, keyHash!);
-    if (row === undefined) throw new ExitError(1, `error: no deduplication row for ${flags.tenant}/${flags.flow} with key hash ${keyHash}; see svc state list --status all`);
-    const table = formatTable(INBOX_HEADERS, [inboxCells(row)]);
-    if (flags.acceptDoubleExecution !== true) {
-      out(table);
-      throw new ExitError(
-        1,
-        'refused: releasing lets the next delivery of this key run while the first may still be running (double execution); nothing was changed. Re-run with --accept-double-execution to release it',
-      );
-    }
-    if (row.status !== 'in_flight') throw new ExitError(1, `error: the row is ${row.status}, not in_flight; there is no lease to release\n${table}`);
-    await store.release(flags.tenant, flags.flow, keyHash!);
-    out(`released: ${flags.tenant}/${flags.flow} key hash ${keyHash}; the next delivery of this key may run`);
-  }, READ_ONLY);
+  await withFlowState(
+    flags,
+    async (store) => {
+      const row = await store.getInbox(flags.tenant, flags.flow, keyHash!);
+      if (row === undefined)
+        throw new ExitError(
+          1,
+          `error: no deduplication row for ${flags.tenant}/${flags.flow} with key hash ${keyHash}; see svc state list --status all`,
+        );
+      const table = formatTable(INBOX_HEADERS, [inboxCells(row)]);
+      if (flags.acceptDoubleExecution !== true) {
+        out(table);
+        throw new ExitError(
+          1,
+          'refused: releasing lets the next delivery of this key run while the first may still be running (double execution); nothing was changed. Re-run with --accept-double-execution to release it',
+        );
+      }
+      if (row.status !== 'in_flight')
+        throw new ExitError(
+          1,
+          `error: the row is ${row.status}, not in_flight; there is no lease to release\n${table}`,
+        );
+      await store.release(flags.tenant, flags.flow, keyHash!);
+      out(`released: ${flags.tenant}/${flags.flow} key hash ${keyHash}; the next delivery of this key may run`);
+    },
+    READ_ONLY,
+  );
 }

@@ -1,6 +1,12 @@
 /** `svc store migrate --from <state directory> --to postgres://...`: an installation moved to a PostgreSQL store. */
 import { Command, Option } from 'commander';
-import { migrateStore, NOT_COPIED, StoreMigrationRefusedError, type PartOutcome, type StoreMigrateResult } from '../app/maintenance/store-migrate.js';
+import {
+  migrateStore,
+  NOT_COPIED,
+  StoreMigrationRefusedError,
+  type PartOutcome,
+  type StoreMigrateResult,
+} from '../app/maintenance/store-migrate.js';
 import { ExitError } from '../common/errors.js';
 import { formatTable, out } from './table.js';
 
@@ -15,10 +21,20 @@ export function registerStore(program: Command): void {
         'their ids and an id counter that never reissues one. Not copied: UI sessions (users sign in again) and the event log (log.db). ' +
         'Run it with svc serve stopped. A rerun copies nothing twice and finishes a run that was stopped half-way. Refused, with nothing ' +
         'written (exit 1): a missing state directory, one a running svc serve uses, one written by a newer svc, a target schema newer than ' +
-        'this build, a target holding another installation\'s data, a target another migrate is writing to',
+        "this build, a target holding another installation's data, a target another migrate is writing to",
     )
-    .addOption(new Option('--from <dir>', 'the state directory to copy (the directory of registry.db; the registry.db path is accepted too)').makeOptionMandatory())
-    .addOption(new Option('--to <url>', 'the PostgreSQL store: postgres://user@host:port/database[?schema=name]').makeOptionMandatory())
+    .addOption(
+      new Option(
+        '--from <dir>',
+        'the state directory to copy (the directory of registry.db; the registry.db path is accepted too)',
+      ).makeOptionMandatory(),
+    )
+    .addOption(
+      new Option(
+        '--to <url>',
+        'the PostgreSQL store: postgres://user@host:port/database[?schema=name]',
+      ).makeOptionMandatory(),
+    )
     .addOption(new Option('--json', 'print one JSON object with every part'))
     .action(migrate);
 }
@@ -35,12 +51,21 @@ async function migrate(flags: MigrateFlags): Promise<void> {
     result = await migrateStore({
       from: flags.from,
       to: flags.to,
-      onPart: (p) => process.stderr.write(p.status === 'copied' ? `copied: ${p.part} (${p.rows} rows, ${p.inserted} inserted now)\n` : `already done: ${p.part} (${p.rows} rows, by an earlier run)\n`),
+      onPart: (p) =>
+        process.stderr.write(
+          p.status === 'copied'
+            ? `copied: ${p.part} (${p.rows} rows, ${p.inserted} inserted now)\n`
+            : `already done: ${p.part} (${p.rows} rows, by an earlier run)\n`,
+        ),
       pauseAfterCommitMs: testPauseMs(),
     });
   } catch (err) {
-    if (err instanceof StoreMigrationRefusedError) throw new ExitError(1, `error: refused (${err.reason}), nothing written: ${err.message}`);
-    throw new ExitError(1, `error: ${err instanceof Error ? err.message : String(err)}\nwhat was committed stays; run the same command again to finish`);
+    if (err instanceof StoreMigrationRefusedError)
+      throw new ExitError(1, `error: refused (${err.reason}), nothing written: ${err.message}`);
+    throw new ExitError(
+      1,
+      `error: ${err instanceof Error ? err.message : String(err)}\nwhat was committed stays; run the same command again to finish`,
+    );
   }
   if (flags.json) {
     out(
@@ -50,7 +75,18 @@ async function migrate(flags: MigrateFlags): Promise<void> {
           installation_id: result.installationId,
           target: result.target,
           schema_version: result.schemaVersion,
-          parts: result.parts.map((p) => ({ part: p.part, status: p.status, rows: p.rows, inserted: p.inserted, ...(p.queue && { fresh: p.queue.fresh, retries: p.queue.retries, dead_letters: p.queue.deadLetters, next_id: p.queue.nextId }) })),
+          parts: result.parts.map((p) => ({
+            part: p.part,
+            status: p.status,
+            rows: p.rows,
+            inserted: p.inserted,
+            ...(p.queue && {
+              fresh: p.queue.fresh,
+              retries: p.queue.retries,
+              dead_letters: p.queue.deadLetters,
+              next_id: p.queue.nextId,
+            }),
+          })),
           not_copied: result.notCopied,
         },
         null,
@@ -66,7 +102,10 @@ async function migrate(flags: MigrateFlags): Promise<void> {
 }
 
 function cells(p: PartOutcome): string[] {
-  const detail = p.queue === undefined ? '' : `${p.queue.fresh} waiting, ${p.queue.retries} retries, ${p.queue.deadLetters} dead letters, next id ${p.queue.nextId}`;
+  const detail =
+    p.queue === undefined
+      ? ''
+      : `${p.queue.fresh} waiting, ${p.queue.retries} retries, ${p.queue.deadLetters} dead letters, next id ${p.queue.nextId}`;
   return [p.part, p.status === 'copied' ? 'copied' : 'already done', String(p.rows), String(p.inserted), detail];
 }
 

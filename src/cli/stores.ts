@@ -82,7 +82,11 @@ export async function withPgStore<T>(url: string, fn: (pg: PgStore) => Promise<T
  * state directory when missing; with `readOnly`, a missing file reads as an empty registry and is
  * not created).
  */
-export async function withRegistry<T>(target: StoreFlags, fn: (stores: RegistryStores) => Promise<T> | T, opts: { readOnly?: boolean } = {}): Promise<T> {
+export async function withRegistry<T>(
+  target: StoreFlags,
+  fn: (stores: RegistryStores) => Promise<T> | T,
+  opts: { readOnly?: boolean } = {},
+): Promise<T> {
   if (target.store !== undefined) return withPgStore(target.store, (pg) => fn(pgRegistry(pg)));
   return withSqliteRegistry(target.db, fn, opts);
 }
@@ -90,7 +94,14 @@ export async function withRegistry<T>(target: StoreFlags, fn: (stores: RegistryS
 /** Like withRegistry, on the SQLite registry only, with its repositories as they are. */
 function withSqliteRegistry<T>(dbPath: string, fn: (stores: RegistryRepos) => T, opts: { readOnly?: boolean } = {}): T {
   return withDb(statePaths(dbPath).registryDb, registryMigrations, opts.readOnly === true, (db) =>
-    fn({ tenants: new SqliteTenantsStore(db), keys: new SqliteKeysStore(db), artifacts: new SqliteArtifactsStore(db), traces: new SqliteTraceStore(db), certificates: new SqliteCertificatesStore(db), settings: new SqliteSettingsStore(db) }),
+    fn({
+      tenants: new SqliteTenantsStore(db),
+      keys: new SqliteKeysStore(db),
+      artifacts: new SqliteArtifactsStore(db),
+      traces: new SqliteTraceStore(db),
+      certificates: new SqliteCertificatesStore(db),
+      settings: new SqliteSettingsStore(db),
+    }),
   );
 }
 
@@ -100,16 +111,31 @@ export function registryLocation(target: StoreFlags): string {
 }
 
 function pgRegistry(pg: PgStore): RegistryStores {
-  return { tenants: pg.tenants, keys: pg.keys, artifacts: pg.artifacts, traces: pg.traces, certificates: pg.certificates, settings: pg.settings };
+  return {
+    tenants: pg.tenants,
+    keys: pg.keys,
+    artifacts: pg.artifacts,
+    traces: pg.traces,
+    certificates: pg.certificates,
+    settings: pg.settings,
+  };
 }
 
 /** Runs `fn` with the audit trail open (`audit.db` beside the registry, or the PostgreSQL store); with `readOnly` a missing `audit.db` gives undefined. */
-export async function withAudit<T>(target: StoreFlags, fn: (stores: AuditStores | undefined) => Promise<T> | T, opts: { readOnly?: boolean } = {}): Promise<T> {
+export async function withAudit<T>(
+  target: StoreFlags,
+  fn: (stores: AuditStores | undefined) => Promise<T> | T,
+  opts: { readOnly?: boolean } = {},
+): Promise<T> {
   if (target.store !== undefined) return withPgStore(target.store, (pg) => fn({ audit: pg.audit }));
   return withAuditRepo(target.db, opts.readOnly === true, fn);
 }
 
-function withAuditRepo<T>(dbPath: string, readOnly: boolean, fn: (stores: { audit: SqliteAuditStore } | undefined) => T): T {
+function withAuditRepo<T>(
+  dbPath: string,
+  readOnly: boolean,
+  fn: (stores: { audit: SqliteAuditStore } | undefined) => T,
+): T {
   const file = statePaths(dbPath).auditDb;
   if (readOnly && !existsSync(file)) return fn(undefined);
   return withDb(file, auditMigrations, false, (db) => fn({ audit: new SqliteAuditStore(db) }));
@@ -121,9 +147,16 @@ export interface UiStores {
 }
 
 /** Runs `fn` with the UI accounts open (`ui.db` beside the registry, created when missing unless `readOnly`, or the PostgreSQL store). */
-export async function withUi<T>(target: StoreFlags, fn: (stores: UiStores) => Promise<T> | T, opts: { readOnly?: boolean } = {}): Promise<T> {
-  if (target.store !== undefined) return withPgStore(target.store, (pg) => fn({ users: pg.uiUsers, sessions: pg.uiSessions }));
-  return withDb(statePaths(target.db).uiDb, uiMigrations, opts.readOnly === true, (db) => fn({ users: new SqliteUiUsersStore(db), sessions: new SqliteUiSessionsStore(db) }));
+export async function withUi<T>(
+  target: StoreFlags,
+  fn: (stores: UiStores) => Promise<T> | T,
+  opts: { readOnly?: boolean } = {},
+): Promise<T> {
+  if (target.store !== undefined)
+    return withPgStore(target.store, (pg) => fn({ users: pg.uiUsers, sessions: pg.uiSessions }));
+  return withDb(statePaths(target.db).uiDb, uiMigrations, opts.readOnly === true, (db) =>
+    fn({ users: new SqliteUiUsersStore(db), sessions: new SqliteUiSessionsStore(db) }),
+  );
 }
 
 /** The registry and the audit trail together, and the audited tenant changes spanning both. */
@@ -132,21 +165,36 @@ export interface RegistryAndAuditStores extends RegistryStores, AuditStores {
 }
 
 /** Registry and audit trail together: the tenant commands change one and record in the other. */
-export async function withRegistryAndAudit<T>(target: StoreFlags, fn: (stores: RegistryAndAuditStores) => Promise<T> | T): Promise<T> {
-  if (target.store !== undefined) return withPgStore(target.store, (pg) => fn({ ...pgRegistry(pg), audit: pg.audit, tenantAdmin: pg.tenantAdmin }));
+export async function withRegistryAndAudit<T>(
+  target: StoreFlags,
+  fn: (stores: RegistryAndAuditStores) => Promise<T> | T,
+): Promise<T> {
+  if (target.store !== undefined)
+    return withPgStore(target.store, (pg) => fn({ ...pgRegistry(pg), audit: pg.audit, tenantAdmin: pg.tenantAdmin }));
   return withSqliteRegistry(target.db, (registry) =>
-    withAuditRepo(target.db, false, (audit) => fn({ ...registry, audit: audit!.audit, tenantAdmin: new SqliteTenantAdmin(registry.tenants, audit!.audit) })),
+    withAuditRepo(target.db, false, (audit) =>
+      fn({ ...registry, audit: audit!.audit, tenantAdmin: new SqliteTenantAdmin(registry.tenants, audit!.audit) }),
+    ),
   );
 }
 
 /** Runs `fn` against the flow state (deduplication and correlation rows); with `readOnly` a missing registry reads as empty. */
-export async function withFlowState<T>(target: StoreFlags, fn: (store: FlowStateStore) => Promise<T>, opts: { readOnly?: boolean } = {}): Promise<T> {
+export async function withFlowState<T>(
+  target: StoreFlags,
+  fn: (store: FlowStateStore) => Promise<T>,
+  opts: { readOnly?: boolean } = {},
+): Promise<T> {
   if (target.store !== undefined) return withPgStore(target.store, (pg) => fn(pg.flowState));
-  return withDb(statePaths(target.db).registryDb, registryMigrations, opts.readOnly === true, (db) => fn(new SqliteFlowStateStore(db)));
+  return withDb(statePaths(target.db).registryDb, registryMigrations, opts.readOnly === true, (db) =>
+    fn(new SqliteFlowStateStore(db)),
+  );
 }
 
 /** Runs `fn` with `svc dev`'s guard of the target: the state directory's marker file (nothing is opened), or the PostgreSQL store's marker row. */
-export async function withDevStateMarker<T>(target: StoreFlags, fn: (marker: DevStateMarker) => Promise<T>): Promise<T> {
+export async function withDevStateMarker<T>(
+  target: StoreFlags,
+  fn: (marker: DevStateMarker) => Promise<T>,
+): Promise<T> {
   if (target.store === undefined) return fn(stateDirMarker(statePaths(target.db)));
   const { PgDevState } = await import('../store/pg/pg-dev-state.js');
   return withPgStore(target.store, (pg) => fn(pgStoreMarker(new PgDevState(pg.db), pg.db.url.redacted)));
@@ -156,7 +204,10 @@ export async function withDevStateMarker<T>(target: StoreFlags, fn: (marker: Dev
  * Runs `fn` against the protobuf descriptors, or passes undefined when the SQLite registry does not
  * exist (a read or a refusal must not create it).
  */
-export async function withDescriptors<T>(target: StoreFlags, fn: (store: DescriptorsStore | undefined) => Promise<T>): Promise<T> {
+export async function withDescriptors<T>(
+  target: StoreFlags,
+  fn: (store: DescriptorsStore | undefined) => Promise<T>,
+): Promise<T> {
   if (target.store !== undefined) return withPgStore(target.store, (pg) => fn(pg.descriptors));
   const file = statePaths(target.db).registryDb;
   if (!existsSync(file)) return fn(undefined);
@@ -173,7 +224,10 @@ export async function withDescriptors<T>(target: StoreFlags, fn: (store: Descrip
  * for the entries a replay or discard writes; on PostgreSQL those entries are committed before the
  * store is closed.
  */
-export async function withQueues<T>(target: StoreFlags, fn: (queues: DlqTarget, audit: AuditAppender) => Promise<T>): Promise<T> {
+export async function withQueues<T>(
+  target: StoreFlags,
+  fn: (queues: DlqTarget, audit: AuditAppender) => Promise<T>,
+): Promise<T> {
   if (target.store === undefined) {
     // audit.db is opened at the first entry: a listing must not create it.
     let audit: { db: Db; repo: SqliteAuditStore } | undefined;

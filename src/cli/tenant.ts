@@ -1,6 +1,13 @@
 /** `svc tenant create|list|disable|enable`: tenant registration and its on/off switch. */
 import { Command, Option } from 'commander';
-import { createTenant, disableTenant, enableTenant, listTenants, parseAuthMethods, type StatusChange } from '../app/use-cases/tenants.js';
+import {
+  createTenant,
+  disableTenant,
+  enableTenant,
+  listTenants,
+  parseAuthMethods,
+  type StatusChange,
+} from '../app/use-cases/tenants.js';
 import type { Tenant } from '../store/sqlite/sqlite-tenants-store.js';
 import { nonEmptyArg, svcArg } from './args.js';
 import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
@@ -17,9 +24,21 @@ export function registerTenant(program: Command): void {
   tenant
     .command('create')
     .description('register a tenant (active); writes audit tenant.registered')
-    .addOption(new Option('--id <tenant>', 'tenant id: lowercase letters, digits, "-" and "_"').makeOptionMandatory().argParser(nameArg('tenant')))
-    .addOption(new Option('--display-name <name>', 'human-readable name').makeOptionMandatory().argParser(nonEmptyArg('--display-name')))
-    .addOption(new Option('--auth-methods <list>', 'comma-separated; only api_key is accepted').default('api_key').argParser(authMethodsArg))
+    .addOption(
+      new Option('--id <tenant>', 'tenant id: lowercase letters, digits, "-" and "_"')
+        .makeOptionMandatory()
+        .argParser(nameArg('tenant')),
+    )
+    .addOption(
+      new Option('--display-name <name>', 'human-readable name')
+        .makeOptionMandatory()
+        .argParser(nonEmptyArg('--display-name')),
+    )
+    .addOption(
+      new Option('--auth-methods <list>', 'comma-separated; only api_key is accepted')
+        .default('api_key')
+        .argParser(authMethodsArg),
+    )
     .action(tenantCreate);
   tenant
     .command('list')
@@ -47,7 +66,11 @@ export interface TenantCreateOptions extends StoreFlags {
 
 export async function tenantCreate(opts: TenantCreateOptions): Promise<void> {
   const tenant = await withRegistryAndAudit(opts, (stores) =>
-    createTenant(stores, { id: opts.id, displayName: opts.displayName, authMethods: parseAuthMethods(opts.authMethods) }, { actor: ACTOR }),
+    createTenant(
+      stores,
+      { id: opts.id, displayName: opts.displayName, authMethods: parseAuthMethods(opts.authMethods) },
+      { actor: ACTOR },
+    ),
   );
   out(`registered tenant ${tenant.id}`);
   out(describe(tenant));
@@ -88,7 +111,11 @@ export async function tenantEnable(opts: TenantSwitchOptions): Promise<void> {
 }
 
 function report(change: StatusChange, verb: string): void {
-  out(change.changed ? `tenant ${change.tenant.id} ${verb}` : `tenant ${change.tenant.id} was already ${verb}; nothing changed`);
+  out(
+    change.changed
+      ? `tenant ${change.tenant.id} ${verb}`
+      : `tenant ${change.tenant.id} was already ${verb}; nothing changed`,
+  );
 }
 
 function describe(t: Tenant): string {
@@ -101,5 +128,11 @@ function describe(t: Tenant): string {
 }
 
 function toJson(t: Tenant): Record<string, unknown> {
-  return { id: t.id, display_name: t.displayName, status: t.status, auth_methods: t.authMethods, created_at: t.createdAt };
+  return {
+    id: t.id,
+    display_name: t.displayName,
+    status: t.status,
+    auth_methods: t.authMethods,
+    created_at: t.createdAt,
+  };
 }

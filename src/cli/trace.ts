@@ -11,8 +11,15 @@ import { withRegistry, withRegistryAndAudit } from './stores.js';
 import { formatTable, out } from './table.js';
 
 export function registerTrace(program: Command): void {
-  const trace = program.command('trace').description('turn payload tracing on or off per flow, and list the flags (trace rows are read only by the support role)');
-  for (const [verb, enabled] of [['enable', true], ['disable', false]] as const) {
+  const trace = program
+    .command('trace')
+    .description(
+      'turn payload tracing on or off per flow, and list the flags (trace rows are read only by the support role)',
+    );
+  for (const [verb, enabled] of [
+    ['enable', true],
+    ['disable', false],
+  ] as const) {
     trace
       .command(verb)
       .description(
@@ -21,12 +28,16 @@ export function registerTrace(program: Command): void {
           : 'stop recording trace rows for the flow; writes audit trace_disabled',
       )
       .addOption(new Option('--tenant <t>', 'tenant id').makeOptionMandatory().argParser(nameArg('tenant')))
-      .addOption(new Option('--flow <name>', 'a deployed flow of the tenant').makeOptionMandatory().argParser(nameArg('flow')))
+      .addOption(
+        new Option('--flow <name>', 'a deployed flow of the tenant').makeOptionMandatory().argParser(nameArg('flow')),
+      )
       .action((opts: TraceToggleOptions) => traceToggle(opts, enabled));
   }
   trace
     .command('list')
-    .description('list the trace flags that were ever set (a flow not listed is off): tenant, flow, enabled, updated_at')
+    .description(
+      'list the trace flags that were ever set (a flow not listed is off): tenant, flow, enabled, updated_at',
+    )
     .addOption(new Option('--tenant <t>', 'only this tenant').argParser(nameArg('tenant')))
     .addOption(new Option('--json', 'print a JSON array'))
     .action(traceList);
@@ -39,13 +50,17 @@ export interface TraceToggleOptions extends StoreFlags {
 }
 
 export async function traceToggle(opts: TraceToggleOptions, enabled: boolean): Promise<void> {
-  const r = await withRegistryAndAudit(opts, (stores) => setTraceFlag(stores, { tenant: opts.tenant, flow: opts.flow, enabled }, CLI_OPERATOR));
+  const r = await withRegistryAndAudit(opts, (stores) =>
+    setTraceFlag(stores, { tenant: opts.tenant, flow: opts.flow, enabled }, CLI_OPERATOR),
+  );
   out(describeToggle(r));
 }
 
 function describeToggle(r: TraceToggleResult): string {
   const state = r.enabled ? 'on' : 'off';
-  return r.changed ? `tracing of ${r.tenant}/${r.flow} is now ${state}` : `tracing of ${r.tenant}/${r.flow} was already ${state}; nothing changed`;
+  return r.changed
+    ? `tracing of ${r.tenant}/${r.flow} is now ${state}`
+    : `tracing of ${r.tenant}/${r.flow} was already ${state}; nothing changed`;
 }
 
 export interface TraceListOptions extends StoreFlags {
@@ -60,8 +75,15 @@ export async function traceList(opts: TraceListOptions): Promise<void> {
     return;
   }
   if (flags.length === 0) {
-    out('No trace flag set: tracing is off for every flow. Turn it on with: svc trace enable --tenant <t> --flow <name>');
+    out(
+      'No trace flag set: tracing is off for every flow. Turn it on with: svc trace enable --tenant <t> --flow <name>',
+    );
     return;
   }
-  out(formatTable(['TENANT', 'FLOW', 'TRACING', 'UPDATED_AT'], flags.map((f: TraceFlag) => [f.tenant, f.flow, f.enabled ? 'on' : 'off', f.updated_at])));
+  out(
+    formatTable(
+      ['TENANT', 'FLOW', 'TRACING', 'UPDATED_AT'],
+      flags.map((f: TraceFlag) => [f.tenant, f.flow, f.enabled ? 'on' : 'off', f.updated_at]),
+    ),
+  );
 }

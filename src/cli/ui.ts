@@ -9,16 +9,24 @@ import { formatTable, out } from './table.js';
 
 export function registerUi(program: Command): void {
   const ui = program.command('ui').description('the management UI served at /ui');
-  const user = ui.command('user').description('UI accounts: add, list, disable, enable, passwd (passwords are read from standard input or a prompt, never from a flag)');
+  const user = ui
+    .command('user')
+    .description(
+      'UI accounts: add, list, disable, enable, passwd (passwords are read from standard input or a prompt, never from a flag)',
+    );
   const username = () => new Option('--username <name>', 'login name').makeOptionMandatory();
   user
     .command('add')
     .description('create a UI account; the password is read from standard input (first line) or prompted for')
     .addOption(username())
-    .addOption(new Option('--role <role>', 'what the account may do (docs/ui.md)').choices([...ROLES]).makeOptionMandatory())
+    .addOption(
+      new Option('--role <role>', 'what the account may do (docs/ui.md)').choices([...ROLES]).makeOptionMandatory(),
+    )
     .action(async (opts: { username: string; role: string } & StoreFlags) => {
       const password = await readPassword();
-      const created = await withUi(opts, (stores) => addUiUser(stores, { username: opts.username, role: opts.role, password }, CLI_OPERATOR));
+      const created = await withUi(opts, (stores) =>
+        addUiUser(stores, { username: opts.username, role: opts.role, password }, CLI_OPERATOR),
+      );
       out(`created UI user ${created.username} (${created.role})`);
     });
   user
@@ -27,18 +35,45 @@ export function registerUi(program: Command): void {
     .addOption(new Option('--json', 'print a JSON array'))
     .action(async (opts: { json?: boolean } & StoreFlags) => {
       const users = await withUi(opts, (stores) => listUiUsers(stores), { readOnly: true });
-      if (opts.json) return out(JSON.stringify(users.map((u) => ({ username: u.username, role: u.role, status: u.disabled ? 'disabled' : 'active', created_at: u.createdAt })), null, 2));
-      if (users.length === 0) return out('No UI users. Create one with: svc ui user add --username <name> --role sysadmin');
-      out(formatTable(['USERNAME', 'ROLE', 'STATUS', 'CREATED_AT'], users.map((u) => [u.username, u.role, u.disabled ? 'disabled' : 'active', u.createdAt])));
+      if (opts.json)
+        return out(
+          JSON.stringify(
+            users.map((u) => ({
+              username: u.username,
+              role: u.role,
+              status: u.disabled ? 'disabled' : 'active',
+              created_at: u.createdAt,
+            })),
+            null,
+            2,
+          ),
+        );
+      if (users.length === 0)
+        return out('No UI users. Create one with: svc ui user add --username <name> --role sysadmin');
+      out(
+        formatTable(
+          ['USERNAME', 'ROLE', 'STATUS', 'CREATED_AT'],
+          users.map((u) => [u.username, u.role, u.disabled ? 'disabled' : 'active', u.createdAt]),
+        ),
+      );
     });
-  for (const [verb, disabled] of [['disable', true], ['enable', false]] as const) {
+  for (const [verb, disabled] of [
+    ['disable', true],
+    ['enable', false],
+  ] as const) {
     user
       .command(verb)
       .description(disabled ? 'disable a UI account; its sessions end at once' : 'enable a disabled UI account')
       .addOption(username())
       .action(async (opts: { username: string } & StoreFlags) => {
-        const changed = await withUi(opts, (stores) => setUiUserDisabled(stores, opts.username, disabled, CLI_OPERATOR));
-        out(changed ? `UI user ${opts.username} ${verb}d` : `UI user ${opts.username} was already ${verb}d; nothing changed`);
+        const changed = await withUi(opts, (stores) =>
+          setUiUserDisabled(stores, opts.username, disabled, CLI_OPERATOR),
+        );
+        out(
+          changed
+            ? `UI user ${opts.username} ${verb}d`
+            : `UI user ${opts.username} was already ${verb}d; nothing changed`,
+        );
       });
   }
   user

@@ -76,7 +76,10 @@ export class StorageUnavailableError extends SvcError {
 
 /** Raised by operator commands; only main.ts turns it into a process exit. */
 export class ExitError extends Error {
-  constructor(readonly exitCode: number, message: string) {
+  constructor(
+    readonly exitCode: number,
+    message: string,
+  ) {
     super(message);
     this.name = 'ExitError';
   }
@@ -233,7 +236,12 @@ export class EgressTooLargeError extends FlowError {
     step: string,
     readonly limitBytes: number,
   ) {
-    super('SVC_ERR_EGRESS_TOO_LARGE', 'payload reached size limit', step, `step '${step}': backend response passed the ${limitBytes}-byte ceiling and was abandoned`);
+    super(
+      'SVC_ERR_EGRESS_TOO_LARGE',
+      'payload reached size limit',
+      step,
+      `step '${step}': backend response passed the ${limitBytes}-byte ceiling and was abandoned`,
+    );
     this.name = 'EgressTooLargeError';
   }
 }

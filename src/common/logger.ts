@@ -19,5 +19,8 @@ export type { Logger };
 
 export function createLogger(env: NodeJS.ProcessEnv = process.env): Logger {
   const level = levelFromFilter(env.RUST_LOG ?? env.LOG_LEVEL);
-  return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ fd: 2, sync: false }));
+  return pino(
+    { level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime },
+    pino.destination({ fd: 2, sync: false }),
+  );
 }

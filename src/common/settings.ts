@@ -29,19 +29,76 @@ function def(
 }
 
 export const Settings = {
-  max_message_bytes: def('max_message_bytes', 'Message body ceiling in bytes for /run, /enqueue and outbound responses', 'per-request', () => 1_048_576),
-  max_concurrent_flow_executions: def('max_concurrent_flow_executions', 'Executions in flight before /run answers 503', 'startup', () => Math.min(32 * cores(), 256)),
-  max_queue_workers: def('max_queue_workers', 'Queue workers per process, one per (tenant, flow)', 'startup', () => Math.min(4 * cores(), 64)),
-  max_queue_workers_per_tenant: def('max_queue_workers_per_tenant', 'Queue workers one tenant may hold (no row: equals max_queue_workers)', 'startup', () => Math.min(4 * cores(), 64)),
-  flow_max_duration_secs: def('flow_max_duration_secs', 'Wall time of one execution, checked between steps', 'startup', () => 7200),
+  max_message_bytes: def(
+    'max_message_bytes',
+    'Message body ceiling in bytes for /run, /enqueue and outbound responses',
+    'per-request',
+    () => 1_048_576,
+  ),
+  max_concurrent_flow_executions: def(
+    'max_concurrent_flow_executions',
+    'Executions in flight before /run answers 503',
+    'startup',
+    () => Math.min(32 * cores(), 256),
+  ),
+  max_queue_workers: def('max_queue_workers', 'Queue workers per process, one per (tenant, flow)', 'startup', () =>
+    Math.min(4 * cores(), 64),
+  ),
+  max_queue_workers_per_tenant: def(
+    'max_queue_workers_per_tenant',
+    'Queue workers one tenant may hold (no row: equals max_queue_workers)',
+    'startup',
+    () => Math.min(4 * cores(), 64),
+  ),
+  flow_max_duration_secs: def(
+    'flow_max_duration_secs',
+    'Wall time of one execution, checked between steps',
+    'startup',
+    () => 7200,
+  ),
   log_retention_days: def('log_retention_days', 'Days log rows are kept (files one day longer)', 'per-cycle', () => 30),
-  log_payload_max_bytes: def('log_payload_max_bytes', 'Payload cap in the log at log_level payload_trimmed', 'per-request', () => 4096),
-  flow_state_retention_hours: def('flow_state_retention_hours', 'Hours a finished correlation row is kept past its deadline', 'startup', () => 96),
-  dedup_window_hours: def('dedup_window_hours', 'Installation default of a flow\'s dedup_window_hours', 'startup', () => 24),
-  cert_check_interval_hours: def('cert_check_interval_hours', 'Interval of the certificate expiry sweep', 'startup', () => 24),
-  cert_warning_days: def('cert_warning_days', 'Days before expiry a certificate is reported as expiring', 'startup', () => 30),
-  request_body_timeout_secs: def('request_body_timeout_secs', 'Seconds a caller past the gate has to send the whole body of /run, /enqueue or a connector event (408 after)', 'startup', () => 30),
-  queue_compaction_interval_secs: def('queue_compaction_interval_secs', 'Interval of the queue compaction task', 'per-cycle', () => 3600),
+  log_payload_max_bytes: def(
+    'log_payload_max_bytes',
+    'Payload cap in the log at log_level payload_trimmed',
+    'per-request',
+    () => 4096,
+  ),
+  flow_state_retention_hours: def(
+    'flow_state_retention_hours',
+    'Hours a finished correlation row is kept past its deadline',
+    'startup',
+    () => 96,
+  ),
+  dedup_window_hours: def(
+    'dedup_window_hours',
+    "Installation default of a flow's dedup_window_hours",
+    'startup',
+    () => 24,
+  ),
+  cert_check_interval_hours: def(
+    'cert_check_interval_hours',
+    'Interval of the certificate expiry sweep',
+    'startup',
+    () => 24,
+  ),
+  cert_warning_days: def(
+    'cert_warning_days',
+    'Days before expiry a certificate is reported as expiring',
+    'startup',
+    () => 30,
+  ),
+  request_body_timeout_secs: def(
+    'request_body_timeout_secs',
+    'Seconds a caller past the gate has to send the whole body of /run, /enqueue or a connector event (408 after)',
+    'startup',
+    () => 30,
+  ),
+  queue_compaction_interval_secs: def(
+    'queue_compaction_interval_secs',
+    'Interval of the queue compaction task',
+    'per-cycle',
+    () => 3600,
+  ),
 } as const satisfies Record<string, SettingDef>;
 
 export type SettingName = keyof typeof Settings;

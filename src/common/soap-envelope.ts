@@ -104,7 +104,8 @@ export function readEnvelope(text: string, opts: SafeXmlOptions = {}): ReadEnvel
   const envNs = namespaceDeclarations(env.attrs);
   const prefix = env.name.includes(':') ? env.name.slice(0, env.name.indexOf(':')) : '';
   const nsUri = envNs.get(prefix);
-  const version: SoapVersion | undefined = nsUri === SOAP_NS['1.2'] ? '1.2' : nsUri === SOAP_NS['1.1'] ? '1.1' : undefined;
+  const version: SoapVersion | undefined =
+    nsUri === SOAP_NS['1.2'] ? '1.2' : nsUri === SOAP_NS['1.1'] ? '1.1' : undefined;
   const body = scan.elements.find((e) => e.depth === 1 && e.local === 'Body');
   if (body === undefined) throw new XmlError('SOAP envelope has no Body element');
   const children = scan.elements.filter((e) => e.depth === 2 && e.start >= body.openEnd && e.end <= body.closeStart);

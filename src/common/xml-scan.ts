@@ -62,7 +62,14 @@ const CHAR_REFERENCE = /&#(?:([0-9]+)|x([0-9a-fA-F]+));/g;
  * A character reference to anything else (NUL, a surrogate, past U+10FFFF) is not well-formed.
  */
 function isXmlChar(code: number): boolean {
-  return code === 0x9 || code === 0xa || code === 0xd || (code >= 0x20 && code <= 0xd7ff) || (code >= 0xe000 && code <= 0xfffd) || (code >= 0x10000 && code <= 0x10ffff);
+  return (
+    code === 0x9 ||
+    code === 0xa ||
+    code === 0xd ||
+    (code >= 0x20 && code <= 0xd7ff) ||
+    (code >= 0xe000 && code <= 0xfffd) ||
+    (code >= 0x10000 && code <= 0x10ffff)
+  );
 }
 
 function checkText(text: string, where: string): void {
@@ -74,7 +81,10 @@ function checkText(text: string, where: string): void {
     const digits = (m[1] ?? m[2]!).replace(/^0+(?=.)/, '');
     // Measured before parsing, so a huge number cannot lose precision and pass.
     const code = digits.length > 8 ? Number.POSITIVE_INFINITY : Number.parseInt(digits, m[1] !== undefined ? 10 : 16);
-    if (!isXmlChar(code)) throw new XmlScanProblem(`XML ${where} holds the character reference ${m[0]}, which names a character XML does not allow`);
+    if (!isXmlChar(code))
+      throw new XmlScanProblem(
+        `XML ${where} holds the character reference ${m[0]}, which names a character XML does not allow`,
+      );
   }
 }
 
@@ -155,7 +165,8 @@ export function scanXml(text: string, opts: XmlScanOptions = {}): XmlScan {
     const selfClosing = text.charCodeAt(j - 1) === 0x2f;
     const attrs = text.slice(lt + 1 + name.length, selfClosing ? j - 1 : j);
     checkText(attrs, `attribute value of <${name}>`);
-    if (stack.length === 0 && (root !== undefined || rootClosed)) throw new XmlScanProblem('XML has more than one root element');
+    if (stack.length === 0 && (root !== undefined || rootClosed))
+      throw new XmlScanProblem('XML has more than one root element');
     const depth = stack.length;
     if (depth + 1 > maxDepth) throw new XmlScanProblem(`XML nesting is deeper than ${maxDepth} elements`);
     let span: XmlElementSpan | undefined;

@@ -54,7 +54,10 @@ test('nesting deeper than 64 elements is refused, 64 is accepted', () => {
 });
 
 test('a document over the byte ceiling is refused naming the ceiling', () => {
-  assert.match(refusal(() => parseXmlValue(`<a>${'x'.repeat(100)}</a>`, { maxBytes: 50 })).message, /larger than 50 bytes/);
+  assert.match(
+    refusal(() => parseXmlValue(`<a>${'x'.repeat(100)}</a>`, { maxBytes: 50 })).message,
+    /larger than 50 bytes/,
+  );
 });
 
 test('malformed documents get a clear error', () => {
@@ -75,8 +78,16 @@ test('parseXmlValue keeps the text verbatim and names the root by its local name
 });
 
 test('xmlToJson drops the root, makes repeated children arrays and keeps text as strings', () => {
-  const json = xmlToJson('<order xmlns:p="urn:p" id="9"><p:item>a</p:item><item>b</item><qty>007</qty><note/><t lang="en">hi &amp; &#65;&#x42;</t></order>');
-  assert.deepEqual(json, { '@id': '9', item: ['a', 'b'], qty: '007', note: '', t: { '#text': 'hi & AB', '@lang': 'en' } });
+  const json = xmlToJson(
+    '<order xmlns:p="urn:p" id="9"><p:item>a</p:item><item>b</item><qty>007</qty><note/><t lang="en">hi &amp; &#65;&#x42;</t></order>',
+  );
+  assert.deepEqual(json, {
+    '@id': '9',
+    item: ['a', 'b'],
+    qty: '007',
+    note: '',
+    t: { '#text': 'hi & AB', '@lang': 'en' },
+  });
   assert.deepEqual(xmlToJson('<empty/>'), {});
   assert.equal(xmlToJson('<greeting>hello</greeting>'), 'hello');
 });
@@ -94,8 +105,13 @@ test('escapeXml and decodeXmlText round-trip the special characters', () => {
 
 test('a character reference to a character XML forbids is malformed (400); allowed ones, with leading zeros too, pass', () => {
   for (const bad of ['&#0;', '&#xD800;', '&#x110000;', '&#1;', '&#xFFFE;', '&#99999999999999999999;']) {
-    assert.throws(() => checkXml(`<r>a${bad}b</r>`), (e: unknown) => e instanceof XmlError && ErrorCodes[e.code] === 400 && e.message.includes(bad), bad);
+    assert.throws(
+      () => checkXml(`<r>a${bad}b</r>`),
+      (e: unknown) => e instanceof XmlError && ErrorCodes[e.code] === 400 && e.message.includes(bad),
+      bad,
+    );
     assert.throws(() => checkXml(`<r k="${bad}"/>`), XmlError, `attribute ${bad}`);
   }
-  for (const good of ['&#9;', '&#xA;', '&#65;', '&#0000065;', '&#x1F600;', '&#xFFFD;', '&#x10FFFF;']) assert.doesNotThrow(() => checkXml(`<r>${good}</r>`), good);
+  for (const good of ['&#9;', '&#xA;', '&#65;', '&#0000065;', '&#x1F600;', '&#xFFFD;', '&#x10FFFF;'])
+    assert.doesNotThrow(() => checkXml(`<r>${good}</r>`), good);
 });

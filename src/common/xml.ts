@@ -66,7 +66,9 @@ export function decodeXmlText(text: string): string {
 
 /** Escapes text for element content or a double-quoted attribute value. */
 export function escapeXml(text: string): string {
-  return text.replace(/[<>&"']/g, (c) => (c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '&' ? '&amp;' : c === '"' ? '&quot;' : '&apos;'));
+  return text.replace(/[<>&"']/g, (c) =>
+    c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '&' ? '&amp;' : c === '"' ? '&quot;' : '&apos;',
+  );
 }
 
 /** Attribute keys in flattened JSON carry this prefix (`<a id="1">` -> `{"@id": "1"}`). */

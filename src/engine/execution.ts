@@ -28,7 +28,12 @@ export interface Execution {
 }
 
 /** Runs flow `name` of the caller's tenant on `message` one level deeper; resolves to its output. */
-export type ChildRunner = (parent: FlowRun, name: string, message: unknown, entryLabel: string | undefined) => Promise<unknown>;
+export type ChildRunner = (
+  parent: FlowRun,
+  name: string,
+  message: unknown,
+  entryLabel: string | undefined,
+) => Promise<unknown>;
 
 /** One flow being run (the top flow, or a callee): its own context, answer and snapshots. */
 export interface FlowRun {
@@ -91,7 +96,12 @@ export function envName(prefix: string, key: string): string {
 }
 
 /** A new context for one flow run: ctx.correlation_id, headers, input, soap_*, config keys. */
-export function makeContext(exec: Execution, flow: PreparedFlow, input: unknown, config: Record<string, string> | undefined): FlowContext {
+export function makeContext(
+  exec: Execution,
+  flow: PreparedFlow,
+  input: unknown,
+  config: Record<string, string> | undefined,
+): FlowContext {
   const ctx: FlowContext = { correlation_id: exec.correlationId, headers: exec.headers, input };
   if (exec.soap !== undefined) {
     if (exec.soap.action !== undefined) ctx.soap_action = exec.soap.action;

@@ -53,7 +53,8 @@ function collect(list: readonly string[], named: ReadonlySet<string> | undefined
   for (let i = 0; i + 1 < list.length; i += 2) {
     const n = list[i]!.toLowerCase();
     // `connection` is kept on the first pass only, to read its tokens; never in the result.
-    if ((HOP_BY_HOP.has(n) && (named !== undefined || n !== 'connection')) || NEVER_IN_CTX.has(n) || named?.has(n)) continue;
+    if ((HOP_BY_HOP.has(n) && (named !== undefined || n !== 'connection')) || NEVER_IN_CTX.has(n) || named?.has(n))
+      continue;
     const value = list[i + 1]!;
     out[n] = Object.hasOwn(out, n) ? `${out[n]}, ${value}` : value;
   }

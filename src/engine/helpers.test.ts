@@ -29,7 +29,13 @@ test('buildHeaders strips hop-by-hop headers and those named in Connection', () 
 });
 
 test('credentials never enter ctx.headers', () => {
-  const h = buildHeaders({ Authorization: 'Bearer svk_x', 'Proxy-Authorization': 'b', Cookie: 'c=1', 'X-Api-Key': 'k', 'x-ok': '1' });
+  const h = buildHeaders({
+    Authorization: 'Bearer svk_x',
+    'Proxy-Authorization': 'b',
+    Cookie: 'c=1',
+    'X-Api-Key': 'k',
+    'x-ok': '1',
+  });
   assert.deepEqual(h, { 'x-ok': '1' });
 });
 
@@ -40,7 +46,10 @@ test('encodeOutput types each kind of output', () => {
   assert.deepEqual(encodeOutput('plain'), { body: 'plain', contentType: 'text/plain; charset=utf-8' });
   assert.deepEqual(encodeOutput(null), { body: undefined, contentType: undefined });
   assert.deepEqual(encodeOutput(undefined), { body: undefined, contentType: undefined });
-  assert.deepEqual(encodeOutput(new XmlValue('<a/>', 'a')), { body: '<a/>', contentType: 'application/xml; charset=utf-8' });
+  assert.deepEqual(encodeOutput(new XmlValue('<a/>', 'a')), {
+    body: '<a/>',
+    contentType: 'application/xml; charset=utf-8',
+  });
 });
 
 test('the limiter refuses past its bound and frees slots on release', () => {

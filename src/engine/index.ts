@@ -5,4 +5,13 @@ export { encodeOutput, type EncodedOutput } from './output.js';
 export { ExecutionLimiter, BUSY_RETRY_AFTER_SECS } from './limiter.js';
 export { prepareFlow, flowReadsHeaders, maskOf } from './prepare.js';
 export { secretKeyOf } from './effects/secret-read.js';
-export type { EffectCall, EffectHandler, EffectResult, FlowContext, FlowResult, LoadedFlow, RunDeps, RunOptions } from './types.js';
+export type {
+  EffectCall,
+  EffectHandler,
+  EffectResult,
+  FlowContext,
+  FlowResult,
+  LoadedFlow,
+  RunDeps,
+  RunOptions,
+} from './types.js';

@@ -6,7 +6,8 @@ export class ExecutionLimiter {
 
   /** @param max executions allowed in flight at once (`max_concurrent_flow_executions`) */
   constructor(readonly max: number) {
-    if (!Number.isInteger(max) || max < 1) throw new RangeError(`ExecutionLimiter max must be a positive integer, got ${max}`);
+    if (!Number.isInteger(max) || max < 1)
+      throw new RangeError(`ExecutionLimiter max must be a positive integer, got ${max}`);
   }
 
   /** Takes a slot if one is free; a `true` answer must be paired with exactly one `release()`. */

@@ -9,7 +9,9 @@ function commonJsLoadedBy(modules: string[]): string[] {
     `for (const m of ${JSON.stringify(modules)}) await import(m);`,
     'process.stdout.write(JSON.stringify(Object.keys(createRequire(import.meta.url).cache)));',
   ].join('\n');
-  return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as string[];
+  return JSON.parse(
+    execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }),
+  ) as string[];
 }
 
 const loadsSqlite = (files: string[]) => files.some((f) => f.includes('/better-sqlite3/'));

@@ -54,7 +54,9 @@ const WHOLE_CTX = /\bctx\b(?!\s*\.\s*[A-Za-z_])/;
  */
 function mayReadHeaders(ir: FlowIR): boolean {
   const text = JSON.stringify(ir);
-  const runsOthers = [...ir.steps, ...(ir.fault?.steps ?? [])].some((s) => s.callFlow !== undefined || s.fork !== undefined);
+  const runsOthers = [...ir.steps, ...(ir.fault?.steps ?? [])].some(
+    (s) => s.callFlow !== undefined || s.fork !== undefined,
+  );
   return runsOthers || text.includes('headers') || WHOLE_CTX.test(text);
 }
 
@@ -102,24 +104,43 @@ function compileStep(step: StepIR): CompiledStep {
     try {
       return fn();
     } catch (err) {
-      throw new FlowDefectError(step.name, `step '${step.name}' (line ${step.line}): ${what} does not compile: ${(err as Error).message}`, err);
+      throw new FlowDefectError(
+        step.name,
+        `step '${step.name}' (line ${step.line}): ${what} does not compile: ${(err as Error).message}`,
+        err,
+      );
     }
   };
   const effects = step.effects.slice();
-  const composes = step.callFlow !== undefined || step.fork !== undefined || step.foreach !== undefined || step.split !== undefined;
+  const composes =
+    step.callFlow !== undefined || step.fork !== undefined || step.foreach !== undefined || step.split !== undefined;
   return Object.freeze({
     step,
-    validate: step.validate.map((rule) => ({ rule, test: at(`validate rule on line ${rule.line}`, () => compileExpr(rule.expr)) as CompiledExpr })),
-    condition: step.condition === undefined ? undefined : (at('condition', () => compileExpr(step.condition!)) as CompiledExpr),
+    validate: step.validate.map((rule) => ({
+      rule,
+      test: at(`validate rule on line ${rule.line}`, () => compileExpr(rule.expr)) as CompiledExpr,
+    })),
+    condition:
+      step.condition === undefined ? undefined : (at('condition', () => compileExpr(step.condition!)) as CompiledExpr),
     ntd: step.ntd === undefined ? undefined : (at('ntd', () => compileNtd(step.ntd!)) as CompiledNtd),
-    foreach: step.foreach === undefined ? undefined : (at('foreach', () => compileExpr(unwrapHole(step.foreach!))) as CompiledExpr),
-    split: step.split === undefined ? undefined : (at('split', () => compileExpr(unwrapHole(step.split!))) as CompiledExpr),
+    foreach:
+      step.foreach === undefined
+        ? undefined
+        : (at('foreach', () => compileExpr(unwrapHole(step.foreach!))) as CompiledExpr),
+    split:
+      step.split === undefined ? undefined : (at('split', () => compileExpr(unwrapHole(step.split!))) as CompiledExpr),
     effects,
-    responseStatus: step.responseStatus === undefined ? undefined : (at('response_status', () => compileTemplate(step.responseStatus!)) as CompiledTemplate),
+    responseStatus:
+      step.responseStatus === undefined
+        ? undefined
+        : (at('response_status', () => compileTemplate(step.responseStatus!)) as CompiledTemplate),
     responseHeaders: Object.entries(step.responseHeaders).map(
-      ([name, t]) => [name.toLowerCase(), at(`response_header_${name}`, () => compileTemplate(t)) as CompiledTemplate] as const,
+      ([name, t]) =>
+        [name.toLowerCase(), at(`response_header_${name}`, () => compileTemplate(t)) as CompiledTemplate] as const,
     ),
-    setCtx: Object.entries(step.setCtx).map(([key, t]) => [key, at(`set_ctx.${key}`, () => compileTemplate(t)) as CompiledTemplate] as const),
+    setCtx: Object.entries(step.setCtx).map(
+      ([key, t]) => [key, at(`set_ctx.${key}`, () => compileTemplate(t)) as CompiledTemplate] as const,
+    ),
     plainEgress: effects.includes('http_egress') && step.restoreBody === undefined,
     sync: effects.length === 0 && !composes,
   });

@@ -32,7 +32,10 @@ function soapFaultOf(ctx: FlowContext): { code?: string; string?: string } | und
   const code = ctx.soap_fault_code;
   const text = ctx.soap_fault_string;
   if (code === undefined && text === undefined) return undefined;
-  return { ...(code !== undefined ? { code: String(code) } : {}), ...(text !== undefined ? { string: String(text) } : {}) };
+  return {
+    ...(code !== undefined ? { code: String(code) } : {}),
+    ...(text !== undefined ? { string: String(text) } : {}),
+  };
 }
 
 async function executeFlow(
@@ -104,32 +107,64 @@ async function runFault(run: FlowRun, flow: PreparedFlow, err: SvcError): Promis
     ({ output } = await runSteps(run, flow.fault!, faultInput, false));
   } catch (thrown) {
     const inner = asSvcError(thrown, run.currentStep);
-    throw new FaultHandlerFailedError(run.currentStep, `fault handler of ${flow.ir.tenant}/${flow.ir.flow} failed in step '${run.currentStep}': ${detailOf(inner)}`, inner);
+    throw new FaultHandlerFailedError(
+      run.currentStep,
+      `fault handler of ${flow.ir.tenant}/${flow.ir.flow} failed in step '${run.currentStep}': ${detailOf(inner)}`,
+      inner,
+    );
   }
-  const result: FlowResult = { status: run.status ?? err.status, headers: run.headers, output, filtered: false, faultHandled: true, handledError: err };
+  const result: FlowResult = {
+    status: run.status ?? err.status,
+    headers: run.headers,
+    output,
+    filtered: false,
+    faultHandled: true,
+    handledError: err,
+  };
   if (run.status !== undefined) result.faultResponseStatus = run.status;
   return result;
 }
 
 /** call_flow / split / fork: the latest version of a flow of the same tenant, one level deeper. */
-async function runChild(parent: FlowRun, name: string, message: unknown, entryLabel: string | undefined): Promise<unknown> {
+async function runChild(
+  parent: FlowRun,
+  name: string,
+  message: unknown,
+  entryLabel: string | undefined,
+): Promise<unknown> {
   const exec = parent.exec;
   const { tenant } = parent.flow.ir;
   const step = parent.currentStep;
   if (parent.depth + 1 > exec.maxCallDepth) {
-    throw new FlowDefectError(step, `step '${step}': calling '${tenant}/${name}' would nest ${parent.depth + 1} flows deep (limit ${exec.maxCallDepth}); is a flow calling itself?`);
+    throw new FlowDefectError(
+      step,
+      `step '${step}': calling '${tenant}/${name}' would nest ${parent.depth + 1} flows deep (limit ${exec.maxCallDepth}); is a flow calling itself?`,
+    );
   }
-  if (exec.loadFlow === undefined) throw new FlowDefectError(step, `step '${step}': this process cannot load flows for call_flow`);
+  if (exec.loadFlow === undefined)
+    throw new FlowDefectError(step, `step '${step}': this process cannot load flows for call_flow`);
   let loaded;
   try {
     loaded = await exec.loadFlow(tenant, name);
   } catch (err) {
     if (err instanceof SvcError) throw err;
-    throw new FlowDefectError(step, `step '${step}': loading '${tenant}/${name}' failed: ${(err as Error)?.message}`, err);
+    throw new FlowDefectError(
+      step,
+      `step '${step}': loading '${tenant}/${name}' failed: ${(err as Error)?.message}`,
+      err,
+    );
   }
   if (loaded === undefined) throw new FlowDefectError(step, `step '${step}': flow '${tenant}/${name}' not found`);
   // The called flow's steps are children of the calling step's span.
-  const result = await executeFlow(exec, prepareFlow(loaded.ir), message, parent.depth + 1, undefined, entryLabel, parent.stepSpan);
+  const result = await executeFlow(
+    exec,
+    prepareFlow(loaded.ir),
+    message,
+    parent.depth + 1,
+    undefined,
+    entryLabel,
+    parent.stepSpan,
+  );
   return result.output;
 }
 

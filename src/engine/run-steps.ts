@@ -19,7 +19,12 @@ export interface StepsOutcome {
  * Runs `steps` in order on `input`; the last step's output is the sequence's output.
  * @param checkDeadline check `flow_max_duration_secs` before each step (not in the fault section)
  */
-export async function runSteps(run: FlowRun, steps: readonly CompiledStep[], input: unknown, checkDeadline: boolean): Promise<StepsOutcome> {
+export async function runSteps(
+  run: FlowRun,
+  steps: readonly CompiledStep[],
+  input: unknown,
+  checkDeadline: boolean,
+): Promise<StepsOutcome> {
   let current = input;
   const exec = run.exec;
   for (let i = 0; i < steps.length; i++) {
@@ -29,7 +34,11 @@ export async function runSteps(run: FlowRun, steps: readonly CompiledStep[], inp
       throw new FlowTimeoutError(cs.step.name, exec.limitSecs);
     }
     // Step spans only when an SDK records them: without one nothing would see them.
-    const out = run.parentSpan.sdk ? await runSpanned(run, cs, current) : cs.sync ? runSyncStep(run, cs, current) : await runStep(run, cs, current);
+    const out = run.parentSpan.sdk
+      ? await runSpanned(run, cs, current)
+      : cs.sync
+        ? runSyncStep(run, cs, current)
+        : await runStep(run, cs, current);
     if (out === STOP) return { output: run.ctx.input, stopped: true };
     current = out;
   }
@@ -41,7 +50,11 @@ const STOP = Symbol('stop');
 /** One step inside its span (a child of the run's parent span), ended with the step's outcome. */
 async function runSpanned(run: FlowRun, cs: CompiledStep, input: unknown): Promise<unknown> {
   const ir = run.flow.ir;
-  const span: TraceSpan = run.parentSpan.child(`step ${cs.step.name}`, 'internal', { 'svc.tenant': ir.tenant, 'svc.flow': ir.flow, 'svc.step': cs.step.name });
+  const span: TraceSpan = run.parentSpan.child(`step ${cs.step.name}`, 'internal', {
+    'svc.tenant': ir.tenant,
+    'svc.flow': ir.flow,
+    'svc.step': cs.step.name,
+  });
   run.stepSpan = span;
   try {
     const out = cs.sync ? runSyncStep(run, cs, input) : await runStep(run, cs, input);
@@ -64,7 +77,10 @@ function enter(run: FlowRun, cs: CompiledStep, input: unknown): typeof STOP | un
   let current = input;
   if (step.restoreBody !== undefined) {
     if (run.snapshots === undefined || !run.snapshots.has(step.restoreBody)) {
-      throw new FlowDefectError(step.name, `step '${step.name}': restore_body '${step.restoreBody}' names no snapshot taken earlier in this execution`);
+      throw new FlowDefectError(
+        step.name,
+        `step '${step.name}': restore_body '${step.restoreBody}' names no snapshot taken earlier in this execution`,
+      );
     }
     current = run.snapshots.get(step.restoreBody);
   }
@@ -74,12 +90,16 @@ function enter(run: FlowRun, cs: CompiledStep, input: unknown): typeof STOP | un
     const ok = evaluate(step.name, `validate rule on line ${rule.line}`, () => test(ctx));
     if (ok === true) continue;
     if (ok === false) throw new ValidationRejectedError(rule.kind, rule.message, step.name);
-    throw new FlowDefectError(step.name, `step '${step.name}': validate rule on line ${rule.line} gave ${typeName(ok)}, not a bool`);
+    throw new FlowDefectError(
+      step.name,
+      `step '${step.name}': validate rule on line ${rule.line} gave ${typeName(ok)}, not a bool`,
+    );
   }
   if (cs.condition !== undefined) {
     const go = evaluate(step.name, 'condition', () => cs.condition!(ctx));
     if (go === false) return STOP;
-    if (go !== true) throw new FlowDefectError(step.name, `step '${step.name}': condition gave ${typeName(go)}, not a bool`);
+    if (go !== true)
+      throw new FlowDefectError(step.name, `step '${step.name}': condition gave ${typeName(go)}, not a bool`);
   }
   return undefined;
 }
@@ -102,13 +122,21 @@ function runSyncStep(run: FlowRun, cs: CompiledStep, input: unknown): unknown {
  * iterative walk, skipped for a value passed through unchanged.
  */
 function bounded<T>(step: string, what: string, value: T): T {
-  if (valueNestsDeeperThan(value)) throw new FlowDefectError(step, `step '${step}': ${what} nests deeper than ${JSON_MAX_DEPTH} levels, the limit for JSON values`);
+  if (valueNestsDeeperThan(value))
+    throw new FlowDefectError(
+      step,
+      `step '${step}': ${what} nests deeper than ${JSON_MAX_DEPTH} levels, the limit for JSON values`,
+    );
   return value;
 }
 
 /** A step's ntd message, checked by `bounded`. */
 function ntdMessage(step: string, ntd: (ctx: FlowContext) => unknown, ctx: FlowContext): unknown {
-  return bounded(step, 'the ntd message', evaluate(step, 'ntd', () => ntd(ctx)));
+  return bounded(
+    step,
+    'the ntd message',
+    evaluate(step, 'ntd', () => ntd(ctx)),
+  );
 }
 
 async function runStep(run: FlowRun, cs: CompiledStep, input: unknown): Promise<unknown> {
@@ -138,7 +166,9 @@ async function runStep(run: FlowRun, cs: CompiledStep, input: unknown): Promise<
       const message = cs.ntd === undefined ? item : ntdMessage(step.name, cs.ntd, bctx);
       return { bctx, message, label: `split[${index}]` };
     });
-    output = await pool(branches.length, run.exec.splitConcurrency, (i) => act(run, cs, branches[i]!.message, branches[i]!.bctx, branches[i]!.label));
+    output = await pool(branches.length, run.exec.splitConcurrency, (i) =>
+      act(run, cs, branches[i]!.message, branches[i]!.bctx, branches[i]!.label),
+    );
   } else {
     sent = cs.ntd === undefined ? ctx.input : ntdMessage(step.name, cs.ntd, ctx);
     output = await act(run, cs, sent, ctx);
@@ -148,7 +178,13 @@ async function runStep(run: FlowRun, cs: CompiledStep, input: unknown): Promise<
 }
 
 /** Step 5: the effects in order, then call_flow or fork. Without any, the message is the output. */
-async function act(run: FlowRun, cs: CompiledStep, message: unknown, ctx: FlowContext, label?: string): Promise<unknown> {
+async function act(
+  run: FlowRun,
+  cs: CompiledStep,
+  message: unknown,
+  ctx: FlowContext,
+  label?: string,
+): Promise<unknown> {
   const { step } = cs;
   // A split branch's entry row: the called flow writes it when there is one.
   if (label !== undefined && step.callFlow === undefined) trace(run, label, message);
@@ -167,12 +203,21 @@ async function act(run: FlowRun, cs: CompiledStep, message: unknown, ctx: FlowCo
   return m;
 }
 
-async function effect(run: FlowRun, cs: CompiledStep, name: EffectName, message: unknown, ctx: FlowContext): Promise<unknown> {
+async function effect(
+  run: FlowRun,
+  cs: CompiledStep,
+  name: EffectName,
+  message: unknown,
+  ctx: FlowContext,
+): Promise<unknown> {
   const { step } = cs;
   const exec = run.exec;
   const handler: EffectHandler | undefined = exec.effects[name] ?? (name === 'secret_read' ? secretRead : undefined);
   if (handler === undefined) {
-    throw new FlowDefectError(step.name, `step '${step.name}' uses effect '${name}', but this process has no handler for it`);
+    throw new FlowDefectError(
+      step.name,
+      `step '${step.name}' uses effect '${name}', but this process has no handler for it`,
+    );
   }
   let result;
   try {
@@ -190,7 +235,11 @@ async function effect(run: FlowRun, cs: CompiledStep, name: EffectName, message:
     });
   } catch (err) {
     if (err instanceof SvcError) throw err;
-    throw new EgressError(step.name, `step '${step.name}': ${name} failed: ${(err as Error)?.message ?? String(err)}`, err);
+    throw new EgressError(
+      step.name,
+      `step '${step.name}': ${name} failed: ${(err as Error)?.message ?? String(err)}`,
+      err,
+    );
   }
   if (result.status !== undefined) {
     const headers = result.headers ?? {};
@@ -211,9 +260,23 @@ function leave(run: FlowRun, cs: CompiledStep, output: unknown, message?: unknow
   if (output !== ctx.input && output !== message) bounded(step.name, 'its output', output);
   if (cs.responseStatus !== undefined || cs.responseHeaders.length > 0 || cs.setCtx.length > 0) {
     ctx.output = output;
-    if (cs.responseStatus !== undefined) run.status = toStatus(step.name, evaluate(step.name, 'response_status', () => cs.responseStatus!.render(ctx)));
-    for (const [name, t] of cs.responseHeaders) run.headers[name] = headerValue(step.name, name, toText(evaluate(step.name, `response_header ${name}`, () => t.render(ctx))));
-    for (const [key, t] of cs.setCtx) ctx[key] = bounded(step.name, `set_ctx.${key}`, evaluate(step.name, `set_ctx.${key}`, () => t.render(ctx)));
+    if (cs.responseStatus !== undefined)
+      run.status = toStatus(
+        step.name,
+        evaluate(step.name, 'response_status', () => cs.responseStatus!.render(ctx)),
+      );
+    for (const [name, t] of cs.responseHeaders)
+      run.headers[name] = headerValue(
+        step.name,
+        name,
+        toText(evaluate(step.name, `response_header ${name}`, () => t.render(ctx))),
+      );
+    for (const [key, t] of cs.setCtx)
+      ctx[key] = bounded(
+        step.name,
+        `set_ctx.${key}`,
+        evaluate(step.name, `set_ctx.${key}`, () => t.render(ctx)),
+      );
   }
   if (run.exec.trace && !cs.plainEgress) trace(run, step.name, output);
 }
@@ -253,7 +316,10 @@ function listOf(cs: CompiledStep, key: string, value: unknown): unknown[] {
 function toStatus(step: string, value: unknown): number {
   const n = typeof value === 'string' && /^\s*\d{3}\s*$/.test(value) ? Number(value) : value;
   if (typeof n === 'number' && Number.isInteger(n) && n >= 100 && n <= 599) return n;
-  throw new FlowDefectError(step, `step '${step}': response_status gave ${JSON.stringify(value)}, not an HTTP status 100-599`);
+  throw new FlowDefectError(
+    step,
+    `step '${step}': response_status gave ${JSON.stringify(value)}, not an HTTP status 100-599`,
+  );
 }
 
 /** What an HTTP field value may hold (RFC 9110: visible ASCII, space, tab, obs-text); Node refuses the rest. */
@@ -261,7 +327,10 @@ const NOT_IN_HEADER_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 
 function headerValue(step: string, name: string, value: string): string {
   if (!NOT_IN_HEADER_VALUE.test(value)) return value;
-  throw new FlowDefectError(step, `step '${step}': response_header ${name} gave a value with a line break or control character, which no HTTP header can carry; strip or encode it in the template`);
+  throw new FlowDefectError(
+    step,
+    `step '${step}': response_header ${name} gave a value with a line break or control character, which no HTTP header can carry; strip or encode it in the template`,
+  );
 }
 
 function toText(v: unknown): string {

@@ -55,7 +55,10 @@ test('now() is an ISO 8601 UTC string and uuid() a v4 UUID', () => {
 test('date_format formats ISO strings and timestamps in UTC', () => {
   assert.equal(run('date_format("2024-03-05T07:08:09.012Z", "YYYY-MM-DD HH:mm:ss.SSS")'), '2024-03-05 07:08:09.012');
   assert.equal(run('date_format(timestamp("2024-03-05T07:08:09Z"), "YYYYMMDD")'), '20240305');
-  assert.equal(run('date_format(ctx.input.at, "D/M/YY [at] H:m")', { input: { at: '2024-03-05T07:08:09Z' } }), '5/3/24 at 7:8');
+  assert.equal(
+    run('date_format(ctx.input.at, "D/M/YY [at] H:m")', { input: { at: '2024-03-05T07:08:09Z' } }),
+    '5/3/24 at 7:8',
+  );
   assert.throws(() => run('date_format("nope", "YYYY")'), ExprEvalError);
 });
 
@@ -96,7 +99,9 @@ test('an evaluation costs on the order of a microsecond', () => {
 });
 
 test('JSON keys named like object internals (constructor, __proto__, toString, hasOwnProperty) are plain data', () => {
-  const input = JSON.parse('{"id": 1, "constructor": 1, "__proto__": 2, "toString": 3, "hasOwnProperty": 4, "nested": {"constructor": {"x": 5}}}') as unknown;
+  const input = JSON.parse(
+    '{"id": 1, "constructor": 1, "__proto__": 2, "toString": 3, "hasOwnProperty": 4, "nested": {"constructor": {"x": 5}}}',
+  ) as unknown;
   assert.equal(compileExpr('ctx.input.id + 1')({ input }), 2);
   assert.equal(compileExpr('ctx.input.constructor + ctx.input.toString')({ input }), 4);
   assert.equal(compileExpr('ctx.input.nested.constructor.x')({ input }), 5);

@@ -51,7 +51,9 @@ function buildEnvironment(): Environment {
     .registerVariable('ctx', 'map')
     .registerFunction('now(): string', () => new Date().toISOString())
     .registerFunction('uuid(): string', () => randomUUID())
-    .registerFunction('date_format(google.protobuf.Timestamp, string): string', (d: Date, p: string) => formatDate(d, p))
+    .registerFunction('date_format(google.protobuf.Timestamp, string): string', (d: Date, p: string) =>
+      formatDate(d, p),
+    )
     .registerFunction('date_format(string, string): string', (s: string, p: string) => formatDate(parseInstant(s), p));
   // JSON numbers arrive as doubles while CEL literals are ints: without these overloads
   // `ctx.input.amount + 1` would fail with "no such overload: double + int".

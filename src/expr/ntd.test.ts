@@ -3,7 +3,10 @@ import assert from 'node:assert/strict';
 import { XmlValue } from '../common/xml-value.js';
 import { checkNtd, compileNtd, detectNtdFormat, rootName } from './ntd.js';
 
-const ctx = { input: { id: 'a"1', total: 12.5, tags: ['x'], xml: new XmlValue('<b>ok</b>', 'b') }, correlation_id: 'c' };
+const ctx = {
+  input: { id: 'a"1', total: 12.5, tags: ['x'], xml: new XmlValue('<b>ok</b>', 'b') },
+  correlation_id: 'c',
+};
 
 test('the body format is decided by its first non-blank character', () => {
   assert.equal(detectNtdFormat('  {"a":1}'), 'json');
@@ -13,7 +16,8 @@ test('the body format is decided by its first non-blank character', () => {
 });
 
 test('JSON: bare and whole-string holes take typed values, others interpolate escaped', () => {
-  const body = '{"id": "{{ ctx.input.id }}", "price": {{ ctx.input.total }}, "tags": "{{ ctx.input.tags }}", "msg": "id {{ ctx.input.id }}!"}';
+  const body =
+    '{"id": "{{ ctx.input.id }}", "price": {{ ctx.input.total }}, "tags": "{{ ctx.input.tags }}", "msg": "id {{ ctx.input.id }}!"}';
   const out = compileNtd({ format: 'json', body })(ctx);
   assert.deepEqual(out, { id: 'a"1', price: 12.5, tags: ['x'], msg: 'id a"1!' });
 });
@@ -41,13 +45,19 @@ test('JSON: a body may nest as deep as a value may (128 levels), no deeper; far 
   for (let i = 0; i < 128; i++) out = (out as unknown[])[0];
   assert.equal(out, 'a"1');
   for (const depth of [129, 10_000]) {
-    assert.match(checkNtd({ format: 'json', body: body(depth) })?.message ?? '', /the JSON body nests deeper than 128 levels/);
+    assert.match(
+      checkNtd({ format: 'json', body: body(depth) })?.message ?? '',
+      /the JSON body nests deeper than 128 levels/,
+    );
     assert.throws(() => compileNtd({ format: 'json', body: body(depth) }), /nests deeper than 128 levels/);
   }
 });
 
 test('XML: holes are escaped, XmlValue inserted as markup, the result is an XmlValue', () => {
-  const f = compileNtd({ format: 'xml', body: '<?xml version="1.0"?>\n<ns:order id="{{ ctx.input.id }}">{{ ctx.input.xml }}</ns:order>\n' });
+  const f = compileNtd({
+    format: 'xml',
+    body: '<?xml version="1.0"?>\n<ns:order id="{{ ctx.input.id }}">{{ ctx.input.xml }}</ns:order>\n',
+  });
   const out = f(ctx);
   assert.ok(out instanceof XmlValue);
   assert.equal(out.root, 'order');

@@ -64,7 +64,8 @@ export function checkNtd(ntd: NtdIR): TemplateProblem | undefined {
     return { message: `the JSON body does not parse: ${(err as Error).message}`, offset: 0 };
   }
   // The renderer recurses through the body's structure, and a step's message may not nest deeper anyway.
-  if (jsonNestsDeeperThan(Buffer.from(skeleton))) return { message: `the JSON body nests deeper than ${JSON_MAX_DEPTH} levels`, offset: 0 };
+  if (jsonNestsDeeperThan(Buffer.from(skeleton)))
+    return { message: `the JSON body nests deeper than ${JSON_MAX_DEPTH} levels`, offset: 0 };
   return undefined;
 }
 
@@ -142,7 +143,9 @@ function compileText(parts: TemplatePart[], toText: (v: unknown) => string): (ct
 
 /** Escapes text for XML content and attribute values. */
 export function escapeXml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&apos;'));
+  return s.replace(/[&<>"']/g, (c) =>
+    c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&apos;',
+  );
 }
 
 const xmlText = (v: unknown): string => (isXmlValue(v) ? v.xml : escapeXml(valueToText(v)));
@@ -159,6 +162,9 @@ function compileXml(parts: TemplatePart[]): CompiledNtd {
 
 /** The local name of the first element, skipping the XML declaration, comments and a doctype. */
 export function rootName(xml: string): string | undefined {
-  const m = /^\s*(?:(?:<\?[\s\S]*?\?>|<!--[\s\S]*?-->|<!DOCTYPE[^>]*>)\s*)*<(?:[A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)[\s/>]/.exec(xml);
+  const m =
+    /^\s*(?:(?:<\?[\s\S]*?\?>|<!--[\s\S]*?-->|<!DOCTYPE[^>]*>)\s*)*<(?:[A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)[\s/>]/.exec(
+      xml,
+    );
   return m?.[1];
 }

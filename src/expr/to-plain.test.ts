@@ -52,15 +52,38 @@ class Money {
   }
 }
 
-const plainDoc = { id: 'o-1', lines: [{ sku: 'a', qty: 2 }, { sku: 'b', qty: 1 }], meta: {} };
+const plainDoc = {
+  id: 'o-1',
+  lines: [
+    { sku: 'a', qty: 2 },
+    { sku: 'b', qty: 1 },
+  ],
+  meta: {},
+};
 
 const ordinary: { what: string; value: unknown }[] = [
   { what: 'scalars', value: ['a', 1, true, undefined, null] },
   { what: 'a plain document, unchanged', value: plainDoc },
   { what: 'BigInts small and huge', value: { small: 7n, huge: 2n ** 70n, list: [1n, -(2n ** 60n)] } },
-  { what: 'a Date, bytes and an XML value', value: { at: new Date('2024-01-02T03:04:05.000Z'), raw: new Uint8Array([104, 105]), xml: new XmlValue('<a/>', 'a') } },
-  { what: 'a Map holding a Set holding a BigInt', value: new Map<string, unknown>([['k', new Set([1n, 'x'])], ['d', plainDoc]]) },
-  { what: 'a change deep inside, siblings untouched', value: { keep: plainDoc, change: [[[{ n: 3n }]]], after: [1, 2] } },
+  {
+    what: 'a Date, bytes and an XML value',
+    value: {
+      at: new Date('2024-01-02T03:04:05.000Z'),
+      raw: new Uint8Array([104, 105]),
+      xml: new XmlValue('<a/>', 'a'),
+    },
+  },
+  {
+    what: 'a Map holding a Set holding a BigInt',
+    value: new Map<string, unknown>([
+      ['k', new Set([1n, 'x'])],
+      ['d', plainDoc],
+    ]),
+  },
+  {
+    what: 'a change deep inside, siblings untouched',
+    value: { keep: plainDoc, change: [[[{ n: 3n }]]], after: [1, 2] },
+  },
   { what: 'a class instance becomes its text', value: { price: new Money() } },
   { what: 'a symbol becomes its text', value: [Symbol.for('s')] },
   { what: 'an object without prototype', value: Object.assign(Object.create(null) as object, { n: 1n, ok: 'x' }) },
@@ -71,17 +94,29 @@ function sameReferences(input: unknown, output: unknown, path = '$'): string[] {
   if (input === null || typeof input !== 'object' || output === null || typeof output !== 'object') return [];
   const here = input === output ? [path] : [];
   const keys = Object.keys(input);
-  return [...here, ...keys.flatMap((k) => sameReferences((input as Record<string, unknown>)[k], (output as Record<string, unknown>)[k], `${path}.${k}`))];
+  return [
+    ...here,
+    ...keys.flatMap((k) =>
+      sameReferences((input as Record<string, unknown>)[k], (output as Record<string, unknown>)[k], `${path}.${k}`),
+    ),
+  ];
 }
 
 test('toPlain gives what the recursive walk gave for ordinary values, sharing the same unchanged parts', () => {
   for (const { what, value } of ordinary) {
     // At the top the walk recurses; 100 lists down it keeps its path on the heap: both give the same.
-    for (const [where, v] of [['at the top', value], ['100 lists down', nestedList(100, value)]] as const) {
+    for (const [where, v] of [
+      ['at the top', value],
+      ['100 lists down', nestedList(100, value)],
+    ] as const) {
       const expected = recursivePlain(v);
       const actual = toPlain(v);
       assert.deepEqual(actual, expected, `${what}, ${where}`);
-      assert.deepEqual(sameReferences(v, actual), sameReferences(v, expected), `${what}, ${where}: the same parts are shared`);
+      assert.deepEqual(
+        sameReferences(v, actual),
+        sameReferences(v, expected),
+        `${what}, ${where}: the same parts are shared`,
+      );
     }
   }
   assert.equal(toPlain(plainDoc), plainDoc, 'nothing to convert: no copy at all');
@@ -104,10 +139,26 @@ test('toPlain converts values of any depth without recursion', () => {
   const deepObjects = JSON.parse('{"a":'.repeat(10_000) + '0' + '}'.repeat(10_000)) as unknown;
   const deepLists = nestedList(50_000, 'x');
   const cases: { what: string; value: unknown; check: (out: unknown) => void }[] = [
-    { what: 'a BigInt at the bottom of 10,000 lists', value: nestedList(10_000, 5n), check: (out) => assert.equal(innermost(out), 5) },
-    { what: '50,000 lists with nothing to convert come back as they are', value: deepLists, check: (out) => assert.equal(out, deepLists) },
-    { what: '10,000 objects with nothing to convert come back as they are', value: deepObjects, check: (out) => assert.equal(out, deepObjects) },
-    { what: 'a Set inside 20,000 Maps', value: nestedMaps(20_000), check: (out) => assert.deepEqual(innermostOf(out), [1]) },
+    {
+      what: 'a BigInt at the bottom of 10,000 lists',
+      value: nestedList(10_000, 5n),
+      check: (out) => assert.equal(innermost(out), 5),
+    },
+    {
+      what: '50,000 lists with nothing to convert come back as they are',
+      value: deepLists,
+      check: (out) => assert.equal(out, deepLists),
+    },
+    {
+      what: '10,000 objects with nothing to convert come back as they are',
+      value: deepObjects,
+      check: (out) => assert.equal(out, deepObjects),
+    },
+    {
+      what: 'a Set inside 20,000 Maps',
+      value: nestedMaps(20_000),
+      check: (out) => assert.deepEqual(innermostOf(out), [1]),
+    },
   ];
   for (const c of cases) c.check(toPlain(c.value));
 });

@@ -23,7 +23,12 @@ function plainAt(v: unknown, depth: number): unknown {
   if (leaf !== DESCEND) return leaf;
   if (depth === RECURSIVE_LEVELS) return plainTree(v as object);
   // A Map's or Set's fresh object or array is its own copy.
-  const source = v instanceof Map ? (Object.fromEntries(v) as Record<string, unknown>) : v instanceof Set ? [...(v as Set<unknown>)] : v;
+  const source =
+    v instanceof Map
+      ? (Object.fromEntries(v) as Record<string, unknown>)
+      : v instanceof Set
+        ? [...(v as Set<unknown>)]
+        : v;
   if (Array.isArray(source)) {
     let copy: unknown[] | undefined = source !== v ? source : undefined;
     for (let i = 0; i < source.length; i++) {
@@ -136,7 +141,8 @@ function plainTree(root: object): unknown {
       }
     }
     frame.next++;
-    if (plain !== item && frame.copy === undefined) frame.copy = Array.isArray(frame.source) ? frame.source.slice() : { ...frame.source };
+    if (plain !== item && frame.copy === undefined)
+      frame.copy = Array.isArray(frame.source) ? frame.source.slice() : { ...frame.source };
     if (frame.copy !== undefined) (frame.copy as Record<string | number, unknown>)[key] = plain;
   }
 }

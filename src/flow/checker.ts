@@ -3,7 +3,14 @@ import { describeNameProblem } from '../common/names.js';
 import { checkExpr } from '../expr/cel.js';
 import { checkTemplate } from '../expr/template.js';
 import type { Expr, Template } from '../ir/types.js';
-import { FlowErrorCode, formatMessage, formatWarningMessage, type FlowWarningCode, type OnError, type OnWarning } from './diagnostics.js';
+import {
+  FlowErrorCode,
+  formatMessage,
+  formatWarningMessage,
+  type FlowWarningCode,
+  type OnError,
+  type OnWarning,
+} from './diagnostics.js';
 import type { KeyEntry } from './parse.js';
 
 /** Front-matter and step keys that take an expression may also be written as one whole `{{ }}` hole. */
@@ -16,13 +23,31 @@ export class Checker {
     readonly onWarning: OnWarning = () => undefined,
   ) {}
 
-  error(code: FlowErrorCode, at: { line: number; file?: string }, step: string, args: Record<string, string | number> = {}, column = 1): void {
+  error(
+    code: FlowErrorCode,
+    at: { line: number; file?: string },
+    step: string,
+    args: Record<string, string | number> = {},
+    column = 1,
+  ): void {
     this.onError({ code, message: formatMessage(code, args), file: at.file ?? this.file, line: at.line, column, step });
   }
 
   /** A condition that does not stop publication; reported like an error, at the key's line. */
-  warn(code: FlowWarningCode, at: { line: number; file?: string }, step: string, args: Record<string, string | number> = {}): void {
-    this.onWarning({ code, message: formatWarningMessage(code, args), file: at.file ?? this.file, line: at.line, column: 1, step });
+  warn(
+    code: FlowWarningCode,
+    at: { line: number; file?: string },
+    step: string,
+    args: Record<string, string | number> = {},
+  ): void {
+    this.onWarning({
+      code,
+      message: formatWarningMessage(code, args),
+      file: at.file ?? this.file,
+      line: at.line,
+      column: 1,
+      step,
+    });
   }
 
   text(e: KeyEntry, step: string): string | undefined {
@@ -34,19 +59,26 @@ export class Checker {
 
   int(e: KeyEntry, step: string, min: number): number | undefined {
     if (typeof e.value === 'number' && Number.isInteger(e.value) && e.value >= min) return e.value;
-    this.error(FlowErrorCode.INVALID_VALUE, e, step, { key: e.key, detail: `must be a whole number of at least ${min}, got ${JSON.stringify(e.value)}` });
+    this.error(FlowErrorCode.INVALID_VALUE, e, step, {
+      key: e.key,
+      detail: `must be a whole number of at least ${min}, got ${JSON.stringify(e.value)}`,
+    });
     return undefined;
   }
 
   bool(e: KeyEntry, step: string): boolean | undefined {
     if (typeof e.value === 'boolean') return e.value;
-    this.error(FlowErrorCode.INVALID_VALUE, e, step, { key: e.key, detail: `must be true or false, got ${JSON.stringify(e.value)}` });
+    this.error(FlowErrorCode.INVALID_VALUE, e, step, {
+      key: e.key,
+      detail: `must be true or false, got ${JSON.stringify(e.value)}`,
+    });
     return undefined;
   }
 
   name(e: KeyEntry, step: string, what: string, value: unknown = e.value): string | undefined {
     const s = typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined;
-    const problem = s === undefined ? `${what} must be a name, got ${JSON.stringify(value)}` : describeNameProblem(what, s);
+    const problem =
+      s === undefined ? `${what} must be a name, got ${JSON.stringify(value)}` : describeNameProblem(what, s);
     if (problem !== undefined) {
       this.error(FlowErrorCode.INVALID_NAME, e, step, { detail: problem });
       return undefined;
@@ -57,13 +89,17 @@ export class Checker {
   list(e: KeyEntry, step: string): string[] | undefined {
     const v = typeof e.value === 'string' ? [e.value] : e.value;
     if (Array.isArray(v) && v.every((x) => typeof x === 'string' || typeof x === 'number')) return v.map(String);
-    this.error(FlowErrorCode.INVALID_VALUE, e, step, { key: e.key, detail: `must be a list of text, e.g. [a, b], got ${JSON.stringify(e.value)}` });
+    this.error(FlowErrorCode.INVALID_VALUE, e, step, {
+      key: e.key,
+      detail: `must be a list of text, e.g. [a, b], got ${JSON.stringify(e.value)}`,
+    });
     return undefined;
   }
 
   /** A bare CEL expression, or the same written as one whole hole; stored bare. */
   expr(e: KeyEntry, step: string, raw: unknown = e.value, where = e.key): Expr | undefined {
-    const s = typeof raw === 'string' ? raw : typeof raw === 'number' || typeof raw === 'boolean' ? String(raw) : undefined;
+    const s =
+      typeof raw === 'string' ? raw : typeof raw === 'number' || typeof raw === 'boolean' ? String(raw) : undefined;
     if (s === undefined) {
       this.error(FlowErrorCode.INVALID_VALUE, e, step, { key: where, detail: 'must be a CEL expression' });
       return undefined;
@@ -77,21 +113,34 @@ export class Checker {
   checkExprAt(src: string, at: { line: number; file?: string }, step: string, where: string, col0 = 1): boolean {
     const problem = checkExpr(src);
     if (!problem) return true;
-    this.error(FlowErrorCode.EXPR_SYNTAX, at, step, { where, detail: problem.message }, col0 + (problem.column ?? 1) - 1);
+    this.error(
+      FlowErrorCode.EXPR_SYNTAX,
+      at,
+      step,
+      { where, detail: problem.message },
+      col0 + (problem.column ?? 1) - 1,
+    );
     return false;
   }
 
   template(e: KeyEntry, step: string, raw: unknown = e.value, where = e.key): Template | undefined {
     let s: string;
     if (typeof raw === 'string') s = raw;
-    else if (typeof raw === 'number' || typeof raw === 'boolean' || raw === null) s = `{{ ${JSON.stringify(raw)} }}`; // keeps the type
+    else if (typeof raw === 'number' || typeof raw === 'boolean' || raw === null)
+      s = `{{ ${JSON.stringify(raw)} }}`; // keeps the type
     else {
       this.error(FlowErrorCode.INVALID_VALUE, e, step, { key: where, detail: 'must be text or a {{ }} template' });
       return undefined;
     }
     const problem = checkTemplate(s);
     if (problem) {
-      this.error(FlowErrorCode.TEMPLATE_SYNTAX, e, step, { where, detail: problem.message }, where.length + 3 + problem.offset);
+      this.error(
+        FlowErrorCode.TEMPLATE_SYNTAX,
+        e,
+        step,
+        { where, detail: problem.message },
+        where.length + 3 + problem.offset,
+      );
       return undefined;
     }
     return s;

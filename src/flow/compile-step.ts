@@ -80,7 +80,8 @@ export function compileStep(node: StepNode, sc: StepContext): StepIR {
   const effectsEntry = get('effects');
   if (effectsEntry) {
     for (const name of chk.list(effectsEntry, stepName) ?? []) {
-      if (!(EFFECTS as readonly string[]).includes(name)) chk.error(FlowErrorCode.UNKNOWN_EFFECT, effectsEntry, stepName, { effect: name });
+      if (!(EFFECTS as readonly string[]).includes(name))
+        chk.error(FlowErrorCode.UNKNOWN_EFFECT, effectsEntry, stepName, { effect: name });
       else if (!effects.includes(name as EffectName)) effects.push(name as EffectName);
     }
   }
@@ -88,7 +89,8 @@ export function compileStep(node: StepNode, sc: StepContext): StepIR {
   if (isHttp && !effects.includes('http_egress')) effects.push('http_egress');
   if (keys.has('queue') && !effects.includes('queue_publish')) effects.push('queue_publish');
   for (const eff of effects) {
-    if (!sc.flowEffects.has(eff)) chk.error(FlowErrorCode.EFFECT_NOT_DECLARED, effectsEntry ?? { line: node.line }, stepName, { effect: eff });
+    if (!sc.flowEffects.has(eff))
+      chk.error(FlowErrorCode.EFFECT_NOT_DECLARED, effectsEntry ?? { line: node.line }, stepName, { effect: eff });
   }
 
   // Field order follows StepIR so the JSON is stable; undefined fields are omitted by JSON.stringify.
@@ -117,7 +119,8 @@ export function compileStep(node: StepNode, sc: StepContext): StepIR {
   const restore = get('restore_body');
   if (restore) {
     const n = chk.text(restore, stepName);
-    if (n !== undefined && !sc.snapshots.has(n)) chk.error(FlowErrorCode.UNKNOWN_SNAPSHOT, restore, stepName, { name: n });
+    if (n !== undefined && !sc.snapshots.has(n))
+      chk.error(FlowErrorCode.UNKNOWN_SNAPSHOT, restore, stepName, { name: n });
     step.restoreBody = n;
   }
   const snap = get('snapshot');
@@ -237,7 +240,11 @@ function compileHttp(keys: Map<string, KeyEntry>, node: StepNode, chk: Checker):
   const method = get('method');
   if (method) {
     const m = chk.text(method, s)?.toUpperCase();
-    if (m !== undefined && !/^[A-Z]+$/.test(m)) chk.error(FlowErrorCode.INVALID_VALUE, method, s, { key: 'method', detail: `must be an HTTP method such as GET or POST, got "${m}"` });
+    if (m !== undefined && !/^[A-Z]+$/.test(m))
+      chk.error(FlowErrorCode.INVALID_VALUE, method, s, {
+        key: 'method',
+        detail: `must be an HTTP method such as GET or POST, got "${m}"`,
+      });
     else if (m) http.method = m;
   }
   const headers = get('headers');
@@ -288,7 +295,8 @@ function compileHttp(keys: Map<string, KeyEntry>, node: StepNode, chk: Checker):
     const o: Partial<OAuth2IR> = {};
     for (const [k, field] of Object.entries(OAUTH2_KEYS)) o[field] = credential(k);
     const missing = ['oauth2_token_url', 'oauth2_client_id', 'oauth2_client_secret'].filter((k) => !keys.has(k));
-    if (missing.length > 0) chk.error(FlowErrorCode.OAUTH2_INCOMPLETE, keys.get(present[0]!)!, s, { missing: missing.join('", "') });
+    if (missing.length > 0)
+      chk.error(FlowErrorCode.OAUTH2_INCOMPLETE, keys.get(present[0]!)!, s, { missing: missing.join('", "') });
     else http.oauth2 = o as OAuth2IR;
   }
   for (const [k, field] of [

@@ -117,17 +117,40 @@ test('compiling is deterministic for any input (property)', () => {
 });
 
 const pieces = [
-  '---\n', 'flowdoc_version: "0.1"\n', 'flow: f\n', 'tenant: t\n', 'effects: [http_egress]\n', '## Step: a\n', '## Fault: x\n',
-  '```validate\n', '```ntd\n', '```condition\n', '```\n', 'endpoint: "{{ ctx.x }}"\n', 'soap_version: 1.3\n', 'ctx.a > 1 | m | semantic\n',
-  '{"a": {{ ctx.b }}}\n', '<x>{{ ctx.c }}</x>\n', 'use: l/s\n', 'key: [\n', '\n', ': :\n', '{{\n', '}}\n', 'queue_backoff_factor: x\n',
+  '---\n',
+  'flowdoc_version: "0.1"\n',
+  'flow: f\n',
+  'tenant: t\n',
+  'effects: [http_egress]\n',
+  '## Step: a\n',
+  '## Fault: x\n',
+  '```validate\n',
+  '```ntd\n',
+  '```condition\n',
+  '```\n',
+  'endpoint: "{{ ctx.x }}"\n',
+  'soap_version: 1.3\n',
+  'ctx.a > 1 | m | semantic\n',
+  '{"a": {{ ctx.b }}}\n',
+  '<x>{{ ctx.c }}</x>\n',
+  'use: l/s\n',
+  'key: [\n',
+  '\n',
+  ': :\n',
+  '{{\n',
+  '}}\n',
+  'queue_backoff_factor: x\n',
 ];
 
 test('no input makes the parser throw: every problem is a diagnostic (property)', () => {
   fc.assert(
-    fc.property(fc.array(fc.oneof(fc.constantFrom(...pieces), fc.string({ maxLength: 20 })), { maxLength: 30 }), (parts) => {
-      const r = compileFlow(parts.join(''), { libs: LIBS });
-      assert.ok(r.ir !== undefined || r.diagnostics.length > 0);
-    }),
+    fc.property(
+      fc.array(fc.oneof(fc.constantFrom(...pieces), fc.string({ maxLength: 20 })), { maxLength: 30 }),
+      (parts) => {
+        const r = compileFlow(parts.join(''), { libs: LIBS });
+        assert.ok(r.ir !== undefined || r.diagnostics.length > 0);
+      },
+    ),
     { numRuns: 300 },
   );
 });

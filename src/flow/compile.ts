@@ -3,7 +3,14 @@ import { sha256Hex } from '../common/digest.js';
 import type { FaultIR, FlowIR, StepIR } from '../ir/types.js';
 import { Checker } from './checker.js';
 import { compileStep, type StepContext } from './compile-step.js';
-import { CONFIG_CHECKS, FlowErrorCode, type FlowDiagnostic, type FlowWarning, type OnError, type OnWarning } from './diagnostics.js';
+import {
+  CONFIG_CHECKS,
+  FlowErrorCode,
+  type FlowDiagnostic,
+  type FlowWarning,
+  type OnError,
+  type OnWarning,
+} from './diagnostics.js';
 import { compileFrontMatter } from './front-matter.js';
 import { parseFlowDoc, type FlowDoc, type StepNode } from './parse.js';
 
@@ -66,8 +73,13 @@ export function irToJson(ir: FlowIR): string {
   return JSON.stringify(ir);
 }
 
-
-function lower(doc: FlowDoc, libs: readonly LibrarySource[], onError: OnError, onWarning: OnWarning, libsGiven: boolean): FlowIR | undefined {
+function lower(
+  doc: FlowDoc,
+  libs: readonly LibrarySource[],
+  onError: OnError,
+  onWarning: OnWarning,
+  libsGiven: boolean,
+): FlowIR | undefined {
   const chk = new Checker(doc.file, onError, onWarning);
   const head = compileFrontMatter(doc, chk);
   const sc: StepContext = { chk, flowEffects: new Set(head.effects), snapshots: new Set() };
@@ -92,7 +104,8 @@ function lower(doc: FlowDoc, libs: readonly LibrarySource[], onError: OnError, o
   const [first, ...extra] = doc.faults;
   for (const f of extra) chk.error(FlowErrorCode.MULTIPLE_FAULT_SECTIONS, f, f.name, { first: first!.line });
   if (first) {
-    const nodes = first.body.keys.length > 0 || first.body.fences.length > 0 ? [first.body, ...first.steps] : first.steps;
+    const nodes =
+      first.body.keys.length > 0 || first.body.fences.length > 0 ? [first.body, ...first.steps] : first.steps;
     fault = { name: first.name, line: first.line, steps: nodes.map(compileOne) };
   }
   if (!head.complete) return undefined;
@@ -125,7 +138,10 @@ class LibraryCache {
     const lib = this.#load(libName);
     const own = { ...node, keys: node.keys.filter((k) => k !== useEntry) };
     if (!lib) {
-      chk.error(FlowErrorCode.UNKNOWN_LIBRARY, useEntry, node.name, { lib: libName, hint: this.libsGiven ? '' : ' (pass --libs <dir>)' });
+      chk.error(FlowErrorCode.UNKNOWN_LIBRARY, useEntry, node.name, {
+        lib: libName,
+        hint: this.libsGiven ? '' : ' (pass --libs <dir>)',
+      });
       return { node: own };
     }
     const libStep = lib.steps.find((s) => s.name === stepName);
@@ -141,8 +157,14 @@ class LibraryCache {
     const merged: StepNode = {
       name: node.name,
       line: node.line,
-      keys: [...libStep.keys.filter((k) => !ownKeys.has(k.key) && k.key !== 'use').map((k) => ({ ...k, file: lib.file })), ...own.keys],
-      fences: [...libStep.fences.filter((f) => !ownFences.has(f.kind)).map((f) => ({ ...f, file: lib.file })), ...own.fences],
+      keys: [
+        ...libStep.keys.filter((k) => !ownKeys.has(k.key) && k.key !== 'use').map((k) => ({ ...k, file: lib.file })),
+        ...own.keys,
+      ],
+      fences: [
+        ...libStep.fences.filter((f) => !ownFences.has(f.kind)).map((f) => ({ ...f, file: lib.file })),
+        ...own.fences,
+      ],
     };
     return { node: merged, use: `${libName}/${stepName}` };
   }

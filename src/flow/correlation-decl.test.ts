@@ -3,7 +3,10 @@ import { test } from 'node:test';
 import { compileFlow } from './compile.js';
 import { correlationDeclProblems, lowerCorrelation } from './correlation-decl.js';
 
-const messages = (c: Parameters<typeof correlationDeclProblems>[0]) => correlationDeclProblems(c).map((p) => p.message).join('; ');
+const messages = (c: Parameters<typeof correlationDeclProblems>[0]) =>
+  correlationDeclProblems(c)
+    .map((p) => p.message)
+    .join('; ');
 
 test('declarations are checked with clear reasons', () => {
   assert.deepEqual(correlationDeclProblems({ open: { key: 'ctx.input.id', deadline_secs: 60 } }), []);
@@ -13,13 +16,30 @@ test('declarations are checked with clear reasons', () => {
 });
 
 test('an opening declaration lowers to the typed IR, optional fields only when written', () => {
-  assert.deepEqual(lowerCorrelation({ open: { key: 'ctx.input.id', deadline_secs: 60 } }), { ir: { kind: 'open', key: 'ctx.input.id', deadlineSecs: 60 }, problems: [] });
-  const full = lowerCorrelation({ open: { key: 'ctx.input.id', deadline_secs: 5, on_timeout: 'undo', step: 's1' }, state: { amount: 'ctx.input.amount' } });
-  assert.deepEqual(full.ir, { kind: 'open', key: 'ctx.input.id', deadlineSecs: 5, onTimeout: 'undo', step: 's1', state: { amount: 'ctx.input.amount' } });
+  assert.deepEqual(lowerCorrelation({ open: { key: 'ctx.input.id', deadline_secs: 60 } }), {
+    ir: { kind: 'open', key: 'ctx.input.id', deadlineSecs: 60 },
+    problems: [],
+  });
+  const full = lowerCorrelation({
+    open: { key: 'ctx.input.id', deadline_secs: 5, on_timeout: 'undo', step: 's1' },
+    state: { amount: 'ctx.input.amount' },
+  });
+  assert.deepEqual(full.ir, {
+    kind: 'open',
+    key: 'ctx.input.id',
+    deadlineSecs: 5,
+    onTimeout: 'undo',
+    step: 's1',
+    state: { amount: 'ctx.input.amount' },
+  });
 });
 
 test('a closing declaration lowers to the typed IR', () => {
-  assert.deepEqual(lowerCorrelation({ open: { closes: 'order', key: 'ctx.input.id' } }).ir, { kind: 'close', key: 'ctx.input.id', closes: 'order' });
+  assert.deepEqual(lowerCorrelation({ open: { closes: 'order', key: 'ctx.input.id' } }).ir, {
+    kind: 'close',
+    key: 'ctx.input.id',
+    closes: 'order',
+  });
 });
 
 test('a declaration with problems has no IR', () => {
@@ -43,5 +63,11 @@ test('the compiler emits the typed correlation IR', () => {
     '## Step: s1',
     '',
   ].join('\n');
-  assert.deepEqual(compileFlow(text).ir?.correlation, { kind: 'open', key: 'ctx.input.id', deadlineSecs: 60, onTimeout: 'order-timeout', state: { card: 'ctx.input.card' } });
+  assert.deepEqual(compileFlow(text).ir?.correlation, {
+    kind: 'open',
+    key: 'ctx.input.id',
+    deadlineSecs: 60,
+    onTimeout: 'order-timeout',
+    state: { card: 'ctx.input.card' },
+  });
 });

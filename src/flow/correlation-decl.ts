@@ -29,7 +29,8 @@ export const CORRELATION_CLOSE_KEYS: ReadonlySet<string> = new Set(['key', 'clos
 /** Validates a flow's correlation declarations; returns the problems (empty when usable). */
 export function correlationDeclProblems(c: CorrelationSource): CorrelationProblem[] {
   const problems: CorrelationProblem[] = [];
-  const add = (key: CorrelationProblem['key'], message: string, kind: CorrelationProblem['kind'] = 'config') => problems.push({ key, kind, message });
+  const add = (key: CorrelationProblem['key'], message: string, kind: CorrelationProblem['kind'] = 'config') =>
+    problems.push({ key, kind, message });
   const open = c.open;
   if (open === undefined) {
     add('correlation_state', 'correlation_state needs correlation_open (a mapping with key and deadline_secs)');
@@ -37,20 +38,34 @@ export function correlationDeclProblems(c: CorrelationSource): CorrelationProble
   }
   const closing = 'closes' in open;
   const allowed = closing ? CORRELATION_CLOSE_KEYS : CORRELATION_OPEN_KEYS;
-  for (const k of Object.keys(open)) if (!allowed.has(k)) add('correlation_open', `correlation_open: unknown key "${k}" (accepted: ${[...allowed].join(', ')})`);
-  if (typeof open.key !== 'string' || open.key.trim() === '') add('correlation_open', 'correlation_open.key must be a non-empty expression over the request, e.g. ctx.input.order_id');
+  for (const k of Object.keys(open))
+    if (!allowed.has(k))
+      add('correlation_open', `correlation_open: unknown key "${k}" (accepted: ${[...allowed].join(', ')})`);
+  if (typeof open.key !== 'string' || open.key.trim() === '')
+    add(
+      'correlation_open',
+      'correlation_open.key must be a non-empty expression over the request, e.g. ctx.input.order_id',
+    );
   if (closing) {
-    if (typeof open.closes !== 'string' || describeNameProblem('flow', open.closes) !== undefined) add('correlation_open', 'correlation_open.closes must name the opening flow of the same tenant', 'name');
-    if (c.state !== undefined) add('correlation_state', 'correlation_state belongs on the opening flow, not on a closing one');
+    if (typeof open.closes !== 'string' || describeNameProblem('flow', open.closes) !== undefined)
+      add('correlation_open', 'correlation_open.closes must name the opening flow of the same tenant', 'name');
+    if (c.state !== undefined)
+      add('correlation_state', 'correlation_state belongs on the opening flow, not on a closing one');
     return problems;
   }
   const d = open.deadline_secs;
-  if (typeof d !== 'number' || !Number.isInteger(d) || d < 1) add('correlation_open', 'correlation_open.deadline_secs must be a whole number of seconds of at least 1');
-  if (open.on_timeout !== undefined && (typeof open.on_timeout !== 'string' || describeNameProblem('flow', open.on_timeout) !== undefined)) {
+  if (typeof d !== 'number' || !Number.isInteger(d) || d < 1)
+    add('correlation_open', 'correlation_open.deadline_secs must be a whole number of seconds of at least 1');
+  if (
+    open.on_timeout !== undefined &&
+    (typeof open.on_timeout !== 'string' || describeNameProblem('flow', open.on_timeout) !== undefined)
+  ) {
     add('correlation_open', 'correlation_open.on_timeout must name a flow of the same tenant', 'name');
   }
-  if (open.step !== undefined && typeof open.step !== 'string') add('correlation_open', 'correlation_open.step must be a step name');
-  for (const [k, v] of Object.entries(c.state ?? {})) if (typeof v !== 'string') add('correlation_state', `correlation_state.${k} must be an expression`);
+  if (open.step !== undefined && typeof open.step !== 'string')
+    add('correlation_open', 'correlation_open.step must be a step name');
+  for (const [k, v] of Object.entries(c.state ?? {}))
+    if (typeof v !== 'string') add('correlation_state', `correlation_state.${k} must be an expression`);
   return problems;
 }
 
@@ -60,7 +75,8 @@ export function lowerCorrelation(c: CorrelationSource): { ir?: CorrelationIR; pr
   if (problems.length > 0) return { problems };
   // The checks above guarantee every cast below.
   const open = c.open!;
-  if ('closes' in open) return { ir: { kind: 'close', key: open.key as string, closes: open.closes as string }, problems };
+  if ('closes' in open)
+    return { ir: { kind: 'close', key: open.key as string, closes: open.closes as string }, problems };
   const ir: CorrelationOpenIR = { kind: 'open', key: open.key as string, deadlineSecs: open.deadline_secs as number };
   if (open.on_timeout !== undefined) ir.onTimeout = open.on_timeout as string;
   if (open.step !== undefined) ir.step = open.step as string;

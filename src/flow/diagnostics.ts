@@ -91,7 +91,8 @@ export enum FlowWarningCode {
 
 /** Warning message templates, filled like the error messages. */
 export const FLOW_WARNING_MESSAGES: Record<FlowWarningCode, string> = {
-  SOAP_KEYS_UNPAIRED: '"{present}" without "{missing}" means no SOAP configuration: the flow is published without a WSDL; add "{missing}" or remove "{present}"',
+  SOAP_KEYS_UNPAIRED:
+    '"{present}" without "{missing}" means no SOAP configuration: the flow is published without a WSDL; add "{missing}" or remove "{present}"',
 };
 
 /**
@@ -140,7 +141,8 @@ export type OnError = (d: FlowDiagnostic) => void;
 export type OnWarning = (w: FlowWarning) => void;
 
 type Args = Record<string, string | number>;
-const fill = (template: string, args: Args): string => template.replace(/\{(\w+)\}/g, (m, k: string) => (k in args ? String(args[k]) : m));
+const fill = (template: string, args: Args): string =>
+  template.replace(/\{(\w+)\}/g, (m, k: string) => (k in args ? String(args[k]) : m));
 
 export function formatMessage(code: FlowErrorCode, args: Args = {}): string {
   return fill(FLOW_ERROR_MESSAGES[code], args);

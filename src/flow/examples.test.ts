@@ -10,7 +10,11 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const EXAMPLES = join(ROOT, 'examples');
 const LIBS: LibrarySource[] = readdirSync(join(EXAMPLES, 'libs'))
   .filter((n) => n.endsWith('.lib.md'))
-  .map((n) => ({ name: basename(n, '.lib.md'), file: `examples/libs/${n}`, text: readFileSync(join(EXAMPLES, 'libs', n), 'utf8') }));
+  .map((n) => ({
+    name: basename(n, '.lib.md'),
+    file: `examples/libs/${n}`,
+    text: readFileSync(join(EXAMPLES, 'libs', n), 'utf8'),
+  }));
 
 function flows(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {

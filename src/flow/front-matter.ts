@@ -1,5 +1,13 @@
 /** Front matter -> the flow-level IR fields, with the front-matter publication checks. */
-import { IR_VERSION, type CorrelationIR, type DedupIR, type EffectName, type FlowIR, type LogLevel, type QueuePolicyIR } from '../ir/types.js';
+import {
+  IR_VERSION,
+  type CorrelationIR,
+  type DedupIR,
+  type EffectName,
+  type FlowIR,
+  type LogLevel,
+  type QueuePolicyIR,
+} from '../ir/types.js';
 import { hintFor, type Checker } from './checker.js';
 import { EFFECTS } from './compile-step.js';
 import { lowerCorrelation, type CorrelationSource } from './correlation-decl.js';
@@ -35,7 +43,12 @@ export const FRONT_MATTER_KEYS: ReadonlySet<string> = new Set([
 ]);
 
 /** Defaults of the queue retry policy (spec: Limits). */
-export const QUEUE_DEFAULTS: Readonly<QueuePolicyIR> = Object.freeze({ maxAttempts: 3, initialDelayMs: 1000, backoffFactor: 2.0, maxDelayMs: 60000 });
+export const QUEUE_DEFAULTS: Readonly<QueuePolicyIR> = Object.freeze({
+  maxAttempts: 3,
+  initialDelayMs: 1000,
+  backoffFactor: 2.0,
+  maxDelayMs: 60000,
+});
 /** The log level of a flow that does not set one. */
 export const DEFAULT_LOG_LEVEL: LogLevel = 'payload_trimmed';
 const LOG_LEVELS: readonly LogLevel[] = ['event_only', 'payload_trimmed', 'full'];
@@ -43,11 +56,15 @@ const FM = 'front matter';
 
 export type FlowHead = Omit<FlowIR, 'steps' | 'fault'>;
 
-export function compileFrontMatter(doc: FlowDoc, chk: Checker): { fields: FlowHead; effects: EffectName[]; complete: boolean } {
+export function compileFrontMatter(
+  doc: FlowDoc,
+  chk: Checker,
+): { fields: FlowHead; effects: EffectName[]; complete: boolean } {
   const keys = new Map<string, KeyEntry>();
   for (const e of doc.frontMatter ?? []) {
     if (FRONT_MATTER_KEYS.has(e.key)) keys.set(e.key, e);
-    else chk.error(FlowErrorCode.UNKNOWN_FRONT_MATTER_KEY, e, FM, { key: e.key, hint: hintFor(e.key, FRONT_MATTER_KEYS) });
+    else
+      chk.error(FlowErrorCode.UNKNOWN_FRONT_MATTER_KEY, e, FM, { key: e.key, hint: hintFor(e.key, FRONT_MATTER_KEYS) });
   }
   const get = (k: string) => keys.get(k);
   let complete = doc.frontMatter !== undefined;
@@ -69,7 +86,8 @@ export function compileFrontMatter(doc: FlowDoc, chk: Checker): { fields: FlowHe
   const effectsE = get('effects');
   if (effectsE) {
     for (const n of chk.list(effectsE, FM) ?? []) {
-      if (!(EFFECTS as readonly string[]).includes(n)) chk.error(FlowErrorCode.UNKNOWN_EFFECT, effectsE, FM, { effect: n });
+      if (!(EFFECTS as readonly string[]).includes(n))
+        chk.error(FlowErrorCode.UNKNOWN_EFFECT, effectsE, FM, { effect: n });
       else if (!effects.includes(n as EffectName)) effects.push(n as EffectName);
     }
   }
@@ -101,7 +119,10 @@ export function compileFrontMatter(doc: FlowDoc, chk: Checker): { fields: FlowHe
       return;
     }
     if ((integer && !Number.isInteger(e.value)) || e.value < min) {
-      chk.error(FlowErrorCode.INVALID_VALUE, e, FM, { key: k, detail: `must be a whole number of at least ${min}, got ${e.value}` });
+      chk.error(FlowErrorCode.INVALID_VALUE, e, FM, {
+        key: k,
+        detail: `must be a whole number of at least ${min}, got ${e.value}`,
+      });
       return;
     }
     queue[field] = e.value;
@@ -124,7 +145,11 @@ export function compileFrontMatter(doc: FlowDoc, chk: Checker): { fields: FlowHe
   const ll = get('log_level');
   if (ll) {
     if ((LOG_LEVELS as readonly unknown[]).includes(ll.value)) logLevel = ll.value as LogLevel;
-    else chk.error(FlowErrorCode.INVALID_VALUE, ll, FM, { key: 'log_level', detail: `must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(ll.value)}` });
+    else
+      chk.error(FlowErrorCode.INVALID_VALUE, ll, FM, {
+        key: 'log_level',
+        detail: `must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(ll.value)}`,
+      });
   }
 
   let dedup: DedupIR | undefined;
@@ -135,14 +160,22 @@ export function compileFrontMatter(doc: FlowDoc, chk: Checker): { fields: FlowHe
     let windowHours: number | undefined;
     if (wh) {
       if (typeof wh.value === 'number' && wh.value > 0) windowHours = wh.value;
-      else chk.error(FlowErrorCode.INVALID_VALUE, wh, FM, { key: 'dedup_window_hours', detail: `must be a positive number of hours, got ${JSON.stringify(wh.value)}` });
+      else
+        chk.error(FlowErrorCode.INVALID_VALUE, wh, FM, {
+          key: 'dedup_window_hours',
+          detail: `must be a positive number of hours, got ${JSON.stringify(wh.value)}`,
+        });
     }
     const mr = get('dedup_memoize_response');
     const of = get('dedup_on_failure');
     let onFailure: DedupIR['onFailure'] = 'rerun';
     if (of) {
       if (of.value === 'absorb' || of.value === 'rerun') onFailure = of.value;
-      else chk.error(FlowErrorCode.INVALID_VALUE, of, FM, { key: 'dedup_on_failure', detail: `must be absorb or rerun, got ${JSON.stringify(of.value)}` });
+      else
+        chk.error(FlowErrorCode.INVALID_VALUE, of, FM, {
+          key: 'dedup_on_failure',
+          detail: `must be absorb or rerun, got ${JSON.stringify(of.value)}`,
+        });
     }
     dedup = { key: key ?? '', windowHours, memoizeResponse: (mr && chk.bool(mr, FM)) ?? false, onFailure };
   } else {
@@ -155,13 +188,23 @@ export function compileFrontMatter(doc: FlowDoc, chk: Checker): { fields: FlowHe
   let correlation: CorrelationIR | undefined;
   const co = get('correlation_open');
   const cs = get('correlation_state');
-  if (co || cs) correlation = compileCorrelation({ open: co ? asRecord(co.value) : undefined, state: cs ? asRecord(cs.value) : undefined }, co, cs, chk);
+  if (co || cs)
+    correlation = compileCorrelation(
+      { open: co ? asRecord(co.value) : undefined, state: cs ? asRecord(cs.value) : undefined },
+      co,
+      cs,
+      chk,
+    );
 
   let inbound: 'grpc' | undefined;
   const ib = get('inbound');
   if (ib) {
     if (ib.value === 'grpc') inbound = 'grpc';
-    else chk.error(FlowErrorCode.INVALID_VALUE, ib, FM, { key: 'inbound', detail: `accepts only grpc, got ${JSON.stringify(ib.value)}` });
+    else
+      chk.error(FlowErrorCode.INVALID_VALUE, ib, FM, {
+        key: 'inbound',
+        detail: `accepts only grpc, got ${JSON.stringify(ib.value)}`,
+      });
   }
   const gm = get('grpc_method');
   if (gm && !inbound) chk.error(FlowErrorCode.GRPC_METHOD_WITHOUT_INBOUND, gm, FM);
@@ -193,7 +236,12 @@ export function compileFrontMatter(doc: FlowDoc, chk: Checker): { fields: FlowHe
  * Publication checks of a correlation declaration: the shape rules (reported on the key's line) and
  * the CEL syntax of `key` and every `correlation_state` value. Returns the typed IR when the shape is right.
  */
-function compileCorrelation(c: CorrelationSource, co: KeyEntry | undefined, cs: KeyEntry | undefined, chk: Checker): CorrelationIR | undefined {
+function compileCorrelation(
+  c: CorrelationSource,
+  co: KeyEntry | undefined,
+  cs: KeyEntry | undefined,
+  chk: Checker,
+): CorrelationIR | undefined {
   const lowered = lowerCorrelation(c);
   for (const p of lowered.problems) {
     const at = (p.key === 'correlation_open' ? co : cs) ?? co ?? cs!;

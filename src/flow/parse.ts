@@ -66,8 +66,13 @@ export interface ParseOptions {
 export function parseFlowDoc(text: string, file: string, onError: OnError, opts: ParseOptions = {}): FlowDoc {
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
   const doc: FlowDoc = { file, frontMatterLine: 1, steps: [], faults: [] };
-  const err = (code: FlowErrorCode, line: number, step: string, args: Record<string, string | number> = {}, column = 1) =>
-    onError({ code, message: formatMessage(code, args), file, line, column, step });
+  const err = (
+    code: FlowErrorCode,
+    line: number,
+    step: string,
+    args: Record<string, string | number> = {},
+    column = 1,
+  ) => onError({ code, message: formatMessage(code, args), file, line, column, step });
 
   let i = 0;
   if (lines[0]?.trim() === '---') {
@@ -92,7 +97,14 @@ export function parseFlowDoc(text: string, file: string, onError: OnError, opts:
     if (j < lines.length && KEY_LINE.test(lines[j]!)) {
       const start = j;
       while (j < lines.length && lines[j]!.trim() !== '' && !FENCE_OPEN.test(lines[j]!) && !isHeading(lines[j]!)) j++;
-      node.keys = parseKeyBlock(lines.slice(start, j), start + 1, node.name, `the keys of step "${node.name}"`, file, onError);
+      node.keys = parseKeyBlock(
+        lines.slice(start, j),
+        start + 1,
+        node.name,
+        `the keys of step "${node.name}"`,
+        file,
+        onError,
+      );
       i = j;
     }
   };
@@ -105,12 +117,15 @@ export function parseFlowDoc(text: string, file: string, onError: OnError, opts:
       const marker = fence[1]!;
       const info = fence[2]!.toLowerCase();
       const close = findFenceClose(lines, i + 1, marker);
-      const body = lines.slice(i + 1, close < 0 ? lines.length : close).map((text, k) => ({ text, line: lineNo + 1 + k }));
+      const body = lines
+        .slice(i + 1, close < 0 ? lines.length : close)
+        .map((text, k) => ({ text, line: lineNo + 1 + k }));
       if (CONSTRUCTS.has(info)) {
         const step = current?.name ?? 'front matter';
         if (close < 0) err(FlowErrorCode.UNCLOSED_FENCE, lineNo, step, { fence: info });
         if (!current) err(FlowErrorCode.FENCE_OUTSIDE_STEP, lineNo, step, { fence: info });
-        else if (current.fences.some((f) => f.kind === info)) err(FlowErrorCode.DUPLICATE_FENCE, lineNo, step, { fence: info });
+        else if (current.fences.some((f) => f.kind === info))
+          err(FlowErrorCode.DUPLICATE_FENCE, lineNo, step, { fence: info });
         else current.fences.push({ kind: info as FenceKind, line: lineNo, lines: body });
       }
       i = close < 0 ? lines.length : close + 1;
@@ -178,14 +193,28 @@ function parseKeyBlock(
   }
   const contents = yamlDoc.contents as Node | null;
   if (!isMap(contents)) {
-    onError({ code: FlowErrorCode.NOT_A_MAPPING, message: formatMessage(FlowErrorCode.NOT_A_MAPPING, { what }), file, line: firstLine, column: 1, step });
+    onError({
+      code: FlowErrorCode.NOT_A_MAPPING,
+      message: formatMessage(FlowErrorCode.NOT_A_MAPPING, { what }),
+      file,
+      line: firstLine,
+      column: 1,
+      step,
+    });
     return [];
   }
   let js: Record<string, unknown>;
   try {
     js = yamlDoc.toJS({ maxAliasCount: 100 }) as Record<string, unknown>;
   } catch (e) {
-    onError({ code: FlowErrorCode.YAML_SYNTAX, message: formatMessage(FlowErrorCode.YAML_SYNTAX, { detail: (e as Error).message.split('\n')[0]! }), file, line: firstLine, column: 1, step });
+    onError({
+      code: FlowErrorCode.YAML_SYNTAX,
+      message: formatMessage(FlowErrorCode.YAML_SYNTAX, { detail: (e as Error).message.split('\n')[0]! }),
+      file,
+      line: firstLine,
+      column: 1,
+      step,
+    });
     return [];
   }
   const out: KeyEntry[] = [];

@@ -28,8 +28,17 @@ test('a version-1 artifact without correlation reads as the current version, key
 });
 
 test('a version-1 correlation declaration is typed on load, as the compiler types it', () => {
-  const open = upgradeStoredIr(v1({ open: { key: 'ctx.input.id', deadline_secs: 5, on_timeout: 'undo' }, state: { amount: 'ctx.input.amount' } }), 'h');
-  assert.deepEqual(open.correlation, { kind: 'open', key: 'ctx.input.id', deadlineSecs: 5, onTimeout: 'undo', state: { amount: 'ctx.input.amount' } });
+  const open = upgradeStoredIr(
+    v1({ open: { key: 'ctx.input.id', deadline_secs: 5, on_timeout: 'undo' }, state: { amount: 'ctx.input.amount' } }),
+    'h',
+  );
+  assert.deepEqual(open.correlation, {
+    kind: 'open',
+    key: 'ctx.input.id',
+    deadlineSecs: 5,
+    onTimeout: 'undo',
+    state: { amount: 'ctx.input.amount' },
+  });
   const close = upgradeStoredIr(v1({ open: { closes: 'order', key: 'ctx.input.id' } }), 'h');
   assert.deepEqual(close.correlation, { kind: 'close', key: 'ctx.input.id', closes: 'order' });
 });
@@ -51,6 +60,9 @@ test('a malformed version-1 correlation declaration makes the artifact unreadabl
 test('an IR version this svc does not read makes the artifact unreadable', () => {
   for (const irVersion of [IR_VERSION + 1, undefined, 'x']) {
     const stored = { ...current(), irVersion } as unknown as FlowIR;
-    assert.throws(() => upgradeStoredIr(stored, 'h'), (err) => err instanceof IntegrityError && /this svc reads versions 1 to/.test(err.message));
+    assert.throws(
+      () => upgradeStoredIr(stored, 'h'),
+      (err) => err instanceof IntegrityError && /this svc reads versions 1 to/.test(err.message),
+    );
   }
 });

@@ -19,13 +19,17 @@ export type FlowIRv1 = Omit<FlowIR, 'irVersion' | 'correlation'> & { irVersion: 
 export function upgradeStoredIr(stored: FlowIR | FlowIRv1, hash: string): FlowIR {
   if (stored.irVersion === IR_VERSION) return stored;
   if (stored.irVersion !== 1) {
-    throw new IntegrityError(`artifact ${hash} holds IR version ${JSON.stringify((stored as { irVersion?: unknown }).irVersion)}; this svc reads versions 1 to ${IR_VERSION}`);
+    throw new IntegrityError(
+      `artifact ${hash} holds IR version ${JSON.stringify((stored as { irVersion?: unknown }).irVersion)}; this svc reads versions 1 to ${IR_VERSION}`,
+    );
   }
   if (stored.correlation === undefined) return { ...stored, irVersion: IR_VERSION, correlation: undefined };
   const lowered = lowerCorrelation(stored.correlation);
   if (lowered.ir === undefined) {
     const problems = lowered.problems.map((p) => p.message).join('; ');
-    throw new IntegrityError(`artifact ${hash} of ${stored.tenant}/${stored.flow} has a malformed correlation declaration (${problems}); fix the flow and re-deploy it under a new version`);
+    throw new IntegrityError(
+      `artifact ${hash} of ${stored.tenant}/${stored.flow} has a malformed correlation declaration (${problems}); fix the flow and re-deploy it under a new version`,
+    );
   }
   // Spread keeps each key in its place, so the object reads like a freshly compiled one.
   return { ...stored, irVersion: IR_VERSION, correlation: lowered.ir };

@@ -24,7 +24,13 @@ function setup(key: Partial<GateKey> = {}, lookups: Partial<GateLookups> = {}) {
   return { gate, refusals, keyQueries: () => keyQueries };
 }
 
-const req = (over: Partial<GateRequest> = {}): GateRequest => ({ authorization: `Bearer ${RAW}`, tenant: 'acme', flow: 'orders', route: 'run', ...over });
+const req = (over: Partial<GateRequest> = {}): GateRequest => ({
+  authorization: `Bearer ${RAW}`,
+  tenant: 'acme',
+  flow: 'orders',
+  route: 'run',
+  ...over,
+});
 
 function refusal(fn: () => unknown): SvcError {
   try {
@@ -96,10 +102,16 @@ describe('Gate', () => {
 
   it('scope and allowlist both apply, with their 403 texts', () => {
     const scoped = { requiredScope: () => 'orders:write' };
-    assert.equal(refusal(() => setup({ scopes: ['orders:read'] }, scoped).gate.check(req())).message, 'forbidden: insufficient scope');
+    assert.equal(
+      refusal(() => setup({ scopes: ['orders:read'] }, scoped).gate.check(req())).message,
+      'forbidden: insufficient scope',
+    );
     assert.equal(setup({ scopes: ['orders:write'] }, scoped).gate.check(req()).key.id, 1);
     assert.equal(setup({ scopes: ['*'] }, scoped).gate.check(req()).key.id, 1);
-    assert.equal(refusal(() => setup({ flows: ['billing'] }, scoped).gate.check(req())).message, 'forbidden: flow not permitted for this key');
+    assert.equal(
+      refusal(() => setup({ flows: ['billing'] }, scoped).gate.check(req())).message,
+      'forbidden: flow not permitted for this key',
+    );
     assert.equal(refusal(() => setup({ flows: ['orders'], scopes: ['x'] }, scoped).gate.check(req())).status, 403);
     assert.equal(setup({ flows: ['orders'] }).gate.check(req()).key.id, 1);
   });
@@ -116,7 +128,10 @@ describe('Gate', () => {
   });
 
   it('rate limits with 429 and charges refusals of a valid key', () => {
-    const { gate } = setup({ rateLimit: 2, scopes: ['x'] }, { requiredScope: (_t, f) => (f === 'guarded' ? 'y' : undefined) });
+    const { gate } = setup(
+      { rateLimit: 2, scopes: ['x'] },
+      { requiredScope: (_t, f) => (f === 'guarded' ? 'y' : undefined) },
+    );
     // Two 403s cost the two starting tokens.
     refusal(() => gate.check(req({ flow: 'guarded' })));
     refusal(() => gate.check(req({ flow: 'guarded' })));
@@ -136,7 +151,10 @@ describe('Gate', () => {
 
   it('an unauthenticated caller costs one key query and nothing else', () => {
     let other = 0;
-    const { gate, keyQueries } = setup({}, { tenantStatus: () => (other++, 'active'), requiredScope: () => (other++, undefined) });
+    const { gate, keyQueries } = setup(
+      {},
+      { tenantStatus: () => (other++, 'active'), requiredScope: () => (other++, undefined) },
+    );
     refusal(() => gate.check(req({ authorization: 'Bearer svk_nope' })));
     assert.equal(keyQueries(), 1);
     assert.equal(other, 0);

@@ -88,10 +88,16 @@ export class Gate {
   /** Decides a request; throws the refusal as an SvcError after recording its side effects. */
   check(req: GateRequest): GatePass {
     const auth = req.authorization;
-    if (typeof auth === 'object') throw this.#refuse(req, unauthorized(false), 401, `${auth.length} Authorization headers (one is required)`);
+    if (typeof auth === 'object')
+      throw this.#refuse(req, unauthorized(false), 401, `${auth.length} Authorization headers (one is required)`);
     const token = auth === undefined ? undefined : BEARER.exec(auth)?.[1];
     if (token === undefined) {
-      throw this.#refuse(req, unauthorized(auth === undefined), 401, auth === undefined ? 'missing Authorization header' : 'malformed Authorization header');
+      throw this.#refuse(
+        req,
+        unauthorized(auth === undefined),
+        401,
+        auth === undefined ? 'missing Authorization header' : 'malformed Authorization header',
+      );
     }
     let key: GateKey | undefined;
     try {
@@ -106,7 +112,14 @@ export class Gate {
     }
     // From here the key is valid: every refusal costs it a token.
     if (key.tenant !== req.tenant) {
-      throw this.#refuse(req, unauthorized(false), 401, `API key ${key.id} belongs to tenant '${key.tenant}', not '${req.tenant}'`, key, true);
+      throw this.#refuse(
+        req,
+        unauthorized(false),
+        401,
+        `API key ${key.id} belongs to tenant '${key.tenant}', not '${req.tenant}'`,
+        key,
+        true,
+      );
     }
     let status: 'active' | 'disabled' | undefined;
     let scope: string | undefined;
@@ -122,10 +135,24 @@ export class Gate {
       throw this.#refuse(req, flowNotFound(req.tenant, req.flow), 404, `tenant '${req.tenant}' ${why}`, key, true);
     }
     if (scope !== undefined && !key.scopes.includes('*') && !key.scopes.includes(scope)) {
-      throw this.#refuse(req, forbidden('forbidden: insufficient scope'), 403, `API key ${key.id} lacks scope '${scope}'`, key, true);
+      throw this.#refuse(
+        req,
+        forbidden('forbidden: insufficient scope'),
+        403,
+        `API key ${key.id} lacks scope '${scope}'`,
+        key,
+        true,
+      );
     }
     if (key.flows.length > 0 && !key.flows.includes(req.flow)) {
-      throw this.#refuse(req, forbidden('forbidden: flow not permitted for this key'), 403, `flow '${req.flow}' is not in the allowlist of API key ${key.id}`, key, true);
+      throw this.#refuse(
+        req,
+        forbidden('forbidden: flow not permitted for this key'),
+        403,
+        `flow '${req.flow}' is not in the allowlist of API key ${key.id}`,
+        key,
+        true,
+      );
     }
     if (key.rateLimit !== undefined && !FREE_ON_SUCCESS.has(req.route)) {
       const decision = this.#limiter.take(key.id, key.rateLimit);
@@ -140,13 +167,27 @@ export class Gate {
   /** A storage lookup failed: a 503 refusal, never a pass. (Inline try blocks: no closure per request.) */
   #unavailable(req: GateRequest, cause: unknown, key?: GateKey): SvcError {
     const err = new SvcError('SVC_ERR_STORAGE_UNAVAILABLE', 'authorization temporarily unavailable', { cause });
-    return this.#refuse(req, err, 503, `storage unavailable while deciding: ${cause instanceof Error ? cause.message : String(cause)}`, key);
+    return this.#refuse(
+      req,
+      err,
+      503,
+      `storage unavailable while deciding: ${cause instanceof Error ? cause.message : String(cause)}`,
+      key,
+    );
   }
 
   #refuse(req: GateRequest, err: SvcError, status: number, reason: string, key?: GateKey, charge = false): SvcError {
     if (charge && key?.rateLimit !== undefined) this.#limiter.charge(key.id, key.rateLimit);
     try {
-      this.#sinks.refused({ status, reason, tenant: req.tenant, flow: req.flow, subjectTenant: key?.tenant, keyId: key?.id, correlationId: req.correlationId?.() });
+      this.#sinks.refused({
+        status,
+        reason,
+        tenant: req.tenant,
+        flow: req.flow,
+        subjectTenant: key?.tenant,
+        keyId: key?.id,
+        correlationId: req.correlationId?.(),
+      });
     } catch {
       // Recording a refusal must never turn it into a pass or a different answer.
     }
@@ -155,10 +196,13 @@ export class Gate {
 }
 
 function unauthorized(missingHeader: boolean): SvcError {
-  return new SvcError('SVC_ERR_UNAUTHORIZED', 'unauthorized', missingHeader ? { headers: { 'www-authenticate': 'Bearer' } } : {});
+  return new SvcError(
+    'SVC_ERR_UNAUTHORIZED',
+    'unauthorized',
+    missingHeader ? { headers: { 'www-authenticate': 'Bearer' } } : {},
+  );
 }
 
 function forbidden(message: string): SvcError {
   return new SvcError('SVC_ERR_FORBIDDEN', message);
 }
-

@@ -27,18 +27,41 @@ export interface RefusalRecords extends GateSinks {
  * the same kind (same status, key, tenant, flow and reason) in the window by one summary row and
  * entry when the window closes, carrying `repeats`, `first_at` and `last_at` in the payload.
  */
-export function refusalRecords(events: EventEmitter, audit: AuditAppender, nowMs: () => number = Date.now): RefusalRecords {
+export function refusalRecords(
+  events: EventEmitter,
+  audit: AuditAppender,
+  nowMs: () => number = Date.now,
+): RefusalRecords {
   const folder = new RepeatFolder<GateRefusal>({ maxKinds: MAX_REFUSAL_KINDS });
   return {
     refused: (r: GateRefusal) => {
       const verdict = folder.note(kindOf(r), r, nowMs(), () => {
-        const coarse: GateRefusal = { status: r.status, reason: MANY_KINDS_REASON, tenant: '', flow: '', subjectTenant: r.subjectTenant, keyId: r.keyId };
+        const coarse: GateRefusal = {
+          status: r.status,
+          reason: MANY_KINDS_REASON,
+          tenant: '',
+          flow: '',
+          subjectTenant: r.subjectTenant,
+          keyId: r.keyId,
+        };
         return { kind: `many\u0000${kindOf(coarse)}`, record: coarse };
       });
       if (verdict === 'folded') return;
-      events.emit({ event: 'access_denied', correlation_id: r.correlationId, tenant: r.tenant, flow: r.flow, http_status: r.status, reason: r.reason });
+      events.emit({
+        event: 'access_denied',
+        correlation_id: r.correlationId,
+        tenant: r.tenant,
+        flow: r.flow,
+        http_status: r.status,
+        reason: r.reason,
+      });
       if (audited(r)) {
-        audit.append({ tenant: r.subjectTenant, eventType: 'access.denied', correlationId: r.correlationId, payload: auditPayload(r) });
+        audit.append({
+          tenant: r.subjectTenant,
+          eventType: 'access.denied',
+          correlationId: r.correlationId,
+          payload: auditPayload(r),
+        });
       }
     },
     closeWindow: () => {
@@ -47,10 +70,22 @@ export function refusalRecords(events: EventEmitter, audit: AuditAppender, nowMs
   };
 }
 
-function writeSummary(events: EventEmitter, audit: AuditAppender, { sample: r, repeats, firstMs, lastMs }: FoldedRepeats<GateRefusal>): void {
+function writeSummary(
+  events: EventEmitter,
+  audit: AuditAppender,
+  { sample: r, repeats, firstMs, lastMs }: FoldedRepeats<GateRefusal>,
+): void {
   const fold = { repeats, first_at: isoMillis(firstMs), last_at: isoMillis(lastMs) };
-  events.emit({ event: 'access_denied', tenant: r.tenant || null, flow: r.flow || null, http_status: r.status, reason: r.reason, payload: fold });
-  if (audited(r)) audit.append({ tenant: r.subjectTenant, eventType: 'access.denied', payload: { ...auditPayload(r), ...fold } });
+  events.emit({
+    event: 'access_denied',
+    tenant: r.tenant || null,
+    flow: r.flow || null,
+    http_status: r.status,
+    reason: r.reason,
+    payload: fold,
+  });
+  if (audited(r))
+    audit.append({ tenant: r.subjectTenant, eventType: 'access.denied', payload: { ...auditPayload(r), ...fold } });
 }
 
 function audited(r: GateRefusal): r is GateRefusal & { subjectTenant: string } {

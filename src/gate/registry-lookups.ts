@@ -7,7 +7,10 @@ import type { GateLookups } from './gate.js';
  * @param requiredScope the latest artifact's `required_scope` of (tenant, flow); may throw
  *   IntegrityError for a corrupt artifact, which is the route's 500, not the gate's 503
  */
-export function registryGateLookups(cache: RegistryReads, requiredScope: (tenant: string, flow: string) => string | undefined): GateLookups {
+export function registryGateLookups(
+  cache: RegistryReads,
+  requiredScope: (tenant: string, flow: string) => string | undefined,
+): GateLookups {
   return {
     findKeyByHash: (hash) => {
       const row = cache.findKeyByHash(hash);

@@ -19,12 +19,46 @@ const n = (kind: string, at: number): Step => ({ note: kind, at });
 const close: Step = { close: true };
 
 const CASES: readonly Case[] = [
-  { name: 'a single record is recorded and leaves no summary', steps: [n('a', 0), close], verdicts: 'R', summaries: [[]] },
-  { name: 'the first five of a kind are recorded, the rest folded', steps: [n('a', 0), n('a', 1), n('a', 2), n('a', 3), n('a', 4), n('a', 5), n('a', 6), close], verdicts: 'RRRRRFF', summaries: [['a x2 5..6']] },
-  { name: 'kinds are counted apart', opts: { recordedPerWindow: 1 }, steps: [n('a', 0), n('b', 1), n('a', 2), n('b', 3), n('b', 4), close], verdicts: 'RRFFF', summaries: [['a x1 2..2', 'b x2 3..4']] },
-  { name: 'a closed window starts every kind afresh', opts: { recordedPerWindow: 1 }, steps: [n('a', 0), n('a', 1), close, n('a', 2), close], verdicts: 'RFR', summaries: [['a x1 1..1'], []] },
-  { name: 'past maxKinds a new kind folds into its overflow kind, recorded by summary only', opts: { recordedPerWindow: 1, maxKinds: 2 }, steps: [n('a', 0), n('b', 1), n('c', 2), n('d', 3), close], verdicts: 'RRFF', summaries: [['many x2 2..3']] },
-  { name: 'a kind already tracked is not pushed out by the cap', opts: { recordedPerWindow: 1, maxKinds: 1 }, steps: [n('a', 0), n('b', 1), n('a', 2), close], verdicts: 'RFF', summaries: [['many x1 1..1', 'a x1 2..2']] },
+  {
+    name: 'a single record is recorded and leaves no summary',
+    steps: [n('a', 0), close],
+    verdicts: 'R',
+    summaries: [[]],
+  },
+  {
+    name: 'the first five of a kind are recorded, the rest folded',
+    steps: [n('a', 0), n('a', 1), n('a', 2), n('a', 3), n('a', 4), n('a', 5), n('a', 6), close],
+    verdicts: 'RRRRRFF',
+    summaries: [['a x2 5..6']],
+  },
+  {
+    name: 'kinds are counted apart',
+    opts: { recordedPerWindow: 1 },
+    steps: [n('a', 0), n('b', 1), n('a', 2), n('b', 3), n('b', 4), close],
+    verdicts: 'RRFFF',
+    summaries: [['a x1 2..2', 'b x2 3..4']],
+  },
+  {
+    name: 'a closed window starts every kind afresh',
+    opts: { recordedPerWindow: 1 },
+    steps: [n('a', 0), n('a', 1), close, n('a', 2), close],
+    verdicts: 'RFR',
+    summaries: [['a x1 1..1'], []],
+  },
+  {
+    name: 'past maxKinds a new kind folds into its overflow kind, recorded by summary only',
+    opts: { recordedPerWindow: 1, maxKinds: 2 },
+    steps: [n('a', 0), n('b', 1), n('c', 2), n('d', 3), close],
+    verdicts: 'RRFF',
+    summaries: [['many x2 2..3']],
+  },
+  {
+    name: 'a kind already tracked is not pushed out by the cap',
+    opts: { recordedPerWindow: 1, maxKinds: 1 },
+    steps: [n('a', 0), n('b', 1), n('a', 2), close],
+    verdicts: 'RFF',
+    summaries: [['many x1 1..1', 'a x1 2..2']],
+  },
 ];
 
 describe('RepeatFolder', () => {
@@ -35,14 +69,22 @@ describe('RepeatFolder', () => {
       const summaries: string[][] = [];
       for (const step of c.steps) {
         if ('close' in step) {
-          summaries.push(folder.closeWindow().map((f) => `${f.sample} x${f.repeats} ${f.firstMs}..${f.lastMs}`).sort());
+          summaries.push(
+            folder
+              .closeWindow()
+              .map((f) => `${f.sample} x${f.repeats} ${f.firstMs}..${f.lastMs}`)
+              .sort(),
+          );
         } else {
           const v = folder.note(step.note, step.note, step.at, () => ({ kind: 'many', record: 'many' }));
           verdicts += v === 'record' ? 'R' : 'F';
         }
       }
       assert.equal(verdicts, c.verdicts);
-      assert.deepEqual(summaries, c.summaries.map((s) => [...s].sort()));
+      assert.deepEqual(
+        summaries,
+        c.summaries.map((s) => [...s].sort()),
+      );
     });
   }
 
@@ -50,6 +92,9 @@ describe('RepeatFolder', () => {
     const folder = new RepeatFolder<number>({ maxKinds: 100 });
     for (let i = 0; i < 1_000_000; i++) folder.note(`k${i}`, i, i, () => ({ kind: 'many', record: -1 }));
     const out = folder.closeWindow();
-    assert.deepEqual(out.map((f) => [f.sample, f.repeats]), [[-1, 1_000_000 - 100]]);
+    assert.deepEqual(
+      out.map((f) => [f.sample, f.repeats]),
+      [[-1, 1_000_000 - 100]],
+    );
   });
 });

@@ -81,7 +81,8 @@ export class RepeatFolder<T> {
   closeWindow(): FoldedRepeats<T>[] {
     const out: FoldedRepeats<T>[] = [];
     for (const t of this.#tallies.values()) {
-      if (t.sample !== undefined && t.repeats > 0) out.push({ sample: t.sample, repeats: t.repeats, firstMs: t.firstMs, lastMs: t.lastMs });
+      if (t.sample !== undefined && t.repeats > 0)
+        out.push({ sample: t.sample, repeats: t.repeats, firstMs: t.firstMs, lastMs: t.lastMs });
     }
     this.#tallies.clear();
     return out;

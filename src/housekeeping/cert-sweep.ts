@@ -19,16 +19,29 @@ export interface CertSweepDeps {
 /** A run claimed less than this share of the interval ago is not repeated (timers drift a little). */
 const CLAIM_SHARE = 0.9;
 
-export async function runCertSweep(deps: CertSweepDeps, now = Date.now()): Promise<{ swept: boolean; emitted: number }> {
-  if (!(await deps.certificates.claimTaskRun('cert_sweep', now, deps.intervalMs * CLAIM_SHARE))) return { swept: false, emitted: 0 };
+export async function runCertSweep(
+  deps: CertSweepDeps,
+  now = Date.now(),
+): Promise<{ swept: boolean; emitted: number }> {
+  if (!(await deps.certificates.claimTaskRun('cert_sweep', now, deps.intervalMs * CLAIM_SHARE)))
+    return { swept: false, emitted: 0 };
   const found = await sweepCertificates(deps, deps.warningDays(), now);
   for (const f of found) {
     deps.events.emit({
       event: f.event,
       tenant: f.row.tenant,
       outcome: f.event === 'cert_expired' ? 'expired' : 'expiring',
-      reason: f.event === 'cert_expired' ? `certificate ${f.row.name} expired at ${f.row.validTo}` : `certificate ${f.row.name} expires in ${f.daysLeft} day(s), at ${f.row.validTo}`,
-      payload: { certificate: f.row.name, kind: f.row.kind, days_left: f.daysLeft, valid_to: f.row.validTo, sha256: f.row.sha256 },
+      reason:
+        f.event === 'cert_expired'
+          ? `certificate ${f.row.name} expired at ${f.row.validTo}`
+          : `certificate ${f.row.name} expires in ${f.daysLeft} day(s), at ${f.row.validTo}`,
+      payload: {
+        certificate: f.row.name,
+        kind: f.row.kind,
+        days_left: f.daysLeft,
+        valid_to: f.row.validTo,
+        sha256: f.row.sha256,
+      },
       logLevel: 'full',
     });
   }

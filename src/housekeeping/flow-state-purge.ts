@@ -30,11 +30,18 @@ export interface PurgeOptions {
 }
 
 /** @param retentionHours `flow_state_retention_hours` (read once at startup) */
-export async function runFlowStatePurge(store: FlowStateStore, retentionHours: number, opts: PurgeOptions = {}): Promise<PurgeResult> {
+export async function runFlowStatePurge(
+  store: FlowStateStore,
+  retentionHours: number,
+  opts: PurgeOptions = {},
+): Promise<PurgeResult> {
   const now = opts.now ?? Date.now();
   const inboxDeleted = await store.purgeInbox(new Date(now).toISOString());
   const correlationsDeleted = await store.purgeCorrelations(new Date(now - retentionHours * 3_600_000).toISOString());
   const stopping = () => opts.stopping?.() === true;
-  const vacuum = opts.reclaim === undefined || stopping() ? undefined : await opts.reclaim({ between: slicePacer(stopping).between });
+  const vacuum =
+    opts.reclaim === undefined || stopping()
+      ? undefined
+      : await opts.reclaim({ between: slicePacer(stopping).between });
   return { inboxDeleted, correlationsDeleted, pagesFreed: vacuum?.pagesFreed ?? 0 };
 }

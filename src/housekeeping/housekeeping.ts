@@ -53,7 +53,15 @@ export class Housekeeping {
     const { intervals, log } = this.#deps;
     const leading = this.#deps.leading ?? (() => true);
     const every = (name: string, ms: number, run: () => void | Promise<void>, perNode = false) =>
-      this.#tasks.push(startPeriodicTask({ name, run: () => (perNode || leading() ? run() : undefined), intervalMs: () => ms, log, runAtStart: true }));
+      this.#tasks.push(
+        startPeriodicTask({
+          name,
+          run: () => (perNode || leading() ? run() : undefined),
+          intervalMs: () => ms,
+          log,
+          runAtStart: true,
+        }),
+      );
     every('log retention', intervals.logRetentionMs, () => this.logRetention(), true);
     every('flow-state purge', intervals.flowStatePurgeMs, () => this.flowStatePurge());
     every('correlation reconcile', intervals.correlationReconcileMs, () => this.reconcile());
@@ -74,7 +82,10 @@ export class Housekeeping {
     const r = await runLogRetention(d.logRows, d.logsDir, d.logRetentionDays(), { stopping: () => this.#stopped });
     if (r.rowsDeleted > 0 || r.filesDeleted.length > 0 || r.pagesFreed > 0) {
       d.log.info(
-        { longest_delete_slice_ms: Math.round(r.longestDeleteSliceMs), longest_vacuum_slice_ms: Math.round(r.longestVacuumSliceMs) },
+        {
+          longest_delete_slice_ms: Math.round(r.longestDeleteSliceMs),
+          longest_vacuum_slice_ms: Math.round(r.longestVacuumSliceMs),
+        },
         `log retention: ${r.rowsDeleted} row(s) and ${r.filesDeleted.length} file(s) deleted${r.pagesFreed > 0 ? `, ${r.pagesFreed} page(s) of log.db given back` : ''}`,
       );
     }
@@ -82,23 +93,35 @@ export class Housekeeping {
 
   async flowStatePurge(): Promise<void> {
     const d = this.#deps;
-    const r = await runFlowStatePurge(d.flowState, d.flowStateRetentionHours, { stopping: () => this.#stopped, reclaim: d.reclaimFlowStatePages });
+    const r = await runFlowStatePurge(d.flowState, d.flowStateRetentionHours, {
+      stopping: () => this.#stopped,
+      reclaim: d.reclaimFlowStatePages,
+    });
     if (r.inboxDeleted > 0 || r.correlationsDeleted > 0 || r.pagesFreed > 0) {
-      d.log.info(`flow-state purge: ${r.inboxDeleted} deduplication row(s), ${r.correlationsDeleted} correlation row(s) deleted, ${r.pagesFreed} page(s) of the registry given back`);
+      d.log.info(
+        `flow-state purge: ${r.inboxDeleted} deduplication row(s), ${r.correlationsDeleted} correlation row(s) deleted, ${r.pagesFreed} page(s) of the registry given back`,
+      );
     }
   }
 
   async reconcile(): Promise<void> {
     const { correlations, enqueue, log } = this.#deps;
     const rows = await correlations.reconcile(enqueue, (row, err) =>
-      log.error({ err }, `correlation ${row.tenant}/${row.flow} (correlation id ${row.correlation_id}) timed out but its compensating flow ${row.on_timeout_flow} was not enqueued`),
+      log.error(
+        { err },
+        `correlation ${row.tenant}/${row.flow} (correlation id ${row.correlation_id}) timed out but its compensating flow ${row.on_timeout_flow} was not enqueued`,
+      ),
     );
-    for (const row of rows) log.info(`correlation ${row.tenant}/${row.flow} (correlation id ${row.correlation_id}) timed out`);
+    for (const row of rows)
+      log.info(`correlation ${row.tenant}/${row.flow} (correlation id ${row.correlation_id}) timed out`);
   }
 
   async certSweep(): Promise<void> {
     const r = await runCertSweep(this.#deps.certSweep);
-    if (r.swept && r.emitted > 0) this.#deps.log.warn(`certificate sweep: ${r.emitted} certificate(s) expiring or expired (cert_expiring / cert_expired in the event log)`);
+    if (r.swept && r.emitted > 0)
+      this.#deps.log.warn(
+        `certificate sweep: ${r.emitted} certificate(s) expiring or expired (cert_expiring / cert_expired in the event log)`,
+      );
   }
 
   /** Stops the timers and waits for any cycle in progress. */

@@ -27,7 +27,21 @@ function seeded(rows: number): { logDb: string; logsDir: string; now: number } {
   const flat = [];
   for (let i = 0; i < rows; i++) {
     const ts = new Date(now - 2 * DAY_MS + Math.floor((i * 2 * DAY_MS) / rows)).toISOString();
-    flat.push(...packRow({ ts, correlation_id: randomUUID(), tenant: 'acme', flow: 'orders', step: null, event: 'received', payload: JSON.stringify({ n: i, pad: 'p'.repeat(300) }), payload_truncated: 0, http_status: null, outcome: null, reason: null }));
+    flat.push(
+      ...packRow({
+        ts,
+        correlation_id: randomUUID(),
+        tenant: 'acme',
+        flow: 'orders',
+        step: null,
+        event: 'received',
+        payload: JSON.stringify({ n: i, pad: 'p'.repeat(300) }),
+        payload_truncated: 0,
+        http_status: null,
+        outcome: null,
+        reason: null,
+      }),
+    );
   }
   repo.insertColumns(flat);
   repo.close();
@@ -58,7 +72,10 @@ describe('log retention', () => {
     const s = seeded(10_000);
     const events = EventLog.open(s, { flushIntervalMs: 5 });
     let written = 0;
-    const timer = setInterval(() => events.emit({ event: 'received', tenant: 'acme', flow: 'live', correlation_id: `live-${written++}` }), 2);
+    const timer = setInterval(
+      () => events.emit({ event: 'received', tenant: 'acme', flow: 'live', correlation_id: `live-${written++}` }),
+      2,
+    );
     const r = await runLogRetention(events, s.logsDir, 1, { now: s.now, sliceRows: 200, vacuumPagesPerSlice: 16 });
     clearInterval(timer);
     await events.close();

@@ -39,12 +39,20 @@ export interface RetentionOptions {
 }
 
 /** One cycle. `days` is `log_retention_days` read at the start of the cycle (minimum 1). */
-export async function runLogRetention(rows: LogRows, logsDir: string, days: number, opts: RetentionOptions = {}): Promise<RetentionResult> {
+export async function runLogRetention(
+  rows: LogRows,
+  logsDir: string,
+  days: number,
+  opts: RetentionOptions = {},
+): Promise<RetentionResult> {
   const now = opts.now ?? Date.now();
   const prefix = opts.prefix ?? 'events';
   const keepDays = Math.max(1, Math.floor(days));
   const cutoffIso = new Date(now - keepDays * DAY_MS).toISOString();
-  const { stopped: _stopped, ...stats } = await rows.retainRows({ cutoffIso, sliceRows: opts.sliceRows ?? SLICE_ROWS, vacuumPagesPerSlice: opts.vacuumPagesPerSlice }, () => opts.stopping?.() === true);
+  const { stopped: _stopped, ...stats } = await rows.retainRows(
+    { cutoffIso, sliceRows: opts.sliceRows ?? SLICE_ROWS, vacuumPagesPerSlice: opts.vacuumPagesPerSlice },
+    () => opts.stopping?.() === true,
+  );
   // A file of day D holds rows up to the end of D: it goes one day after its last row could.
   const fileCutoffDay = new Date(now - (keepDays + 1) * DAY_MS).toISOString().slice(0, 10);
   const today = new Date(now).toISOString().slice(0, 10);

@@ -9,7 +9,13 @@ const log = createLogger({ LOG_LEVEL: 'silent' });
 const NEVER_MS = 3_600_000;
 
 /** A task whose cycles wait for `release()`, recording how many run at once. */
-function heldTask(runAtStart: boolean): { task: PeriodicTask; started: () => number; mostAtOnce: () => number; release: () => void; until: (n: number) => Promise<void> } {
+function heldTask(runAtStart: boolean): {
+  task: PeriodicTask;
+  started: () => number;
+  mostAtOnce: () => number;
+  release: () => void;
+  until: (n: number) => Promise<void>;
+} {
   let started = 0;
   let running = 0;
   let mostAtOnce = 0;
@@ -89,12 +95,21 @@ test('a failing cycle is logged and counted, and the task carries on', async () 
     runs++;
     throw new Error('boom');
   };
-  const task = startPeriodicTask({ name: 'flaky', run: failing, intervalMs: () => NEVER_MS, log: spy, runAtStart: true });
+  const task = startPeriodicTask({
+    name: 'flaky',
+    run: failing,
+    intervalMs: () => NEVER_MS,
+    log: spy,
+    runAtStart: true,
+  });
   await new Promise((r) => setImmediate(r));
   task.runNow();
   await new Promise((r) => setImmediate(r));
   await task.stop();
   assert.equal(runs, 2);
   assert.equal(task.cycles, 2);
-  assert.deepEqual(lines, ['flaky failed; next attempt at the next interval', 'flaky failed; next attempt at the next interval']);
+  assert.deepEqual(lines, [
+    'flaky failed; next attempt at the next interval',
+    'flaky failed; next attempt at the next interval',
+  ]);
 });

@@ -22,7 +22,8 @@ export function startQueueCompaction(opts: QueueCompactionTaskOptions): Periodic
     run: async () => {
       const results = await opts.compact();
       const changed = results.filter((r) => r.result === 'drained' || r.result === 'deleted' || r.result === 'trimmed');
-      if (changed.length > 0) opts.log.info({ queues: changed }, `queue compaction: ${changed.length} queue(s) drained, trimmed or removed`);
+      if (changed.length > 0)
+        opts.log.info({ queues: changed }, `queue compaction: ${changed.length} queue(s) drained, trimmed or removed`);
     },
   });
 }

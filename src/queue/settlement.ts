@@ -25,7 +25,14 @@ export function settlementOf(msg: QueueMessage, outcome: Outcome, nowMs: number)
   if (outcome.kind === 'retry-fixed' || (outcome.kind === 'retry' && msg.attempt < outcome.policy.maxAttempts)) {
     const fixed = outcome.kind === 'retry-fixed';
     const delayMs = fixed ? outcome.delayMs : (outcome.delayMs ?? retryDelayMs(outcome.policy, msg.attempt));
-    return { kind: 'retry', attempts: fixed ? msg.attempt - 1 : msg.attempt, delayMs, dueMs: nowMs + delayMs, fixed, error: outcome.error ?? 'retry requested' };
+    return {
+      kind: 'retry',
+      attempts: fixed ? msg.attempt - 1 : msg.attempt,
+      delayMs,
+      dueMs: nowMs + delayMs,
+      fixed,
+      error: outcome.error ?? 'retry requested',
+    };
   }
   return { kind: 'dead', error: outcome.error, attempts: msg.attempt };
 }

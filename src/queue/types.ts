@@ -51,7 +51,12 @@ export interface RetryPolicy {
   readonly maxDelayMs: number;
 }
 
-export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({ maxAttempts: 3, initialDelayMs: 1000, backoffFactor: 2, maxDelayMs: 60_000 });
+export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
+  maxAttempts: 3,
+  initialDelayMs: 1000,
+  backoffFactor: 2,
+  maxDelayMs: 60_000,
+});
 
 /** Delay after failed attempt `n` (1-based): min(initial × factor^(n−1), max). Milliseconds. */
 export function retryDelayMs(policy: RetryPolicy, n: number): number {

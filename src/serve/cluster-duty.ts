@@ -16,7 +16,12 @@ export interface ClusterDuty {
 }
 
 /** @param onTaken told each time this node takes the duty (at start, or from a node that died) */
-export function startClusterDuty(lease: NodeLease, name: string, log: Logger, onTaken: () => void = () => {}): ClusterDuty {
+export function startClusterDuty(
+  lease: NodeLease,
+  name: string,
+  log: Logger,
+  onTaken: () => void = () => {},
+): ClusterDuty {
   let held = false;
   let stopped = false;
   const ask = async () => {

@@ -33,7 +33,8 @@ interface DoorParts {
   readonly stateDir: string;
   readonly log: Logger;
   /** Metrics: the request observer, and the exposition when `/metrics` is served on the main port. */
-  readonly metrics?: { readonly observer: HttpObserver; readonly exposition: MetricsExposition | undefined } | undefined;
+  readonly metrics?:
+    { readonly observer: HttpObserver; readonly exposition: MetricsExposition | undefined } | undefined;
 }
 
 /** Builds the HTTP door and listens; resolves to the address it listens on. */
@@ -66,8 +67,16 @@ export async function startHttpDoor(opts: DoorOptions, parts: DoorParts, closers
       events: stores.logRepo,
       queues: { store: parts.queueStore },
       caughtUp: () => stores.cache.refresh(),
-      ensureWorker: (tenant, flow) => void parts.queues.ensureWorker(tenant, flow).catch((err: unknown) => log.error({ err, tenant, flow }, 'queue worker could not be started')),
-      facts: { stateDir: parts.stateDir, signature: opts.secret !== undefined, apiKeys: gate !== undefined, startedAt: Date.now() },
+      ensureWorker: (tenant, flow) =>
+        void parts.queues
+          .ensureWorker(tenant, flow)
+          .catch((err: unknown) => log.error({ err, tenant, flow }, 'queue worker could not be started')),
+      facts: {
+        stateDir: parts.stateDir,
+        signature: opts.secret !== undefined,
+        apiKeys: gate !== undefined,
+        startedAt: Date.now(),
+      },
       log,
     },
     observer: parts.metrics?.observer,
@@ -78,7 +87,12 @@ export async function startHttpDoor(opts: DoorOptions, parts: DoorParts, closers
 }
 
 /** Opens the gRPC door when `--grpc-port` was given; otherwise warns about each flow that declares `inbound:`. */
-export async function startGrpcDoorIfAsked(opts: DoorOptions, parts: DoorParts, deployed: DeployedFlows, closers: Closers): Promise<GrpcDoor | undefined> {
+export async function startGrpcDoorIfAsked(
+  opts: DoorOptions,
+  parts: DoorParts,
+  deployed: DeployedFlows,
+  closers: Closers,
+): Promise<GrpcDoor | undefined> {
   const { stores, gate, executor, log } = parts;
   if (opts.grpcPort === undefined) {
     warnInboundWithoutDoor(deployed.flows, log);

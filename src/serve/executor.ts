@@ -22,13 +22,21 @@ export function buildExecutor(stores: ServeStores, closers: Closers, observer?: 
   const { setting, flows, events } = stores;
   const egress = httpEgressEffect(setting);
   closers.add(() => egress.close());
-  const engine: RunDeps = { effects: { http_egress: egress.handler }, loadFlow: (tenant, name) => flows.latest(tenant, name), events };
+  const engine: RunDeps = {
+    effects: { http_egress: egress.handler },
+    loadFlow: (tenant, name) => flows.latest(tenant, name),
+    events,
+  };
   // Flow state (docs/flow-state.md): dedup and correlation rows in the registry database.
   const stateKey = stateKeyFromEnv();
   const correlations = new Correlations(stores.flowState, { stateKey });
   // An in_flight claim outlives the longest possible run by a minute before another delivery may take it.
   const dedupLeaseMs = setting('flow_max_duration_secs') * 1000 + 60_000;
-  const dedup = new Dedup(stores.flowState, { defaultWindowHours: setting('dedup_window_hours'), leaseMs: dedupLeaseMs, stateKey });
+  const dedup = new Dedup(stores.flowState, {
+    defaultWindowHours: setting('dedup_window_hours'),
+    leaseMs: dedupLeaseMs,
+    stateKey,
+  });
   const executor = new FlowExecutor({
     guard: new FlowStateGuard(dedup, correlations),
     loadFlow: (tenant, name) => flows.latest(tenant, name),

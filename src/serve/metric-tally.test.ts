@@ -5,7 +5,11 @@ import { TallyFamily } from './metric-tally.js';
 
 describe('TallyFamily', () => {
   const CASES: { name: string; observed: number[]; want: Record<string, number> }[] = [
-    { name: 'a value equal to a bound counts in that bucket (le is inclusive)', observed: [0.1], want: { '0.1': 1, '1': 1, '+Inf': 1 } },
+    {
+      name: 'a value equal to a bound counts in that bucket (le is inclusive)',
+      observed: [0.1],
+      want: { '0.1': 1, '1': 1, '+Inf': 1 },
+    },
     { name: 'a value past the last bound counts only in +Inf', observed: [5], want: { '0.1': 0, '1': 0, '+Inf': 1 } },
     { name: 'buckets are cumulative', observed: [0.05, 0.5, 0.5, 3], want: { '0.1': 1, '1': 3, '+Inf': 4 } },
   ];
@@ -17,7 +21,8 @@ describe('TallyFamily', () => {
       const series = family.series('a', { route: '/a' });
       for (const v of c.observed) series.observe(v);
       const text = await registry.metrics();
-      for (const [le, n] of Object.entries(c.want)) assert.match(text, new RegExp(`^t_seconds_bucket\\{route="/a",le="${le.replace('+', '\\+')}"\\} ${n}$`, 'm'));
+      for (const [le, n] of Object.entries(c.want))
+        assert.match(text, new RegExp(`^t_seconds_bucket\\{route="/a",le="${le.replace('+', '\\+')}"\\} ${n}$`, 'm'));
       assert.match(text, new RegExp(`^t_seconds_count\\{route="/a"\\} ${c.observed.length}$`, 'm'));
       assert.match(text, /^# TYPE t_seconds histogram$/m);
     });

@@ -71,7 +71,13 @@ export class TallyFamily {
       help: this.help,
       type: this.type,
       aggregator: 'sum',
-      get: async () => ({ name: this.name, help: this.help, type: this.type, aggregator: 'sum', values: this.#values() }),
+      get: async () => ({
+        name: this.name,
+        help: this.help,
+        type: this.type,
+        aggregator: 'sum',
+        values: this.#values(),
+      }),
       reset: () => this.#series.clear(),
     };
     registry.registerMetric(metric as unknown as Parameters<Registry['registerMetric']>[0]);

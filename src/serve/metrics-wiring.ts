@@ -12,13 +12,22 @@ import type { ServeStores } from './stores.js';
 
 export function metricsSources(stores: ServeStores, queueStore: QueueStore, workers: QueueWorkers): ScrapeSources {
   return {
-    queues: async () => boundedQueueLabels(await queueFigures({ store: queueStore }), (tenant, flow) => stores.flows.latest(tenant, flow) !== undefined),
+    queues: async () =>
+      boundedQueueLabels(
+        await queueFigures({ store: queueStore }),
+        (tenant, flow) => stores.flows.latest(tenant, flow) !== undefined,
+      ),
     workersRunning: () => workers.workerCount,
     eventLog: () => ({ queuedRows: stores.events.queuedRows, droppedRows: stores.events.droppedRows }),
     auditQueued: () => stores.audit.queuedEntries,
     // The current entry of each name (a replaced one no longer serves), as `svc cert list` reads them.
     certificates: async () =>
-      (await listCertificates({ certificates: stores.certificates }, { warningDays: stores.setting('cert_warning_days') }))
+      (
+        await listCertificates(
+          { certificates: stores.certificates },
+          { warningDays: stores.setting('cert_warning_days') },
+        )
+      )
         .filter((v) => v.row.status === 'current')
         .map((v) => ({ tenant: v.row.tenant, name: v.row.name, validToMs: Date.parse(v.row.validTo) })),
   };
@@ -31,7 +40,10 @@ export const UNDEPLOYED_FLOW_LABEL = '_undeployed';
  * Queue figures with labels bounded by what is deployed: the queues of flows that are not (an
  * /enqueue to any name is stored, as the spec says) are summed into one per tenant.
  */
-export function boundedQueueLabels(figures: readonly QueueFigures[], deployed: (tenant: string, flow: string) => boolean): QueueFigures[] {
+export function boundedQueueLabels(
+  figures: readonly QueueFigures[],
+  deployed: (tenant: string, flow: string) => boolean,
+): QueueFigures[] {
   const out = new Map<string, QueueFigures>();
   for (const q of figures) {
     if (deployed(q.tenant, q.flow)) {
@@ -44,15 +56,28 @@ export function boundedQueueLabels(figures: readonly QueueFigures[], deployed: (
       key,
       sum === undefined
         ? { ...q, flow: UNDEPLOYED_FLOW_LABEL }
-        : { ...sum, pending: sum.pending + q.pending, retriesScheduled: sum.retriesScheduled + q.retriesScheduled, deadLettersPending: sum.deadLettersPending + q.deadLettersPending },
+        : {
+            ...sum,
+            pending: sum.pending + q.pending,
+            retriesScheduled: sum.retriesScheduled + q.retriesScheduled,
+            deadLettersPending: sum.deadLettersPending + q.deadLettersPending,
+          },
     );
   }
   return [...out.values()];
 }
 
 /** `--metrics-port`: `GET /metrics` alone on its own port; resolves to its base URL. */
-export async function startMetricsDoor(host: string, port: number, exposition: MetricsExposition, log: Logger, closers: Closers): Promise<string> {
-  const listener = await startMetricsListener(host, port, exposition, (err) => log.error({ err }, 'metrics scrape failed'));
+export async function startMetricsDoor(
+  host: string,
+  port: number,
+  exposition: MetricsExposition,
+  log: Logger,
+  closers: Closers,
+): Promise<string> {
+  const listener = await startMetricsListener(host, port, exposition, (err) =>
+    log.error({ err }, 'metrics scrape failed'),
+  );
   closers.add(() => listener.close());
   return listener.address;
 }

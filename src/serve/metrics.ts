@@ -69,14 +69,43 @@ export function createServiceMetrics(onScrapeError: (family: string, err: unknow
     return family;
   };
   const httpRequests = tally('http_requests_total', 'HTTP requests answered, by route template and status');
-  const httpDuration = tally('http_request_duration_seconds', "Time from a request's arrival to its answer, by route template", DURATION_BUCKETS);
+  const httpDuration = tally(
+    'http_request_duration_seconds',
+    "Time from a request's arrival to its answer, by route template",
+    DURATION_BUCKETS,
+  );
   const executions = tally('flow_executions_total', 'Flow executions, by tenant, flow, door and outcome');
-  const executionDuration = tally('flow_execution_duration_seconds', 'Flow execution time, by tenant, flow and door', DURATION_BUCKETS);
-  const queueProcessed = tally('queue_messages_processed_total', 'Queue deliveries finished (succeeded, fault handled or filtered), by tenant and flow');
-  const queueFailed = tally('queue_messages_failed_total', 'Queue delivery attempts that failed (each retry counts), by tenant and flow');
-  const refusals = new Counter({ name: name('gate_refusals_total'), help: 'Requests the gate refused, by status', labelNames: ['status'] as const, registers: [registry] });
-  const eventBatch = new Histogram({ name: name('event_log_batch_duration_seconds'), help: 'Time to write one batch of event-log rows', buckets: BATCH_BUCKETS, registers: [registry] });
-  const auditBatch = new Histogram({ name: name('audit_batch_duration_seconds'), help: 'Time to commit one batch of audit entries', buckets: BATCH_BUCKETS, registers: [registry] });
+  const executionDuration = tally(
+    'flow_execution_duration_seconds',
+    'Flow execution time, by tenant, flow and door',
+    DURATION_BUCKETS,
+  );
+  const queueProcessed = tally(
+    'queue_messages_processed_total',
+    'Queue deliveries finished (succeeded, fault handled or filtered), by tenant and flow',
+  );
+  const queueFailed = tally(
+    'queue_messages_failed_total',
+    'Queue delivery attempts that failed (each retry counts), by tenant and flow',
+  );
+  const refusals = new Counter({
+    name: name('gate_refusals_total'),
+    help: 'Requests the gate refused, by status',
+    labelNames: ['status'] as const,
+    registers: [registry],
+  });
+  const eventBatch = new Histogram({
+    name: name('event_log_batch_duration_seconds'),
+    help: 'Time to write one batch of event-log rows',
+    buckets: BATCH_BUCKETS,
+    registers: [registry],
+  });
+  const auditBatch = new Histogram({
+    name: name('audit_batch_duration_seconds'),
+    help: 'Time to commit one batch of audit entries',
+    buckets: BATCH_BUCKETS,
+    registers: [registry],
+  });
 
   const queueGauge = (metric: string, help: string, pick: (q: QueueFigures) => number): Gauge<'tenant' | 'flow'> =>
     new Gauge({
@@ -86,7 +115,8 @@ export function createServiceMetrics(onScrapeError: (family: string, err: unknow
       registers: [registry],
       async collect() {
         this.reset();
-        for (const q of await scraped('queues', () => (queuesThisScrape ??= sources.queues()), [])) this.set({ tenant: q.tenant, flow: q.flow }, pick(q));
+        for (const q of await scraped('queues', () => (queuesThisScrape ??= sources.queues()), []))
+          this.set({ tenant: q.tenant, flow: q.flow }, pick(q));
       },
     });
 
@@ -100,9 +130,17 @@ export function createServiceMetrics(onScrapeError: (family: string, err: unknow
     }
   }
 
-  queueGauge('queue_messages_pending', 'Messages waiting for their first delivery, by tenant and flow', (q) => q.pending);
+  queueGauge(
+    'queue_messages_pending',
+    'Messages waiting for their first delivery, by tenant and flow',
+    (q) => q.pending,
+  );
   queueGauge('queue_retries_scheduled', 'Messages waiting for a retry, by tenant and flow', (q) => q.retriesScheduled);
-  queueGauge('queue_dead_letters', 'Dead letters not yet replayed or discarded, by tenant and flow', (q) => q.deadLettersPending);
+  queueGauge(
+    'queue_dead_letters',
+    'Dead letters not yet replayed or discarded, by tenant and flow',
+    (q) => q.deadLettersPending,
+  );
   new Gauge({
     name: name('queue_workers_running'),
     help: 'Queue workers this process runs',
@@ -126,7 +164,8 @@ export function createServiceMetrics(onScrapeError: (family: string, err: unknow
     help: 'Event-log rows lost since start (their batch could not be written)',
     registers: [registry],
     async collect() {
-      const now = (await scraped('event log', () => sources.eventLog(), { queuedRows: 0, droppedRows: droppedSeen })).droppedRows;
+      const now = (await scraped('event log', () => sources.eventLog(), { queuedRows: 0, droppedRows: droppedSeen }))
+        .droppedRows;
       if (now > droppedSeen) this.inc(now - droppedSeen);
       droppedSeen = Math.max(droppedSeen, now);
     },
@@ -146,7 +185,8 @@ export function createServiceMetrics(onScrapeError: (family: string, err: unknow
     registers: [registry],
     async collect() {
       this.reset();
-      for (const c of await scraped('certificates', () => sources.certificates(), [])) this.set({ tenant: c.tenant, name: c.name }, Math.floor(c.validToMs / 1000));
+      for (const c of await scraped('certificates', () => sources.certificates(), []))
+        this.set({ tenant: c.tenant, name: c.name }, Math.floor(c.validToMs / 1000));
     },
   });
 
@@ -175,7 +215,12 @@ export function createServiceMetrics(onScrapeError: (family: string, err: unknow
  * already holds (their hashes are cached in the strings: no key is built per request) and the
  * increments (measured: 0.26-0.39 us per call with a built key).
  */
-function executionObserver(executions: TallyFamily, duration: TallyFamily, processed: TallyFamily, failed: TallyFamily): ExecutionObserver {
+function executionObserver(
+  executions: TallyFamily,
+  duration: TallyFamily,
+  processed: TallyFamily,
+  failed: TallyFamily,
+): ExecutionObserver {
   interface Found {
     count: TallySeries;
     time: TallySeries;
@@ -185,7 +230,12 @@ function executionObserver(executions: TallyFamily, duration: TallyFamily, proce
   const byTenant = new Map<string, Map<string, Map<string, Map<string, Found>>>>();
   const make = (tenant: string, flow: string, door: RunMeta['door'], outcome: ExecutionOutcome): Found => {
     const tf = `${tenant}\u0000${flow}`;
-    const queue = door !== 'queue' ? undefined : outcome === 'failed' ? failed.series(tf, { tenant, flow }) : processed.series(tf, { tenant, flow });
+    const queue =
+      door !== 'queue'
+        ? undefined
+        : outcome === 'failed'
+          ? failed.series(tf, { tenant, flow })
+          : processed.series(tf, { tenant, flow });
     return {
       count: executions.series(`${tf}\u0000${door}\u0000${outcome}`, { tenant, flow, door, outcome }),
       time: duration.series(`${tf}\u0000${door}`, { tenant, flow, door }),
@@ -217,7 +267,14 @@ function httpObserver(requests: TallyFamily, duration: TallyFamily): HttpObserve
       let byStatus = byRoute.get(route);
       if (byStatus === undefined) byRoute.set(route, (byStatus = new Map()));
       let c = byStatus.get(status);
-      if (c === undefined) byStatus.set(status, (c = { count: requests.series(`${route} ${status}`, { route, status: String(status) }), time: duration.series(route, { route }) }));
+      if (c === undefined)
+        byStatus.set(
+          status,
+          (c = {
+            count: requests.series(`${route} ${status}`, { route, status: String(status) }),
+            time: duration.series(route, { route }),
+          }),
+        );
       c.count.inc();
       c.time.observe(seconds);
     },

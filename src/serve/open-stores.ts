@@ -10,7 +10,14 @@ import type { PgServeOptions } from './pg-stores.js';
 import { openStores, type ServeStores, type WriterHooks } from './stores.js';
 
 /** Opens every store of `store` when given, else of the state directory of `paths`; each is closed by `closers`. */
-export async function openServeStores(paths: StatePaths, store: string | undefined, log: Logger, closers: Closers, hooks?: WriterHooks, opts: PgServeOptions = {}): Promise<ServeStores> {
+export async function openServeStores(
+  paths: StatePaths,
+  store: string | undefined,
+  log: Logger,
+  closers: Closers,
+  hooks?: WriterHooks,
+  opts: PgServeOptions = {},
+): Promise<ServeStores> {
   if (store === undefined) return openStores(paths, log, closers, hooks);
   // Loaded only for a store: a command on the state directory does not load the PostgreSQL client.
   const { openPgStores } = await import('./pg-stores.js');

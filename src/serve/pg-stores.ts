@@ -24,7 +24,13 @@ export interface PgServeOptions {
   readonly logFilesDir?: string;
 }
 
-export async function openPgStores(url: string, log: Logger, closers: Closers, hooks: WriterHooks | undefined, opts: PgServeOptions = {}): Promise<ServeStores> {
+export async function openPgStores(
+  url: string,
+  log: Logger,
+  closers: Closers,
+  hooks: WriterHooks | undefined,
+  opts: PgServeOptions = {},
+): Promise<ServeStores> {
   const throttle = new LogThrottle(10_000);
   const pg = await openPgStore(url, {
     maxConnections: POOL_CONNECTIONS,
@@ -33,7 +39,11 @@ export async function openPgStores(url: string, log: Logger, closers: Closers, h
     idleInTransactionTimeoutMs: housekeepingIntervals().nodeLeaseMs,
     onIdleError: (err) => {
       const ok = throttle.admit('idle');
-      if (ok) log.warn({ err: err.message, held_back: ok.heldBack }, 'a PostgreSQL connection was lost (the pool replaces it)');
+      if (ok)
+        log.warn(
+          { err: err.message, held_back: ok.heldBack },
+          'a PostgreSQL connection was lost (the pool replaces it)',
+        );
     },
   });
   // Closed last (closers run in reverse): every writer below flushes through it first.
@@ -41,7 +51,11 @@ export async function openPgStores(url: string, log: Logger, closers: Closers, h
   const cache = await PgRegistryMirror.open(pg.db, {
     onError: (err) => {
       const ok = throttle.admit('mirror');
-      if (ok) log.error({ err: (err as Error).message, held_back: ok.heldBack }, 'the registry copy could not be refreshed from PostgreSQL (requests answer 503 while it is stale)');
+      if (ok)
+        log.error(
+          { err: (err as Error).message, held_back: ok.heldBack },
+          'the registry copy could not be refreshed from PostgreSQL (requests answer 503 while it is stale)',
+        );
     },
   });
   closers.add(() => cache.close());
@@ -57,7 +71,11 @@ export async function openPgStores(url: string, log: Logger, closers: Closers, h
     onBatchWritten: hooks?.eventBatchWritten,
   });
   closers.add(() => events.close());
-  const audit = new PgAuditWriter(pg.db, { flushIntervalMs: 100, onError: (message) => log.error(message), onBatchWritten: hooks?.auditBatchWritten });
+  const audit = new PgAuditWriter(pg.db, {
+    flushIntervalMs: 100,
+    onError: (message) => log.error(message),
+    onBatchWritten: hooks?.auditBatchWritten,
+  });
   closers.add(() => audit.close());
   return {
     kind: 'postgres',

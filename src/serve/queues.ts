@@ -34,9 +34,26 @@ export interface BuildQueuesOptions {
   readonly adoptOrphans?: boolean;
 }
 
-export async function buildQueues(paths: StatePaths, stores: ServeStores, run: ServeExecutor, log: Logger, closers: Closers, opts: BuildQueuesOptions = {}): Promise<ServeQueues> {
+export async function buildQueues(
+  paths: StatePaths,
+  stores: ServeStores,
+  run: ServeExecutor,
+  log: Logger,
+  closers: Closers,
+  opts: BuildQueuesOptions = {},
+): Promise<ServeQueues> {
   const leaseMs = housekeepingIntervals().nodeLeaseMs;
-  const pgQueues = stores.pg === undefined ? undefined : new PgQueueStore(stores.pg, { lease: { leaseMs, heartbeatMs: Math.min(1000, Math.floor(leaseMs / 4)) }, onLeaseLost: (err) => log.warn({ err: err.message }, 'the node lease session was lost: this node stopped its queue workers; they are taken over (here or on another node) once a lease is held again') });
+  const pgQueues =
+    stores.pg === undefined
+      ? undefined
+      : new PgQueueStore(stores.pg, {
+          lease: { leaseMs, heartbeatMs: Math.min(1000, Math.floor(leaseMs / 4)) },
+          onLeaseLost: (err) =>
+            log.warn(
+              { err: err.message },
+              'the node lease session was lost: this node stopped its queue workers; they are taken over (here or on another node) once a lease is held again',
+            ),
+        });
   const store: QueueStore = pgQueues ?? new FileQueueStore({ queuesDir: paths.queuesDir });
   // Closed after the HTTP door (closers run in reverse): workers stop, checkpoints are written, locks released.
   closers.add(() => store.close());
@@ -46,7 +63,8 @@ export async function buildQueues(paths: StatePaths, stores: ServeStores, run: S
     store,
     loadFlow: (tenant, name) => stores.flows.latest(tenant, name),
     setting: stores.setting,
-    perTenantSet: () => perTenantRaw !== undefined && isAccepted(Settings.max_queue_workers_per_tenant, perTenantRaw.trim()),
+    perTenantSet: () =>
+      perTenantRaw !== undefined && isAccepted(Settings.max_queue_workers_per_tenant, perTenantRaw.trim()),
     events: stores.events,
     audit: stores.audit,
     traceEnabled: (tenant, flow) => stores.cache.traceEnabled(tenant, flow),
@@ -57,7 +75,13 @@ export async function buildQueues(paths: StatePaths, stores: ServeStores, run: S
   run.setQueuePublish(queuePublishEffect(workers));
   if (pgQueues !== undefined && opts.adoptOrphans !== false) {
     // A cluster: the queues a dead node ran (its lease gone) are taken over by whichever node looks first.
-    const sweep = startPeriodicTask({ name: 'queue hand-over', intervalMs: () => ORPHAN_SWEEP_MS, log, runAtStart: true, run: async () => void (await workers.adoptOrphans(await pgQueues.queuesWithMessages())) });
+    const sweep = startPeriodicTask({
+      name: 'queue hand-over',
+      intervalMs: () => ORPHAN_SWEEP_MS,
+      log,
+      runAtStart: true,
+      run: async () => void (await workers.adoptOrphans(await pgQueues.queuesWithMessages())),
+    });
     closers.add(() => sweep.stop());
   }
   return { store, workers, lease: pgQueues?.lease };

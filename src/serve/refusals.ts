@@ -8,10 +8,20 @@ import type { Closers } from './closers.js';
 import type { ServeStores } from './stores.js';
 
 /** `counted`: told of every refusal's status (metrics), before its records are folded. */
-export function startRefusalRecords(stores: ServeStores, log: Logger, closers: Closers, counted?: (status: number) => void): GateSinks {
+export function startRefusalRecords(
+  stores: ServeStores,
+  log: Logger,
+  closers: Closers,
+  counted?: (status: number) => void,
+): GateSinks {
   const records = refusalRecords(stores.events, stores.audit);
   const windowMs = housekeepingIntervals().refusalWindowMs;
-  const task = startPeriodicTask({ name: 'refusal summaries', run: () => records.closeWindow(), intervalMs: () => windowMs, log });
+  const task = startPeriodicTask({
+    name: 'refusal summaries',
+    run: () => records.closeWindow(),
+    intervalMs: () => windowMs,
+    log,
+  });
   // Runs before the stores close (closers run in reverse), so the last window's summaries are kept.
   closers.add(async () => {
     await task.stop();

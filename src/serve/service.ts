@@ -71,7 +71,9 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
   closers.add(() => flushSpans());
   // prom-client and the scrape wiring are loaded only with --metrics or --metrics-port.
   const metricsParts = opts.metrics || opts.metricsPort !== undefined ? await loadMetricsParts() : undefined;
-  const metrics = metricsParts?.createServiceMetrics((family, err) => log.error({ err, family }, 'metrics: a scrape-time read failed'));
+  const metrics = metricsParts?.createServiceMetrics((family, err) =>
+    log.error({ err, family }, 'metrics: a scrape-time read failed'),
+  );
   const stores = await openServeStores(paths, opts.store, log, closers, metrics, { logFilesDir: opts.logFilesDir });
   if (stores.kind === 'sqlite') {
     // Offline commands (svc store migrate) refuse a state directory a server uses (app/state-users.ts).
@@ -81,9 +83,11 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
 
   // Start-up refusals: a registry that cannot be listed, unset config, bare credential spellings.
   const deployed = scanDeployedFlows(stores.flows);
-  for (const u of deployed.unreadable) log.error(`unreadable flow artifact (not served until re-deployed): ${u.tenant}/${u.flow} ${u.error}`);
+  for (const u of deployed.unreadable)
+    log.error(`unreadable flow artifact (not served until re-deployed): ${u.tenant}/${u.flow} ${u.error}`);
   const refusals = startupRefusals(deployed.flows);
-  if (refusals.length > 0) throw new ExitError(1, `svc serve refused to start:\n${refusals.map((r) => `  - ${r}`).join('\n')}`);
+  if (refusals.length > 0)
+    throw new ExitError(1, `svc serve refused to start:\n${refusals.map((r) => `  - ${r}`).join('\n')}`);
 
   const gate = opts.noAuth
     ? undefined
@@ -93,13 +97,34 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
       );
   const run = buildExecutor(stores, closers, metrics?.executions);
   const queues = await buildQueues(paths, stores, run, log, closers);
-  if (metricsParts !== undefined && metrics !== undefined) metrics.attach(metricsParts.metricsSources(stores, queues.store, queues.workers));
+  if (metricsParts !== undefined && metrics !== undefined)
+    metrics.attach(metricsParts.metricsSources(stores, queues.store, queues.workers));
   startCompaction({ stores, queueStore: queues.store, log }, closers);
 
   const ui = await bootstrapUiAdmin({ users: stores.uiUsers });
-  const parts = { stores, gate, executor: run.executor, queues: queues.workers, queueStore: queues.store, stateDir: paths.stateDir, log };
-  const address = await startHttpDoor(opts, { ...parts, metrics: metrics && { observer: metrics.http, exposition: opts.metricsPort === undefined ? metrics : undefined } }, closers);
-  const metricsUrl = metricsParts === undefined || metrics === undefined ? undefined : opts.metricsPort === undefined ? `${address}/metrics` : `${(await metricsParts.startMetricsDoor(opts.host, opts.metricsPort, metrics, log, closers))}/metrics`;
+  const parts = {
+    stores,
+    gate,
+    executor: run.executor,
+    queues: queues.workers,
+    queueStore: queues.store,
+    stateDir: paths.stateDir,
+    log,
+  };
+  const address = await startHttpDoor(
+    opts,
+    {
+      ...parts,
+      metrics: metrics && { observer: metrics.http, exposition: opts.metricsPort === undefined ? metrics : undefined },
+    },
+    closers,
+  );
+  const metricsUrl =
+    metricsParts === undefined || metrics === undefined
+      ? undefined
+      : opts.metricsPort === undefined
+        ? `${address}/metrics`
+        : `${await metricsParts.startMetricsDoor(opts.host, opts.metricsPort, metrics, log, closers)}/metrics`;
   const pg = stores.pg;
   const node = `${hostname()}:${process.pid}`;
   await startTimers(
@@ -107,7 +132,8 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
       paths,
       logFilesDir: stores.kind === 'sqlite' ? paths.logsDir : opts.logFilesDir,
       lease: queues.lease,
-      claimTick: pg === undefined ? undefined : (tenant, flow, tickAt) => claimScheduleTick(pg, tenant, flow, tickAt, node),
+      claimTick:
+        pg === undefined ? undefined : (tenant, flow, tickAt) => claimScheduleTick(pg, tenant, flow, tickAt, node),
       stores,
       executor: run.executor,
       correlations: run.correlations,
@@ -124,7 +150,9 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
     `svc listening on ${address}`,
     grpc ? `grpc listening on ${grpc.address}` : '  grpc:       off (--grpc-port not given)',
     ...(opts.store !== undefined
-      ? [`  store:      ${parseStoreUrl(opts.store).redacted} (registry, audit, log, queues, ui: shared by every node on it)`]
+      ? [
+          `  store:      ${parseStoreUrl(opts.store).redacted} (registry, audit, log, queues, ui: shared by every node on it)`,
+        ]
       : [`  registry:   ${paths.registryDb}`]),
     `  ui:         ${address}/ui (${uiAccountLine(ui, await stores.uiUsers.count())})`,
     ...(opts.store !== undefined
@@ -138,7 +166,8 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
   if (opts.noAuth) log.warn('API key authentication is DISABLED (--no-auth); every route is open');
   else if (!(await stores.keys.hasAnyKey())) {
     // No bootstrap key exists by design: say how to make the first one.
-    const hint = 'no API key exists yet, so every key-protected route answers 401; create one with: svc keys create --tenant <t> --label <l>';
+    const hint =
+      'no API key exists yet, so every key-protected route answers 401; create one with: svc keys create --tenant <t> --label <l>';
     bootLines.push(`  WARNING: ${hint}`);
     log.warn(hint);
   }
@@ -183,6 +212,9 @@ function uiAccountLine(outcome: BootstrapOutcome, users: number): string {
 }
 
 async function loadMetricsParts() {
-  const [{ createServiceMetrics }, { metricsSources, startMetricsDoor }] = await Promise.all([import('./metrics.js'), import('./metrics-wiring.js')]);
+  const [{ createServiceMetrics }, { metricsSources, startMetricsDoor }] = await Promise.all([
+    import('./metrics.js'),
+    import('./metrics-wiring.js'),
+  ]);
   return { createServiceMetrics, metricsSources, startMetricsDoor };
 }

@@ -23,7 +23,20 @@ import { SqliteTenantAdmin } from '../store/sqlite/sqlite-tenant-admin-store.js'
 import { SqliteTenantsStore } from '../store/sqlite/sqlite-tenants-store.js';
 import { SqliteTraceStore } from '../store/sqlite/sqlite-traces-store.js';
 import { SqliteCertificatesStore } from '../store/sqlite/sqlite-certificates-store.js';
-import type { ArtifactsStore, AuditStore, CertificatesStore, EventLogStore, FlowStateStore, KeysStore, SettingsStore, TenantAdmin, TenantsStore, TraceStore, UiSessionsStore, UiUsersStore } from '../store/contracts/index.js';
+import type {
+  ArtifactsStore,
+  AuditStore,
+  CertificatesStore,
+  EventLogStore,
+  FlowStateStore,
+  KeysStore,
+  SettingsStore,
+  TenantAdmin,
+  TenantsStore,
+  TraceStore,
+  UiSessionsStore,
+  UiUsersStore,
+} from '../store/contracts/index.js';
 import type { AuditAppender } from '../store/audit/audit-thread.js';
 import type { ReclaimOptions, ReclaimResult } from '../store/sqlite/auto-vacuum.js';
 import type { PgDb } from '../store/pg/pg-db.js';
@@ -95,9 +108,19 @@ export function openStores(paths: StatePaths, log: Logger, closers: Closers, hoo
   const setting = (name: SettingName) => cache.setting(name);
   const flows = new FlowLoader(artifacts, (tenant, name) => cache.resolveLatest(tenant, name));
 
-  const events = EventLog.open(paths, { flushIntervalMs: 100, maxBatchRows: 4096, payloadMaxBytes: () => setting('log_payload_max_bytes'), onError: (err) => log.error({ err }, 'event log write failed'), onBatchWritten: hooks?.eventBatchWritten });
+  const events = EventLog.open(paths, {
+    flushIntervalMs: 100,
+    maxBatchRows: 4096,
+    payloadMaxBytes: () => setting('log_payload_max_bytes'),
+    onError: (err) => log.error({ err }, 'event log write failed'),
+    onBatchWritten: hooks?.eventBatchWritten,
+  });
   closers.add(() => events.close());
-  const audit = new AuditThreadWriter(paths.auditDb, { flushIntervalMs: 100, onError: (message) => log.error(message), onBatchWritten: hooks?.auditBatchWritten });
+  const audit = new AuditThreadWriter(paths.auditDb, {
+    flushIntervalMs: 100,
+    onError: (message) => log.error(message),
+    onBatchWritten: hooks?.auditBatchWritten,
+  });
   closers.add(() => audit.close());
   const logRepo = SqliteEventLogStore.open(paths.logDb);
   logRepo.tuneForScans();

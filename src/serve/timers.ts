@@ -22,7 +22,13 @@ const HOUSEKEEPING_LOCK = 'housekeeping';
 /** How long registry changes are kept, and how often older ones are pruned. Milliseconds. */
 const REGISTRY_CHANGES_KEEP_MS = 3_600_000;
 const REGISTRY_CHANGES_PRUNE_MS = 600_000;
-const NOTHING_RETAINED = Object.freeze({ rowsDeleted: 0, pagesFreed: 0, longestDeleteSliceMs: 0, longestVacuumSliceMs: 0, stopped: false });
+const NOTHING_RETAINED = Object.freeze({
+  rowsDeleted: 0,
+  pagesFreed: 0,
+  longestDeleteSliceMs: 0,
+  longestVacuumSliceMs: 0,
+  stopped: false,
+});
 import type { ServeStores } from './stores.js';
 
 interface TimerParts {
@@ -45,7 +51,11 @@ interface TimerParts {
 
 /** Queue compaction, started before the doors open (its interval is a setting, read per cycle). */
 export function startCompaction(parts: Pick<TimerParts, 'stores' | 'queueStore' | 'log'>, closers: Closers): void {
-  const compaction = startQueueCompaction({ compact: () => parts.queueStore.compact(), intervalSecs: () => parts.stores.setting('queue_compaction_interval_secs'), log: parts.log });
+  const compaction = startQueueCompaction({
+    compact: () => parts.queueStore.compact(),
+    intervalSecs: () => parts.stores.setting('queue_compaction_interval_secs'),
+    log: parts.log,
+  });
   closers.add(() => compaction.stop());
 }
 
@@ -65,7 +75,10 @@ export async function startTimers(parts: TimerParts, closers: Closers): Promise<
     intervals,
     leading,
     // Every node retains its own daily files; the rows are the cluster's, retained by the leader.
-    logRows: { retainRows: (request, stopping) => (leading() ? stores.events.retainRows(request, stopping) : Promise.resolve(NOTHING_RETAINED)) },
+    logRows: {
+      retainRows: (request, stopping) =>
+        leading() ? stores.events.retainRows(request, stopping) : Promise.resolve(NOTHING_RETAINED),
+    },
     logsDir: parts.logFilesDir ?? '',
     logRetentionDays: () => stores.setting('log_retention_days'),
     flowState: stores.flowState,
@@ -82,14 +95,21 @@ export async function startTimers(parts: TimerParts, closers: Closers): Promise<
     },
   });
   // Taken (at start, or from a node that died), the duty runs the cluster-wide cycles at once.
-  const duty = lease === undefined ? undefined : startClusterDuty(lease, HOUSEKEEPING_LOCK, log, () => housekeeping.leadTaken());
+  const duty =
+    lease === undefined ? undefined : startClusterDuty(lease, HOUSEKEEPING_LOCK, log, () => housekeeping.leadTaken());
   if (duty !== undefined) closers.add(() => duty.stop());
   housekeeping.start();
   closers.add(() => housekeeping.stop());
   const pg = stores.pg;
   if (pg !== undefined) {
     // The registry change log every node follows: pruned once per cluster, by the housekeeping node.
-    const prune = startPeriodicTask({ name: 'registry change log prune', intervalMs: () => REGISTRY_CHANGES_PRUNE_MS, log, runAtStart: false, run: async () => void (leading() ? await pruneRegistryChanges(pg, REGISTRY_CHANGES_KEEP_MS) : 0) });
+    const prune = startPeriodicTask({
+      name: 'registry change log prune',
+      intervalMs: () => REGISTRY_CHANGES_PRUNE_MS,
+      log,
+      runAtStart: false,
+      run: async () => void (leading() ? await pruneRegistryChanges(pg, REGISTRY_CHANGES_KEEP_MS) : 0),
+    });
     closers.add(() => prune.stop());
   }
   const claimTick = parts.claimTick;

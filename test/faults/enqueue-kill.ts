@@ -9,12 +9,23 @@ import { makeSandbox } from '../helpers/svc.js';
 
 function positiveInt(name: string, text: string): number {
   const n = Number(text);
-  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--${name} must be a positive whole number, not ${JSON.stringify(text)}`);
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new Error(`--${name} must be a positive whole number, not ${JSON.stringify(text)}`);
   return n;
 }
 
 function row(r: KillTrialResult): string {
-  const cells = [r.trial, r.killAfterAcks, r.acked, r.deliveredAtKill, r.lost.length, r.duplicates, r.otherAnswers.length, r.dlqEmpty ? 'yes' : 'NO', (r.durationMs / 1000).toFixed(1)];
+  const cells = [
+    r.trial,
+    r.killAfterAcks,
+    r.acked,
+    r.deliveredAtKill,
+    r.lost.length,
+    r.duplicates,
+    r.otherAnswers.length,
+    r.dlqEmpty ? 'yes' : 'NO',
+    (r.durationMs / 1000).toFixed(1),
+  ];
   return cells.map((c) => String(c).padStart(11)).join('');
 }
 
@@ -28,12 +39,15 @@ async function main(): Promise<void> {
   try {
     const random = seededRandom(seed);
     process.stdout.write(`kill -9 during an /enqueue storm: ${trials} trials, seed ${seed}\n`);
-    process.stdout.write(`${['trial', 'kill at', 'acked', 'delivered', 'lost', 'dupes', 'non-202', 'dlq empty', 'secs'].map((h) => h.padStart(11)).join('')}\n`);
+    process.stdout.write(
+      `${['trial', 'kill at', 'acked', 'delivered', 'lost', 'dupes', 'non-202', 'dlq empty', 'secs'].map((h) => h.padStart(11)).join('')}\n`,
+    );
     for (let trial = 1; trial <= trials; trial++) {
       const r = await runKillTrial(sandbox, setup, trial, random);
       results.push(r);
       process.stdout.write(`${row(r)}\n`);
-      if (r.lost.length > 0) process.stdout.write(`  lost: ${r.lost.slice(0, 20).join(', ')}${r.lost.length > 20 ? ' ...' : ''}\n`);
+      if (r.lost.length > 0)
+        process.stdout.write(`  lost: ${r.lost.slice(0, 20).join(', ')}${r.lost.length > 20 ? ' ...' : ''}\n`);
     }
   } finally {
     await setup.backend.close();

@@ -91,7 +91,10 @@ export function readRssBytes(pid: number): number {
 /** Logs in to the UI the way a browser does (login form, CSRF cookie and token); returns the session cookie's value. */
 async function uiLogin(base: string, username: string, password: string): Promise<string> {
   const form = await fetch(`${base}/ui/login`);
-  const csrfCookie = form.headers.getSetCookie().map((c) => c.split(';', 1)[0]!).join('; ');
+  const csrfCookie = form.headers
+    .getSetCookie()
+    .map((c) => c.split(';', 1)[0]!)
+    .join('; ');
   const token = /name="_csrf" value="([^"]+)"/.exec(await form.text())?.[1];
   if (token === undefined) throw new Error('no CSRF token on the login page');
   const res = await fetch(`${base}/ui/login`, {
@@ -111,12 +114,18 @@ async function uiLogin(base: string, username: string, password: string): Promis
 /** `svc <args> --db <sandbox db>` (its store in the PostgreSQL pass) without blocking, so set-up commands (each a cold node start) overlap; resolves with stdout. */
 function svcAsync(sandbox: Sandbox, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SVC_BIN, ...storeArgs([...args, '--db', sandbox.db])], { cwd: sandbox.home, env: sandbox.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [SVC_BIN, ...storeArgs([...args, '--db', sandbox.db])], {
+      cwd: sandbox.home,
+      env: sandbox.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`svc ${args.join(' ')} exited ${code}\n${out}\n${err}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`svc ${args.join(' ')} exited ${code}\n${out}\n${err}`)),
+    );
   });
 }
 
@@ -151,7 +160,11 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
   const sandbox = makeSandbox({ SVC_UI_ADMIN_USER: 'fuzz-admin', SVC_UI_ADMIN_PASS: uiPassword });
   let server: ServerProcess | undefined;
   try {
-    await fewAtATime(['acme', 'beta', 'gone'].map((id) => () => svcAsync(sandbox, ['tenant', 'create', '--id', id, '--display-name', id])));
+    await fewAtATime(
+      ['acme', 'beta', 'gone'].map(
+        (id) => () => svcAsync(sandbox, ['tenant', 'create', '--id', id, '--display-name', id]),
+      ),
+    );
     const flows = [...FLOWS, flow('gone', 'echo', '', PASS_THROUGH)];
     const [main, narrow, throttled, foreign, revoked, gone] = await fewAtATime([
       () => createKeyAsync(sandbox, 'acme'),
@@ -162,8 +175,18 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
       () => createKeyAsync(sandbox, 'gone'),
       ...flows.map((text, i) => () => deployAsync(sandbox, text, i)),
     ]);
-    const keys: Record<KeyName, string> = { main: main!, narrow: narrow!, throttled: throttled!, foreign: foreign!, revoked: revoked!, gone: gone! };
-    await fewAtATime([() => svcAsync(sandbox, ['keys', 'revoke', '--id', String(keyIdOf(sandbox, keys.revoked))]), () => svcAsync(sandbox, ['tenant', 'disable', '--id', 'gone'])]);
+    const keys: Record<KeyName, string> = {
+      main: main!,
+      narrow: narrow!,
+      throttled: throttled!,
+      foreign: foreign!,
+      revoked: revoked!,
+      gone: gone!,
+    };
+    await fewAtATime([
+      () => svcAsync(sandbox, ['keys', 'revoke', '--id', String(keyIdOf(sandbox, keys.revoked))]),
+      () => svcAsync(sandbox, ['tenant', 'disable', '--id', 'gone']),
+    ]);
     // A stalled body ends in 408 after one second, so a fuzz case that stalls costs a second, not thirty.
     setSystemConfig(sandbox, { request_body_timeout_secs: 1 });
     const secret = randomBytes(16).toString('hex');

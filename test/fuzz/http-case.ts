@@ -118,7 +118,10 @@ export function toWire(c: HttpCase, ctx: WireContext): Buffer {
 export function describeCase(c: HttpCase, maxString = 300): string {
   return JSON.stringify(
     c,
-    (_key, value: unknown) => (typeof value === 'string' && value.length > maxString ? `${value.slice(0, maxString)}... (${value.length} bytes in all)` : value),
+    (_key, value: unknown) =>
+      typeof value === 'string' && value.length > maxString
+        ? `${value.slice(0, maxString)}... (${value.length} bytes in all)`
+        : value,
     2,
   );
 }

@@ -10,18 +10,28 @@ import type { WireOutcome } from './wire-exchange.js';
 import { startFuzzTarget } from './fuzz-target.js';
 import { formatReport, freshSeed, fuzzHttp } from './http-fuzz.js';
 
-const USAGE = 'usage: npm run fuzz:http -- [--runs N (default 10000)] [--seed S] [--path P (with --seed: replay one shrunk case)] [--log FILE (one JSON line per exchange)]';
+const USAGE =
+  'usage: npm run fuzz:http -- [--runs N (default 10000)] [--seed S] [--path P (with --seed: replay one shrunk case)] [--log FILE (one JSON line per exchange)]';
 
 /** One exchange as a log line: the case (long strings cut) and what came back. */
 function logLine(c: HttpCase, outcome: WireOutcome): string {
   const cut = (v: string) => (v.length > 200 ? `${v.slice(0, 200)}...(${v.length})` : v);
-  const answer = outcome.kind === 'answer' ? { status: outcome.status, ms: outcome.ms, answer: cut(outcome.body.toString('utf8')) } : { status: outcome.kind, ms: outcome.ms };
+  const answer =
+    outcome.kind === 'answer'
+      ? { status: outcome.status, ms: outcome.ms, answer: cut(outcome.body.toString('utf8')) }
+      : { status: outcome.kind, ms: outcome.ms };
   return `${JSON.stringify({ ...c, target: cut(c.target), body: cut(c.body), headers: c.headers.slice(0, 5).map(([n, v]) => [n, cut(v)]), ...answer })}\n`;
 }
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { runs: { type: 'string', default: '10000' }, seed: { type: 'string' }, path: { type: 'string' }, log: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      runs: { type: 'string', default: '10000' },
+      seed: { type: 'string' },
+      path: { type: 'string' },
+      log: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   if (values.help) {
     console.log(USAGE);
@@ -42,7 +52,9 @@ async function main(): Promise<number> {
       seed,
       ...(values.path === undefined ? {} : { path: values.path }),
       progress: (line) => console.log(line),
-      ...(log === undefined ? {} : { onExchange: (c: HttpCase, outcome: WireOutcome) => log.write(logLine(c, outcome)) }),
+      ...(log === undefined
+        ? {}
+        : { onExchange: (c: HttpCase, outcome: WireOutcome) => log.write(logLine(c, outcome)) }),
     });
     console.log(formatReport(report));
     return report.failure === undefined ? 0 : 1;

@@ -88,7 +88,9 @@ export async function fuzzHttp(target: FuzzTarget, options: FuzzOptions): Promis
 
   const serverGone = () => {
     const { exitCode, signalCode } = target.server.child;
-    return exitCode !== null || signalCode !== null ? `the server process exited (code ${exitCode}, signal ${signalCode})` : undefined;
+    return exitCode !== null || signalCode !== null
+      ? `the server process exited (code ${exitCode}, signal ${signalCode})`
+      : undefined;
   };
 
   const check = async (c: HttpCase): Promise<string | undefined> => {
@@ -115,7 +117,8 @@ export async function fuzzHttp(target: FuzzTarget, options: FuzzOptions): Promis
       healthChecks += 1;
       if (!(await target.healthy())) return `/health did not answer 200 after case ${cases}`;
       peakBytes = Math.max(peakBytes, target.rssBytes());
-      if (progress !== undefined && cases % (healthEvery * 40) === 0) progress(`${cases} cases, RSS ${mib(peakBytes)} MiB peak`);
+      if (progress !== undefined && cases % (healthEvery * 40) === 0)
+        progress(`${cases} cases, RSS ${mib(peakBytes)} MiB peak`);
     }
     return undefined;
   };
@@ -137,15 +140,25 @@ export async function fuzzHttp(target: FuzzTarget, options: FuzzOptions): Promis
     }
   }
   if (failure === undefined) {
-    const details = await fc.check(property, { numRuns: runs, seed, ...(options.path === undefined ? {} : { path: options.path, endOnFailure: true }) });
+    const details = await fc.check(property, {
+      numRuns: runs,
+      seed,
+      ...(options.path === undefined ? {} : { path: options.path, endOnFailure: true }),
+    });
     if (details.failed) {
       const shrunk = details.counterexample?.[0];
-      const message = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+      const message =
+        details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
       failure = {
         violation: first?.violation ?? message,
         first: first === undefined ? '(not recorded)' : describeCase(first.case),
         // After a crash every shrink attempt fails for want of a server: the first case is the finding.
-        shrunk: serverGone() !== undefined ? '(not shrunk: the server was gone)' : shrunk === undefined ? '(none)' : `${message}\n${describeCase(shrunk)}`,
+        shrunk:
+          serverGone() !== undefined
+            ? '(not shrunk: the server was gone)'
+            : shrunk === undefined
+              ? '(none)'
+              : `${message}\n${describeCase(shrunk)}`,
         numShrinks: details.numShrinks,
         path: details.counterexamplePath ?? '',
       };
@@ -155,8 +168,10 @@ export async function fuzzHttp(target: FuzzTarget, options: FuzzOptions): Promis
   // Settle: the log and audit writers flush in batches; then the closing figures.
   await new Promise((r) => setTimeout(r, settleMs));
   const gone = serverGone();
-  if (failure === undefined && gone !== undefined) failure = { violation: gone, first: '(after the last case)', shrunk: '', numShrinks: 0, path: '' };
-  if (failure === undefined && !(await target.healthy())) failure = { violation: '/health did not answer 200 after the run', first: '', shrunk: '', numShrinks: 0, path: '' };
+  if (failure === undefined && gone !== undefined)
+    failure = { violation: gone, first: '(after the last case)', shrunk: '', numShrinks: 0, path: '' };
+  if (failure === undefined && !(await target.healthy()))
+    failure = { violation: '/health did not answer 200 after the run', first: '', shrunk: '', numShrinks: 0, path: '' };
   const endBytes = gone === undefined ? target.rssBytes() : 0;
   peakBytes = Math.max(peakBytes, endBytes);
   return {
@@ -192,6 +207,11 @@ export function formatReport(report: FuzzReport): string {
   ];
   const f = report.failure;
   if (f === undefined) lines.push('result: every case within the spec');
-  else lines.push(`result: FAILED: ${f.violation}`, `first failing case:\n${f.first}`, `shrunk (${f.numShrinks} shrinks${f.path ? `, replay with --seed ${report.seed} --path ${f.path}` : ''}):\n${f.shrunk}`);
+  else
+    lines.push(
+      `result: FAILED: ${f.violation}`,
+      `first failing case:\n${f.first}`,
+      `shrunk (${f.numShrinks} shrinks${f.path ? `, replay with --seed ${report.seed} --path ${f.path}` : ''}):\n${f.shrunk}`,
+    );
   return lines.join('\n');
 }

@@ -21,8 +21,14 @@ export function specifiedServerError(outcome: Extract<WireOutcome, { kind: 'answ
   const body = outcome.body.toString('utf8');
   const soapFault = /xml/.test(outcome.headers['content-type'] ?? '') && /:Fault>/.test(body);
   if (outcome.status === 500 && body.includes(ON_PURPOSE_MARKER)) return 'flow failed on purpose';
-  if (outcome.status === 500 && soapFault && body.includes(`<faultstring>${SOAPY_RULE_MESSAGE}</faultstring>`)) return 'SOAP 1.1 fault of a refused rule';
-  if (outcome.status === 503 && body.includes('server busy: too many flow executions in flight') && outcome.headers['retry-after'] !== undefined) return 'server busy';
+  if (outcome.status === 500 && soapFault && body.includes(`<faultstring>${SOAPY_RULE_MESSAGE}</faultstring>`))
+    return 'SOAP 1.1 fault of a refused rule';
+  if (
+    outcome.status === 503 &&
+    body.includes('server busy: too many flow executions in flight') &&
+    outcome.headers['retry-after'] !== undefined
+  )
+    return 'server busy';
   return undefined;
 }
 
@@ -46,13 +52,17 @@ export function violation(c: HttpCase, outcome: WireOutcome, requestBytes = 0): 
     // CONNECT has no handler (Node closes); a client that went away or never finished gets no answer;
     // a large request's refusal may be lost to the reset (above).
     const excused = stillSending || c.halfClose || c.method === 'CONNECT' || requestBytes > RESET_MAY_HIDE_ANSWER_BYTES;
-    return excused ? undefined : `connection closed after ${outcome.ms} ms without an answer (${requestBytes} bytes sent)`;
+    return excused
+      ? undefined
+      : `connection closed after ${outcome.ms} ms without an answer (${requestBytes} bytes sent)`;
   }
-  if (!outcome.complete && !stillSending && requestBytes <= RESET_MAY_HIDE_ANSWER_BYTES) return `status ${outcome.status} arrived but its body was cut off after ${outcome.ms} ms`;
+  if (!outcome.complete && !stillSending && requestBytes <= RESET_MAY_HIDE_ANSWER_BYTES)
+    return `status ${outcome.status} arrived but its body was cut off after ${outcome.ms} ms`;
   if (c.expect !== undefined && !c.expect.includes(outcome.status)) {
     return `status ${outcome.status} where the spec says ${c.expect.join(' or ')}: ${snippet(outcome.body)}`;
   }
-  if (outcome.status >= 500 && specifiedServerError(outcome) === undefined) return `status ${outcome.status} (no spec row allows it here): ${snippet(outcome.body)}`;
+  if (outcome.status >= 500 && specifiedServerError(outcome) === undefined)
+    return `status ${outcome.status} (no spec row allows it here): ${snippet(outcome.body)}`;
   return undefined;
 }
 

@@ -12,7 +12,14 @@ import { connect } from 'node:net';
  * - `silent`: nothing final arrived within the wait, and the connection was still open.
  */
 export type WireOutcome =
-  | { readonly kind: 'answer'; readonly status: number; readonly headers: Readonly<Record<string, string>>; readonly body: Buffer; readonly complete: boolean; readonly ms: number }
+  | {
+      readonly kind: 'answer';
+      readonly status: number;
+      readonly headers: Readonly<Record<string, string>>;
+      readonly body: Buffer;
+      readonly complete: boolean;
+      readonly ms: number;
+    }
   | { readonly kind: 'closed'; readonly ms: number }
   | { readonly kind: 'silent'; readonly ms: number };
 
@@ -61,7 +68,8 @@ function dechunk(data: Buffer): Buffer | undefined {
     if (lineEnd < 0) return undefined;
     const size = parseInt(data.subarray(at, lineEnd).toString('latin1'), 16);
     if (Number.isNaN(size)) return Buffer.concat(parts); // not chunked after all: take what is there
-    if (size === 0) return data.indexOf(HEAD_END, lineEnd) >= 0 || data.length >= lineEnd + 4 ? Buffer.concat(parts) : undefined;
+    if (size === 0)
+      return data.indexOf(HEAD_END, lineEnd) >= 0 || data.length >= lineEnd + 4 ? Buffer.concat(parts) : undefined;
     if (data.length < lineEnd + 2 + size + 2) return undefined;
     parts.push(data.subarray(lineEnd + 2, lineEnd + 2 + size));
     at = lineEnd + 2 + size + 2;
@@ -79,9 +87,11 @@ function finalAnswer(data: Buffer, head: boolean): { parsed: ParsedHead; body: B
       continue;
     }
     const rest = data.subarray(parsed.bodyStart);
-    if (head || parsed.status === 204 || parsed.status === 304 || parsed.status === 101) return { parsed, body: Buffer.alloc(0) };
+    if (head || parsed.status === 204 || parsed.status === 304 || parsed.status === 101)
+      return { parsed, body: Buffer.alloc(0) };
     const length = parsed.headers['content-length'];
-    if (length !== undefined) return { parsed, body: rest.length >= Number(length) ? rest.subarray(0, Number(length)) : undefined };
+    if (length !== undefined)
+      return { parsed, body: rest.length >= Number(length) ? rest.subarray(0, Number(length)) : undefined };
     if (/chunked/i.test(parsed.headers['transfer-encoding'] ?? '')) return { parsed, body: dechunk(rest) };
     return { parsed, body: undefined }; // framed by close
   }
@@ -107,7 +117,9 @@ export function exchange(port: number, request: Buffer, opts: ExchangeOptions): 
       }
       // A body framed by the close is complete when the connection closes; a declared length or
       // chunking that the close cut short is not.
-      const framedByClose = found.parsed.headers['content-length'] === undefined && !/chunked/i.test(found.parsed.headers['transfer-encoding'] ?? '');
+      const framedByClose =
+        found.parsed.headers['content-length'] === undefined &&
+        !/chunked/i.test(found.parsed.headers['transfer-encoding'] ?? '');
       const complete = found.body !== undefined || (closed && framedByClose);
       const body = found.body ?? data.subarray(found.parsed.bodyStart);
       resolve({ kind: 'answer', status: found.parsed.status, headers: found.parsed.headers, body, complete, ms });

@@ -21,7 +21,9 @@ import { openPgStore } from '../../src/store/pg/pg-store.js';
 
 const [target, tenant, countText, mode, label, barrier, partiesText] = process.argv.slice(2);
 if (!target || !tenant || !countText || (mode !== 'sync' && mode !== 'writer') || !label || !barrier || !partiesText) {
-  process.stderr.write('usage: audit-appender <audit.db | postgres://...> <tenant> <count> <sync|writer> <label> <barrier-dir> <parties>\n');
+  process.stderr.write(
+    'usage: audit-appender <audit.db | postgres://...> <tenant> <count> <sync|writer> <label> <barrier-dir> <parties>\n',
+  );
   process.exit(2);
 }
 const count = Number(countText);

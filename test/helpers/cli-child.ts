@@ -14,7 +14,11 @@ export interface CliChild {
 }
 
 export function startCli(sandbox: Sandbox, args: string[]): CliChild {
-  const child = spawn(process.execPath, [SVC_BIN, ...storeArgs(args)], { cwd: sandbox.home, env: sandbox.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [SVC_BIN, ...storeArgs(args)], {
+    cwd: sandbox.home,
+    env: sandbox.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -32,7 +36,9 @@ export function startCli(sandbox: Sandbox, args: string[]): CliChild {
         // A child that has exited will print nothing more: fail at once, with what it said.
         const gone = child.exitCode !== null || child.signalCode !== null;
         if (gone || Date.now() > end) {
-          throw new Error(`${gone ? `svc ${args.join(' ')} exited ${child.exitCode ?? child.signalCode}` : `timed out after ${timeoutMs} ms`} waiting for ${stream} to match ${pattern}\nstdout:\n${out}\nstderr:\n${err}`);
+          throw new Error(
+            `${gone ? `svc ${args.join(' ')} exited ${child.exitCode ?? child.signalCode}` : `timed out after ${timeoutMs} ms`} waiting for ${stream} to match ${pattern}\nstdout:\n${out}\nstderr:\n${err}`,
+          );
         }
         await sleep(25);
       }

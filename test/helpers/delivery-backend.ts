@@ -20,7 +20,8 @@ export interface DeliveryBackend {
 }
 
 /** The step a flow uses to report its delivery (front matter needs `effects: [http_egress]`). */
-export const DELIVER_STEP = '## Step: deliver\neffects: [http_egress]\nendpoint: ${BACKEND_URL}/deliver\nheaders:\n  x-delivered: "{{ ctx.correlation_id }}"\n';
+export const DELIVER_STEP =
+  '## Step: deliver\neffects: [http_egress]\nendpoint: ${BACKEND_URL}/deliver\nheaders:\n  x-delivered: "{{ ctx.correlation_id }}"\n';
 
 export async function startDeliveryBackend(opts: DeliveryBackendOptions = {}): Promise<DeliveryBackend> {
   const seen = new Map<string, number>();
@@ -33,7 +34,8 @@ export async function startDeliveryBackend(opts: DeliveryBackendOptions = {}): P
       const id = String(req.headers['x-delivered']);
       const n = (seen.get(id) ?? 0) + 1;
       seen.set(id, n);
-      if (n === 1 && opts.failFirstCall?.(id)) return void res.writeHead(503, { 'content-type': 'text/plain' }).end('first call refused');
+      if (n === 1 && opts.failFirstCall?.(id))
+        return void res.writeHead(503, { 'content-type': 'text/plain' }).end('first call refused');
       delivered.set(id, (delivered.get(id) ?? 0) + 1);
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
     });

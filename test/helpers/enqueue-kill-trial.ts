@@ -20,7 +20,13 @@ import { waitFor } from './wait.js';
  */
 const CRASHY = flowSource(
   'crashy',
-  ['effects: [http_egress]', 'queue_max_attempts: 50', 'queue_initial_delay_ms: 50', 'queue_backoff_factor: 1.0', 'queue_max_delay_ms: 50'],
+  [
+    'effects: [http_egress]',
+    'queue_max_attempts: 50',
+    'queue_initial_delay_ms: 50',
+    'queue_backoff_factor: 1.0',
+    'queue_max_delay_ms: 50',
+  ],
   DELIVER_STEP,
 );
 
@@ -80,7 +86,13 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-export async function runKillTrial(sandbox: Sandbox, setup: KillTrialSetup, trial: number, random: () => number, opts: KillTrialOptions = {}): Promise<KillTrialResult> {
+export async function runKillTrial(
+  sandbox: Sandbox,
+  setup: KillTrialSetup,
+  trial: number,
+  random: () => number,
+  opts: KillTrialOptions = {},
+): Promise<KillTrialResult> {
   const started = Date.now();
   const { key, backend } = setup;
   const env = { BACKEND_URL: backend.url };
@@ -105,7 +117,12 @@ export async function runKillTrial(sandbox: Sandbox, setup: KillTrialSetup, tria
   };
   const clients = Array.from({ length: opts.clients ?? 16 }, (_, c) => client(c));
   try {
-    await waitFor(`${killAfterAcks} acknowledged messages`, () => acked.length >= killAfterAcks || first.child.exitCode !== null, 30_000, 1);
+    await waitFor(
+      `${killAfterAcks} acknowledged messages`,
+      () => acked.length >= killAfterAcks || first.child.exitCode !== null,
+      30_000,
+      1,
+    );
   } finally {
     await first.kill9();
     stop = true;
@@ -123,7 +140,12 @@ export async function runKillTrial(sandbox: Sandbox, setup: KillTrialSetup, tria
     if (r.status !== 202) throw new Error(`the restarted server answered ${r.status} to the starter`);
     want.add(starter);
     // A timeout is not thrown here: the count below names what is missing.
-    await waitFor(`${want.size} delivered messages`, () => [...want].every((c) => backend.delivered.has(c)), opts.processTimeoutMs ?? 60_000, 50).catch(() => undefined);
+    await waitFor(
+      `${want.size} delivered messages`,
+      () => [...want].every((c) => backend.delivered.has(c)),
+      opts.processTimeoutMs ?? 60_000,
+      50,
+    ).catch(() => undefined);
   } finally {
     await second.stop();
   }

@@ -61,7 +61,10 @@ export class EnqueueStorm {
     let stop = false;
     const client = async (c: number): Promise<void> => {
       for (let i = 0; !stop; i++) {
-        const answer = await this.send(i % o.other.everyNth === o.other.everyNth - 1 ? o.other.flow : o.flow, `full-${c}-${i}`);
+        const answer = await this.send(
+          i % o.other.everyNth === o.other.everyNth - 1 ? o.other.flow : o.flow,
+          `full-${c}-${i}`,
+        );
         if (answer === 500 && ++refused >= o.stopAfter500s) stop = true;
         if (answer !== 202 && answer !== 500) stop = true;
       }

@@ -24,7 +24,9 @@ export interface DescriptorSetOptions {
 export function descriptorSetFromProto(protoFiles: readonly string[], opts: DescriptorSetOptions = {}): Buffer {
   const root = new protobuf.Root();
   for (const text of protoFiles) protobuf.parse(text, root, { keepCase: true });
-  const set = (root as unknown as { toDescriptor(syntax: string): protobuf.Message & { file: FileProto[] } }).toDescriptor('proto3');
+  const set = (
+    root as unknown as { toDescriptor(syntax: string): protobuf.Message & { file: FileProto[] } }
+  ).toDescriptor('proto3');
   for (const f of set.file) f.dependency = opts.imports?.[f.name ?? ''] ?? [];
   set.file = set.file.filter((f) => !(opts.omit ?? []).includes(f.name ?? ''));
   return Buffer.from(descriptorExt.FileDescriptorSet.encode(set).finish());
@@ -52,7 +54,10 @@ service Greeter {
 `;
 
 /** Version 2 of the demo: HelloReply's `message` moves to field 7 (a different wire format). */
-export const GREETER_SERVICE_PROTO_V2 = GREETER_SERVICE_PROTO.replace('message HelloReply { string message = 1;', 'message HelloReply { string message = 7;');
+export const GREETER_SERVICE_PROTO_V2 = GREETER_SERVICE_PROTO.replace(
+  'message HelloReply { string message = 1;',
+  'message HelloReply { string message = 7;',
+);
 
 /** The demo set with its import included (what --include_imports gives). */
 export function greeterSet(service: string = GREETER_SERVICE_PROTO): Buffer {
@@ -61,16 +66,31 @@ export function greeterSet(service: string = GREETER_SERVICE_PROTO): Buffer {
 
 /** The demo set built without --include_imports: demo_v1.proto imports demo_common.proto, which is left out. */
 export function greeterSetMissingImport(): Buffer {
-  return descriptorSetFromProto([GREETER_PROTO, GREETER_SERVICE_PROTO], { imports: { 'demo_v1.proto': ['demo_common.proto'] }, omit: ['demo_common.proto'] });
+  return descriptorSetFromProto([GREETER_PROTO, GREETER_SERVICE_PROTO], {
+    imports: { 'demo_v1.proto': ['demo_common.proto'] },
+    omit: ['demo_common.proto'],
+  });
 }
 
 /** A real @grpc/grpc-js client whose messages are encoded with the given descriptor set. */
 export interface GreeterTestClient {
-  unary(method: string, request: Record<string, unknown>, metadata?: Record<string, string>): Promise<Record<string, unknown>>;
-  serverStream(method: string, request: Record<string, unknown>, metadata?: Record<string, string>): Promise<Array<Record<string, unknown>>>;
+  unary(
+    method: string,
+    request: Record<string, unknown>,
+    metadata?: Record<string, string>,
+  ): Promise<Record<string, unknown>>;
+  serverStream(
+    method: string,
+    request: Record<string, unknown>,
+    metadata?: Record<string, string>,
+  ): Promise<Array<Record<string, unknown>>>;
   /** Sends raw bytes as the request of a unary method. */
   unaryRaw(method: string, bytes: Buffer, metadata?: Record<string, string>): Promise<Buffer>;
-  clientStream(method: string, requests: Array<Record<string, unknown>>, metadata?: Record<string, string>): Promise<Record<string, unknown>>;
+  clientStream(
+    method: string,
+    requests: Array<Record<string, unknown>>,
+    metadata?: Record<string, string>,
+  ): Promise<Record<string, unknown>>;
   close(): void;
 }
 
@@ -85,7 +105,8 @@ export function testClient(address: string, descriptorSet: Buffer): GreeterTestC
     return {
       path: `/${name}`,
       ser: (o: Record<string, unknown>) => Buffer.from(m.requestType.encode(m.requestType.fromObject(o)).finish()),
-      de: (b: Buffer) => m.responseType.toObject(m.responseType.decode(b), { longs: String, enums: String, defaults: true }),
+      de: (b: Buffer) =>
+        m.responseType.toObject(m.responseType.decode(b), { longs: String, enums: String, defaults: true }),
     };
   };
   const md = (h: Record<string, string> = {}) => {
@@ -96,10 +117,23 @@ export function testClient(address: string, descriptorSet: Buffer): GreeterTestC
   return {
     unary: (method, request, metadata) => {
       const m = find(method);
-      return new Promise((resolve, reject) => client.makeUnaryRequest(m.path, m.ser, m.de, request, md(metadata), (err, res) => (err ? reject(err) : resolve(res!))));
+      return new Promise((resolve, reject) =>
+        client.makeUnaryRequest(m.path, m.ser, m.de, request, md(metadata), (err, res) =>
+          err ? reject(err) : resolve(res!),
+        ),
+      );
     },
     unaryRaw: (method, bytes, metadata) =>
-      new Promise((resolve, reject) => client.makeUnaryRequest(`/${method}`, (b: Buffer) => b, (b: Buffer) => b, bytes, md(metadata), (err, res) => (err ? reject(err) : resolve(res!)))),
+      new Promise((resolve, reject) =>
+        client.makeUnaryRequest(
+          `/${method}`,
+          (b: Buffer) => b,
+          (b: Buffer) => b,
+          bytes,
+          md(metadata),
+          (err, res) => (err ? reject(err) : resolve(res!)),
+        ),
+      ),
     serverStream: (method, request, metadata) => {
       const m = find(method);
       return new Promise((resolve, reject) => {
@@ -113,7 +147,9 @@ export function testClient(address: string, descriptorSet: Buffer): GreeterTestC
     clientStream: (method, requests, metadata) => {
       const m = find(method);
       return new Promise((resolve, reject) => {
-        const call = client.makeClientStreamRequest(m.path, m.ser, m.de, md(metadata), (err, res) => (err ? reject(err) : resolve(res!)));
+        const call = client.makeClientStreamRequest(m.path, m.ser, m.de, md(metadata), (err, res) =>
+          err ? reject(err) : resolve(res!),
+        );
         for (const r of requests) call.write(r);
         call.end();
       });

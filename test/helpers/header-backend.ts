@@ -19,7 +19,8 @@ export interface HeaderBackendOptions {
 }
 
 /** A step that calls the backend with `x-case: <correlation id>` (front matter needs `effects: [http_egress]` and BACKEND_URL set). */
-export const RECORDED_CALL_STEP = '## Step: call\neffects: [http_egress]\nendpoint: ${BACKEND_URL}/record\nheaders:\n  x-case: "{{ ctx.correlation_id }}"\n';
+export const RECORDED_CALL_STEP =
+  '## Step: call\neffects: [http_egress]\nendpoint: ${BACKEND_URL}/record\nheaders:\n  x-case: "{{ ctx.correlation_id }}"\n';
 
 export async function startHeaderBackend(opts: HeaderBackendOptions = {}): Promise<HeaderBackend> {
   const seen = new Map<string, IncomingHttpHeaders[]>();
@@ -30,7 +31,8 @@ export async function startHeaderBackend(opts: HeaderBackendOptions = {}): Promi
       const list = seen.get(key) ?? [];
       list.push(req.headers);
       seen.set(key, list);
-      if (list.length === 1 && opts.failFirstCall?.(key)) return void res.writeHead(503, { 'content-type': 'text/plain' }).end('first call refused');
+      if (list.length === 1 && opts.failFirstCall?.(key))
+        return void res.writeHead(503, { 'content-type': 'text/plain' }).end('first call refused');
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
     });
   });
@@ -39,7 +41,8 @@ export async function startHeaderBackend(opts: HeaderBackendOptions = {}): Promi
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     calls,
-    waitForCalls: (key, count = 1) => waitFor(`${count} backend call(s) for ${key}`, () => calls(key).length >= count && calls(key)),
+    waitForCalls: (key, count = 1) =>
+      waitFor(`${count} backend call(s) for ${key}`, () => calls(key).length >= count && calls(key)),
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();

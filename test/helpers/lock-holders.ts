@@ -17,7 +17,9 @@ import type { Sandbox } from './svc.js';
 export function schedulerHolderPid(sandbox: Sandbox): number | undefined {
   if (sandbox.store === undefined) {
     try {
-      return (JSON.parse(readFileSync(join(statePaths(sandbox.db).locksDir, 'scheduler.lock'), 'utf8')) as { pid: number }).pid;
+      return (
+        JSON.parse(readFileSync(join(statePaths(sandbox.db).locksDir, 'scheduler.lock'), 'utf8')) as { pid: number }
+      ).pid;
     } catch {
       return undefined;
     }
@@ -27,7 +29,8 @@ export function schedulerHolderPid(sandbox: Sandbox): number | undefined {
 
 /** True when a worker holds queue tenant/flow's consumer lock now. */
 export function queueWorkerHeld(sandbox: Sandbox, tenant: string, flow: string): boolean {
-  if (sandbox.store === undefined) return existsSync(join(statePaths(sandbox.db).queuesDir, tenant, flow, 'consumer.lock'));
+  if (sandbox.store === undefined)
+    return existsSync(join(statePaths(sandbox.db).queuesDir, tenant, flow, 'consumer.lock'));
   return pgLockHolderPid(sandbox, sandbox.store, queueLockName(tenant, flow)) !== undefined;
 }
 

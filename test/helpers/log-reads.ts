@@ -24,7 +24,11 @@ export function logRows(sandbox: Sandbox, where: Partial<Record<keyof LogRow, st
 }
 
 /** Waits until at least `count` log rows match (the log is written in batches) and returns them all. */
-export function waitForLogRows(sandbox: Sandbox, where: Partial<Record<keyof LogRow, string | number>>, count = 1): Promise<LogRow[]> {
+export function waitForLogRows(
+  sandbox: Sandbox,
+  where: Partial<Record<keyof LogRow, string | number>>,
+  count = 1,
+): Promise<LogRow[]> {
   return waitFor(`${count} log row(s) matching ${JSON.stringify(where)}`, () => {
     const rows = logRows(sandbox, where);
     return rows.length >= count && rows;
@@ -78,10 +82,18 @@ export interface AuditRow {
 
 /** The audit entries of one tenant's chain, oldest first. */
 export function auditRows(sandbox: Sandbox, tenant: string): AuditRow[] {
-  return storeRows<AuditRow>(sandbox, 'audit', 'SELECT tenant, seq, event_type, payload FROM audit_entries WHERE tenant = ? ORDER BY seq', tenant);
+  return storeRows<AuditRow>(
+    sandbox,
+    'audit',
+    'SELECT tenant, seq, event_type, payload FROM audit_entries WHERE tenant = ? ORDER BY seq',
+    tenant,
+  );
 }
 
 /** The largest "N lost since start" the event log reported on a server's stderr (0 when it reported none). */
 export function reportedLostRows(stderr: string): number {
-  return Math.max(0, ...[...stderr.matchAll(/\d+ event row\(s\) not written \((\d+) lost since start\)/g)].map((m) => Number(m[1])));
+  return Math.max(
+    0,
+    ...[...stderr.matchAll(/\d+ event row\(s\) not written \((\d+) lost since start\)/g)].map((m) => Number(m[1])),
+  );
 }

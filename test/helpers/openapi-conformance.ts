@@ -61,34 +61,67 @@ export class ConformanceChecker {
     assert.ok(op, `${where} is not in the document`);
     const responses = op.responses as Record<string, unknown>;
     const key = String(answer.status) in responses ? String(answer.status) : 'default';
-    assert.equal(key, statusKey, `${where} answered ${answer.status}, documented under "${key in responses ? key : 'nothing'}": ${answer.body.slice(0, 300)}`);
+    assert.equal(
+      key,
+      statusKey,
+      `${where} answered ${answer.status}, documented under "${key in responses ? key : 'nothing'}": ${answer.body.slice(0, 300)}`,
+    );
     assert.ok(key in responses, `${where}: status ${answer.status} is not documented`);
     const response = deref<Obj>(this.#doc, responses[key]);
-    const documented = new Map(Object.entries((response.headers as Obj | undefined) ?? {}).map(([name, h]) => [name.toLowerCase(), deref<Obj>(this.#doc, h)]));
+    const documented = new Map(
+      Object.entries((response.headers as Obj | undefined) ?? {}).map(([name, h]) => [
+        name.toLowerCase(),
+        deref<Obj>(this.#doc, h),
+      ]),
+    );
     for (const [name, header] of documented) {
       const value = headerValue(answer, name);
-      if (header.required === true) assert.ok(value !== undefined, `${where} ${key}: the required header ${name} is missing`);
-      if (value !== undefined) assert.deepEqual(valueProblems(header.schema as Schema, value, this.#resolve), [], `${where} ${key}: header ${name}`);
+      if (header.required === true)
+        assert.ok(value !== undefined, `${where} ${key}: the required header ${name} is missing`);
+      if (value !== undefined)
+        assert.deepEqual(
+          valueProblems(header.schema as Schema, value, this.#resolve),
+          [],
+          `${where} ${key}: header ${name}`,
+        );
     }
     for (const name of Object.keys(answer.headers)) {
-      if (SERVICE_HEADER.test(name)) assert.ok(documented.has(name), `${where} ${key}: sends ${name}, which the document does not list for this answer`);
+      if (SERVICE_HEADER.test(name))
+        assert.ok(
+          documented.has(name),
+          `${where} ${key}: sends ${name}, which the document does not list for this answer`,
+        );
     }
     this.seen.add(`${where} ${key}`);
     if (method === 'HEAD' || response.content === undefined) {
-      assert.equal(answer.body, '', `${where} ${key}: documented without a body, answered ${answer.body.slice(0, 200)}`);
+      assert.equal(
+        answer.body,
+        '',
+        `${where} ${key}: documented without a body, answered ${answer.body.slice(0, 200)}`,
+      );
       return;
     }
     const contentType = headerValue(answer, 'content-type');
     assert.ok(contentType !== undefined, `${where} ${key}: a body without Content-Type`);
     const content = response.content as Record<string, { schema: Schema }>;
     const media = Object.keys(content).find((m) => mediaTypeMatches(m, contentType));
-    assert.ok(media !== undefined, `${where} ${key}: Content-Type ${contentType} is not among the documented ${Object.keys(content).join(', ')}`);
+    assert.ok(
+      media !== undefined,
+      `${where} ${key}: Content-Type ${contentType} is not among the documented ${Object.keys(content).join(', ')}`,
+    );
     const isJson = /\/([\w.-]+\+)?json$/.test(media.split(';', 1)[0]!.trim());
     let value: unknown = answer.body;
     if (isJson) {
-      assert.doesNotThrow(() => (value = JSON.parse(answer.body)), `${where} ${key}: the body is not JSON: ${answer.body.slice(0, 200)}`);
+      assert.doesNotThrow(
+        () => (value = JSON.parse(answer.body)),
+        `${where} ${key}: the body is not JSON: ${answer.body.slice(0, 200)}`,
+      );
     }
-    assert.deepEqual(valueProblems(content[media]!.schema, value, this.#resolve), [], `${where} ${key} ${media}: the body does not fit the schema: ${answer.body.slice(0, 300)}`);
+    assert.deepEqual(
+      valueProblems(content[media]!.schema, value, this.#resolve),
+      [],
+      `${where} ${key} ${media}: the body does not fit the schema: ${answer.body.slice(0, 300)}`,
+    );
     this.seenMedia.add(`${where} ${key} ${media}`);
   }
 
@@ -101,7 +134,8 @@ export class ConformanceChecker {
         const where = `${method.toUpperCase()} ${path}`;
         for (const [status, raw] of Object.entries((op as Obj).responses as Obj)) {
           if (!media) {
-            if (!this.seen.has(`${where} ${status}`) && !excused.has(`${where} ${status}`)) missing.push(`${where} ${status}`);
+            if (!this.seen.has(`${where} ${status}`) && !excused.has(`${where} ${status}`))
+              missing.push(`${where} ${status}`);
             continue;
           }
           if (excused.has(`${where} ${status}`)) continue;

@@ -26,7 +26,11 @@ try {
     for (const s of req.statements) rows.push(((await tx.query(s.sql, s.params)).rows ?? []).map(asSqliteRow));
     return rows;
   });
-  process.stdout.write(JSON.stringify(results, (_k, v: unknown) => (isBufferJson(v) ? { $bytes: Buffer.from(v.data).toString('base64') } : v)));
+  process.stdout.write(
+    JSON.stringify(results, (_k, v: unknown) =>
+      isBufferJson(v) ? { $bytes: Buffer.from(v.data).toString('base64') } : v,
+    ),
+  );
 } finally {
   await db.close();
 }
@@ -39,9 +43,16 @@ function asSqliteRow(row: Record<string, unknown>): Record<string, unknown> {
 
 /** Buffers travel as {$bytes: base64} both ways. */
 function revive(_key: string, value: unknown): unknown {
-  return value !== null && typeof value === 'object' && '$bytes' in value ? Buffer.from((value as { $bytes: string }).$bytes, 'base64') : value;
+  return value !== null && typeof value === 'object' && '$bytes' in value
+    ? Buffer.from((value as { $bytes: string }).$bytes, 'base64')
+    : value;
 }
 
 function isBufferJson(v: unknown): v is { type: 'Buffer'; data: number[] } {
-  return v !== null && typeof v === 'object' && (v as { type?: unknown }).type === 'Buffer' && Array.isArray((v as { data?: unknown }).data);
+  return (
+    v !== null &&
+    typeof v === 'object' &&
+    (v as { type?: unknown }).type === 'Buffer' &&
+    Array.isArray((v as { data?: unknown }).data)
+  );
 }

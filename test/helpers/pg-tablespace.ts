@@ -27,7 +27,8 @@ export interface TmpfsTablespace {
 export async function tmpfsTablespace(sizeMiB: number): Promise<TmpfsTablespace | string> {
   if (process.getuid?.() !== 0) return 'needs root to mount a small tmpfs';
   const dataDir = (await adminQuery<{ data_directory: string }>('SHOW data_directory')).rows[0]!.data_directory;
-  if (!existsSync(dataDir)) return `the test PostgreSQL is not on this machine (no ${dataDir} here): a tablespace must be a local directory`;
+  if (!existsSync(dataDir))
+    return `the test PostgreSQL is not on this machine (no ${dataDir} here): a tablespace must be a local directory`;
   // The server's own user owns its data directory; the tablespace directory must be that user's.
   const { uid, gid } = statSync(dataDir);
   const mountDir = mkdtempSync(join(tmpdir(), 'svc-pgdisk-'));

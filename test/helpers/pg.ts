@@ -32,12 +32,17 @@ export function schemaUrl(name: string): string {
 }
 
 /** One statement on a connection of its own (setup and inspection outside the code under test). */
-export async function adminQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> {
+export async function adminQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(
+  sql: string,
+  params: unknown[] = [],
+): Promise<pg.QueryResult<R>> {
   const client = new pg.Client({ connectionString: PG_TEST_URL });
   try {
     await client.connect();
   } catch (err) {
-    throw new Error(`the tests need PostgreSQL at ${PG_TEST_URL} (set SVC_TEST_PG_URL): ${(err as Error).message}`, { cause: err });
+    throw new Error(`the tests need PostgreSQL at ${PG_TEST_URL} (set SVC_TEST_PG_URL): ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   try {
     return await client.query<R>(sql, params);

@@ -8,7 +8,8 @@ export function promising<T extends object>(store: T): T {
     get(target, name) {
       const value: unknown = Reflect.get(target, name, target);
       if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => new Promise((resolve) => setImmediate(resolve)).then(() => Reflect.apply(value, target, args) as unknown);
+      return (...args: unknown[]) =>
+        new Promise((resolve) => setImmediate(resolve)).then(() => Reflect.apply(value, target, args) as unknown);
     },
   });
 }

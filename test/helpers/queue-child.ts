@@ -36,7 +36,10 @@ async function main(): Promise<void> {
     const worker = async () => {
       while (next < total) {
         const n = next++;
-        const r = await store.append(tenant, flow, { correlationId: `c-${process.pid}-${n}`, payload: { n, pid: process.pid } });
+        const r = await store.append(tenant, flow, {
+          correlationId: `c-${process.pid}-${n}`,
+          payload: { n, pid: process.pid },
+        });
         out(`${r.id} ${r.offset}`);
       }
     };
@@ -49,7 +52,10 @@ async function main(): Promise<void> {
     let n = 0;
     const worker = async () => {
       for (;;) {
-        const r = await store.append(tenant, flow, { correlationId: `s-${n}`, payload: { n: n++, pad: 'x'.repeat(100) } });
+        const r = await store.append(tenant, flow, {
+          correlationId: `s-${n}`,
+          payload: { n: n++, pad: 'x'.repeat(100) },
+        });
         out(`${r.id} ${r.offset}`);
       }
     };
@@ -85,7 +91,10 @@ async function main(): Promise<void> {
     return;
   }
   if (mode === 'consume-trim') {
-    const trimming = new FileQueueStore({ queuesDir, prefixCut: { minPrefixBytes: 1, maxTailBytes: 64 * 1024 * 1024 } });
+    const trimming = new FileQueueStore({
+      queuesDir,
+      prefixCut: { minPrefixBytes: 1, maxTailBytes: 64 * 1024 * 1024 },
+    });
     await trimming.startConsumer(tenant, flow, {
       pollIntervalMs: 20,
       checkpointEvery: 1,

@@ -10,7 +10,11 @@ export function flowSource(name: string, extra: string[], body: string): string 
 }
 
 /** Echoes the input as `{"n": ...}`: the queue's happy path. */
-export const OK_FLOW = flowSource('ok', ['log_level: full'], '## Step: answer\n```ntd\n{"n": "{{ ctx.input.n }}"}\n```\n');
+export const OK_FLOW = flowSource(
+  'ok',
+  ['log_level: full'],
+  '## Step: answer\n```ntd\n{"n": "{{ ctx.input.n }}"}\n```\n',
+);
 
 /** Creates tenant acme and a key of it; returns the raw key. */
 export function tenantWithKey(sandbox: Sandbox, keyOpts: KeyOptions = {}): string {
@@ -28,8 +32,16 @@ export interface EnqueueOptions {
 }
 
 /** POST /flows/acme/<flow>/enqueue (signed when a secret is given). */
-export async function enqueue(base: string, flowName: string, body: string, o: EnqueueOptions): Promise<{ status: number; text: string }> {
-  const headers: Record<string, string> = { 'content-type': o.contentType ?? 'application/json', authorization: `Bearer ${o.key}` };
+export async function enqueue(
+  base: string,
+  flowName: string,
+  body: string,
+  o: EnqueueOptions,
+): Promise<{ status: number; text: string }> {
+  const headers: Record<string, string> = {
+    'content-type': o.contentType ?? 'application/json',
+    authorization: `Bearer ${o.key}`,
+  };
   if (o.correlationId) headers['x-correlation-id'] = o.correlationId;
   if (o.signature !== undefined) headers['x-svc-signature'] = o.signature;
   else if (o.secret) headers['x-svc-signature'] = sign(o.secret, body);
@@ -49,5 +61,10 @@ export interface EventRowLite {
 
 /** Rows of log.db matching `where` (read-only; the server writes in the background). */
 export function events(sandbox: Sandbox, where = '1=1', args: unknown[] = []): EventRowLite[] {
-  return storeRows<EventRowLite>(sandbox, 'log', `SELECT event, correlation_id, flow, step, outcome, payload, reason FROM events WHERE ${where} ORDER BY id`, ...args);
+  return storeRows<EventRowLite>(
+    sandbox,
+    'log',
+    `SELECT event, correlation_id, flow, step, outcome, payload, reason FROM events WHERE ${where} ORDER BY id`,
+    ...args,
+  );
 }

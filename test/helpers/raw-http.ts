@@ -83,12 +83,17 @@ export interface HeadersResponse {
 }
 
 /** A request through node:http, for headers fetch refuses to send (Host); the answer's headers as node:http gives them. */
-export function requestWithHeaders(url: string, opts: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<HeadersResponse> {
+export function requestWithHeaders(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<HeadersResponse> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { method: opts.method ?? 'GET', headers: opts.headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+      );
       res.on('error', reject);
     });
     req.on('error', reject);

@@ -39,7 +39,11 @@ export interface RecordedSpan {
   scope: string;
 }
 
-const STATUS_NAMES = { [SpanStatusCode.UNSET]: 'UNSET', [SpanStatusCode.OK]: 'OK', [SpanStatusCode.ERROR]: 'ERROR' } as const;
+const STATUS_NAMES = {
+  [SpanStatusCode.UNSET]: 'UNSET',
+  [SpanStatusCode.OK]: 'OK',
+  [SpanStatusCode.ERROR]: 'ERROR',
+} as const;
 
 class RecordingSpan implements Span {
   readonly #context: SpanContext;
@@ -79,7 +83,11 @@ class RecordingSpan implements Span {
   }
 
   setStatus(status: SpanStatus): this {
-    if (!this.#record.ended) this.#record.status = { code: STATUS_NAMES[status.code], ...(status.message === undefined ? {} : { message: status.message }) };
+    if (!this.#record.ended)
+      this.#record.status = {
+        code: STATUS_NAMES[status.code],
+        ...(status.message === undefined ? {} : { message: status.message }),
+      };
     return this;
   }
 

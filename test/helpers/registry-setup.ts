@@ -61,7 +61,9 @@ export function revokeKey(sandbox: Sandbox, raw: string): void {
 /** The id of a key in api_keys, found by the hash of its raw value. */
 export function keyIdOf(sandbox: Sandbox, raw: string): number {
   return withRegistry(sandbox, (db) => {
-    const row = db.prepare('SELECT id FROM api_keys WHERE key_hash = ?').get(createHash('sha256').update(raw).digest('hex')) as { id: number } | undefined;
+    const row = db
+      .prepare('SELECT id FROM api_keys WHERE key_hash = ?')
+      .get(createHash('sha256').update(raw).digest('hex')) as { id: number } | undefined;
     if (!row) throw new Error('key not found');
     return row.id;
   });
@@ -104,9 +106,16 @@ export function deployFixture(sandbox: Sandbox, name: string, version = '1'): vo
 
 /** Deploys fixtures (version 1) with one `svc deploy` process (all or nothing; each is a cold node start). */
 export async function deployAll(sandbox: Sandbox, names: readonly string[]): Promise<void> {
-  const args = [SVC_BIN, ...storeArgs(['deploy', ...names.map((n) => join(HTTP_FIXTURES, `${n}.flow.md`)), '-v', '1', '--db', sandbox.db])];
+  const args = [
+    SVC_BIN,
+    ...storeArgs(['deploy', ...names.map((n) => join(HTTP_FIXTURES, `${n}.flow.md`)), '-v', '1', '--db', sandbox.db]),
+  ];
   const { code, out } = await new Promise<{ code: number | null; out: string }>((res) => {
-    const child = spawn(process.execPath, args, { cwd: sandbox.home, env: sandbox.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, {
+      cwd: sandbox.home,
+      env: sandbox.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let text = '';
     child.stdout.on('data', (d: Buffer) => (text += d.toString()));
     child.stderr.on('data', (d: Buffer) => (text += d.toString()));
@@ -121,7 +130,9 @@ export const withRegistry = withStore;
 /** Writes rows of system_config (the server reads some per request). */
 export function setSystemConfig(sandbox: Sandbox, values: Record<string, string | number>): void {
   withRegistry(sandbox, (db) => {
-    const stmt = db.prepare('INSERT INTO system_config (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value');
+    const stmt = db.prepare(
+      'INSERT INTO system_config (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value',
+    );
     for (const [k, v] of Object.entries(values)) stmt.run(k, String(v));
   });
 }
@@ -129,7 +140,9 @@ export function setSystemConfig(sandbox: Sandbox, values: Record<string, string 
 /** Turns payload tracing on for (tenant, flow): the row the sysadmin's toggle writes. */
 export function enableTrace(sandbox: Sandbox, tenant: string, flowName: string): void {
   withRegistry(sandbox, (db) => {
-    db.prepare('INSERT INTO trace_config (tenant, flow, enabled, updated_at) VALUES (?, ?, true, ?) ON CONFLICT (tenant, flow) DO UPDATE SET enabled = true').run(tenant, flowName, new Date().toISOString());
+    db.prepare(
+      'INSERT INTO trace_config (tenant, flow, enabled, updated_at) VALUES (?, ?, true, ?) ON CONFLICT (tenant, flow) DO UPDATE SET enabled = true',
+    ).run(tenant, flowName, new Date().toISOString());
   });
 }
 
@@ -139,9 +152,21 @@ export function insertArtifact(sandbox: Sandbox, tenant: string, name: string, v
   const hash = createHash('sha256').update(bytes).digest('hex');
   const at = new Date().toISOString();
   withRegistry(sandbox, (db) => {
-    db.prepare('INSERT INTO artifacts (hash, bytes, created_at) VALUES (?, ?, ?) ON CONFLICT (hash) DO NOTHING').run(hash, bytes, at);
-    db.prepare('INSERT INTO flow_versions (tenant, name, version, hash, created_at) VALUES (?, ?, ?, ?, ?)').run(tenant, name, version, hash, at);
-    db.prepare('INSERT INTO flow_latest (tenant, name, version) VALUES (?, ?, ?) ON CONFLICT (tenant, name) DO UPDATE SET version = excluded.version').run(tenant, name, version);
+    db.prepare('INSERT INTO artifacts (hash, bytes, created_at) VALUES (?, ?, ?) ON CONFLICT (hash) DO NOTHING').run(
+      hash,
+      bytes,
+      at,
+    );
+    db.prepare('INSERT INTO flow_versions (tenant, name, version, hash, created_at) VALUES (?, ?, ?, ?, ?)').run(
+      tenant,
+      name,
+      version,
+      hash,
+      at,
+    );
+    db.prepare(
+      'INSERT INTO flow_latest (tenant, name, version) VALUES (?, ?, ?) ON CONFLICT (tenant, name) DO UPDATE SET version = excluded.version',
+    ).run(tenant, name, version);
   });
   return hash;
 }

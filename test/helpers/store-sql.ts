@@ -109,7 +109,9 @@ export function dropPgSchema(url: string, schema: string): void {
 
 function runPg<R>(url: string, sql: string, params: unknown[], migrate = true): R[] {
   const input = JSON.stringify({ url, statements: [{ sql, params }], migrate }, (_k, v: unknown) =>
-    v !== null && typeof v === 'object' && (v as { type?: unknown }).type === 'Buffer' ? { $bytes: Buffer.from((v as { data: number[] }).data).toString('base64') } : v,
+    v !== null && typeof v === 'object' && (v as { type?: unknown }).type === 'Buffer'
+      ? { $bytes: Buffer.from((v as { data: number[] }).data).toString('base64') }
+      : v,
   );
   const r = spawnSync(process.execPath, [CHILD], { input, encoding: 'utf8', timeout: 30_000 });
   if (r.status !== 0) throw new Error(`SQL on ${parseStoreUrl(url).redacted} failed: ${sql}\n${r.stderr}`);

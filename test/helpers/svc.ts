@@ -47,7 +47,13 @@ export function makeSandbox(extraEnv: NodeJS.ProcessEnv = {}): Sandbox {
   const db = join(home, 'state', 'registry.db');
   const schema = ON_PG_STORE ? `svcbb_${process.pid}_${randomBytes(4).toString('hex')}` : undefined;
   const store = schema === undefined ? undefined : schemaUrl(schema);
-  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, RUST_LOG: 'warn', ...(store === undefined ? {} : { SVC_STORE_URL: store }), ...extraEnv };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOME: home,
+    RUST_LOG: 'warn',
+    ...(store === undefined ? {} : { SVC_STORE_URL: store }),
+    ...extraEnv,
+  };
   delete env.NODE_TEST_CONTEXT;
   delete env.SVC_TEST_STORE;
   if (store !== undefined) storeOfDb.set(db, store);
@@ -88,7 +94,11 @@ export interface CliResult {
 }
 
 /** Runs `svc <args>` to completion (cwd is the sandbox so no stray .env is read). */
-export function svc(sandbox: Sandbox, args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv; cwd?: string } = {}): CliResult {
+export function svc(
+  sandbox: Sandbox,
+  args: string[],
+  opts: { input?: string; env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): CliResult {
   const r = spawnSync(process.execPath, [SVC_BIN, ...storeArgs(args)], {
     cwd: opts.cwd ?? sandbox.home,
     env: { ...sandbox.env, ...opts.env },
@@ -113,14 +123,25 @@ export interface ServerProcess {
 }
 
 /** Starts `svc serve` on a free loopback port and waits for its boot line. */
-export async function startServer(sandbox: Sandbox, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
+export async function startServer(
+  sandbox: Sandbox,
+  args: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+): Promise<ServerProcess> {
   // In the PostgreSQL pass the node also writes its daily files where the state directory keeps them.
-  const logFiles = sandbox.store === undefined || args.includes('--log-files') ? [] : ['--log-files', join(dirname(sandbox.db), 'logs')];
-  const child = spawn(process.execPath, [SVC_BIN, ...storeArgs(['serve', '--host', '127.0.0.1', '--port', '0', '--db', sandbox.db, ...logFiles, ...args])], {
-    cwd: sandbox.home,
-    env: { ...sandbox.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const logFiles =
+    sandbox.store === undefined || args.includes('--log-files')
+      ? []
+      : ['--log-files', join(dirname(sandbox.db), 'logs')];
+  const child = spawn(
+    process.execPath,
+    [SVC_BIN, ...storeArgs(['serve', '--host', '127.0.0.1', '--port', '0', '--db', sandbox.db, ...logFiles, ...args])],
+    {
+      cwd: sandbox.home,
+      env: { ...sandbox.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));

@@ -15,10 +15,15 @@ export function mountTmpfs(dir: string, sizeMiB: number): boolean {
 
 /** Unmounts `dir`, trying again for a few seconds while a file on it is still being closed (EBUSY). */
 export async function unmountTmpfs(dir: string): Promise<void> {
-  await waitFor(`${dir} unmounted`, () => {
-    execFileSync('umount', [dir], { stdio: 'pipe' });
-    return true;
-  }, 5000, 100);
+  await waitFor(
+    `${dir} unmounted`,
+    () => {
+      execFileSync('umount', [dir], { stdio: 'pipe' });
+      return true;
+    },
+    5000,
+    100,
+  );
 }
 
 /** Writes `path` so large that only `leftBytes` stay free on its file system; removing it gives the room back. */

@@ -7,7 +7,12 @@ type NotYet = undefined | null | false;
  * value. A probe that throws or rejects counts as "not yet" (a database not created yet, or busy);
  * after `timeoutMs` the wait fails with `what` and the last error, if any.
  */
-export async function waitFor<T>(what: string, probe: () => T | NotYet | Promise<T | NotYet>, timeoutMs = 15_000, intervalMs = 25): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => T | NotYet | Promise<T | NotYet>,
+  timeoutMs = 15_000,
+  intervalMs = 25,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     let value: T | NotYet;
@@ -19,7 +24,10 @@ export async function waitFor<T>(what: string, probe: () => T | NotYet | Promise
       error = err;
     }
     if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${error === undefined ? '' : ` (last error: ${String(error)})`}`);
+    if (Date.now() > end)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${error === undefined ? '' : ` (last error: ${String(error)})`}`,
+      );
     await sleep(intervalMs);
   }
 }

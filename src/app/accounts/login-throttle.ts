@@ -35,7 +35,8 @@ export class LoginThrottle {
     let wait = 0;
     for (const key of keys(username, address)) {
       const w = this.#live(key, now);
-      if (w !== undefined && w.failures >= this.#max) wait = Math.max(wait, Math.ceil((w.startedMs + this.#windowMs - now) / 1000));
+      if (w !== undefined && w.failures >= this.#max)
+        wait = Math.max(wait, Math.ceil((w.startedMs + this.#windowMs - now) / 1000));
     }
     return wait;
   }

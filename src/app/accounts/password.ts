@@ -12,7 +12,9 @@ const KEY_BYTES = 32;
 const MAXMEM = 256 * 1024 * 1024;
 
 function derive(password: string, salt: Buffer, opts: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) => scrypt(password.normalize('NFC'), salt, KEY_BYTES, opts, (err, key) => (err ? reject(err) : resolve(key))));
+  return new Promise((resolve, reject) =>
+    scrypt(password.normalize('NFC'), salt, KEY_BYTES, opts, (err, key) => (err ? reject(err) : resolve(key))),
+  );
 }
 
 export async function hashPassword(password: string): Promise<string> {
@@ -28,7 +30,8 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const [n, r, p] = parts.slice(1, 4).map(Number) as [number, number, number];
   const salt = Buffer.from(parts[4]!, 'base64url');
   const expected = Buffer.from(parts[5]!, 'base64url');
-  if (!Number.isInteger(n) || !Number.isInteger(r) || !Number.isInteger(p) || expected.length !== KEY_BYTES) return false;
+  if (!Number.isInteger(n) || !Number.isInteger(r) || !Number.isInteger(p) || expected.length !== KEY_BYTES)
+    return false;
   const key = await derive(password, salt, { N: n, r, p, maxmem: MAXMEM });
   return timingSafeEqual(key, expected);
 }

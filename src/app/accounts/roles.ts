@@ -31,7 +31,15 @@ export type Permission =
   | 'manage_ui_users';
 
 const MATRIX: Readonly<Record<Role, ReadonlySet<Permission>>> = Object.freeze({
-  sysadmin: new Set<Permission>(['read', 'toggle_trace', 'manage_dead_letters', 'manage_tenants', 'manage_keys', 'edit_settings', 'manage_ui_users']),
+  sysadmin: new Set<Permission>([
+    'read',
+    'toggle_trace',
+    'manage_dead_letters',
+    'manage_tenants',
+    'manage_keys',
+    'edit_settings',
+    'manage_ui_users',
+  ]),
   support: new Set<Permission>(['read', 'read_traces', 'manage_dead_letters']),
   developer: new Set<Permission>(['read']),
 });

@@ -24,13 +24,19 @@ export interface SessionTimeouts {
   readonly absoluteMs: number;
 }
 
-export const DEFAULT_SESSION_TIMEOUTS: SessionTimeouts = Object.freeze({ idleMs: 30 * 60_000, absoluteMs: 12 * 3_600_000 });
+export const DEFAULT_SESSION_TIMEOUTS: SessionTimeouts = Object.freeze({
+  idleMs: 30 * 60_000,
+  absoluteMs: 12 * 3_600_000,
+});
 
 const USERNAME = /^[a-z0-9][a-z0-9._@-]{0,63}$/;
 
 function checkUsername(username: string): void {
   if (!USERNAME.test(username)) {
-    throw new SvcError('SVC_ERR_INVALID_INPUT', `username "${username}" must be 1 to 64 characters: lowercase letters, digits, ".", "_", "@" and "-", starting with a letter or digit`);
+    throw new SvcError(
+      'SVC_ERR_INVALID_INPUT',
+      `username "${username}" must be 1 to 64 characters: lowercase letters, digits, ".", "_", "@" and "-", starting with a letter or digit`,
+    );
   }
 }
 
@@ -45,16 +51,26 @@ function checkRole(role: string): asserts role is Role {
 
 /** Only a sysadmin administers UI users (the operator at a shell acts as one). */
 function requireSysadmin(actor: Actor): void {
-  if (actor.role !== 'sysadmin') throw new SvcError('SVC_ERR_FORBIDDEN', `only a sysadmin may manage UI users; ${actor.name} is ${actor.role}`);
+  if (actor.role !== 'sysadmin')
+    throw new SvcError('SVC_ERR_FORBIDDEN', `only a sysadmin may manage UI users; ${actor.name} is ${actor.role}`);
 }
 
 /** Creates a user. @throws SvcError 400 for a bad username, role or password, 409 for a taken username */
-export async function addUiUser(deps: Pick<UiAccountDeps, 'users'>, input: { username: string; role: string; password: string }, actor: Actor): Promise<UiUser> {
+export async function addUiUser(
+  deps: Pick<UiAccountDeps, 'users'>,
+  input: { username: string; role: string; password: string },
+  actor: Actor,
+): Promise<UiUser> {
   requireSysadmin(actor);
   checkUsername(input.username);
   checkRole(input.role);
   checkPassword(input.password);
-  const user = await deps.users.insert({ username: input.username, role: input.role, passwordHash: await hashPassword(input.password), at: isoNow() });
+  const user = await deps.users.insert({
+    username: input.username,
+    role: input.role,
+    passwordHash: await hashPassword(input.password),
+    at: isoNow(),
+  });
   if (user === undefined) throw new SvcError('SVC_ERR_CONFLICT', `UI user "${input.username}" already exists`);
   return user;
 }
@@ -64,7 +80,12 @@ export async function listUiUsers(deps: Pick<UiAccountDeps, 'users'>): Promise<U
 }
 
 /** Disables or enables a user; disabling ends their sessions at once. Returns whether anything changed. */
-export async function setUiUserDisabled(deps: UiAccountDeps, username: string, disabled: boolean, actor: Actor): Promise<boolean> {
+export async function setUiUserDisabled(
+  deps: UiAccountDeps,
+  username: string,
+  disabled: boolean,
+  actor: Actor,
+): Promise<boolean> {
   requireSysadmin(actor);
   const found = await deps.users.credentials(username);
   if (found === undefined) throw new SvcError('SVC_ERR_NOT_FOUND', `no UI user "${username}"`);
@@ -74,7 +95,12 @@ export async function setUiUserDisabled(deps: UiAccountDeps, username: string, d
 }
 
 /** Sets a new password; every session of the user ends. */
-export async function setUiUserPassword(deps: UiAccountDeps, username: string, password: string, actor: Actor): Promise<void> {
+export async function setUiUserPassword(
+  deps: UiAccountDeps,
+  username: string,
+  password: string,
+  actor: Actor,
+): Promise<void> {
   requireSysadmin(actor);
   checkPassword(password);
   const found = await deps.users.credentials(username);
@@ -84,20 +110,29 @@ export async function setUiUserPassword(deps: UiAccountDeps, username: string, p
 }
 
 /** What bootstrap did, for the boot output (never the password). */
-export type BootstrapOutcome = { created: true; username: string } | { created: false; reason: 'users exist' | 'variables not set' };
+export type BootstrapOutcome =
+  { created: true; username: string } | { created: false; reason: 'users exist' | 'variables not set' };
 
 /**
  * The spec's bootstrap: when `ui.db` has no users and both `SVC_UI_ADMIN_USER` and
  * `SVC_UI_ADMIN_PASS` are set, that account is created as a sysadmin; otherwise nothing happens.
  */
-export async function bootstrapUiAdmin(deps: Pick<UiAccountDeps, 'users'>, env: NodeJS.ProcessEnv = process.env): Promise<BootstrapOutcome> {
+export async function bootstrapUiAdmin(
+  deps: Pick<UiAccountDeps, 'users'>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<BootstrapOutcome> {
   if ((await deps.users.count()) > 0) return { created: false, reason: 'users exist' };
   const username = env.SVC_UI_ADMIN_USER?.trim();
   const password = env.SVC_UI_ADMIN_PASS;
   if (!username || !password) return { created: false, reason: 'variables not set' };
   checkUsername(username);
   checkPassword(password);
-  const user = await deps.users.insertIfNone({ username, role: 'sysadmin', passwordHash: await hashPassword(password), at: isoNow() });
+  const user = await deps.users.insertIfNone({
+    username,
+    role: 'sysadmin',
+    passwordHash: await hashPassword(password),
+    at: isoNow(),
+  });
   return user === undefined ? { created: false, reason: 'users exist' } : { created: true, username };
 }
 
@@ -115,9 +150,19 @@ const hashToken = (token: string) => createHash('sha256').update(token).digest('
  * user, a wrong password and a disabled account (401), after the same scrypt work; 429 while the
  * account or the address is throttled.
  */
-export async function login(deps: UiAccountDeps, throttle: LoginThrottle, input: { username: string; password: string; address: string }, now = Date.now()): Promise<UiSession> {
+export async function login(
+  deps: UiAccountDeps,
+  throttle: LoginThrottle,
+  input: { username: string; password: string; address: string },
+  now = Date.now(),
+): Promise<UiSession> {
   const wait = throttle.blockedForSecs(input.username, input.address);
-  if (wait > 0) throw new SvcError('SVC_ERR_RATE_LIMITED', `too many failed logins; try again in ${Math.ceil(wait / 60)} minute(s)`, { headers: { 'retry-after': String(wait) } });
+  if (wait > 0)
+    throw new SvcError(
+      'SVC_ERR_RATE_LIMITED',
+      `too many failed logins; try again in ${Math.ceil(wait / 60)} minute(s)`,
+      { headers: { 'retry-after': String(wait) } },
+    );
   const found = await deps.users.credentials(input.username);
   const ok = await verifyPassword(input.password, found?.passwordHash ?? (await dummyHash()));
   if (found === undefined || !ok || found.user.disabled) {
@@ -131,13 +176,23 @@ export async function login(deps: UiAccountDeps, throttle: LoginThrottle, input:
 }
 
 /** The session behind a cookie value, or undefined (unknown, past a timeout, or its user disabled); a valid one is touched. */
-export async function resumeSession(deps: UiAccountDeps, token: string | undefined, timeouts: SessionTimeouts = DEFAULT_SESSION_TIMEOUTS, now = Date.now()): Promise<UiSession | undefined> {
+export async function resumeSession(
+  deps: UiAccountDeps,
+  token: string | undefined,
+  timeouts: SessionTimeouts = DEFAULT_SESSION_TIMEOUTS,
+  now = Date.now(),
+): Promise<UiSession | undefined> {
   if (token === undefined || token === '') return undefined;
   const idHash = hashToken(token);
   const row = await deps.sessions.get(idHash);
   if (row === undefined) return undefined;
   const user = await deps.users.byId(row.userId);
-  if (user === undefined || user.disabled || now - row.lastSeenMs > timeouts.idleMs || now - row.createdAtMs > timeouts.absoluteMs) {
+  if (
+    user === undefined ||
+    user.disabled ||
+    now - row.lastSeenMs > timeouts.idleMs ||
+    now - row.createdAtMs > timeouts.absoluteMs
+  ) {
     await deps.sessions.delete(idHash);
     return undefined;
   }

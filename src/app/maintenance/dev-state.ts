@@ -41,7 +41,10 @@ export interface DevStateMarker {
 /** The store holds a registry and no marker: it may be a real installation. */
 export class NotDevStateError extends SvcError {
   constructor(readonly marker: DevStateMarker) {
-    super('SVC_ERR_FORBIDDEN', `the ${marker.kind} ${marker.where} is not marked as a development one (no ${marker.markerPlace}) and already holds a registry; svc dev deploys every save into it`);
+    super(
+      'SVC_ERR_FORBIDDEN',
+      `the ${marker.kind} ${marker.where} is not marked as a development one (no ${marker.markerPlace}) and already holds a registry; svc dev deploys every save into it`,
+    );
     this.name = 'NotDevStateError';
   }
 }
@@ -65,13 +68,19 @@ export function stateDirMarker(paths: StatePaths): DevStateMarker {
     isEmpty: () => !existsSync(paths.registryDb),
     mark: (at) => {
       mkdirSync(paths.stateDir, { recursive: true });
-      writeFileSync(file, `Marked as a development state directory by svc dev at ${at}: svc dev deploys every saved flow into it.\nDelete this file to make svc dev refuse this directory again.\n`);
+      writeFileSync(
+        file,
+        `Marked as a development state directory by svc dev at ${at}: svc dev deploys every saved flow into it.\nDelete this file to make svc dev refuse this directory again.\n`,
+      );
     },
   };
 }
 
 /** The marker of a PostgreSQL store (its URL without the password): a row of its `dev_state` table. */
-export function pgStoreMarker(rows: Pick<PgDevState, 'isMarked' | 'isEmpty' | 'mark'>, redactedUrl: string): DevStateMarker {
+export function pgStoreMarker(
+  rows: Pick<PgDevState, 'isMarked' | 'isEmpty' | 'mark'>,
+  redactedUrl: string,
+): DevStateMarker {
   return {
     kind: 'store',
     where: redactedUrl,

@@ -38,11 +38,13 @@ export interface StateDirUser {
 export async function stateDirUsers(paths: StatePaths): Promise<StateDirUser[]> {
   const files: string[] = [];
   try {
-    for (const name of await readdir(paths.locksDir)) if (name.endsWith('.lock')) files.push(join(paths.locksDir, name));
+    for (const name of await readdir(paths.locksDir))
+      if (name.endsWith('.lock')) files.push(join(paths.locksDir, name));
   } catch {
     // No locks directory: no server has run here since it was made.
   }
-  for (const { tenant, flow } of await listQueueDirs(paths.queuesDir)) files.push(queuePaths(paths.queuesDir, tenant, flow).consumerLock);
+  for (const { tenant, flow } of await listQueueDirs(paths.queuesDir))
+    files.push(queuePaths(paths.queuesDir, tenant, flow).consumerLock);
   const users: StateDirUser[] = [];
   for (const file of files.sort()) {
     const owner = await readLockOwner(file);

@@ -7,7 +7,13 @@
 import { existsSync, statfsSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import type { StatePaths } from '../../common/paths.js';
-import { AUTO_VACUUM_INCREMENTAL, inspectDatabaseFile, vacuumFile, type DatabaseFileSpace, type VacuumFileResult } from '../../store/sqlite/auto-vacuum.js';
+import {
+  AUTO_VACUUM_INCREMENTAL,
+  inspectDatabaseFile,
+  vacuumFile,
+  type DatabaseFileSpace,
+  type VacuumFileResult,
+} from '../../store/sqlite/auto-vacuum.js';
 
 export const DATABASE_NAMES = ['registry', 'audit', 'log', 'ui'] as const;
 export type DatabaseName = (typeof DATABASE_NAMES)[number];
@@ -52,7 +58,8 @@ export function vacuumStateDatabases(paths: StatePaths, only?: readonly Database
       continue;
     }
     const space = inspectDatabaseFile(path);
-    const shortfall = space.autoVacuum === AUTO_VACUUM_INCREMENTAL ? undefined : roomShortfall(paths.stateDir, space.bytes);
+    const shortfall =
+      space.autoVacuum === AUTO_VACUUM_INCREMENTAL ? undefined : roomShortfall(paths.stateDir, space.bytes);
     if (shortfall !== undefined) {
       out.push({ name, path, result: 'no_room', bytes: space.bytes, detail: shortfall });
       continue;
@@ -69,7 +76,12 @@ export function vacuumStateDatabases(paths: StatePaths, only?: readonly Database
 function roomShortfall(stateDir: string, fileBytes: number): string | undefined {
   const temp = process.env.SQLITE_TMPDIR ?? tmpdir();
   const sameDisk = existsSync(temp) && statSync(temp).dev === statSync(stateDir).dev;
-  const needs: [string, number][] = sameDisk ? [[stateDir, 2 * fileBytes]] : [[stateDir, fileBytes], [temp, fileBytes]];
+  const needs: [string, number][] = sameDisk
+    ? [[stateDir, 2 * fileBytes]]
+    : [
+        [stateDir, fileBytes],
+        [temp, fileBytes],
+      ];
   for (const [dir, bytes] of needs) {
     const s = statfsSync(dir);
     const free = s.bavail * s.bsize;

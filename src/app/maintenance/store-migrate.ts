@@ -9,9 +9,22 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { statePaths, type StatePaths } from '../../common/paths.js';
 import { listQueueDirs, LockFile, queuePaths, readQueueSnapshot, type QueueSnapshot } from '../../queue/index.js';
-import { insertQueue, insertRows, moveSerialPast, PgImportTarget, StoreMigrationRefusedError, type ImportQueue } from '../../store/migrate/pg-import.js';
+import {
+  insertQueue,
+  insertRows,
+  moveSerialPast,
+  PgImportTarget,
+  StoreMigrationRefusedError,
+  type ImportQueue,
+} from '../../store/migrate/pg-import.js';
 import { stateDirUsers } from './state-users.js';
-import { EXPORT_MIGRATIONS, EXPORT_PARTS, SqliteSnapshot, type ExportFile, type ExportPart } from '../../store/migrate/state-export.js';
+import {
+  EXPORT_MIGRATIONS,
+  EXPORT_PARTS,
+  SqliteSnapshot,
+  type ExportFile,
+  type ExportPart,
+} from '../../store/migrate/state-export.js';
 
 export { StoreMigrationRefusedError, type MigrationRefusal } from '../../store/migrate/pg-import.js';
 
@@ -39,7 +52,12 @@ export interface PartOutcome {
   /** Rows this run inserted (fewer than `rows` when a killed run had inserted some). */
   readonly inserted: number;
   /** For a queue copied now: its messages by kind, and the id its counter continues from. */
-  readonly queue?: { readonly fresh: number; readonly retries: number; readonly deadLetters: number; readonly nextId: number };
+  readonly queue?: {
+    readonly fresh: number;
+    readonly retries: number;
+    readonly deadLetters: number;
+    readonly nextId: number;
+  };
 }
 
 export interface StoreMigrateResult {
@@ -66,10 +84,14 @@ function refuse(reason: ConstructorParameters<typeof StoreMigrationRefusedError>
 
 export async function migrateStore(opts: StoreMigrateOptions): Promise<StoreMigrateResult> {
   const paths = sourcePaths(opts.from);
-  if (!existsSync(paths.registryDb)) refuse('source_missing', `no state directory at ${opts.from} (${paths.registryDb} does not exist)`);
+  if (!existsSync(paths.registryDb))
+    refuse('source_missing', `no state directory at ${opts.from} (${paths.registryDb} does not exist)`);
   const users = await stateDirUsers(paths);
   if (users.length > 0) {
-    refuse('source_in_use', `the state directory ${paths.stateDir} is in use by ${users.map((u) => `pid ${u.pid} on ${u.host} (${u.lock})`).join(', ')}; stop svc serve first`);
+    refuse(
+      'source_in_use',
+      `the state directory ${paths.stateDir} is in use by ${users.map((u) => `pid ${u.pid} on ${u.host} (${u.lock})`).join(', ')}; stop svc serve first`,
+    );
   }
   const files = openSnapshots(paths);
   const locks: LockFile[] = [];
@@ -80,7 +102,11 @@ export async function migrateStore(opts: StoreMigrateOptions): Promise<StoreMigr
     // Held for the whole run: a worker started meanwhile cannot consume what is being copied.
     for (const q of queues) {
       const lock = await LockFile.tryAcquire(queuePaths(paths.queuesDir, q.tenant, q.flow).consumerLock);
-      if (lock === undefined) refuse('source_in_use', `the queue ${q.tenant}/${q.flow} of ${paths.stateDir} is consumed by a running process; stop svc serve first`);
+      if (lock === undefined)
+        refuse(
+          'source_in_use',
+          `the queue ${q.tenant}/${q.flow} of ${paths.stateDir} is consumed by a running process; stop svc serve first`,
+        );
       locks.push(lock);
     }
     const target = await PgImportTarget.open(opts.to, installationId, paths.stateDir);
@@ -91,9 +117,20 @@ export async function migrateStore(opts: StoreMigrateOptions): Promise<StoreMigr
       for (const part of EXPORT_PARTS) parts.push(await run.tablePart(part, files, done.get(part.part)));
       for (const q of queues) {
         const name = `queue ${q.tenant}/${q.flow}`;
-        parts.push(await run.queuePart(name, done.get(name), () => readQueueSnapshot(queuePaths(paths.queuesDir, q.tenant, q.flow))));
+        parts.push(
+          await run.queuePart(name, done.get(name), () =>
+            readQueueSnapshot(queuePaths(paths.queuesDir, q.tenant, q.flow)),
+          ),
+        );
       }
-      return { stateDir: paths.stateDir, installationId, target: target.db.url.redacted, schemaVersion: target.schemaVersion, parts, notCopied: NOT_COPIED };
+      return {
+        stateDir: paths.stateDir,
+        installationId,
+        target: target.db.url.redacted,
+        schemaVersion: target.schemaVersion,
+        parts,
+        notCopied: NOT_COPIED,
+      };
     } finally {
       await target.close();
     }
@@ -110,7 +147,8 @@ export async function migrateStore(opts: StoreMigrateOptions): Promise<StoreMigr
  */
 export function installationIdOf(registry: SqliteSnapshot): string {
   const first = registry.appliedVersions()[0];
-  if (first === undefined) refuse('source_missing', `${registry.path} is not a svc registry database (it has no schema_migrations)`);
+  if (first === undefined)
+    refuse('source_missing', `${registry.path} is not a svc registry database (it has no schema_migrations)`);
   return `inst-${createHash('sha256').update(`registry created ${first.appliedAt}`).digest('hex').slice(0, 20)}`;
 }
 
@@ -124,7 +162,8 @@ class MigrationRun {
   ) {}
 
   async tablePart(part: ExportPart, files: Snapshots, done: { copied: number } | undefined): Promise<PartOutcome> {
-    if (done !== undefined) return this.#report({ part: part.part, status: 'already_done', rows: done.copied, inserted: 0 });
+    if (done !== undefined)
+      return this.#report({ part: part.part, status: 'already_done', rows: done.copied, inserted: 0 });
     let rows = 0;
     let inserted = 0;
     for (const t of part.tables) {
@@ -145,7 +184,11 @@ class MigrationRun {
   }
 
   /** A queue in one transaction: its messages are deleted as they are consumed, so a half-copied queue must never be finished by re-reading the source after the target was used. */
-  async queuePart(name: string, done: { copied: number } | undefined, read: () => Promise<QueueSnapshot>): Promise<PartOutcome> {
+  async queuePart(
+    name: string,
+    done: { copied: number } | undefined,
+    read: () => Promise<QueueSnapshot>,
+  ): Promise<PartOutcome> {
     if (done !== undefined) return this.#report({ part: name, status: 'already_done', rows: done.copied, inserted: 0 });
     const snap = await read();
     const q = importQueue(snap);
@@ -156,7 +199,12 @@ class MigrationRun {
       return n;
     });
     await this.#pause();
-    const queue = { fresh: snap.fresh.length, retries: snap.retries.length, deadLetters: snap.deadLetters.length, nextId: snap.nextId };
+    const queue = {
+      fresh: snap.fresh.length,
+      retries: snap.retries.length,
+      deadLetters: snap.deadLetters.length,
+      nextId: snap.nextId,
+    };
     return this.#report({ part: name, status: 'copied', rows, inserted, queue });
   }
 
@@ -172,15 +220,41 @@ class MigrationRun {
 }
 
 function importQueue(s: QueueSnapshot): ImportQueue {
-  const trace = (m: { traceparent?: string | undefined; tracestate?: string | undefined }) => ({ traceparent: m.traceparent ?? null, tracestate: m.tracestate ?? null });
+  const trace = (m: { traceparent?: string | undefined; tracestate?: string | undefined }) => ({
+    traceparent: m.traceparent ?? null,
+    tracestate: m.tracestate ?? null,
+  });
   return {
     tenant: s.tenant,
     flow: s.flow,
     messages: [
-      ...s.fresh.map((m) => ({ id: m.id, correlationId: m.correlation_id, enqueuedAt: m.enqueued_at, attempts: m.attempts, payload: JSON.stringify(m.payload), ...trace(m), dueMs: null })),
-      ...s.retries.map((e) => ({ id: e.id, correlationId: e.correlation_id, enqueuedAt: e.enqueued_at, attempts: e.attempts, payload: JSON.stringify(e.payload), ...trace(e), dueMs: e.due })),
+      ...s.fresh.map((m) => ({
+        id: m.id,
+        correlationId: m.correlation_id,
+        enqueuedAt: m.enqueued_at,
+        attempts: m.attempts,
+        payload: JSON.stringify(m.payload),
+        ...trace(m),
+        dueMs: null,
+      })),
+      ...s.retries.map((e) => ({
+        id: e.id,
+        correlationId: e.correlation_id,
+        enqueuedAt: e.enqueued_at,
+        attempts: e.attempts,
+        payload: JSON.stringify(e.payload),
+        ...trace(e),
+        dueMs: e.due,
+      })),
     ],
-    deadLetters: s.deadLetters.map((d) => ({ id: d.id, payload: JSON.stringify(d.payload), enqueuedAt: d.enqueued_at, failedAt: d.failed_at, attempts: d.attempts, lastError: d.last_error })),
+    deadLetters: s.deadLetters.map((d) => ({
+      id: d.id,
+      payload: JSON.stringify(d.payload),
+      enqueuedAt: d.enqueued_at,
+      failedAt: d.failed_at,
+      attempts: d.attempts,
+      lastError: d.last_error,
+    })),
     nextId: s.nextId,
   };
 }
@@ -197,7 +271,8 @@ function openSnapshots(paths: StatePaths): Snapshots {
     files.registry = SqliteSnapshot.open(paths.registryDb);
     files.audit = SqliteSnapshot.open(paths.auditDb);
     files.ui = SqliteSnapshot.open(paths.uiDb);
-    if (files.registry === undefined) refuse('source_missing', `no state directory at ${paths.stateDir} (${paths.registryDb} does not exist)`);
+    if (files.registry === undefined)
+      refuse('source_missing', `no state directory at ${paths.stateDir} (${paths.registryDb} does not exist)`);
   } catch (err) {
     for (const f of Object.values(files)) f?.close();
     throw err;
@@ -211,6 +286,10 @@ function refuseNewerSource(files: Snapshots): void {
     if (file === undefined) continue;
     const known = new Set(EXPORT_MIGRATIONS[name].map((m) => m.version));
     const unknown = file.appliedVersions().filter((v) => !known.has(v.version));
-    if (unknown.length > 0) refuse('source_newer', `${file.path} was written by a newer svc (schema version ${unknown[unknown.length - 1]!.version}); run that version's store migrate`);
+    if (unknown.length > 0)
+      refuse(
+        'source_newer',
+        `${file.path} was written by a newer svc (schema version ${unknown[unknown.length - 1]!.version}); run that version's store migrate`,
+      );
   }
 }

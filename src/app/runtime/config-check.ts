@@ -29,7 +29,10 @@ export function configVariable(key: string): string {
 }
 
 /** One row per (flow, key), in the order given. */
-export function checkFlowConfig(flows: Iterable<FlowConfigNeeds>, env: NodeJS.ProcessEnv = process.env): ConfigKeyReport[] {
+export function checkFlowConfig(
+  flows: Iterable<FlowConfigNeeds>,
+  env: NodeJS.ProcessEnv = process.env,
+): ConfigKeyReport[] {
   const out: ConfigKeyReport[] = [];
   for (const f of flows) {
     for (const key of f.config) {
@@ -55,7 +58,10 @@ export function configRefusalMessage(missing: ConfigKeyReport): string {
 }
 
 /** Throws-free start-up check: the refusal messages, one per missing key (empty when all are set). */
-export function startupConfigRefusals(flows: Iterable<FlowConfigNeeds>, env: NodeJS.ProcessEnv = process.env): string[] {
+export function startupConfigRefusals(
+  flows: Iterable<FlowConfigNeeds>,
+  env: NodeJS.ProcessEnv = process.env,
+): string[] {
   return missingConfig(checkFlowConfig(flows, env)).map(configRefusalMessage);
 }
 

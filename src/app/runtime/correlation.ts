@@ -41,7 +41,13 @@ export class Correlations {
   }
 
   /** Opens (or closes) around the run: 409 while a row is open, 422 for a refusal. `decl` was checked by the compiler. */
-  async around(ir: FlowIR, decl: CorrelationIR, input: unknown, meta: RunMeta, run: () => Promise<FlowResult>): Promise<FlowResult> {
+  async around(
+    ir: FlowIR,
+    decl: CorrelationIR,
+    input: unknown,
+    meta: RunMeta,
+    run: () => Promise<FlowResult>,
+  ): Promise<FlowResult> {
     const ctx = keyContext(input, meta);
     const key = evaluateKey(decl.key, ctx, 'correlation_open.key');
     if (decl.kind === 'close') return this.#close(ir, decl.closes, key, run);
@@ -78,10 +84,19 @@ export class Correlations {
   async #close(ir: FlowIR, opener: string, key: string, run: () => Promise<FlowResult>): Promise<FlowResult> {
     const keyHash = keyFingerprint(ir.tenant, opener, key, this.#stateKey);
     const row = await this.#repo.getCorrelation(ir.tenant, opener, keyHash);
-    if (row === undefined) throw new SvcError('SVC_ERR_UNPROCESSABLE', `correlation refused: no correlation of flow '${opener}' exists for this key`);
-    if (row.status === 'closed' || row.status === 'closed_late') throw new SvcError('SVC_ERR_UNPROCESSABLE', `correlation refused: the correlation for this key is already ${row.status}`);
+    if (row === undefined)
+      throw new SvcError(
+        'SVC_ERR_UNPROCESSABLE',
+        `correlation refused: no correlation of flow '${opener}' exists for this key`,
+      );
+    if (row.status === 'closed' || row.status === 'closed_late')
+      throw new SvcError(
+        'SVC_ERR_UNPROCESSABLE',
+        `correlation refused: the correlation for this key is already ${row.status}`,
+      );
     const result = await run();
-    if (!result.faultHandled) await this.#repo.closeCorrelation(ir.tenant, opener, keyHash, new Date(this.#now()).toISOString());
+    if (!result.faultHandled)
+      await this.#repo.closeCorrelation(ir.tenant, opener, keyHash, new Date(this.#now()).toISOString());
     return result;
   }
 
@@ -90,7 +105,10 @@ export class Correlations {
    * process gets there first) and its compensating flow, if any, is enqueued with the recorded state.
    * @returns the rows timed out by this pass
    */
-  async reconcile(enqueue: EnqueueFn | undefined, onError: (row: CorrelationRow, err: unknown) => void): Promise<CorrelationRow[]> {
+  async reconcile(
+    enqueue: EnqueueFn | undefined,
+    onError: (row: CorrelationRow, err: unknown) => void,
+  ): Promise<CorrelationRow[]> {
     const timedOut: CorrelationRow[] = [];
     for (const row of await this.#repo.dueCorrelations(new Date(this.#now()).toISOString())) {
       if (!(await this.#repo.markTimedOut(row.tenant, row.flow, row.key_hash))) continue;
@@ -98,7 +116,10 @@ export class Correlations {
       if (row.on_timeout_flow === null) continue;
       try {
         if (enqueue === undefined) throw new Error('no queue is wired into this process');
-        await enqueue(row.tenant, row.on_timeout_flow, { correlationId: row.correlation_id, payload: row.state === null ? null : JSON.parse(row.state) });
+        await enqueue(row.tenant, row.on_timeout_flow, {
+          correlationId: row.correlation_id,
+          payload: row.state === null ? null : JSON.parse(row.state),
+        });
       } catch (err) {
         onError(row, err);
       }
@@ -109,7 +130,10 @@ export class Correlations {
 
 function refusal(row: CorrelationRow): SvcError {
   if (row.status === 'open') return new SvcError('SVC_ERR_CONFLICT', 'a correlation is already open for this key');
-  return new SvcError('SVC_ERR_UNPROCESSABLE', `correlation refused: the key was used by a correlation that is now ${row.status}; a key is not reused while its row exists`);
+  return new SvcError(
+    'SVC_ERR_UNPROCESSABLE',
+    `correlation refused: the key was used by a correlation that is now ${row.status}; a key is not reused while its row exists`,
+  );
 }
 
 /** The recorded state; it becomes a queued message's body, so it nests no deeper than one may. */
@@ -119,9 +143,16 @@ function evaluateState(state: Record<string, string>, ctx: Record<string, unknow
     try {
       out[name] = compileExpr(expr)(ctx);
     } catch (err) {
-      throw new SvcError('SVC_ERR_UNPROCESSABLE', `correlation refused: correlation_state.${name} could not be evaluated: ${err instanceof Error ? err.message : String(err)}`);
+      throw new SvcError(
+        'SVC_ERR_UNPROCESSABLE',
+        `correlation refused: correlation_state.${name} could not be evaluated: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
   }
-  if (valueNestsDeeperThan(out)) throw new SvcError('SVC_ERR_UNPROCESSABLE', `correlation refused: correlation_state nests deeper than ${JSON_MAX_DEPTH} levels`);
+  if (valueNestsDeeperThan(out))
+    throw new SvcError(
+      'SVC_ERR_UNPROCESSABLE',
+      `correlation refused: correlation_state nests deeper than ${JSON_MAX_DEPTH} levels`,
+    );
   return out;
 }

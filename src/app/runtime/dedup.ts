@@ -45,10 +45,17 @@ export function evaluateKey(expr: string, ctx: Record<string, unknown>, what: st
   try {
     value = compileExpr(expr)(ctx);
   } catch (err) {
-    throw new SvcError('SVC_ERR_UNPROCESSABLE', `${what} could not be evaluated: ${err instanceof Error ? err.message : String(err)}`);
+    throw new SvcError(
+      'SVC_ERR_UNPROCESSABLE',
+      `${what} could not be evaluated: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   const text = keyText(value);
-  if (text === undefined) throw new SvcError('SVC_ERR_UNPROCESSABLE', `${what} evaluated to an empty value; send a request that carries the key`);
+  if (text === undefined)
+    throw new SvcError(
+      'SVC_ERR_UNPROCESSABLE',
+      `${what} evaluated to an empty value; send a request that carries the key`,
+    );
   return text;
 }
 
@@ -64,7 +71,13 @@ export class Dedup {
   }
 
   /** Runs `run` at most once per key and window; see the module comment for duplicates. */
-  async around(ir: FlowIR, dedup: DedupIR, input: unknown, meta: RunMeta, run: () => Promise<FlowResult>): Promise<FlowResult> {
+  async around(
+    ir: FlowIR,
+    dedup: DedupIR,
+    input: unknown,
+    meta: RunMeta,
+    run: () => Promise<FlowResult>,
+  ): Promise<FlowResult> {
     const key = evaluateKey(dedup.key, keyContext(input, meta), 'dedup_key');
     const keyHash = keyFingerprint(ir.tenant, ir.flow, key, this.#opts.stateKey);
     const now = this.#now();
@@ -101,7 +114,12 @@ export class Dedup {
     return result;
   }
 
-  async #finish(ir: FlowIR, keyHash: string, meta: RunMeta, o: { status: 'done' | 'failed'; responseStatus: number; headers: Record<string, string>; body: string | null }): Promise<void> {
+  async #finish(
+    ir: FlowIR,
+    keyHash: string,
+    meta: RunMeta,
+    o: { status: 'done' | 'failed'; responseStatus: number; headers: Record<string, string>; body: string | null },
+  ): Promise<void> {
     await this.#repo.finish(ir.tenant, ir.flow, keyHash, meta.correlationId, { ...o, now: iso(this.#now()) });
   }
 }
@@ -131,7 +149,11 @@ type StoredBody = { t: 'json'; v: unknown } | { t: 'text'; v: string } | { t: 'x
 export function encodeBody(output: unknown): string | null {
   if (output === null || output === undefined) return null;
   const stored: StoredBody =
-    typeof output === 'string' ? { t: 'text', v: output } : isXmlValue(output) ? { t: 'xml', xml: output.xml, root: output.root } : { t: 'json', v: output };
+    typeof output === 'string'
+      ? { t: 'text', v: output }
+      : isXmlValue(output)
+        ? { t: 'xml', xml: output.xml, root: output.root }
+        : { t: 'json', v: output };
   return JSON.stringify(stored, (_k, v: unknown) => (isXmlValue(v) ? v.xml : typeof v === 'bigint' ? Number(v) : v));
 }
 

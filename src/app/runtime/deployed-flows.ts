@@ -109,11 +109,19 @@ function credentialTemplates(step: StepIR): [string, string | undefined][] {
 
 /** Every reason the server must not start, from the scanned flows and the environment. */
 export function startupRefusals(flows: readonly FlowIR[], env: NodeJS.ProcessEnv = process.env): string[] {
-  return [...startupConfigRefusals(flows.map((f) => ({ tenant: f.tenant, flow: f.flow, config: f.config })), env), ...bareCredentialRefusals(flows)];
+  return [
+    ...startupConfigRefusals(
+      flows.map((f) => ({ tenant: f.tenant, flow: f.flow, config: f.config })),
+      env,
+    ),
+    ...bareCredentialRefusals(flows),
+  ];
 }
 
 /** What `svc config check` reads: each latest artifact's `config:` keys, and the unreadable ones. */
-export async function configNeeds(reads: LatestArtifactReads): Promise<{ flows: FlowConfigNeeds[]; unreadable: UnreadableFlow[] }> {
+export async function configNeeds(
+  reads: LatestArtifactReads,
+): Promise<{ flows: FlowConfigNeeds[]; unreadable: UnreadableFlow[] }> {
   const scan = await scanLatestArtifacts(reads);
   return {
     flows: scan.flows.map((f) => ({ tenant: f.tenant, flow: f.flow, config: f.config ?? [] })),

@@ -40,7 +40,10 @@ export function httpEgressEffect(setting: (name: SettingName) => number): HttpEg
         })
       : plain;
     const render = (template: string) => compileTemplate(template).render(call.ctx);
-    return egress(call.step, call.message, call.ctx, render, { flowMaxMessageBytes: call.ir.maxMessageBytes, trace: { span: call.span, tenant: call.ir.tenant, flow: call.ir.flow } });
+    return egress(call.step, call.message, call.ctx, render, {
+      flowMaxMessageBytes: call.ir.maxMessageBytes,
+      trace: { span: call.span, tenant: call.ir.tenant, flow: call.ir.flow },
+    });
   };
   return { handler, close: () => agents.close() };
 }

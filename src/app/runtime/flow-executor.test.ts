@@ -43,10 +43,13 @@ describe('the executor every door runs flows through', () => {
       const { exec, rows } = executor();
       const result = await exec.run(ECHO, { n: 3 }, meta(door));
       assert.deepEqual(result.output, { n: 3 });
-      assert.deepEqual(rows.map((r) => [r.event, r.correlation_id, r.http_status]), [
-        ['received', `c-${door}`, undefined],
-        ['completed', `c-${door}`, 200],
-      ]);
+      assert.deepEqual(
+        rows.map((r) => [r.event, r.correlation_id, r.http_status]),
+        [
+          ['received', `c-${door}`, undefined],
+          ['completed', `c-${door}`, 200],
+        ],
+      );
     });
   }
 
@@ -55,17 +58,23 @@ describe('the executor every door runs flows through', () => {
     await exec.run(ECHO, { n: 3 }, meta('queue'));
     const filtered = await exec.run(FILTERED, { n: 1 }, meta('queue'));
     assert.equal(filtered.filtered, true);
-    assert.deepEqual(rows.map((r) => [r.event, r.outcome]), [
-      ['queue_processed', 'succeeded'],
-      ['queue_filtered', 'filtered'],
-    ]);
+    assert.deepEqual(
+      rows.map((r) => [r.event, r.outcome]),
+      [
+        ['queue_processed', 'succeeded'],
+        ['queue_filtered', 'filtered'],
+      ],
+    );
   });
 
   it('synchronous doors share max_concurrent_flow_executions (503 server busy past it); queue deliveries do not count', async () => {
     const limiter = new ExecutionLimiter(1);
     assert.ok(limiter.tryAcquire()); // one execution already in flight
     const { exec } = executor({ limiter });
-    await assert.rejects(exec.run(ECHO, { n: 1 }, meta('http')), (err: SvcError) => err.code === 'SVC_ERR_BUSY' && err.headers?.['retry-after'] === '1');
+    await assert.rejects(
+      exec.run(ECHO, { n: 1 }, meta('http')),
+      (err: SvcError) => err.code === 'SVC_ERR_BUSY' && err.headers?.['retry-after'] === '1',
+    );
     await assert.rejects(exec.run(ECHO, { n: 1 }, meta('grpc')), (err: SvcError) => err.code === 'SVC_ERR_BUSY');
     assert.deepEqual((await exec.run(ECHO, { n: 2 }, meta('queue'))).output, { n: 2 });
     limiter.release();
@@ -91,7 +100,13 @@ describe('the executor every door runs flows through', () => {
   });
 
   it('a duplicate the guard answers without running (a replay) still gets its boundary rows, on every door', async () => {
-    const replayed: FlowResult = { status: 200, headers: { 'x-svc-idempotent-replay': 'true' }, output: { n: 'recorded' }, filtered: false, faultHandled: false };
+    const replayed: FlowResult = {
+      status: 200,
+      headers: { 'x-svc-idempotent-replay': 'true' },
+      output: { n: 'recorded' },
+      filtered: false,
+      faultHandled: false,
+    };
     const guard: RunGuard = { around: async () => replayed };
     for (const [door, expected] of [
       ['http', ['received', 'completed']],
@@ -99,18 +114,31 @@ describe('the executor every door runs flows through', () => {
     ] as const) {
       const { exec, rows } = executor({ guard });
       assert.equal(await exec.run(DEDUP, { n: 1 }, meta(door)), replayed);
-      assert.deepEqual(rows.map((r) => r.event), expected);
+      assert.deepEqual(
+        rows.map((r) => r.event),
+        expected,
+      );
       assert.deepEqual(rows.at(-1)!.payload, { n: 'recorded' });
     }
   });
 
   it('with tracing on, the first step_traced row of a delivery is labelled by its door', async () => {
-    const expected = { http: 'received', soap: 'received', grpc: 'received', cron: 'scheduled', queue: 'dequeued' } as const;
+    const expected = {
+      http: 'received',
+      soap: 'received',
+      grpc: 'received',
+      cron: 'scheduled',
+      queue: 'dequeued',
+    } as const;
     for (const door of Object.keys(expected) as Door[]) {
       const { exec, rows } = executor({ traceEnabled: () => true });
       await exec.run(ECHO, { n: 1 }, meta(door));
       const traced = rows.filter((r) => r.event === 'step_traced');
-      assert.deepEqual(traced.map((r) => r.step), [expected[door], 'answer'], door);
+      assert.deepEqual(
+        traced.map((r) => r.step),
+        [expected[door], 'answer'],
+        door,
+      );
       assert.deepEqual(traced[0]!.payload, { n: 1 });
     }
   });
@@ -132,7 +160,11 @@ describe('the executor every door runs flows through', () => {
     });
     await assert.rejects(
       exec.run(ECHO, {}, meta('queue')),
-      (err: unknown) => err instanceof StorageUnavailableError && err.message === REGISTRY_UNAVAILABLE && err.cause instanceof Error && /SQLITE_BUSY/.test(err.cause.message),
+      (err: unknown) =>
+        err instanceof StorageUnavailableError &&
+        err.message === REGISTRY_UNAVAILABLE &&
+        err.cause instanceof Error &&
+        /SQLITE_BUSY/.test(err.cause.message),
     );
   });
 });

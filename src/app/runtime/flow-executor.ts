@@ -6,8 +6,22 @@
  */
 import { FlowError, flowNotFound, StorageUnavailableError, SvcError } from '../../common/errors.js';
 import type { SettingName } from '../../common/settings.js';
-import { startTrace, traceIdOf, type IncomingTraceContext, type SpanRole, type TraceSpan } from '../../common/trace-context/spans.js';
-import { BUSY_RETRY_AFTER_SECS, maskOf, runFlow, type ExecutionLimiter, type FlowResult, type LoadedFlow, type RunDeps } from '../../engine/index.js';
+import {
+  startTrace,
+  traceIdOf,
+  type IncomingTraceContext,
+  type SpanRole,
+  type TraceSpan,
+} from '../../common/trace-context/spans.js';
+import {
+  BUSY_RETRY_AFTER_SECS,
+  maskOf,
+  runFlow,
+  type ExecutionLimiter,
+  type FlowResult,
+  type LoadedFlow,
+  type RunDeps,
+} from '../../engine/index.js';
 import type { FlowIR } from '../../ir/types.js';
 import type { EventEmitter } from '../../store/event-log/event-sink.js';
 import type { RunGuard } from './dedup-guard.js';
@@ -35,10 +49,22 @@ export interface FlowExecutorDeps {
 }
 
 /** The label of a delivery's first `step_traced` row, by door (docs/tracing.md). */
-const ENTRY_LABELS: Readonly<Record<RunMeta['door'], string>> = Object.freeze({ http: 'received', soap: 'received', grpc: 'received', cron: 'scheduled', queue: 'dequeued' });
+const ENTRY_LABELS: Readonly<Record<RunMeta['door'], string>> = Object.freeze({
+  http: 'received',
+  soap: 'received',
+  grpc: 'received',
+  cron: 'scheduled',
+  queue: 'dequeued',
+});
 
 /** The execution span's kind by door: a request served, a message consumed, or a timer's own work. */
-const SPAN_ROLES: Readonly<Record<RunMeta['door'], SpanRole>> = Object.freeze({ http: 'server', soap: 'server', grpc: 'server', cron: 'internal', queue: 'consumer' });
+const SPAN_ROLES: Readonly<Record<RunMeta['door'], SpanRole>> = Object.freeze({
+  http: 'server',
+  soap: 'server',
+  grpc: 'server',
+  cron: 'internal',
+  queue: 'consumer',
+});
 
 export class FlowExecutor {
   readonly #deps: FlowExecutorDeps;
@@ -65,9 +91,20 @@ export class FlowExecutor {
    * A synchronous delivery that passed the gate but failed before its flow started (no flow, body
    * too large, bad signature, unparseable body): it still gets its `received` and `completed` rows.
    */
-  recordRejected(tenant: string, name: string, correlationId: string, err: unknown, traceContext?: IncomingTraceContext): void {
+  recordRejected(
+    tenant: string,
+    name: string,
+    correlationId: string,
+    err: unknown,
+    traceContext?: IncomingTraceContext,
+  ): void {
     // No execution started, so no span: the rows name the caller's trace when it sent one.
-    const base = { correlation_id: correlationId, tenant, flow: name, trace_id: traceIdOf(traceContext?.traceparent) ?? null };
+    const base = {
+      correlation_id: correlationId,
+      tenant,
+      flow: name,
+      trace_id: traceIdOf(traceContext?.traceparent) ?? null,
+    };
     this.#deps.events.emit({ ...base, event: 'received' });
     this.#deps.events.emit({ ...base, event: 'completed', http_status: statusOf(err), reason: detailOf(err) });
   }
@@ -98,17 +135,46 @@ export class FlowExecutor {
     const traceId = span.traceId;
     // Plain literals of one shape, not spreads of a shared base: on the /run path the spreads cost
     // more than the rest of the event bookkeeping together.
-    events.emit({ event: 'received', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, payload: input, trace_id: traceId });
+    events.emit({
+      event: 'received',
+      correlation_id: meta.correlationId,
+      tenant: ir.tenant,
+      flow: ir.flow,
+      logLevel: ir.logLevel,
+      mask,
+      payload: input,
+      trace_id: traceId,
+    });
     try {
       const result = await this.#guarded(flow, input, meta, this.#traced(flow), span);
-      events.emit({ event: 'completed', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, payload: result.output, http_status: result.status, trace_id: traceId });
+      events.emit({
+        event: 'completed',
+        correlation_id: meta.correlationId,
+        tenant: ir.tenant,
+        flow: ir.flow,
+        logLevel: ir.logLevel,
+        mask,
+        payload: result.output,
+        http_status: result.status,
+        trace_id: traceId,
+      });
       const outcome = outcomeOf(result);
       this.#observer.executed(ir.tenant, ir.flow, meta.door, outcome, (performance.now() - started) / 1000);
       endExecutionSpan(span, outcome, result.status);
       return result;
     } catch (err) {
       // The operator-facing detail (which step, which variable), never the wire message alone.
-      events.emit({ event: 'completed', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, http_status: statusOf(err), reason: detailOf(err), trace_id: traceId });
+      events.emit({
+        event: 'completed',
+        correlation_id: meta.correlationId,
+        tenant: ir.tenant,
+        flow: ir.flow,
+        logLevel: ir.logLevel,
+        mask,
+        http_status: statusOf(err),
+        reason: detailOf(err),
+        trace_id: traceId,
+      });
       this.#observer.executed(ir.tenant, ir.flow, meta.door, 'failed', (performance.now() - started) / 1000);
       endExecutionSpan(span, 'failed', statusOf(err), err);
       throw err;
@@ -135,9 +201,29 @@ export class FlowExecutor {
     endExecutionSpan(span, outcome, result.status);
     const mask = maskOf(ir);
     if (result.filtered) {
-      this.#deps.events.emit({ event: 'queue_filtered', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, outcome: 'filtered', trace_id: span.traceId });
+      this.#deps.events.emit({
+        event: 'queue_filtered',
+        correlation_id: meta.correlationId,
+        tenant: ir.tenant,
+        flow: ir.flow,
+        logLevel: ir.logLevel,
+        mask,
+        outcome: 'filtered',
+        trace_id: span.traceId,
+      });
     } else {
-      this.#deps.events.emit({ event: 'queue_processed', correlation_id: meta.correlationId, tenant: ir.tenant, flow: ir.flow, logLevel: ir.logLevel, mask, outcome, payload: result.output, http_status: result.status, trace_id: span.traceId });
+      this.#deps.events.emit({
+        event: 'queue_processed',
+        correlation_id: meta.correlationId,
+        tenant: ir.tenant,
+        flow: ir.flow,
+        logLevel: ir.logLevel,
+        mask,
+        outcome,
+        payload: result.output,
+        http_status: result.status,
+        trace_id: span.traceId,
+      });
     }
     return result;
   }
@@ -146,7 +232,8 @@ export class FlowExecutor {
   #guarded(flow: LoadedFlow, input: unknown, meta: RunMeta, trace: boolean, span: TraceSpan): Promise<FlowResult> {
     const { ir } = flow;
     const guard = this.#deps.guard;
-    if (guard === undefined || (ir.dedup === undefined && ir.correlation === undefined)) return this.#execute(ir, input, meta, trace, span);
+    if (guard === undefined || (ir.dedup === undefined && ir.correlation === undefined))
+      return this.#execute(ir, input, meta, trace, span);
     return guard.around(flow, input, meta, () => this.#execute(ir, input, meta, trace, span));
   }
 
@@ -216,6 +303,7 @@ export const REGISTRY_UNAVAILABLE = 'registry unavailable: the flow registry cou
  */
 function detailOf(err: unknown): string {
   if (err instanceof FlowError) return err.detail;
-  if (err instanceof StorageUnavailableError && err.cause instanceof Error) return `${err.message}: ${err.cause.message}`;
+  if (err instanceof StorageUnavailableError && err.cause instanceof Error)
+    return `${err.message}: ${err.cause.message}`;
   return err instanceof Error ? err.message : String(err);
 }

@@ -17,12 +17,20 @@ test.after(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const SRC = '---\nflowdoc_version: "0.1"\nflow: hello\ntenant: acme\n---\n## Step: answer\n```ntd\n{"hi": "{{ ctx.input.name }}"}\n```\n';
+const SRC =
+  '---\nflowdoc_version: "0.1"\nflow: hello\ntenant: acme\n---\n## Step: answer\n```ntd\n{"hi": "{{ ctx.input.name }}"}\n```\n';
 
 test('the loader returns the latest IR, parsed once per hash, and a new loader re-verifies a corrupted artifact', () => {
   const r = compileFlow(SRC);
   const repo = new SqliteArtifactsStore(db);
-  repo.publish({ tenant: 'acme', name: 'hello', version: '1.0.0', bytes: r.bytes!, hash: r.hash!, createdAt: '2024-01-01T00:00:00Z' });
+  repo.publish({
+    tenant: 'acme',
+    name: 'hello',
+    version: '1.0.0',
+    bytes: r.bytes!,
+    hash: r.hash!,
+    createdAt: '2024-01-01T00:00:00Z',
+  });
   const loader = new FlowLoader(repo);
   const a = loader.latest('acme', 'hello');
   assert.equal(a?.version, '1.0.0');
@@ -39,7 +47,14 @@ test('the IR cache is bounded and keeps what is read: the entry not read since t
   const repo = new SqliteArtifactsStore(db);
   const hashes = ['a1', 'a2', 'a3', 'a4'].map((name) => {
     const r = compileFlow(SRC.replace('flow: hello', `flow: ${name}`));
-    repo.publish({ tenant: 'acme', name, version: '1.0.0', bytes: r.bytes!, hash: r.hash!, createdAt: '2024-01-01T00:00:00Z' });
+    repo.publish({
+      tenant: 'acme',
+      name,
+      version: '1.0.0',
+      bytes: r.bytes!,
+      hash: r.hash!,
+      createdAt: '2024-01-01T00:00:00Z',
+    });
     return r.hash!;
   });
   const [h1, h2, h3, h4] = hashes as [string, string, string, string];
@@ -56,7 +71,14 @@ test('the IR cache is bounded and keeps what is read: the entry not read since t
 test('peekIr (the start-up scan) reads through the cache without filling it', () => {
   const repo = new SqliteArtifactsStore(db);
   const r = compileFlow(SRC.replace('flow: hello', 'flow: peeked'));
-  repo.publish({ tenant: 'acme', name: 'peeked', version: '1.0.0', bytes: r.bytes!, hash: r.hash!, createdAt: '2024-01-01T00:00:00Z' });
+  repo.publish({
+    tenant: 'acme',
+    name: 'peeked',
+    version: '1.0.0',
+    bytes: r.bytes!,
+    hash: r.hash!,
+    createdAt: '2024-01-01T00:00:00Z',
+  });
   const loader = new FlowLoader(repo);
   const peeked = loader.peekIr(r.hash!);
   assert.notEqual(loader.peekIr(r.hash!), peeked, 'not kept');

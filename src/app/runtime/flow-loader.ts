@@ -41,7 +41,11 @@ export class FlowLoader {
    * @param resolveLatest where `latest` is looked up (the service passes its registry cache, which
    *   revalidates by the file's change counter). @default one indexed read of the repo per call
    */
-  constructor(repo: ArtifactReads, resolveLatest?: (tenant: string, name: string) => FlowVersionRef | undefined, opts: { irCacheMax?: number } = {}) {
+  constructor(
+    repo: ArtifactReads,
+    resolveLatest?: (tenant: string, name: string) => FlowVersionRef | undefined,
+    opts: { irCacheMax?: number } = {},
+  ) {
     this.#repo = repo;
     this.#irCacheMax = opts.irCacheMax ?? IR_CACHE_MAX;
     this.#resolveLatest = resolveLatest ?? ((tenant, name) => repo.resolveLatest(tenant, name));
@@ -114,7 +118,8 @@ export class FlowLoader {
  * @throws IntegrityError when the artifact is missing or does not hold IR JSON
  */
 export function irOfArtifact(hash: string, bytes: Buffer | undefined): FlowIR {
-  if (!bytes) throw new IntegrityError(`artifact ${hash} is referenced but missing; re-deploy the flow under a new version`);
+  if (!bytes)
+    throw new IntegrityError(`artifact ${hash} is referenced but missing; re-deploy the flow under a new version`);
   let stored: FlowIR | FlowIRv1;
   try {
     stored = JSON.parse(bytes.toString('utf8')) as FlowIR | FlowIRv1;

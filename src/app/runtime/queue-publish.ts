@@ -14,7 +14,11 @@ export function queuePublishEffect(queues: Pick<QueueWorkers, 'publish'>): Effec
   return async (call: EffectCall) => {
     const { step, ir } = call;
     const target = step.queue;
-    if (target === undefined) throw new FlowDefectError(step.name, `step '${step.name}' uses queue_publish without a 'queue:' key naming the target flow`);
+    if (target === undefined)
+      throw new FlowDefectError(
+        step.name,
+        `step '${step.name}' uses queue_publish without a 'queue:' key naming the target flow`,
+      );
     if (isXmlValue(call.message)) {
       throw new FlowDefectError(
         step.name,

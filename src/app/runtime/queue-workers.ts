@@ -68,7 +68,8 @@ export class QueueWorkers {
     this.#deps = deps;
     // Capacity settings are read once, at startup (spec: Limits).
     this.#maxWorkers = deps.setting('max_queue_workers');
-    this.#maxPerTenant = (deps.perTenantSet?.() ?? true) ? deps.setting('max_queue_workers_per_tenant') : this.#maxWorkers;
+    this.#maxPerTenant =
+      (deps.perTenantSet?.() ?? true) ? deps.setting('max_queue_workers_per_tenant') : this.#maxWorkers;
   }
 
   get state(): QueueWorkersState {
@@ -99,14 +100,26 @@ export class QueueWorkers {
    * /enqueue: appends the message and resolves once an fdatasync covers it; then makes sure the
    * queue has a worker (past the ceiling it gets none, and the message still counts as accepted).
    */
-  async enqueue(tenant: string, flow: string, payload: unknown, correlationId: string, traceContext?: IncomingTraceContext): Promise<AppendResult> {
+  async enqueue(
+    tenant: string,
+    flow: string,
+    payload: unknown,
+    correlationId: string,
+    traceContext?: IncomingTraceContext,
+  ): Promise<AppendResult> {
     const traced = this.#traceSafe(tenant, flow);
     // The submission's span (a child of the caller's) is what the message carries: the worker's
     // execution becomes its child, in the caller's trace (or a new one started here).
-    const span = startTrace(`enqueue ${tenant}/${flow}`, 'producer', traceContext, { 'svc.tenant': tenant, 'svc.flow': flow, 'svc.correlation_id': correlationId });
+    const span = startTrace(`enqueue ${tenant}/${flow}`, 'producer', traceContext, {
+      'svc.tenant': tenant,
+      'svc.flow': flow,
+      'svc.correlation_id': correlationId,
+    });
     const r = await this.#append(tenant, flow, { correlationId, payload }, span);
     this.#recordEnqueued(tenant, flow, r, correlationId, payload, 'enqueue', traced, span.traceId);
-    void this.ensureWorker(tenant, flow).catch((err: unknown) => this.#deps.log.error({ err, tenant, flow }, 'queue worker could not be started'));
+    void this.ensureWorker(tenant, flow).catch((err: unknown) =>
+      this.#deps.log.error({ err, tenant, flow }, 'queue worker could not be started'),
+    );
     return r;
   }
 
@@ -114,22 +127,55 @@ export class QueueWorkers {
    * queue_publish: the step fails (EgressError, 502 class) before anything is written when no
    * worker can exist for the target queue; otherwise as enqueue.
    */
-  async publish(tenant: string, flow: string, payload: unknown, correlationId: string, step: string, parentSpan: TraceSpan): Promise<AppendResult> {
+  async publish(
+    tenant: string,
+    flow: string,
+    payload: unknown,
+    correlationId: string,
+    step: string,
+    parentSpan: TraceSpan,
+  ): Promise<AppendResult> {
     const status = await this.ensureWorker(tenant, flow);
     if (status === 'ceiling') {
-      throw new EgressError(step, `step '${step}': no worker can be started for queue '${tenant}/${flow}' (max_queue_workers ${this.#maxWorkers}, max_queue_workers_per_tenant ${this.#maxPerTenant} reached until restart)`);
+      throw new EgressError(
+        step,
+        `step '${step}': no worker can be started for queue '${tenant}/${flow}' (max_queue_workers ${this.#maxWorkers}, max_queue_workers_per_tenant ${this.#maxPerTenant} reached until restart)`,
+      );
     }
     // A child of the publishing step: the target flow's execution continues the publisher's trace.
-    const span = parentSpan.child(`enqueue ${tenant}/${flow}`, 'producer', { 'svc.tenant': tenant, 'svc.flow': flow, 'svc.step': step, 'svc.correlation_id': correlationId });
+    const span = parentSpan.child(`enqueue ${tenant}/${flow}`, 'producer', {
+      'svc.tenant': tenant,
+      'svc.flow': flow,
+      'svc.step': step,
+      'svc.correlation_id': correlationId,
+    });
     const r = await this.#append(tenant, flow, { correlationId, payload }, span);
-    this.#recordEnqueued(tenant, flow, r, correlationId, payload, 'queue_publish', this.#traceSafe(tenant, flow), span.traceId);
+    this.#recordEnqueued(
+      tenant,
+      flow,
+      r,
+      correlationId,
+      payload,
+      'queue_publish',
+      this.#traceSafe(tenant, flow),
+      span.traceId,
+    );
     return r;
   }
 
   /** Appends with the submission span's trace context, ending the span with the write's outcome. */
-  async #append(tenant: string, flow: string, input: { correlationId: string; payload: unknown }, span: TraceSpan): Promise<AppendResult> {
+  async #append(
+    tenant: string,
+    flow: string,
+    input: { correlationId: string; payload: unknown },
+    span: TraceSpan,
+  ): Promise<AppendResult> {
     try {
-      const r = await this.#deps.store.append(tenant, flow, { ...input, traceparent: span.traceparent(), tracestate: span.tracestate });
+      const r = await this.#deps.store.append(tenant, flow, {
+        ...input,
+        traceparent: span.traceparent(),
+        tracestate: span.tracestate,
+      });
       span.end();
       return r;
     } catch (err) {
@@ -206,7 +252,11 @@ export class QueueWorkers {
           logLevel: 'full',
           trace_id: traceIdOf(d.message.traceparent) ?? null,
         });
-        this.#deps.audit.append({ tenant, eventType: 'queue.message.failed', payload: { flow, id: d.message.id, attempts: d.attempts, error: d.error } });
+        this.#deps.audit.append({
+          tenant,
+          eventType: 'queue.message.failed',
+          payload: { flow, id: d.message.id, attempts: d.attempts, error: d.error },
+        });
       },
       onError: (err) => this.#deps.log.error({ err, tenant, flow }, 'queue worker storage error (retrying)'),
       onLockLost: () => {
@@ -215,7 +265,10 @@ export class QueueWorkers {
         this.#mine.delete(key);
         this.#perTenant.set(tenant, Math.max(0, (this.#perTenant.get(tenant) ?? 1) - 1));
         this.#elsewhere.set(key, Date.now());
-        this.#deps.log.warn({ tenant, flow }, 'queue worker lock lost (this process was paused or stalled past the lease); another process runs the queue now');
+        this.#deps.log.warn(
+          { tenant, flow },
+          'queue worker lock lost (this process was paused or stalled past the lease); another process runs the queue now',
+        );
       },
     });
     if (!consumer) {
@@ -240,30 +293,56 @@ export class QueueWorkers {
       loaded = this.#deps.loadFlow(tenant, flow);
     } catch (err) {
       if (err instanceof IntegrityError) {
-        this.#deps.log.error({ tenant, flow, id: msg.id, err: err.message }, 'queued message dead-lettered: the stored artifact fails its integrity check');
+        this.#deps.log.error(
+          { tenant, flow, id: msg.id, err: err.message },
+          'queued message dead-lettered: the stored artifact fails its integrity check',
+        );
         return { kind: 'dead', error: err.message };
       }
-      this.#deps.log.error({ tenant, flow, id: msg.id, err: (err as Error)?.message }, 'registry unreadable; queued message retried in 1 s');
-      return { kind: 'retry-fixed', delayMs: REGISTRY_RETRY_MS, error: `registry unreadable: ${(err as Error)?.message ?? String(err)}` };
+      this.#deps.log.error(
+        { tenant, flow, id: msg.id, err: (err as Error)?.message },
+        'registry unreadable; queued message retried in 1 s',
+      );
+      return {
+        kind: 'retry-fixed',
+        delayMs: REGISTRY_RETRY_MS,
+        error: `registry unreadable: ${(err as Error)?.message ?? String(err)}`,
+      };
     }
     if (loaded === undefined) {
-      this.#deps.log.error({ tenant, flow, id: msg.id }, `queued message ${msg.id} dropped: no flow '${tenant}/${flow}' is deployed`);
+      this.#deps.log.error(
+        { tenant, flow, id: msg.id },
+        `queued message ${msg.id} dropped: no flow '${tenant}/${flow}' is deployed`,
+      );
       return { kind: 'ack' };
     }
     try {
-      const traceContext = msg.traceparent === undefined ? undefined : { traceparent: msg.traceparent, tracestate: msg.tracestate };
-      const result = await this.#deps.executor.run(loaded, msg.payload, { door: 'queue', correlationId: msg.correlationId, headers: {}, traceContext });
+      const traceContext =
+        msg.traceparent === undefined ? undefined : { traceparent: msg.traceparent, tracestate: msg.tracestate };
+      const result = await this.#deps.executor.run(loaded, msg.payload, {
+        door: 'queue',
+        correlationId: msg.correlationId,
+        headers: {},
+        traceContext,
+      });
       if (!result.filtered) {
         const outcome = result.faultHandled ? 'fault_handled' : 'succeeded';
-        this.#deps.audit.append({ tenant, eventType: 'queue.message.processed', correlationId: msg.correlationId, payload: { flow, id: msg.id, outcome } });
+        this.#deps.audit.append({
+          tenant,
+          eventType: 'queue.message.processed',
+          correlationId: msg.correlationId,
+          payload: { flow, id: msg.id, outcome },
+        });
       }
       return { kind: 'ack' };
     } catch (err) {
       const detail = (err as { detail?: string }).detail ?? (err as Error)?.message ?? String(err);
       if (err instanceof IntegrityError) return { kind: 'dead', error: detail };
-      if (err instanceof StorageUnavailableError) return { kind: 'retry-fixed', delayMs: REGISTRY_RETRY_MS, error: detail };
+      if (err instanceof StorageUnavailableError)
+        return { kind: 'retry-fixed', delayMs: REGISTRY_RETRY_MS, error: detail };
       // A duplicate held back while its first delivery is in flight waits without spending an attempt.
-      if (err instanceof SvcError && err.status === 409) return { kind: 'retry-fixed', delayMs: REGISTRY_RETRY_MS, error: detail };
+      if (err instanceof SvcError && err.status === 409)
+        return { kind: 'retry-fixed', delayMs: REGISTRY_RETRY_MS, error: detail };
       return { kind: 'retry', error: detail, policy: loaded.ir.queue };
     }
   }
@@ -286,11 +365,45 @@ export class QueueWorkers {
     }
   }
 
-  #recordEnqueued(tenant: string, flow: string, r: AppendResult, correlationId: string, payload: unknown, source: SubmissionSource, traced: boolean, traceId: string): void {
+  #recordEnqueued(
+    tenant: string,
+    flow: string,
+    r: AppendResult,
+    correlationId: string,
+    payload: unknown,
+    source: SubmissionSource,
+    traced: boolean,
+    traceId: string,
+  ): void {
     const { events, audit } = this.#deps;
-    if (traced) events.emit({ event: 'step_traced', correlation_id: correlationId, tenant, flow, step: 'enqueued', payload, logLevel: 'full', mask: this.#maskOf(tenant, flow), trace_id: traceId });
-    events.emit({ event: 'queue_enqueued', correlation_id: correlationId, tenant, flow, outcome: 'queued', payload: { id: r.id, offset: r.offset, source }, logLevel: 'full', trace_id: traceId });
-    audit.append({ tenant, eventType: 'queue.message.enqueued', correlationId, payload: { flow, id: r.id, offset: r.offset, source } });
+    if (traced)
+      events.emit({
+        event: 'step_traced',
+        correlation_id: correlationId,
+        tenant,
+        flow,
+        step: 'enqueued',
+        payload,
+        logLevel: 'full',
+        mask: this.#maskOf(tenant, flow),
+        trace_id: traceId,
+      });
+    events.emit({
+      event: 'queue_enqueued',
+      correlation_id: correlationId,
+      tenant,
+      flow,
+      outcome: 'queued',
+      payload: { id: r.id, offset: r.offset, source },
+      logLevel: 'full',
+      trace_id: traceId,
+    });
+    audit.append({
+      tenant,
+      eventType: 'queue.message.enqueued',
+      correlationId,
+      payload: { flow, id: r.id, offset: r.offset, source },
+    });
   }
 
   /** Stops accepting new workers; the store's close() stops the running ones and releases their locks. */

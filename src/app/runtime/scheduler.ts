@@ -21,7 +21,10 @@ export interface ScheduledFlow {
 
 /** Why a `schedule:` value cannot be used, or undefined when it is a valid six-field cron. */
 export function scheduleProblem(schedule: string): string | undefined {
-  const fields = schedule.trim().split(/\s+/).filter((f) => f !== '');
+  const fields = schedule
+    .trim()
+    .split(/\s+/)
+    .filter((f) => f !== '');
   if (fields.length !== 6) {
     return `schedule "${schedule}" has ${fields.length} field${fields.length === 1 ? '' : 's'}; a six-field cron (seconds first, e.g. "0 */5 * * * *") is required`;
   }
@@ -104,16 +107,25 @@ export class Scheduler {
         this.#lock = undefined;
       }
       const leaseMs = this.#opts.leaseMs ?? 30_000;
-      const lock = this.#opts.takeLead !== undefined ? await this.#opts.takeLead(leaseMs) : await LockFile.tryAcquire(join(this.#opts.locksDir, 'scheduler.lock'), { leaseMs });
+      const lock =
+        this.#opts.takeLead !== undefined
+          ? await this.#opts.takeLead(leaseMs)
+          : await LockFile.tryAcquire(join(this.#opts.locksDir, 'scheduler.lock'), { leaseMs });
       if (lock === undefined) return;
       if (this.#stopped) {
         await lock.release();
         return;
       }
       this.#lock = lock;
-      this.#opts.log.info(`scheduler lock taken${lock.tookOver ? ' (from a holder that stopped)' : ''}; running ${this.#flows.length} schedule(s)`);
+      this.#opts.log.info(
+        `scheduler lock taken${lock.tookOver ? ' (from a holder that stopped)' : ''}; running ${this.#flows.length} schedule(s)`,
+      );
       for (const f of this.#flows) {
-        this.#jobs.push(new Cron(f.schedule, { timezone: 'UTC', protect: true, unref: true, catch: true }, (job: Cron) => this.#tick(f, job)));
+        this.#jobs.push(
+          new Cron(f.schedule, { timezone: 'UTC', protect: true, unref: true, catch: true }, (job: Cron) =>
+            this.#tick(f, job),
+          ),
+        );
       }
     } catch (err) {
       this.#opts.log.error({ err }, 'scheduler lock could not be taken');

@@ -20,9 +20,14 @@ export interface AuditListing {
   readonly total: number;
 }
 
-export async function latestAuditEntries(audit: AuditStore, tenant: string, limit: number = DEFAULT_AUDIT_LIMIT): Promise<AuditListing> {
+export async function latestAuditEntries(
+  audit: AuditStore,
+  tenant: string,
+  limit: number = DEFAULT_AUDIT_LIMIT,
+): Promise<AuditListing> {
   assertName('tenant', tenant);
-  if (!Number.isInteger(limit) || limit < 1) throw new SvcError('SVC_ERR_INVALID_INPUT', `the limit must be a whole number of at least 1, got ${limit}`);
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new SvcError('SVC_ERR_INVALID_INPUT', `the limit must be a whole number of at least 1, got ${limit}`);
   return { entries: await audit.latest(tenant, limit), total: await audit.count(tenant) };
 }
 

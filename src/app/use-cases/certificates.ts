@@ -27,7 +27,10 @@ const DAY_MS = 86_400_000;
  * certificate fields (`sha256` as `openssl x509 -fingerprint -sha256` prints it; `pem` the
  * certificate alone, re-encoded).
  */
-export type ParsedCertificate = Pick<CertificateRow, 'subject' | 'issuer' | 'serial' | 'validFrom' | 'validTo' | 'sha256' | 'pem'>;
+export type ParsedCertificate = Pick<
+  CertificateRow,
+  'subject' | 'issuer' | 'serial' | 'validFrom' | 'validTo' | 'sha256' | 'pem'
+>;
 
 const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----/g;
 
@@ -38,12 +41,24 @@ const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----/g;
 export function parseCertificatePem(text: string): ParsedCertificate {
   const blocks = [...text.matchAll(PEM_BLOCK)].map((m) => m[1]!);
   if (blocks.some((b) => b.includes('PRIVATE KEY'))) {
-    throw new SvcError('SVC_ERR_INVALID_INPUT', 'the file holds a private key; register the certificate alone (the private key is never stored): extract it with openssl x509 -in <file> -out cert.pem');
+    throw new SvcError(
+      'SVC_ERR_INVALID_INPUT',
+      'the file holds a private key; register the certificate alone (the private key is never stored): extract it with openssl x509 -in <file> -out cert.pem',
+    );
   }
   const certs = blocks.filter((b) => b === 'CERTIFICATE');
-  if (certs.length === 0) throw new SvcError('SVC_ERR_INVALID_INPUT', 'the file holds no PEM certificate (-----BEGIN CERTIFICATE-----)');
-  if (certs.length > 1) throw new SvcError('SVC_ERR_INVALID_INPUT', `the file holds a chain of ${certs.length} certificates; register one certificate per name`);
-  if (blocks.length > 1) throw new SvcError('SVC_ERR_INVALID_INPUT', `the file holds other PEM blocks besides the certificate (${blocks.filter((b) => b !== 'CERTIFICATE').join(', ')}); register the certificate alone`);
+  if (certs.length === 0)
+    throw new SvcError('SVC_ERR_INVALID_INPUT', 'the file holds no PEM certificate (-----BEGIN CERTIFICATE-----)');
+  if (certs.length > 1)
+    throw new SvcError(
+      'SVC_ERR_INVALID_INPUT',
+      `the file holds a chain of ${certs.length} certificates; register one certificate per name`,
+    );
+  if (blocks.length > 1)
+    throw new SvcError(
+      'SVC_ERR_INVALID_INPUT',
+      `the file holds other PEM blocks besides the certificate (${blocks.filter((b) => b !== 'CERTIFICATE').join(', ')}); register the certificate alone`,
+    );
   let cert: X509Certificate;
   try {
     cert = new X509Certificate(text);
@@ -62,7 +77,8 @@ export function parseCertificatePem(text: string): ParsedCertificate {
 }
 
 function checkKind(kind: string): asserts kind is CertKind {
-  if (!(CERT_KINDS as readonly string[]).includes(kind)) throw new SvcError('SVC_ERR_INVALID_INPUT', `kind "${kind}" is not one of ${CERT_KINDS.join(', ')}`);
+  if (!(CERT_KINDS as readonly string[]).includes(kind))
+    throw new SvcError('SVC_ERR_INVALID_INPUT', `kind "${kind}" is not one of ${CERT_KINDS.join(', ')}`);
 }
 
 interface CertInput {
@@ -87,20 +103,43 @@ async function prepare(deps: CertDeps, input: CertInput): Promise<NewCertificate
 export async function addCertificate(deps: CertDeps, input: CertInput, actor: string): Promise<CertificateRow> {
   const c = await prepare(deps, input);
   const row = await deps.certificates.add(c);
-  if (row === undefined) throw new SvcError('SVC_ERR_CONFLICT', `certificate "${input.name}" of tenant ${input.tenant} already exists; use svc cert replace to register its successor`);
-  await deps.audit.append({ tenant: row.tenant, eventType: 'cert.added', payload: { name: row.name, kind: row.kind, sha256: row.sha256, valid_to: row.validTo, actor } });
+  if (row === undefined)
+    throw new SvcError(
+      'SVC_ERR_CONFLICT',
+      `certificate "${input.name}" of tenant ${input.tenant} already exists; use svc cert replace to register its successor`,
+    );
+  await deps.audit.append({
+    tenant: row.tenant,
+    eventType: 'cert.added',
+    payload: { name: row.name, kind: row.kind, sha256: row.sha256, valid_to: row.validTo, actor },
+  });
   return row;
 }
 
 /** Replaces the current entry (kept as `replaced`); audited as `cert.replaced`. */
-export async function replaceCertificate(deps: CertDeps, input: CertInput, actor: string): Promise<{ retired: CertificateRow; current: CertificateRow }> {
+export async function replaceCertificate(
+  deps: CertDeps,
+  input: CertInput,
+  actor: string,
+): Promise<{ retired: CertificateRow; current: CertificateRow }> {
   const c = await prepare(deps, input);
   const r = await deps.certificates.replace(c, isoNow());
-  if (r === undefined) throw new SvcError('SVC_ERR_NOT_FOUND', `certificate "${input.name}" of tenant ${input.tenant} does not exist; register it with svc cert add`);
+  if (r === undefined)
+    throw new SvcError(
+      'SVC_ERR_NOT_FOUND',
+      `certificate "${input.name}" of tenant ${input.tenant} does not exist; register it with svc cert add`,
+    );
   await deps.audit.append({
     tenant: r.current.tenant,
     eventType: 'cert.replaced',
-    payload: { name: r.current.name, kind: r.current.kind, sha256: r.current.sha256, valid_to: r.current.validTo, replaced_sha256: r.retired.sha256, actor },
+    payload: {
+      name: r.current.name,
+      kind: r.current.kind,
+      sha256: r.current.sha256,
+      valid_to: r.current.validTo,
+      replaced_sha256: r.retired.sha256,
+      actor,
+    },
   });
   return r;
 }
@@ -116,7 +155,14 @@ export interface CertificateView {
 export function certificateView(row: CertificateRow, warningDays: number, now = Date.now()): CertificateView {
   const msLeft = Date.parse(row.validTo) - now;
   const daysLeft = Math.floor(msLeft / DAY_MS);
-  const status = row.status === 'replaced' ? 'replaced' : msLeft <= 0 ? 'expired' : daysLeft < warningDays ? `expires in ${daysLeft} day${daysLeft === 1 ? '' : 's'}` : 'valid';
+  const status =
+    row.status === 'replaced'
+      ? 'replaced'
+      : msLeft <= 0
+        ? 'expired'
+        : daysLeft < warningDays
+          ? `expires in ${daysLeft} day${daysLeft === 1 ? '' : 's'}`
+          : 'valid';
   return { row, status, daysLeft };
 }
 
@@ -124,7 +170,11 @@ export function certificateView(row: CertificateRow, warningDays: number, now = 
  * A tenant's entries (or every tenant's), soonest expiry first. With `expiringInDays`, only the
  * current ones expiring within that many days, and the expired ones always.
  */
-export async function listCertificates(deps: Pick<CertDeps, 'certificates'>, opts: { tenant?: string; expiringInDays?: number; warningDays: number }, now = Date.now()): Promise<CertificateView[]> {
+export async function listCertificates(
+  deps: Pick<CertDeps, 'certificates'>,
+  opts: { tenant?: string; expiringInDays?: number; warningDays: number },
+  now = Date.now(),
+): Promise<CertificateView[]> {
   if (opts.tenant !== undefined) assertName('tenant', opts.tenant);
   const views = (await deps.certificates.list(opts.tenant)).map((r) => certificateView(r, opts.warningDays, now));
   if (opts.expiringInDays === undefined) return views;
@@ -133,17 +183,34 @@ export async function listCertificates(deps: Pick<CertDeps, 'certificates'>, opt
 }
 
 /** The current entry then the retired ones, newest first. */
-export async function showCertificate(deps: Pick<CertDeps, 'certificates'>, tenant: string, name: string, warningDays: number, now = Date.now()): Promise<CertificateView[]> {
+export async function showCertificate(
+  deps: Pick<CertDeps, 'certificates'>,
+  tenant: string,
+  name: string,
+  warningDays: number,
+  now = Date.now(),
+): Promise<CertificateView[]> {
   assertName('tenant', tenant);
   assertName('certificate name', name);
   const history = await deps.certificates.history(tenant, name);
-  if (history.length === 0) throw new SvcError('SVC_ERR_NOT_FOUND', `no certificate "${name}" for tenant ${tenant}; see svc cert list --tenant ${tenant}`);
-  return [...history.filter((r) => r.status === 'current'), ...history.filter((r) => r.status !== 'current')].map((r) => certificateView(r, warningDays, now));
+  if (history.length === 0)
+    throw new SvcError(
+      'SVC_ERR_NOT_FOUND',
+      `no certificate "${name}" for tenant ${tenant}; see svc cert list --tenant ${tenant}`,
+    );
+  return [...history.filter((r) => r.status === 'current'), ...history.filter((r) => r.status !== 'current')].map((r) =>
+    certificateView(r, warningDays, now),
+  );
 }
 
 /** One finding of `svc cert reconcile`. */
 export interface ReconcileFinding {
-  readonly verdict: 'registered and in use' | 'NOT REGISTERED' | 'UNREADABLE' | 'REGISTERED BUT NOT REFERENCED' | 'could not be scanned';
+  readonly verdict:
+    | 'registered and in use'
+    | 'NOT REGISTERED'
+    | 'UNREADABLE'
+    | 'REGISTERED BUT NOT REFERENCED'
+    | 'could not be scanned';
   readonly tenant: string;
   /** The flow (and step) referencing the path, when a path is concerned. */
   readonly where?: string;
@@ -165,7 +232,11 @@ export interface ReconcileSources {
  * certificate registered for the tenant (by fingerprint), or not registered; a key file is reported
  * only when it cannot be read. Then each current registered certificate no flow references.
  */
-export async function reconcileCertificates(deps: Pick<CertDeps, 'certificates'>, sources: ReconcileSources, tenant?: string): Promise<ReconcileFinding[]> {
+export async function reconcileCertificates(
+  deps: Pick<CertDeps, 'certificates'>,
+  sources: ReconcileSources,
+  tenant?: string,
+): Promise<ReconcileFinding[]> {
   const findings: ReconcileFinding[] = [];
   const used = new Set<number>();
   const current = (await deps.certificates.list(tenant)).filter((r) => r.status === 'current');
@@ -178,7 +249,11 @@ export async function reconcileCertificates(deps: Pick<CertDeps, 'certificates'>
     for (const step of [...f.ir.steps, ...(f.ir.fault?.steps ?? [])]) {
       const http = step.http;
       if (http === undefined) continue;
-      for (const [key, path] of [['tls_client_cert', http.tlsClientCert], ['tls_client_key', http.tlsClientKey], ['tls_ca_cert', http.tlsCaCert]] as const) {
+      for (const [key, path] of [
+        ['tls_client_cert', http.tlsClientCert],
+        ['tls_client_key', http.tlsClientKey],
+        ['tls_ca_cert', http.tlsCaCert],
+      ] as const) {
         if (path === undefined) continue;
         const where = `${f.flow} step '${step.name}'`;
         let text: string;
@@ -194,19 +269,48 @@ export async function reconcileCertificates(deps: Pick<CertDeps, 'certificates'>
         try {
           fingerprint = new X509Certificate(text).fingerprint256;
         } catch (err) {
-          findings.push({ verdict: 'UNREADABLE', tenant: f.tenant, where, key, path, detail: `not a certificate: ${(err as Error).message}` });
+          findings.push({
+            verdict: 'UNREADABLE',
+            tenant: f.tenant,
+            where,
+            key,
+            path,
+            detail: `not a certificate: ${(err as Error).message}`,
+          });
           continue;
         }
         const match = current.find((r) => r.tenant === f.tenant && r.sha256 === fingerprint);
-        if (match === undefined) findings.push({ verdict: 'NOT REGISTERED', tenant: f.tenant, where, key, path, detail: `sha256 ${fingerprint}; register it with svc cert add ${path} --tenant ${f.tenant} --name <name>` });
+        if (match === undefined)
+          findings.push({
+            verdict: 'NOT REGISTERED',
+            tenant: f.tenant,
+            where,
+            key,
+            path,
+            detail: `sha256 ${fingerprint}; register it with svc cert add ${path} --tenant ${f.tenant} --name <name>`,
+          });
         else {
           used.add(match.id);
-          findings.push({ verdict: 'registered and in use', tenant: f.tenant, where, key, path, certificate: match.name });
+          findings.push({
+            verdict: 'registered and in use',
+            tenant: f.tenant,
+            where,
+            key,
+            path,
+            certificate: match.name,
+          });
         }
       }
     }
   }
-  for (const r of current) if (!used.has(r.id)) findings.push({ verdict: 'REGISTERED BUT NOT REFERENCED', tenant: r.tenant, certificate: r.name, detail: `sha256 ${r.sha256}` });
+  for (const r of current)
+    if (!used.has(r.id))
+      findings.push({
+        verdict: 'REGISTERED BUT NOT REFERENCED',
+        tenant: r.tenant,
+        certificate: r.name,
+        detail: `sha256 ${r.sha256}`,
+      });
   return findings;
 }
 
@@ -215,9 +319,16 @@ export async function reconcileCertificates(deps: Pick<CertDeps, 'certificates'>
  * contract (the SQLite registry or the PostgreSQL store), against the registered certificates. An
  * artifact that fails its integrity check is a `could not be scanned` finding.
  */
-export async function reconcileDeployedFlows(deps: Pick<CertDeps, 'certificates'> & { readonly artifacts: LatestArtifactReads }, readFile: ReconcileSources['readFile'], tenant?: string): Promise<ReconcileFinding[]> {
+export async function reconcileDeployedFlows(
+  deps: Pick<CertDeps, 'certificates'> & { readonly artifacts: LatestArtifactReads },
+  readFile: ReconcileSources['readFile'],
+  tenant?: string,
+): Promise<ReconcileFinding[]> {
   const scan = await scanLatestArtifacts(deps.artifacts);
-  const flows = [...scan.flows.map((ir) => ({ tenant: ir.tenant, flow: ir.flow, ir })), ...scan.unreadable.map((u) => ({ tenant: u.tenant, flow: u.flow, error: u.error }))];
+  const flows = [
+    ...scan.flows.map((ir) => ({ tenant: ir.tenant, flow: ir.flow, ir })),
+    ...scan.unreadable.map((u) => ({ tenant: u.tenant, flow: u.flow, error: u.error })),
+  ];
   return reconcileCertificates(deps, { flows, readFile }, tenant);
 }
 
@@ -234,7 +345,11 @@ export interface SweepEvent {
 }
 
 /** The sweep's findings over every current certificate (the caller emits them once per installation). */
-export async function sweepCertificates(deps: Pick<CertDeps, 'certificates'>, warningDays: number, now = Date.now()): Promise<SweepEvent[]> {
+export async function sweepCertificates(
+  deps: Pick<CertDeps, 'certificates'>,
+  warningDays: number,
+  now = Date.now(),
+): Promise<SweepEvent[]> {
   const out: SweepEvent[] = [];
   for (const r of await deps.certificates.list()) {
     if (r.status !== 'current') continue;

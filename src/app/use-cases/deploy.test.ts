@@ -43,7 +43,10 @@ function withRegistry<T>(dbPath: string, fn: (db: Db) => T): T {
 }
 
 /** Registers tenants (`acme` active unless listed) and publishes earlier versions. */
-function seed(dbPath: string, opts: { tenants?: Record<string, 'active' | 'disabled'>; published?: [string, string][] } = {}): void {
+function seed(
+  dbPath: string,
+  opts: { tenants?: Record<string, 'active' | 'disabled'>; published?: [string, string][] } = {},
+): void {
   withRegistry(dbPath, (db) => {
     const tenants = new SqliteTenantsStore(db);
     for (const [id, status] of Object.entries(opts.tenants ?? { acme: 'active' })) {
@@ -53,7 +56,14 @@ function seed(dbPath: string, opts: { tenants?: Record<string, 'active' | 'disab
     const artifacts = new SqliteArtifactsStore(db);
     for (const [flow, version] of opts.published ?? []) {
       const bytes = `{"old":"${flow}"}`;
-      artifacts.publish({ tenant: 'acme', name: flow, version, bytes, hash: sha256Hex(bytes), createdAt: '2026-01-01T00:00:00Z' });
+      artifacts.publish({
+        tenant: 'acme',
+        name: flow,
+        version,
+        bytes,
+        hash: sha256Hex(bytes),
+        createdAt: '2026-01-01T00:00:00Z',
+      });
     }
   });
 }
@@ -74,7 +84,12 @@ function refusalsOf(fn: () => unknown): [string, string][] {
     fn();
   } catch (err) {
     if (!(err instanceof DeployRefusedError)) throw err;
-    return err.refusals.map((r) => [r.file.replace(/^.*\/flows\//, ''), r.error instanceof FlowPublicationError ? `diagnostics: ${r.error.diagnostics.map((d) => `${d.line}:${d.code}`).join(',')}` : r.error.message]);
+    return err.refusals.map((r) => [
+      r.file.replace(/^.*\/flows\//, ''),
+      r.error instanceof FlowPublicationError
+        ? `diagnostics: ${r.error.diagnostics.map((d) => `${d.line}:${d.code}`).join(',')}`
+        : r.error.message,
+    ]);
   }
   assert.fail('the deploy was not refused');
 }
@@ -90,7 +105,11 @@ describe('deployFlows refuses the whole deploy and names every refused file', ()
     /** What the registry holds afterwards (the seeded versions: nothing was added). */
     after?: string[];
   }[] = [
-    { name: 'a file with publication errors', files: { 'a.flow.md': flowText('a'), 'b.flow.md': BROKEN }, refused: [['b.flow.md', /^diagnostics: 5:BACKOFF_FACTOR_BELOW_ONE$/]] },
+    {
+      name: 'a file with publication errors',
+      files: { 'a.flow.md': flowText('a'), 'b.flow.md': BROKEN },
+      refused: [['b.flow.md', /^diagnostics: 5:BACKOFF_FACTOR_BELOW_ONE$/]],
+    },
     {
       name: 'an unregistered tenant, naming the repairing command',
       files: { 'a.flow.md': flowText('a'), 'b.flow.md': flowText('b', 'ghost') },
@@ -111,14 +130,28 @@ describe('deployFlows refuses the whole deploy and names every refused file', ()
     },
     {
       name: 'two files naming the same flow (both, each naming the other)',
-      files: { 'a.flow.md': flowText('a'), 'a-copy.flow.md': flowText('a', 'acme', 'other'), 'c.flow.md': flowText('c') },
+      files: {
+        'a.flow.md': flowText('a'),
+        'a-copy.flow.md': flowText('a', 'acme', 'other'),
+        'c.flow.md': flowText('c'),
+      },
       refused: [
         ['a-copy.flow.md', /flow acme\/a is also in .*\/flows\/a\.flow\.md; one deploy publishes each flow once/],
         ['a.flow.md', /flow acme\/a is also in .*\/flows\/a-copy\.flow\.md/],
       ],
     },
-    { name: 'a file that cannot be read', files: { 'a.flow.md': flowText('a') }, paths: ['.', 'missing.flow.md'], refused: [['missing.flow.md', /cannot read .*missing\.flow\.md: ENOENT/]] },
-    { name: 'a directory with no *.flow.md', files: { 'a.flow.md': flowText('a'), 'empty/readme.md': 'x' }, paths: ['.', 'empty'], refused: [['empty', /no \*\.flow\.md file in the directory/]] },
+    {
+      name: 'a file that cannot be read',
+      files: { 'a.flow.md': flowText('a') },
+      paths: ['.', 'missing.flow.md'],
+      refused: [['missing.flow.md', /cannot read .*missing\.flow\.md: ENOENT/]],
+    },
+    {
+      name: 'a directory with no *.flow.md',
+      files: { 'a.flow.md': flowText('a'), 'empty/readme.md': 'x' },
+      paths: ['.', 'empty'],
+      refused: [['empty', /no \*\.flow\.md file in the directory/]],
+    },
     {
       name: 'a broken file and a duplicate version together (the registry is still read to name both)',
       files: { 'a.flow.md': flowText('a'), 'b.flow.md': BROKEN },
@@ -148,7 +181,13 @@ describe('deployFlows refuses the whole deploy and names every refused file', ()
 
 describe('deployFlows publishes', () => {
   it('every *.flow.md of a directory, sorted by name, not its subfolders, in one go', () => {
-    const w = workspace({ 'c.flow.md': flowText('c'), 'a.flow.md': flowText('a'), 'b.flow.md': flowText('b'), 'notes.md': 'x', 'old/d.flow.md': flowText('d') });
+    const w = workspace({
+      'c.flow.md': flowText('c'),
+      'a.flow.md': flowText('a'),
+      'b.flow.md': flowText('b'),
+      'notes.md': 'x',
+      'old/d.flow.md': flowText('d'),
+    });
     seed(w.db);
     const r = deployFlows({ paths: [w.dir], version: '2.0.0', db: w.db });
     assert.equal(r.singleFile, false);
@@ -184,7 +223,11 @@ describe('deployFlows changes nothing when it fails', () => {
     const w = workspace({ 'a.flow.md': flowText('a'), 'b.flow.md': flowText('b'), 'c.flow.md': flowText('c') });
     seed(w.db);
     // A real failure inside the transaction, after a and b were written: the disk refusing the row.
-    withRegistry(w.db, (db) => db.exec("CREATE TRIGGER refuse_c BEFORE INSERT ON flow_versions WHEN NEW.name = 'c' BEGIN SELECT RAISE(ABORT, 'disk says no'); END"));
+    withRegistry(w.db, (db) =>
+      db.exec(
+        "CREATE TRIGGER refuse_c BEFORE INSERT ON flow_versions WHEN NEW.name = 'c' BEGIN SELECT RAISE(ABORT, 'disk says no'); END",
+      ),
+    );
     assert.throws(() => deployFlows({ paths: [w.dir], version: '1', db: w.db }), /disk says no/);
     assert.deepEqual(versions(w.db), []);
   });
@@ -201,7 +244,10 @@ describe('deployFlows changes nothing when it fails', () => {
   });
 
   it('an empty version is refused before any file is read', () => {
-    assert.throws(() => deployFlows({ paths: ['/nowhere'], version: ' ', db: join(root, 'x.db') }), (e: unknown) => e instanceof SvcError && /must not be empty/.test(e.message));
+    assert.throws(
+      () => deployFlows({ paths: ['/nowhere'], version: ' ', db: join(root, 'x.db') }),
+      (e: unknown) => e instanceof SvcError && /must not be empty/.test(e.message),
+    );
   });
 });
 

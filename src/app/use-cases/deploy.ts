@@ -11,7 +11,13 @@ import { isoNow } from '../../common/clock.js';
 import { SvcError } from '../../common/errors.js';
 import { statePaths } from '../../common/paths.js';
 import { FlowPublicationError, type FlowWarning } from '../../flow/diagnostics.js';
-import { SqliteArtifactsStore, DuplicateVersionError, publishedBytes, tenantStatus, type PublishInput } from '../../store/sqlite/sqlite-artifacts-store.js';
+import {
+  SqliteArtifactsStore,
+  DuplicateVersionError,
+  publishedBytes,
+  tenantStatus,
+  type PublishInput,
+} from '../../store/sqlite/sqlite-artifacts-store.js';
 import { openDb, type Db } from '../../store/sqlite/db.js';
 import { registryMigrations } from '../../store/sqlite/migrations/registry.js';
 import { deployViewIn, publishIn, type DeployView } from '../../store/pg/pg-artifacts-store.js';
@@ -84,7 +90,10 @@ export class TenantNotReadyError extends SvcError {
 /** Two files of one deploy name the same (tenant, flow): one version label cannot hold both. */
 export class SameFlowTwiceError extends SvcError {
   constructor(tenant: string, flow: string, others: readonly string[]) {
-    super('SVC_ERR_CONFLICT', `flow ${tenant}/${flow} is also in ${others.join(', ')}; one deploy publishes each flow once`);
+    super(
+      'SVC_ERR_CONFLICT',
+      `flow ${tenant}/${flow} is also in ${others.join(', ')}; one deploy publishes each flow once`,
+    );
     this.name = 'SameFlowTwiceError';
   }
 }
@@ -138,12 +147,20 @@ export async function deployFlowsToPg(opts: Omit<DeployOptions, 'db'>, pg: PgDb)
   const plan = planDeploy(opts);
   const flows = plan.candidates.map(({ flow: c }) => ({ tenant: c.ir.tenant, name: c.ir.flow }));
   if (plan.refusals.size > 0) {
-    plan.addRefusals(registryRefusals(await pg.readSnapshot((tx) => deployViewIn(tx, flows, opts.version, false)), plan.candidates, opts.version));
+    plan.addRefusals(
+      registryRefusals(
+        await pg.readSnapshot((tx) => deployViewIn(tx, flows, opts.version, false)),
+        plan.candidates,
+        opts.version,
+      ),
+    );
     return plan.refuse();
   }
   const createdAt = isoNow();
   await pg.transaction(async (tx) => {
-    plan.addRefusals(registryRefusals(await deployViewIn(tx, flows, opts.version, true), plan.candidates, opts.version));
+    plan.addRefusals(
+      registryRefusals(await deployViewIn(tx, flows, opts.version, true), plan.candidates, opts.version),
+    );
     if (plan.refusals.size > 0) plan.refuse();
     for (const { file, flow: c } of plan.candidates) {
       const p = publishInput(c, opts.version, createdAt);
@@ -202,7 +219,14 @@ function planDeploy(opts: Omit<DeployOptions, 'db'>): DeployPlan {
     result: (db) => ({
       db,
       singleFile: listing.singleFile,
-      deployed: candidates.map(({ file, flow: c }) => ({ file, flow: c.ir.flow, tenant: c.ir.tenant, version: opts.version, hash: c.hash, warnings: c.warnings })),
+      deployed: candidates.map(({ file, flow: c }) => ({
+        file,
+        flow: c.ir.flow,
+        tenant: c.ir.tenant,
+        version: opts.version,
+        hash: c.hash,
+        warnings: c.warnings,
+      })),
     }),
   };
 }
@@ -249,10 +273,20 @@ export function listFlowFiles(paths: readonly string[]): FlowFileListing {
         .map((e) => e.name)
         .sort();
     } catch (err) {
-      refusals.push({ file: path, error: new SvcError('SVC_ERR_INVALID_INPUT', `cannot read ${path}: ${(err as Error).message}`) });
+      refusals.push({
+        file: path,
+        error: new SvcError('SVC_ERR_INVALID_INPUT', `cannot read ${path}: ${(err as Error).message}`),
+      });
       continue;
     }
-    if (names.length === 0) refusals.push({ file: path, error: new SvcError('SVC_ERR_INVALID_INPUT', `no *${FLOW_FILE_SUFFIX} file in the directory ${path} (subfolders are not read)`) });
+    if (names.length === 0)
+      refusals.push({
+        file: path,
+        error: new SvcError(
+          'SVC_ERR_INVALID_INPUT',
+          `no *${FLOW_FILE_SUFFIX} file in the directory ${path} (subfolders are not read)`,
+        ),
+      });
     for (const n of names) add(join(path, n));
   }
   return { files, refusals, singleFile: directories === 0 && paths.length === 1 };
@@ -276,7 +310,14 @@ function sameFlowRefusals(compiled: readonly Compiled[]): DeployRefusal[] {
   return [...byFlow.values()]
     .filter((group) => group.length > 1)
     .flatMap((group) =>
-      group.map((c) => ({ file: c.file, error: new SameFlowTwiceError(c.flow.ir.tenant, c.flow.ir.flow, group.filter((o) => o !== c).map((o) => o.file)) })),
+      group.map((c) => ({
+        file: c.file,
+        error: new SameFlowTwiceError(
+          c.flow.ir.tenant,
+          c.flow.ir.flow,
+          group.filter((o) => o !== c).map((o) => o.file),
+        ),
+      })),
     );
 }
 
@@ -287,9 +328,19 @@ function registryRefusals(view: RegistryView, compiled: readonly Compiled[], ver
     const { tenant, flow } = c.ir;
     const status = view.tenantStatus(tenant);
     if (status === undefined) {
-      refusals.push({ file, error: new TenantNotReadyError(`tenant "${tenant}" is not registered; register it first: svc tenant create --id ${tenant} --display-name <name>`) });
+      refusals.push({
+        file,
+        error: new TenantNotReadyError(
+          `tenant "${tenant}" is not registered; register it first: svc tenant create --id ${tenant} --display-name <name>`,
+        ),
+      });
     } else if (status === 'disabled') {
-      refusals.push({ file, error: new TenantNotReadyError(`tenant "${tenant}" is disabled; enable it first: svc tenant enable --id ${tenant}`) });
+      refusals.push({
+        file,
+        error: new TenantNotReadyError(
+          `tenant "${tenant}" is disabled; enable it first: svc tenant enable --id ${tenant}`,
+        ),
+      });
     } else if (view.hasVersion(tenant, flow, version)) {
       // The error SqliteArtifactsStore.publish throws, found before any write so every such file is named.
       refusals.push({ file, error: new DuplicateVersionError(tenant, flow, version) });
@@ -299,7 +350,10 @@ function registryRefusals(view: RegistryView, compiled: readonly Compiled[], ver
 }
 
 function registryView(db: Db, artifacts: SqliteArtifactsStore): RegistryView {
-  return { tenantStatus: (id) => tenantStatus(db, id), hasVersion: (t, f, v) => artifacts.getByVersion(t, f, v) !== undefined };
+  return {
+    tenantStatus: (id) => tenantStatus(db, id),
+    hasVersion: (t, f, v) => artifacts.getByVersion(t, f, v) !== undefined,
+  };
 }
 
 /** Runs `fn` on the registry opened read-only, or on an empty view when there is no registry yet. */

@@ -16,18 +16,27 @@ import { disableTenant } from './tenants.js';
 const root = mkdtempSync(join(tmpdir(), 'svc-dev-unit-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 
-const flowText = (tenant: string, greeting: string) => `---\nflowdoc_version: "0.1"\nflow: hello\ntenant: ${tenant}\n---\n## Step: greet\n\`\`\`ntd\n{"hi": "${greeting}"}\n\`\`\`\n`;
+const flowText = (tenant: string, greeting: string) =>
+  `---\nflowdoc_version: "0.1"\nflow: hello\ntenant: ${tenant}\n---\n## Step: greet\n\`\`\`ntd\n{"hi": "${greeting}"}\n\`\`\`\n`;
 
 function deps() {
   const registry = openDb(':memory:', registryMigrations);
   const tenants = new SqliteTenantsStore(registry);
   const audit = new SqliteAuditStore(openDb(':memory:', auditMigrations));
-  return { tenants, artifacts: new SqliteArtifactsStore(registry), audit, tenantAdmin: new SqliteTenantAdmin(tenants, audit) };
+  return {
+    tenants,
+    artifacts: new SqliteArtifactsStore(registry),
+    audit,
+    tenantAdmin: new SqliteTenantAdmin(tenants, audit),
+  };
 }
 
 describe('devVersionLabel', () => {
   it('is dev-<UTC time to the millisecond>-<first 8 hex of the hash>', () => {
-    assert.equal(devVersionLabel('1a2b3c4d5e6f', new Date('2026-01-31T08:00:00.123Z')), 'dev-20260131T080000.123Z-1a2b3c4d');
+    assert.equal(
+      devVersionLabel('1a2b3c4d5e6f', new Date('2026-01-31T08:00:00.123Z')),
+      'dev-20260131T080000.123Z-1a2b3c4d',
+    );
   });
 });
 
@@ -41,7 +50,10 @@ describe('devDeployFile', () => {
     const first = await devDeployFile(d, { path: file }, at(1));
     assert.equal(first.kind, 'deployed');
     assert.ok(first.kind === 'deployed' && first.registeredTenant);
-    assert.deepEqual(d.audit.latest('acme', 10).map((e) => [e.eventType, JSON.parse(e.payload).actor]), [['tenant.registered', 'svc dev']]);
+    assert.deepEqual(
+      d.audit.latest('acme', 10).map((e) => [e.eventType, JSON.parse(e.payload).actor]),
+      [['tenant.registered', 'svc dev']],
+    );
     const again = await devDeployFile(d, { path: file }, at(2));
     assert.equal(again.kind, 'unchanged');
     assert.equal(again.kind === 'unchanged' && again.version, first.kind === 'deployed' && first.version);
@@ -59,7 +71,10 @@ describe('devDeployFile', () => {
 
   it('reports every diagnostic of a broken file and publishes nothing', async () => {
     const d = deps();
-    writeFileSync(file, '---\nflowdoc_version: "0.1"\nflow: hello\ntenant: acme\ncolour: red\n---\n## Step: a\nsoap_version: 9\n');
+    writeFileSync(
+      file,
+      '---\nflowdoc_version: "0.1"\nflow: hello\ntenant: acme\ncolour: red\n---\n## Step: a\nsoap_version: 9\n',
+    );
     const r = await devDeployFile(d, { path: file });
     assert.equal(r.kind, 'refused');
     const lines = r.kind === 'refused' ? r.diagnostics.map((x) => `${x.line}: ${x.step}: ${x.message}`) : [];
@@ -74,7 +89,9 @@ describe('devDeployFile', () => {
     const r = await devDeployFile(d, { path: file, tenant: 'sandbox' });
     assert.ok(r.kind === 'deployed' && r.tenant === 'sandbox');
     assert.equal(d.artifacts.resolveLatest('acme', 'hello'), undefined);
-    const ir = JSON.parse(d.artifacts.getArtifact(d.artifacts.resolveLatest('sandbox', 'hello')!.hash)!.toString('utf8')) as { tenant: string };
+    const ir = JSON.parse(
+      d.artifacts.getArtifact(d.artifacts.resolveLatest('sandbox', 'hello')!.hash)!.toString('utf8'),
+    ) as { tenant: string };
     assert.equal(ir.tenant, 'sandbox');
     await disableTenant(d, 'sandbox');
     writeFileSync(file, flowText('acme', 'two'));

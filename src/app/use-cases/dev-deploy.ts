@@ -34,7 +34,11 @@ interface Published {
 
 export type DevDeployOutcome =
   /** The file does not compile: nothing was published. */
-  | { readonly kind: 'refused'; readonly diagnostics: readonly FlowDiagnostic[]; readonly warnings: readonly FlowWarning[] }
+  | {
+      readonly kind: 'refused';
+      readonly diagnostics: readonly FlowDiagnostic[];
+      readonly warnings: readonly FlowWarning[];
+    }
   /** The latest version (`version`) already holds this artifact: nothing was published. */
   | ({ readonly kind: 'unchanged' } & Published)
   /** Published under `version`, now latest; `registeredTenant` when the tenant was registered first. */
@@ -53,21 +57,50 @@ export function devVersionLabel(hash: string, at: Date): string {
  * Compiles `req.path` and publishes it when its artifact differs from the flow's latest.
  * @throws TenantNotActiveError for a disabled tenant; SvcError when the file cannot be read
  */
-export async function devDeployFile(deps: DevDeployDeps, req: DevDeployRequest, at: Date = new Date()): Promise<DevDeployOutcome> {
+export async function devDeployFile(
+  deps: DevDeployDeps,
+  req: DevDeployRequest,
+  at: Date = new Date(),
+): Promise<DevDeployOutcome> {
   let compiled;
   try {
     compiled = compileForPublication(req);
   } catch (err) {
-    if (err instanceof FlowPublicationError) return { kind: 'refused', diagnostics: err.diagnostics, warnings: err.warnings };
+    if (err instanceof FlowPublicationError)
+      return { kind: 'refused', diagnostics: err.diagnostics, warnings: err.warnings };
     throw err;
   }
   const { tenant, flow } = compiled.ir;
   const latest = await deps.artifacts.resolveLatest(tenant, flow);
-  if (latest?.hash === compiled.hash) return { kind: 'unchanged', tenant, flow, version: latest.version, hash: compiled.hash, warnings: compiled.warnings };
+  if (latest?.hash === compiled.hash)
+    return {
+      kind: 'unchanged',
+      tenant,
+      flow,
+      version: latest.version,
+      hash: compiled.hash,
+      warnings: compiled.warnings,
+    };
   const registeredTenant = await ensureTenant(deps, tenant);
   const version = devVersionLabel(compiled.hash, at);
-  await deps.artifacts.publish({ tenant, name: flow, version, bytes: compiled.bytes, hash: compiled.hash, createdAt: isoNow(at), source: compiled.source });
-  return { kind: 'deployed', tenant, flow, version, hash: compiled.hash, warnings: compiled.warnings, registeredTenant };
+  await deps.artifacts.publish({
+    tenant,
+    name: flow,
+    version,
+    bytes: compiled.bytes,
+    hash: compiled.hash,
+    createdAt: isoNow(at),
+    source: compiled.source,
+  });
+  return {
+    kind: 'deployed',
+    tenant,
+    flow,
+    version,
+    hash: compiled.hash,
+    warnings: compiled.warnings,
+    registeredTenant,
+  };
 }
 
 /** True when the tenant had to be registered; a disabled tenant stays disabled and refuses. */

@@ -1,6 +1,13 @@
 /** Dead-letter use cases shared by `svc dlq` and the management UI, plus the queue figures the UI shows. */
 import { statePaths } from '../../common/paths.js';
-import { FileQueueStore, type DeadLetter, type DeadLetterRow, type QueueStore, type QueueStats, type ReplayResult } from '../../queue/index.js';
+import {
+  FileQueueStore,
+  type DeadLetter,
+  type DeadLetterRow,
+  type QueueStore,
+  type QueueStats,
+  type ReplayResult,
+} from '../../queue/index.js';
 import type { AuditEntryInput } from '../../store/sqlite/sqlite-audit-store.js';
 
 /** Who acted, for the audit entry every replay and discard writes on the queue's tenant chain. */
@@ -29,7 +36,10 @@ async function withStore<T>(target: DlqTarget, fn: (store: QueueStore) => Promis
 }
 
 /** Pending dead letters, optionally narrowed to a tenant and/or flow. */
-export function listDeadLetters(target: DlqTarget, filter: { tenant?: string; flow?: string } = {}): Promise<DeadLetterRow[]> {
+export function listDeadLetters(
+  target: DlqTarget,
+  filter: { tenant?: string; flow?: string } = {},
+): Promise<DeadLetterRow[]> {
   return withStore(target, async (store) => {
     if (filter.tenant !== undefined && filter.flow !== undefined) store.checkNames(filter.tenant, filter.flow);
     return store.listDeadLetters(filter);
@@ -40,25 +50,51 @@ export function listDeadLetters(target: DlqTarget, filter: { tenant?: string; fl
  * Replays a pending dead letter as a new message (new id, fresh attempts and correlation id);
  * audited as `queue.message.replayed`.
  */
-export function replayDeadLetter(target: DlqTarget, tenant: string, flow: string, id: number, action: DlqAction): Promise<ReplayResult> {
+export function replayDeadLetter(
+  target: DlqTarget,
+  tenant: string,
+  flow: string,
+  id: number,
+  action: DlqAction,
+): Promise<ReplayResult> {
   return withStore(target, async (store) => {
     const r = await store.replayDeadLetter(tenant, flow, id);
-    await action.audit.append({ tenant, eventType: 'queue.message.replayed', correlationId: r.message.correlationId, payload: { flow, id, new_id: r.message.id, actor: action.actor } });
+    await action.audit.append({
+      tenant,
+      eventType: 'queue.message.replayed',
+      correlationId: r.message.correlationId,
+      payload: { flow, id, new_id: r.message.id, actor: action.actor },
+    });
     return r;
   });
 }
 
 /** Discards a pending dead letter: hidden at once, body removed at the queue's next drain; audited as `queue.message.discarded`. */
-export function discardDeadLetter(target: DlqTarget, tenant: string, flow: string, id: number, action: DlqAction): Promise<DeadLetter> {
+export function discardDeadLetter(
+  target: DlqTarget,
+  tenant: string,
+  flow: string,
+  id: number,
+  action: DlqAction,
+): Promise<DeadLetter> {
   return withStore(target, async (store) => {
     const e = await store.discardDeadLetter(tenant, flow, id);
-    await action.audit.append({ tenant, eventType: 'queue.message.discarded', payload: { flow, id, actor: action.actor } });
+    await action.audit.append({
+      tenant,
+      eventType: 'queue.message.discarded',
+      payload: { flow, id, actor: action.actor },
+    });
     return e;
   });
 }
 
 /** Replays or discards every pending dead letter matching the filter, one audited action each; returns how many. */
-export async function actOnDeadLetters(target: DlqTarget, how: 'replay' | 'discard', filter: { tenant?: string; flow?: string }, action: DlqAction): Promise<number> {
+export async function actOnDeadLetters(
+  target: DlqTarget,
+  how: 'replay' | 'discard',
+  filter: { tenant?: string; flow?: string },
+  action: DlqAction,
+): Promise<number> {
   let n = 0;
   for (const d of await listDeadLetters(target, filter)) {
     if (how === 'replay') await replayDeadLetter(target, d.tenant, d.flow, d.id, action);

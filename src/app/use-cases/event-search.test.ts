@@ -20,9 +20,22 @@ describe('parseSince', () => {
   ];
   for (const [text, iso] of cases) it(`reads "${text}" as ${iso}`, () => assert.equal(parseSince(text, NOW), iso));
 
-  for (const bad of ['', 'yesterday', '10', '5w', '-1h', '2026-02-30', '2026-13-01', '2026-01-30T08:15:00+02:00', '2026-01-30T25:00Z']) {
+  for (const bad of [
+    '',
+    'yesterday',
+    '10',
+    '5w',
+    '-1h',
+    '2026-02-30',
+    '2026-13-01',
+    '2026-01-30T08:15:00+02:00',
+    '2026-01-30T25:00Z',
+  ]) {
     it(`refuses "${bad}" with a sentence naming the accepted forms`, () => {
-      assert.throws(() => parseSince(bad, NOW), (err: SvcError) => err.code === 'SVC_ERR_INVALID_INPUT' && err.message.includes('a duration (30s'));
+      assert.throws(
+        () => parseSince(bad, NOW),
+        (err: SvcError) => err.code === 'SVC_ERR_INVALID_INPUT' && err.message.includes('a duration (30s'),
+      );
     });
   }
 });
@@ -30,20 +43,45 @@ describe('parseSince', () => {
 describe('checkEventKind', () => {
   it('accepts a kind the log holds', () => assert.equal(checkEventKind('completed'), 'completed'));
   it('refuses a trace kind, naming where trace rows are read', () => {
-    for (const kind of ['step_traced', 'egress_traced']) assert.throws(() => checkEventKind(kind), /trace rows, not part of the log search; only the support role/);
+    for (const kind of ['step_traced', 'egress_traced'])
+      assert.throws(() => checkEventKind(kind), /trace rows, not part of the log search; only the support role/);
   });
-  it('refuses an unknown kind, listing the kinds', () => assert.throws(() => checkEventKind('complete'), /unknown event kind "complete"; the log holds received, completed/));
+  it('refuses an unknown kind, listing the kinds', () =>
+    assert.throws(
+      () => checkEventKind('complete'),
+      /unknown event kind "complete"; the log holds received, completed/,
+    ));
 });
 
 function row(i: number, over: Partial<EventRow> = {}): EventRow {
   const ts = `2026-01-31T07:00:${String(i).padStart(2, '0')}Z`;
-  return { ts, correlation_id: `c-${i}`, tenant: 'acme', flow: 'hello', step: null, event: 'completed', payload: null, payload_truncated: 0, http_status: 200, outcome: null, reason: null, ...over };
+  return {
+    ts,
+    correlation_id: `c-${i}`,
+    tenant: 'acme',
+    flow: 'hello',
+    step: null,
+    event: 'completed',
+    payload: null,
+    payload_truncated: 0,
+    http_status: 200,
+    outcome: null,
+    reason: null,
+    ...over,
+  };
 }
 
 /** 20 rows: odd ones of flow `other`, every fifth a trace row of `hello`. */
 function seeded(): SqliteEventLogStore {
   const log = SqliteEventLogStore.open(':memory:');
-  log.insertMany(Array.from({ length: 20 }, (_, i) => row(i + 1, { flow: (i + 1) % 2 === 1 ? 'other' : 'hello', event: (i + 1) % 5 === 0 ? 'step_traced' : 'completed' })));
+  log.insertMany(
+    Array.from({ length: 20 }, (_, i) =>
+      row(i + 1, {
+        flow: (i + 1) % 2 === 1 ? 'other' : 'hello',
+        event: (i + 1) % 5 === 0 ? 'step_traced' : 'completed',
+      }),
+    ),
+  );
   return log;
 }
 
@@ -51,7 +89,11 @@ function seeded(): SqliteEventLogStore {
 async function tail(log: SqliteEventLogStore, filter: LogFilter, limit: number, batch: number): Promise<string[]> {
   const start = await tailStart(log, filter, limit);
   const out: string[] = [];
-  for (let after = start.afterId, rows = await eventsAfter(log, filter, after, batch, start.lastId); rows.length > 0; rows = await eventsAfter(log, filter, after, batch, start.lastId)) {
+  for (
+    let after = start.afterId, rows = await eventsAfter(log, filter, after, batch, start.lastId);
+    rows.length > 0;
+    rows = await eventsAfter(log, filter, after, batch, start.lastId)
+  ) {
     out.push(...rows.map((r) => r.correlation_id!));
     after = rows.at(-1)!.id;
   }
@@ -62,8 +104,18 @@ describe('the log search', () => {
   it('a tail prints the newest matching rows oldest first, never a trace row, whatever the batch size', async () => {
     const log = seeded();
     // hello rows: 2, 4, 6, 8, (10 traced), 12, 14, 16, 18, (20 traced)
-    for (const batch of [1, 3, 100]) assert.deepEqual(await tail(log, { flow: 'hello' }, 4, batch), ['c-12', 'c-14', 'c-16', 'c-18']);
-    assert.deepEqual(await tail(log, { flow: 'hello' }, 100, 2), ['c-2', 'c-4', 'c-6', 'c-8', 'c-12', 'c-14', 'c-16', 'c-18']);
+    for (const batch of [1, 3, 100])
+      assert.deepEqual(await tail(log, { flow: 'hello' }, 4, batch), ['c-12', 'c-14', 'c-16', 'c-18']);
+    assert.deepEqual(await tail(log, { flow: 'hello' }, 100, 2), [
+      'c-2',
+      'c-4',
+      'c-6',
+      'c-8',
+      'c-12',
+      'c-14',
+      'c-16',
+      'c-18',
+    ]);
     assert.deepEqual(await tail(log, { flow: 'nobody' }, 10, 5), []);
     assert.deepEqual(await tail(log, {}, 0, 5), []);
   });
@@ -80,18 +132,34 @@ describe('the log search', () => {
   it('a follower sees each later row once, in order, and a since bound applies to the tail', async () => {
     const log = seeded();
     const start = await tailStart(log, { since: '2026-01-31T07:00:15Z' }, 100);
-    assert.deepEqual((await eventsAfter(log, { since: '2026-01-31T07:00:15Z' }, start.afterId, 100, start.lastId)).map((r) => r.correlation_id), ['c-16', 'c-17', 'c-18', 'c-19']);
+    assert.deepEqual(
+      (await eventsAfter(log, { since: '2026-01-31T07:00:15Z' }, start.afterId, 100, start.lastId)).map(
+        (r) => r.correlation_id,
+      ),
+      ['c-16', 'c-17', 'c-18', 'c-19'],
+    );
     log.insertMany([row(21), row(22, { event: 'egress_traced' }), row(23, { flow: 'other' })]);
     const next = await eventsAfter(log, {}, start.lastId, 100);
-    assert.deepEqual(next.map((r) => r.correlation_id), ['c-21', 'c-23']);
+    assert.deepEqual(
+      next.map((r) => r.correlation_id),
+      ['c-21', 'c-23'],
+    );
     assert.deepEqual(await eventsAfter(log, {}, next.at(-1)!.id, 100), []);
   });
 
   it('searchEvents pages newest first and refuses a trace kind', async () => {
     const log = seeded();
     const first = await searchEvents(log, { flow: 'other' }, { limit: 3 });
-    assert.deepEqual(first.map((r) => r.correlation_id), ['c-19', 'c-17', 'c-13']);
-    assert.deepEqual((await searchEvents(log, { flow: 'other' }, { beforeId: first.at(-1)!.id, limit: 2 })).map((r) => r.correlation_id), ['c-11', 'c-9']);
+    assert.deepEqual(
+      first.map((r) => r.correlation_id),
+      ['c-19', 'c-17', 'c-13'],
+    );
+    assert.deepEqual(
+      (await searchEvents(log, { flow: 'other' }, { beforeId: first.at(-1)!.id, limit: 2 })).map(
+        (r) => r.correlation_id,
+      ),
+      ['c-11', 'c-9'],
+    );
     await assert.rejects(async () => searchEvents(log, { event: 'step_traced' }, { limit: 1 }), /trace rows/);
   });
 });

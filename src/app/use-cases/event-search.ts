@@ -44,7 +44,8 @@ export function refuseTraceKind(event: string | undefined): void {
 export function checkEventKind(event: string): string {
   refuseTraceKind(event);
   const kinds = EVENT_KINDS.filter((k) => !TRACE_EVENTS.has(k));
-  if (!(kinds as readonly string[]).includes(event)) throw new SvcError('SVC_ERR_INVALID_INPUT', `unknown event kind "${event}"; the log holds ${kinds.join(', ')}`);
+  if (!(kinds as readonly string[]).includes(event))
+    throw new SvcError('SVC_ERR_INVALID_INPUT', `unknown event kind "${event}"; the log holds ${kinds.join(', ')}`);
   return event;
 }
 
@@ -53,7 +54,11 @@ export function checkEventKind(event: string): string {
  * @param page.beforeId only rows older than this id (the last id of the previous page)
  * @param page.limit most rows; capped at MAX_ROWS_PER_READ
  */
-export async function searchEvents(log: EventLogStore, filter: LogFilter, page: { beforeId?: number; limit: number }): Promise<StoredEvent[]> {
+export async function searchEvents(
+  log: EventLogStore,
+  filter: LogFilter,
+  page: { beforeId?: number; limit: number },
+): Promise<StoredEvent[]> {
   refuseTraceKind(filter.event);
   return log.query({ ...filter, beforeId: page.beforeId, limit: Math.min(page.limit, MAX_ROWS_PER_READ) });
 }
@@ -64,9 +69,21 @@ export async function searchEvents(log: EventLogStore, filter: LogFilter, page: 
  * increasing ids as they are committed, so a reader that passes the last id it printed sees every
  * later row exactly once.
  */
-export async function eventsAfter(log: EventLogStore, filter: LogFilter, afterId: number, limit: number, upToId?: number): Promise<StoredEvent[]> {
+export async function eventsAfter(
+  log: EventLogStore,
+  filter: LogFilter,
+  afterId: number,
+  limit: number,
+  upToId?: number,
+): Promise<StoredEvent[]> {
   refuseTraceKind(filter.event);
-  return log.query({ ...filter, afterId, beforeId: upToId === undefined ? undefined : upToId + 1, oldestFirst: true, limit: Math.min(limit, MAX_ROWS_PER_READ) });
+  return log.query({
+    ...filter,
+    afterId,
+    beforeId: upToId === undefined ? undefined : upToId + 1,
+    oldestFirst: true,
+    limit: Math.min(limit, MAX_ROWS_PER_READ),
+  });
 }
 
 /** Rows a tail reads per query while it looks for its start: memory stays bounded whatever `limit` is. */
@@ -77,7 +94,11 @@ const TAIL_PAGE_ROWS = 100;
  * batch by batch, then follow after `lastId`. `lastId` is read first, so a row committed meanwhile
  * is followed, never lost or shown twice. The search pages back `TAIL_PAGE_ROWS` rows at a time.
  */
-export async function tailStart(log: EventLogStore, filter: LogFilter, limit: number): Promise<{ afterId: number; lastId: number }> {
+export async function tailStart(
+  log: EventLogStore,
+  filter: LogFilter,
+  limit: number,
+): Promise<{ afterId: number; lastId: number }> {
   refuseTraceKind(filter.event);
   const lastId = await log.lastId();
   let afterId = lastId;
@@ -107,7 +128,11 @@ export function parseSince(text: string, nowMs: number = Date.now()): string {
   const value = text.trim();
   const d = DURATION.exec(value);
   if (d) return toRowTs(new Date(nowMs - Number(d[1]) * UNIT_MS[d[2]!]!));
-  const iso = DAY.test(value) ? `${value}T00:00:00Z` : INSTANT.test(value) ? value.replace(INSTANT, (_m, hm: string, s?: string) => `${hm}${s === undefined ? ':00' : s.slice(0, 3)}Z`) : undefined;
+  const iso = DAY.test(value)
+    ? `${value}T00:00:00Z`
+    : INSTANT.test(value)
+      ? value.replace(INSTANT, (_m, hm: string, s?: string) => `${hm}${s === undefined ? ':00' : s.slice(0, 3)}Z`)
+      : undefined;
   const at = iso === undefined ? undefined : new Date(iso);
   // A date that rolls over (February 30th) is refused rather than read as another day.
   if (iso === undefined || at === undefined || Number.isNaN(at.getTime()) || toRowTs(at) !== iso) {

@@ -18,11 +18,21 @@ function compiled(frontMatter: string, flow = 'hello'): { ir: FlowIR; bytes: str
 describe('doorsOf', () => {
   const cases: [string, string, string[]][] = [
     ['a plain flow answers /run and /enqueue', '', ['http', 'queue']],
-    ['SOAP configuration adds its WSDL', 'soap_operation: GetQuote\nsoap_namespace: urn:q\n', ['http', 'queue', 'soap']],
+    [
+      'SOAP configuration adds its WSDL',
+      'soap_operation: GetQuote\nsoap_namespace: urn:q\n',
+      ['http', 'queue', 'soap'],
+    ],
     ['inbound: grpc adds the gRPC door', 'inbound: grpc\ngrpc_method: a.B/C\n', ['http', 'queue', 'grpc']],
     ['a schedule adds cron', 'schedule: "0 0 6 * * *"\n', ['http', 'queue', 'cron']],
   ];
-  for (const [name, fm, doors] of cases) it(name, () => assert.deepEqual(doorsOf(compiled(fm).ir).map((d) => d.door), doors));
+  for (const [name, fm, doors] of cases)
+    it(name, () =>
+      assert.deepEqual(
+        doorsOf(compiled(fm).ir).map((d) => d.door),
+        doors,
+      ),
+    );
 
   it('says where: routes, the method (or the default rule) and whether a schedule is usable', () => {
     const details = (fm: string) => doorsOf(compiled(fm).ir).map((d) => d.detail);
@@ -34,8 +44,12 @@ describe('doorsOf', () => {
 });
 
 describe('frontMatterOf', () => {
-  it('writes the compiled front matter back in the format\'s keys, defaults filled in', () => {
-    const fm = frontMatterOf(compiled('required_scope: orders:write\ndedup_key: ctx.input.id\ncorrelation_open: {key: ctx.input.id, deadline_secs: 60}\nconfig: [region]\n').ir);
+  it("writes the compiled front matter back in the format's keys, defaults filled in", () => {
+    const fm = frontMatterOf(
+      compiled(
+        'required_scope: orders:write\ndedup_key: ctx.input.id\ncorrelation_open: {key: ctx.input.id, deadline_secs: 60}\nconfig: [region]\n',
+      ).ir,
+    );
     assert.deepEqual(fm, {
       flowdoc_version: '0.1',
       flow: 'hello',
@@ -61,7 +75,14 @@ describe('listFlows and showFlow', () => {
   const artifacts = new SqliteArtifactsStore(registry);
   const publish = (flow: string, version: string, fm: string) => {
     const c = compiled(fm, flow);
-    artifacts.publish({ tenant: 'acme', name: flow, version, bytes: c.bytes, hash: c.hash, createdAt: '2026-01-31T08:00:00Z' });
+    artifacts.publish({
+      tenant: 'acme',
+      name: flow,
+      version,
+      bytes: c.bytes,
+      hash: c.hash,
+      createdAt: '2026-01-31T08:00:00Z',
+    });
   };
   publish('hello', '1', '');
   publish('hello', '2', 'schedule: "0 0 6 * * *"\n');
@@ -79,20 +100,39 @@ describe('listFlows and showFlow', () => {
     const broken = openDb(':memory:', registryMigrations);
     const repo = new SqliteArtifactsStore(broken);
     const c = compiled('');
-    repo.publish({ tenant: 'acme', name: 'hello', version: '1', bytes: c.bytes, hash: c.hash, createdAt: '2026-01-31T08:00:00Z' });
+    repo.publish({
+      tenant: 'acme',
+      name: 'hello',
+      version: '1',
+      bytes: c.bytes,
+      hash: c.hash,
+      createdAt: '2026-01-31T08:00:00Z',
+    });
     broken.prepare('UPDATE artifacts SET bytes = ?').run(Buffer.from('{}'));
     assert.match((await listFlows(repo))[0]!.error ?? '', /is corrupt/);
   });
 
   it('shows every version and describes the latest unless told which', async () => {
     const latest = await showFlow(artifacts, 'acme', 'hello');
-    assert.deepEqual(latest.versions.map((v) => [v.version, v.latest]), [['1', false], ['2', true]]);
+    assert.deepEqual(
+      latest.versions.map((v) => [v.version, v.latest]),
+      [
+        ['1', false],
+        ['2', true],
+      ],
+    );
     assert.equal(latest.shown.version, '2');
     assert.equal(latest.shown.front_matter.schedule, '0 0 6 * * *');
     const first = await showFlow(artifacts, 'acme', 'hello', '1');
-    assert.deepEqual(first.shown.doors.map((d) => d.door), ['http', 'queue']);
+    assert.deepEqual(
+      first.shown.doors.map((d) => d.door),
+      ['http', 'queue'],
+    );
     await assert.rejects(() => showFlow(artifacts, 'acme', 'hello', '9'), /has no version "9"; its versions: 1, 2/);
     await assert.rejects(() => showFlow(artifacts, 'acme', 'nope'), /flow 'acme\/nope' is not deployed/);
-    await assert.rejects(() => showFlow(artifacts, 'acme', 'Bad Name'), (err: { code?: string }) => err.code === 'SVC_ERR_INVALID_NAME');
+    await assert.rejects(
+      () => showFlow(artifacts, 'acme', 'Bad Name'),
+      (err: { code?: string }) => err.code === 'SVC_ERR_INVALID_NAME',
+    );
   });
 });

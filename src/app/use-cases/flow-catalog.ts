@@ -55,14 +55,24 @@ export function doorsOf(ir: FlowIR): FlowDoor[] {
     { door: 'http', detail: `POST ${base}/run (JSON, XML, SOAP envelopes)` },
     { door: 'queue', detail: `POST ${base}/enqueue` },
   ];
-  if (ir.soap !== undefined) doors.push({ door: 'soap', detail: `WSDL at GET ${base}/wsdl, operation ${ir.soap.operation} in ${ir.soap.namespace}` });
+  if (ir.soap !== undefined)
+    doors.push({
+      door: 'soap',
+      detail: `WSDL at GET ${base}/wsdl, operation ${ir.soap.operation} in ${ir.soap.namespace}`,
+    });
   if (ir.inbound === 'grpc') {
     const method = ir.grpcMethod ?? "the method named like the flow in the tenant's latest descriptors";
     doors.push({ door: 'grpc', detail: `${method} (when svc serve has --grpc-port)` });
   }
   if (ir.schedule !== undefined) {
     const problem = scheduleProblem(ir.schedule);
-    doors.push({ door: 'cron', detail: problem === undefined ? `"${ir.schedule.trim()}" UTC (schedules are read when svc serve starts)` : `not scheduled: ${problem}` });
+    doors.push({
+      door: 'cron',
+      detail:
+        problem === undefined
+          ? `"${ir.schedule.trim()}" UTC (schedules are read when svc serve starts)`
+          : `not scheduled: ${problem}`,
+    });
   }
   return doors;
 }
@@ -72,7 +82,13 @@ export async function listFlows(artifacts: ArtifactsStore, tenant?: string): Pro
   const out: FlowSummary[] = [];
   for (const ref of await artifacts.listLatest()) {
     if (tenant !== undefined && ref.tenant !== tenant) continue;
-    const head = { tenant: ref.tenant, flow: ref.name, version: ref.version, hash: ref.hash, created_at: ref.created_at };
+    const head = {
+      tenant: ref.tenant,
+      flow: ref.name,
+      version: ref.version,
+      hash: ref.hash,
+      created_at: ref.created_at,
+    };
     try {
       const ir = await artifactIr(artifacts, ref.hash);
       out.push({ ...head, soap: ir.soap !== undefined, grpc: ir.inbound === 'grpc', schedule: ir.schedule ?? null });
@@ -94,16 +110,31 @@ async function artifactIr(artifacts: ArtifactsStore, hash: string): Promise<Flow
  * @throws SvcError SVC_ERR_INVALID_NAME for a name breaking the rule, SVC_ERR_NOT_FOUND for a flow
  *   with no version or an unknown version; IntegrityError for an unreadable artifact
  */
-export async function showFlow(artifacts: ArtifactsStore, tenant: string, flow: string, version?: string): Promise<FlowDetails> {
-  for (const [what, value] of [['tenant', tenant], ['flow', flow]] as const) {
+export async function showFlow(
+  artifacts: ArtifactsStore,
+  tenant: string,
+  flow: string,
+  version?: string,
+): Promise<FlowDetails> {
+  for (const [what, value] of [
+    ['tenant', tenant],
+    ['flow', flow],
+  ] as const) {
     const problem = describeNameProblem(what, value);
     if (problem !== undefined) throw new SvcError('SVC_ERR_INVALID_NAME', problem);
   }
   const versions = await artifacts.listVersions(tenant, flow);
-  if (versions.length === 0) throw new SvcError('SVC_ERR_NOT_FOUND', `flow '${tenant}/${flow}' is not deployed; see svc flows list`);
-  const shown = version === undefined ? (versions.find((v) => v.latest) ?? versions.at(-1)!) : versions.find((v) => v.version === version);
+  if (versions.length === 0)
+    throw new SvcError('SVC_ERR_NOT_FOUND', `flow '${tenant}/${flow}' is not deployed; see svc flows list`);
+  const shown =
+    version === undefined
+      ? (versions.find((v) => v.latest) ?? versions.at(-1)!)
+      : versions.find((v) => v.version === version);
   if (shown === undefined) {
-    throw new SvcError('SVC_ERR_NOT_FOUND', `flow '${tenant}/${flow}' has no version "${version}"; its versions: ${versions.map((v) => v.version).join(', ')}`);
+    throw new SvcError(
+      'SVC_ERR_NOT_FOUND',
+      `flow '${tenant}/${flow}' has no version "${version}"; its versions: ${versions.map((v) => v.version).join(', ')}`,
+    );
   }
   const ir = await artifactIr(artifacts, shown.hash);
   return { tenant, flow, versions, shown: { ...shown, front_matter: frontMatterOf(ir), doors: doorsOf(ir) } };

@@ -9,7 +9,12 @@ import type { CorrelationIR, FlowIR } from '../../ir/types.js';
 export type FrontMatterView = Record<string, unknown>;
 
 export function frontMatterOf(ir: FlowIR): FrontMatterView {
-  const fm: FrontMatterView = { flowdoc_version: ir.flowdocVersion, flow: ir.flow, tenant: ir.tenant, effects: ir.effects };
+  const fm: FrontMatterView = {
+    flowdoc_version: ir.flowdocVersion,
+    flow: ir.flow,
+    tenant: ir.tenant,
+    effects: ir.effects,
+  };
   set(fm, 'required_scope', ir.requiredScope);
   set(fm, 'schedule', ir.schedule);
   set(fm, 'soap_operation', ir.soap?.operation);

@@ -16,10 +16,19 @@ describe('parseExpiresAt', () => {
     it(`reads "${input}" as ${stored}`, () => assert.equal(parseExpiresAt(input), stored));
   }
 
-  const offsets = ['2030-01-01T10:00:00+02:00', '2030-01-01T10:00:00-05:00', '2030-01-01T10:00:00+0200', '2030-01-01T10:00+01:00', '2030-01-01T10:00:00.5+00:00'];
+  const offsets = [
+    '2030-01-01T10:00:00+02:00',
+    '2030-01-01T10:00:00-05:00',
+    '2030-01-01T10:00:00+0200',
+    '2030-01-01T10:00+01:00',
+    '2030-01-01T10:00:00.5+00:00',
+  ];
   for (const input of offsets) {
     it(`refuses the offset in "${input}" and says so`, () => {
-      assert.throws(() => parseExpiresAt(input), (err: unknown) => err instanceof SvcError && /timezone offset/.test(err.message) && /UTC/.test(err.message));
+      assert.throws(
+        () => parseExpiresAt(input),
+        (err: unknown) => err instanceof SvcError && /timezone offset/.test(err.message) && /UTC/.test(err.message),
+      );
     });
   }
 
@@ -43,7 +52,11 @@ describe('parseExpiresAt', () => {
   ];
   for (const input of invalid) {
     it(`refuses "${input}" naming the accepted forms`, () => {
-      assert.throws(() => parseExpiresAt(input), (err: unknown) => err instanceof SvcError && err.code === 'SVC_ERR_INVALID_INPUT' && /YYYY-MM-DD/.test(err.message));
+      assert.throws(
+        () => parseExpiresAt(input),
+        (err: unknown) =>
+          err instanceof SvcError && err.code === 'SVC_ERR_INVALID_INPUT' && /YYYY-MM-DD/.test(err.message),
+      );
     });
   }
 });
@@ -62,9 +75,11 @@ describe('parseRateLimit', () => {
 });
 
 describe('list flags', () => {
-  it('splits, trims, drops empties and duplicates, keeps order', () => assert.deepEqual(parseList(' b, a,,b ,c'), ['b', 'a', 'c']));
+  it('splits, trims, drops empties and duplicates, keeps order', () =>
+    assert.deepEqual(parseList(' b, a,,b ,c'), ['b', 'a', 'c']));
   it('defaults scopes to *', () => assert.deepEqual(parseScopes(undefined), ['*']));
   it('refuses a --scopes that names nothing', () => assert.throws(() => parseScopes(' , '), /names no scope/));
   it('reads an empty --flows as every flow', () => assert.deepEqual(parseFlows(''), []));
-  it('refuses a flow that breaks the name rule, naming it', () => assert.throws(() => parseFlows('orders,Bad'), /flow "Bad"/));
+  it('refuses a flow that breaks the name rule, naming it', () =>
+    assert.throws(() => parseFlows('orders,Bad'), /flow "Bad"/));
 });

@@ -6,7 +6,13 @@ import { isoNow } from '../../common/clock.js';
 import { SvcError } from '../../common/errors.js';
 import { describeNameProblem } from '../../common/names.js';
 import type { KeysStore, TenantsStore } from '../../store/contracts/index.js';
-import { generateKey, hashKey, keyStatus, type ApiKeyRow, type KeyStatus } from '../../store/sqlite/sqlite-keys-store.js';
+import {
+  generateKey,
+  hashKey,
+  keyStatus,
+  type ApiKeyRow,
+  type KeyStatus,
+} from '../../store/sqlite/sqlite-keys-store.js';
 import { assertName, requireActiveTenant, requireTenant } from './tenants.js';
 
 export interface KeyDeps {
@@ -27,12 +33,16 @@ const ACCEPTED = 'use a day YYYY-MM-DD (valid through 23:59:59 UTC) or a UTC ins
 export function parseExpiresAt(text: string): string {
   const value = text.trim();
   if (OFFSET.test(value)) {
-    throw new SvcError('SVC_ERR_INVALID_INPUT', `--expires-at "${text}" has a timezone offset; offsets are refused: give the instant in UTC with a Z suffix (YYYY-MM-DDTHH:MM:SSZ)`);
+    throw new SvcError(
+      'SVC_ERR_INVALID_INPUT',
+      `--expires-at "${text}" has a timezone offset; offsets are refused: give the instant in UTC with a Z suffix (YYYY-MM-DDTHH:MM:SSZ)`,
+    );
   }
   const day = DAY.exec(value);
   const instant = day === null ? INSTANT.exec(value) : null;
   const parts = day ?? instant;
-  if (parts === null) throw new SvcError('SVC_ERR_INVALID_INPUT', `--expires-at "${text}" is not a date or instant: ${ACCEPTED}`);
+  if (parts === null)
+    throw new SvcError('SVC_ERR_INVALID_INPUT', `--expires-at "${text}" is not a date or instant: ${ACCEPTED}`);
   const [y, mo, d] = [Number(parts[1]), Number(parts[2]), Number(parts[3])];
   const [h, mi, s] = day !== null ? [23, 59, 59] : [Number(parts[4]), Number(parts[5]), Number(parts[6])];
   const at = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
@@ -45,7 +55,11 @@ export function parseExpiresAt(text: string): string {
     at.getUTCHours() === h &&
     at.getUTCMinutes() === mi &&
     at.getUTCSeconds() === s;
-  if (!real) throw new SvcError('SVC_ERR_INVALID_INPUT', `--expires-at "${text}" is not a valid calendar date and time: ${ACCEPTED}`);
+  if (!real)
+    throw new SvcError(
+      'SVC_ERR_INVALID_INPUT',
+      `--expires-at "${text}" is not a valid calendar date and time: ${ACCEPTED}`,
+    );
   return isoNow(at);
 }
 
@@ -54,7 +68,10 @@ export function parseRateLimit(text: string): number {
   const value = text.trim();
   const rps = /^(\d+(\.\d*)?|\.\d+)$/.test(value) ? Number(value) : Number.NaN;
   if (!Number.isFinite(rps) || rps <= 0) {
-    throw new SvcError('SVC_ERR_INVALID_INPUT', `--rate-limit must be a positive number of requests per second, got "${text}"`);
+    throw new SvcError(
+      'SVC_ERR_INVALID_INPUT',
+      `--rate-limit must be a positive number of requests per second, got "${text}"`,
+    );
   }
   return rps;
 }
@@ -66,14 +83,22 @@ export function rateLimitBurst(rps: number): number {
 
 /** Splits a comma-separated flag value: entries trimmed, empty entries dropped, duplicates collapsed, order kept. */
 export function parseList(text: string): string[] {
-  return [...new Set(text.split(',').map((s) => s.trim()).filter((s) => s !== ''))];
+  return [
+    ...new Set(
+      text
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== ''),
+    ),
+  ];
 }
 
 /** Reads `--scopes`; at least one scope. @default ['*'] */
 export function parseScopes(text: string | undefined): string[] {
   if (text === undefined) return ['*'];
   const scopes = parseList(text);
-  if (scopes.length === 0) throw new SvcError('SVC_ERR_INVALID_INPUT', '--scopes names no scope; leave it out for every scope (*)');
+  if (scopes.length === 0)
+    throw new SvcError('SVC_ERR_INVALID_INPUT', '--scopes names no scope; leave it out for every scope (*)');
   return scopes;
 }
 
@@ -154,6 +179,7 @@ export async function revokeApiKey(keys: KeysStore, id: number, now: Date = new 
   const outcome = await keys.revoke(id, isoNow(now));
   if (outcome === 'not_found') throw new SvcError('SVC_ERR_NOT_FOUND', `API key ${id} does not exist`);
   const row = (await keys.get(id))!;
-  if (outcome === 'already_revoked') throw new SvcError('SVC_ERR_CONFLICT', `API key ${id} is already revoked (since ${row.revokedAt})`);
+  if (outcome === 'already_revoked')
+    throw new SvcError('SVC_ERR_CONFLICT', `API key ${id} is already revoked (since ${row.revokedAt})`);
   return row;
 }

@@ -41,7 +41,10 @@ const REBUILD_HINT = 'rebuild it with `protoc --include_imports --descriptor_set
 export class MissingImportError extends SvcError {
   constructor(readonly missing: ReadonlyArray<{ file: string; imports: string }>) {
     const list = missing.map((m) => `"${m.file}" imports "${m.imports}"`).join('; ');
-    super('SVC_ERR_INVALID_INPUT', `descriptor set is missing imports: ${list}, which the set does not contain; ${REBUILD_HINT}`);
+    super(
+      'SVC_ERR_INVALID_INPUT',
+      `descriptor set is missing imports: ${list}, which the set does not contain; ${REBUILD_HINT}`,
+    );
     this.name = 'MissingImportError';
   }
 }
@@ -58,12 +61,17 @@ export function parseDescriptorSet(bytes: Uint8Array): ParsedDescriptorSet {
   try {
     set = descriptorExt.FileDescriptorSet.decode(bytes) as DescriptorSetMessage;
   } catch (cause) {
-    throw new SvcError('SVC_ERR_INVALID_INPUT', `not a binary FileDescriptorSet (${errText(cause)}); ${REBUILD_HINT}`, { cause });
+    throw new SvcError('SVC_ERR_INVALID_INPUT', `not a binary FileDescriptorSet (${errText(cause)}); ${REBUILD_HINT}`, {
+      cause,
+    });
   }
   const files = (set.file ?? []).map((f) => f.name ?? '');
-  if (files.length === 0) throw new SvcError('SVC_ERR_INVALID_INPUT', `the descriptor set holds no files; ${REBUILD_HINT}`);
+  if (files.length === 0)
+    throw new SvcError('SVC_ERR_INVALID_INPUT', `the descriptor set holds no files; ${REBUILD_HINT}`);
   const present = new Set(files);
-  const missing = (set.file ?? []).flatMap((f) => (f.dependency ?? []).filter((d) => !present.has(d)).map((d) => ({ file: f.name ?? '', imports: d })));
+  const missing = (set.file ?? []).flatMap((f) =>
+    (f.dependency ?? []).filter((d) => !present.has(d)).map((d) => ({ file: f.name ?? '', imports: d })),
+  );
   if (missing.length > 0) throw new MissingImportError(missing);
   let root: protobuf.Root;
   try {
@@ -71,7 +79,9 @@ export function parseDescriptorSet(bytes: Uint8Array): ParsedDescriptorSet {
     root.resolveAll();
   } catch (cause) {
     // A type defined nowhere in the set is the same mistake as a missing import.
-    throw new SvcError('SVC_ERR_INVALID_INPUT', `descriptor set does not resolve: ${errText(cause)}; ${REBUILD_HINT}`, { cause });
+    throw new SvcError('SVC_ERR_INVALID_INPUT', `descriptor set does not resolve: ${errText(cause)}; ${REBUILD_HINT}`, {
+      cause,
+    });
   }
   return { root, files, services: collectServices(root) };
 }
@@ -89,7 +99,13 @@ function collectServices(ns: protobuf.NamespaceBase): ServiceInfo[] {
 }
 
 function methodInfo(service: string, m: protobuf.Method): MethodInfo {
-  const kind: StreamingKind = m.requestStream ? (m.responseStream ? 'bidi-streaming' : 'client-streaming') : m.responseStream ? 'server-streaming' : 'unary';
+  const kind: StreamingKind = m.requestStream
+    ? m.responseStream
+      ? 'bidi-streaming'
+      : 'client-streaming'
+    : m.responseStream
+      ? 'server-streaming'
+      : 'unary';
   return {
     fullName: `${service}/${m.name}`,
     name: m.name,
@@ -99,7 +115,6 @@ function methodInfo(service: string, m: protobuf.Method): MethodInfo {
     responseType: m.resolvedResponseType!,
   };
 }
-
 
 export interface DeployDescriptorInput {
   readonly tenant: string;
@@ -121,24 +136,47 @@ export interface DeployDescriptorResult {
  * Publishes a descriptor version. Refuses (changing nothing) an unregistered or disabled tenant,
  * a set missing its imports, a bad version label and a version published before.
  */
-export async function deployDescriptor(repo: DescriptorsStore, input: DeployDescriptorInput): Promise<DeployDescriptorResult> {
+export async function deployDescriptor(
+  repo: DescriptorsStore,
+  input: DeployDescriptorInput,
+): Promise<DeployDescriptorResult> {
   checkVersionLabel(input.version);
   const status = await repo.tenantStatus(input.tenant);
   if (status === undefined) {
-    throw new SvcError('SVC_ERR_TENANT_NOT_FOUND', `tenant "${input.tenant}" is not registered; register it with \`svc tenant create --id ${input.tenant} --display-name <name>\``);
+    throw new SvcError(
+      'SVC_ERR_TENANT_NOT_FOUND',
+      `tenant "${input.tenant}" is not registered; register it with \`svc tenant create --id ${input.tenant} --display-name <name>\``,
+    );
   }
   if (status !== 'active') {
-    throw new SvcError('SVC_ERR_TENANT_NOT_FOUND', `tenant "${input.tenant}" is disabled; enable it with \`svc tenant enable --id ${input.tenant}\``);
+    throw new SvcError(
+      'SVC_ERR_TENANT_NOT_FOUND',
+      `tenant "${input.tenant}" is disabled; enable it with \`svc tenant enable --id ${input.tenant}\``,
+    );
   }
   if (input.bytes.length > MAX_DESCRIPTOR_BYTES) {
-    throw new SvcError('SVC_ERR_PAYLOAD_TOO_LARGE', `descriptor set is ${input.bytes.length} bytes; the limit is ${MAX_DESCRIPTOR_BYTES}`);
+    throw new SvcError(
+      'SVC_ERR_PAYLOAD_TOO_LARGE',
+      `descriptor set is ${input.bytes.length} bytes; the limit is ${MAX_DESCRIPTOR_BYTES}`,
+    );
   }
   const parsed = parseDescriptorSet(input.bytes);
   if (parsed.services.length === 0) {
-    throw new SvcError('SVC_ERR_INVALID_INPUT', 'the descriptor set defines no service; a gRPC flow needs a service method to answer');
+    throw new SvcError(
+      'SVC_ERR_INVALID_INPUT',
+      'the descriptor set defines no service; a gRPC flow needs a service method to answer',
+    );
   }
   const hash = sha256Hex(input.bytes);
-  await repo.insert({ tenant: input.tenant, name: input.name, version: input.version, hash, bytes: input.bytes, deployedAt: isoNow(), makeLatest: input.latest });
+  await repo.insert({
+    tenant: input.tenant,
+    name: input.name,
+    version: input.version,
+    hash,
+    bytes: input.bytes,
+    deployedAt: isoNow(),
+    makeLatest: input.latest,
+  });
   const info = (await repo.list(input.tenant)).find((d) => d.name === input.name && d.version === input.version)!;
   return { info, services: parsed.services, latestVersion: await repo.latestVersion(input.tenant, input.name) };
 }
@@ -154,14 +192,25 @@ export interface ShownDescriptor {
 }
 
 /** One descriptor version (default: latest) with its services and methods. */
-export async function showDescriptor(repo: DescriptorsStore, tenant: string, name: string, version?: string): Promise<ShownDescriptor> {
+export async function showDescriptor(
+  repo: DescriptorsStore,
+  tenant: string,
+  name: string,
+  version?: string,
+): Promise<ShownDescriptor> {
   const stored = await repo.get(tenant, name, version);
   if (stored === undefined) {
-    const what = version === undefined ? `no latest version of descriptor ${tenant}/${name}` : `descriptor ${tenant}/${name} version ${version} not found`;
+    const what =
+      version === undefined
+        ? `no latest version of descriptor ${tenant}/${name}`
+        : `descriptor ${tenant}/${name} version ${version} not found`;
     throw new SvcError('SVC_ERR_NOT_FOUND', `${what}; see \`svc proto list --tenant ${tenant}\``);
   }
   if (sha256Hex(stored.bytes) !== stored.hash) {
-    throw new SvcError('SVC_ERR_INTEGRITY', `descriptor ${tenant}/${name} version ${stored.version} does not match its hash ${stored.hash}`);
+    throw new SvcError(
+      'SVC_ERR_INTEGRITY',
+      `descriptor ${tenant}/${name} version ${stored.version} does not match its hash ${stored.hash}`,
+    );
   }
   const { bytes: _bytes, ...info } = stored;
   return { info, services: parseDescriptorSet(stored.bytes).services };
@@ -170,7 +219,10 @@ export async function showDescriptor(repo: DescriptorsStore, tenant: string, nam
 /** A version is a free text label: 1 to 128 bytes, no whitespace or control characters. */
 function checkVersionLabel(version: string): void {
   if (version.length === 0 || Buffer.byteLength(version) > 128 || /[\s\p{Cc}]/u.test(version)) {
-    throw new SvcError('SVC_ERR_INVALID_INPUT', `version "${version}" must be 1 to 128 bytes without spaces or control characters (e.g. 1.0.0)`);
+    throw new SvcError(
+      'SVC_ERR_INVALID_INPUT',
+      `version "${version}" must be 1 to 128 bytes without spaces or control characters (e.g. 1.0.0)`,
+    );
   }
 }
 

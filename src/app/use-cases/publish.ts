@@ -12,7 +12,9 @@ export function readLibraries(dir: string | undefined): LibrarySource[] | undefi
   if (dir === undefined) return undefined;
   let names: string[];
   try {
-    names = readdirSync(dir).filter((n) => n.endsWith('.lib.md')).sort();
+    names = readdirSync(dir)
+      .filter((n) => n.endsWith('.lib.md'))
+      .sort();
   } catch (err) {
     throw new SvcError('SVC_ERR_INVALID_INPUT', `cannot read the --libs directory ${dir}: ${(err as Error).message}`);
   }
@@ -62,11 +64,14 @@ export interface CompiledFlow {
  * caller compiling many files) takes the place of reading `libs` again.
  * @throws FlowPublicationError with every diagnostic; SvcError when the file cannot be read
  */
-export function compileForPublication(opts: SourceOptions & { tenant?: string; libraries?: LibrarySource[] }): CompiledFlow {
+export function compileForPublication(
+  opts: SourceOptions & { tenant?: string; libraries?: LibrarySource[] },
+): CompiledFlow {
   const source = readSource(opts.path);
   const result = compileFlow(source, { file: opts.path, libs: opts.libraries ?? readLibraries(opts.libs) });
   if (!result.ir || !result.bytes || !result.hash) throw new FlowPublicationError(result.diagnostics, result.warnings);
-  if (opts.tenant === undefined || opts.tenant === result.ir.tenant) return { ir: result.ir, bytes: result.bytes, hash: result.hash, source, warnings: result.warnings };
+  if (opts.tenant === undefined || opts.tenant === result.ir.tenant)
+    return { ir: result.ir, bytes: result.bytes, hash: result.hash, source, warnings: result.warnings };
   // Spreading keeps the key order, so the bytes stay canonical.
   const ir: FlowIR = { ...result.ir, tenant: opts.tenant };
   const bytes = irToJson(ir);

@@ -12,7 +12,14 @@ import { SvcError } from '../../common/errors.js';
 import type { FlowResult, LoadedFlow } from '../../engine/index.js';
 import { compileFlow } from '../../flow/compile.js';
 import type { FlowIR } from '../../ir/types.js';
-import type { ArtifactsStore, KeysStore, TenantAdmin, TenantsStore, UiSessionsStore, UiUsersStore } from '../../store/contracts/index.js';
+import type {
+  ArtifactsStore,
+  KeysStore,
+  TenantAdmin,
+  TenantsStore,
+  UiSessionsStore,
+  UiUsersStore,
+} from '../../store/contracts/index.js';
 import { createApiKey } from './keys.js';
 import { CLI_OPERATOR, ROLES, type Role } from '../accounts/roles.js';
 import { createTenant } from './tenants.js';
@@ -47,15 +54,25 @@ export interface DemoFlow {
  * @throws SvcError for a missing directory, one without flows, a flow that does not compile or an unreadable sample
  */
 export function readDemoFlows(dir: string): DemoFlow[] {
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new SvcError('SVC_ERR_INVALID_INPUT', `demo directory ${dir} does not exist; pass --demo-dir <dir> (default ./examples/demo, run from the project's root)`);
-  const files = readdirSync(dir).filter((n) => n.endsWith('.flow.md')).sort();
-  if (files.length === 0) throw new SvcError('SVC_ERR_INVALID_INPUT', `demo directory ${dir} holds no *.flow.md file; nothing was changed`);
+  if (!existsSync(dir) || !statSync(dir).isDirectory())
+    throw new SvcError(
+      'SVC_ERR_INVALID_INPUT',
+      `demo directory ${dir} does not exist; pass --demo-dir <dir> (default ./examples/demo, run from the project's root)`,
+    );
+  const files = readdirSync(dir)
+    .filter((n) => n.endsWith('.flow.md'))
+    .sort();
+  if (files.length === 0)
+    throw new SvcError('SVC_ERR_INVALID_INPUT', `demo directory ${dir} holds no *.flow.md file; nothing was changed`);
   return files.map((name) => {
     const file = join(dir, name);
     const source = readFileSync(file, 'utf8');
     const r = compileFlow(source, { file });
     if (r.ir === undefined || r.bytes === undefined || r.hash === undefined) {
-      throw new SvcError('SVC_ERR_INVALID_INPUT', `${file} does not compile; nothing was changed:\n${r.diagnostics.map((d) => `  ${d.file ?? file}:${d.line}: ${d.message}`).join('\n')}`);
+      throw new SvcError(
+        'SVC_ERR_INVALID_INPUT',
+        `${file} does not compile; nothing was changed:\n${r.diagnostics.map((d) => `  ${d.file ?? file}:${d.line}: ${d.message}`).join('\n')}`,
+      );
     }
     const samplePath = join(dir, `${basename(name, '.flow.md')}.sample.json`);
     let sample: unknown = null;
@@ -63,7 +80,10 @@ export function readDemoFlows(dir: string): DemoFlow[] {
       try {
         sample = JSON.parse(readFileSync(samplePath, 'utf8'));
       } catch (err) {
-        throw new SvcError('SVC_ERR_INVALID_INPUT', `${samplePath} is not JSON: ${(err as Error).message}; nothing was changed`);
+        throw new SvcError(
+          'SVC_ERR_INVALID_INPUT',
+          `${samplePath} is not JSON: ${(err as Error).message}; nothing was changed`,
+        );
       }
     }
     return { file, ir: r.ir, bytes: r.bytes, hash: r.hash, source, sample };
@@ -91,11 +111,20 @@ export interface SeedResult {
 /** Runs a deployed flow once through the executor (the CLI builds it as `svc serve` does). */
 export type DemoRunner = (flow: LoadedFlow, input: unknown) => Promise<FlowResult>;
 
-export async function seedDemo(deps: SeedDeps, flows: readonly DemoFlow[], opts: { runner?: DemoRunner }, say: SeedProgress): Promise<SeedResult> {
+export async function seedDemo(
+  deps: SeedDeps,
+  flows: readonly DemoFlow[],
+  opts: { runner?: DemoRunner },
+  say: SeedProgress,
+): Promise<SeedResult> {
   const tenants = [...new Set(flows.map((f) => f.ir.tenant))].sort();
   for (const t of tenants) {
     const existing = await deps.tenants.get(t);
-    if (existing?.status === 'disabled') throw new SvcError('SVC_ERR_TENANT_NOT_FOUND', `tenant "${t}" is disabled; enable it first with: svc tenant enable --id ${t}`);
+    if (existing?.status === 'disabled')
+      throw new SvcError(
+        'SVC_ERR_TENANT_NOT_FOUND',
+        `tenant "${t}" is disabled; enable it first with: svc tenant enable --id ${t}`,
+      );
   }
   for (const t of tenants) {
     if ((await deps.tenants.get(t)) !== undefined) say(`tenant ${t}: exists, left alone`);
@@ -108,15 +137,27 @@ export async function seedDemo(deps: SeedDeps, flows: readonly DemoFlow[], opts:
     const { tenant, flow } = f.ir;
     const there = await deps.artifacts.getByVersion(tenant, flow, DEMO_VERSION);
     if (there?.hash === f.hash) say(`flow ${tenant}/${flow} ${DEMO_VERSION}: already deployed, identical, left alone`);
-    else if (there !== undefined) say(`flow ${tenant}/${flow} ${DEMO_VERSION}: a different ${DEMO_VERSION} is deployed; left alone (deploy the demo under a new version with svc deploy ${f.file} -v <v>)`);
+    else if (there !== undefined)
+      say(
+        `flow ${tenant}/${flow} ${DEMO_VERSION}: a different ${DEMO_VERSION} is deployed; left alone (deploy the demo under a new version with svc deploy ${f.file} -v <v>)`,
+      );
     else {
-      await deps.artifacts.publish({ tenant, name: flow, version: DEMO_VERSION, bytes: f.bytes, hash: f.hash, createdAt: isoNow(), source: f.source });
+      await deps.artifacts.publish({
+        tenant,
+        name: flow,
+        version: DEMO_VERSION,
+        bytes: f.bytes,
+        hash: f.hash,
+        createdAt: isoNow(),
+        source: f.source,
+      });
       say(`flow ${tenant}/${flow} ${DEMO_VERSION}: deployed (${f.hash.slice(0, 12)})`);
     }
   }
   const keys: Record<string, string> = {};
   for (const t of tenants) {
-    if ((await deps.keys.list(t)).some((k) => k.label === DEMO_KEY_LABEL && k.revokedAt === null)) say(`API key "${DEMO_KEY_LABEL}" of ${t}: exists, not recreated (its key was shown when it was made)`);
+    if ((await deps.keys.list(t)).some((k) => k.label === DEMO_KEY_LABEL && k.revokedAt === null))
+      say(`API key "${DEMO_KEY_LABEL}" of ${t}: exists, not recreated (its key was shown when it was made)`);
     else {
       keys[t] = (await createApiKey(deps, { tenant: t, label: DEMO_KEY_LABEL })).rawKey;
       say(`API key "${DEMO_KEY_LABEL}" of ${t}: created`);
@@ -154,6 +195,11 @@ export async function seedDemo(deps: SeedDeps, flows: readonly DemoFlow[], opts:
 }
 
 function short(output: unknown): string {
-  const text = typeof output === 'string' ? output : (JSON.stringify(output, (_k, v: unknown) => (typeof v === 'object' && v !== null && 'xml' in v ? (v as { xml: string }).xml : v)) ?? '');
+  const text =
+    typeof output === 'string'
+      ? output
+      : (JSON.stringify(output, (_k, v: unknown) =>
+          typeof v === 'object' && v !== null && 'xml' in v ? (v as { xml: string }).xml : v,
+        ) ?? '');
   return text.length > 120 ? `${text.slice(0, 117)}...` : text;
 }

@@ -74,7 +74,10 @@ export function parseAuthMethods(text: string | undefined): string[] {
   const refused = methods.filter((m) => !AUTH_METHODS.includes(m));
   if (refused.length > 0 || methods.length === 0) {
     const shown = refused.length > 0 ? refused.map((m) => `"${m}"`).join(', ') : '(empty)';
-    throw new SvcError('SVC_ERR_INVALID_INPUT', `auth method ${shown} is not supported; the only accepted value is api_key`);
+    throw new SvcError(
+      'SVC_ERR_INVALID_INPUT',
+      `auth method ${shown} is not supported; the only accepted value is api_key`,
+    );
   }
   return methods;
 }
@@ -124,7 +127,12 @@ export async function enableTenant(deps: TenantDeps, id: string, ctx: ChangeCont
   return setStatus(deps, id, 'active', ctx);
 }
 
-async function setStatus(deps: TenantDeps, id: string, status: TenantStatus, ctx: ChangeContext): Promise<StatusChange> {
+async function setStatus(
+  deps: TenantDeps,
+  id: string,
+  status: TenantStatus,
+  ctx: ChangeContext,
+): Promise<StatusChange> {
   assertName('tenant', id);
   const r = await deps.tenantAdmin.setTenantStatus(id, status, (before) => ({
     tenant: id,

@@ -37,14 +37,24 @@ export interface TraceToggleResult extends TraceToggle {
  *   for an unregistered tenant or a flow with no deployed version; nothing is changed
  */
 export async function setTraceFlag(deps: TraceFlagDeps, toggle: TraceToggle, actor: Actor): Promise<TraceToggleResult> {
-  if (actor.role !== 'sysadmin') throw new SvcError('SVC_ERR_FORBIDDEN', `only a sysadmin may turn tracing ${toggle.enabled ? 'on' : 'off'}; ${actor.name} is ${actor.role}`);
-  for (const [what, value] of [['tenant', toggle.tenant], ['flow', toggle.flow]] as const) {
+  if (actor.role !== 'sysadmin')
+    throw new SvcError(
+      'SVC_ERR_FORBIDDEN',
+      `only a sysadmin may turn tracing ${toggle.enabled ? 'on' : 'off'}; ${actor.name} is ${actor.role}`,
+    );
+  for (const [what, value] of [
+    ['tenant', toggle.tenant],
+    ['flow', toggle.flow],
+  ] as const) {
     const problem = describeNameProblem(what, value);
     if (problem !== undefined) throw new SvcError('SVC_ERR_INVALID_NAME', problem);
   }
   await requireTenant(deps.tenants, toggle.tenant);
   if ((await deps.artifacts.resolveLatest(toggle.tenant, toggle.flow)) === undefined) {
-    throw new SvcError('SVC_ERR_NOT_FOUND', `flow '${toggle.tenant}/${toggle.flow}' is not deployed; deploy it first with: svc deploy <file> -v <version>`);
+    throw new SvcError(
+      'SVC_ERR_NOT_FOUND',
+      `flow '${toggle.tenant}/${toggle.flow}' is not deployed; deploy it first with: svc deploy <file> -v <version>`,
+    );
   }
   const changed = await deps.traces.set(toggle.tenant, toggle.flow, toggle.enabled, isoNow());
   if (changed) {

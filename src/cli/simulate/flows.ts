@@ -21,13 +21,17 @@ export function loadDemoFlows(dir: string): SimFlow[] {
   } catch (err) {
     throw new SvcError('SVC_ERR_INVALID_INPUT', `cannot read the demo directory ${dir}: ${(err as Error).message}`);
   }
-  if (names.length === 0) throw new SvcError('SVC_ERR_INVALID_INPUT', `the demo directory ${dir} holds no *.flow.md file`);
+  if (names.length === 0)
+    throw new SvcError('SVC_ERR_INVALID_INPUT', `the demo directory ${dir} holds no *.flow.md file`);
   return names.map((name) => {
     const path = join(dir, name);
     const result = compileFile({ path });
     if (!result.ir) {
       const first = result.diagnostics[0];
-      throw new SvcError('SVC_ERR_INVALID_INPUT', `${path} does not compile${first ? `: ${formatDiagnostic(first)}` : ''}`);
+      throw new SvcError(
+        'SVC_ERR_INVALID_INPUT',
+        `${path} does not compile${first ? `: ${formatDiagnostic(first)}` : ''}`,
+      );
     }
     const samplePath = join(dir, `${name.slice(0, -'.flow.md'.length)}.sample.json`);
     return { tenant: result.ir.tenant, flow: result.ir.flow, body: readSample(samplePath) };
@@ -43,7 +47,11 @@ function readSample(path: string): string {
     throw new SvcError('SVC_ERR_INVALID_INPUT', `cannot read the sample input ${path}: ${(err as Error).message}`);
   }
   // The server refuses a deeper body, and JSON.stringify below would run out of stack on a much deeper one.
-  if (jsonNestsDeeperThan(Buffer.from(text))) throw new SvcError('SVC_ERR_INVALID_INPUT', `the sample input ${path} nests deeper than ${JSON_MAX_DEPTH} levels, which the server refuses`);
+  if (jsonNestsDeeperThan(Buffer.from(text)))
+    throw new SvcError(
+      'SVC_ERR_INVALID_INPUT',
+      `the sample input ${path} nests deeper than ${JSON_MAX_DEPTH} levels, which the server refuses`,
+    );
   try {
     return JSON.stringify(JSON.parse(text));
   } catch (err) {

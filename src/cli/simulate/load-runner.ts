@@ -78,16 +78,19 @@ export function startLoad(opts: LoadRunOptions): LoadRun {
       }
       const label = flowLabel(target);
       try {
-        const res = await request(`${opts.url}/flows/${encodeURIComponent(target.tenant)}/${encodeURIComponent(target.flow)}/${target.route}`, {
-          method: 'POST',
-          dispatcher,
-          headers: {
-            'content-type': 'application/json',
-            authorization: `Bearer ${opts.keys.get(target.tenant) ?? ''}`,
-            'x-correlation-id': `${opts.runId}-${seq++}`,
+        const res = await request(
+          `${opts.url}/flows/${encodeURIComponent(target.tenant)}/${encodeURIComponent(target.flow)}/${target.route}`,
+          {
+            method: 'POST',
+            dispatcher,
+            headers: {
+              'content-type': 'application/json',
+              authorization: `Bearer ${opts.keys.get(target.tenant) ?? ''}`,
+              'x-correlation-id': `${opts.runId}-${seq++}`,
+            },
+            body: target.body,
           },
-          body: target.body,
-        });
+        );
         const text = await res.body.text();
         opts.stats.record(label, target.route, String(res.statusCode), performance.now() - scheduled);
         const verdict = verdictFor(res.statusCode);
@@ -98,7 +101,11 @@ export function startLoad(opts: LoadRunOptions): LoadRun {
           );
         } else if (verdict === 'withdraw') {
           if (opts.rotation.withdraw(target)) opts.onWithdraw(target, res.statusCode, errorText(text));
-          if (!opts.rotation.hasTargets) stop('nothing_left', 'every flow was withdrawn from the rotation (403 or 404 on each); nothing is left to send');
+          if (!opts.rotation.hasTargets)
+            stop(
+              'nothing_left',
+              'every flow was withdrawn from the rotation (403 or 404 on each); nothing is left to send',
+            );
         }
       } catch (err) {
         opts.stats.record(label, target.route, 'error', performance.now() - scheduled);

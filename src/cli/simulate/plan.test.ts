@@ -11,7 +11,10 @@ describe('simulate keys', () => {
   });
 
   it('refuses a bare key, naming the expected form', () => {
-    assert.throws(() => parseKeyPair('svk_0123'), (e: unknown) => e instanceof SvcError && e.message.includes('--api-key <tenant>=<key>'));
+    assert.throws(
+      () => parseKeyPair('svk_0123'),
+      (e: unknown) => e instanceof SvcError && e.message.includes('--api-key <tenant>=<key>'),
+    );
   });
 
   it('refuses an empty tenant or key', () => {
@@ -28,7 +31,10 @@ describe('simulate keys', () => {
   });
 
   it('refuses a bare key in the environment, naming the variable', () => {
-    assert.throws(() => collectKeys([], 'a=1,svk_bare'), (e: unknown) => e instanceof SvcError && e.message.startsWith('SVC_SIMULATE_API_KEYS'));
+    assert.throws(
+      () => collectKeys([], 'a=1,svk_bare'),
+      (e: unknown) => e instanceof SvcError && e.message.startsWith('SVC_SIMULATE_API_KEYS'),
+    );
   });
 
   it('keeps the flows of keyed tenants and names each skipped tenant once', () => {

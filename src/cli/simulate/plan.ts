@@ -28,8 +28,13 @@ export function parseKeyPair(text: string, source = '--api-key'): { tenant: stri
   const at = text.indexOf('=');
   const tenant = at < 0 ? '' : text.slice(0, at).trim();
   const key = at < 0 ? '' : text.slice(at + 1).trim();
-  if (at < 0) throw new SvcError('SVC_ERR_INVALID_INPUT', `${source}: a bare key is refused; give the tenant too, in the form ${KEY_FORM}`);
-  if (tenant === '' || key === '') throw new SvcError('SVC_ERR_INVALID_INPUT', `${source}: "${text}" lacks a tenant or a key; expected ${KEY_FORM}`);
+  if (at < 0)
+    throw new SvcError(
+      'SVC_ERR_INVALID_INPUT',
+      `${source}: a bare key is refused; give the tenant too, in the form ${KEY_FORM}`,
+    );
+  if (tenant === '' || key === '')
+    throw new SvcError('SVC_ERR_INVALID_INPUT', `${source}: "${text}" lacks a tenant or a key; expected ${KEY_FORM}`);
   return { tenant, key };
 }
 
@@ -56,7 +61,10 @@ export function collectKeys(flags: readonly string[], env: string | undefined): 
 }
 
 /** The flows simulate will use, and the tenants it skips for want of a key (sorted, each once). */
-export function keyedFlows(flows: readonly SimFlow[], keys: ReadonlyMap<string, string>): { used: SimFlow[]; skippedTenants: string[] } {
+export function keyedFlows(
+  flows: readonly SimFlow[],
+  keys: ReadonlyMap<string, string>,
+): { used: SimFlow[]; skippedTenants: string[] } {
   const used = flows.filter((f) => keys.has(f.tenant));
   const skippedTenants = [...new Set(flows.filter((f) => !keys.has(f.tenant)).map((f) => f.tenant))].sort();
   return { used, skippedTenants };

@@ -17,7 +17,10 @@ describe('SimStats', () => {
     near(a.latency_ms.p99, 99);
     near(sum.total.latency_ms.max, 500);
     assert.equal(a.rps, 50);
-    assert.deepEqual({ requests: sum.total.requests, run: sum.total.run, enqueue: sum.total.enqueue }, { requests: 101, run: 100, enqueue: 1 });
+    assert.deepEqual(
+      { requests: sum.total.requests, run: sum.total.run, enqueue: sum.total.enqueue },
+      { requests: 101, run: 100, enqueue: 1 },
+    );
     assert.deepEqual(sum.total.statuses, { '200': 100, '202': 1 });
     assert.deepEqual(
       sum.flows.map((f) => f.flow),

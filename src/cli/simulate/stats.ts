@@ -36,7 +36,11 @@ export interface SimSummary {
 }
 
 class Tally {
-  readonly histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: HIGHEST_TRACKABLE_US, numberOfSignificantValueDigits: 3 });
+  readonly histogram = hdr.build({
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: HIGHEST_TRACKABLE_US,
+    numberOfSignificantValueDigits: 3,
+  });
   readonly statuses: Record<StatusKey, number> = {};
   requests = 0;
   run = 0;
@@ -60,7 +64,12 @@ class Tally {
       run: this.run,
       enqueue: this.enqueue,
       rps: elapsedSecs > 0 ? round3(this.requests / elapsedSecs) : 0,
-      latency_ms: { p50: ms(50), p95: ms(95), p99: ms(99), max: round3(this.requests === 0 ? 0 : this.histogram.maxValue / 1000) },
+      latency_ms: {
+        p50: ms(50),
+        p95: ms(95),
+        p99: ms(99),
+        max: round3(this.requests === 0 ? 0 : this.histogram.maxValue / 1000),
+      },
       statuses: { ...this.statuses },
     };
   }
@@ -105,7 +114,9 @@ export class SimStats {
       ...head,
       elapsed_secs: round3(elapsedSecs),
       total: this.#total.row(elapsedSecs),
-      flows: [...this.#flows.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([flow, t]) => ({ flow, ...t.row(elapsedSecs) })),
+      flows: [...this.#flows.entries()]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([flow, t]) => ({ flow, ...t.row(elapsedSecs) })),
     };
   }
 }

@@ -4,7 +4,18 @@
  * nothing until the operator registers an SDK (docs/observability.md); without one, W3C trace
  * context still flows: the ids are made here, in a pooled buffer, and no API object is created.
  */
-import { createTraceState, isSpanContextValid, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api';
+import {
+  createTraceState,
+  isSpanContextValid,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Span,
+  type Tracer,
+  type TracerProvider,
+} from '@opentelemetry/api';
 import { newSpanId, newTraceId } from './trace-ids.js';
 import { formatTraceparent, parseTraceparent, parseTracestate } from './traceparent.js';
 
@@ -54,7 +65,12 @@ export interface TraceSpan {
  * Starts the span of a delivery: a child of the caller's span when `incoming.traceparent` is valid
  * W3C Trace Context, else the root of a new trace (an invalid header is ignored, never refused).
  */
-export function startTrace(name: string, role: SpanRole, incoming: IncomingTraceContext | undefined, attributes: SpanAttributes): TraceSpan {
+export function startTrace(
+  name: string,
+  role: SpanRole,
+  incoming: IncomingTraceContext | undefined,
+  attributes: SpanAttributes,
+): TraceSpan {
   const parent = parseTraceparent(incoming?.traceparent);
   // W3C: tracestate is read only beside a valid traceparent.
   const tracestate = parent === undefined ? undefined : parseTracestate(incoming?.tracestate);
@@ -70,7 +86,9 @@ export function startTrace(name: string, role: SpanRole, incoming: IncomingTrace
             isRemote: true,
             ...(tracestate === undefined ? {} : { traceState: createTraceState(tracestate) }),
           });
-    const span = guarded(() => tracer.startSpan(name, { kind: KINDS[role], attributes: defined(attributes) }, parentContext));
+    const span = guarded(() =>
+      tracer.startSpan(name, { kind: KINDS[role], attributes: defined(attributes) }, parentContext),
+    );
     if (span !== undefined && isSpanContextValid(span.spanContext())) return new SdkSpan(tracer, span, tracestate);
   }
   return new IdOnlySpan(parent?.traceId ?? newTraceId(), parent?.flags ?? 0, tracestate);
@@ -97,7 +115,9 @@ export function sdkRegistered(): boolean {
  */
 export async function flushSpans(timeoutMs = 5000): Promise<void> {
   const provider = trace.getTracerProvider() as TracerProvider & { getDelegate?(): unknown };
-  const sdk = (typeof provider.getDelegate === 'function' ? provider.getDelegate() : provider) as { forceFlush?(): Promise<unknown> };
+  const sdk = (typeof provider.getDelegate === 'function' ? provider.getDelegate() : provider) as {
+    forceFlush?(): Promise<unknown>;
+  };
   if (typeof sdk.forceFlush !== 'function') return;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs).unref()));
@@ -115,8 +135,12 @@ export async function flushSpans(timeoutMs = 5000): Promise<void> {
  * A provider registered through another copy of the API is asked through the same duck type.
  */
 function sdkTracer(): Tracer | undefined {
-  const provider = trace.getTracerProvider() as TracerProvider & { getDelegateTracer?(name: string): Tracer | undefined };
-  return typeof provider.getDelegateTracer === 'function' ? provider.getDelegateTracer(TRACER_NAME) : provider.getTracer(TRACER_NAME);
+  const provider = trace.getTracerProvider() as TracerProvider & {
+    getDelegateTracer?(name: string): Tracer | undefined;
+  };
+  return typeof provider.getDelegateTracer === 'function'
+    ? provider.getDelegateTracer(TRACER_NAME)
+    : provider.getTracer(TRACER_NAME);
 }
 
 /**
@@ -176,8 +200,15 @@ class SdkSpan implements TraceSpan {
 
   child(name: string, role: SpanRole, attributes: SpanAttributes): TraceSpan {
     // The parent is passed explicitly, so no context manager (AsyncLocalStorage) is needed.
-    const span = guarded(() => this.#tracer.startSpan(name, { kind: KINDS[role], attributes: defined(attributes) }, trace.setSpan(ROOT_CONTEXT, this.#span)));
-    if (span !== undefined && isSpanContextValid(span.spanContext())) return new SdkSpan(this.#tracer, span, this.tracestate);
+    const span = guarded(() =>
+      this.#tracer.startSpan(
+        name,
+        { kind: KINDS[role], attributes: defined(attributes) },
+        trace.setSpan(ROOT_CONTEXT, this.#span),
+      ),
+    );
+    if (span !== undefined && isSpanContextValid(span.spanContext()))
+      return new SdkSpan(this.#tracer, span, this.tracestate);
     return new IdOnlySpan(this.traceId, this.#span.spanContext().traceFlags, this.tracestate);
   }
 

@@ -14,7 +14,11 @@ test('a version 00 traceparent gives its trace id, parent id and sampled flag', 
 });
 
 test('a later version is read by its first four fields when what follows starts with a dash', () => {
-  assert.deepEqual(parseTraceparent(`cc-${TRACE}-${SPAN}-01-what-the-future-adds`), { traceId: TRACE, spanId: SPAN, flags: 1 });
+  assert.deepEqual(parseTraceparent(`cc-${TRACE}-${SPAN}-01-what-the-future-adds`), {
+    traceId: TRACE,
+    spanId: SPAN,
+    flags: 1,
+  });
   assert.deepEqual(parseTraceparent(`01-${TRACE}-${SPAN}-00`), { traceId: TRACE, spanId: SPAN, flags: 0 });
 });
 

@@ -33,7 +33,8 @@ export function parseTraceparent(value: string | undefined): TraceParent | undef
   if (value[2] !== '-' || value[35] !== '-' || value[52] !== '-') return undefined;
   const version = value.slice(0, 2);
   if (!HEX_LC.test(version) || version === 'ff') return undefined;
-  if (version === '00' ? value.length !== V00_LENGTH : value.length > V00_LENGTH && value[V00_LENGTH] !== '-') return undefined;
+  if (version === '00' ? value.length !== V00_LENGTH : value.length > V00_LENGTH && value[V00_LENGTH] !== '-')
+    return undefined;
   const traceId = value.slice(3, 35);
   const spanId = value.slice(36, 52);
   const flags = value.slice(53, 55);

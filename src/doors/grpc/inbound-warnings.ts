@@ -14,7 +14,10 @@ export interface InboundFlow {
 export function inboundWithoutDoorWarnings(flows: readonly InboundFlow[]): string[] {
   return flows
     .filter((f) => f.inbound !== undefined)
-    .map((f) => `flow ${f.tenant}/${f.flow} declares inbound: ${f.inbound}${f.grpcMethod ? ` (${f.grpcMethod})` : ''}, but no gRPC door listens; start svc serve with --grpc-port <n>`);
+    .map(
+      (f) =>
+        `flow ${f.tenant}/${f.flow} declares inbound: ${f.inbound}${f.grpcMethod ? ` (${f.grpcMethod})` : ''}, but no gRPC door listens; start svc serve with --grpc-port <n>`,
+    );
 }
 
 /** Called by the service at startup (the lead passes the deployed flows) when `--grpc-port` is absent. */

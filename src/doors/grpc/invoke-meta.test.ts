@@ -12,9 +12,11 @@ it('credentials in gRPC metadata never reach ctx.headers, like on HTTP', () => {
     ['x-api-key', 'k'],
     ['x-correlation-id', 'corr-7'],
     ['x-ref', 'r9'],
-  ]) md.set(k!, v!);
+  ])
+    md.set(k!, v!);
   const meta = invokeMeta(md);
   assert.equal(meta.correlationId, 'corr-7');
   assert.equal(meta.headers['x-ref'], 'r9');
-  for (const name of ['authorization', 'proxy-authorization', 'cookie', 'x-api-key']) assert.equal(meta.headers[name], undefined, name);
+  for (const name of ['authorization', 'proxy-authorization', 'cookie', 'x-api-key'])
+    assert.equal(meta.headers[name], undefined, name);
 });

@@ -82,12 +82,15 @@ export class MethodCatalog {
       try {
         parsed = this.#parse(d);
       } catch (err) {
-        this.#onProblem(`descriptor ${tenant}/${d.name} version ${d.version} is unusable: ${err instanceof Error ? err.message : String(err)}`);
+        this.#onProblem(
+          `descriptor ${tenant}/${d.name} version ${d.version} is unusable: ${err instanceof Error ? err.message : String(err)}`,
+        );
         continue;
       }
       for (const s of parsed.services) {
         for (const m of s.methods) {
-          if (!out.has(m.fullName)) out.set(m.fullName, { ...m, descriptor: { name: d.name, version: d.version, hash: d.hash } });
+          if (!out.has(m.fullName))
+            out.set(m.fullName, { ...m, descriptor: { name: d.name, version: d.version, hash: d.hash } });
         }
       }
     }

@@ -5,12 +5,24 @@
  */
 import protobuf from 'protobufjs';
 
-const INTEGER_TYPES = new Set(['int32', 'uint32', 'sint32', 'fixed32', 'sfixed32', 'int64', 'uint64', 'sint64', 'fixed64', 'sfixed64']);
+const INTEGER_TYPES = new Set([
+  'int32',
+  'uint32',
+  'sint32',
+  'fixed32',
+  'sfixed32',
+  'int64',
+  'uint64',
+  'sint64',
+  'fixed64',
+  'sfixed64',
+]);
 const INTEGER_TEXT = /^-?\d+$/;
 
 /** The first mismatch as `field.path: expected ...`, or undefined when the output fits. */
 export function outputMismatch(type: protobuf.Type, value: unknown, path = ''): string | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return `${path || 'output'}: object expected for ${type.fullName.slice(1)}`;
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return `${path || 'output'}: object expected for ${type.fullName.slice(1)}`;
   for (const [key, v] of Object.entries(value)) {
     const field = type.fields[key];
     if (field === undefined || v === null || v === undefined) continue;
@@ -45,16 +57,22 @@ function valueMismatch(field: protobuf.Field, v: unknown, at: string): string | 
     return `${at}: one of ${Object.keys(rt.values).join(', ')} expected`;
   }
   if (INTEGER_TYPES.has(field.type)) {
-    return (typeof v === 'number' && Number.isInteger(v)) || (typeof v === 'string' && INTEGER_TEXT.test(v)) ? undefined : `${at}: integer expected`;
+    return (typeof v === 'number' && Number.isInteger(v)) || (typeof v === 'string' && INTEGER_TEXT.test(v))
+      ? undefined
+      : `${at}: integer expected`;
   }
   switch (field.type) {
     case 'double':
     case 'float':
-      return typeof v === 'number' || (typeof v === 'string' && v.trim() !== '' && !Number.isNaN(Number(v))) ? undefined : `${at}: number expected`;
+      return typeof v === 'number' || (typeof v === 'string' && v.trim() !== '' && !Number.isNaN(Number(v)))
+        ? undefined
+        : `${at}: number expected`;
     case 'bool':
       return typeof v === 'boolean' ? undefined : `${at}: true or false expected`;
     case 'string':
-      return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? undefined : `${at}: text expected`;
+      return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean'
+        ? undefined
+        : `${at}: text expected`;
     case 'bytes':
       return typeof v === 'string' ? undefined : `${at}: base64 text expected`;
   }

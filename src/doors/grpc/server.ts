@@ -6,7 +6,17 @@
  * decodes and encodes with the descriptor that is latest at that moment: moving `latest` changes
  * the wire format of every flow of the tenant at the next call, in every process.
  */
-import { Server, ServerCredentials, status as GrpcStatus, type Metadata, type sendUnaryData, type ServerDuplexStream, type ServerReadableStream, type ServerUnaryCall, type ServerWritableStream } from '@grpc/grpc-js';
+import {
+  Server,
+  ServerCredentials,
+  status as GrpcStatus,
+  type Metadata,
+  type sendUnaryData,
+  type ServerDuplexStream,
+  type ServerReadableStream,
+  type ServerUnaryCall,
+  type ServerWritableStream,
+} from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
 import { buildHeaders } from '../../engine/headers.js';
 import type protobuf from 'protobufjs';
@@ -86,10 +96,23 @@ export interface GrpcDoor {
  * Request JSON as the flow sees it (protobufjs `toObject`): field names as declared in the .proto,
  * 64-bit integers as decimal strings, enums as their names, bytes as base64, defaults included.
  */
-export const REQUEST_JSON: protobuf.IConversionOptions = { longs: String, enums: String, bytes: String, defaults: true, arrays: true, objects: true, oneofs: true };
+export const REQUEST_JSON: protobuf.IConversionOptions = {
+  longs: String,
+  enums: String,
+  bytes: String,
+  defaults: true,
+  arrays: true,
+  objects: true,
+  oneofs: true,
+};
 
 type Kind = 'unary' | 'serverStream' | 'clientStream' | 'bidi';
-const KIND_OF: Record<ResolvedMethod['kind'], Kind> = { unary: 'unary', 'server-streaming': 'serverStream', 'client-streaming': 'clientStream', 'bidi-streaming': 'bidi' };
+const KIND_OF: Record<ResolvedMethod['kind'], Kind> = {
+  unary: 'unary',
+  'server-streaming': 'serverStream',
+  'client-streaming': 'clientStream',
+  'bidi-streaming': 'bidi',
+};
 const METHOD_NAME = /^[A-Za-z_][\w.]*\.[A-Za-z_]\w*\/[A-Za-z_]\w*$|^[A-Za-z_]\w*\/[A-Za-z_]\w*$/;
 const passThrough = (b: Buffer): Buffer => b;
 
@@ -137,7 +160,9 @@ class GrpcDoorServer {
   async listen(): Promise<number> {
     this.refresh();
     const port = await new Promise<number>((resolve, reject) => {
-      this.#server.bindAsync(`${this.#opts.host}:${this.#opts.port}`, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
+      this.#server.bindAsync(`${this.#opts.host}:${this.#opts.port}`, ServerCredentials.createInsecure(), (err, p) =>
+        err ? reject(err) : resolve(p),
+      );
     });
     this.#timer = setInterval(() => this.#refreshIfChanged(), this.#opts.refreshIntervalMs ?? 250);
     this.#timer.unref();
@@ -156,10 +181,15 @@ class GrpcDoorServer {
       const path = `/${m.fullName}`;
       const taken = next.get(path);
       if (taken !== undefined) {
-        this.#warnOnce(`gRPC method ${m.fullName} is answered by flow ${taken.tenant}/${taken.flow}; flow ${r.tenant}/${r.flow} also declares it and is not reachable`);
+        this.#warnOnce(
+          `gRPC method ${m.fullName} is answered by flow ${taken.tenant}/${taken.flow}; flow ${r.tenant}/${r.flow} also declares it and is not reachable`,
+        );
         continue;
       }
-      if (!m.callable) this.#warnOnce(`gRPC flow ${r.tenant}/${r.flow}: ${m.fullName} is ${m.kind}; only unary and server-streaming methods can be called`);
+      if (!m.callable)
+        this.#warnOnce(
+          `gRPC flow ${r.tenant}/${r.flow}: ${m.fullName} is ${m.kind}; only unary and server-streaming methods can be called`,
+        );
       next.set(path, { tenant: r.tenant, flow: r.flow, method: m.fullName, kind: KIND_OF[m.kind] });
     }
     for (const [path, kind] of this.#registered) {
@@ -181,15 +211,23 @@ class GrpcDoorServer {
     const publish = `publish one with \`svc proto deploy <set> --tenant ${r.tenant} --name <name> --version <v> --latest\``;
     if (r.method === undefined) {
       const m = this.#catalog.namedLike(r.tenant, r.flow);
-      if (m === undefined) this.#warnOnce(`gRPC flow ${r.tenant}/${r.flow} has no grpc_method, and no latest descriptor of tenant ${r.tenant} defines a method named like the flow; set grpc_method: pkg.Service/Method or ${publish}`);
+      if (m === undefined)
+        this.#warnOnce(
+          `gRPC flow ${r.tenant}/${r.flow} has no grpc_method, and no latest descriptor of tenant ${r.tenant} defines a method named like the flow; set grpc_method: pkg.Service/Method or ${publish}`,
+        );
       return m;
     }
     if (!METHOD_NAME.test(r.method)) {
-      this.#warnOnce(`gRPC flow ${r.tenant}/${r.flow}: grpc_method "${r.method}" is not of the form pkg.Service/Method`);
+      this.#warnOnce(
+        `gRPC flow ${r.tenant}/${r.flow}: grpc_method "${r.method}" is not of the form pkg.Service/Method`,
+      );
       return undefined;
     }
     const m = this.#catalog.resolve(r.tenant, r.method);
-    if (m === undefined) this.#warnOnce(`gRPC flow ${r.tenant}/${r.flow} answers ${r.method}, which no latest descriptor of tenant ${r.tenant} defines; ${publish}`);
+    if (m === undefined)
+      this.#warnOnce(
+        `gRPC flow ${r.tenant}/${r.flow} answers ${r.method}, which no latest descriptor of tenant ${r.tenant} defines; ${publish}`,
+      );
     return m;
   }
 
@@ -207,21 +245,54 @@ class GrpcDoorServer {
 
   #register(path: string, kind: Kind): void {
     if (kind === 'unary') {
-      this.#server.register(path, (call: ServerUnaryCall<Buffer, Buffer>, cb: sendUnaryData<Buffer>) => void this.#unary(path, call, cb), passThrough, passThrough, 'unary');
+      this.#server.register(
+        path,
+        (call: ServerUnaryCall<Buffer, Buffer>, cb: sendUnaryData<Buffer>) => void this.#unary(path, call, cb),
+        passThrough,
+        passThrough,
+        'unary',
+      );
     } else if (kind === 'serverStream') {
-      this.#server.register(path, (call: ServerWritableStream<Buffer, Buffer>) => void this.#serverStream(path, call), passThrough, passThrough, 'serverStream');
+      this.#server.register(
+        path,
+        (call: ServerWritableStream<Buffer, Buffer>) => void this.#serverStream(path, call),
+        passThrough,
+        passThrough,
+        'serverStream',
+      );
     } else {
       // Registered so the caller learns why, instead of a bare "not implemented".
-      const refusal = { code: GrpcStatus.UNIMPLEMENTED, details: `${path.slice(1)} is ${kind === 'bidi' ? 'bidi-streaming' : 'client-streaming'}; only unary and server-streaming methods can be called` };
-      if (kind === 'bidi') this.#server.register(path, (call: ServerDuplexStream<Buffer, Buffer>) => call.emit('error', refusal), passThrough, passThrough, 'bidi');
-      else this.#server.register(path, (_call: ServerReadableStream<Buffer, Buffer>, cb: sendUnaryData<Buffer>) => cb(refusal), passThrough, passThrough, 'clientStream');
+      const refusal = {
+        code: GrpcStatus.UNIMPLEMENTED,
+        details: `${path.slice(1)} is ${kind === 'bidi' ? 'bidi-streaming' : 'client-streaming'}; only unary and server-streaming methods can be called`,
+      };
+      if (kind === 'bidi')
+        this.#server.register(
+          path,
+          (call: ServerDuplexStream<Buffer, Buffer>) => call.emit('error', refusal),
+          passThrough,
+          passThrough,
+          'bidi',
+        );
+      else
+        this.#server.register(
+          path,
+          (_call: ServerReadableStream<Buffer, Buffer>, cb: sendUnaryData<Buffer>) => cb(refusal),
+          passThrough,
+          passThrough,
+          'clientStream',
+        );
     }
   }
 
   async #unary(path: string, call: ServerUnaryCall<Buffer, Buffer>, cb: sendUnaryData<Buffer>): Promise<void> {
     try {
       const { method, output } = await this.#run(path, call.metadata, call.request, 'unary');
-      if (Array.isArray(output)) throw new SvcError('SVC_ERR_INTERNAL', `flow output is a list, but ${method.fullName} is unary and answers one ${method.responseType.fullName.slice(1)}`);
+      if (Array.isArray(output))
+        throw new SvcError(
+          'SVC_ERR_INTERNAL',
+          `flow output is a list, but ${method.fullName} is unary and answers one ${method.responseType.fullName.slice(1)}`,
+        );
       cb(null, encode(method, output));
     } catch (err) {
       cb(this.#fail(path, err));
@@ -241,14 +312,24 @@ class GrpcDoorServer {
   }
 
   /** Gate, then decode with the latest descriptor, then the flow. */
-  async #run(path: string, metadata: Metadata, request: Buffer, kind: Kind): Promise<{ method: ResolvedMethod; output: unknown }> {
+  async #run(
+    path: string,
+    metadata: Metadata,
+    request: Buffer,
+    kind: Kind,
+  ): Promise<{ method: ResolvedMethod; output: unknown }> {
     this.#refreshIfChanged();
     const route = this.#routes.get(path);
     if (route === undefined) throw unimplemented(path);
     const deps = this.#opts.deps;
     if (deps.gate) {
       const auth = metadata.get('authorization').filter((v): v is string => typeof v === 'string');
-      deps.gate.check({ authorization: auth.length > 1 ? auth : auth[0], tenant: route.tenant, flow: route.flow, route: 'grpc' });
+      deps.gate.check({
+        authorization: auth.length > 1 ? auth : auth[0],
+        tenant: route.tenant,
+        flow: route.flow,
+        route: 'grpc',
+      });
     }
     const method = this.#catalog.resolve(route.tenant, route.method);
     if (method === undefined || KIND_OF[method.kind] !== kind) {
@@ -258,7 +339,8 @@ class GrpcDoorServer {
     }
     const input = decodeRequest(method, request);
     const result = await deps.invoke(route.tenant, route.flow, input, invokeMeta(metadata));
-    if (result.status < 200 || result.status >= 300) throw new FlowStatusError(result.status, describeOutput(result.output));
+    if (result.status < 200 || result.status >= 300)
+      throw new FlowStatusError(result.status, describeOutput(result.output));
     return { method, output: result.output };
   }
 
@@ -297,7 +379,10 @@ class GrpcDoorServer {
 
 /** A flow that answered with a non-2xx status; mapped through the same table as every failure. */
 class FlowStatusError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
     this.name = 'FlowStatusError';
   }
@@ -308,7 +393,12 @@ function unimplemented(path: string): { code: GrpcStatus; details: string } {
 }
 
 function isGrpcError(err: unknown): err is { code: GrpcStatus; details: string } {
-  return typeof err === 'object' && err !== null && !(err instanceof Error) && typeof (err as { code?: unknown }).code === 'number';
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    !(err instanceof Error) &&
+    typeof (err as { code?: unknown }).code === 'number'
+  );
 }
 
 /**
@@ -322,23 +412,36 @@ function decodeRequest(method: ResolvedMethod, request: Buffer): unknown {
   try {
     input = type.toObject(type.decode(request), REQUEST_JSON);
   } catch (cause) {
-    throw new SvcError('SVC_ERR_INVALID_INPUT', `request is not a valid ${type.fullName.slice(1)}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    throw new SvcError(
+      'SVC_ERR_INVALID_INPUT',
+      `request is not a valid ${type.fullName.slice(1)}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
   }
-  if (valueNestsDeeperThan(input)) throw new SvcError('SVC_ERR_INVALID_INPUT', `request nests deeper than ${JSON_MAX_DEPTH} levels`);
+  if (valueNestsDeeperThan(input))
+    throw new SvcError('SVC_ERR_INVALID_INPUT', `request nests deeper than ${JSON_MAX_DEPTH} levels`);
   return input;
 }
 
 function encode(method: ResolvedMethod, output: unknown): Buffer {
   const type = method.responseType;
   if (typeof output !== 'object' || output === null || Array.isArray(output)) {
-    throw new SvcError('SVC_ERR_INTERNAL', `flow output must be an object to encode as ${type.fullName.slice(1)}, got ${Array.isArray(output) ? 'a nested list' : output === null ? 'null' : typeof output}`);
+    throw new SvcError(
+      'SVC_ERR_INTERNAL',
+      `flow output must be an object to encode as ${type.fullName.slice(1)}, got ${Array.isArray(output) ? 'a nested list' : output === null ? 'null' : typeof output}`,
+    );
   }
   const mismatch = outputMismatch(type, output);
-  if (mismatch !== undefined) throw new SvcError('SVC_ERR_INTERNAL', `flow output does not fit ${type.fullName.slice(1)}: ${mismatch}`);
+  if (mismatch !== undefined)
+    throw new SvcError('SVC_ERR_INTERNAL', `flow output does not fit ${type.fullName.slice(1)}: ${mismatch}`);
   try {
     return Buffer.from(type.encode(type.fromObject(output as Record<string, unknown>)).finish());
   } catch (cause) {
-    throw new SvcError('SVC_ERR_INTERNAL', `flow output does not fit ${type.fullName.slice(1)}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    throw new SvcError(
+      'SVC_ERR_INTERNAL',
+      `flow output does not fit ${type.fullName.slice(1)}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
   }
 }
 
@@ -355,7 +458,12 @@ export function invokeMeta(metadata: Metadata): GrpcInvokeMeta {
   const given = headers['x-correlation-id'] ?? headers['x-request-id'];
   const correlationId = given !== undefined && given.length > 0 && given.length <= 128 ? given : randomUUID();
   const traceparent = textValues(metadata, 'traceparent');
-  return { correlationId, headers, traceContext: traceparent === undefined ? undefined : { traceparent, tracestate: textValues(metadata, 'tracestate') } };
+  return {
+    correlationId,
+    headers,
+    traceContext:
+      traceparent === undefined ? undefined : { traceparent, tracestate: textValues(metadata, 'tracestate') },
+  };
 }
 
 /** The text values of a metadata key joined by commas (as HTTP joins repeated headers); undefined when absent. */
@@ -365,7 +473,8 @@ function textValues(metadata: Metadata, key: string): string | undefined {
 }
 
 function describeOutput(output: unknown): string {
-  if (typeof output === 'object' && output !== null && typeof (output as { error?: unknown }).error === 'string') return (output as { error: string }).error;
+  if (typeof output === 'object' && output !== null && typeof (output as { error?: unknown }).error === 'string')
+    return (output as { error: string }).error;
   if (typeof output === 'string') return output;
   const text = JSON.stringify(output) ?? 'flow failed';
   return text.length > 1024 ? `${text.slice(0, 1024)}...` : text;

@@ -29,7 +29,9 @@ describe('gRPC status table', () => {
   }
 
   it('a service error keeps its message as details and its headers as trailing metadata', () => {
-    const err = toServiceError(new SvcError('SVC_ERR_RATE_LIMITED', 'rate limit exceeded', { headers: { 'Retry-After': '1' } }));
+    const err = toServiceError(
+      new SvcError('SVC_ERR_RATE_LIMITED', 'rate limit exceeded', { headers: { 'Retry-After': '1' } }),
+    );
     assert.equal(err.code, status.RESOURCE_EXHAUSTED);
     assert.equal(err.details, 'rate limit exceeded');
     assert.deepEqual((err.metadata as Metadata).get('retry-after'), ['1']);

@@ -68,6 +68,9 @@ export function toServiceError(err: unknown): Partial<ServiceError> & { code: Gr
   if (!hasStatus(err)) return { code: GrpcStatus.INTERNAL, details: INTERNAL_MESSAGE, metadata };
   for (const [k, v] of Object.entries(err.headers ?? {})) metadata.set(k.toLowerCase(), v);
   // A flow's non-2xx answer (FlowStatusError) is not an SvcError: its text is the flow's own output.
-  return { code: grpcCodeFor(err.status), details: err instanceof SvcError ? publicMessage(err) : err.message, metadata };
+  return {
+    code: grpcCodeFor(err.status),
+    details: err instanceof SvcError ? publicMessage(err) : err.message,
+    metadata,
+  };
 }
-

@@ -42,7 +42,11 @@ export function refusalMustClose(raw: IncomingMessage): boolean {
 
 /** The 408 for a body that did not arrive in time. */
 export function bodyTimedOut(timeoutMs: number): SvcError {
-  return new SvcError('SVC_ERR_REQUEST_TIMEOUT', `the request body did not arrive within ${Math.round(timeoutMs / 1000)} s`, { headers: { connection: 'close' } });
+  return new SvcError(
+    'SVC_ERR_REQUEST_TIMEOUT',
+    `the request body did not arrive within ${Math.round(timeoutMs / 1000)} s`,
+    { headers: { connection: 'close' } },
+  );
 }
 
 /** Default of `readBody`'s time limit when the caller gives none (the setting's default). Milliseconds. */
@@ -52,7 +56,11 @@ export const DEFAULT_BODY_TIMEOUT_MS = 30_000;
  * Buffers the body; stops reading and throws 413 as soon as it passes `limitBytes`, 408 when the
  * whole body has not arrived `timeoutMs` after reading began (a slow client holds a connection no longer).
  */
-export function readBody(raw: IncomingMessage, limitBytes: number, timeoutMs: number = DEFAULT_BODY_TIMEOUT_MS): Promise<Buffer> {
+export function readBody(
+  raw: IncomingMessage,
+  limitBytes: number,
+  timeoutMs: number = DEFAULT_BODY_TIMEOUT_MS,
+): Promise<Buffer> {
   checkDeclaredLength(raw, limitBytes);
   const interim = awaitingContinue.get(raw);
   if (interim !== undefined) {

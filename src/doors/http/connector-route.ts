@@ -69,7 +69,8 @@ async function readConnectorBody(raw: Parameters<typeof readBody>[0], timeoutMs:
   try {
     return await readBody(raw, CONNECTOR_BODY_MAX_BYTES, timeoutMs);
   } catch (err) {
-    if (err instanceof SvcError && err.status === 413) throw invalid(`the body is larger than ${CONNECTOR_BODY_MAX_BYTES} bytes`);
+    if (err instanceof SvcError && err.status === 413)
+      throw invalid(`the body is larger than ${CONNECTOR_BODY_MAX_BYTES} bytes`);
     if (err instanceof SvcError && err.status === 408) throw invalid(err.message);
     throw err;
   }
@@ -82,7 +83,8 @@ function parseConnectorEvent(body: Buffer): ConnectorEvent {
   } catch (err) {
     throw invalid(err instanceof Error ? err.message : String(err));
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalid('the body must be a JSON object');
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw invalid('the body must be a JSON object');
   const v = value as Record<string, unknown>;
   if (typeof v.event_type !== 'string' || !EVENT_TYPES.has(v.event_type)) {
     throw new SvcError('SVC_ERR_INVALID_INPUT', 'event_type must be "connector_received" or "connector_oversized"');

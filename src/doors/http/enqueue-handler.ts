@@ -41,11 +41,18 @@ export function createEnqueueHandler(deps: EnqueueHandlerDeps): FlowRouteHandler
         const line = throttle.admit('queue write failed');
         if (line !== undefined) {
           const more = line.heldBack > 0 ? ` (${line.heldBack} more since the last such line)` : '';
-          deps.log.error({ err, tenant, flow: name, held_back: line.heldBack }, `queue write failed; /enqueue answered 500${more}`);
+          deps.log.error(
+            { err, tenant, flow: name, held_back: line.heldBack },
+            `queue write failed; /enqueue answered 500${more}`,
+          );
         }
         throw new SvcError('SVC_ERR_INTERNAL', 'internal error', { cause: err });
       }
-      return { status: 202, headers: ACCEPTED_HEADERS, body: `{"queued":true,"offset":${offset},"tenant":${JSON.stringify(tenant)},"flow":${JSON.stringify(name)}}` };
+      return {
+        status: 202,
+        headers: ACCEPTED_HEADERS,
+        body: `{"queued":true,"offset":${offset},"tenant":${JSON.stringify(tenant)},"flow":${JSON.stringify(name)}}`,
+      };
     } catch (err) {
       return errorAnswer(err);
     }

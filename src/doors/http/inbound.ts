@@ -35,13 +35,25 @@ export function gateHook(gate: Gate | undefined, route: GateRoute, flowParam: 'n
  * discard all of it to reuse the connection, and a refused caller would cost its upload after all.
  * A small declared body is left for Node to discard, which costs less than a new connection.
  */
-export function admit(gate: Gate | undefined, raw: IncomingMessage, tenant: string | undefined, flow: string | undefined, route: GateRoute): HttpAnswer | undefined {
+export function admit(
+  gate: Gate | undefined,
+  raw: IncomingMessage,
+  tenant: string | undefined,
+  flow: string | undefined,
+  route: GateRoute,
+): HttpAnswer | undefined {
   let refusal: unknown;
   if (!isValidName(tenant) || !isValidName(flow)) refusal = invalidFlowIdentifier();
   else if (gate === undefined) return undefined;
   else {
     try {
-      gate.check({ authorization: authorizationOf(raw), tenant, flow, route, correlationId: () => givenCorrelationId(raw) });
+      gate.check({
+        authorization: authorizationOf(raw),
+        tenant,
+        flow,
+        route,
+        correlationId: () => givenCorrelationId(raw),
+      });
       return undefined;
     } catch (err) {
       refusal = err;
@@ -89,8 +101,10 @@ export function givenCorrelationId(req: IncomingMessage): string | undefined {
   let requestId: string | undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!;
-    if (correlationId === undefined && name.length === 16 && name.toLowerCase() === 'x-correlation-id') correlationId = raw[i + 1];
-    else if (requestId === undefined && name.length === 12 && name.toLowerCase() === 'x-request-id') requestId = raw[i + 1];
+    if (correlationId === undefined && name.length === 16 && name.toLowerCase() === 'x-correlation-id')
+      correlationId = raw[i + 1];
+    else if (requestId === undefined && name.length === 12 && name.toLowerCase() === 'x-request-id')
+      requestId = raw[i + 1];
   }
   return correlationId || requestId || undefined;
 }
@@ -110,11 +124,15 @@ export function traceContextOf(req: IncomingMessage): IncomingTraceContext | und
 /** Parses a JSON body; an empty body is `null`; one nesting deeper than JSON_MAX_DEPTH is refused (400) before parsing. */
 export function parseJsonBody(body: Buffer): unknown {
   if (body.length === 0) return null;
-  if (jsonNestsDeeperThan(body)) throw new SvcError('SVC_ERR_INVALID_INPUT', `JSON body nests deeper than ${JSON_MAX_DEPTH} levels`);
+  if (jsonNestsDeeperThan(body))
+    throw new SvcError('SVC_ERR_INVALID_INPUT', `JSON body nests deeper than ${JSON_MAX_DEPTH} levels`);
   try {
     return JSON.parse(body.toString('utf8'));
   } catch (err) {
-    throw new SvcError('SVC_ERR_INVALID_INPUT', `malformed JSON body: ${err instanceof Error ? err.message : String(err)}`);
+    throw new SvcError(
+      'SVC_ERR_INVALID_INPUT',
+      `malformed JSON body: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }
 

@@ -7,13 +7,23 @@ import { sendError } from './reply-error.js';
 
 export function metadataRoutes(deps: { gate: Gate | undefined; executor: Pick<FlowExecutor, 'resolve'> }) {
   return async function plugin(app: FastifyInstance): Promise<void> {
-    app.get<{ Params: FlowParams }>('/flows/:tenant/:name', { onRequest: gateHook(deps.gate, 'metadata') }, async (req, reply) => {
-      try {
-        const flow = deps.executor.resolve(req.params.tenant, req.params.name);
-        return reply.send({ tenant: flow.ir.tenant, name: flow.ir.flow, version: flow.version, hash: flow.hash, created_at: flow.created_at });
-      } catch (err) {
-        return sendError(reply, err);
-      }
-    });
+    app.get<{ Params: FlowParams }>(
+      '/flows/:tenant/:name',
+      { onRequest: gateHook(deps.gate, 'metadata') },
+      async (req, reply) => {
+        try {
+          const flow = deps.executor.resolve(req.params.tenant, req.params.name);
+          return reply.send({
+            tenant: flow.ir.tenant,
+            name: flow.ir.flow,
+            version: flow.version,
+            hash: flow.hash,
+            created_at: flow.created_at,
+          });
+        } catch (err) {
+          return sendError(reply, err);
+        }
+      },
+    );
   };
 }

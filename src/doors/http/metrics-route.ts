@@ -22,14 +22,20 @@ export interface MetricsListener {
   close(): Promise<void>;
 }
 
-export async function startMetricsListener(host: string, port: number, exposition: MetricsExposition, onError: (err: unknown) => void): Promise<MetricsListener> {
+export async function startMetricsListener(
+  host: string,
+  port: number,
+  exposition: MetricsExposition,
+  onError: (err: unknown) => void,
+): Promise<MetricsListener> {
   const server: Server = createServer((req, res) => {
     if (req.method !== 'GET' || (req.url ?? '').split('?', 1)[0] !== '/metrics') {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"ok":false,"error":"not found"}');
       return;
     }
     exposition.render().then(
-      ({ contentType, body }) => res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' }).end(body),
+      ({ contentType, body }) =>
+        res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' }).end(body),
       (err: unknown) => {
         onError(err);
         res.writeHead(500, { 'content-type': 'application/json' }).end('{"ok":false,"error":"internal error"}');

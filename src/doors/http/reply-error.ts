@@ -19,12 +19,22 @@ export function toWireError(err: unknown): WireError {
     // Fastify's own client errors (bad URL, bad header) say what the caller sent wrong.
     const status = clientErrorStatus(err);
     const message = status !== undefined && err instanceof Error ? err.message : publicMessage(err);
-    return { status: status ?? 500, headers: {}, contentType: 'application/json', body: JSON.stringify({ ok: false, error: message }) };
+    return {
+      status: status ?? 500,
+      headers: {},
+      contentType: 'application/json',
+      body: JSON.stringify({ ok: false, error: message }),
+    };
   }
   const headers = { ...(err.headers ?? {}) };
   if (err.status === 413) {
     // The rest of an oversized body is not worth reading: close the connection after answering.
-    return { status: 413, headers: { ...headers, connection: 'close' }, contentType: 'text/plain; charset=utf-8', body: PAYLOAD_TOO_LARGE };
+    return {
+      status: 413,
+      headers: { ...headers, connection: 'close' },
+      contentType: 'text/plain; charset=utf-8',
+      body: PAYLOAD_TOO_LARGE,
+    };
   }
   return { status: err.status, headers, contentType: 'application/json', body: JSON.stringify(errorBody(err)) };
 }
@@ -39,5 +49,9 @@ export function clientErrorStatus(err: unknown): number | undefined {
 export function sendError(reply: FastifyReply, err: unknown): FastifyReply {
   const wire = toWireError(err);
   // A Buffer keeps `application/json` exact (Fastify appends a charset to a JSON string body).
-  return reply.code(wire.status).headers(wire.headers).header('content-type', wire.contentType).send(Buffer.from(wire.body));
+  return reply
+    .code(wire.status)
+    .headers(wire.headers)
+    .header('content-type', wire.contentType)
+    .send(Buffer.from(wire.body));
 }

@@ -66,7 +66,11 @@ export function createRunHandler(deps: RunHandlerDeps): FlowRouteHandler {
 function resultAnswer(result: FlowResult): HttpAnswer {
   const encoded = encodeOutput(result.output);
   if (encoded.contentType === undefined) return { status: result.status, headers: result.headers };
-  return { status: result.status, headers: { ...result.headers, 'content-type': encoded.contentType }, body: encoded.body };
+  return {
+    status: result.status,
+    headers: { ...result.headers, 'content-type': encoded.contentType },
+    body: encoded.body,
+  };
 }
 
 function soapAnswer(status: number, answer: SoapAnswer, extra: Record<string, string> = {}): HttpAnswer {
@@ -79,7 +83,10 @@ function soapResultAnswer(soap: SoapRequest, result: FlowResult): HttpAnswer {
     const handled = result.handledError;
     const ctx = { soap_fault_code: result.soapFault?.code, soap_fault_string: result.soapFault?.string };
     // The handler's output is the fault's detail; its response_status wins on both versions.
-    const fault = faultFromContext(soap.version, { status: handled.status, message: publicMessage(handled) }, ctx, { responseStatus: result.faultResponseStatus, detail: result.output });
+    const fault = faultFromContext(soap.version, { status: handled.status, message: publicMessage(handled) }, ctx, {
+      responseStatus: result.faultResponseStatus,
+      detail: result.output,
+    });
     return soapAnswer(fault.status, fault);
   }
   return soapAnswer(result.status, buildSoapAnswer(soap.version, result.output), result.headers);

@@ -10,12 +10,30 @@ import { buildServer } from './server.js';
 
 /** Runs take 300 ms, so a request can be held in flight while the server starts closing. */
 const SLOW_MS = 300;
-const flow = { ir: { tenant: 't', flow: 'f', steps: [], responseHeaders: [], logExtraMaskFields: [], config: [] } as unknown as FlowIR, version: '1', hash: 'h', created_at: '2024-01-01T00:00:00Z' } satisfies LoadedFlow;
+const flow = {
+  ir: {
+    tenant: 't',
+    flow: 'f',
+    steps: [],
+    responseHeaders: [],
+    logExtraMaskFields: [],
+    config: [],
+  } as unknown as FlowIR,
+  version: '1',
+  hash: 'h',
+  created_at: '2024-01-01T00:00:00Z',
+} satisfies LoadedFlow;
 const executor = {
   resolve: () => flow,
   ceiling: () => 1024,
   recordRejected: () => undefined,
-  run: () => new Promise<FlowResult>((r) => setTimeout(() => r({ status: 200, headers: {}, output: { ok: 1 }, filtered: false, faultHandled: false }), SLOW_MS)),
+  run: () =>
+    new Promise<FlowResult>((r) =>
+      setTimeout(
+        () => r({ status: 200, headers: {}, output: { ok: 1 }, filtered: false, faultHandled: false }),
+        SLOW_MS,
+      ),
+    ),
 } as unknown as FlowExecutor;
 
 const RUN = 'POST /flows/t/f/run HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}';
@@ -32,7 +50,14 @@ describe('a request arriving while the server closes', () => {
   let port = 0;
   let closeServer: () => Promise<void>;
   before(async () => {
-    const app = await buildServer({ gate: undefined, secret: undefined, executor, events: NULL_EVENTS, wsdl: { tenantActive: () => false, loadSoapConfig: () => undefined }, log: createLogger({ LOG_LEVEL: 'silent' }) });
+    const app = await buildServer({
+      gate: undefined,
+      secret: undefined,
+      executor,
+      events: NULL_EVENTS,
+      wsdl: { tenantActive: () => false, loadSoapConfig: () => undefined },
+      log: createLogger({ LOG_LEVEL: 'silent' }),
+    });
     await app.listen({ host: '127.0.0.1', port: 0 });
     port = (app.server.address() as { port: number }).port;
     closeServer = () => app.close();

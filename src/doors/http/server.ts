@@ -103,7 +103,8 @@ export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
   app.setErrorHandler((err, req, reply) => {
     // A request no route took is a 404 whatever else is wrong with it (an unreadable Content-Type, say).
     if (req.routeOptions.url === undefined) return sendError(reply, noRoute(req.method, req.url));
-    if (!(err instanceof SvcError) && clientErrorStatus(err) === undefined) deps.log.error({ err, method: req.method, url: req.url.split('?', 1)[0] }, 'HTTP request failed');
+    if (!(err instanceof SvcError) && clientErrorStatus(err) === undefined)
+      deps.log.error({ err, method: req.method, url: req.url.split('?', 1)[0] }, 'HTTP request failed');
     return sendError(reply, err);
   });
   // `Expect: 100-continue`: Node would answer 100 at once, inviting the body before the gate and the
@@ -141,7 +142,9 @@ function answerClientError(err: Error & { code?: string }, socket: Duplex): void
   }
   const [status, message] = CLIENT_ERROR_STATUS[err.code ?? ''] ?? [400, 'bad request'];
   const body = JSON.stringify({ ok: false, error: message });
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }
 
 function noSchemaCompiler(): never {

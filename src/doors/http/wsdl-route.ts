@@ -36,7 +36,14 @@ export function wsdlRoutes(deps: WsdlRouteDeps, log: Pick<Logger, 'error'>) {
       }
       if (soap === undefined) return sendError(reply, flowNotFound(tenant, name));
       const host = req.headers.host ?? req.hostname;
-      const wsdl = buildWsdl({ tenant, flow: name, operation: soap.operation, namespace: soap.namespace, scheme: schemeOf(req), host });
+      const wsdl = buildWsdl({
+        tenant,
+        flow: name,
+        operation: soap.operation,
+        namespace: soap.namespace,
+        scheme: schemeOf(req),
+        host,
+      });
       return reply.code(200).type('text/xml; charset=utf-8').send(wsdl);
     });
   };

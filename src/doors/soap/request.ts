@@ -34,15 +34,21 @@ function unquote(value: string): string {
  * when absent; duplicates joined). Returns undefined for a non-SOAP request: the door then parses a
  * `text/xml` body as a plain XML value.
  */
-export function detectSoap(contentType: string | undefined, soapAction: string | undefined, body: Buffer | string): SoapDetection | undefined {
+export function detectSoap(
+  contentType: string | undefined,
+  soapAction: string | undefined,
+  body: Buffer | string,
+): SoapDetection | undefined {
   if (contentType === undefined) return undefined;
   const ct = contentType.toLowerCase();
   const soap12Type = ct.includes('application/soap+xml');
   if (!soap12Type && !ct.includes('text/xml')) return undefined;
-  const head = typeof body === 'string' ? body.slice(0, SOAP_SNIFF_BYTES) : body.subarray(0, SOAP_SNIFF_BYTES).toString('utf8');
+  const head =
+    typeof body === 'string' ? body.slice(0, SOAP_SNIFF_BYTES) : body.subarray(0, SOAP_SNIFF_BYTES).toString('utf8');
   if (soapAction === undefined && !ENVELOPE_TAG.test(head)) return undefined;
   const version: SoapVersion = soap12Type || head.includes('http://www.w3.org/2003/05/soap-envelope') ? '1.2' : '1.1';
-  const action = soapAction !== undefined ? unquote(soapAction) : soap12Type ? contentTypeParam(contentType, 'action') : undefined;
+  const action =
+    soapAction !== undefined ? unquote(soapAction) : soap12Type ? contentTypeParam(contentType, 'action') : undefined;
   return { version, action };
 }
 
@@ -58,7 +64,11 @@ export interface SoapRequest {
  * Unwraps a detected SOAP request. A body that is not a usable envelope throws SoapEnvelopeError
  * (400 with a SOAP Fault of the detected version).
  */
-export function parseSoapRequest(detection: SoapDetection, body: Buffer | string, opts: SafeXmlOptions = {}): SoapRequest {
+export function parseSoapRequest(
+  detection: SoapDetection,
+  body: Buffer | string,
+  opts: SafeXmlOptions = {},
+): SoapRequest {
   const text = typeof body === 'string' ? body : body.toString('utf8');
   try {
     const env = readEnvelope(text, opts);
@@ -66,7 +76,8 @@ export function parseSoapRequest(detection: SoapDetection, body: Buffer | string
     const version: SoapVersion = detection.version === '1.2' || env.version === '1.2' ? '1.2' : '1.1';
     return { version, action: detection.action, body: env.body };
   } catch (err) {
-    if (err instanceof XmlError) throw new SoapEnvelopeError(`malformed SOAP envelope: ${err.message}`, detection.version, err);
+    if (err instanceof XmlError)
+      throw new SoapEnvelopeError(`malformed SOAP envelope: ${err.message}`, detection.version, err);
     throw err;
   }
 }
@@ -75,7 +86,12 @@ export function parseSoapRequest(detection: SoapDetection, body: Buffer | string
  * Detection and unwrapping in one call for the /run door: undefined when the request is not SOAP
  * (parse it by its content type), else the unwrapped request; throws SoapEnvelopeError (400 + Fault).
  */
-export function readSoapRequest(contentType: string | undefined, soapAction: string | undefined, body: Buffer | string, opts: SafeXmlOptions = {}): SoapRequest | undefined {
+export function readSoapRequest(
+  contentType: string | undefined,
+  soapAction: string | undefined,
+  body: Buffer | string,
+  opts: SafeXmlOptions = {},
+): SoapRequest | undefined {
   const detection = detectSoap(contentType, soapAction, body);
   return detection === undefined ? undefined : parseSoapRequest(detection, body, opts);
 }

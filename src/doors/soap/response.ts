@@ -35,9 +35,14 @@ function rawContent(output: unknown): string {
  */
 export function buildSoapAnswer(version: SoapVersion, output: unknown): SoapAnswer {
   const contentType = soapContentType(version);
-  if (output instanceof XmlValue) return { body: envelope(version, stripXmlDeclaration(output.xml)), contentType, headers: {} };
+  if (output instanceof XmlValue)
+    return { body: envelope(version, stripXmlDeclaration(output.xml)), contentType, headers: {} };
   if (output === null || output === undefined) return { body: envelope(version, ''), contentType, headers: {} };
-  return { body: envelope(version, rawContent(output)), contentType, headers: { [SOAP_WARNING_HEADER]: SOAP_WARNING_NON_XML } };
+  return {
+    body: envelope(version, rawContent(output)),
+    contentType,
+    headers: { [SOAP_WARNING_HEADER]: SOAP_WARNING_NON_XML },
+  };
 }
 
 export interface SoapFaultInput {
@@ -65,7 +70,10 @@ const V12_STATUSES: ReadonlySet<number> = new Set([400, 422, 502, 409, 503]);
  * rule, 422 semantic rule, 502 failed effect, 409 correlation conflict, 503 state unavailable,
  * 500 otherwise.
  */
-export function soapFaultStatus(version: SoapVersion, input: Pick<SoapFaultInput, 'errorStatus' | 'responseStatus' | 'malformedEnvelope'>): number {
+export function soapFaultStatus(
+  version: SoapVersion,
+  input: Pick<SoapFaultInput, 'errorStatus' | 'responseStatus' | 'malformedEnvelope'>,
+): number {
   if (input.responseStatus !== undefined) return input.responseStatus;
   if (input.malformedEnvelope === true) return 400;
   if (version === '1.1') return 500;

@@ -9,13 +9,20 @@ import { buildSoapAnswer, buildSoapFault, faultFromContext, RAW_CONTENT_NS, soap
 
 const env11 = (body: string, prefix = 'soap') =>
   `<?xml version="1.0"?><${prefix}:Envelope xmlns:${prefix}="${SOAP_NS['1.1']}" xmlns:m="urn:shop"><${prefix}:Header/><${prefix}:Body>${body}</${prefix}:Body></${prefix}:Envelope>`;
-const env12 = (body: string) => `<env:Envelope xmlns:env="${SOAP_NS['1.2']}"><env:Body>${body}</env:Body></env:Envelope>`;
+const env12 = (body: string) =>
+  `<env:Envelope xmlns:env="${SOAP_NS['1.2']}"><env:Body>${body}</env:Body></env:Envelope>`;
 
 test('SOAP is detected by content type plus a SOAPAction header or an early Envelope element', () => {
   const body = env11('<m:GetPrice><m:Item>apple</m:Item></m:GetPrice>');
-  assert.deepEqual(detectSoap('text/xml; charset=utf-8', '"urn:GetPrice"', '<x/>'), { version: '1.1', action: 'urn:GetPrice' });
+  assert.deepEqual(detectSoap('text/xml; charset=utf-8', '"urn:GetPrice"', '<x/>'), {
+    version: '1.1',
+    action: 'urn:GetPrice',
+  });
   assert.deepEqual(detectSoap('text/xml', undefined, body), { version: '1.1', action: undefined });
-  assert.deepEqual(detectSoap('application/soap+xml; action="urn:a"', undefined, env12('<a/>')), { version: '1.2', action: 'urn:a' });
+  assert.deepEqual(detectSoap('application/soap+xml; action="urn:a"', undefined, env12('<a/>')), {
+    version: '1.2',
+    action: 'urn:a',
+  });
   // 1.2 namespace with a text/xml content type selects 1.2
   assert.equal(detectSoap('text/xml', undefined, env12('<a/>'))?.version, '1.2');
   // a prefix-less Envelope is found too
@@ -54,18 +61,31 @@ test('a SOAP 1.2 request is read prefix-agnostically and an empty Body gives nul
 });
 
 test('a malformed envelope is a SoapEnvelopeError (400) of the detected version', () => {
-  const cases = ['<soap:Envelope xmlns:soap="x"><soap:Body>', '<Envelope><Header/></Envelope>', '<Order/>', env11('just text'), `<!DOCTYPE x>${env11('<a/>')}`];
+  const cases = [
+    '<soap:Envelope xmlns:soap="x"><soap:Body>',
+    '<Envelope><Header/></Envelope>',
+    '<Order/>',
+    env11('just text'),
+    `<!DOCTYPE x>${env11('<a/>')}`,
+  ];
   for (const body of cases) {
     assert.throws(
       () => parseSoapRequest({ version: '1.2', action: 'a' }, body),
-      (err: unknown) => err instanceof SoapEnvelopeError && err.status === 400 && err.soapVersion === '1.2' && /malformed SOAP envelope/.test(err.message),
+      (err: unknown) =>
+        err instanceof SoapEnvelopeError &&
+        err.status === 400 &&
+        err.soapVersion === '1.2' &&
+        /malformed SOAP envelope/.test(err.message),
       body,
     );
   }
 });
 
 test('a successful XML output is wrapped in a 1.1 envelope with text/xml', () => {
-  const a = buildSoapAnswer('1.1', new XmlValue('<?xml version="1.0"?><r:PriceResponse xmlns:r="urn:r"><p>3</p></r:PriceResponse>', 'PriceResponse'));
+  const a = buildSoapAnswer(
+    '1.1',
+    new XmlValue('<?xml version="1.0"?><r:PriceResponse xmlns:r="urn:r"><p>3</p></r:PriceResponse>', 'PriceResponse'),
+  );
   assert.equal(a.contentType, 'text/xml; charset=utf-8');
   assert.deepEqual(a.headers, {});
   assert.match(a.body, /<soap:Body><r:PriceResponse xmlns:r="urn:r"><p>3<\/p><\/r:PriceResponse><\/soap:Body>/);
@@ -77,7 +97,9 @@ test('a non-XML output is escaped text in a raw-content element and flagged; 1.2
   assert.equal(a.contentType, 'application/soap+xml; charset=utf-8');
   assert.deepEqual(a.headers, { 'X-Svc-Soap-Warning': 'non-xml-output' });
   assert.ok(a.body.includes(SOAP_NS['1.2']));
-  assert.ok(a.body.includes(`<RawContent xmlns="${RAW_CONTENT_NS}">{&quot;a&quot;:&quot;&lt;b&gt;&amp;&quot;}</RawContent>`));
+  assert.ok(
+    a.body.includes(`<RawContent xmlns="${RAW_CONTENT_NS}">{&quot;a&quot;:&quot;&lt;b&gt;&amp;&quot;}</RawContent>`),
+  );
   assert.equal(buildSoapAnswer('1.1', 'plain').headers['X-Svc-Soap-Warning'], 'non-xml-output');
   assert.deepEqual(buildSoapAnswer('1.1', null).headers, {});
 });
@@ -86,13 +108,23 @@ test('a 1.1 fault has faultcode/faultstring and defaults to soap:Server / soap:C
   const f = buildSoapFault('1.1', { errorStatus: 502, message: 'flow execution failed' });
   assert.equal(f.status, 500);
   assert.equal(f.contentType, 'text/xml; charset=utf-8');
-  assert.match(f.body, /<soap:Fault><faultcode>soap:Server<\/faultcode><faultstring>flow execution failed<\/faultstring><\/soap:Fault>/);
-  assert.deepEqual(xmlToJson(f.body), { Body: { Fault: { faultcode: 'soap:Server', faultstring: 'flow execution failed' } } });
+  assert.match(
+    f.body,
+    /<soap:Fault><faultcode>soap:Server<\/faultcode><faultstring>flow execution failed<\/faultstring><\/soap:Fault>/,
+  );
+  assert.deepEqual(xmlToJson(f.body), {
+    Body: { Fault: { faultcode: 'soap:Server', faultstring: 'flow execution failed' } },
+  });
   assert.match(buildSoapFault('1.1', { errorStatus: 400, message: 'x', malformedEnvelope: true }).body, /soap:Client/);
 });
 
 test('a 1.2 fault has Code/Value and Reason/Text; ctx fault code and string win', () => {
-  const f = buildSoapFault('1.2', { errorStatus: 422, message: 'amount must be positive', faultCode: 'app:Invalid', faultString: 'bad <amount>' });
+  const f = buildSoapFault('1.2', {
+    errorStatus: 422,
+    message: 'amount must be positive',
+    faultCode: 'app:Invalid',
+    faultString: 'bad <amount>',
+  });
   assert.equal(f.status, 422);
   assert.equal(f.contentType, 'application/soap+xml; charset=utf-8');
   const fault = (xmlToJson(f.body) as { Body: { Fault: Record<string, unknown> } }).Body.Fault;
@@ -108,7 +140,10 @@ test('a fault handler output travels as detail, and faults carry no flow headers
   const f = buildSoapFault('1.1', { errorStatus: 502, message: 'm', detail: new XmlValue('<why>down</why>', 'why') });
   assert.match(f.body, /<detail><why>down<\/why><\/detail>/);
   assert.deepEqual(f.headers, {});
-  assert.match(buildSoapFault('1.2', { errorStatus: 502, message: 'm', detail: 'text & more' }).body, /<soap:Detail>text &amp; more<\/soap:Detail>/);
+  assert.match(
+    buildSoapFault('1.2', { errorStatus: 502, message: 'm', detail: 'text & more' }).body,
+    /<soap:Detail>text &amp; more<\/soap:Detail>/,
+  );
 });
 
 test('the fault-status table: 1.1 is 500 always; 1.2 maps each row; overrides and malformed envelopes win', () => {
@@ -140,10 +175,16 @@ test('readSoapRequest detects and unwraps in one call, and leaves non-SOAP reque
 });
 
 test('faultFromContext takes the code and string the flow wrote into ctx, and the status from the table', () => {
-  const f = faultFromContext('1.2', { status: 409, message: 'correlation already open' }, { soap_fault_code: 'Sender', soap_fault_string: 'dup' });
+  const f = faultFromContext(
+    '1.2',
+    { status: 409, message: 'correlation already open' },
+    { soap_fault_code: 'Sender', soap_fault_string: 'dup' },
+  );
   assert.equal(f.status, 409);
   assert.match(f.body, /<soap:Value>soap:Sender<\/soap:Value>.*<soap:Text xml:lang="en">dup<\/soap:Text>/);
-  const g = faultFromContext('1.1', { status: 422, message: 'amount must be positive' }, undefined, { responseStatus: 200 });
+  const g = faultFromContext('1.1', { status: 422, message: 'amount must be positive' }, undefined, {
+    responseStatus: 200,
+  });
   assert.equal(g.status, 200);
   assert.match(g.body, /<faultcode>soap:Client<\/faultcode><faultstring>amount must be positive<\/faultstring>/);
 });

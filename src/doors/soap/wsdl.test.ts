@@ -34,7 +34,14 @@ before(async () => {
 after(() => app.close());
 
 test('the WSDL is a well-formed document/literal description with one service, port and operation', () => {
-  const text = buildWsdl({ tenant: 'acme', flow: 'pricing', operation: 'GetPrice', namespace: 'urn:acme:pricing', scheme: 'http', host: 'h:9090' });
+  const text = buildWsdl({
+    tenant: 'acme',
+    flow: 'pricing',
+    operation: 'GetPrice',
+    namespace: 'urn:acme:pricing',
+    scheme: 'http',
+    host: 'h:9090',
+  });
   const d = xmlToJson(text) as Record<string, Record<string, unknown>>;
   assert.equal(d['@targetNamespace'], 'urn:acme:pricing');
   assert.ok(!Array.isArray(d.service) && !Array.isArray((d.service as Record<string, unknown>).port));
@@ -49,7 +56,11 @@ test('the WSDL is a well-formed document/literal description with one service, p
 });
 
 test('GET .../wsdl answers 200 text/xml with the port address from Host and scheme', async () => {
-  const res = await app.inject({ method: 'GET', url: '/flows/acme/pricing/wsdl', headers: { host: 'api.example:8443', 'x-forwarded-proto': 'https' } });
+  const res = await app.inject({
+    method: 'GET',
+    url: '/flows/acme/pricing/wsdl',
+    headers: { host: 'api.example:8443', 'x-forwarded-proto': 'https' },
+  });
   assert.equal(res.statusCode, 200);
   assert.equal(res.headers['content-type'], 'text/xml; charset=utf-8');
   assert.ok(res.body.includes('location="https://api.example:8443/flows/acme/pricing/run"'));
@@ -66,7 +77,10 @@ test('a path component breaking the name rule gets 400 invalid flow identifier',
 });
 
 test('an unknown or disabled tenant, a missing flow and a flow without SOAP keys all get the same 404', async () => {
-  for (const [t, n] of [['globex', 'pricing'], ['acme', 'missing']]) {
+  for (const [t, n] of [
+    ['globex', 'pricing'],
+    ['acme', 'missing'],
+  ]) {
     const res = await app.inject({ method: 'GET', url: `/flows/${t}/${n}/wsdl` });
     assert.equal(res.statusCode, 404);
     assert.deepEqual(res.json(), { ok: false, error: `flow '${t}/${n}' not found` });
@@ -88,8 +102,17 @@ test('a storage failure gets 500 internal error, and the operator log gets the c
 });
 
 test('the npm soap client builds a client from the served WSDL and lists the operation', async () => {
-  const wsdl = buildWsdl({ tenant: 'acme', flow: 'pricing', operation: 'GetPrice', namespace: 'urn:acme:pricing', scheme: 'http', host: '127.0.0.1:1' });
-  const server: Server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/xml; charset=utf-8' }).end(wsdl));
+  const wsdl = buildWsdl({
+    tenant: 'acme',
+    flow: 'pricing',
+    operation: 'GetPrice',
+    namespace: 'urn:acme:pricing',
+    scheme: 'http',
+    host: '127.0.0.1:1',
+  });
+  const server: Server = createServer((_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/xml; charset=utf-8' }).end(wsdl),
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   try {
     const { port } = server.address() as AddressInfo;
@@ -113,16 +136,33 @@ test('a soap client built from the WSDL can call a server that unwraps with read
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       if (req.method === 'GET') return void res.writeHead(200, { 'content-type': 'text/xml; charset=utf-8' }).end(wsdl);
-      const r = readSoapRequest(req.headers['content-type'], req.headers.soapaction as string | undefined, Buffer.concat(chunks))!;
+      const r = readSoapRequest(
+        req.headers['content-type'],
+        req.headers.soapaction as string | undefined,
+        Buffer.concat(chunks),
+      )!;
       seen = { action: r.action, root: r.body?.root, version: r.version };
-      const answer = buildSoapAnswer(r.version, new XmlValue('<GetPriceResponse xmlns="urn:acme:pricing"><price>3</price></GetPriceResponse>', 'GetPriceResponse'));
+      const answer = buildSoapAnswer(
+        r.version,
+        new XmlValue(
+          '<GetPriceResponse xmlns="urn:acme:pricing"><price>3</price></GetPriceResponse>',
+          'GetPriceResponse',
+        ),
+      );
       res.writeHead(200, { 'content-type': answer.contentType }).end(answer.body);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   try {
     const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
-    wsdl = buildWsdl({ tenant: 'acme', flow: 'pricing', operation: 'GetPrice', namespace: 'urn:acme:pricing', scheme: 'http', host });
+    wsdl = buildWsdl({
+      tenant: 'acme',
+      flow: 'pricing',
+      operation: 'GetPrice',
+      namespace: 'urn:acme:pricing',
+      scheme: 'http',
+      host,
+    });
     const client = await soap.createClientAsync(`http://${host}/flows/acme/pricing/wsdl`);
     const call = (client as unknown as Record<string, (args: unknown) => Promise<[unknown, string]>>).GetPriceAsync!;
     const [result, rawResponse] = await call.call(client, { item: 'apple' });

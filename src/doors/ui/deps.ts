@@ -4,7 +4,16 @@ import type { LoginThrottle } from '../../app/accounts/login-throttle.js';
 import type { UiAccountDeps, SessionTimeouts } from '../../app/accounts/ui-accounts.js';
 import type { Awaitable } from '../../common/awaitable.js';
 import type { Logger } from '../../common/logger.js';
-import type { ArtifactsStore, AuditStore, CertificatesStore, KeysStore, SettingsStore, TenantAdmin, TenantsStore, TraceStore } from '../../store/contracts/index.js';
+import type {
+  ArtifactsStore,
+  AuditStore,
+  CertificatesStore,
+  KeysStore,
+  SettingsStore,
+  TenantAdmin,
+  TenantsStore,
+  TraceStore,
+} from '../../store/contracts/index.js';
 import type { EventLogStore } from '../../store/sqlite/sqlite-event-log-store.js';
 
 export interface UiDeps {
@@ -32,6 +41,11 @@ export interface UiDeps {
   /** Makes sure a queue has a worker after a dead letter was put back on it. */
   ensureWorker(tenant: string, flow: string): void;
   /** Facts for the Overview page. */
-  readonly facts: { readonly stateDir: string; readonly signature: boolean; readonly apiKeys: boolean; readonly startedAt: number };
+  readonly facts: {
+    readonly stateDir: string;
+    readonly signature: boolean;
+    readonly apiKeys: boolean;
+    readonly startedAt: number;
+  };
   readonly log: Logger;
 }

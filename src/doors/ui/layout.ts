@@ -25,30 +25,65 @@ const NAV: ReadonlyArray<readonly [string, string, Permission]> = [
 ];
 
 export function page(title: string, ctx: PageContext, body: Html, notice?: string): string {
-  const nav = NAV.filter(([, , p]) => can(ctx.actor, p)).map(([href, label]) => html`<a href="${href}" class="${ctx.path === href ? 'on' : ''}">${label}</a>`);
+  const nav = NAV.filter(([, , p]) => can(ctx.actor, p)).map(
+    ([href, label]) => html`<a href="${href}" class="${ctx.path === href ? 'on' : ''}">${label}</a>`,
+  );
   return frame(
     title,
-    html`<header><span class="brand">svc</span>${nav}<form method="post" action="/ui/logout"><input type="hidden" name="_csrf" value="${ctx.csrf}"><span class="who">${ctx.actor.name} (${ctx.actor.role})</span> <button type="submit">Log out</button></form></header>
-<main><h1>${title}</h1>${notice === undefined ? '' : html`<div class="notice" role="status">${notice}</div>`}${body}</main>`,
+    html`<header>
+        <span class="brand">svc</span>${nav}
+        <form method="post" action="/ui/logout">
+          <input type="hidden" name="_csrf" value="${ctx.csrf}" /><span class="who"
+            >${ctx.actor.name} (${ctx.actor.role})</span
+          >
+          <button type="submit">Log out</button>
+        </form>
+      </header>
+      <main>
+        <h1>${title}</h1>
+        ${notice === undefined ? '' : html`<div class="notice" role="status">${notice}</div>`}${body}
+      </main>`,
   );
 }
 
 export function frame(title: string, content: Html): string {
-  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title} · svc</title><link rel="stylesheet" href="/ui/assets/ui.css"></head><body>${content}</body></html>`.text;
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${title} · svc</title>
+        <link rel="stylesheet" href="/ui/assets/ui.css" />
+      </head>
+      <body>
+        ${content}
+      </body>
+    </html>`.text;
 }
 
 /** A form posting to `action` with the session's CSRF token. */
 export function postForm(ctx: PageContext, action: string, fields: Html, button: string, cls = 'inline'): Html {
-  return html`<form method="post" action="${action}" class="${cls}"><input type="hidden" name="_csrf" value="${ctx.csrf}">${fields}<button type="submit">${button}</button></form>`;
+  return html`<form method="post" action="${action}" class="${cls}">
+    <input type="hidden" name="_csrf" value="${ctx.csrf}" />${fields}<button type="submit">${button}</button>
+  </form>`;
 }
 
 export function hidden(name: string, value: string | number): Html {
-  return html`<input type="hidden" name="${name}" value="${String(value)}">`;
+  return html`<input type="hidden" name="${name}" value="${String(value)}" />`;
 }
 
 export function table(headers: readonly string[], rows: readonly Html[], empty: string): Html {
   if (rows.length === 0) return html`<p class="muted">${empty}</p>`;
-  return html`<table><thead><tr>${headers.map((h) => html`<th>${h}</th>`)}</tr></thead><tbody>${rows}</tbody></table>`;
+  return html`<table>
+    <thead>
+      <tr>
+        ${headers.map((h) => html`<th>${h}</th>`)}
+      </tr>
+    </thead>
+    <tbody>
+      ${rows}
+    </tbody>
+  </table>`;
 }
 
 export function json(value: unknown): string {

@@ -25,7 +25,8 @@ declare module 'fastify' {
 }
 
 const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
-  'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'",
+  'content-security-policy':
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',
@@ -76,27 +77,47 @@ export function uiRoutes(deps: UiDeps) {
     });
 
     app.setErrorHandler((err, req, reply) => {
-      const status = err instanceof SvcError ? err.status : (err as { statusCode?: number }).statusCode ?? 500;
+      const status = err instanceof SvcError ? err.status : ((err as { statusCode?: number }).statusCode ?? 500);
       const known = err instanceof SvcError || (status >= 400 && status < 500);
       if (!known) deps.log.error({ err, url: req.url }, 'UI request failed');
-      const message = status === 403 && !(err instanceof SvcError) ? 'forbidden: the form was stale or forged (missing or wrong CSRF token); reload the page and try again' : known ? (err as Error).message : 'internal error';
+      const message =
+        status === 403 && !(err instanceof SvcError)
+          ? 'forbidden: the form was stale or forged (missing or wrong CSRF token); reload the page and try again'
+          : known
+            ? (err as Error).message
+            : 'internal error';
       return reply
         .code(status)
         .type('text/html; charset=utf-8')
-        .send(frame('Error', html`<main><h1>${status}</h1><div class="error" role="alert">${message}</div><p><a href="/ui">Back to the overview</a></p></main>`));
+        .send(
+          frame(
+            'Error',
+            html`<main>
+              <h1>${status}</h1>
+              <div class="error" role="alert">${message}</div>
+              <p><a href="/ui">Back to the overview</a></p>
+            </main>`,
+          ),
+        );
     });
 
     app.get('/assets/ui.css', async (_req, reply) => reply.type('text/css; charset=utf-8').send(STYLESHEET));
 
     app.get('/login', async (req, reply) => {
       if (req.uiSession !== undefined) return reply.redirect('/ui', 303);
-      return reply.type('text/html; charset=utf-8').send(loginPage(reply.generateCsrf({ userInfo: 'anonymous', ...cookieOptions(req) }), undefined));
+      return reply
+        .type('text/html; charset=utf-8')
+        .send(loginPage(reply.generateCsrf({ userInfo: 'anonymous', ...cookieOptions(req) }), undefined));
     });
 
     app.post('/login', { preHandler: app.csrfProtection }, async (req, reply) => {
       const body = (req.body ?? {}) as Record<string, string>;
       try {
-        const session = await login(deps.accounts, deps.throttle, { username: String(body.username ?? ''), password: String(body.password ?? ''), address: req.ip });
+        const session = await login(deps.accounts, deps.throttle, {
+          username: String(body.username ?? ''),
+          password: String(body.password ?? ''),
+          address: req.ip,
+        });
         // A fresh session id at every login; the old cookie, if any, is replaced.
         await logout(deps.accounts, req.cookies[SESSION_COOKIE]);
         reply.setCookie(SESSION_COOKIE, session.token, cookieOptions(req));
@@ -120,7 +141,9 @@ export function uiRoutes(deps: UiDeps) {
     // Every other route needs a session; a state change also needs the session's CSRF token.
     await app.register(async (pages) => {
       pages.addHook('preHandler', requireSession);
-      pages.addHook('preHandler', (req, reply, done) => (req.method === 'POST' ? app.csrfProtection(req, reply, done) : done()));
+      pages.addHook('preHandler', (req, reply, done) =>
+        req.method === 'POST' ? app.csrfProtection(req, reply, done) : done(),
+      );
       // A form's answer leaves once this node's reads see what it changed (see UiDeps.caughtUp).
       pages.addHook('onSend', async (req, _reply, payload) => {
         if (req.method !== 'POST') return payload;
@@ -161,10 +184,15 @@ async function requireSession(req: FastifyRequest, reply: FastifyReply): Promise
 function loginPage(csrf: string, error: string | undefined): string {
   return frame(
     'Log in',
-    html`<div class="login"><h1>svc · log in</h1>${error === undefined ? '' : html`<div class="error" role="alert">${error}</div>`}
-<form method="post" action="/ui/login" class="stack"><input type="hidden" name="_csrf" value="${csrf}">
-<label>Username <input name="username" autocomplete="username" required></label>
-<label>Password <input name="password" type="password" autocomplete="current-password" required></label>
-<button type="submit">Log in</button></form></div>`,
+    html`<div class="login">
+      <h1>svc · log in</h1>
+      ${error === undefined ? '' : html`<div class="error" role="alert">${error}</div>`}
+      <form method="post" action="/ui/login" class="stack">
+        <input type="hidden" name="_csrf" value="${csrf}" />
+        <label>Username <input name="username" autocomplete="username" required /></label>
+        <label>Password <input name="password" type="password" autocomplete="current-password" required /></label>
+        <button type="submit">Log in</button>
+      </form>
+    </div>`,
   );
 }

@@ -46,7 +46,9 @@ export class AgentPool {
     try {
       return this.#mtimeMs(path);
     } catch (err) {
-      throw new TlsMaterialError(`cannot read ${what} '${path}': ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new TlsMaterialError(
+        `cannot read ${what} '${path}': ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      );
     }
   }
 
@@ -54,7 +56,9 @@ export class AgentPool {
     try {
       return this.#readFile(path);
     } catch (err) {
-      throw new TlsMaterialError(`cannot read ${what} '${path}': ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new TlsMaterialError(
+        `cannot read ${what} '${path}': ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      );
     }
   }
 

@@ -16,7 +16,11 @@ const cases: { what: string; body: Buffer; nests?: number; refused?: RegExp }[] 
 test('a backend JSON answer nests at most as deep as a request body may, or the decode fails', () => {
   for (const c of cases) {
     if (c.refused !== undefined) {
-      assert.throws(() => decodeResponse(c.body, 'application/json', 1_048_576), (e: unknown) => e instanceof DecodeProblem && c.refused!.test(e.message), c.what);
+      assert.throws(
+        () => decodeResponse(c.body, 'application/json', 1_048_576),
+        (e: unknown) => e instanceof DecodeProblem && c.refused!.test(e.message),
+        c.what,
+      );
       continue;
     }
     let v = decodeResponse(c.body, 'application/json; charset=utf-8', 1_048_576);
@@ -27,5 +31,9 @@ test('a backend JSON answer nests at most as deep as a request body may, or the 
     }
     assert.equal(depth, c.nests, c.what);
   }
-  assert.equal(decodeResponse(nested(10_000), 'text/plain', 1_048_576), '['.repeat(10_000) + ']'.repeat(10_000), 'text is never parsed');
+  assert.equal(
+    decodeResponse(nested(10_000), 'text/plain', 1_048_576),
+    '['.repeat(10_000) + ']'.repeat(10_000),
+    'text is never parsed',
+  );
 });

@@ -96,7 +96,8 @@ export function decodeResponse(bytes: Buffer, contentType: string | undefined, m
   switch (kindOf(contentType)) {
     case 'json':
       // The same limit as a request body: the flow could not answer, log or queue a deeper value.
-      if (jsonNestsDeeperThan(bytes)) throw new DecodeProblem(`backend declared JSON but the body nests deeper than ${JSON_MAX_DEPTH} levels`);
+      if (jsonNestsDeeperThan(bytes))
+        throw new DecodeProblem(`backend declared JSON but the body nests deeper than ${JSON_MAX_DEPTH} levels`);
       try {
         return JSON.parse(text) as unknown;
       } catch {

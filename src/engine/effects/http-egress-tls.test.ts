@@ -29,11 +29,47 @@ before(async () => {
   openssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '1', '-subj', '/CN=svc-test-ca');
   writeFileSync(f('server.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
   openssl('req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost');
-  openssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '1', '-extfile', 'server.ext');
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'server.crt',
+    '-days',
+    '1',
+    '-extfile',
+    'server.ext',
+  );
   openssl('req', ...ec, '-keyout', 'client.key', '-out', 'client.csr', '-subj', '/CN=egress-client');
-  openssl('x509', '-req', '-in', 'client.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'client.crt', '-days', '1');
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    'client.csr',
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'client.crt',
+    '-days',
+    '1',
+  );
   server = createServer(
-    { key: readFileSync(f('server.key')), cert: readFileSync(f('server.crt')), ca: readFileSync(f('ca.crt')), requestCert: true, rejectUnauthorized: true },
+    {
+      key: readFileSync(f('server.key')),
+      cert: readFileSync(f('server.crt')),
+      ca: readFileSync(f('ca.crt')),
+      requestCert: true,
+      rejectUnauthorized: true,
+    },
     (req, res) => {
       const peer = (req.socket as TLSSocket).getPeerCertificate();
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ client: peer.subject?.CN }));
@@ -53,29 +89,65 @@ after(async () => {
 });
 
 function step(http: Partial<HttpEgressIR>): StepIR {
-  return { name: 'mtls', line: 1, effects: ['http_egress'], validate: [], responseHeaders: {}, setCtx: {}, http: { endpoint: `${base}/x`, method: 'GET', headers: {}, ...http } };
+  return {
+    name: 'mtls',
+    line: 1,
+    effects: ['http_egress'],
+    validate: [],
+    responseHeaders: {},
+    setCtx: {},
+    http: { endpoint: `${base}/x`, method: 'GET', headers: {}, ...http },
+  };
 }
 const render = (t: string) => t;
 
-test('a client certificate and private CA from files on the node pass a server that checks client certificates', { skip: !hasOpenssl && 'openssl CLI not found' }, async () => {
-  const r = await egress(step({ tlsClientKey: f('client.key'), tlsClientCert: f('client.crt'), tlsCaCert: f('ca.crt') }), null, {}, render);
-  assert.deepEqual(r.output, { client: 'egress-client' });
-});
+test(
+  'a client certificate and private CA from files on the node pass a server that checks client certificates',
+  { skip: !hasOpenssl && 'openssl CLI not found' },
+  async () => {
+    const r = await egress(
+      step({ tlsClientKey: f('client.key'), tlsClientCert: f('client.crt'), tlsCaCert: f('ca.crt') }),
+      null,
+      {},
+      render,
+    );
+    assert.deepEqual(r.output, { client: 'egress-client' });
+  },
+);
 
-test('without a client certificate the server refuses and the step fails', { skip: !hasOpenssl && 'openssl CLI not found' }, async () => {
-  await assert.rejects(egress(step({ tlsCaCert: f('ca.crt') }), null, {}, render), (e: unknown) => e instanceof EgressError);
-});
+test(
+  'without a client certificate the server refuses and the step fails',
+  { skip: !hasOpenssl && 'openssl CLI not found' },
+  async () => {
+    await assert.rejects(
+      egress(step({ tlsCaCert: f('ca.crt') }), null, {}, render),
+      (e: unknown) => e instanceof EgressError,
+    );
+  },
+);
 
-test('without the private CA the server certificate is not trusted and the step fails', { skip: !hasOpenssl && 'openssl CLI not found' }, async () => {
-  await assert.rejects(egress(step({ tlsClientKey: f('client.key'), tlsClientCert: f('client.crt') }), null, {}, render), (e: unknown) => e instanceof EgressError);
-});
+test(
+  'without the private CA the server certificate is not trusted and the step fails',
+  { skip: !hasOpenssl && 'openssl CLI not found' },
+  async () => {
+    await assert.rejects(
+      egress(step({ tlsClientKey: f('client.key'), tlsClientCert: f('client.crt') }), null, {}, render),
+      (e: unknown) => e instanceof EgressError,
+    );
+  },
+);
 
-test('an unreadable TLS file fails the step naming the key and path', { skip: !hasOpenssl && 'openssl CLI not found' }, async () => {
-  await assert.rejects(
-    egress(step({ tlsClientKey: f('absent.key'), tlsClientCert: f('client.crt') }), null, {}, render),
-    (e: unknown) => e instanceof StepConfigError && /tls_client_key/.test(e.detail) && e.detail.includes('absent.key'),
-  );
-});
+test(
+  'an unreadable TLS file fails the step naming the key and path',
+  { skip: !hasOpenssl && 'openssl CLI not found' },
+  async () => {
+    await assert.rejects(
+      egress(step({ tlsClientKey: f('absent.key'), tlsClientCert: f('client.crt') }), null, {}, render),
+      (e: unknown) =>
+        e instanceof StepConfigError && /tls_client_key/.test(e.detail) && e.detail.includes('absent.key'),
+    );
+  },
+);
 
 test('a rotated TLS file gets a fresh pool and the old one is retired', async () => {
   const { AgentPool } = await import('./egress-agents.js');

@@ -12,7 +12,14 @@ import type { HttpEgressIR, StepIR } from '../../ir/types.js';
 import { detachedSpan, type TraceSpan } from '../../common/trace-context/spans.js';
 import { AgentPool, TlsMaterialError } from './egress-agents.js';
 import { loadUndici, type Undici } from './undici-module.js';
-import { decodeResponse, DecodeProblem, encodeMessage, flattenHeaders, readLimited, ResponseTooLarge } from './egress-codec.js';
+import {
+  decodeResponse,
+  DecodeProblem,
+  encodeMessage,
+  flattenHeaders,
+  readLimited,
+  ResponseTooLarge,
+} from './egress-codec.js';
 import { OAuth2TokenCache, OAuth2TokenError, type OAuth2Request } from './oauth2-token-cache.js';
 
 export interface HttpEgressDeps {
@@ -74,7 +81,11 @@ const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 export function substituteEnv(step: string, endpoint: string, env: NodeJS.ProcessEnv): string {
   return endpoint.replace(ENV_REF, (_m, name: string) => {
     const value = env[name];
-    if (value === undefined) throw new StepConfigError(step, `step '${step}': endpoint uses \${${name}} but the environment variable ${name} is not set`);
+    if (value === undefined)
+      throw new StepConfigError(
+        step,
+        `step '${step}': endpoint uses \${${name}} but the environment variable ${name} is not set`,
+      );
     return value;
   });
 }
@@ -101,7 +112,12 @@ export function responseCeiling(http: HttpEgressIR, call: EgressCallOptions | un
   return http.maxResponseBytes ?? call?.flowMaxMessageBytes ?? platform;
 }
 
-function describeTransportError(undiciErrors: Undici['errors'], err: unknown, readTimeoutMs: number, connectTimeoutMs: number): string {
+function describeTransportError(
+  undiciErrors: Undici['errors'],
+  err: unknown,
+  readTimeoutMs: number,
+  connectTimeoutMs: number,
+): string {
   if (err instanceof undiciErrors.ConnectTimeoutError) return `could not connect within ${connectTimeoutMs} ms`;
   if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {
     return `backend did not answer within the ${readTimeoutMs} ms read timeout`;
@@ -128,7 +144,12 @@ export function createHttpEgress(deps: HttpEgressDeps = {}): HttpEgressHandler {
     const parent = call?.trace;
     const method = (step.http?.method || 'POST').toUpperCase();
     // Named by the HTTP client convention (the method); the span covers the token request too.
-    const span = (parent?.span ?? detachedSpan()).child(method, 'client', { 'svc.tenant': parent?.tenant, 'svc.flow': parent?.flow, 'svc.step': step.name, 'http.request.method': method });
+    const span = (parent?.span ?? detachedSpan()).child(method, 'client', {
+      'svc.tenant': parent?.tenant,
+      'svc.flow': parent?.flow,
+      'svc.step': step.name,
+      'http.request.method': method,
+    });
     try {
       const result = await exchange(step, message, ctx, render, call, span);
       span.end();
@@ -162,7 +183,11 @@ export function createHttpEgress(deps: HttpEgressDeps = {}): HttpEgressHandler {
 
     let agent: Dispatcher;
     try {
-      agent = await agents.agentFor(connectTimeoutMs, { keyPath: http.tlsClientKey, certPath: http.tlsClientCert, caPath: http.tlsCaCert });
+      agent = await agents.agentFor(connectTimeoutMs, {
+        keyPath: http.tlsClientKey,
+        certPath: http.tlsClientCert,
+        caPath: http.tlsCaCert,
+      });
     } catch (err) {
       if (err instanceof TlsMaterialError) throw new StepConfigError(name, `step '${name}': ${err.message}`);
       throw err;
@@ -188,7 +213,8 @@ export function createHttpEgress(deps: HttpEgressDeps = {}): HttpEgressHandler {
     } else if (method !== 'GET' && method !== 'HEAD') {
       const encoded = encodeMessage(message, http.contentType);
       body = encoded.body;
-      if (encoded.contentType !== undefined && headers['content-type'] === undefined) headers['content-type'] = encoded.contentType;
+      if (encoded.contentType !== undefined && headers['content-type'] === undefined)
+        headers['content-type'] = encoded.contentType;
     }
 
     let oauth: OAuth2Request | undefined;
@@ -215,7 +241,14 @@ export function createHttpEgress(deps: HttpEgressDeps = {}): HttpEgressHandler {
     const { request, errors } = await loadUndici();
     let res: Dispatcher.ResponseData;
     try {
-      res = await request(url, { dispatcher: agent, method: method as Dispatcher.HttpMethod, headers, body, headersTimeout: readTimeoutMs, bodyTimeout: readTimeoutMs });
+      res = await request(url, {
+        dispatcher: agent,
+        method: method as Dispatcher.HttpMethod,
+        headers,
+        body,
+        headersTimeout: readTimeoutMs,
+        bodyTimeout: readTimeoutMs,
+      });
     } catch (err) {
       const why = describeTransportError(errors, err, readTimeoutMs, connectTimeoutMs);
       deps.onExchange?.({ step: name, status: undefined, headers: {}, body: null, error: why });
@@ -253,7 +286,11 @@ export function createHttpEgress(deps: HttpEgressDeps = {}): HttpEgressHandler {
         // The fault handler and the door read these (spec: ctx.soap_fault_code / ctx.soap_fault_string).
         ctx.soap_fault_code = envelope.fault.code;
         ctx.soap_fault_string = envelope.fault.string;
-        throw fail(`backend answered SOAP Fault ${envelope.fault.code}: ${envelope.fault.string}`, { ...upstream, faultCode: envelope.fault.code, faultString: envelope.fault.string });
+        throw fail(`backend answered SOAP Fault ${envelope.fault.code}: ${envelope.fault.string}`, {
+          ...upstream,
+          faultCode: envelope.fault.code,
+          faultString: envelope.fault.string,
+        });
       }
       if (!ok) throw fail(`backend answered HTTP ${status}`, upstream);
       if (envelope === undefined) throw fail('backend answered a non-SOAP response', upstream);

@@ -52,7 +52,9 @@ export class OAuth2TokenCache {
 
   // The secret is part of the identity but never kept in clear as a map key.
   static keyOf(req: OAuth2Request): string {
-    return sha256Hex(JSON.stringify([req.tokenUrl, req.clientId, req.clientSecret, req.scope ?? '', req.audience ?? '']));
+    return sha256Hex(
+      JSON.stringify([req.tokenUrl, req.clientId, req.clientSecret, req.scope ?? '', req.audience ?? '']),
+    );
   }
 
   /** A valid access token, from cache or freshly fetched. */
@@ -74,7 +76,11 @@ export class OAuth2TokenCache {
   }
 
   async #fetch(key: string, req: OAuth2Request, dispatcher?: Dispatcher): Promise<string> {
-    const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: req.clientId, client_secret: req.clientSecret });
+    const form = new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: req.clientId,
+      client_secret: req.clientSecret,
+    });
     if (req.scope !== undefined && req.scope !== '') form.set('scope', req.scope);
     if (req.audience !== undefined && req.audience !== '') form.set('audience', req.audience);
     const started = this.#now();
@@ -105,7 +111,10 @@ export class OAuth2TokenCache {
     if (typeof parsed.access_token !== 'string' || parsed.access_token === '') {
       throw new OAuth2TokenError(`oauth2 token endpoint ${req.tokenUrl} answered no access_token`);
     }
-    const lifetimeMs = typeof parsed.expires_in === 'number' || typeof parsed.expires_in === 'string' ? Number(parsed.expires_in) * 1000 : this.#defaultLifetimeMs;
+    const lifetimeMs =
+      typeof parsed.expires_in === 'number' || typeof parsed.expires_in === 'string'
+        ? Number(parsed.expires_in) * 1000
+        : this.#defaultLifetimeMs;
     const expiresAt = started + (Number.isFinite(lifetimeMs) ? lifetimeMs : this.#defaultLifetimeMs) - this.#marginMs;
     if (expiresAt > this.#now()) this.#tokens.set(key, { token: parsed.access_token, expiresAt });
     return parsed.access_token;

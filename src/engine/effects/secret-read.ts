@@ -18,7 +18,10 @@ export function secretRead(call: EffectCall): EffectResult {
   const variable = envName('SVC_SECRET_', key);
   const value = call.env[variable];
   if (value === undefined) {
-    throw new EgressError(call.step.name, `step '${call.step.name}': secret_read: environment variable ${variable} is not set (key '${key}')`);
+    throw new EgressError(
+      call.step.name,
+      `step '${call.step.name}': secret_read: environment variable ${variable} is not set (key '${key}')`,
+    );
   }
   call.ctx[key] = value;
   return { output: call.message };

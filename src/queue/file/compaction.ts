@@ -37,7 +37,9 @@ export async function listQueueDirs(queuesDir: string): Promise<{ tenant: string
     throw err;
   }
   for (const tenant of tenants.filter(isValidName).sort()) {
-    const flows = (await readdir(`${queuesDir}/${tenant}`, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name);
+    const flows = (await readdir(`${queuesDir}/${tenant}`, { withFileTypes: true }))
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name);
     for (const flow of flows.filter(isValidName).sort()) out.push({ tenant, flow });
   }
   return out;
@@ -50,7 +52,14 @@ export async function listQueueDirs(queuesDir: string): Promise<{ tenant: string
  */
 export async function compactIdleQueue(paths: QueuePaths, prefixCut?: PrefixCutOptions): Promise<QueueCompaction> {
   const base = { tenant: paths.tenant, flow: paths.flow };
-  const present = await Promise.all([paths.segment, paths.consumerLog, paths.deadLetters].map((f) => access(f).then(() => true, () => false)));
+  const present = await Promise.all(
+    [paths.segment, paths.consumerLog, paths.deadLetters].map((f) =>
+      access(f).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
   if (!present.includes(true)) return { ...base, result: 'absent' };
   const lock = await LockFile.tryAcquire(paths.consumerLock);
   if (!lock) return { ...base, result: 'busy' };
@@ -66,7 +75,8 @@ export async function compactIdleQueue(paths: QueuePaths, prefixCut?: PrefixCutO
     }
     if (!drained) return { ...base, result: cutBytes > 0 ? 'trimmed' : 'kept' };
     // A pending retry lives in the consumer log, which must stay with it.
-    if (state.retries.size > 0 || (await readDeadLetters(paths)).pending.length > 0) return { ...base, result: 'drained' };
+    if (state.retries.size > 0 || (await readDeadLetters(paths)).pending.length > 0)
+      return { ...base, result: 'drained' };
     return { ...base, result: (await deleteIfStillEmpty(paths)) ? 'deleted' : 'drained' };
   } finally {
     await lock.release();
@@ -102,7 +112,12 @@ async function deleteIfStillEmpty(paths: QueuePaths): Promise<boolean> {
  * Counters of a queue read from its files (for a queue this process does not consume). With a
  * `count` kept from an earlier call, only what was appended since is read (see SegmentRecordCount).
  */
-export async function readQueueStats(queuesDir: string, tenant: string, flow: string, count: SegmentRecordCount = new SegmentRecordCount()): Promise<QueueStats> {
+export async function readQueueStats(
+  queuesDir: string,
+  tenant: string,
+  flow: string,
+  count: SegmentRecordCount = new SegmentRecordCount(),
+): Promise<QueueStats> {
   const paths = queuePaths(queuesDir, tenant, flow);
   const state = await readConsumerState(paths.consumerLog, paths.segment);
   const processed = state.ck.n;

@@ -157,7 +157,10 @@ export class ConsumerLog {
 
   /** Replaces the log by the records describing `state` alone (atomic rename). */
   async rewrite(state: ConsumerState): Promise<void> {
-    const records: ConsumerLogRecord[] = [{ t: 'ck', ck: state.ck }, ...[...state.retries.values()].map((entry) => ({ t: 'retry' as const, entry }))];
+    const records: ConsumerLogRecord[] = [
+      { t: 'ck', ck: state.ck },
+      ...[...state.retries.values()].map((entry) => ({ t: 'retry' as const, entry })),
+    ];
     const buf = Buffer.concat(records.map((r) => encodeFrame(r)));
     await atomicWrite(this.path, buf);
     await this.#fh.close();
@@ -187,7 +190,8 @@ export async function readConsumerState(path: string, segmentPath: string): Prom
   try {
     fh = await open(path, 'r');
   } catch (err) {
-    if (isErrno(err, 'ENOENT')) return { ck: await reconcileCheckpoint(EMPTY_CHECKPOINT, segmentPath), retries: new Map() };
+    if (isErrno(err, 'ENOENT'))
+      return { ck: await reconcileCheckpoint(EMPTY_CHECKPOINT, segmentPath), retries: new Map() };
     throw err;
   }
   try {

@@ -23,7 +23,11 @@ export class ConsumerRegistry<C extends QueueConsumerHandle> {
    * (the queue counts as consumed elsewhere), closed, and then the caller is told.
    * @returns undefined when `start` found the queue's lock held
    */
-  async start(key: string, opts: QueueConsumerOptions, start: (opts: QueueConsumerOptions) => Promise<C | undefined>): Promise<C | undefined> {
+  async start(
+    key: string,
+    opts: QueueConsumerOptions,
+    start: (opts: QueueConsumerOptions) => Promise<C | undefined>,
+  ): Promise<C | undefined> {
     const c = await start({
       ...opts,
       onLockLost: () => {

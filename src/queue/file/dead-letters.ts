@@ -28,7 +28,6 @@ export type DeadLetterRecord =
   | ({ readonly t: 'dead' } & DeadLetter)
   | { readonly t: 'handled'; readonly id: number; readonly how: 'replay' | 'discard'; readonly at: string };
 
-
 /** Folds the file: pending entries in the order they died, and the count of handled ones. */
 export async function readDeadLetters(paths: QueuePaths): Promise<{ pending: DeadLetter[]; handled: number }> {
   const scan = await scanFile<DeadLetterRecord>(paths.deadLetters);
@@ -80,7 +79,10 @@ function notFound(paths: QueuePaths, id: number): SvcError {
 
 /** The refusal of a replay or discard naming no pending dead letter (every backend's words). */
 export function deadLetterNotFound(tenant: string, flow: string, id: number): SvcError {
-  return new SvcError('SVC_ERR_NOT_FOUND', `no pending dead letter with id ${id} in queue ${tenant}/${flow} (list them with: svc dlq list --tenant ${tenant} --flow ${flow})`);
+  return new SvcError(
+    'SVC_ERR_NOT_FOUND',
+    `no pending dead letter with id ${id} in queue ${tenant}/${flow} (list them with: svc dlq list --tenant ${tenant} --flow ${flow})`,
+  );
 }
 
 /** Refuses before taking any lock (which would create the queue's directory) when there is no file. */
@@ -141,7 +143,9 @@ export async function pruneDeadLetters(paths: QueuePaths): Promise<{ kept: numbe
   try {
     const { pending, handled } = await readDeadLetters(paths);
     if (handled === 0) return { kept: pending.length, removed: 0 };
-    await atomicWrite(paths.deadLetters, Buffer.concat(pending.map((e) => encodeFrame({ t: 'dead', ...e }))), () => lock.assertHeldSync());
+    await atomicWrite(paths.deadLetters, Buffer.concat(pending.map((e) => encodeFrame({ t: 'dead', ...e }))), () =>
+      lock.assertHeldSync(),
+    );
     return { kept: pending.length, removed: handled };
   } finally {
     await lock.release();

@@ -5,7 +5,13 @@
  */
 import { SvcError } from '../../common/errors.js';
 import { compactIdleQueue, listQueueDirs, readQueueStats, type QueueCompaction } from './compaction.js';
-import { discardDeadLetter, readDeadLetters, replayDeadLetter, type DeadLetter, type ReplayResult } from './dead-letters.js';
+import {
+  discardDeadLetter,
+  readDeadLetters,
+  replayDeadLetter,
+  type DeadLetter,
+  type ReplayResult,
+} from './dead-letters.js';
 import { workerName, type DeadLetterRow, type QueueStore } from '../contract.js';
 import { liveLockOwner } from './lock-file.js';
 import { ConsumerRegistry } from './consumer-registry.js';
@@ -81,9 +87,15 @@ export class FileQueueStore implements QueueStore {
       } catch (err) {
         return Promise.reject(err);
       }
-      a = new SegmentAppender(paths, { idBlockSize: this.#idBlockSize, onAppended: (batch) => this.#consumers.get(key)?.offer(batch) });
+      a = new SegmentAppender(paths, {
+        idBlockSize: this.#idBlockSize,
+        onAppended: (batch) => this.#consumers.get(key)?.offer(batch),
+      });
       this.#appenders.set(key, a);
-      this.#idleSweep ??= setInterval(() => void this.#releaseIdleHandles(), Math.max(1, Math.min(10_000, this.#idleCloseMs / 3))).unref();
+      this.#idleSweep ??= setInterval(
+        () => void this.#releaseIdleHandles(),
+        Math.max(1, Math.min(10_000, this.#idleCloseMs / 3)),
+      ).unref();
     }
     return a.append(input);
   }
@@ -147,8 +159,15 @@ export class FileQueueStore implements QueueStore {
       const c = this.consumer(tenant, flow);
       if (c) {
         // A worker inside a long handler drains when it returns; the pass does not wait for it.
-        const r = await Promise.race([c.compact(), new Promise<'deferred'>((res) => setTimeout(() => res('deferred'), LOCAL_COMPACT_WAIT_MS).unref())]);
-        out.push({ tenant, flow, result: r === 'deferred' ? 'deferred' : r.drained ? 'drained' : r.cutBytes > 0 ? 'trimmed' : 'kept' });
+        const r = await Promise.race([
+          c.compact(),
+          new Promise<'deferred'>((res) => setTimeout(() => res('deferred'), LOCAL_COMPACT_WAIT_MS).unref()),
+        ]);
+        out.push({
+          tenant,
+          flow,
+          result: r === 'deferred' ? 'deferred' : r.drained ? 'drained' : r.cutBytes > 0 ? 'trimmed' : 'kept',
+        });
       } else out.push(await compactIdleQueue(this.paths(tenant, flow), this.#prefixCut));
     }
     return out;
@@ -158,7 +177,11 @@ export class FileQueueStore implements QueueStore {
   async listDeadLetters(filter: { tenant?: string; flow?: string } = {}): Promise<DeadLetterRow[]> {
     const rows: DeadLetterRow[] = [];
     for (const { tenant, flow } of await this.listQueues()) {
-      if ((filter.tenant !== undefined && filter.tenant !== tenant) || (filter.flow !== undefined && filter.flow !== flow)) continue;
+      if (
+        (filter.tenant !== undefined && filter.tenant !== tenant) ||
+        (filter.flow !== undefined && filter.flow !== flow)
+      )
+        continue;
       for (const e of (await readDeadLetters(this.paths(tenant, flow))).pending) rows.push({ tenant, flow, ...e });
     }
     return rows;
@@ -187,7 +210,10 @@ export class FileQueueStore implements QueueStore {
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#idleSweep);
-    const results = [...(await this.#consumers.closeAll()), ...(await Promise.allSettled([...this.#appenders.values()].map((a) => a.close())))];
+    const results = [
+      ...(await this.#consumers.closeAll()),
+      ...(await Promise.allSettled([...this.#appenders.values()].map((a) => a.close()))),
+    ];
     this.#appenders.clear();
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;

@@ -8,7 +8,13 @@ describe('record framing', () => {
     const b = encodeFrame({ id: 2, payload: 'é' });
     const r = decodeFrames(Buffer.concat([a, b]), 100);
     assert.equal(r.stop, 'end');
-    assert.deepEqual(r.frames.map((f) => [f.offset, f.end, f.value]), [[100, 100 + a.length, { id: 1 }], [100 + a.length, 100 + a.length + b.length, { id: 2, payload: 'é' }]]);
+    assert.deepEqual(
+      r.frames.map((f) => [f.offset, f.end, f.value]),
+      [
+        [100, 100 + a.length, { id: 1 }],
+        [100 + a.length, 100 + a.length + b.length, { id: 2, payload: 'é' }],
+      ],
+    );
   });
 
   it('stops at half a record and reports it incomplete', () => {

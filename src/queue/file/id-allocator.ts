@@ -43,7 +43,8 @@ export class IdAllocator {
     const ids: number[] = [];
     while (ids.length < count) {
       if (this.#next >= this.#limit) {
-        if (this.#spare === undefined) await (this.#reserving ?? this.#startReserving(Math.max(this.blockSize, count - ids.length)));
+        if (this.#spare === undefined)
+          await (this.#reserving ?? this.#startReserving(Math.max(this.blockSize, count - ids.length)));
         if (this.#spare === undefined) continue;
         ({ next: this.#next, limit: this.#limit } = this.#spare);
         this.#spare = undefined;
@@ -53,7 +54,12 @@ export class IdAllocator {
     // Once half the block is used, the next one is reserved in the background: a group commit
     // never waits for the counter's lock, write, fsync and rename (several pool round trips).
     // A crash then leaves a gap of up to two blocks, never a reissued id.
-    if (this.blockSize > 1 && this.#spare === undefined && this.#reserving === undefined && this.#limit - this.#next < this.blockSize / 2) {
+    if (
+      this.blockSize > 1 &&
+      this.#spare === undefined &&
+      this.#reserving === undefined &&
+      this.#limit - this.#next < this.blockSize / 2
+    ) {
       this.#startReserving(this.blockSize).catch(() => undefined); // a failure resurfaces on the next take that needs it
     }
     return ids;

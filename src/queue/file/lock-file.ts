@@ -43,12 +43,17 @@ export interface AcquireOptions extends LockFileOptions {
  * is still its own just before it writes (`assertHeldSync`), so one resumed after losing it
  * writes nothing under it. Every user of one lock must judge it by the same lease.
  */
-export const WRITE_LOCK_OPTIONS: Readonly<Required<LockFileOptions>> = Object.freeze({ leaseMs: 3000, heartbeatMs: 500 });
+export const WRITE_LOCK_OPTIONS: Readonly<Required<LockFileOptions>> = Object.freeze({
+  leaseMs: 3000,
+  heartbeatMs: 500,
+});
 
 /** The lock was taken over (its holder paused past the lease); nothing was written under it. */
 export class LockLostError extends StorageUnavailableError {
   constructor(path: string) {
-    super(`lock ${path} was taken over while this process held it (paused past its lease); nothing was written, try again`);
+    super(
+      `lock ${path} was taken over while this process held it (paused past its lease); nothing was written, try again`,
+    );
     this.name = 'LockLostError';
   }
 }
@@ -139,7 +144,9 @@ export class LockFile {
       await announceWait(path);
       if (Date.now() >= deadline) {
         const owner = await readLockOwner(path);
-        throw new StorageUnavailableError(`lock ${path} is held by ${owner ? `pid ${owner.pid} on ${owner.host}` : 'another process'}; try again later`);
+        throw new StorageUnavailableError(
+          `lock ${path} is held by ${owner ? `pid ${owner.pid} on ${owner.host}` : 'another process'}; try again later`,
+        );
       }
       await new Promise((r) => setTimeout(r, waitMs));
       waitMs = Math.min(waitMs * 2, 4);
@@ -230,7 +237,12 @@ async function create(path: string, heartbeatMs: number, tookOver: boolean): Pro
       throw err2;
     }
   }
-  const owner: LockOwner = { pid: process.pid, host: hostname(), token: randomBytes(8).toString('hex'), acquiredAt: new Date().toISOString() };
+  const owner: LockOwner = {
+    pid: process.pid,
+    host: hostname(),
+    token: randomBytes(8).toString('hex'),
+    acquiredAt: new Date().toISOString(),
+  };
   try {
     await fh.write(`${JSON.stringify(owner)}\n`);
     const { ino } = await fh.stat();

@@ -21,16 +21,18 @@ function tempQueues(): string {
 /** Cut whenever anything is processed (the defaults wait for 64 MiB). */
 const CUT_ALWAYS = { minPrefixBytes: 1, maxTailBytes: 1024 * 1024 };
 
-const segmentIds = async (store: FileQueueStore, flow: string) => (await scanFile<SegmentRecord>(store.paths('acme', flow).segment)).frames.map((f) => f.value.id);
+const segmentIds = async (store: FileQueueStore, flow: string) =>
+  (await scanFile<SegmentRecord>(store.paths('acme', flow).segment)).frames.map((f) => f.value.id);
 
 async function appendN(store: FileQueueStore, flow: string, from: number, to: number): Promise<number[]> {
   const ids: number[] = [];
-  for (let n = from; n <= to; n++) ids.push((await store.append('acme', flow, { correlationId: `c${n}`, payload: { n } })).id);
+  for (let n = from; n <= to; n++)
+    ids.push((await store.append('acme', flow, { correlationId: `c${n}`, payload: { n } })).id);
   return ids;
 }
 
 async function waitUntil(what: string, ok: () => boolean, ms = 5000): Promise<void> {
-  for (const end = Date.now() + ms; !ok(); ) {
+  for (const end = Date.now() + ms; !ok();) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 5));
   }
@@ -41,7 +43,10 @@ describe('giving back the processed prefix of a queue that is not empty', () => 
     const store = new FileQueueStore({ queuesDir: tempQueues(), prefixCut: CUT_ALWAYS });
     const first = await appendN(store, 'q', 1, 6);
     const seen: number[] = [];
-    await store.startConsumer('acme', 'q', { pollIntervalMs: 10, handler: async (m) => (seen.push(m.id), { kind: 'ack' }) });
+    await store.startConsumer('acme', 'q', {
+      pollIntervalMs: 10,
+      handler: async (m) => (seen.push(m.id), { kind: 'ack' }),
+    });
     await waitUntil('six delivered', () => seen.length === 6);
     await store.stopConsumer('acme', 'q');
     const tail = await appendN(store, 'q', 7, 10);
@@ -50,7 +55,10 @@ describe('giving back the processed prefix of a queue that is not empty', () => 
     const stats = await store.stats('acme', 'q');
     assert.deepEqual([stats.total, stats.processed, stats.pending], [4, 0, 4]);
     const later = await appendN(store, 'q', 11, 12);
-    await store.startConsumer('acme', 'q', { pollIntervalMs: 10, handler: async (m) => (seen.push(m.id), { kind: 'ack' }) });
+    await store.startConsumer('acme', 'q', {
+      pollIntervalMs: 10,
+      handler: async (m) => (seen.push(m.id), { kind: 'ack' }),
+    });
     await waitUntil('all delivered', () => seen.length === 12);
     assert.deepEqual(seen, [...first, ...tail, ...later], 'each once, in order');
     assert.deepEqual(await store.compact(), [{ tenant: 'acme', flow: 'q', result: 'drained' }], 'drained once empty');
@@ -78,8 +86,14 @@ describe('giving back the processed prefix of a queue that is not empty', () => 
     assert.deepEqual(await compaction, [{ tenant: 'acme', flow: 'r', result: 'trimmed' }]);
     const more = await appendN(store, 'r', 11, 13);
     await waitUntil('all delivered', () => seen.length === 13);
-    assert.deepEqual(seen.map((m) => m.id), [...ids, ...more]);
-    assert.deepEqual(seen.map((m) => (m.payload as { n: number }).n), Array.from({ length: 13 }, (_, i) => i + 1));
+    assert.deepEqual(
+      seen.map((m) => m.id),
+      [...ids, ...more],
+    );
+    assert.deepEqual(
+      seen.map((m) => (m.payload as { n: number }).n),
+      Array.from({ length: 13 }, (_, i) => i + 1),
+    );
     await store.close();
   });
 
@@ -87,13 +101,24 @@ describe('giving back the processed prefix of a queue that is not empty', () => 
     const store = new FileQueueStore({ queuesDir: tempQueues(), prefixCut: { minPrefixBytes: 1, maxTailBytes: 10 } });
     const seen: number[] = [];
     const ids = await appendN(store, 't', 1, 4);
-    await store.startConsumer('acme', 't', { pollIntervalMs: 10, handler: async (m) => (seen.push(m.id), { kind: 'ack' }) });
+    await store.startConsumer('acme', 't', {
+      pollIntervalMs: 10,
+      handler: async (m) => (seen.push(m.id), { kind: 'ack' }),
+    });
     await waitUntil('four delivered', () => seen.length === 4);
     await store.stopConsumer('acme', 't');
     await appendN(store, 't', 5, 6);
-    assert.deepEqual(await store.compact(), [{ tenant: 'acme', flow: 't', result: 'kept' }], 'a tail over 10 bytes is not copied');
+    assert.deepEqual(
+      await store.compact(),
+      [{ tenant: 'acme', flow: 't', result: 'kept' }],
+      'a tail over 10 bytes is not copied',
+    );
     const big = new FileQueueStore({ queuesDir: store.queuesDir, prefixCut: { minPrefixBytes: 1024 * 1024 } });
-    assert.deepEqual(await big.compact(), [{ tenant: 'acme', flow: 't', result: 'kept' }], 'a prefix under 1 MiB is not cut');
+    assert.deepEqual(
+      await big.compact(),
+      [{ tenant: 'acme', flow: 't', result: 'kept' }],
+      'a prefix under 1 MiB is not cut',
+    );
     assert.equal((await segmentIds(store, 't')).length, 6);
     assert.deepEqual(seen, ids);
     await store.close();
@@ -103,7 +128,10 @@ describe('giving back the processed prefix of a queue that is not empty', () => 
   it('removes a copy left behind by a cut that died before its rename', async () => {
     const store = new FileQueueStore({ queuesDir: tempQueues(), prefixCut: CUT_ALWAYS });
     await appendN(store, 's', 1, 3);
-    await store.startConsumer('acme', 's', { pollIntervalMs: 10, handler: async (m) => ({ kind: m.id >= 0 ? 'ack' : 'ack' }) });
+    await store.startConsumer('acme', 's', {
+      pollIntervalMs: 10,
+      handler: async (m) => ({ kind: m.id >= 0 ? 'ack' : 'ack' }),
+    });
     await waitUntil('three delivered', () => existsSync(store.paths('acme', 's').consumerLog));
     await new Promise((r) => setTimeout(r, 100));
     await store.stopConsumer('acme', 's');
@@ -111,7 +139,10 @@ describe('giving back the processed prefix of a queue that is not empty', () => 
     const stray = `${store.paths('acme', 's').segment}.tmp-999999`;
     writeFileSync(stray, 'half a copy');
     assert.deepEqual(await store.compact(), [{ tenant: 'acme', flow: 's', result: 'trimmed' }]);
-    assert.deepEqual(readdirSync(store.paths('acme', 's').dir).filter((f) => f.includes('.tmp-')), []);
+    assert.deepEqual(
+      readdirSync(store.paths('acme', 's').dir).filter((f) => f.includes('.tmp-')),
+      [],
+    );
     await store.close();
   });
 });

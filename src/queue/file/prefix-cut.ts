@@ -47,7 +47,12 @@ export const DEFAULT_MAX_TAIL_BYTES = 8 * 1024 * 1024;
  * at 0 of the new file (its first record's id, n 0: the processed count starts over, as at a drain)
  * and the consumer log is rewritten.
  */
-export async function cutProcessedPrefix(paths: QueuePaths, log: ConsumerLog, state: ConsumerState, opts: PrefixCutOptions = {}): Promise<number> {
+export async function cutProcessedPrefix(
+  paths: QueuePaths,
+  log: ConsumerLog,
+  state: ConsumerState,
+  opts: PrefixCutOptions = {},
+): Promise<number> {
   const cut = state.ck.off;
   if (cut < (opts.minPrefixBytes ?? DEFAULT_MIN_PREFIX_BYTES)) return 0;
   const lock = await LockFile.acquire(paths.appendLock, WRITE_LOCK_OPTIONS);

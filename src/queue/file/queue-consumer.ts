@@ -8,7 +8,14 @@ import { statSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { decodeFrames, type Frame } from './frame.js';
 import { isErrno, readAt, readAtSync, scanHandle, sizeSync, SCAN_CHUNK_BYTES, SYNC_READ_MAX_BYTES } from './file-io.js';
-import { ConsumerLog, retrySummary, type Checkpoint, type ConsumerLogRecord, type ConsumerState, type RetryEntry } from './consumer-log.js';
+import {
+  ConsumerLog,
+  retrySummary,
+  type Checkpoint,
+  type ConsumerLogRecord,
+  type ConsumerState,
+  type RetryEntry,
+} from './consumer-log.js';
 import { addDeadLetter } from './dead-letters.js';
 import { drainIfEmpty } from './drain.js';
 import { cutProcessedPrefix, type PrefixCutOptions } from './prefix-cut.js';
@@ -17,7 +24,14 @@ import { LockFile, WRITE_LOCK_OPTIONS } from './lock-file.js';
 import type { QueuePaths } from './queue-paths.js';
 import type { CommittedBatch } from './segment-appender.js';
 import { settlementOf } from '../settlement.js';
-import { DEFAULT_RETRY_POLICY, type Outcome, type QueueMessage, type QueueStats, type RetryPolicy, type SegmentRecord } from '../types.js';
+import {
+  DEFAULT_RETRY_POLICY,
+  type Outcome,
+  type QueueMessage,
+  type QueueStats,
+  type RetryPolicy,
+  type SegmentRecord,
+} from '../types.js';
 import { readDeadLetters } from './dead-letters.js';
 
 /**
@@ -110,7 +124,10 @@ export interface ConsumerCompaction {
 export class QueueConsumer {
   readonly paths: QueuePaths;
   #state: ConsumerStateName = 'running';
-  readonly #opts: Required<Omit<QueueConsumerOptions, 'onAttemptFailed' | 'onDeadLettered' | 'onError' | 'onLockLost' | 'prefixCut'>> & QueueConsumerOptions;
+  readonly #opts: Required<
+    Omit<QueueConsumerOptions, 'onAttemptFailed' | 'onDeadLettered' | 'onError' | 'onLockLost' | 'prefixCut'>
+  > &
+    QueueConsumerOptions;
   #ownershipCheckedAt = Date.now();
   #lockLost = false;
   readonly #lock: LockFile;
@@ -139,7 +156,13 @@ export class QueueConsumer {
   #loop: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
 
-  private constructor(paths: QueuePaths, opts: QueueConsumerOptions, lock: LockFile, log: ConsumerLog, cs: ConsumerState) {
+  private constructor(
+    paths: QueuePaths,
+    opts: QueueConsumerOptions,
+    lock: LockFile,
+    log: ConsumerLog,
+    cs: ConsumerState,
+  ) {
     this.paths = paths;
     this.#opts = {
       pollIntervalMs: 500,
@@ -191,7 +214,14 @@ export class QueueConsumer {
    * same JSON text, without reading them back. Without a batch it only wakes the loop.
    */
   offer(batch: CommittedBatch | undefined): void {
-    if (batch !== undefined && this.#state === 'running' && !this.#onFile && batch.ino === this.#segIno && batch.start === this.#readPos && this.#buffered.length < MAX_BUFFERED) {
+    if (
+      batch !== undefined &&
+      this.#state === 'running' &&
+      !this.#onFile &&
+      batch.ino === this.#segIno &&
+      batch.start === this.#readPos &&
+      this.#buffered.length < MAX_BUFFERED
+    ) {
       const frames = batch.frames();
       if (this.#buffered.length === 0) this.#buffered = frames;
       else for (const f of frames) this.#buffered.push(f);
@@ -248,7 +278,12 @@ export class QueueConsumer {
       clearTimeout(timer);
     }
     const errors: unknown[] = [];
-    for (const step of [() => this.#flush(true), () => this.#log.close(), () => this.#seg?.close(), () => this.#lock.release()]) {
+    for (const step of [
+      () => this.#flush(true),
+      () => this.#log.close(),
+      () => this.#seg?.close(),
+      () => this.#lock.release(),
+    ]) {
       try {
         await step();
       } catch (err) {
@@ -270,7 +305,9 @@ export class QueueConsumer {
     if (now - this.#ownershipCheckedAt < OWNERSHIP_CHECK_MS) return;
     if (!this.#lock.stillHeldSync()) {
       this.#lockLost = true;
-      throw new LockLostError(`the consumer lock of queue ${this.paths.tenant}/${this.paths.flow} is held by another process now`);
+      throw new LockLostError(
+        `the consumer lock of queue ${this.paths.tenant}/${this.paths.flow} is held by another process now`,
+      );
     }
     this.#ownershipCheckedAt = now;
   }
@@ -401,14 +438,20 @@ export class QueueConsumer {
     for (;;) {
       // What a busy queue appended since the last read is small and in the page cache: read on
       // this thread. A long backlog is read in 1 MiB steps by the pool.
-      const buf = len <= SYNC_READ_MAX_BYTES ? readAtSync(fh, this.#readPos, len) : await readAt(fh, this.#readPos, len);
+      const buf =
+        len <= SYNC_READ_MAX_BYTES ? readAtSync(fh, this.#readPos, len) : await readAt(fh, this.#readPos, len);
       const r = decodeFrames<SegmentRecord>(buf, this.#readPos);
       if (r.frames.length > 0) {
         this.#buffered = r.frames;
         this.#readPos += r.validBytes;
         return this.#buffered.shift();
       }
-      if (r.stop === 'incomplete' && r.needBytes !== undefined && r.needBytes > len && this.#readPos + r.needBytes <= size) {
+      if (
+        r.stop === 'incomplete' &&
+        r.needBytes !== undefined &&
+        r.needBytes > len &&
+        this.#readPos + r.needBytes <= size
+      ) {
         len = r.needBytes;
         continue;
       }
@@ -451,7 +494,11 @@ export class QueueConsumer {
       try {
         return await this.#opts.handler(msg);
       } catch (err) {
-        return { kind: 'retry', error: err instanceof Error ? err.message : String(err), policy: this.#opts.defaultPolicy };
+        return {
+          kind: 'retry',
+          error: err instanceof Error ? err.message : String(err),
+          policy: this.#opts.defaultPolicy,
+        };
       }
     })();
     try {
@@ -463,7 +510,16 @@ export class QueueConsumer {
 
   async #deliverFresh(frame: Frame<SegmentRecord>): Promise<void> {
     const r = frame.value;
-    const msg: QueueMessage = { id: r.id, correlationId: r.correlation_id, enqueuedAt: r.enqueued_at, attempt: r.attempts + 1, payload: r.payload, isRetry: false, traceparent: r.traceparent, tracestate: r.tracestate };
+    const msg: QueueMessage = {
+      id: r.id,
+      correlationId: r.correlation_id,
+      enqueuedAt: r.enqueued_at,
+      attempt: r.attempts + 1,
+      payload: r.payload,
+      isRetry: false,
+      traceparent: r.traceparent,
+      tracestate: r.tracestate,
+    };
     const outcome = await this.#runHandler(msg);
     if (outcome === 'abandoned') return;
     const ck = this.#cs.ck;
@@ -484,7 +540,16 @@ export class QueueConsumer {
   }
 
   async #deliverRetry(entry: RetryEntry): Promise<void> {
-    const msg: QueueMessage = { id: entry.id, correlationId: entry.correlation_id, enqueuedAt: entry.enqueued_at, attempt: entry.attempts + 1, payload: entry.payload, isRetry: true, traceparent: entry.traceparent, tracestate: entry.tracestate };
+    const msg: QueueMessage = {
+      id: entry.id,
+      correlationId: entry.correlation_id,
+      enqueuedAt: entry.enqueued_at,
+      attempt: entry.attempts + 1,
+      payload: entry.payload,
+      isRetry: true,
+      traceparent: entry.traceparent,
+      tracestate: entry.tracestate,
+    };
     const outcome = await this.#runHandler(msg);
     if (outcome === 'abandoned') return;
     await this.#settle(msg, outcome, () => {
@@ -503,7 +568,8 @@ export class QueueConsumer {
       passed();
       // Measured draining a backlog on a 2-vCPU VM: an fdatasync every 64 acks left the event
       // loop idle a quarter of the time, and each hand-over to the pool cost it ~270 us more.
-      if (++this.#unsynced >= this.#opts.checkpointEvery) await this.#flush(Date.now() - this.#syncedAt >= CHECKPOINT_SYNC_MS);
+      if (++this.#unsynced >= this.#opts.checkpointEvery)
+        await this.#flush(Date.now() - this.#syncedAt >= CHECKPOINT_SYNC_MS);
       return;
     }
     if (s.kind === 'retry') {
@@ -521,7 +587,13 @@ export class QueueConsumer {
       this.#cs.retries.set(entry.id, entry);
       this.#pendingRecords.push({ t: 'retry', entry });
       await this.#flush(true);
-      this.#opts.onAttemptFailed?.({ message: msg, error: s.error, retryInMs: s.delayMs, deadLettered: false, fixed: s.fixed });
+      this.#opts.onAttemptFailed?.({
+        message: msg,
+        error: s.error,
+        retryInMs: s.delayMs,
+        deadLettered: false,
+        fixed: s.fixed,
+      });
       return;
     }
     // Dead: the dead letter is durable before the checkpoint passes the message.
@@ -583,7 +655,11 @@ export class QueueConsumer {
       } else if ((cutBytes = await cutProcessedPrefix(this.paths, this.#log, this.#cs, this.#opts.prefixCut)) > 0) {
         // The records read ahead are in the new file too, `cutBytes` earlier.
         this.#readPos -= cutBytes;
-        this.#buffered = this.#buffered.map((f) => ({ offset: f.offset - cutBytes, end: f.end - cutBytes, value: f.value }));
+        this.#buffered = this.#buffered.map((f) => ({
+          offset: f.offset - cutBytes,
+          end: f.end - cutBytes,
+          value: f.value,
+        }));
         this.#ckWritten = this.#cs.ck;
         await this.#seg?.close();
         this.#seg = undefined;

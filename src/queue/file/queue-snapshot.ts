@@ -37,9 +37,18 @@ export async function readQueueSnapshot(paths: QueuePaths): Promise<QueueSnapsho
   const scan = await scanFile<SegmentRecord>(paths.segment, state.ck.off);
   const deadLetters = (await readDeadLetters(paths)).pending;
   const dead = new Set(deadLetters.map((d) => d.id));
-  const retries = [...state.retries.values()].filter((e) => !dead.has(e.id)).sort((a, b) => a.due - b.due || a.id - b.id);
+  const retries = [...state.retries.values()]
+    .filter((e) => !dead.has(e.id))
+    .sort((a, b) => a.due - b.due || a.id - b.id);
   const fresh = scan.frames.map((f) => f.value).filter((r) => !state.retries.has(r.id) && !dead.has(r.id));
   let highest = 0;
   for (const r of [...fresh, ...retries, ...deadLetters]) highest = Math.max(highest, r.id);
-  return { tenant: paths.tenant, flow: paths.flow, fresh, retries, deadLetters, nextId: Math.max(await readCounter(paths.counter), highest + 1) };
+  return {
+    tenant: paths.tenant,
+    flow: paths.flow,
+    fresh,
+    retries,
+    deadLetters,
+    nextId: Math.max(await readCounter(paths.counter), highest + 1),
+  };
 }

@@ -1,5 +1,15 @@
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdtempSync, renameSync, rmSync, truncateSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdtempSync,
+  renameSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+  openSync,
+  writeSync,
+  closeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -9,8 +19,16 @@ import { SegmentRecordCount } from './record-count.js';
 const dir = mkdtempSync(join(tmpdir(), 'svc-record-count-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-const record = (id: number) => encodeFrame({ id, correlation_id: `c${id}`, enqueued_at: '2026-01-01T00:00:00.000Z', attempts: 0, payload: { n: id } });
-const records = (from: number, to: number) => Buffer.concat(Array.from({ length: to - from + 1 }, (_, i) => record(from + i)));
+const record = (id: number) =>
+  encodeFrame({
+    id,
+    correlation_id: `c${id}`,
+    enqueued_at: '2026-01-01T00:00:00.000Z',
+    attempts: 0,
+    payload: { n: id },
+  });
+const records = (from: number, to: number) =>
+  Buffer.concat(Array.from({ length: to - from + 1 }, (_, i) => record(from + i)));
 let n = 0;
 const segment = () => join(dir, `segment-${++n}.log`);
 

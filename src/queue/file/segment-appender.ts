@@ -124,7 +124,8 @@ export class SegmentAppender {
 
   /** Appends one message; resolves after an fdatasync that covers it. */
   append(input: AppendInput): Promise<AppendResult> {
-    if (this.#closed) return Promise.reject(new Error(`queue ${this.paths.tenant}/${this.paths.flow} appender is closed`));
+    if (this.#closed)
+      return Promise.reject(new Error(`queue ${this.paths.tenant}/${this.paths.flow} appender is closed`));
     return new Promise<AppendResult>((resolve, reject) => {
       this.#pending.push({ input, resolve, reject });
       // The first append of an idle queue starts a commit at the end of this event-loop phase,
@@ -146,7 +147,8 @@ export class SegmentAppender {
     await this.#releaseLock();
     // A clean stop leaves the hint at the last record, so the next open checks nothing.
     await this.#hintWrite;
-    if (this.#lastWhole !== undefined && this.#lastWhole.end !== this.#hintedEnd) await this.#leaveHint(this.#lastWhole);
+    if (this.#lastWhole !== undefined && this.#lastWhole.end !== this.#hintedEnd)
+      await this.#leaveHint(this.#lastWhole);
     const fh = this.#fh;
     this.#fh = undefined;
     await fh?.close();
@@ -159,13 +161,22 @@ export class SegmentAppender {
    * for its whole life: 1,000 queues came close to a common limit of 1,024 open files.
    */
   async releaseIdleHandle(idleMs: number, now = Date.now()): Promise<boolean> {
-    if (this.#fh === undefined || this.#closed || this.#running || this.#scheduled || this.#pending.length > 0 || this.#lock !== undefined) return false;
+    if (
+      this.#fh === undefined ||
+      this.#closed ||
+      this.#running ||
+      this.#scheduled ||
+      this.#pending.length > 0 ||
+      this.#lock !== undefined
+    )
+      return false;
     if (now - this.#idleSince < idleMs) return false;
     const fh = this.#fh;
     this.#fh = undefined;
     this.#ino = -1;
     await this.#hintWrite;
-    if (this.#lastWhole !== undefined && this.#lastWhole.end !== this.#hintedEnd) await this.#leaveHint(this.#lastWhole);
+    if (this.#lastWhole !== undefined && this.#lastWhole.end !== this.#hintedEnd)
+      await this.#leaveHint(this.#lastWhole);
     await fh.close();
     return true;
   }
@@ -249,7 +260,9 @@ export class SegmentAppender {
     }
   }
 
-  async #commit(batch: Pending[]): Promise<{ results: (AppendResult | Error)[]; committed: CommittedBatch | undefined }> {
+  async #commit(
+    batch: Pending[],
+  ): Promise<{ results: (AppendResult | Error)[]; committed: CommittedBatch | undefined }> {
     const ids = await this.#ids.take(batch.length);
     // Each record's JSON text is kept beside its frame: the in-process consumer decodes from it.
     const encoded: ({ text: string; frame: Buffer } | Error)[] = batch.map((p, i) => {
@@ -287,7 +300,15 @@ export class SegmentAppender {
       // A write cut short (a full disk): the records it took whole are durable and may have been
       // read by the consumer already, so they stay and are acknowledged; the rest is cut off.
       failure = err;
-      written = encodable.slice(0, await this.#cutAfterFailedWrite(fh, base, took, encodable.map((e) => e.frame)));
+      written = encodable.slice(
+        0,
+        await this.#cutAfterFailedWrite(
+          fh,
+          base,
+          took,
+          encodable.map((e) => e.frame),
+        ),
+      );
       if (written.length === 0) throw err;
     }
     if (failure === undefined && !this.#lock?.stillHeldSync()) {
@@ -304,11 +325,17 @@ export class SegmentAppender {
       offset += e.frame.length;
       return r;
     });
-    const last = written.length === 0 ? undefined : results.filter((r): r is AppendResult => !(r instanceof Error))[written.length - 1];
+    const last =
+      written.length === 0
+        ? undefined
+        : results.filter((r): r is AppendResult => !(r instanceof Error))[written.length - 1];
     if (last !== undefined) {
       this.#lastWhole = { offset: last.offset, end: offset, id: last.id };
       // Out of the commit's way: at most one hint write at a time, every TAIL_HINT_EVERY_BYTES.
-      if (this.#hintWrite === undefined && (offset - this.#hintedEnd >= TAIL_HINT_EVERY_BYTES || offset < this.#hintedEnd)) {
+      if (
+        this.#hintWrite === undefined &&
+        (offset - this.#hintedEnd >= TAIL_HINT_EVERY_BYTES || offset < this.#hintedEnd)
+      ) {
         this.#hintWrite = this.#leaveHint(this.#lastWhole).finally(() => (this.#hintWrite = undefined));
       }
     }
@@ -333,7 +360,11 @@ export class SegmentAppender {
    * from `base` (its end when the batch began, a record boundary) for the batch's ids. A record
    * not found was cut as a torn tail by the writer that took over, and is refused, not acknowledged.
    */
-  async #locate(base: number, ids: number[], encoded: ({ text: string; frame: Buffer } | Error)[]): Promise<(AppendResult | Error)[]> {
+  async #locate(
+    base: number,
+    ids: number[],
+    encoded: ({ text: string; frame: Buffer } | Error)[],
+  ): Promise<(AppendResult | Error)[]> {
     await this.#releaseLock();
     const fh = await this.#takeLock();
     const wanted = new Set(ids);
@@ -344,7 +375,11 @@ export class SegmentAppender {
     return encoded.map((e, i) => {
       if (e instanceof Error) return e;
       const offset = found.get(ids[i]!);
-      return offset === undefined ? new StorageUnavailableError(`queue ${this.paths.tenant}/${this.paths.flow}: a record written while the append lock was taken over is missing; not acknowledged`) : { id: ids[i]!, offset };
+      return offset === undefined
+        ? new StorageUnavailableError(
+            `queue ${this.paths.tenant}/${this.paths.flow}: a record written while the append lock was taken over is missing; not acknowledged`,
+          )
+        : { id: ids[i]!, offset };
     });
   }
 
@@ -357,7 +392,10 @@ export class SegmentAppender {
    * are acknowledged: whole in the file and within what the kernel reported taken.
    */
   async #cutAfterFailedWrite(fh: FileHandle, base: number, took: number, frames: Buffer[]): Promise<number> {
-    const size = await fh.stat().then((st) => st.size, () => base + took);
+    const size = await fh.stat().then(
+      (st) => st.size,
+      () => base + took,
+    );
     let end = base;
     let kept = 0;
     // A record in the file that the kernel did not report taken (its sync failed) is kept too but

@@ -22,18 +22,28 @@ after(() => {
 });
 
 /** A record cut short, as a writer killed mid-write leaves it. */
-const TORN = encodeFrame({ id: 999_999, correlation_id: 'torn', enqueued_at: 'x', attempts: 0, payload: 'half' }).subarray(0, 30);
+const TORN = encodeFrame({
+  id: 999_999,
+  correlation_id: 'torn',
+  enqueued_at: 'x',
+  attempts: 0,
+  payload: 'half',
+}).subarray(0, 30);
 /** Payload of about 4 KiB: a few hundred records pass TAIL_HINT_EVERY_BYTES. */
 const PAYLOAD = { text: 'x'.repeat(4000) };
 
 /** A queue with more than TAIL_HINT_EVERY_BYTES appended and its appender closed (which leaves the hint at the last record). */
-async function filledQueue(flow: string): Promise<{ queuesDir: string; segment: string; hintPath: string; lastId: number }> {
+async function filledQueue(
+  flow: string,
+): Promise<{ queuesDir: string; segment: string; hintPath: string; lastId: number }> {
   const queuesDir = tempQueues();
   const store = new FileQueueStore({ queuesDir });
   let lastId = 0;
   const paths = store.paths('acme', flow);
   while (!existsSync(paths.segment) || statSync(paths.segment).size < TAIL_HINT_EVERY_BYTES + 64 * 1024) {
-    const batch = await Promise.all(Array.from({ length: 32 }, (_, i) => store.append('acme', flow, { correlationId: `c${i}`, payload: PAYLOAD })));
+    const batch = await Promise.all(
+      Array.from({ length: 32 }, (_, i) => store.append('acme', flow, { correlationId: `c${i}`, payload: PAYLOAD })),
+    );
     lastId = Math.max(lastId, ...batch.map((r) => r.id));
   }
   await store.close();
@@ -75,13 +85,31 @@ describe('the segment tail hint', () => {
   });
 
   // Each case must fall back to reading the whole segment, and still cut the torn tail.
-  const untrusted: { name: string; spoil: (q: { segment: string; hintPath: string }, frames: { offset: number; end: number; value: SegmentRecord }[]) => Promise<void> | void }[] = [
+  const untrusted: {
+    name: string;
+    spoil: (
+      q: { segment: string; hintPath: string },
+      frames: { offset: number; end: number; value: SegmentRecord }[],
+    ) => Promise<void> | void;
+  }[] = [
     { name: 'no hint file', spoil: (q) => rmSync(q.hintPath) },
     { name: 'a hint torn in a crash', spoil: (q) => truncateSync(q.hintPath, 10) },
     { name: 'a hint of garbage', spoil: (q) => writeFileSync(q.hintPath, 'not a frame') },
-    { name: 'a hint past the end of the segment', spoil: async (q, f) => writeTailHint(q.hintPath, { offset: f.at(-1)!.end + 100, end: f.at(-1)!.end + 200, id: 1 }) },
-    { name: 'a hint off a record boundary', spoil: async (q, f) => writeTailHint(q.hintPath, { offset: f[3]!.offset + 1, end: f[3]!.end, id: f[3]!.value.id }) },
-    { name: 'a hint naming another id at that place (the segment emptied and refilled since)', spoil: async (q, f) => writeTailHint(q.hintPath, { offset: f[3]!.offset, end: f[3]!.end, id: f[3]!.value.id + 1 }) },
+    {
+      name: 'a hint past the end of the segment',
+      spoil: async (q, f) =>
+        writeTailHint(q.hintPath, { offset: f.at(-1)!.end + 100, end: f.at(-1)!.end + 200, id: 1 }),
+    },
+    {
+      name: 'a hint off a record boundary',
+      spoil: async (q, f) =>
+        writeTailHint(q.hintPath, { offset: f[3]!.offset + 1, end: f[3]!.end, id: f[3]!.value.id }),
+    },
+    {
+      name: 'a hint naming another id at that place (the segment emptied and refilled since)',
+      spoil: async (q, f) =>
+        writeTailHint(q.hintPath, { offset: f[3]!.offset, end: f[3]!.end, id: f[3]!.value.id + 1 }),
+    },
   ];
   for (const c of untrusted) {
     it(`${c.name}: the whole segment is checked`, async () => {

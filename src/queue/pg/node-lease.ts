@@ -66,7 +66,9 @@ export class NodeLease {
   async tryLock(name: string): Promise<boolean> {
     const session = await this.#ensureSession();
     if (this.#held.has(name)) return true;
-    const r = await session.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [this.#key(name).key]);
+    const r = await session.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [
+      this.#key(name).key,
+    ]);
     if (r.rows[0]!.ok) this.#held.add(name);
     return r.rows[0]!.ok;
   }
@@ -76,7 +78,11 @@ export class NodeLease {
     if (!(await this.tryLock(name))) return undefined;
     return {
       tookOver: false,
-      stillHeld: () => this.assertHeld(name).then(() => true, () => false),
+      stillHeld: () =>
+        this.assertHeld(name).then(
+          () => true,
+          () => false,
+        ),
       stillHeldSync: () => this.holds(name) && performance.now() - this.#aliveAt <= this.#leaseMs / 2,
       release: () => this.unlock(name),
     };
@@ -145,7 +151,10 @@ export class NodeLease {
   }
 
   async #open(): Promise<PgSession> {
-    const session = await this.#db.openSession({ idle_session_timeout: String(this.#leaseMs) }, `${LEASE_APPLICATION} ${hostname()}:${process.pid}`.slice(0, 63));
+    const session = await this.#db.openSession(
+      { idle_session_timeout: String(this.#leaseMs) },
+      `${LEASE_APPLICATION} ${hostname()}:${process.pid}`.slice(0, 63),
+    );
     if (this.#closed) {
       // close() ran while the session was being opened: it must not outlive the lease.
       await session.end();

@@ -91,7 +91,8 @@ export class PgQueueAppender {
     try {
       firstIds = await this.#db.transaction(async (tx) => {
         const firsts: number[] = [];
-        for (const [, items] of queues) firsts.push(await insertQueueBatch(tx, this.#db.schema, items[0]!.tenant, items[0]!.flow, items));
+        for (const [, items] of queues)
+          firsts.push(await insertQueueBatch(tx, this.#db.schema, items[0]!.tenant, items[0]!.flow, items));
         return firsts;
       });
     } catch (err) {
@@ -112,7 +113,13 @@ export class PgQueueAppender {
  * Draws `items.length` ids of one queue and inserts the messages, inside the caller's transaction.
  * @returns the first id drawn
  */
-export async function insertQueueBatch(tx: PgTx, schema: string, tenant: string, flow: string, items: readonly { readonly input: AppendInput }[]): Promise<number> {
+export async function insertQueueBatch(
+  tx: PgTx,
+  schema: string,
+  tenant: string,
+  flow: string,
+  items: readonly { readonly input: AppendInput }[],
+): Promise<number> {
   const n = items.length;
   const head = await tx.query<{ next_id: number }>(
     'INSERT INTO queue_heads (tenant, flow, next_id) VALUES ($1, $2, $3 + 1) ON CONFLICT (tenant, flow) DO UPDATE SET next_id = queue_heads.next_id + $3 RETURNING next_id',

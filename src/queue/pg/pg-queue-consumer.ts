@@ -51,7 +51,12 @@ export const queueLockName = (tenant: string, flow: string) => `queue:${tenant}/
 export class PgQueueConsumer implements QueueConsumerHandle {
   readonly #q: PgQueueRef;
   readonly #lock: string;
-  readonly #opts: QueueConsumerOptions & { pollIntervalMs: number; checkpointEvery: number; closeGraceMs: number; deliveriesPerTurn: number };
+  readonly #opts: QueueConsumerOptions & {
+    pollIntervalMs: number;
+    checkpointEvery: number;
+    closeGraceMs: number;
+    deliveriesPerTurn: number;
+  };
   #state: ConsumerStateName = 'running';
   #cursor = 0;
   #fresh: MessageRow[] = [];
@@ -204,7 +209,10 @@ export class PgQueueConsumer implements QueueConsumerHandle {
       [this.#q.tenant, this.#q.flow, now, RETRIES_PER_READ],
     );
     if (r.rows.length === 0) {
-      const next = await this.#q.db.query<{ next_due: number | null }>('SELECT min(due_ms) AS next_due FROM queue_messages WHERE tenant = $1 AND flow = $2 AND due_ms IS NOT NULL', [this.#q.tenant, this.#q.flow]);
+      const next = await this.#q.db.query<{ next_due: number | null }>(
+        'SELECT min(due_ms) AS next_due FROM queue_messages WHERE tenant = $1 AND flow = $2 AND due_ms IS NOT NULL',
+        [this.#q.tenant, this.#q.flow],
+      );
       this.#nextRetryDueMs = next.rows[0]?.next_due ?? undefined;
       return [];
     }
@@ -238,7 +246,11 @@ export class PgQueueConsumer implements QueueConsumerHandle {
       try {
         return await this.#opts.handler(msg);
       } catch (err) {
-        return { kind: 'retry', error: err instanceof Error ? err.message : String(err), policy: this.#opts.defaultPolicy ?? DEFAULT_RETRY_POLICY };
+        return {
+          kind: 'retry',
+          error: err instanceof Error ? err.message : String(err),
+          policy: this.#opts.defaultPolicy ?? DEFAULT_RETRY_POLICY,
+        };
       }
     })();
     try {
@@ -264,10 +276,19 @@ export class PgQueueConsumer implements QueueConsumerHandle {
     }
     if (s.kind === 'retry') {
       // Written late, its due time may have passed: it is then due at once, its delay already waited.
-      await db.query('UPDATE queue_messages SET attempts = $4, due_ms = $5 WHERE tenant = $1 AND flow = $2 AND id = $3', [tenant, flow, msg.id, s.attempts, s.dueMs]);
+      await db.query(
+        'UPDATE queue_messages SET attempts = $4, due_ms = $5 WHERE tenant = $1 AND flow = $2 AND id = $3',
+        [tenant, flow, msg.id, s.attempts, s.dueMs],
+      );
       this.#unsettled = undefined;
       if (this.#nextRetryDueMs === undefined || s.dueMs < this.#nextRetryDueMs) this.#nextRetryDueMs = s.dueMs;
-      this.#opts.onAttemptFailed?.({ message: msg, error: s.error, retryInMs: s.delayMs, deadLettered: false, fixed: s.fixed });
+      this.#opts.onAttemptFailed?.({
+        message: msg,
+        error: s.error,
+        retryInMs: s.delayMs,
+        deadLettered: false,
+        fixed: s.fixed,
+      });
       return;
     }
     await db.transaction(async (tx) => {
@@ -280,7 +301,13 @@ export class PgQueueConsumer implements QueueConsumerHandle {
       await tx.query('DELETE FROM queue_messages WHERE tenant = $1 AND flow = $2 AND id = $3', [tenant, flow, msg.id]);
     });
     this.#unsettled = undefined;
-    this.#opts.onAttemptFailed?.({ message: msg, error: s.error, retryInMs: undefined, deadLettered: true, fixed: false });
+    this.#opts.onAttemptFailed?.({
+      message: msg,
+      error: s.error,
+      retryInMs: undefined,
+      deadLettered: true,
+      fixed: false,
+    });
     this.#opts.onDeadLettered?.({ message: msg, error: s.error, attempts: s.attempts });
   }
 
@@ -289,7 +316,11 @@ export class PgQueueConsumer implements QueueConsumerHandle {
     const ids = this.#acks;
     this.#acks = [];
     try {
-      await this.#q.db.query('DELETE FROM queue_messages WHERE tenant = $1 AND flow = $2 AND id = ANY($3::bigint[])', [this.#q.tenant, this.#q.flow, ids]);
+      await this.#q.db.query('DELETE FROM queue_messages WHERE tenant = $1 AND flow = $2 AND id = ANY($3::bigint[])', [
+        this.#q.tenant,
+        this.#q.flow,
+        ids,
+      ]);
     } catch (err) {
       this.#acks = ids.concat(this.#acks);
       throw err;
@@ -305,7 +336,12 @@ export async function queueStats(db: PgDb, tenant: string, flow: string): Promis
             (SELECT count(*) FROM queue_dead_letters WHERE tenant = $1 AND flow = $2)::bigint AS dead`,
     [tenant, flow],
   );
-  const retries = (await db.query<{ id: number; attempts: number; due_ms: number }>('SELECT id, attempts, due_ms FROM queue_messages WHERE tenant = $1 AND flow = $2 AND due_ms IS NOT NULL ORDER BY due_ms, id', [tenant, flow])).rows;
+  const retries = (
+    await db.query<{ id: number; attempts: number; due_ms: number }>(
+      'SELECT id, attempts, due_ms FROM queue_messages WHERE tenant = $1 AND flow = $2 AND due_ms IS NOT NULL ORDER BY due_ms, id',
+      [tenant, flow],
+    )
+  ).rows;
   const { issued, pending, dead } = r.rows[0]!;
   return {
     tenant,

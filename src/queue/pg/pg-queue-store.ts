@@ -71,11 +71,17 @@ export class PgQueueStore implements QueueStore {
     return this.#appender.append(tenant, flow, input);
   }
 
-  async startConsumer(tenant: string, flow: string, opts: QueueConsumerOptions): Promise<QueueConsumerHandle | undefined> {
+  async startConsumer(
+    tenant: string,
+    flow: string,
+    opts: QueueConsumerOptions,
+  ): Promise<QueueConsumerHandle | undefined> {
     checkQueueNames(tenant, flow);
     const key = `${tenant}/${flow}`;
     if (this.#closed || this.#consumers.get(key) !== undefined) return undefined;
-    return this.#consumers.start(key, opts, (o) => PgQueueConsumer.start({ db: this.#db, lease: this.lease, tenant, flow }, o));
+    return this.#consumers.start(key, opts, (o) =>
+      PgQueueConsumer.start({ db: this.#db, lease: this.lease, tenant, flow }, o),
+    );
   }
 
   /** This node's running worker of the queue, if any (one closed through its handle is forgotten). */
@@ -99,12 +105,17 @@ export class PgQueueStore implements QueueStore {
   }
 
   async listQueues(): Promise<{ tenant: string; flow: string }[]> {
-    return (await this.#db.query<{ tenant: string; flow: string }>('SELECT tenant, flow FROM queue_heads ORDER BY tenant COLLATE "C", flow COLLATE "C"')).rows;
+    return (
+      await this.#db.query<{ tenant: string; flow: string }>(
+        'SELECT tenant, flow FROM queue_heads ORDER BY tenant COLLATE "C", flow COLLATE "C"',
+      )
+    ).rows;
   }
 
   /** Queues holding messages that no node consumes now are what a node that died left behind. */
   async queuesWithMessages(): Promise<{ tenant: string; flow: string }[]> {
-    return (await this.#db.query<{ tenant: string; flow: string }>('SELECT DISTINCT tenant, flow FROM queue_messages')).rows;
+    return (await this.#db.query<{ tenant: string; flow: string }>('SELECT DISTINCT tenant, flow FROM queue_messages'))
+      .rows;
   }
 
   async stats(tenant: string, flow: string): Promise<QueueStats> {
@@ -129,14 +140,24 @@ export class PgQueueStore implements QueueStore {
     return rows.map((r) => ({ tenant: r.tenant, flow: r.flow, ...deadLetterOf(r) }));
   }
 
-  async replayDeadLetter(tenant: string, flow: string, id: number, correlationId: string = randomUUID()): Promise<ReplayResult> {
+  async replayDeadLetter(
+    tenant: string,
+    flow: string,
+    id: number,
+    correlationId: string = randomUUID(),
+  ): Promise<ReplayResult> {
     checkQueueNames(tenant, flow);
     // The new message and the entry's removal commit together: replayed exactly once.
     const { entry, newId } = await this.#db.transaction(async (tx) => {
-      const r = await tx.query<DeadLetterDbRow>('DELETE FROM queue_dead_letters WHERE tenant = $1 AND flow = $2 AND id = $3 RETURNING *', [tenant, flow, id]);
+      const r = await tx.query<DeadLetterDbRow>(
+        'DELETE FROM queue_dead_letters WHERE tenant = $1 AND flow = $2 AND id = $3 RETURNING *',
+        [tenant, flow, id],
+      );
       if (r.rows[0] === undefined) throw deadLetterNotFound(tenant, flow, id);
       const entry = deadLetterOf(r.rows[0]);
-      const newId = await insertQueueBatch(tx, this.#db.schema, tenant, flow, [{ input: { correlationId, payload: entry.payload } }]);
+      const newId = await insertQueueBatch(tx, this.#db.schema, tenant, flow, [
+        { input: { correlationId, payload: entry.payload } },
+      ]);
       return { entry, newId };
     });
     this.#consumers.get(`${tenant}/${flow}`)?.notify();
@@ -145,7 +166,10 @@ export class PgQueueStore implements QueueStore {
 
   async discardDeadLetter(tenant: string, flow: string, id: number): Promise<DeadLetter> {
     checkQueueNames(tenant, flow);
-    const r = await this.#db.query<DeadLetterDbRow>('DELETE FROM queue_dead_letters WHERE tenant = $1 AND flow = $2 AND id = $3 RETURNING *', [tenant, flow, id]);
+    const r = await this.#db.query<DeadLetterDbRow>(
+      'DELETE FROM queue_dead_letters WHERE tenant = $1 AND flow = $2 AND id = $3 RETURNING *',
+      [tenant, flow, id],
+    );
     if (r.rows[0] === undefined) throw deadLetterNotFound(tenant, flow, id);
     return deadLetterOf(r.rows[0]);
   }
@@ -161,5 +185,12 @@ export class PgQueueStore implements QueueStore {
 }
 
 function deadLetterOf(r: DeadLetterDbRow): DeadLetter {
-  return { id: r.id, payload: JSON.parse(r.payload) as unknown, enqueued_at: r.enqueued_at, failed_at: r.failed_at, attempts: r.attempts, last_error: r.last_error };
+  return {
+    id: r.id,
+    payload: JSON.parse(r.payload) as unknown,
+    enqueued_at: r.enqueued_at,
+    failed_at: r.failed_at,
+    attempts: r.attempts,
+    last_error: r.last_error,
+  };
 }

@@ -31,7 +31,10 @@ function drain(): void {
       reply({ type: 'written', count: batch.length, seconds: (performance.now() - started) / 1000 });
     }
   } catch (err) {
-    reply({ type: 'error', message: `audit batch not written yet (retrying): ${err instanceof Error ? err.message : String(err)}` });
+    reply({
+      type: 'error',
+      message: `audit batch not written yet (retrying): ${err instanceof Error ? err.message : String(err)}`,
+    });
     retry = setTimeout(() => {
       retry = undefined;
       drain();

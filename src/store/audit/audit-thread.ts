@@ -5,7 +5,12 @@
  * in the worker and is retried every second, in order.
  */
 import { Worker } from 'node:worker_threads';
-import { packAuditEntries, prepareAuditEntry, type AuditEntryInput, type PreparedAuditEntry } from '../sqlite/sqlite-audit-store.js';
+import {
+  packAuditEntries,
+  prepareAuditEntry,
+  type AuditEntryInput,
+  type PreparedAuditEntry,
+} from '../sqlite/sqlite-audit-store.js';
 
 /** What the request path needs of an audit writer. */
 export interface AuditAppender {
@@ -13,8 +18,12 @@ export interface AuditAppender {
 }
 
 /** `entries` is a packed batch (packAuditEntries): strings clone far faster than objects. */
-export type AuditThreadRequest = { type: 'append'; entries: string[] } | { type: 'flush'; id: number } | { type: 'close'; id: number };
-export type AuditThreadReply = { type: 'done'; id: number } | { type: 'error'; message: string } | { type: 'written'; count: number; seconds: number };
+export type AuditThreadRequest =
+  { type: 'append'; entries: string[] } | { type: 'flush'; id: number } | { type: 'close'; id: number };
+export type AuditThreadReply =
+  | { type: 'done'; id: number }
+  | { type: 'error'; message: string }
+  | { type: 'written'; count: number; seconds: number };
 
 export interface AuditThreadOptions {
   /** Longest an entry waits before its batch is handed to the worker, in ms. @default 5 */

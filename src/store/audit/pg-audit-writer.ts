@@ -63,7 +63,10 @@ export class PgAuditWriter implements AuditAppender {
     this.#closed = true;
     await Promise.race([this.flush(), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
     clearTimeout(this.#timer);
-    if (this.queuedEntries > 0) this.#opts.onError?.(`${this.queuedEntries} audit entries not written: the PostgreSQL store stayed unavailable while the service stopped`);
+    if (this.queuedEntries > 0)
+      this.#opts.onError?.(
+        `${this.queuedEntries} audit entries not written: the PostgreSQL store stayed unavailable while the service stopped`,
+      );
   }
 
   #schedule(ms: number): void {
@@ -88,7 +91,9 @@ export class PgAuditWriter implements AuditAppender {
         this.#writing = [];
         this.#opts.onBatchWritten?.(batch.length, (performance.now() - started) / 1000);
       } catch (err) {
-        this.#opts.onError?.(`audit batch of ${batch.length} entries not written (tried again in ${this.#retryMs} ms): ${(err as Error).message}`);
+        this.#opts.onError?.(
+          `audit batch of ${batch.length} entries not written (tried again in ${this.#retryMs} ms): ${(err as Error).message}`,
+        );
       }
     } finally {
       this.#running = undefined;

@@ -40,7 +40,13 @@ export interface EventLogBackend {
 }
 
 /** The stats of a pass that did nothing: the writer is closing. */
-const CLOSED_PASS: Readonly<RowRetentionStats> = { rowsDeleted: 0, pagesFreed: 0, longestDeleteSliceMs: 0, longestVacuumSliceMs: 0, stopped: true };
+const CLOSED_PASS: Readonly<RowRetentionStats> = {
+  rowsDeleted: 0,
+  pagesFreed: 0,
+  longestDeleteSliceMs: 0,
+  longestVacuumSliceMs: 0,
+  stopped: true,
+};
 
 export abstract class EventBatchWriter implements EventLogBackend {
   readonly #files: DailyJsonlWriter | undefined;
@@ -88,7 +94,9 @@ export abstract class EventBatchWriter implements EventLogBackend {
   retain(req: RowRetentionRequest): Promise<RowRetentionStats> {
     // Cleared here, when the pass is asked for, so a stop asked right after it is not lost.
     this.#retentionStop = false;
-    const pass = this.#retention.then(() => (this.#closing ? { ...CLOSED_PASS } : this.retainPass(req, () => this.#retentionStop || this.#closing)));
+    const pass = this.#retention.then(() =>
+      this.#closing ? { ...CLOSED_PASS } : this.retainPass(req, () => this.#retentionStop || this.#closing),
+    );
     this.#retention = pass.catch(() => undefined);
     return pass;
   }

@@ -1,5 +1,14 @@
 /** Daily JSON Lines files `logs/<prefix>-YYYY-MM-DD.jsonl`, appended through buffered streams. */
-import { closeSync, createWriteStream, fstatSync, ftruncateSync, mkdirSync, openSync, readSync, type WriteStream } from 'node:fs';
+import {
+  closeSync,
+  createWriteStream,
+  fstatSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  type WriteStream,
+} from 'node:fs';
 import { join } from 'node:path';
 import { jsonLineAt, ROW_WIDTH, type RowColumns } from './event-log-row.js';
 
@@ -26,7 +35,8 @@ export class DailyJsonlWriter {
     while (i + ROW_WIDTH <= flat.length) {
       const day = (flat[i] as string).slice(0, 10);
       let text = '';
-      for (; i + ROW_WIDTH <= flat.length && (flat[i] as string).startsWith(day); i += ROW_WIDTH) text += jsonLineAt(flat, i);
+      for (; i + ROW_WIDTH <= flat.length && (flat[i] as string).startsWith(day); i += ROW_WIDTH)
+        text += jsonLineAt(flat, i);
       await this.#append(day, text);
     }
   }

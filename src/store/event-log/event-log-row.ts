@@ -160,7 +160,6 @@ export function unpackEventRows(flat: Readonly<RowColumns>): EventRow[] {
   return rows;
 }
 
-
 /** JSON text of a column value that is a string or null. */
 function jsonText(s: string | number | null): string {
   return s === null ? 'null' : jsonString(String(s));
@@ -188,7 +187,20 @@ export function rowToJsonLine(r: EventRow): string {
 
 /** A stored row as a packed batch of one. */
 export function packRow(r: EventRow): RowColumns {
-  return [r.ts, r.correlation_id, r.tenant, r.flow, r.step, r.event, r.payload, r.payload_truncated, r.http_status, r.outcome, r.reason, r.trace_id ?? null];
+  return [
+    r.ts,
+    r.correlation_id,
+    r.tenant,
+    r.flow,
+    r.step,
+    r.event,
+    r.payload,
+    r.payload_truncated,
+    r.http_status,
+    r.outcome,
+    r.reason,
+    r.trace_id ?? null,
+  ];
 }
 
 /** An XML value is logged as this marker naming its root element, never as XML. */
@@ -197,7 +209,9 @@ function unrepresentableXml(value: XmlValue): unknown {
 }
 
 /** What is logged for a payload nesting deeper than the limit: the row is kept, its payload is not. */
-export const TOO_DEEP_PAYLOAD: Readonly<Record<string, string>> = Object.freeze({ _unrepresentable: `nests deeper than ${JSON_MAX_DEPTH} levels` });
+export const TOO_DEEP_PAYLOAD: Readonly<Record<string, string>> = Object.freeze({
+  _unrepresentable: `nests deeper than ${JSON_MAX_DEPTH} levels`,
+});
 
 /** The payload as it may be logged: masked, XML replaced by its marker, too deep replaced by TOO_DEEP_PAYLOAD (one walk). */
 function loggable(payload: unknown, mask: MaskSet): unknown {

@@ -55,7 +55,12 @@ export class EventLogSink extends EventBatchWriter {
     const deletes = slicePacer(stopping);
     const rowsDeleted = await this.#repo.deleteOlderThanInSlices(req.cutoffIso, req.sliceRows, () => deletes.between());
     // Also after a pass that deleted nothing: pages a stopped pass freed are given back by the next.
-    const vacuum = stopping() ? undefined : await this.#repo.reclaimFreePages({ between: slicePacer(stopping).between, pagesPerSlice: req.vacuumPagesPerSlice });
+    const vacuum = stopping()
+      ? undefined
+      : await this.#repo.reclaimFreePages({
+          between: slicePacer(stopping).between,
+          pagesPerSlice: req.vacuumPagesPerSlice,
+        });
     return {
       rowsDeleted,
       pagesFreed: vacuum?.pagesFreed ?? 0,

@@ -9,7 +9,11 @@ const sink = new EventLogSink(workerData as WorkerSetup);
 
 port.on('message', (msg: WorkerRequest) => {
   const done = (error?: unknown, retention?: WorkerReply['retention']): void => {
-    const reply: WorkerReply = { id: msg.id, error: error === undefined ? undefined : String((error as Error)?.message ?? error), retention };
+    const reply: WorkerReply = {
+      id: msg.id,
+      error: error === undefined ? undefined : String((error as Error)?.message ?? error),
+      retention,
+    };
     port.postMessage(reply);
   };
   if (msg.type === 'write') sink.write(msg.batch).then(() => done(), done);

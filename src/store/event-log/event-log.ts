@@ -18,11 +18,23 @@ import { packEventRow, ROW_WIDTH, type LogEventInput, type RowColumns } from './
 import type { PgDb } from '../pg/pg-db.js';
 import { PgEventWriter } from './pg-event-writer.js';
 
-export { EVENT_KINDS, BOUNDARY_EVENTS, TRACE_EVENTS, toEventRow, type EventKind, type LogEventInput, type EventRow } from './event-log-row.js';
-export { SqliteEventLogStore, type EventLogStore, type EventQuery, type StoredEvent } from '../sqlite/sqlite-event-log-store.js';
+export {
+  EVENT_KINDS,
+  BOUNDARY_EVENTS,
+  TRACE_EVENTS,
+  toEventRow,
+  type EventKind,
+  type LogEventInput,
+  type EventRow,
+} from './event-log-row.js';
+export {
+  SqliteEventLogStore,
+  type EventLogStore,
+  type EventQuery,
+  type StoredEvent,
+} from '../sqlite/sqlite-event-log-store.js';
 export type { EventLogBackend, RowRetentionRequest, RowRetentionStats } from './batch-writer.js';
 export { NULL_EVENTS, type EventEmitter } from './event-sink.js';
-
 
 /** How the writer batches and reports, whichever database it writes to. */
 export interface EventLogTuning {
@@ -209,7 +221,11 @@ export class EventLog implements EventEmitter {
         // Never silent: the loss is counted and reported with the batch's size and the total so far.
         this.#inFlightRows -= rows;
         this.#dropped += rows;
-        this.#onError(new Error(`${rows} event row(s) not written (${this.#dropped} lost since start): ${err.message}`, { cause: err }));
+        this.#onError(
+          new Error(`${rows} event row(s) not written (${this.#dropped} lost since start): ${err.message}`, {
+            cause: err,
+          }),
+        );
       },
     );
     this.#inFlight.add(p);
@@ -269,7 +285,8 @@ class WorkerBackend implements EventLogBackend {
 
   async retain(request: RowRetentionRequest): Promise<RowRetentionStats> {
     const reply = await this.#request({ type: 'retain', id: this.#nextId++, request });
-    if (reply.retention === undefined) throw new Error('event log worker answered a retention pass without its figures');
+    if (reply.retention === undefined)
+      throw new Error('event log worker answered a retention pass without its figures');
     return reply.retention;
   }
 

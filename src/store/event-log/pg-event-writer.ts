@@ -9,7 +9,13 @@ import { ROW_WIDTH, type RowColumns } from './event-log-row.js';
 import { EventBatchWriter, type RowRetentionRequest, type RowRetentionStats } from './batch-writer.js';
 import { StorageUnavailableError } from '../../common/errors.js';
 import type { PgDb } from '../pg/pg-db.js';
-import { createDayPartitions, daysAhead, dropDayPartition, listDayPartitions, partitionDay } from '../pg/pg-event-partitions.js';
+import {
+  createDayPartitions,
+  daysAhead,
+  dropDayPartition,
+  listDayPartitions,
+  partitionDay,
+} from '../pg/pg-event-partitions.js';
 
 export interface PgEventWriterOptions {
   /** Directory of this node's daily files; none are written when absent. */
@@ -118,14 +124,27 @@ export class PgEventWriter extends EventBatchWriter {
       going = await pacer.between();
     }
     // A partition left by a busy table is emptied here instead, slice by slice, and dropped next pass.
-    for (let after = 0; going; ) {
-      const slice = (await this.#db.query<{ n: number; last: number | null }>(DELETE_SLICE_SQL, [req.cutoffIso, after, req.sliceRows])).rows[0]!;
+    for (let after = 0; going;) {
+      const slice = (
+        await this.#db.query<{ n: number; last: number | null }>(DELETE_SLICE_SQL, [
+          req.cutoffIso,
+          after,
+          req.sliceRows,
+        ])
+      ).rows[0]!;
       rowsDeleted += slice.n;
       if (slice.n < req.sliceRows || slice.last === null) break;
       after = slice.last;
       going = await pacer.between();
     }
-    return { rowsDeleted, partitionsDropped, pagesFreed: 0, longestDeleteSliceMs: pacer.longestSliceMs, longestVacuumSliceMs: 0, stopped: stopping() };
+    return {
+      rowsDeleted,
+      partitionsDropped,
+      pagesFreed: 0,
+      longestDeleteSliceMs: pacer.longestSliceMs,
+      longestVacuumSliceMs: 0,
+      stopped: stopping(),
+    };
   }
 
   /** The pool is the store's: it stays open. */
@@ -141,7 +160,9 @@ function columnArrays(flat: Readonly<RowColumns>): unknown[][] {
   for (let i = 0; i + ROW_WIDTH <= flat.length; i += ROW_WIDTH) {
     for (let c = 0; c < ROW_WIDTH; c += 1) {
       const v = flat[i + c] ?? null;
-      columns[c]!.push(c === TRUNCATED_COLUMN ? v === 1 : typeof v === 'string' && v.includes('\0') ? v.replaceAll('\0', '\uFFFD') : v);
+      columns[c]!.push(
+        c === TRUNCATED_COLUMN ? v === 1 : typeof v === 'string' && v.includes('\0') ? v.replaceAll('\0', '\uFFFD') : v,
+      );
     }
   }
   return columns;

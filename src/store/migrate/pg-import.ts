@@ -10,7 +10,8 @@ import { PgDb, type PgSession, type PgTx } from '../pg/pg-db.js';
 import { parseStoreUrl } from '../pg/store-url.js';
 
 /** Why a migration is refused before anything is written. */
-export type MigrationRefusal = 'source_missing' | 'source_in_use' | 'source_newer' | 'target_newer' | 'target_other_installation' | 'target_busy';
+export type MigrationRefusal =
+  'source_missing' | 'source_in_use' | 'source_newer' | 'target_newer' | 'target_other_installation' | 'target_busy';
 
 /** A migration refused before it wrote anything to the target. */
 export class StoreMigrationRefusedError extends SvcError {
@@ -73,7 +74,14 @@ export interface ImportQueue {
     readonly dueMs: number | null;
   }[];
   /** Pending dead letters in the order they died (their `seq` is drawn in this order). */
-  readonly deadLetters: readonly { readonly id: number; readonly payload: string; readonly enqueuedAt: string; readonly failedAt: string; readonly attempts: number; readonly lastError: string }[];
+  readonly deadLetters: readonly {
+    readonly id: number;
+    readonly payload: string;
+    readonly enqueuedAt: string;
+    readonly failedAt: string;
+    readonly attempts: number;
+    readonly lastError: string;
+  }[];
   /** One past the highest id ever issued: queue_heads.next_id is raised to it, never lowered. */
   readonly nextId: number;
 }
@@ -103,20 +111,31 @@ export class PgImportTarget {
     let session: PgSession | undefined;
     try {
       session = await db.openSession();
-      const lock = await session.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok', [IMPORT_LOCK_CLASS, db.schema]);
-      if (lock.rows[0]?.ok !== true) throw new StoreMigrationRefusedError('target_busy', `another svc store migrate is running against ${db.url.redacted}`);
+      const lock = await session.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok', [
+        IMPORT_LOCK_CLASS,
+        db.schema,
+      ]);
+      if (lock.rows[0]?.ok !== true)
+        throw new StoreMigrationRefusedError(
+          'target_busy',
+          `another svc store migrate is running against ${db.url.redacted}`,
+        );
       await refuseNewerSchema(db);
       await refuseOtherInstallation(db, sourceId);
       let version: number;
       try {
         version = (await migratePg(db)).version;
       } catch (err) {
-        if (err instanceof SvcError && err.code === 'SVC_ERR_CONFLICT') throw new StoreMigrationRefusedError('target_newer', err.message);
+        if (err instanceof SvcError && err.code === 'SVC_ERR_CONFLICT')
+          throw new StoreMigrationRefusedError('target_newer', err.message);
         throw err;
       }
       await db.transaction(async (tx) => {
         await refuseOtherInstallation(tx, sourceId); // again, now the tables exist, in the claim's transaction
-        await tx.query('INSERT INTO store_imports (source_id, part, copied, done_at, detail) VALUES ($1, $2, 0, $3, $4) ON CONFLICT DO NOTHING', [sourceId, INSTALLATION_PART, new Date().toISOString(), sourcePath]);
+        await tx.query(
+          'INSERT INTO store_imports (source_id, part, copied, done_at, detail) VALUES ($1, $2, 0, $3, $4) ON CONFLICT DO NOTHING',
+          [sourceId, INSTALLATION_PART, new Date().toISOString(), sourcePath],
+        );
       });
       return new PgImportTarget(db, session, sourceId, version);
     } catch (err) {
@@ -128,7 +147,10 @@ export class PgImportTarget {
 
   /** Parts an earlier run finished, by name. */
   async doneParts(): Promise<Map<string, ImportedPart>> {
-    const r = await this.db.query<{ part: string; copied: number; done_at: string }>('SELECT part, copied, done_at FROM store_imports WHERE source_id = $1 AND part <> $2', [this.#sourceId, INSTALLATION_PART]);
+    const r = await this.db.query<{ part: string; copied: number; done_at: string }>(
+      'SELECT part, copied, done_at FROM store_imports WHERE source_id = $1 AND part <> $2',
+      [this.#sourceId, INSTALLATION_PART],
+    );
     return new Map(r.rows.map((row) => [row.part, { copied: row.copied, doneAt: row.done_at }]));
   }
 
@@ -138,7 +160,12 @@ export class PgImportTarget {
 
   /** Records `part` done, inside the transaction of its last rows. */
   async markDone(tx: PgTx, part: string, copied: number): Promise<void> {
-    await tx.query('INSERT INTO store_imports (source_id, part, copied, done_at) VALUES ($1, $2, $3, $4)', [this.#sourceId, part, copied, new Date().toISOString()]);
+    await tx.query('INSERT INTO store_imports (source_id, part, copied, done_at) VALUES ($1, $2, $3, $4)', [
+      this.#sourceId,
+      part,
+      copied,
+      new Date().toISOString(),
+    ]);
   }
 
   async close(): Promise<void> {
@@ -165,7 +192,10 @@ export async function insertRows(tx: PgTx, table: string, rows: readonly Record<
 
 /** Moves the sequence of a bigserial column past its highest value, so new rows never take a copied id. */
 export async function moveSerialPast(tx: PgTx, table: string, column: string): Promise<void> {
-  await tx.query(`SELECT setval(pg_get_serial_sequence($1, $2), m) FROM (SELECT max("${column}") AS m FROM "${table}") s WHERE m IS NOT NULL`, [table, column]);
+  await tx.query(
+    `SELECT setval(pg_get_serial_sequence($1, $2), m) FROM (SELECT max("${column}") AS m FROM "${table}") s WHERE m IS NOT NULL`,
+    [table, column],
+  );
 }
 
 /** Writes one queue's waiting messages, dead letters and id counter; resolves with the rows inserted. */
@@ -213,14 +243,20 @@ async function refuseNewerSchema(db: PgDb): Promise<void> {
   const known = bundledMigrations().length;
   const current = await schemaVersion(db);
   if (current > known) {
-    throw new StoreMigrationRefusedError('target_newer', `the store's schema is at version ${current}, newer than this build knows (${known}); run the newer svc's store migrate, or point --to at another schema`);
+    throw new StoreMigrationRefusedError(
+      'target_newer',
+      `the store's schema is at version ${current}, newer than this build knows (${known}); run the newer svc's store migrate, or point --to at another schema`,
+    );
   }
 }
 
 /** Refuses a store claimed by another source, or holding rows this source did not put there. */
 async function refuseOtherInstallation(q: PgTx, sourceId: string): Promise<void> {
   if (await tableExists(q, 'store_imports')) {
-    const other = await q.query<{ source_id: string; detail: string | null }>('SELECT source_id, detail FROM store_imports WHERE source_id <> $1 AND part = $2 LIMIT 1', [sourceId, INSTALLATION_PART]);
+    const other = await q.query<{ source_id: string; detail: string | null }>(
+      'SELECT source_id, detail FROM store_imports WHERE source_id <> $1 AND part = $2 LIMIT 1',
+      [sourceId, INSTALLATION_PART],
+    );
     const row = other.rows[0];
     if (row !== undefined) {
       throw new StoreMigrationRefusedError(
@@ -234,7 +270,10 @@ async function refuseOtherInstallation(q: PgTx, sourceId: string): Promise<void>
   for (const table of DATA_TABLES) {
     if (!(await tableExists(q, table))) continue;
     if ((await q.query(`SELECT 1 FROM "${table}" LIMIT 1`)).rows.length > 0) {
-      throw new StoreMigrationRefusedError('target_other_installation', `the store already holds data of another installation (table ${table} is not empty); migrate into an empty schema`);
+      throw new StoreMigrationRefusedError(
+        'target_other_installation',
+        `the store already holds data of another installation (table ${table} is not empty); migrate into an empty schema`,
+      );
     }
   }
 }

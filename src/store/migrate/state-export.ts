@@ -31,7 +31,13 @@ export interface ExportPart {
   readonly tables: readonly ExportTable[];
 }
 
-const rows = (file: ExportFile, table: string, extra: Partial<ExportTable> = {}): ExportTable => ({ file, table, order: 'rowid', pageRows: 1000, ...extra });
+const rows = (file: ExportFile, table: string, extra: Partial<ExportTable> = {}): ExportTable => ({
+  file,
+  table,
+  order: 'rowid',
+  pageRows: 1000,
+  ...extra,
+});
 
 /**
  * Everything copied from the SQLite files, in an order that satisfies the target's foreign keys.
@@ -41,20 +47,46 @@ export const EXPORT_PARTS: readonly ExportPart[] = Object.freeze([
   { part: 'tenants', tables: [rows('registry', 'tenants')] },
   { part: 'api_keys', tables: [rows('registry', 'api_keys', { serial: 'id' })] },
   { part: 'artifacts', tables: [rows('registry', 'artifacts', { pageRows: 32 })] },
-  { part: 'flow_versions', tables: [rows('registry', 'flow_versions'), rows('registry', 'flow_latest'), rows('registry', 'flow_sources', { pageRows: 64 })] },
-  { part: 'proto_descriptors', tables: [rows('registry', 'proto_descriptors', { pageRows: 32 }), rows('registry', 'proto_latest')] },
+  {
+    part: 'flow_versions',
+    tables: [
+      rows('registry', 'flow_versions'),
+      rows('registry', 'flow_latest'),
+      rows('registry', 'flow_sources', { pageRows: 64 }),
+    ],
+  },
+  {
+    part: 'proto_descriptors',
+    tables: [rows('registry', 'proto_descriptors', { pageRows: 32 }), rows('registry', 'proto_latest')],
+  },
   { part: 'certificates', tables: [rows('registry', 'certificates', { serial: 'id', pageRows: 200 })] },
   { part: 'task_runs', tables: [rows('registry', 'task_runs')] },
   { part: 'system_config', tables: [rows('registry', 'system_config')] },
   { part: 'trace_config', tables: [rows('registry', 'trace_config')] },
-  { part: 'flow_state', tables: [rows('registry', 'flow_inbox', { pageRows: 200 }), rows('registry', 'flow_correlations', { pageRows: 200 })] },
-  { part: 'audit', tables: [rows('audit', 'audit_entries', { order: ['tenant', 'seq'] }), rows('audit', 'audit_heads', { order: ['tenant'] })] },
+  {
+    part: 'flow_state',
+    tables: [
+      rows('registry', 'flow_inbox', { pageRows: 200 }),
+      rows('registry', 'flow_correlations', { pageRows: 200 }),
+    ],
+  },
+  {
+    part: 'audit',
+    tables: [
+      rows('audit', 'audit_entries', { order: ['tenant', 'seq'] }),
+      rows('audit', 'audit_heads', { order: ['tenant'] }),
+    ],
+  },
   { part: 'ui_users', tables: [rows('ui', 'ui_users', { serial: 'id' })] },
   { part: 'ui_secret', tables: [rows('ui', 'ui_secret')] },
 ]);
 
 /** The migrations each file is written by, to tell a file of a newer svc. */
-export const EXPORT_MIGRATIONS: Readonly<Record<ExportFile, readonly Migration[]>> = { registry: registryMigrations, audit: auditMigrations, ui: uiMigrations };
+export const EXPORT_MIGRATIONS: Readonly<Record<ExportFile, readonly Migration[]>> = {
+  registry: registryMigrations,
+  audit: auditMigrations,
+  ui: uiMigrations,
+};
 
 export type ExportRow = Record<string, unknown>;
 
@@ -93,7 +125,9 @@ export class SqliteSnapshot {
   /** Versions in the file's schema_migrations (empty for a file without it). */
   appliedVersions(): { version: number; appliedAt: string }[] {
     if (!this.hasTable('schema_migrations')) return [];
-    return this.#db.prepare('SELECT version, applied_at AS appliedAt FROM schema_migrations ORDER BY version').all() as { version: number; appliedAt: string }[];
+    return this.#db
+      .prepare('SELECT version, applied_at AS appliedAt FROM schema_migrations ORDER BY version')
+      .all() as { version: number; appliedAt: string }[];
   }
 
   /** Rows of `t` in its order, `t.pageRows` at a time (a table missing from an older file has none). */
@@ -101,9 +135,14 @@ export class SqliteSnapshot {
     if (!this.hasTable(t.table)) return;
     const keys = t.order === 'rowid' ? ['rowid'] : t.order;
     const keyList = keys.map((k) => `"${k}"`).join(', ');
-    const select = t.order === 'rowid' ? `SELECT rowid AS "__k0", * FROM "${t.table}"` : `SELECT ${keys.map((k, i) => `"${k}" AS "__k${i}"`).join(', ')}, * FROM "${t.table}"`;
+    const select =
+      t.order === 'rowid'
+        ? `SELECT rowid AS "__k0", * FROM "${t.table}"`
+        : `SELECT ${keys.map((k, i) => `"${k}" AS "__k${i}"`).join(', ')}, * FROM "${t.table}"`;
     const first = this.#db.prepare(`${select} ORDER BY ${keyList} LIMIT ?`);
-    const next = this.#db.prepare(`${select} WHERE (${keyList}) > (${keys.map(() => '?').join(', ')}) ORDER BY ${keyList} LIMIT ?`);
+    const next = this.#db.prepare(
+      `${select} WHERE (${keyList}) > (${keys.map(() => '?').join(', ')}) ORDER BY ${keyList} LIMIT ?`,
+    );
     let after: unknown[] | undefined;
     for (;;) {
       const page = (after === undefined ? first.all(t.pageRows) : next.all(...after, t.pageRows)) as ExportRow[];

@@ -27,7 +27,8 @@ export function bundledMigrations(dir: string = MIGRATIONS_DIR): PgMigration[] {
     const m = FILE.exec(file);
     if (m === null) throw new Error(`migration file "${file}" is not named NNNN_name.sql`);
     const version = Number(m[1]);
-    if (version !== out.length + 1) throw new Error(`migration ${file} breaks the numbering: expected ${String(out.length + 1).padStart(4, '0')}`);
+    if (version !== out.length + 1)
+      throw new Error(`migration ${file} breaks the numbering: expected ${String(out.length + 1).padStart(4, '0')}`);
     out.push({ version, name: m[2]!, sql: readFileSync(`${dir}/${file}`, 'utf8') });
   }
   return out;
@@ -47,16 +48,24 @@ const LOCK_CLASS = 0x5356_4d47; // 'SVMG'
  * Brings the store's schema to the newest bundled version.
  * @throws SvcError `SVC_ERR_CONFLICT` when the database is newer than this build
  */
-export async function migratePg(db: PgDb, migrations: readonly PgMigration[] = bundledMigrations()): Promise<MigrateResult> {
+export async function migratePg(
+  db: PgDb,
+  migrations: readonly PgMigration[] = bundledMigrations(),
+): Promise<MigrateResult> {
   const known = migrations.length === 0 ? 0 : migrations[migrations.length - 1]!.version;
   return db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS, db.schema]);
     await tx.query(`CREATE SCHEMA IF NOT EXISTS ${db.schema}`);
     await tx.query(`SET LOCAL search_path TO ${db.schema}`);
-    await tx.query('CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+    await tx.query(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+    );
     const current = await schemaVersion(tx);
     if (current > known) {
-      throw new SvcError('SVC_ERR_CONFLICT', `the store's schema is at version ${current}, newer than this build knows (${known}); run the newer svc, or point --store at another schema`);
+      throw new SvcError(
+        'SVC_ERR_CONFLICT',
+        `the store's schema is at version ${current}, newer than this build knows (${known}); run the newer svc, or point --store at another schema`,
+      );
     }
     const applied: number[] = [];
     for (const m of migrations) {

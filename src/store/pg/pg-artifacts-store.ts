@@ -1,5 +1,14 @@
 /** Flow artifacts by content address, version refs and `latest`, in the PostgreSQL store. */
-import { DuplicateVersionError, publishedBytes, verifiedArtifact, type ArtifactsStore, type FlowVersionRef, type LatestRef, type PublishInput, type VersionListing } from '../sqlite/sqlite-artifacts-store.js';
+import {
+  DuplicateVersionError,
+  publishedBytes,
+  verifiedArtifact,
+  type ArtifactsStore,
+  type FlowVersionRef,
+  type LatestRef,
+  type PublishInput,
+  type VersionListing,
+} from '../sqlite/sqlite-artifacts-store.js';
 import { isUniqueViolation } from '../sqlite/sqlite-tenants-store.js';
 import type { PgDb, PgTx } from './pg-db.js';
 
@@ -17,7 +26,12 @@ export class PgArtifactsStore implements ArtifactsStore {
   }
 
   async getByVersion(tenant: string, name: string, version: string): Promise<FlowVersionRef | undefined> {
-    return (await this.db.query<FlowVersionRef>('SELECT version, hash, created_at FROM flow_versions WHERE tenant = $1 AND name = $2 AND version = $3', [tenant, name, version])).rows[0];
+    return (
+      await this.db.query<FlowVersionRef>(
+        'SELECT version, hash, created_at FROM flow_versions WHERE tenant = $1 AND name = $2 AND version = $3',
+        [tenant, name, version],
+      )
+    ).rows[0];
   }
 
   async listVersions(tenant: string, name: string): Promise<VersionListing[]> {
@@ -31,7 +45,12 @@ export class PgArtifactsStore implements ArtifactsStore {
   }
 
   async getSource(tenant: string, name: string, version: string): Promise<string | undefined> {
-    return (await this.db.query<{ source: string }>('SELECT source FROM flow_sources WHERE tenant = $1 AND name = $2 AND version = $3', [tenant, name, version])).rows[0]?.source;
+    return (
+      await this.db.query<{ source: string }>(
+        'SELECT source FROM flow_sources WHERE tenant = $1 AND name = $2 AND version = $3',
+        [tenant, name, version],
+      )
+    ).rows[0]?.source;
   }
 
   async listLatest(): Promise<LatestRef[]> {
@@ -56,15 +75,34 @@ export class PgArtifactsStore implements ArtifactsStore {
 
 /** The writes of one publish, inside the caller's transaction (a deploy of many files runs several in one). */
 export async function publishIn(tx: PgTx, p: PublishInput, bytes: Buffer): Promise<void> {
-  await tx.query('INSERT INTO artifacts (hash, bytes, created_at) VALUES ($1, $2, $3) ON CONFLICT (hash) DO NOTHING', [p.hash, bytes, p.createdAt]);
+  await tx.query('INSERT INTO artifacts (hash, bytes, created_at) VALUES ($1, $2, $3) ON CONFLICT (hash) DO NOTHING', [
+    p.hash,
+    bytes,
+    p.createdAt,
+  ]);
   try {
-    await tx.query('INSERT INTO flow_versions (tenant, name, version, hash, created_at) VALUES ($1, $2, $3, $4, $5)', [p.tenant, p.name, p.version, p.hash, p.createdAt]);
+    await tx.query('INSERT INTO flow_versions (tenant, name, version, hash, created_at) VALUES ($1, $2, $3, $4, $5)', [
+      p.tenant,
+      p.name,
+      p.version,
+      p.hash,
+      p.createdAt,
+    ]);
   } catch (err) {
     if (isUniqueViolation(err)) throw new DuplicateVersionError(p.tenant, p.name, p.version);
     throw err;
   }
-  if (p.source !== undefined) await tx.query('INSERT INTO flow_sources (tenant, name, version, source) VALUES ($1, $2, $3, $4)', [p.tenant, p.name, p.version, p.source]);
-  await tx.query('INSERT INTO flow_latest (tenant, name, version) VALUES ($1, $2, $3) ON CONFLICT (tenant, name) DO UPDATE SET version = excluded.version', [p.tenant, p.name, p.version]);
+  if (p.source !== undefined)
+    await tx.query('INSERT INTO flow_sources (tenant, name, version, source) VALUES ($1, $2, $3, $4)', [
+      p.tenant,
+      p.name,
+      p.version,
+      p.source,
+    ]);
+  await tx.query(
+    'INSERT INTO flow_latest (tenant, name, version) VALUES ($1, $2, $3) ON CONFLICT (tenant, name) DO UPDATE SET version = excluded.version',
+    [p.tenant, p.name, p.version],
+  );
 }
 
 /** The class of the transaction-level advisory lock a many-file deploy holds on the schema's registry. */
@@ -82,12 +120,23 @@ export interface DeployView {
  * COMMIT, so two cannot both find a version free) and share-locks the tenant rows (a disable waits
  * too): what is read stays true until the publishes commit.
  */
-export async function deployViewIn(tx: PgTx, flows: readonly { tenant: string; name: string }[], version: string, lock: boolean): Promise<DeployView> {
+export async function deployViewIn(
+  tx: PgTx,
+  flows: readonly { tenant: string; name: string }[],
+  version: string,
+  lock: boolean,
+): Promise<DeployView> {
   if (lock) await tx.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))', [DEPLOY_LOCK_CLASS]);
   const tenants = [...new Set(flows.map((f) => f.tenant))];
   const names = [...new Set(flows.map((f) => f.name))];
-  const statuses = await tx.query<{ id: string; status: 'active' | 'disabled' }>(`SELECT id, status FROM tenants WHERE id = ANY($1::text[]) ORDER BY id${lock ? ' FOR SHARE' : ''}`, [tenants]);
-  const existing = await tx.query<{ tenant: string; name: string }>('SELECT tenant, name FROM flow_versions WHERE version = $1 AND tenant = ANY($2::text[]) AND name = ANY($3::text[])', [version, tenants, names]);
+  const statuses = await tx.query<{ id: string; status: 'active' | 'disabled' }>(
+    `SELECT id, status FROM tenants WHERE id = ANY($1::text[]) ORDER BY id${lock ? ' FOR SHARE' : ''}`,
+    [tenants],
+  );
+  const existing = await tx.query<{ tenant: string; name: string }>(
+    'SELECT tenant, name FROM flow_versions WHERE version = $1 AND tenant = ANY($2::text[]) AND name = ANY($3::text[])',
+    [version, tenants, names],
+  );
   const status = new Map(statuses.rows.map((r) => [r.id, r.status]));
   const published = new Set(existing.rows.map((r) => `${r.tenant}/${r.name}`));
   return { tenantStatus: (id) => status.get(id), hasVersion: (t, n, v) => v === version && published.has(`${t}/${n}`) };

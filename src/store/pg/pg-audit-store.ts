@@ -42,12 +42,16 @@ export class PgAuditStore implements AuditStore {
   }
 
   async latest(tenant: string, limit: number): Promise<AuditEntry[]> {
-    const r = await this.db.query<AuditRow>(`SELECT ${AUDIT_COLUMNS} FROM audit_entries WHERE tenant = $1 ORDER BY seq DESC LIMIT $2`, [tenant, limit]);
+    const r = await this.db.query<AuditRow>(
+      `SELECT ${AUDIT_COLUMNS} FROM audit_entries WHERE tenant = $1 ORDER BY seq DESC LIMIT $2`,
+      [tenant, limit],
+    );
     return r.rows.map(auditEntryFromRow).reverse();
   }
 
   async count(tenant: string): Promise<number> {
-    return (await this.db.query<{ n: number }>('SELECT COUNT(*) AS n FROM audit_entries WHERE tenant = $1', [tenant])).rows[0]!.n;
+    return (await this.db.query<{ n: number }>('SELECT COUNT(*) AS n FROM audit_entries WHERE tenant = $1', [tenant]))
+      .rows[0]!.n;
   }
 
   /**
@@ -64,7 +68,12 @@ export class PgAuditStore implements AuditStore {
     if (check.empty) return check.finish();
     let rows: AuditRow[];
     do {
-      rows = (await this.db.query<AuditRow>(`SELECT ${AUDIT_COLUMNS} FROM audit_entries WHERE tenant = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4`, [tenant, check.after, check.upTo, AUDIT_VERIFY_PAGE])).rows;
+      rows = (
+        await this.db.query<AuditRow>(
+          `SELECT ${AUDIT_COLUMNS} FROM audit_entries WHERE tenant = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4`,
+          [tenant, check.after, check.upTo, AUDIT_VERIFY_PAGE],
+        )
+      ).rows;
       for (const row of rows) {
         const broken = check.row(row);
         if (broken !== undefined) return broken;

@@ -1,5 +1,12 @@
 /** The certificate registry in the PostgreSQL store (the contract and the row shape are those of store/certificates-repo.ts). */
-import { certificateFromRecord, certificateParams, type CertificateRecord, type CertificateRow, type CertificatesStore, type NewCertificate } from '../sqlite/sqlite-certificates-store.js';
+import {
+  certificateFromRecord,
+  certificateParams,
+  type CertificateRecord,
+  type CertificateRow,
+  type CertificatesStore,
+  type NewCertificate,
+} from '../sqlite/sqlite-certificates-store.js';
 import type { PgDb } from './pg-db.js';
 
 const INSERT = `INSERT INTO certificates (tenant, name, kind, subject, issuer, serial, valid_from, valid_to, sha256, pem, status, created_at)
@@ -14,19 +21,32 @@ export class PgCertificatesStore implements CertificatesStore {
   async add(c: NewCertificate): Promise<CertificateRow | undefined> {
     // The partial unique index on the current entry decides: a racing add waits for the other's
     // commit and then does nothing.
-    const r = await this.db.query<CertificateRecord>(`${INSERT} ON CONFLICT (tenant, name) WHERE status = 'current' DO NOTHING RETURNING *`, certificateParams(c));
+    const r = await this.db.query<CertificateRecord>(
+      `${INSERT} ON CONFLICT (tenant, name) WHERE status = 'current' DO NOTHING RETURNING *`,
+      certificateParams(c),
+    );
     return r.rows[0] === undefined ? undefined : certificateFromRecord(r.rows[0]);
   }
 
-  async replace(c: NewCertificate, at: string): Promise<{ retired: CertificateRow; current: CertificateRow } | undefined> {
+  async replace(
+    c: NewCertificate,
+    at: string,
+  ): Promise<{ retired: CertificateRow; current: CertificateRow } | undefined> {
     return this.db.transaction(async (tx) => {
       // Replaces of one (tenant, name) queue here. A row lock alone would not do: under READ
       // COMMITTED the second replace, woken after the first committed, would find the entry it
       // waited for retired and would not see the new current one, and answer "none". After this
       // lock each statement reads a snapshot that includes every earlier replace. Two keys that
       // hash alike only queue behind each other.
-      await tx.query("SELECT pg_advisory_xact_lock($1, hashtext(current_schema() || '/' || $2 || '/' || $3))", [REPLACE_LOCK_CLASS, c.tenant, c.name]);
-      const old = await tx.query<CertificateRecord>("UPDATE certificates SET status = 'replaced', replaced_at = $3 WHERE tenant = $1 AND name = $2 AND status = 'current' RETURNING *", [c.tenant, c.name, at]);
+      await tx.query("SELECT pg_advisory_xact_lock($1, hashtext(current_schema() || '/' || $2 || '/' || $3))", [
+        REPLACE_LOCK_CLASS,
+        c.tenant,
+        c.name,
+      ]);
+      const old = await tx.query<CertificateRecord>(
+        "UPDATE certificates SET status = 'replaced', replaced_at = $3 WHERE tenant = $1 AND name = $2 AND status = 'current' RETURNING *",
+        [c.tenant, c.name, at],
+      );
       if (old.rows[0] === undefined) return undefined;
       const added = await tx.query<CertificateRecord>(`${INSERT} RETURNING *`, certificateParams(c));
       return { retired: certificateFromRecord(old.rows[0]), current: certificateFromRecord(added.rows[0]!) };
@@ -42,14 +62,24 @@ export class PgCertificatesStore implements CertificatesStore {
   }
 
   async history(tenant: string, name: string): Promise<CertificateRow[]> {
-    return (await this.db.query<CertificateRecord>('SELECT * FROM certificates WHERE tenant = $1 AND name = $2 ORDER BY id DESC', [tenant, name])).rows.map(certificateFromRecord);
+    return (
+      await this.db.query<CertificateRecord>(
+        'SELECT * FROM certificates WHERE tenant = $1 AND name = $2 ORDER BY id DESC',
+        [tenant, name],
+      )
+    ).rows.map(certificateFromRecord);
   }
 
   async list(tenant?: string): Promise<CertificateRow[]> {
     const r =
       tenant === undefined
-        ? await this.db.query<CertificateRecord>('SELECT * FROM certificates ORDER BY valid_to COLLATE "C", tenant COLLATE "C", name COLLATE "C", id')
-        : await this.db.query<CertificateRecord>('SELECT * FROM certificates WHERE tenant = $1 ORDER BY valid_to COLLATE "C", name COLLATE "C", id', [tenant]);
+        ? await this.db.query<CertificateRecord>(
+            'SELECT * FROM certificates ORDER BY valid_to COLLATE "C", tenant COLLATE "C", name COLLATE "C", id',
+          )
+        : await this.db.query<CertificateRecord>(
+            'SELECT * FROM certificates WHERE tenant = $1 ORDER BY valid_to COLLATE "C", name COLLATE "C", id',
+            [tenant],
+          );
     return r.rows.map(certificateFromRecord);
   }
 

@@ -18,7 +18,10 @@ import type { StoreUrl } from './store-url.js';
  */
 const INT8_OID = 20;
 const TYPES = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === INT8_OID && format !== 'binary' ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format))) as typeof pg.types.getTypeParser,
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID && format !== 'binary'
+      ? (v: string) => Number(v)
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
 export interface PgDbOptions {
@@ -41,7 +44,10 @@ export interface PgDbOptions {
 
 /** One transaction's connection: queries run inside it, in order. */
 export interface PgTx {
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: readonly unknown[]): Promise<pg.QueryResult<R>>;
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    sql: string,
+    params?: readonly unknown[],
+  ): Promise<pg.QueryResult<R>>;
 }
 
 /** One server session held for a long time (see PgDb.openSession). */
@@ -78,7 +84,10 @@ export class PgDb implements PgTx {
     return this.url.schema;
   }
 
-  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: readonly unknown[]): Promise<pg.QueryResult<R>> {
+  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    sql: string,
+    params?: readonly unknown[],
+  ): Promise<pg.QueryResult<R>> {
     try {
       return await this.#pool.query<R>(sql, params as unknown[] | undefined);
     } catch (err) {
@@ -143,8 +152,15 @@ export class PgDb implements PgTx {
 
   /** A connection of its own, outside the pool's count (see openSession). */
   async #dedicatedClient(settings: Record<string, string> = {}, applicationName = 'svc-session'): Promise<pg.Client> {
-    const extra = Object.entries(settings).map(([k, v]) => ` -c ${k}=${v}`).join('');
-    const client = new pg.Client({ connectionString: this.url.connectionString, application_name: applicationName, options: `-c search_path=${this.url.schema}${extra}`, types: TYPES });
+    const extra = Object.entries(settings)
+      .map(([k, v]) => ` -c ${k}=${v}`)
+      .join('');
+    const client = new pg.Client({
+      connectionString: this.url.connectionString,
+      application_name: applicationName,
+      options: `-c search_path=${this.url.schema}${extra}`,
+      types: TYPES,
+    });
     try {
       await client.connect();
     } catch (err) {
@@ -174,7 +190,11 @@ export class PgDb implements PgTx {
     client.on('end', () => onLost(new Error('the session ended')));
     return {
       query: async <R extends pg.QueryResultRow>(sql: string, params?: readonly unknown[]) => {
-        if (lost !== undefined) throw asUnavailable(Object.assign(new Error(`Connection terminated: ${lost.message}`), { code: '08006' }), url);
+        if (lost !== undefined)
+          throw asUnavailable(
+            Object.assign(new Error(`Connection terminated: ${lost.message}`), { code: '08006' }),
+            url,
+          );
         try {
           return await client.query<R>(sql, params as unknown[] | undefined);
         } catch (err) {
@@ -212,11 +232,16 @@ export function isConnectionLoss(err: unknown): boolean {
   if (code.startsWith('08') || ['57P01', '57P02', '57P03', '57P05', '25P03', '53300'].includes(code)) return true;
   if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND'].includes(code)) return true;
   const message = typeof e?.message === 'string' ? e.message : '';
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|Client was closed and is not queryable/i.test(message);
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|Client was closed and is not queryable/i.test(
+    message,
+  );
 }
 
 function asUnavailable(err: unknown, url: StoreUrl): unknown {
   if (err instanceof StorageUnavailableError || !isConnectionLoss(err)) return err;
   const reason = (err as { message?: string }).message ?? String(err);
-  return new StorageUnavailableError(`the PostgreSQL store ${url.redacted} is unavailable: ${reason.replaceAll(url.connectionString, url.redacted)}`, err);
+  return new StorageUnavailableError(
+    `the PostgreSQL store ${url.redacted} is unavailable: ${reason.replaceAll(url.connectionString, url.redacted)}`,
+    err,
+  );
 }

@@ -33,13 +33,21 @@ export class PgDescriptorsStore implements DescriptorsStore {
       );
       if ((r.rowCount ?? 0) === 0) throw descriptorExists(d);
       if (d.makeLatest) {
-        await tx.query('INSERT INTO proto_latest (tenant, name, version) VALUES ($1, $2, $3) ON CONFLICT (tenant, name) DO UPDATE SET version = excluded.version', [d.tenant, d.name, d.version]);
+        await tx.query(
+          'INSERT INTO proto_latest (tenant, name, version) VALUES ($1, $2, $3) ON CONFLICT (tenant, name) DO UPDATE SET version = excluded.version',
+          [d.tenant, d.name, d.version],
+        );
       }
     });
   }
 
   async latestVersion(tenant: string, name: string): Promise<string | undefined> {
-    return (await this.db.query<{ version: string }>('SELECT version FROM proto_latest WHERE tenant = $1 AND name = $2', [tenant, name])).rows[0]?.version;
+    return (
+      await this.db.query<{ version: string }>('SELECT version FROM proto_latest WHERE tenant = $1 AND name = $2', [
+        tenant,
+        name,
+      ])
+    ).rows[0]?.version;
   }
 
   async list(tenant: string): Promise<DescriptorInfo[]> {
@@ -53,13 +61,22 @@ export class PgDescriptorsStore implements DescriptorsStore {
   async get(tenant: string, name: string, version?: string): Promise<StoredDescriptor | undefined> {
     const r =
       version === undefined
-        ? await this.db.query<DescriptorRecord>(`SELECT ${DESCRIPTOR_COLUMNS}, d.bytes FROM ${DESCRIPTOR_LATEST_FROM} WHERE l.tenant = $1 AND l.name = $2`, [tenant, name])
-        : await this.db.query<DescriptorRecord>(`SELECT ${DESCRIPTOR_COLUMNS}, d.bytes FROM ${DESCRIPTOR_FROM} WHERE d.tenant = $1 AND d.name = $2 AND d.version = $3`, [tenant, name, version]);
+        ? await this.db.query<DescriptorRecord>(
+            `SELECT ${DESCRIPTOR_COLUMNS}, d.bytes FROM ${DESCRIPTOR_LATEST_FROM} WHERE l.tenant = $1 AND l.name = $2`,
+            [tenant, name],
+          )
+        : await this.db.query<DescriptorRecord>(
+            `SELECT ${DESCRIPTOR_COLUMNS}, d.bytes FROM ${DESCRIPTOR_FROM} WHERE d.tenant = $1 AND d.name = $2 AND d.version = $3`,
+            [tenant, name, version],
+          );
     return r.rows[0] === undefined ? undefined : toStoredDescriptor(r.rows[0]);
   }
 
   async latestOfTenant(tenant: string): Promise<StoredDescriptor[]> {
-    const r = await this.db.query<DescriptorRecord>(`SELECT ${DESCRIPTOR_COLUMNS}, d.bytes FROM ${DESCRIPTOR_LATEST_FROM} WHERE l.tenant = $1 ORDER BY d.deployed_at COLLATE "C" DESC, d.name COLLATE "C"`, [tenant]);
+    const r = await this.db.query<DescriptorRecord>(
+      `SELECT ${DESCRIPTOR_COLUMNS}, d.bytes FROM ${DESCRIPTOR_LATEST_FROM} WHERE l.tenant = $1 ORDER BY d.deployed_at COLLATE "C" DESC, d.name COLLATE "C"`,
+      [tenant],
+    );
     return r.rows.map(toStoredDescriptor);
   }
 }

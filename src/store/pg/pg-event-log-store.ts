@@ -3,12 +3,23 @@
  * as SqliteEventLogStore does on log.db: the same filters, limits, order by id and row shape. Rows are
  * written by EventLog through pg-event-writer.ts.
  */
-import { exactMatches, toEventCounts, toStoredEvent, TRACE_KINDS_SQL, type EventCounts, type EventLogStore, type EventQuery, type StoredEvent, type TraceQuery } from '../sqlite/sqlite-event-log-store.js';
+import {
+  exactMatches,
+  toEventCounts,
+  toStoredEvent,
+  TRACE_KINDS_SQL,
+  type EventCounts,
+  type EventLogStore,
+  type EventQuery,
+  type StoredEvent,
+  type TraceQuery,
+} from '../sqlite/sqlite-event-log-store.js';
 import type { EventRow } from '../event-log/event-log-row.js';
 import type { PgTx } from './pg-db.js';
 
 /** log.db's columns in its order, the flag as 0/1, so the SQLite row mapper serves both stores. */
-const COLUMNS = 'id, ts, correlation_id, tenant, flow, step, event, payload, payload_truncated::int AS payload_truncated, http_status, outcome, reason, trace_id';
+const COLUMNS =
+  'id, ts, correlation_id, tenant, flow, step, event, payload, payload_truncated::int AS payload_truncated, http_status, outcome, reason, trace_id';
 
 /**
  * SqliteEventLogStore's binary search over ids for the first row not older than $1, in one statement: each
@@ -47,7 +58,10 @@ export class PgEventLogStore implements EventLogStore {
     if (q.since !== undefined) addCondition(where, args, 'id >=', await this.firstIdAtOrAfter(q.since));
     if (q.until !== undefined) addCondition(where, args, 'id <', await this.firstIdAtOrAfter(`${q.until}\uffff`));
     const limit = Math.max(1, Math.min(q.limit ?? 100, 10_000));
-    return this.#select(`SELECT ${COLUMNS} FROM events WHERE ${where.join(' AND ')} ORDER BY id ${q.oldestFirst === true ? 'ASC' : 'DESC'} LIMIT ${limit}`, args);
+    return this.#select(
+      `SELECT ${COLUMNS} FROM events WHERE ${where.join(' AND ')} ORDER BY id ${q.oldestFirst === true ? 'ASC' : 'DESC'} LIMIT ${limit}`,
+      args,
+    );
   }
 
   /** Trace rows, oldest first; `readable` false goes into the statement, which then selects nothing. */

@@ -57,16 +57,26 @@ export async function createDayPartitions(db: PgDb, days: readonly string[]): Pr
     await lockPartitions(tx);
     for (const day of days) {
       const name = partitionName(day);
-      if ((await tx.query<{ found: boolean }>('SELECT to_regclass($1) IS NOT NULL AS found', [name])).rows[0]?.found === true) continue;
+      if (
+        (await tx.query<{ found: boolean }>('SELECT to_regclass($1) IS NOT NULL AS found', [name])).rows[0]?.found ===
+        true
+      )
+        continue;
       const bounds = `FROM ('${day}') TO ('${nextDay(day)}')`;
-      const stray = await tx.query('SELECT 1 FROM events_default WHERE ts >= $1 AND ts < $2 LIMIT 1', [day, nextDay(day)]);
+      const stray = await tx.query('SELECT 1 FROM events_default WHERE ts >= $1 AND ts < $2 LIMIT 1', [
+        day,
+        nextDay(day),
+      ]);
       if (stray.rowCount === 0) {
         await tx.query(`CREATE TABLE IF NOT EXISTS ${name} PARTITION OF events FOR VALUES ${bounds}`);
         continue;
       }
       // A new partition may not overlap rows of the default one: make it apart, move them, attach it.
       await tx.query(`CREATE TABLE ${name} (LIKE events INCLUDING DEFAULTS)`);
-      await tx.query(`WITH moved AS (DELETE FROM events_default WHERE ts >= $1 AND ts < $2 RETURNING *) INSERT INTO ${name} SELECT * FROM moved`, [day, nextDay(day)]);
+      await tx.query(
+        `WITH moved AS (DELETE FROM events_default WHERE ts >= $1 AND ts < $2 RETURNING *) INSERT INTO ${name} SELECT * FROM moved`,
+        [day, nextDay(day)],
+      );
       await tx.query(`ALTER TABLE events ATTACH PARTITION ${name} FOR VALUES ${bounds}`);
     }
   });
@@ -90,7 +100,11 @@ export async function dropDayPartition(db: PgDb, day: string): Promise<number | 
   try {
     return await db.transaction(async (tx) => {
       await lockPartitions(tx);
-      if ((await tx.query<{ found: boolean }>('SELECT to_regclass($1) IS NOT NULL AS found', [name])).rows[0]?.found !== true) return 0;
+      if (
+        (await tx.query<{ found: boolean }>('SELECT to_regclass($1) IS NOT NULL AS found', [name])).rows[0]?.found !==
+        true
+      )
+        return 0;
       const rows = (await tx.query<{ n: number }>(`SELECT count(*) AS n FROM ${name}`)).rows[0]?.n ?? 0;
       await tx.query(`DROP TABLE ${name}`);
       return rows;

@@ -67,7 +67,10 @@ export class PgFlowStateStore implements FlowStateStore {
   }
 
   async getInbox(tenant: string, flow: string, keyHash: string): Promise<InboxRow | undefined> {
-    return this.#safe(async () => (await this.db.query<InboxRow>(`SELECT * FROM flow_inbox WHERE ${KEY}`, [tenant, flow, keyHash])).rows[0]);
+    return this.#safe(
+      async () =>
+        (await this.db.query<InboxRow>(`SELECT * FROM flow_inbox WHERE ${KEY}`, [tenant, flow, keyHash])).rows[0],
+    );
   }
 
   async release(tenant: string, flow: string, keyHash: string): Promise<InboxRow | undefined> {
@@ -118,14 +121,30 @@ export class PgFlowStateStore implements FlowStateStore {
   }
 
   async withdrawCorrelation(tenant: string, flow: string, keyHash: string, correlationId: string): Promise<void> {
-    await this.#safe(() => this.db.query(`DELETE FROM flow_correlations WHERE ${KEY} AND correlation_id = $4 AND status = 'open'`, [tenant, flow, keyHash, correlationId]));
+    await this.#safe(() =>
+      this.db.query(`DELETE FROM flow_correlations WHERE ${KEY} AND correlation_id = $4 AND status = 'open'`, [
+        tenant,
+        flow,
+        keyHash,
+        correlationId,
+      ]),
+    );
   }
 
   async getCorrelation(tenant: string, flow: string, keyHash: string): Promise<CorrelationRow | undefined> {
-    return this.#safe(async () => (await this.db.query<CorrelationRow>(`SELECT * FROM flow_correlations WHERE ${KEY}`, [tenant, flow, keyHash])).rows[0]);
+    return this.#safe(
+      async () =>
+        (await this.db.query<CorrelationRow>(`SELECT * FROM flow_correlations WHERE ${KEY}`, [tenant, flow, keyHash]))
+          .rows[0],
+    );
   }
 
-  async closeCorrelation(tenant: string, flow: string, keyHash: string, now: string): Promise<CorrelationStatus | undefined> {
+  async closeCorrelation(
+    tenant: string,
+    flow: string,
+    keyHash: string,
+    now: string,
+  ): Promise<CorrelationStatus | undefined> {
     return this.#safe(async () => {
       for (let attempt = 0; attempt < RACE_RETRIES; attempt += 1) {
         // The new status names the old one (closed: was open; closed_late: was timed_out), and the
@@ -147,27 +166,54 @@ export class PgFlowStateStore implements FlowStateStore {
 
   async dueCorrelations(now: string, limit = 500): Promise<CorrelationRow[]> {
     return this.#safe(
-      async () => (await this.db.query<CorrelationRow>("SELECT * FROM flow_correlations WHERE status = 'open' AND deadline <= $1 ORDER BY deadline LIMIT $2", [now, limit])).rows,
+      async () =>
+        (
+          await this.db.query<CorrelationRow>(
+            "SELECT * FROM flow_correlations WHERE status = 'open' AND deadline <= $1 ORDER BY deadline LIMIT $2",
+            [now, limit],
+          )
+        ).rows,
     );
   }
 
   async markTimedOut(tenant: string, flow: string, keyHash: string): Promise<boolean> {
-    return this.#safe(async () => (await this.db.query(`UPDATE flow_correlations SET status = 'timed_out' WHERE ${KEY} AND status = 'open'`, [tenant, flow, keyHash])).rowCount === 1);
+    return this.#safe(
+      async () =>
+        (
+          await this.db.query(`UPDATE flow_correlations SET status = 'timed_out' WHERE ${KEY} AND status = 'open'`, [
+            tenant,
+            flow,
+            keyHash,
+          ])
+        ).rowCount === 1,
+    );
   }
 
   async purgeCorrelations(cutoff: string): Promise<number> {
-    return this.#safe(async () => (await this.db.query("DELETE FROM flow_correlations WHERE status <> 'open' AND deadline < $1", [cutoff])).rowCount ?? 0);
+    return this.#safe(
+      async () =>
+        (await this.db.query("DELETE FROM flow_correlations WHERE status <> 'open' AND deadline < $1", [cutoff]))
+          .rowCount ?? 0,
+    );
   }
 
   async listCorrelations(f: StateFilter): Promise<CorrelationRow[]> {
     return this.#list<CorrelationRow>('flow_correlations', 'opened_at', f);
   }
 
-  async #list<R extends InboxRow | CorrelationRow>(table: 'flow_inbox' | 'flow_correlations', order: 'claimed_at' | 'opened_at', f: StateFilter): Promise<R[]> {
+  async #list<R extends InboxRow | CorrelationRow>(
+    table: 'flow_inbox' | 'flow_correlations',
+    order: 'claimed_at' | 'opened_at',
+    f: StateFilter,
+  ): Promise<R[]> {
     const q = stateFilterSql(f, (n) => `$${n}`);
     if (q === undefined) return [];
     // The instants collate as "C" (0001_initial.sql), so this is SQLite's byte order.
-    return this.#safe(async () => (await this.db.query<R>(`SELECT * FROM ${table} ${q.where} ORDER BY ${order} DESC LIMIT ${q.limit}`, q.args)).rows);
+    return this.#safe(
+      async () =>
+        (await this.db.query<R>(`SELECT * FROM ${table} ${q.where} ORDER BY ${order} DESC LIMIT ${q.limit}`, q.args))
+          .rows,
+    );
   }
 
   async #safe<T>(work: () => Promise<T>): Promise<T> {

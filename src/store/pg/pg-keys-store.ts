@@ -1,5 +1,13 @@
 /** API keys in the PostgreSQL store: only the SHA-256 of a key is stored (see store/keys-repo.ts). */
-import { KEY_COLUMNS, keyFromRecord, type ApiKeyRow, type KeyRecord, type KeysStore, type NewApiKey, type RevokeOutcome } from '../sqlite/sqlite-keys-store.js';
+import {
+  KEY_COLUMNS,
+  keyFromRecord,
+  type ApiKeyRow,
+  type KeyRecord,
+  type KeysStore,
+  type NewApiKey,
+  type RevokeOutcome,
+} from '../sqlite/sqlite-keys-store.js';
 import type { PgTx } from './pg-db.js';
 
 export class PgKeysStore implements KeysStore {
@@ -14,14 +22,25 @@ export class PgKeysStore implements KeysStore {
   }
 
   async list(tenant: string): Promise<ApiKeyRow[]> {
-    return (await this.db.query<KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE tenant = $1 ORDER BY id`, [tenant])).rows.map(keyFromRecord);
+    return (
+      await this.db.query<KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE tenant = $1 ORDER BY id`, [tenant])
+    ).rows.map(keyFromRecord);
   }
 
   async create(k: NewApiKey): Promise<ApiKeyRow> {
     const r = await this.db.query<KeyRecord>(
       `INSERT INTO api_keys (tenant, label, key_hash, scopes, flows, expires_at, rate_limit, revoked_at, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, $8) RETURNING ${KEY_COLUMNS}`,
-      [k.tenant, k.label, k.keyHash, JSON.stringify(k.scopes), JSON.stringify(k.flows), k.expiresAt, k.rateLimit, k.createdAt],
+      [
+        k.tenant,
+        k.label,
+        k.keyHash,
+        JSON.stringify(k.scopes),
+        JSON.stringify(k.flows),
+        k.expiresAt,
+        k.rateLimit,
+        k.createdAt,
+      ],
     );
     return keyFromRecord(r.rows[0]!);
   }

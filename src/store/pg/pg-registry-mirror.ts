@@ -18,7 +18,14 @@ import type { FlowVersionRef, LatestRef } from '../sqlite/sqlite-artifacts-store
 import { verifiedArtifact } from '../sqlite/sqlite-artifacts-store.js';
 import { KEY_COLUMNS, keyFromRecord, type ApiKeyRow, type KeyRecord } from '../sqlite/sqlite-keys-store.js';
 import type { RegistryReads } from '../sqlite/registry-cache.js';
-import { DESCRIPTOR_COLUMNS, DESCRIPTOR_LATEST_FROM, toStoredDescriptor, type DescriptorReads, type DescriptorRecord, type StoredDescriptor } from '../sqlite/sqlite-descriptors-store.js';
+import {
+  DESCRIPTOR_COLUMNS,
+  DESCRIPTOR_LATEST_FROM,
+  toStoredDescriptor,
+  type DescriptorReads,
+  type DescriptorRecord,
+  type StoredDescriptor,
+} from '../sqlite/sqlite-descriptors-store.js';
 import { toTenant, type Tenant, type TenantRow } from '../sqlite/sqlite-tenants-store.js';
 import type { PgDb, PgSession, PgTx } from './pg-db.js';
 
@@ -96,7 +103,10 @@ export class PgRegistryMirror implements RegistryReads, DescriptorReads {
     } catch (err) {
       mirror.close();
       if (err instanceof StorageUnavailableError) throw err;
-      throw new StorageUnavailableError(`the registry could not be read from the PostgreSQL store ${db.url.redacted}: ${(err as Error).message}`, err);
+      throw new StorageUnavailableError(
+        `the registry could not be read from the PostgreSQL store ${db.url.redacted}: ${(err as Error).message}`,
+        err,
+      );
     }
     void mirror.#listen();
     return mirror;
@@ -140,7 +150,9 @@ export class PgRegistryMirror implements RegistryReads, DescriptorReads {
   /** The latest descriptor of every name of a tenant, newest deployment first (as the SQLite repository orders them). */
   latestOfTenant(tenant: string): StoredDescriptor[] {
     this.#assertFresh();
-    return [...(this.#descriptors.get(tenant)?.values() ?? [])].sort((a, b) => cmp(b.deployedAt, a.deployedAt) || cmp(a.name, b.name));
+    return [...(this.#descriptors.get(tenant)?.values() ?? [])].sort(
+      (a, b) => cmp(b.deployedAt, a.deployedAt) || cmp(a.name, b.name),
+    );
   }
 
   /** The change log position: it moves with every registry change, descriptors included. */
@@ -203,7 +215,9 @@ export class PgRegistryMirror implements RegistryReads, DescriptorReads {
 
   #assertFresh(): void {
     if (performance.now() - this.#confirmedAt > this.#maxStaleMs) {
-      throw new StorageUnavailableError(`the registry copy has not been confirmed by the PostgreSQL store for over ${this.#maxStaleMs} ms`);
+      throw new StorageUnavailableError(
+        `the registry copy has not been confirmed by the PostgreSQL store for over ${this.#maxStaleMs} ms`,
+      );
     }
   }
 
@@ -212,9 +226,13 @@ export class PgRegistryMirror implements RegistryReads, DescriptorReads {
     await this.#db.readSnapshot(async (tx) => {
       const seq = await maxSeq(tx);
       const keys = (await tx.query<KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys`)).rows;
-      const tenants = (await tx.query<TenantRow>('SELECT id, display_name, status, auth_methods, created_at FROM tenants')).rows;
+      const tenants = (
+        await tx.query<TenantRow>('SELECT id, display_name, status, auth_methods, created_at FROM tenants')
+      ).rows;
       const latest = (await tx.query<LatestRef & { bytes: Buffer }>(LATEST_SELECT)).rows;
-      const trace = (await tx.query<{ tenant: string; flow: string }>('SELECT tenant, flow FROM trace_config WHERE enabled')).rows;
+      const trace = (
+        await tx.query<{ tenant: string; flow: string }>('SELECT tenant, flow FROM trace_config WHERE enabled')
+      ).rows;
       const settings = (await tx.query<{ key: string; value: string }>('SELECT key, value FROM system_config')).rows;
       const descriptors = (await tx.query<DescriptorRecord>(DESCRIPTOR_SELECT)).rows;
       this.#keys = new Map(keys.map((r) => [r.key_hash, keyFromRecord(r)]));
@@ -235,9 +253,15 @@ export class PgRegistryMirror implements RegistryReads, DescriptorReads {
     const started = performance.now();
     const full = await this.#db.readSnapshot(async (tx) => {
       // Changes this copy has not seen may have been pruned: then it is read whole again.
-      const horizon = (await tx.query<{ below: number }>('SELECT below FROM registry_changes_horizon')).rows[0]?.below ?? 0;
+      const horizon =
+        (await tx.query<{ below: number }>('SELECT below FROM registry_changes_horizon')).rows[0]?.below ?? 0;
       if (horizon > this.#seq + 1) return true;
-      const changes = (await tx.query<Change>('SELECT seq, kind, k1, k2 FROM registry_changes WHERE seq > $1 ORDER BY seq LIMIT $2', [this.#seq, this.#maxChanges + 1])).rows;
+      const changes = (
+        await tx.query<Change>('SELECT seq, kind, k1, k2 FROM registry_changes WHERE seq > $1 ORDER BY seq LIMIT $2', [
+          this.#seq,
+          this.#maxChanges + 1,
+        ])
+      ).rows;
       if (changes.length > this.#maxChanges) return true;
       if (changes.length > 0) {
         await this.#apply(tx, changes);
@@ -251,40 +275,67 @@ export class PgRegistryMirror implements RegistryReads, DescriptorReads {
 
   /** Re-reads the rows the changes name, on the snapshot the changes were read on. */
   async #apply(tx: PgTx, changes: readonly Change[]): Promise<void> {
-    const of = (kind: Change['kind']) => [...new Map(changes.filter((c) => c.kind === kind).map((c) => [pairKey(c.k1, c.k2), c])).values()];
+    const of = (kind: Change['kind']) => [
+      ...new Map(changes.filter((c) => c.kind === kind).map((c) => [pairKey(c.k1, c.k2), c])).values(),
+    ];
     const keys = of('key').map((c) => c.k1);
     if (keys.length > 0) {
-      const rows = (await tx.query<KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = ANY($1)`, [keys])).rows;
+      const rows = (await tx.query<KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = ANY($1)`, [keys]))
+        .rows;
       for (const k of keys) this.#keys.delete(k);
       for (const r of rows) this.#keys.set(r.key_hash, keyFromRecord(r));
     }
     const tenants = of('tenant').map((c) => c.k1);
     if (tenants.length > 0) {
-      const rows = (await tx.query<TenantRow>('SELECT id, display_name, status, auth_methods, created_at FROM tenants WHERE id = ANY($1)', [tenants])).rows;
+      const rows = (
+        await tx.query<TenantRow>(
+          'SELECT id, display_name, status, auth_methods, created_at FROM tenants WHERE id = ANY($1)',
+          [tenants],
+        )
+      ).rows;
       for (const t of tenants) this.#tenants.delete(t);
       for (const r of rows) this.#tenants.set(r.id, toTenant(r));
     }
     const latest = of('latest');
     if (latest.length > 0) {
-      const rows = (await tx.query<LatestRef & { bytes: Buffer }>(`${LATEST_SELECT} WHERE (l.tenant, l.name) IN (SELECT * FROM unnest($1::text[], $2::text[]))`, [latest.map((c) => c.k1), latest.map((c) => c.k2)])).rows;
+      const rows = (
+        await tx.query<LatestRef & { bytes: Buffer }>(
+          `${LATEST_SELECT} WHERE (l.tenant, l.name) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+          [latest.map((c) => c.k1), latest.map((c) => c.k2)],
+        )
+      ).rows;
       for (const c of latest) this.#setLatest(pairKey(c.k1, c.k2), undefined);
       for (const r of rows) this.#setLatest(pairKey(r.tenant, r.name), latestEntry(r));
     }
     const trace = of('trace');
     if (trace.length > 0) {
-      const rows = (await tx.query<{ tenant: string; flow: string }>('SELECT tenant, flow FROM trace_config WHERE enabled AND (tenant, flow) IN (SELECT * FROM unnest($1::text[], $2::text[]))', [trace.map((c) => c.k1), trace.map((c) => c.k2)])).rows;
+      const rows = (
+        await tx.query<{ tenant: string; flow: string }>(
+          'SELECT tenant, flow FROM trace_config WHERE enabled AND (tenant, flow) IN (SELECT * FROM unnest($1::text[], $2::text[]))',
+          [trace.map((c) => c.k1), trace.map((c) => c.k2)],
+        )
+      ).rows;
       for (const c of trace) this.#trace.delete(pairKey(c.k1, c.k2));
       for (const r of rows) this.#trace.add(pairKey(r.tenant, r.flow));
     }
     const descriptors = of('descriptor');
     if (descriptors.length > 0) {
-      const rows = (await tx.query<DescriptorRecord>(`${DESCRIPTOR_SELECT} WHERE (l.tenant, l.name) IN (SELECT * FROM unnest($1::text[], $2::text[]))`, [descriptors.map((c) => c.k1), descriptors.map((c) => c.k2)])).rows;
+      const rows = (
+        await tx.query<DescriptorRecord>(
+          `${DESCRIPTOR_SELECT} WHERE (l.tenant, l.name) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+          [descriptors.map((c) => c.k1), descriptors.map((c) => c.k2)],
+        )
+      ).rows;
       for (const c of descriptors) this.#setDescriptor(c.k1, c.k2, undefined);
       for (const r of rows) this.#setDescriptor(r.tenant, r.name, toStoredDescriptor(r));
     }
     const settings = of('setting').map((c) => c.k1);
     if (settings.length > 0) {
-      const rows = (await tx.query<{ key: string; value: string }>('SELECT key, value FROM system_config WHERE key = ANY($1)', [settings])).rows;
+      const rows = (
+        await tx.query<{ key: string; value: string }>('SELECT key, value FROM system_config WHERE key = ANY($1)', [
+          settings,
+        ])
+      ).rows;
       for (const k of settings) this.#settings.delete(k);
       for (const r of rows) this.#settings.set(r.key, r.value);
     }
@@ -348,7 +399,8 @@ export class PgRegistryMirror implements RegistryReads, DescriptorReads {
 }
 
 async function maxSeq(tx: PgTx): Promise<number> {
-  return (await tx.query<{ seq: number }>('SELECT coalesce(max(seq), 0)::bigint AS seq FROM registry_changes')).rows[0]!.seq;
+  return (await tx.query<{ seq: number }>('SELECT coalesce(max(seq), 0)::bigint AS seq FROM registry_changes')).rows[0]!
+    .seq;
 }
 
 function latestEntry(r: LatestRef & { bytes: Buffer }): LatestEntry {
@@ -373,7 +425,11 @@ export async function pruneRegistryChanges(db: PgDb, keepMs: number): Promise<nu
       [keepMs],
     );
     const { top, n } = r.rows[0]!;
-    if (top !== null) await tx.query('INSERT INTO registry_changes_horizon (id, below) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET below = greatest(registry_changes_horizon.below, excluded.below)', [top + 1]);
+    if (top !== null)
+      await tx.query(
+        'INSERT INTO registry_changes_horizon (id, below) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET below = greatest(registry_changes_horizon.below, excluded.below)',
+        [top + 1],
+      );
     return n;
   });
 }

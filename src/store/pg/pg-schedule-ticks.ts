@@ -9,7 +9,13 @@ import type { PgTx } from './pg-db.js';
 const KEEP_MS = 10 * 60_000;
 
 /** True when this caller claimed the tick (run it); false when another node did. */
-export async function claimScheduleTick(db: PgTx, tenant: string, flow: string, tickAt: string, node: string): Promise<boolean> {
+export async function claimScheduleTick(
+  db: PgTx,
+  tenant: string,
+  flow: string,
+  tickAt: string,
+  node: string,
+): Promise<boolean> {
   const cutoff = new Date(Date.parse(tickAt) - KEEP_MS).toISOString();
   const r = await db.query(
     `WITH old AS (DELETE FROM schedule_ticks WHERE tenant = $1 AND flow = $2 AND tick_at < $5)

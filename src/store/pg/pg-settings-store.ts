@@ -11,13 +11,17 @@ export class PgSettingsStore implements SettingsStore {
   }
 
   async raw(name: SettingName): Promise<string | undefined> {
-    return (await this.db.query<{ value: string }>('SELECT value FROM system_config WHERE key = $1', [name])).rows[0]?.value;
+    return (await this.db.query<{ value: string }>('SELECT value FROM system_config WHERE key = $1', [name])).rows[0]
+      ?.value;
   }
 
   async set(name: string, value: number | string): Promise<void> {
     const text = settingText(name, value);
     // Unchanged values are not rewritten, so they raise no change signal on every node.
-    await this.db.query('INSERT INTO system_config (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value WHERE system_config.value <> excluded.value', [name, text]);
+    await this.db.query(
+      'INSERT INTO system_config (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value WHERE system_config.value <> excluded.value',
+      [name, text],
+    );
   }
 
   async list(): Promise<SettingValue[]> {

@@ -18,7 +18,11 @@ export class PgTenantAdmin implements TenantAdmin {
     });
   }
 
-  async setTenantStatus(id: string, status: TenantStatus, auditFor: (before: Tenant) => AuditEntryInput): Promise<TenantStatusChange | undefined> {
+  async setTenantStatus(
+    id: string,
+    status: TenantStatus,
+    auditFor: (before: Tenant) => AuditEntryInput,
+  ): Promise<TenantStatusChange | undefined> {
     return this.db.transaction(async (tx) => {
       const tenants = new PgTenantsStore(tx);
       // The row lock orders concurrent changes of one tenant: the second sees the first's result.

@@ -1,5 +1,14 @@
 /** Tenants in the PostgreSQL store (the contract and the row shape are those of store/tenants-repo.ts). */
-import { toTenant, tenantExists, isUniqueViolation, type NewTenant, type Tenant, type TenantRow, type TenantStatus, type TenantsStore } from '../sqlite/sqlite-tenants-store.js';
+import {
+  toTenant,
+  tenantExists,
+  isUniqueViolation,
+  type NewTenant,
+  type Tenant,
+  type TenantRow,
+  type TenantStatus,
+  type TenantsStore,
+} from '../sqlite/sqlite-tenants-store.js';
 import type { PgTx } from './pg-db.js';
 
 const COLUMNS = 'id, display_name, status, auth_methods, created_at';
@@ -13,12 +22,17 @@ export class PgTenantsStore implements TenantsStore {
   }
 
   async list(): Promise<Tenant[]> {
-    return (await this.db.query<TenantRow>(`SELECT ${COLUMNS} FROM tenants ORDER BY id COLLATE "C"`)).rows.map(toTenant);
+    return (await this.db.query<TenantRow>(`SELECT ${COLUMNS} FROM tenants ORDER BY id COLLATE "C"`)).rows.map(
+      toTenant,
+    );
   }
 
   async create(t: NewTenant): Promise<Tenant> {
     try {
-      const r = await this.db.query<TenantRow>(`INSERT INTO tenants (${COLUMNS}) VALUES ($1, $2, 'active', $3, $4) RETURNING ${COLUMNS}`, [t.id, t.displayName, JSON.stringify(t.authMethods), t.createdAt]);
+      const r = await this.db.query<TenantRow>(
+        `INSERT INTO tenants (${COLUMNS}) VALUES ($1, $2, 'active', $3, $4) RETURNING ${COLUMNS}`,
+        [t.id, t.displayName, JSON.stringify(t.authMethods), t.createdAt],
+      );
       return toTenant(r.rows[0]!);
     } catch (err) {
       if (isUniqueViolation(err)) throw tenantExists(t.id, err);
@@ -27,6 +41,9 @@ export class PgTenantsStore implements TenantsStore {
   }
 
   async setStatus(id: string, status: TenantStatus): Promise<boolean> {
-    return ((await this.db.query('UPDATE tenants SET status = $1 WHERE id = $2 AND status <> $1', [status, id])).rowCount ?? 0) > 0;
+    return (
+      ((await this.db.query('UPDATE tenants SET status = $1 WHERE id = $2 AND status <> $1', [status, id])).rowCount ??
+        0) > 0
+    );
   }
 }

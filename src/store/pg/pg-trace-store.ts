@@ -6,7 +6,14 @@ export class PgTraceStore implements TraceStore {
   constructor(private readonly db: PgTx) {}
 
   async isEnabled(tenant: string, flow: string): Promise<boolean> {
-    return (await this.db.query<{ enabled: boolean }>('SELECT enabled FROM trace_config WHERE tenant = $1 AND flow = $2', [tenant, flow])).rows[0]?.enabled === true;
+    return (
+      (
+        await this.db.query<{ enabled: boolean }>('SELECT enabled FROM trace_config WHERE tenant = $1 AND flow = $2', [
+          tenant,
+          flow,
+        ])
+      ).rows[0]?.enabled === true
+    );
   }
 
   async set(tenant: string, flow: string, enabled: boolean, at: string): Promise<boolean> {
@@ -22,8 +29,13 @@ export class PgTraceStore implements TraceStore {
   async list(tenant?: string): Promise<TraceFlag[]> {
     const r =
       tenant === undefined
-        ? await this.db.query<TraceFlag>('SELECT tenant, flow, enabled, updated_at FROM trace_config ORDER BY tenant COLLATE "C", flow COLLATE "C"')
-        : await this.db.query<TraceFlag>('SELECT tenant, flow, enabled, updated_at FROM trace_config WHERE tenant = $1 ORDER BY flow COLLATE "C"', [tenant]);
+        ? await this.db.query<TraceFlag>(
+            'SELECT tenant, flow, enabled, updated_at FROM trace_config ORDER BY tenant COLLATE "C", flow COLLATE "C"',
+          )
+        : await this.db.query<TraceFlag>(
+            'SELECT tenant, flow, enabled, updated_at FROM trace_config WHERE tenant = $1 ORDER BY flow COLLATE "C"',
+            [tenant],
+          );
     return r.rows;
   }
 }

@@ -1,16 +1,29 @@
 /** Server-side UI sessions and the CSRF key in the PostgreSQL store (contract and row shape: store/ui-sessions-repo.ts). */
-import { toUiSession, UI_SESSION_COLUMNS, type UiSessionRecord, type UiSessionRow, type UiSessionsStore } from '../sqlite/sqlite-ui-sessions-store.js';
+import {
+  toUiSession,
+  UI_SESSION_COLUMNS,
+  type UiSessionRecord,
+  type UiSessionRow,
+  type UiSessionsStore,
+} from '../sqlite/sqlite-ui-sessions-store.js';
 import type { PgTx } from './pg-db.js';
 
 export class PgUiSessionsStore implements UiSessionsStore {
   constructor(private readonly db: PgTx) {}
 
   async insert(s: UiSessionRow): Promise<void> {
-    await this.db.query(`INSERT INTO ui_sessions (${UI_SESSION_COLUMNS}) VALUES ($1, $2, $3, $4)`, [s.idHash, s.userId, s.createdAtMs, s.lastSeenMs]);
+    await this.db.query(`INSERT INTO ui_sessions (${UI_SESSION_COLUMNS}) VALUES ($1, $2, $3, $4)`, [
+      s.idHash,
+      s.userId,
+      s.createdAtMs,
+      s.lastSeenMs,
+    ]);
   }
 
   async get(idHash: string): Promise<UiSessionRow | undefined> {
-    const r = await this.db.query<UiSessionRecord>(`SELECT ${UI_SESSION_COLUMNS} FROM ui_sessions WHERE id_hash = $1`, [idHash]);
+    const r = await this.db.query<UiSessionRecord>(`SELECT ${UI_SESSION_COLUMNS} FROM ui_sessions WHERE id_hash = $1`, [
+      idHash,
+    ]);
     return r.rows[0] === undefined ? undefined : toUiSession(r.rows[0]);
   }
 
@@ -27,14 +40,24 @@ export class PgUiSessionsStore implements UiSessionsStore {
   }
 
   async deleteExpired(idleBeforeMs: number, createdBeforeMs: number): Promise<number> {
-    return (await this.db.query('DELETE FROM ui_sessions WHERE last_seen_ms < $1 OR created_at_ms < $2', [idleBeforeMs, createdBeforeMs])).rowCount ?? 0;
+    return (
+      (
+        await this.db.query('DELETE FROM ui_sessions WHERE last_seen_ms < $1 OR created_at_ms < $2', [
+          idleBeforeMs,
+          createdBeforeMs,
+        ])
+      ).rowCount ?? 0
+    );
   }
 
   async csrfKey(make: () => string): Promise<string> {
     // A concurrent first caller's INSERT waits for the winner's commit and then does nothing. The
     // winner's key is read by a second statement: one statement's snapshot, taken before that wait,
     // would not see it.
-    const mine = await this.db.query<{ k: string }>('INSERT INTO ui_secret (id, csrf_hmac_key) VALUES (1, $1) ON CONFLICT (id) DO NOTHING RETURNING csrf_hmac_key AS k', [make()]);
+    const mine = await this.db.query<{ k: string }>(
+      'INSERT INTO ui_secret (id, csrf_hmac_key) VALUES (1, $1) ON CONFLICT (id) DO NOTHING RETURNING csrf_hmac_key AS k',
+      [make()],
+    );
     if (mine.rows[0] !== undefined) return mine.rows[0].k;
     return (await this.db.query<{ k: string }>('SELECT csrf_hmac_key AS k FROM ui_secret WHERE id = 1')).rows[0]!.k;
   }

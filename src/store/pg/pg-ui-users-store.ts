@@ -1,5 +1,12 @@
 /** Management UI accounts in the PostgreSQL store (the contract and the row shape are those of store/ui-users-repo.ts). */
-import { toUiUser, uiCredentials, type NewUiUser, type UiUser, type UiUserRecord, type UiUsersStore } from '../sqlite/sqlite-ui-users-store.js';
+import {
+  toUiUser,
+  uiCredentials,
+  type NewUiUser,
+  type UiUser,
+  type UiUserRecord,
+  type UiUsersStore,
+} from '../sqlite/sqlite-ui-users-store.js';
 import type { PgDb, PgTx } from './pg-db.js';
 
 const COLUMNS = 'id, username, role, password_hash, disabled, created_at, updated_at';
@@ -48,16 +55,25 @@ export class PgUiUsersStore implements UiUsersStore {
   }
 
   async list(): Promise<UiUser[]> {
-    return (await this.db.query<UiUserRecord>(`SELECT ${COLUMNS} FROM ui_users ORDER BY username COLLATE "C"`)).rows.map(toUiUser);
+    return (
+      await this.db.query<UiUserRecord>(`SELECT ${COLUMNS} FROM ui_users ORDER BY username COLLATE "C"`)
+    ).rows.map(toUiUser);
   }
 
   async setDisabled(username: string, disabled: boolean, at: string): Promise<boolean> {
-    const r = await this.db.query('UPDATE ui_users SET disabled = $1, updated_at = $2 WHERE username = $3 AND disabled <> $1', [disabled, at, username]);
+    const r = await this.db.query(
+      'UPDATE ui_users SET disabled = $1, updated_at = $2 WHERE username = $3 AND disabled <> $1',
+      [disabled, at, username],
+    );
     return (r.rowCount ?? 0) > 0;
   }
 
   async setPasswordHash(username: string, passwordHash: string, at: string): Promise<boolean> {
-    const r = await this.db.query('UPDATE ui_users SET password_hash = $1, updated_at = $2 WHERE username = $3', [passwordHash, at, username]);
+    const r = await this.db.query('UPDATE ui_users SET password_hash = $1, updated_at = $2 WHERE username = $3', [
+      passwordHash,
+      at,
+      username,
+    ]);
     return (r.rowCount ?? 0) > 0;
   }
 }

@@ -24,10 +24,16 @@ for (const [value, message] of [
   ['postgres://u:s3cret@h/db?options=-c%20synchronous_commit%3Doff', /may not carry "options"/],
 ] as const) {
   test(`refused: ${value.slice(0, 40)}`, () => {
-    assert.throws(() => parseStoreUrl(value), (err: Error) => message.test(err.message) && !err.message.includes('s3cret'));
+    assert.throws(
+      () => parseStoreUrl(value),
+      (err: Error) => message.test(err.message) && !err.message.includes('s3cret'),
+    );
   });
 }
 
 test('a refused URL does not echo its password', () => {
-  assert.throws(() => parseStoreUrl('postgres://u:s3cret@h?schema=X'), (err: Error) => !err.message.includes('s3cret'));
+  assert.throws(
+    () => parseStoreUrl('postgres://u:s3cret@h?schema=X'),
+    (err: Error) => !err.message.includes('s3cret'),
+  );
 });

@@ -24,19 +24,35 @@ export function isPostgresUrl(value: string): boolean {
 
 /** @throws SvcError `SVC_ERR_INVALID_INPUT` naming what is wrong (never echoing a password). */
 export function parseStoreUrl(value: string): StoreUrl {
-  if (!isPostgresUrl(value)) throw new SvcError('SVC_ERR_INVALID_INPUT', 'the store must be a postgres:// URL (postgres://user@host:port/database)');
+  if (!isPostgresUrl(value))
+    throw new SvcError(
+      'SVC_ERR_INVALID_INPUT',
+      'the store must be a postgres:// URL (postgres://user@host:port/database)',
+    );
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw new SvcError('SVC_ERR_INVALID_INPUT', 'the store URL cannot be parsed: expected postgres://user@host:port/database');
+    throw new SvcError(
+      'SVC_ERR_INVALID_INPUT',
+      'the store URL cannot be parsed: expected postgres://user@host:port/database',
+    );
   }
-  if (url.hostname === '' || url.pathname.length <= 1) throw new SvcError('SVC_ERR_INVALID_INPUT', `the store URL ${redact(url)} needs a host and a database name`);
+  if (url.hostname === '' || url.pathname.length <= 1)
+    throw new SvcError('SVC_ERR_INVALID_INPUT', `the store URL ${redact(url)} needs a host and a database name`);
   const schema = url.searchParams.get('schema') ?? 'public';
-  if (!SCHEMA_NAME.test(schema)) throw new SvcError('SVC_ERR_INVALID_INPUT', `the store URL's schema "${schema}" is not a plain lower-case identifier (a-z, 0-9, _; at most 63)`);
+  if (!SCHEMA_NAME.test(schema))
+    throw new SvcError(
+      'SVC_ERR_INVALID_INPUT',
+      `the store URL's schema "${schema}" is not a plain lower-case identifier (a-z, 0-9, _; at most 63)`,
+    );
   // node-postgres would let it replace the server options PgDb sets (search_path to the schema,
   // synchronous_commit on), silently losing the schema and the durability /enqueue promises.
-  if (url.searchParams.has('options')) throw new SvcError('SVC_ERR_INVALID_INPUT', `the store URL ${redact(url)} may not carry "options": the service sets the server options itself (search_path, synchronous_commit); name the schema with ?schema=`);
+  if (url.searchParams.has('options'))
+    throw new SvcError(
+      'SVC_ERR_INVALID_INPUT',
+      `the store URL ${redact(url)} may not carry "options": the service sets the server options itself (search_path, synchronous_commit); name the schema with ?schema=`,
+    );
   url.searchParams.delete('schema');
   return { connectionString: url.toString(), schema, redacted: redact(url, schema) };
 }

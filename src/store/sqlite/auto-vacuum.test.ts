@@ -5,7 +5,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { AUTO_VACUUM_INCREMENTAL, fileBytes, inspectDatabaseFile, reclaimFreePagesInSlices, vacuumFile } from './auto-vacuum.js';
+import {
+  AUTO_VACUUM_INCREMENTAL,
+  fileBytes,
+  inspectDatabaseFile,
+  reclaimFreePagesInSlices,
+  vacuumFile,
+} from './auto-vacuum.js';
 import { CONVERT_AT_OPEN_MAX_BYTES, migrate, openDb, type Migration } from './db.js';
 import { auditMigrations } from './migrations/audit.js';
 import { logMigrations } from './migrations/log.js';
@@ -17,7 +23,9 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
 const file = () => join(dir, `db-${++n}.db`);
 
-const BLOB_TABLE: Migration[] = [{ version: 1, name: 'blobs', sql: 'CREATE TABLE blobs (id INTEGER PRIMARY KEY, body BLOB NOT NULL)' }];
+const BLOB_TABLE: Migration[] = [
+  { version: 1, name: 'blobs', sql: 'CREATE TABLE blobs (id INTEGER PRIMARY KEY, body BLOB NOT NULL)' },
+];
 
 /** A file as a version before incremental auto-vacuum made it: mode 0, `bytes` of rows. */
 function oldStyleFile(path: string, bytes: number): number {
@@ -36,7 +44,12 @@ function oldStyleFile(path: string, bytes: number): number {
 const count = (db: Database.Database) => (db.prepare('SELECT count(*) AS n FROM blobs').get() as { n: number }).n;
 
 describe('auto_vacuum', () => {
-  for (const [name, migrations] of [['registry', registryMigrations], ['log', logMigrations], ['audit', auditMigrations], ['ui', uiMigrations]] as const) {
+  for (const [name, migrations] of [
+    ['registry', registryMigrations],
+    ['log', logMigrations],
+    ['audit', auditMigrations],
+    ['ui', uiMigrations],
+  ] as const) {
     it(`a new ${name} database file reports auto_vacuum=2, journal_mode=delete and synchronous=FULL`, () => {
       const path = file();
       openDb(path, migrations).close();

@@ -46,7 +46,16 @@ describe('RegistryCache', () => {
   });
 
   it('a revoked key is seen on the next turn', async () => {
-    const row = op.keys.create({ tenant: 'acme', label: 'k', keyHash: 'h'.repeat(64), scopes: ['*'], flows: [], expiresAt: null, rateLimit: null, createdAt: '2026-01-01T00:00:00Z' });
+    const row = op.keys.create({
+      tenant: 'acme',
+      label: 'k',
+      keyHash: 'h'.repeat(64),
+      scopes: ['*'],
+      flows: [],
+      expiresAt: null,
+      rateLimit: null,
+      createdAt: '2026-01-01T00:00:00Z',
+    });
     await nextTurn();
     assert.equal(cache.findKeyByHash('h'.repeat(64))?.revokedAt, null);
     op.keys.revoke(row.id, '2026-01-02T00:00:00Z');
@@ -64,7 +73,16 @@ describe('RegistryCache', () => {
   it('unknown keys are not cached', async () => {
     await nextTurn();
     assert.equal(cache.findKeyByHash('f'.repeat(64)), undefined);
-    op.keys.create({ tenant: 'acme', label: 'late', keyHash: 'f'.repeat(64), scopes: ['*'], flows: [], expiresAt: null, rateLimit: null, createdAt: '2026-01-01T00:00:00Z' });
+    op.keys.create({
+      tenant: 'acme',
+      label: 'late',
+      keyHash: 'f'.repeat(64),
+      scopes: ['*'],
+      flows: [],
+      expiresAt: null,
+      rateLimit: null,
+      createdAt: '2026-01-01T00:00:00Z',
+    });
     await nextTurn();
     assert.equal(cache.findKeyByHash('f'.repeat(64))?.label, 'late');
   });

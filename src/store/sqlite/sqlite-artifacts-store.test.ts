@@ -18,12 +18,17 @@ test.after(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const pub = (version: string, bytes: string, at: string) => repo.publish({ tenant: 't', name: 'f', version, bytes, hash: h(bytes), createdAt: at });
+const pub = (version: string, bytes: string, at: string) =>
+  repo.publish({ tenant: 't', name: 'f', version, bytes, hash: h(bytes), createdAt: at });
 
 test('publishing moves latest and keeps every older version', () => {
   pub('1', '{"a":1}', '2024-01-01T00:00:00Z');
   pub('2', '{"a":2}', '2024-01-02T00:00:00Z');
-  assert.deepEqual(repo.resolveLatest('t', 'f'), { version: '2', hash: h('{"a":2}'), created_at: '2024-01-02T00:00:00Z' });
+  assert.deepEqual(repo.resolveLatest('t', 'f'), {
+    version: '2',
+    hash: h('{"a":2}'),
+    created_at: '2024-01-02T00:00:00Z',
+  });
   assert.deepEqual(
     repo.listVersions('t', 'f').map((v) => [v.version, v.latest]),
     [
@@ -32,7 +37,10 @@ test('publishing moves latest and keeps every older version', () => {
     ],
   );
   assert.equal(repo.getByVersion('t', 'f', '1')?.hash, h('{"a":1}'));
-  assert.deepEqual(repo.listLatest().map((r) => [r.tenant, r.name, r.version]), [['t', 'f', '2']]);
+  assert.deepEqual(
+    repo.listLatest().map((r) => [r.tenant, r.name, r.version]),
+    [['t', 'f', '2']],
+  );
   assert.equal(repo.resolveLatest('t', 'nope'), undefined);
 });
 
@@ -50,12 +58,17 @@ test('artifacts are verified on every read; a mismatch is an IntegrityError', ()
 });
 
 test('publishing bytes that do not match their hash is refused', () => {
-  assert.throws(() => repo.publish({ tenant: 't', name: 'g', version: '1', bytes: 'x', hash: h('y'), createdAt: 'now' }), IntegrityError);
+  assert.throws(
+    () => repo.publish({ tenant: 't', name: 'g', version: '1', bytes: 'x', hash: h('y'), createdAt: 'now' }),
+    IntegrityError,
+  );
   assert.equal(repo.resolveLatest('t', 'g'), undefined);
 });
 
 test('tenantStatus reads the tenants table', () => {
-  db.prepare("INSERT INTO tenants (id, display_name, status, auth_methods, created_at) VALUES ('acme', 'Acme', 'disabled', '[\"api_key\"]', 'x')").run();
+  db.prepare(
+    "INSERT INTO tenants (id, display_name, status, auth_methods, created_at) VALUES ('acme', 'Acme', 'disabled', '[\"api_key\"]', 'x')",
+  ).run();
   assert.equal(tenantStatus(db, 'acme'), 'disabled');
   assert.equal(tenantStatus(db, 'nobody'), undefined);
 });

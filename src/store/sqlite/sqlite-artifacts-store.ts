@@ -38,7 +38,10 @@ export interface PublishInput {
 /** A version that already exists for (tenant, name): publishing it again changes nothing. */
 export class DuplicateVersionError extends SvcError {
   constructor(tenant: string, name: string, version: string) {
-    super('SVC_ERR_CONFLICT', `flow ${tenant}/${name} already has version "${version}"; versions are never replaced, deploy under a new version`);
+    super(
+      'SVC_ERR_CONFLICT',
+      `flow ${tenant}/${name} already has version "${version}"; versions are never replaced, deploy under a new version`,
+    );
     this.name = 'DuplicateVersionError';
   }
 }
@@ -77,7 +80,9 @@ export class SqliteArtifactsStore implements ArtifactsStore {
         WHERE l.tenant = ? AND l.name = ?`,
     );
     this.#artifact = db.prepare<[string], { bytes: Buffer }>('SELECT bytes FROM artifacts WHERE hash = ?');
-    this.#byVersion = db.prepare<[string, string, string], FlowVersionRef>('SELECT version, hash, created_at FROM flow_versions WHERE tenant = ? AND name = ? AND version = ?');
+    this.#byVersion = db.prepare<[string, string, string], FlowVersionRef>(
+      'SELECT version, hash, created_at FROM flow_versions WHERE tenant = ? AND name = ? AND version = ?',
+    );
     this.#versions = db.prepare<[string, string], VersionListing>(
       `SELECT v.version, v.hash, v.created_at, (l.version IS NOT NULL) AS latest FROM flow_versions v
          LEFT JOIN flow_latest l ON l.tenant = v.tenant AND l.name = v.name AND l.version = v.version
@@ -106,7 +111,9 @@ export class SqliteArtifactsStore implements ArtifactsStore {
 
   /** The Markdown a version was deployed from; undefined for a version deployed before sources were kept. */
   getSource(tenant: string, name: string, version: string): string | undefined {
-    const row = this.#db.prepare('SELECT source FROM flow_sources WHERE tenant = ? AND name = ? AND version = ?').get(tenant, name, version) as { source: string } | undefined;
+    const row = this.#db
+      .prepare('SELECT source FROM flow_sources WHERE tenant = ? AND name = ? AND version = ?')
+      .get(tenant, name, version) as { source: string } | undefined;
     return row?.source;
   }
 
@@ -150,12 +157,22 @@ export class SqliteArtifactsStore implements ArtifactsStore {
     const bytes = publishedBytes(p);
     this.#db
       .transaction(() => {
-        if (this.#byVersion.get(p.tenant, p.name, p.version)) throw new DuplicateVersionError(p.tenant, p.name, p.version);
-        this.#db.prepare('INSERT OR IGNORE INTO artifacts (hash, bytes, created_at) VALUES (?, ?, ?)').run(p.hash, bytes, p.createdAt);
-        this.#db.prepare('INSERT INTO flow_versions (tenant, name, version, hash, created_at) VALUES (?, ?, ?, ?, ?)').run(p.tenant, p.name, p.version, p.hash, p.createdAt);
-        if (p.source !== undefined) this.#db.prepare('INSERT INTO flow_sources (tenant, name, version, source) VALUES (?, ?, ?, ?)').run(p.tenant, p.name, p.version, p.source);
+        if (this.#byVersion.get(p.tenant, p.name, p.version))
+          throw new DuplicateVersionError(p.tenant, p.name, p.version);
         this.#db
-          .prepare('INSERT INTO flow_latest (tenant, name, version) VALUES (?, ?, ?) ON CONFLICT (tenant, name) DO UPDATE SET version = excluded.version')
+          .prepare('INSERT OR IGNORE INTO artifacts (hash, bytes, created_at) VALUES (?, ?, ?)')
+          .run(p.hash, bytes, p.createdAt);
+        this.#db
+          .prepare('INSERT INTO flow_versions (tenant, name, version, hash, created_at) VALUES (?, ?, ?, ?, ?)')
+          .run(p.tenant, p.name, p.version, p.hash, p.createdAt);
+        if (p.source !== undefined)
+          this.#db
+            .prepare('INSERT INTO flow_sources (tenant, name, version, source) VALUES (?, ?, ?, ?)')
+            .run(p.tenant, p.name, p.version, p.source);
+        this.#db
+          .prepare(
+            'INSERT INTO flow_latest (tenant, name, version) VALUES (?, ?, ?) ON CONFLICT (tenant, name) DO UPDATE SET version = excluded.version',
+          )
           .run(p.tenant, p.name, p.version);
       })
       .immediate();
@@ -165,19 +182,27 @@ export class SqliteArtifactsStore implements ArtifactsStore {
 /** Stored bytes checked against their address. @throws IntegrityError when they no longer hash to it */
 export function verifiedArtifact(hash: string, bytes: Buffer): Buffer {
   const actual = sha256Hex(bytes);
-  if (actual !== hash) throw new IntegrityError(`artifact ${hash} is corrupt: its bytes hash to ${actual}; re-deploy the flow under a new version`);
+  if (actual !== hash)
+    throw new IntegrityError(
+      `artifact ${hash} is corrupt: its bytes hash to ${actual}; re-deploy the flow under a new version`,
+    );
   return bytes;
 }
 
 /** The bytes a publish stores, checked against the hash it names before anything is written. */
 export function publishedBytes(p: PublishInput): Buffer {
   const bytes = typeof p.bytes === 'string' ? Buffer.from(p.bytes, 'utf8') : Buffer.from(p.bytes);
-  if (sha256Hex(bytes) !== p.hash) throw new IntegrityError(`refusing to publish ${p.tenant}/${p.name} ${p.version}: the bytes do not hash to ${p.hash}`);
+  if (sha256Hex(bytes) !== p.hash)
+    throw new IntegrityError(
+      `refusing to publish ${p.tenant}/${p.name} ${p.version}: the bytes do not hash to ${p.hash}`,
+    );
   return bytes;
 }
 
 /** The tenant's status as deploy needs it, read without depending on the tenants store. */
 export function tenantStatus(db: Db, id: string): 'active' | 'disabled' | undefined {
-  const row = db.prepare<[string], { status: 'active' | 'disabled' }>('SELECT status FROM tenants WHERE id = ?').get(id);
+  const row = db
+    .prepare<[string], { status: 'active' | 'disabled' }>('SELECT status FROM tenants WHERE id = ?')
+    .get(id);
   return row?.status;
 }

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { SqliteAuditStore, auditHash, GENESIS_HASH, prepareAuditEntry, type AuditVerifyResult } from './sqlite-audit-store.js';
+import {
+  SqliteAuditStore,
+  auditHash,
+  GENESIS_HASH,
+  prepareAuditEntry,
+  type AuditVerifyResult,
+} from './sqlite-audit-store.js';
 import { openDb, type Db } from './db.js';
 import { auditMigrations } from './migrations/audit.js';
 
@@ -41,7 +47,13 @@ describe('SqliteAuditStore', () => {
 
   it('hashes the canonical encoding of the seven fields', () => {
     const { audit } = setup();
-    const e = audit.append({ tenant: 'acme', eventType: 'tenant.registered', correlationId: 'c-1', createdAt: '2030-01-01T00:00:00Z', payload: { a: 1 } });
+    const e = audit.append({
+      tenant: 'acme',
+      eventType: 'tenant.registered',
+      correlationId: 'c-1',
+      createdAt: '2030-01-01T00:00:00Z',
+      payload: { a: 1 },
+    });
     assert.equal(e.payload, '{"a":1}');
     const expected = createHash('sha256')
       .update(JSON.stringify(['acme', 1, 'tenant.registered', '2030-01-01T00:00:00Z', 'c-1', '{"a":1}', GENESIS_HASH]))
@@ -54,8 +66,21 @@ describe('SqliteAuditStore', () => {
     const { audit } = setup();
     // (A lone surrogate cannot be stored as UTF-8 at all; no door produces one in these fields.)
     for (const odd of ['c "quoted" \\ back', 'line\nbreak\u0007', 'é 日本 😀', '\u2028']) {
-      const e = audit.append({ tenant: 'acme', eventType: 'access.denied', correlationId: odd, payload: { reason: odd } });
-      const canonical = JSON.stringify([e.tenant, e.seq, e.eventType, e.createdAt, e.correlationId, e.payload, e.prevHash]);
+      const e = audit.append({
+        tenant: 'acme',
+        eventType: 'access.denied',
+        correlationId: odd,
+        payload: { reason: odd },
+      });
+      const canonical = JSON.stringify([
+        e.tenant,
+        e.seq,
+        e.eventType,
+        e.createdAt,
+        e.correlationId,
+        e.payload,
+        e.prevHash,
+      ]);
       assert.equal(e.hash, createHash('sha256').update(canonical).digest('hex'), odd);
     }
     assert.equal(audit.verify('acme').ok, true);
@@ -91,7 +116,13 @@ describe('SqliteAuditStore', () => {
   it('a batch of many entries over several tenants chains each tenant unbroken, across batches', () => {
     const { audit } = setup();
     for (let round = 0; round < 3; round++) {
-      audit.appendMany(Array.from({ length: 37 }, (_, i) => ({ tenant: ['a', 'b', 'c'][i % 3]!, eventType: 'e', payload: { round, i } })));
+      audit.appendMany(
+        Array.from({ length: 37 }, (_, i) => ({
+          tenant: ['a', 'b', 'c'][i % 3]!,
+          eventType: 'e',
+          payload: { round, i },
+        })),
+      );
     }
     for (const t of ['a', 'b', 'c']) {
       const r = audit.verify(t);
@@ -134,7 +165,10 @@ describe('SqliteAuditStore', () => {
       fill(audit, 'acme', 5);
       const e = audit.latest('acme', 5)[2]!;
       const forged = { ...e, eventType: 'forged' };
-      db.prepare(`UPDATE audit_entries SET event_type = ?, hash = ? WHERE tenant = 'acme' AND seq = 3`).run('forged', auditHash(forged));
+      db.prepare(`UPDATE audit_entries SET event_type = ?, hash = ? WHERE tenant = 'acme' AND seq = 3`).run(
+        'forged',
+        auditHash(forged),
+      );
       const b = broken(audit.verify('acme'));
       assert.equal(b.seq, 4);
       assert.match(b.reason, /prev_hash/);
@@ -183,8 +217,25 @@ describe('SqliteAuditStore', () => {
       const { db, audit } = setup();
       fill(audit, 'acme', 3);
       const last = audit.latest('acme', 1)[0]!;
-      const extra = { tenant: 'acme', seq: 4, eventType: 'forged', createdAt: last.createdAt, correlationId: 'x', payload: '{}', prevHash: last.hash };
-      db.prepare('INSERT INTO audit_entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run('acme', 4, 'forged', extra.createdAt, 'x', '{}', last.hash, auditHash(extra));
+      const extra = {
+        tenant: 'acme',
+        seq: 4,
+        eventType: 'forged',
+        createdAt: last.createdAt,
+        correlationId: 'x',
+        payload: '{}',
+        prevHash: last.hash,
+      };
+      db.prepare('INSERT INTO audit_entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
+        'acme',
+        4,
+        'forged',
+        extra.createdAt,
+        'x',
+        '{}',
+        last.hash,
+        auditHash(extra),
+      );
       const b = broken(audit.verify('acme'));
       assert.equal(b.seq, 4);
       assert.match(b.reason, /inserted/);
@@ -193,7 +244,9 @@ describe('SqliteAuditStore', () => {
     it('an entry inserted between two others breaks the chain', () => {
       const { db, audit } = setup();
       fill(audit, 'acme', 4);
-      db.prepare(`INSERT INTO audit_entries VALUES ('acme', 2.5, 'forged', '2030-01-01T00:00:00Z', 'x', '{}', ?, ?)`).run(GENESIS_HASH, GENESIS_HASH);
+      db.prepare(
+        `INSERT INTO audit_entries VALUES ('acme', 2.5, 'forged', '2030-01-01T00:00:00Z', 'x', '{}', ?, ?)`,
+      ).run(GENESIS_HASH, GENESIS_HASH);
       const b = broken(audit.verify('acme'));
       assert.equal(b.seq, 2.5);
       assert.match(b.reason, /inserted/);

@@ -97,8 +97,18 @@ export function auditHash(e: Omit<AuditEntry, 'hash'>): string {
  * JSON.stringify writes it (the audit thread hashes every entry; the call and its array were a
  * third of its time).
  */
-function chainHash(tenant: string, seq: number, eventType: string, createdAt: string, correlationId: string, payload: string, prevHash: string): string {
-  return sha256Hex(`[${jsonString(tenant)},${seq},${jsonString(eventType)},${jsonString(createdAt)},${jsonString(correlationId)},${jsonString(payload)},${jsonString(prevHash)}]`);
+function chainHash(
+  tenant: string,
+  seq: number,
+  eventType: string,
+  createdAt: string,
+  correlationId: string,
+  payload: string,
+  prevHash: string,
+): string {
+  return sha256Hex(
+    `[${jsonString(tenant)},${seq},${jsonString(eventType)},${jsonString(createdAt)},${jsonString(correlationId)},${jsonString(payload)},${jsonString(prevHash)}]`,
+  );
 }
 
 /** The last entry of a chain as an append needs it: seq 0 and GENESIS_HASH for a new chain. */
@@ -111,15 +121,27 @@ export interface AuditHead {
 export function chainEntry(e: PreparedAuditEntry, head: AuditHead): AuditEntry {
   const seq = head.seq + 1;
   const hash = chainHash(e.tenant, seq, e.eventType, e.createdAt, e.correlationId, e.payload, head.hash);
-  return Object.freeze({ tenant: e.tenant, seq, eventType: e.eventType, createdAt: e.createdAt, correlationId: e.correlationId, payload: e.payload, prevHash: head.hash, hash });
+  return Object.freeze({
+    tenant: e.tenant,
+    seq,
+    eventType: e.eventType,
+    createdAt: e.createdAt,
+    correlationId: e.correlationId,
+    payload: e.payload,
+    prevHash: head.hash,
+    hash,
+  });
 }
 
 /** Applies defaults and serialises the payload; throws on an entry that cannot be stored. */
 export function prepareAuditEntry(input: AuditEntryInput, now?: Date): PreparedAuditEntry {
-  if (typeof input.tenant !== 'string' || input.tenant === '') throw new SvcError('SVC_ERR_INVALID_INPUT', 'audit entry needs a tenant');
-  if (typeof input.eventType !== 'string' || input.eventType === '') throw new SvcError('SVC_ERR_INVALID_INPUT', 'audit entry needs an event type');
+  if (typeof input.tenant !== 'string' || input.tenant === '')
+    throw new SvcError('SVC_ERR_INVALID_INPUT', 'audit entry needs a tenant');
+  if (typeof input.eventType !== 'string' || input.eventType === '')
+    throw new SvcError('SVC_ERR_INVALID_INPUT', 'audit entry needs an event type');
   const payload = JSON.stringify(input.payload ?? {});
-  if (payload === undefined) throw new SvcError('SVC_ERR_INVALID_INPUT', `audit payload of ${input.eventType} has no JSON form`);
+  if (payload === undefined)
+    throw new SvcError('SVC_ERR_INVALID_INPUT', `audit payload of ${input.eventType} has no JSON form`);
   return {
     tenant: input.tenant,
     eventType: input.eventType,
@@ -142,7 +164,13 @@ export function packAuditEntries(entries: readonly PreparedAuditEntry[]): string
 export function unpackAuditEntries(flat: readonly string[]): PreparedAuditEntry[] {
   const out: PreparedAuditEntry[] = [];
   for (let i = 0; i + PACKED_WIDTH <= flat.length; i += PACKED_WIDTH) {
-    out.push({ tenant: flat[i]!, eventType: flat[i + 1]!, createdAt: flat[i + 2]!, correlationId: flat[i + 3]!, payload: flat[i + 4]! });
+    out.push({
+      tenant: flat[i]!,
+      eventType: flat[i + 1]!,
+      createdAt: flat[i + 2]!,
+      correlationId: flat[i + 3]!,
+      payload: flat[i + 4]!,
+    });
   }
   return out;
 }
@@ -234,12 +262,19 @@ export class AuditChainCheck {
       payload: row.payload,
       prevHash: row.prev_hash,
     });
-    if (recomputed !== row.hash) return this.#broken(row.seq, `the stored hash does not match the entry's contents: the entry was altered`);
+    if (recomputed !== row.hash)
+      return this.#broken(row.seq, `the stored hash does not match the entry's contents: the entry was altered`);
     if (row.prev_hash !== this.#prevHash) {
-      return this.#broken(row.seq, `prev_hash does not match the hash of seq ${row.seq - 1}: an entry before it was altered, removed or inserted`);
+      return this.#broken(
+        row.seq,
+        `prev_hash does not match the hash of seq ${row.seq - 1}: an entry before it was altered, removed or inserted`,
+      );
     }
     if (this.#headSeq !== null && row.seq > this.#headSeq) {
-      return this.#broken(row.seq, `seq ${row.seq} lies past the chain's recorded head (seq ${this.#headSeq}): an entry was inserted`);
+      return this.#broken(
+        row.seq,
+        `seq ${row.seq} lies past the chain's recorded head (seq ${this.#headSeq}): an entry was inserted`,
+      );
     }
     this.#prevHash = row.hash;
     this.#expected += 1;
@@ -256,9 +291,13 @@ export class AuditChainCheck {
     if (this.empty) return { ok: true, tenant, count: 0, headHash: GENESIS_HASH };
     if (headSeq === null) return this.#broken(this.upTo, 'the chain head record (audit_heads) is missing');
     if (count < headSeq) {
-      return this.#broken(count + 1, `entries from seq ${count + 1} to ${headSeq} are missing: the chain head records seq ${headSeq}`);
+      return this.#broken(
+        count + 1,
+        `entries from seq ${count + 1} to ${headSeq} are missing: the chain head records seq ${headSeq}`,
+      );
     }
-    if (this.#headHash !== this.#prevHash) return this.#broken(headSeq, `the last entry's hash differs from the chain head record: the entry was replaced`);
+    if (this.#headHash !== this.#prevHash)
+      return this.#broken(headSeq, `the last entry's hash differs from the chain head record: the entry was replaced`);
     return { ok: true, tenant, count, headHash: this.#prevHash };
   }
 
@@ -282,12 +321,22 @@ export class SqliteAuditStore implements AuditStore {
 
   constructor(db: Db) {
     this.#db = db;
-    this.#head = db.prepare<[string], { seq: number; hash: string }>('SELECT seq, hash FROM audit_heads WHERE tenant = ?');
-    this.#lastEntry = db.prepare<[string], { seq: number; hash: string }>('SELECT seq, hash FROM audit_entries WHERE tenant = ? ORDER BY seq DESC LIMIT 1');
+    this.#head = db.prepare<[string], { seq: number; hash: string }>(
+      'SELECT seq, hash FROM audit_heads WHERE tenant = ?',
+    );
+    this.#lastEntry = db.prepare<[string], { seq: number; hash: string }>(
+      'SELECT seq, hash FROM audit_entries WHERE tenant = ? ORDER BY seq DESC LIMIT 1',
+    );
     this.#insert = db.prepare(`INSERT INTO audit_entries (${AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
-    this.#insertChunk = db.prepare(`INSERT INTO audit_entries (${AUDIT_COLUMNS}) VALUES ${Array.from({ length: INSERT_CHUNK }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`);
-    this.#setHead = db.prepare('INSERT INTO audit_heads (tenant, seq, hash) VALUES (?, ?, ?) ON CONFLICT (tenant) DO UPDATE SET seq = excluded.seq, hash = excluded.hash');
-    this.#latest = db.prepare<[string, number], AuditRow>(`SELECT ${AUDIT_COLUMNS} FROM audit_entries WHERE tenant = ? ORDER BY seq DESC LIMIT ?`);
+    this.#insertChunk = db.prepare(
+      `INSERT INTO audit_entries (${AUDIT_COLUMNS}) VALUES ${Array.from({ length: INSERT_CHUNK }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+    );
+    this.#setHead = db.prepare(
+      'INSERT INTO audit_heads (tenant, seq, hash) VALUES (?, ?, ?) ON CONFLICT (tenant) DO UPDATE SET seq = excluded.seq, hash = excluded.hash',
+    );
+    this.#latest = db.prepare<[string, number], AuditRow>(
+      `SELECT ${AUDIT_COLUMNS} FROM audit_entries WHERE tenant = ? ORDER BY seq DESC LIMIT ?`,
+    );
     this.#count = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM audit_entries WHERE tenant = ?');
     // One statement, so the head and the highest seq come from the same snapshot.
     this.#headAndMax = db.prepare<{ tenant: string }, AuditSnapshot>(
@@ -296,7 +345,8 @@ export class SqliteAuditStore implements AuditStore {
     this.#page = db.prepare<[string, number, number, number], AuditRow>(
       `SELECT ${AUDIT_COLUMNS} FROM audit_entries WHERE tenant = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`,
     );
-    this.#appendBatch = (entries) => this.#db.transaction((batch: readonly PreparedAuditEntry[]) => this.#chain(batch)).immediate(entries);
+    this.#appendBatch = (entries) =>
+      this.#db.transaction((batch: readonly PreparedAuditEntry[]) => this.#chain(batch)).immediate(entries);
   }
 
   /** Appends one entry in its own IMMEDIATE transaction (the CLI's path) and returns it chained. */
@@ -366,9 +416,20 @@ export class SqliteAuditStore implements AuditStore {
     // so nothing reads the table for a row not yet inserted.
     let values: unknown[] = [];
     for (const e of batch) {
-      const head = heads.get(e.tenant) ?? this.#head.get(e.tenant) ?? this.#lastEntry.get(e.tenant) ?? { seq: 0, hash: GENESIS_HASH };
+      const head = heads.get(e.tenant) ??
+        this.#head.get(e.tenant) ??
+        this.#lastEntry.get(e.tenant) ?? { seq: 0, hash: GENESIS_HASH };
       const entry = chainEntry(e, head);
-      values.push(entry.tenant, entry.seq, entry.eventType, entry.createdAt, entry.correlationId, entry.payload, entry.prevHash, entry.hash);
+      values.push(
+        entry.tenant,
+        entry.seq,
+        entry.eventType,
+        entry.createdAt,
+        entry.correlationId,
+        entry.payload,
+        entry.prevHash,
+        entry.hash,
+      );
       if (values.length === INSERT_CHUNK * 8) {
         this.#insertChunk.run(values);
         values = [];

@@ -59,7 +59,19 @@ export const certificateFromRecord = (r: CertificateRecord): CertificateRow => (
 });
 
 /** The values of a new entry, in the order of the INSERT's columns (tenant ... pem, created_at). */
-export const certificateParams = (c: NewCertificate): unknown[] => [c.tenant, c.name, c.kind, c.subject, c.issuer, c.serial, c.validFrom, c.validTo, c.sha256, c.pem, c.createdAt];
+export const certificateParams = (c: NewCertificate): unknown[] => [
+  c.tenant,
+  c.name,
+  c.kind,
+  c.subject,
+  c.issuer,
+  c.serial,
+  c.validFrom,
+  c.validTo,
+  c.sha256,
+  c.pem,
+  c.createdAt,
+];
 
 /** The storage contract (store/contracts.ts): implemented here and in store/pg/. */
 export interface CertificatesStore {
@@ -96,7 +108,9 @@ export class SqliteCertificatesStore implements CertificatesStore {
 
   /** Adds a current entry; undefined when the tenant already has a current entry of that name. */
   add(c: NewCertificate): CertificateRow | undefined {
-    return this.#db.transaction(() => (this.current(c.tenant, c.name) === undefined ? this.#insert(c) : undefined)).immediate();
+    return this.#db
+      .transaction(() => (this.current(c.tenant, c.name) === undefined ? this.#insert(c) : undefined))
+      .immediate();
   }
 
   /** Retires the current entry of (tenant, name) and adds the new one, atomically; undefined when there is no current entry. */
@@ -117,13 +131,19 @@ export class SqliteCertificatesStore implements CertificatesStore {
   }
 
   current(tenant: string, name: string): CertificateRow | undefined {
-    const r = this.#db.prepare("SELECT * FROM certificates WHERE tenant = ? AND name = ? AND status = 'current'").get(tenant, name) as CertificateRecord | undefined;
+    const r = this.#db
+      .prepare("SELECT * FROM certificates WHERE tenant = ? AND name = ? AND status = 'current'")
+      .get(tenant, name) as CertificateRecord | undefined;
     return r === undefined ? undefined : certificateFromRecord(r);
   }
 
   /** Every entry of (tenant, name), newest first. */
   history(tenant: string, name: string): CertificateRow[] {
-    return (this.#db.prepare('SELECT * FROM certificates WHERE tenant = ? AND name = ? ORDER BY id DESC').all(tenant, name) as CertificateRecord[]).map(certificateFromRecord);
+    return (
+      this.#db
+        .prepare('SELECT * FROM certificates WHERE tenant = ? AND name = ? ORDER BY id DESC')
+        .all(tenant, name) as CertificateRecord[]
+    ).map(certificateFromRecord);
   }
 
   /** Every entry (current and replaced), optionally of one tenant, soonest expiry first. */
@@ -142,9 +162,14 @@ export class SqliteCertificatesStore implements CertificatesStore {
   claimTaskRun(task: string, nowMs: number, intervalMs: number): boolean {
     return this.#db
       .transaction(() => {
-        const row = this.#db.prepare('SELECT last_run_ms AS t FROM task_runs WHERE task = ?').get(task) as { t: number } | undefined;
+        const row = this.#db.prepare('SELECT last_run_ms AS t FROM task_runs WHERE task = ?').get(task) as
+          { t: number } | undefined;
         if (row !== undefined && nowMs - row.t < intervalMs) return false;
-        this.#db.prepare('INSERT INTO task_runs (task, last_run_ms) VALUES (?, ?) ON CONFLICT (task) DO UPDATE SET last_run_ms = excluded.last_run_ms').run(task, nowMs);
+        this.#db
+          .prepare(
+            'INSERT INTO task_runs (task, last_run_ms) VALUES (?, ?) ON CONFLICT (task) DO UPDATE SET last_run_ms = excluded.last_run_ms',
+          )
+          .run(task, nowMs);
         return true;
       })
       .immediate();

@@ -54,7 +54,8 @@ export const DESCRIPTOR_FROM = `proto_descriptors d LEFT JOIN proto_latest l
   ON l.tenant = d.tenant AND l.name = d.name AND l.version = d.version`;
 
 /** Only the versions a latest pointer names. */
-export const DESCRIPTOR_LATEST_FROM = 'proto_latest l JOIN proto_descriptors d ON d.tenant = l.tenant AND d.name = l.name AND d.version = l.version';
+export const DESCRIPTOR_LATEST_FROM =
+  'proto_latest l JOIN proto_descriptors d ON d.tenant = l.tenant AND d.name = l.name AND d.version = l.version';
 
 /**
  * What the gRPC door reads on every call, synchronously: this repository over SQLite (the file's
@@ -89,7 +90,8 @@ export class SqliteDescriptorsStore implements DescriptorsStore {
 
   /** The tenant's registration status, read from the `tenants` table; undefined when not registered. */
   tenantStatus(tenant: string): 'active' | 'disabled' | undefined {
-    const row = this.#db.prepare('SELECT status FROM tenants WHERE id = ?').get(tenant) as { status: string } | undefined;
+    const row = this.#db.prepare('SELECT status FROM tenants WHERE id = ?').get(tenant) as
+      { status: string } | undefined;
     if (row === undefined) return undefined;
     return row.status === 'active' ? 'active' : 'disabled';
   }
@@ -101,16 +103,22 @@ export class SqliteDescriptorsStore implements DescriptorsStore {
   insert(d: NewDescriptor): void {
     this.#db
       .transaction(() => {
-        const exists = this.#db.prepare('SELECT hash FROM proto_descriptors WHERE tenant = ? AND name = ? AND version = ?').get(d.tenant, d.name, d.version);
+        const exists = this.#db
+          .prepare('SELECT hash FROM proto_descriptors WHERE tenant = ? AND name = ? AND version = ?')
+          .get(d.tenant, d.name, d.version);
         if (exists !== undefined) {
           throw descriptorExists(d);
         }
         this.#db
-          .prepare('INSERT INTO proto_descriptors (tenant, name, version, hash, size_bytes, bytes, deployed_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+          .prepare(
+            'INSERT INTO proto_descriptors (tenant, name, version, hash, size_bytes, bytes, deployed_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+          )
           .run(d.tenant, d.name, d.version, d.hash, d.bytes.length, d.bytes, d.deployedAt);
         if (d.makeLatest) {
           this.#db
-            .prepare('INSERT INTO proto_latest (tenant, name, version) VALUES (?, ?, ?) ON CONFLICT (tenant, name) DO UPDATE SET version = excluded.version')
+            .prepare(
+              'INSERT INTO proto_latest (tenant, name, version) VALUES (?, ?, ?) ON CONFLICT (tenant, name) DO UPDATE SET version = excluded.version',
+            )
             .run(d.tenant, d.name, d.version);
         }
       })
@@ -119,13 +127,18 @@ export class SqliteDescriptorsStore implements DescriptorsStore {
 
   /** The latest version of (tenant, name), or undefined when none has been marked latest. */
   latestVersion(tenant: string, name: string): string | undefined {
-    const row = this.#db.prepare('SELECT version FROM proto_latest WHERE tenant = ? AND name = ?').get(tenant, name) as { version: string } | undefined;
+    const row = this.#db.prepare('SELECT version FROM proto_latest WHERE tenant = ? AND name = ?').get(tenant, name) as
+      { version: string } | undefined;
     return row?.version;
   }
 
   /** Every version of a tenant, by name then deployment time. */
   list(tenant: string): DescriptorInfo[] {
-    const rows = this.#db.prepare(`SELECT ${DESCRIPTOR_COLUMNS} FROM ${DESCRIPTOR_FROM} WHERE d.tenant = ? ORDER BY d.name, d.deployed_at, d.version`).all(tenant) as DescriptorRecord[];
+    const rows = this.#db
+      .prepare(
+        `SELECT ${DESCRIPTOR_COLUMNS} FROM ${DESCRIPTOR_FROM} WHERE d.tenant = ? ORDER BY d.name, d.deployed_at, d.version`,
+      )
+      .all(tenant) as DescriptorRecord[];
     return rows.map(toDescriptorInfo);
   }
 
@@ -133,8 +146,16 @@ export class SqliteDescriptorsStore implements DescriptorsStore {
   get(tenant: string, name: string, version?: string): StoredDescriptor | undefined {
     const row = (
       version === undefined
-        ? this.#db.prepare(`SELECT ${DESCRIPTOR_COLUMNS}, d.bytes FROM ${DESCRIPTOR_LATEST_FROM} WHERE l.tenant = ? AND l.name = ?`).get(tenant, name)
-        : this.#db.prepare(`SELECT ${DESCRIPTOR_COLUMNS}, d.bytes FROM ${DESCRIPTOR_FROM} WHERE d.tenant = ? AND d.name = ? AND d.version = ?`).get(tenant, name, version)
+        ? this.#db
+            .prepare(
+              `SELECT ${DESCRIPTOR_COLUMNS}, d.bytes FROM ${DESCRIPTOR_LATEST_FROM} WHERE l.tenant = ? AND l.name = ?`,
+            )
+            .get(tenant, name)
+        : this.#db
+            .prepare(
+              `SELECT ${DESCRIPTOR_COLUMNS}, d.bytes FROM ${DESCRIPTOR_FROM} WHERE d.tenant = ? AND d.name = ? AND d.version = ?`,
+            )
+            .get(tenant, name, version)
     ) as DescriptorRecord | undefined;
     return row === undefined ? undefined : toStoredDescriptor(row);
   }
@@ -142,7 +163,9 @@ export class SqliteDescriptorsStore implements DescriptorsStore {
   /** The latest version of every descriptor name of a tenant, newest deployment first. */
   latestOfTenant(tenant: string): StoredDescriptor[] {
     const rows = this.#db
-      .prepare(`SELECT ${DESCRIPTOR_COLUMNS}, d.bytes FROM ${DESCRIPTOR_LATEST_FROM} WHERE l.tenant = ? ORDER BY d.deployed_at DESC, d.name`)
+      .prepare(
+        `SELECT ${DESCRIPTOR_COLUMNS}, d.bytes FROM ${DESCRIPTOR_LATEST_FROM} WHERE l.tenant = ? ORDER BY d.deployed_at DESC, d.name`,
+      )
       .all(tenant) as DescriptorRecord[];
     return rows.map(toStoredDescriptor);
   }
@@ -166,11 +189,22 @@ export class SqliteDescriptorsStore implements DescriptorsStore {
 
 /** The refusal of a version that is published already. */
 export function descriptorExists(d: NewDescriptor): SvcError {
-  return new SvcError('SVC_ERR_CONFLICT', `descriptor ${d.tenant}/${d.name} version ${d.version} is already published; publish under a new version`);
+  return new SvcError(
+    'SVC_ERR_CONFLICT',
+    `descriptor ${d.tenant}/${d.name} version ${d.version} is already published; publish under a new version`,
+  );
 }
 
 export function toDescriptorInfo(r: DescriptorRecord): DescriptorInfo {
-  return { tenant: r.tenant, name: r.name, version: r.version, hash: r.hash, sizeBytes: r.size_bytes, deployedAt: r.deployed_at, latest: r.latest === 1 || r.latest === true };
+  return {
+    tenant: r.tenant,
+    name: r.name,
+    version: r.version,
+    hash: r.hash,
+    sizeBytes: r.size_bytes,
+    deployedAt: r.deployed_at,
+    latest: r.latest === 1 || r.latest === true,
+  };
 }
 
 export function toStoredDescriptor(r: DescriptorRecord): StoredDescriptor {

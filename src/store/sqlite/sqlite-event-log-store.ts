@@ -71,7 +71,8 @@ export interface EventLogStore {
 /** The trace event kinds as an SQL list (constants, never caller input). */
 export const TRACE_KINDS_SQL = [...TRACE_EVENTS].map((e) => `'${e}'`).join(', ');
 
-const INSERT_HEAD = 'INSERT INTO events (ts, correlation_id, tenant, flow, step, event, payload, payload_truncated, http_status, outcome, reason, trace_id) VALUES';
+const INSERT_HEAD =
+  'INSERT INTO events (ts, correlation_id, tenant, flow, step, event, payload, payload_truncated, http_status, outcome, reason, trace_id) VALUES';
 const VALUES_ONE = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
 const CHUNK = 32;
 
@@ -88,7 +89,9 @@ export class SqliteEventLogStore implements EventLogStore {
     this.#minId = db.prepare<[], { id: number | null }>('SELECT min(id) AS id FROM events');
     this.#maxId = db.prepare<[], { id: number | null }>('SELECT max(id) AS id FROM events');
     this.#tsAtOrAfter = db.prepare<[number], { ts: string }>('SELECT ts FROM events WHERE id >= ? ORDER BY id LIMIT 1');
-    this.#deleteIdRange = db.prepare<[number, number, string]>('DELETE FROM events WHERE id >= ? AND id < ? AND ts < ?');
+    this.#deleteIdRange = db.prepare<[number, number, string]>(
+      'DELETE FROM events WHERE id >= ? AND id < ? AND ts < ?',
+    );
     const one = db.prepare(`${INSERT_HEAD} ${VALUES_ONE}`);
     // Rows go in as multi-row INSERTs of CHUNK rows, bound straight from the packed columns (which
     // are in the statement's column order): far fewer statement executions than one per row, and
@@ -156,7 +159,10 @@ export class SqliteEventLogStore implements EventLogStore {
       args.push(this.firstIdAtOrAfter(`${q.until}\uffff`));
     }
     const limit = Math.max(1, Math.min(q.limit ?? 100, 10_000));
-    return this.#select(`SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY id ${q.oldestFirst === true ? 'ASC' : 'DESC'} LIMIT ${limit}`, args);
+    return this.#select(
+      `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY id ${q.oldestFirst === true ? 'ASC' : 'DESC'} LIMIT ${limit}`,
+      args,
+    );
   }
 
   /**
@@ -225,7 +231,11 @@ export class SqliteEventLogStore implements EventLogStore {
    */
   countsSince(iso: string): EventCounts {
     const from = this.firstIdAtOrAfter(iso);
-    const rows = this.#db.prepare('SELECT event, count(*) AS n, sum(CASE WHEN event = ? AND http_status >= 400 THEN 1 ELSE 0 END) AS failed FROM events WHERE id >= ? GROUP BY event').all('completed', from) as {
+    const rows = this.#db
+      .prepare(
+        'SELECT event, count(*) AS n, sum(CASE WHEN event = ? AND http_status >= 400 THEN 1 ELSE 0 END) AS failed FROM events WHERE id >= ? GROUP BY event',
+      )
+      .all('completed', from) as {
       event: string;
       n: number;
       failed: number;
@@ -268,7 +278,11 @@ export class SqliteEventLogStore implements EventLogStore {
 
 /** A row as read (`payload_truncated` 0 or 1) as the contract answers it: payload parsed, flag a boolean. */
 export function toStoredEvent(r: EventRow & { id: number }): StoredEvent {
-  return { ...r, payload: r.payload === null ? null : JSON.parse(r.payload), payload_truncated: r.payload_truncated === 1 };
+  return {
+    ...r,
+    payload: r.payload === null ? null : JSON.parse(r.payload),
+    payload_truncated: r.payload_truncated === 1,
+  };
 }
 
 /** `countsSince`'s answer from its rows: one per kind with its count and its failed completions. */
@@ -286,7 +300,13 @@ export function toEventCounts(rows: readonly { event: string; n: number; failed:
  * Adds `column = ?` for each of `keys` that the query sets (column names are these constants, never
  * input). `param` names the placeholder of the n-th argument (PostgreSQL's `$n`).
  */
-export function exactMatches<Q extends object>(q: Q, keys: readonly (keyof Q & string)[], where: string[], args: unknown[], param: (n: number) => string = () => '?'): void {
+export function exactMatches<Q extends object>(
+  q: Q,
+  keys: readonly (keyof Q & string)[],
+  where: string[],
+  args: unknown[],
+  param: (n: number) => string = () => '?',
+): void {
   for (const key of keys) {
     const v = q[key];
     if (v !== undefined) {

@@ -99,7 +99,12 @@ export interface FlowStateStore {
    * its deadline that no reconcile pass has timed out yet closes as `closed`); returns the status
    * before, or undefined when no row exists.
    */
-  closeCorrelation(tenant: string, flow: string, keyHash: string, now: string): Awaitable<CorrelationStatus | undefined>;
+  closeCorrelation(
+    tenant: string,
+    flow: string,
+    keyHash: string,
+    now: string,
+  ): Awaitable<CorrelationStatus | undefined>;
   /** Open rows whose deadline has passed, oldest deadline first. @default limit 500 */
   dueCorrelations(now: string, limit?: number): Awaitable<CorrelationRow[]>;
   /** open -> timed_out; false when another process (or a close) got there first. */
@@ -142,14 +147,13 @@ export class SqliteFlowStateStore implements FlowStateStore {
           const row = this.getInbox(c.tenant, c.flow, c.keyHash);
           if (row !== undefined && !claimable(row, c.now, c.reclaimFailed)) return { claimed: false, row };
           this.#sql(
-              `INSERT INTO flow_inbox (tenant, flow, key_hash, status, claimed_at, expires_at, lease_expires_at, first_correlation_id)
+            `INSERT INTO flow_inbox (tenant, flow, key_hash, status, claimed_at, expires_at, lease_expires_at, first_correlation_id)
                VALUES (?, ?, ?, 'in_flight', ?, ?, ?, ?)
                ON CONFLICT (tenant, flow, key_hash) DO UPDATE SET status = 'in_flight', claimed_at = excluded.claimed_at,
                  expires_at = excluded.expires_at, lease_expires_at = excluded.lease_expires_at,
                  first_correlation_id = excluded.first_correlation_id, response_status = NULL, response_headers = NULL,
                  response_body = NULL, finished_at = NULL`,
-            )
-            .run(c.tenant, c.flow, c.keyHash, c.now, c.expiresAt, c.leaseExpiresAt, c.correlationId);
+          ).run(c.tenant, c.flow, c.keyHash, c.now, c.expiresAt, c.leaseExpiresAt, c.correlationId);
           return { claimed: true };
         })
         .immediate(),
@@ -160,16 +164,20 @@ export class SqliteFlowStateStore implements FlowStateStore {
   finish(tenant: string, flow: string, keyHash: string, correlationId: string, o: FinishRequest): void {
     this.#safe(() =>
       this.#sql(
-          `UPDATE flow_inbox SET status = ?, response_status = ?, response_headers = ?, response_body = ?, finished_at = ?, lease_expires_at = NULL
+        `UPDATE flow_inbox SET status = ?, response_status = ?, response_headers = ?, response_body = ?, finished_at = ?, lease_expires_at = NULL
            WHERE tenant = ? AND flow = ? AND key_hash = ? AND first_correlation_id = ? AND status = 'in_flight'`,
-        )
-        .run(o.status, o.responseStatus, JSON.stringify(o.headers), o.body, o.now, tenant, flow, keyHash, correlationId),
+      ).run(o.status, o.responseStatus, JSON.stringify(o.headers), o.body, o.now, tenant, flow, keyHash, correlationId),
     );
   }
 
   getInbox(tenant: string, flow: string, keyHash: string): InboxRow | undefined {
     return this.#safe(
-      () => this.#sql('SELECT * FROM flow_inbox WHERE tenant = ? AND flow = ? AND key_hash = ?').get(tenant, flow, keyHash) as InboxRow | undefined,
+      () =>
+        this.#sql('SELECT * FROM flow_inbox WHERE tenant = ? AND flow = ? AND key_hash = ?').get(
+          tenant,
+          flow,
+          keyHash,
+        ) as InboxRow | undefined,
     );
   }
 
@@ -180,7 +188,9 @@ export class SqliteFlowStateStore implements FlowStateStore {
         .transaction(() => {
           const row = this.getInbox(tenant, flow, keyHash);
           if (row?.status !== 'in_flight') return row;
-          this.#sql("UPDATE flow_inbox SET lease_expires_at = NULL WHERE tenant = ? AND flow = ? AND key_hash = ? AND status = 'in_flight'").run(tenant, flow, keyHash);
+          this.#sql(
+            "UPDATE flow_inbox SET lease_expires_at = NULL WHERE tenant = ? AND flow = ? AND key_hash = ? AND status = 'in_flight'",
+          ).run(tenant, flow, keyHash);
           return row;
         })
         .immediate(),
@@ -196,10 +206,9 @@ export class SqliteFlowStateStore implements FlowStateStore {
     return this.#safe(
       () =>
         this.#sql(
-            `DELETE FROM flow_inbox WHERE expires_at <= ?
+          `DELETE FROM flow_inbox WHERE expires_at <= ?
              AND (status <> 'in_flight' OR lease_expires_at IS NULL OR lease_expires_at <= ?)`,
-          )
-          .run(now, now).changes,
+        ).run(now, now).changes,
     );
   }
 
@@ -211,10 +220,19 @@ export class SqliteFlowStateStore implements FlowStateStore {
           const existing = this.getCorrelation(r.tenant, r.flow, r.key_hash);
           if (existing !== undefined) return existing;
           this.#sql(
-              `INSERT INTO flow_correlations (tenant, flow, key_hash, step, status, opened_at, deadline, on_timeout_flow, correlation_id, state)
+            `INSERT INTO flow_correlations (tenant, flow, key_hash, step, status, opened_at, deadline, on_timeout_flow, correlation_id, state)
                VALUES (?, ?, ?, ?, 'open', ?, ?, ?, ?, ?)`,
-            )
-            .run(r.tenant, r.flow, r.key_hash, r.step, r.opened_at, r.deadline, r.on_timeout_flow, r.correlation_id, r.state);
+          ).run(
+            r.tenant,
+            r.flow,
+            r.key_hash,
+            r.step,
+            r.opened_at,
+            r.deadline,
+            r.on_timeout_flow,
+            r.correlation_id,
+            r.state,
+          );
           return undefined;
         })
         .immediate(),
@@ -224,17 +242,20 @@ export class SqliteFlowStateStore implements FlowStateStore {
   /** Withdraws a row this delivery opened (its flow failed, so the correlation never started). */
   withdrawCorrelation(tenant: string, flow: string, keyHash: string, correlationId: string): void {
     this.#safe(() =>
-      this.#sql("DELETE FROM flow_correlations WHERE tenant = ? AND flow = ? AND key_hash = ? AND correlation_id = ? AND status = 'open'")
-        .run(tenant, flow, keyHash, correlationId),
+      this.#sql(
+        "DELETE FROM flow_correlations WHERE tenant = ? AND flow = ? AND key_hash = ? AND correlation_id = ? AND status = 'open'",
+      ).run(tenant, flow, keyHash, correlationId),
     );
   }
 
   getCorrelation(tenant: string, flow: string, keyHash: string): CorrelationRow | undefined {
     return this.#safe(
       () =>
-        this.#sql('SELECT * FROM flow_correlations WHERE tenant = ? AND flow = ? AND key_hash = ?').get(tenant, flow, keyHash) as
-          | CorrelationRow
-          | undefined,
+        this.#sql('SELECT * FROM flow_correlations WHERE tenant = ? AND flow = ? AND key_hash = ?').get(
+          tenant,
+          flow,
+          keyHash,
+        ) as CorrelationRow | undefined,
     );
   }
 
@@ -247,7 +268,9 @@ export class SqliteFlowStateStore implements FlowStateStore {
           if (row === undefined) return undefined;
           const next = row.status === 'open' ? 'closed' : row.status === 'timed_out' ? 'closed_late' : undefined;
           if (next !== undefined) {
-            this.#sql('UPDATE flow_correlations SET status = ?, closed_at = ? WHERE tenant = ? AND flow = ? AND key_hash = ?').run(next, now, tenant, flow, keyHash);
+            this.#sql(
+              'UPDATE flow_correlations SET status = ?, closed_at = ? WHERE tenant = ? AND flow = ? AND key_hash = ?',
+            ).run(next, now, tenant, flow, keyHash);
           }
           return row.status;
         })
@@ -258,7 +281,10 @@ export class SqliteFlowStateStore implements FlowStateStore {
   /** Open rows whose deadline has passed, oldest deadline first. */
   dueCorrelations(now: string, limit = 500): CorrelationRow[] {
     return this.#safe(
-      () => this.#sql("SELECT * FROM flow_correlations WHERE status = 'open' AND deadline <= ? ORDER BY deadline LIMIT ?").all(now, limit) as CorrelationRow[],
+      () =>
+        this.#sql(
+          "SELECT * FROM flow_correlations WHERE status = 'open' AND deadline <= ? ORDER BY deadline LIMIT ?",
+        ).all(now, limit) as CorrelationRow[],
     );
   }
 
@@ -266,14 +292,17 @@ export class SqliteFlowStateStore implements FlowStateStore {
   markTimedOut(tenant: string, flow: string, keyHash: string): boolean {
     return this.#safe(
       () =>
-        this.#sql("UPDATE flow_correlations SET status = 'timed_out' WHERE tenant = ? AND flow = ? AND key_hash = ? AND status = 'open'").run(tenant, flow, keyHash)
-          .changes === 1,
+        this.#sql(
+          "UPDATE flow_correlations SET status = 'timed_out' WHERE tenant = ? AND flow = ? AND key_hash = ? AND status = 'open'",
+        ).run(tenant, flow, keyHash).changes === 1,
     );
   }
 
   /** Deletes finished rows (not open) whose deadline is before `cutoff`. */
   purgeCorrelations(cutoff: string): number {
-    return this.#safe(() => this.#sql("DELETE FROM flow_correlations WHERE status <> 'open' AND deadline < ?").run(cutoff).changes);
+    return this.#safe(
+      () => this.#sql("DELETE FROM flow_correlations WHERE status <> 'open' AND deadline < ?").run(cutoff).changes,
+    );
   }
 
   /**
@@ -319,7 +348,10 @@ export function stateUnavailable(err: unknown): StorageUnavailableError {
  * The WHERE clause, its arguments and the row limit of a listing, `param(n)` writing the n-th
  * placeholder (from 1); undefined when no status is selected, so nothing matches.
  */
-export function stateFilterSql(f: StateFilter, param: (n: number) => string): { where: string; args: unknown[]; limit: number } | undefined {
+export function stateFilterSql(
+  f: StateFilter,
+  param: (n: number) => string,
+): { where: string; args: unknown[]; limit: number } | undefined {
   const where: string[] = [];
   const args: unknown[] = [];
   const next = (v: unknown): string => {
@@ -332,7 +364,11 @@ export function stateFilterSql(f: StateFilter, param: (n: number) => string): { 
     if (f.statuses.length === 0) return undefined;
     where.push(`status IN (${f.statuses.map(next).join(', ')})`);
   }
-  return { where: where.length ? `WHERE ${where.join(' AND ')}` : '', args, limit: Math.max(1, Math.floor(f.limit ?? 50)) };
+  return {
+    where: where.length ? `WHERE ${where.join(' AND ')}` : '',
+    args,
+    limit: Math.max(1, Math.floor(f.limit ?? 50)),
+  };
 }
 
 /** Whether a claim at `now` takes the key over from `row` (ClaimRequest, FlowStateStore.claim). */

@@ -11,10 +11,25 @@ describe('keyStatus', () => {
     ['no expiry, not revoked', { revokedAt: null, expiresAt: null }, now, 'active'],
     ['expiry in the future', { revokedAt: null, expiresAt: '2030-02-01T00:00:00Z' }, now, 'active'],
     ['expiry passed', { revokedAt: null, expiresAt: '2030-01-31T11:59:59Z' }, now, 'expired'],
-    ['revoked wins over expired', { revokedAt: '2030-01-01T00:00:00Z', expiresAt: '2020-01-01T00:00:00Z' }, now, 'revoked'],
+    [
+      'revoked wins over expired',
+      { revokedAt: '2030-01-01T00:00:00Z', expiresAt: '2020-01-01T00:00:00Z' },
+      now,
+      'revoked',
+    ],
     ['revoked, no expiry', { revokedAt: '2030-01-01T00:00:00Z', expiresAt: null }, now, 'revoked'],
-    ['within the last valid second', { revokedAt: null, expiresAt: '2030-01-31T23:59:59Z' }, new Date('2030-01-31T23:59:59.999Z'), 'active'],
-    ['one second past the expiry instant', { revokedAt: null, expiresAt: '2030-01-31T23:59:59Z' }, new Date('2030-02-01T00:00:00Z'), 'expired'],
+    [
+      'within the last valid second',
+      { revokedAt: null, expiresAt: '2030-01-31T23:59:59Z' },
+      new Date('2030-01-31T23:59:59.999Z'),
+      'active',
+    ],
+    [
+      'one second past the expiry instant',
+      { revokedAt: null, expiresAt: '2030-01-31T23:59:59Z' },
+      new Date('2030-02-01T00:00:00Z'),
+      'expired',
+    ],
     ['unreadable expiry fails closed', { revokedAt: null, expiresAt: 'garbage' }, now, 'expired'],
   ];
   for (const [what, row, at, status] of cases) {
@@ -36,7 +51,12 @@ describe('raw keys', () => {
 describe('SqliteKeysStore', () => {
   const setup = () => {
     const db = openDb(':memory:', registryMigrations);
-    new SqliteTenantsStore(db).create({ id: 'acme', displayName: 'Acme', authMethods: ['api_key'], createdAt: '2030-01-01T00:00:00Z' });
+    new SqliteTenantsStore(db).create({
+      id: 'acme',
+      displayName: 'Acme',
+      authMethods: ['api_key'],
+      createdAt: '2030-01-01T00:00:00Z',
+    });
     return { db, keys: new SqliteKeysStore(db) };
   };
   const newKey = (raw: string) => ({
@@ -65,7 +85,9 @@ describe('SqliteKeysStore', () => {
 
   it('looks a key up through the unique index on key_hash', () => {
     const { db } = setup();
-    const plan = db.prepare('EXPLAIN QUERY PLAN SELECT * FROM api_keys WHERE key_hash = ?').all('x') as { detail: string }[];
+    const plan = db.prepare('EXPLAIN QUERY PLAN SELECT * FROM api_keys WHERE key_hash = ?').all('x') as {
+      detail: string;
+    }[];
     assert.match(plan.map((p) => p.detail).join(' '), /USING INDEX/);
   });
 
@@ -80,7 +102,12 @@ describe('SqliteKeysStore', () => {
 
   it('lists only the tenant’s keys, oldest first', () => {
     const { db, keys } = setup();
-    new SqliteTenantsStore(db).create({ id: 'beta', displayName: 'Beta', authMethods: ['api_key'], createdAt: '2030-01-01T00:00:00Z' });
+    new SqliteTenantsStore(db).create({
+      id: 'beta',
+      displayName: 'Beta',
+      authMethods: ['api_key'],
+      createdAt: '2030-01-01T00:00:00Z',
+    });
     keys.create(newKey('svk_a'));
     keys.create({ ...newKey('svk_b'), tenant: 'beta' });
     keys.create(newKey('svk_c'));

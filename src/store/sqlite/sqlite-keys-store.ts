@@ -116,7 +116,9 @@ export class SqliteKeysStore implements KeysStore {
   constructor(db: Db) {
     this.#byHash = db.prepare<[string], KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = ?`);
     this.#byId = db.prepare<[number], KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`);
-    this.#byTenant = db.prepare<[string], KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE tenant = ? ORDER BY id`);
+    this.#byTenant = db.prepare<[string], KeyRecord>(
+      `SELECT ${KEY_COLUMNS} FROM api_keys WHERE tenant = ? ORDER BY id`,
+    );
     this.#insert = db.prepare(
       'INSERT INTO api_keys (tenant, label, key_hash, scopes, flows, expires_at, rate_limit, revoked_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?)',
     );

@@ -44,7 +44,9 @@ export class SqliteSettingsStore implements SettingsStore {
 
   constructor(db: Db) {
     this.#get = db.prepare<[string], { value: string }>('SELECT value FROM system_config WHERE key = ?');
-    this.#set = db.prepare('INSERT INTO system_config (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
+    this.#set = db.prepare(
+      'INSERT INTO system_config (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+    );
   }
 
   /** The value in force; an absent or unparseable row gives the documented default. */
@@ -77,11 +79,18 @@ export class SqliteSettingsStore implements SettingsStore {
  * @throws SvcError `SVC_ERR_INVALID_INPUT`
  */
 export function settingText(name: string, value: number | string): string {
-  if (!isSettingName(name)) throw new SvcError('SVC_ERR_INVALID_INPUT', `unknown setting "${name}"; known: ${Object.keys(Settings).join(', ')}`);
+  if (!isSettingName(name))
+    throw new SvcError(
+      'SVC_ERR_INVALID_INPUT',
+      `unknown setting "${name}"; known: ${Object.keys(Settings).join(', ')}`,
+    );
   const text = String(value).trim();
   const d: SettingDef = Settings[name];
   if (!isAccepted(d, text)) {
-    throw new SvcError('SVC_ERR_INVALID_INPUT', `setting ${name} needs ${d.integer ? 'a whole number' : 'a number'} of at least ${d.min}, got "${String(value)}"`);
+    throw new SvcError(
+      'SVC_ERR_INVALID_INPUT',
+      `setting ${name} needs ${d.integer ? 'a whole number' : 'a number'} of at least ${d.min}, got "${String(value)}"`,
+    );
   }
   return text;
 }

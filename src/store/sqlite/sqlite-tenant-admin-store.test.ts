@@ -17,7 +17,8 @@ function setup() {
 
 const NEW = { id: 'acme', displayName: 'Acme', authMethods: ['api_key'], createdAt: '2030-01-31T08:00:00.000Z' };
 const registered = { tenant: 'acme', eventType: 'tenant.registered', payload: { display_name: 'Acme' } };
-const events = (audit: SqliteAuditStore) => audit.latest('acme', 100).map((e) => [e.eventType, JSON.parse(e.payload) as unknown]);
+const events = (audit: SqliteAuditStore) =>
+  audit.latest('acme', 100).map((e) => [e.eventType, JSON.parse(e.payload) as unknown]);
 
 describe('SqliteTenantAdmin', () => {
   it('createTenant stores an active tenant and appends its entry', async () => {
@@ -31,7 +32,10 @@ describe('SqliteTenantAdmin', () => {
   it('createTenant refuses a taken id with SVC_ERR_CONFLICT and appends nothing', async () => {
     const { audit, admin } = setup();
     await admin.createTenant(NEW, registered);
-    await assert.rejects(async () => admin.createTenant({ ...NEW, displayName: 'Other' }, registered), (err: SvcError) => err.code === 'SVC_ERR_CONFLICT');
+    await assert.rejects(
+      async () => admin.createTenant({ ...NEW, displayName: 'Other' }, registered),
+      (err: SvcError) => err.code === 'SVC_ERR_CONFLICT',
+    );
     assert.equal(audit.count('acme'), 1);
   });
 
@@ -44,7 +48,10 @@ describe('SqliteTenantAdmin', () => {
       return { tenant: 'acme', eventType: 'tenant.disabled', payload: { from: before.status } };
     });
     assert.deepEqual([r?.before.status, r?.after.status, r?.changed], ['active', 'disabled', true]);
-    assert.deepEqual(seen.map((t) => t.status), ['active']);
+    assert.deepEqual(
+      seen.map((t) => t.status),
+      ['active'],
+    );
     assert.deepEqual(events(audit).at(-1), ['tenant.disabled', { from: 'active' }]);
   });
 
@@ -58,7 +65,10 @@ describe('SqliteTenantAdmin', () => {
 
   it('setTenantStatus of an unregistered tenant answers undefined and writes nothing', async () => {
     const { tenants, audit, admin } = setup();
-    assert.equal(await admin.setTenantStatus('ghost', 'disabled', () => assert.fail('no entry for an unregistered tenant')), undefined);
+    assert.equal(
+      await admin.setTenantStatus('ghost', 'disabled', () => assert.fail('no entry for an unregistered tenant')),
+      undefined,
+    );
     assert.equal(tenants.get('ghost'), undefined);
     assert.equal(audit.count('ghost'), 0);
   });

@@ -51,7 +51,11 @@ export interface TenantAdmin {
    * appends nothing (and `auditFor` is not called).
    * @returns undefined when the tenant is not registered (nothing is written)
    */
-  setTenantStatus(id: string, status: TenantStatus, auditFor: (before: Tenant) => AuditEntryInput): Awaitable<TenantStatusChange | undefined>;
+  setTenantStatus(
+    id: string,
+    status: TenantStatus,
+    auditFor: (before: Tenant) => AuditEntryInput,
+  ): Awaitable<TenantStatusChange | undefined>;
 }
 
 /** TenantAdmin on the embedded SQLite store: the registry and audit repositories of one state directory. */
@@ -74,7 +78,11 @@ export class SqliteTenantAdmin implements TenantAdmin {
     });
   }
 
-  setTenantStatus(id: string, status: TenantStatus, auditFor: (before: Tenant) => AuditEntryInput): TenantStatusChange | undefined {
+  setTenantStatus(
+    id: string,
+    status: TenantStatus,
+    auditFor: (before: Tenant) => AuditEntryInput,
+  ): TenantStatusChange | undefined {
     return this.#audit.transaction(() => {
       const before = this.#tenants.get(id);
       if (before === undefined) return undefined;

@@ -69,9 +69,15 @@ export class SqliteTenantsStore implements TenantsStore {
   readonly #setStatus;
 
   constructor(db: Db) {
-    this.#get = db.prepare<[string], TenantRow>('SELECT id, display_name, status, auth_methods, created_at FROM tenants WHERE id = ?');
-    this.#list = db.prepare<[], TenantRow>('SELECT id, display_name, status, auth_methods, created_at FROM tenants ORDER BY id');
-    this.#insert = db.prepare('INSERT INTO tenants (id, display_name, status, auth_methods, created_at) VALUES (?, ?, ?, ?, ?)');
+    this.#get = db.prepare<[string], TenantRow>(
+      'SELECT id, display_name, status, auth_methods, created_at FROM tenants WHERE id = ?',
+    );
+    this.#list = db.prepare<[], TenantRow>(
+      'SELECT id, display_name, status, auth_methods, created_at FROM tenants ORDER BY id',
+    );
+    this.#insert = db.prepare(
+      'INSERT INTO tenants (id, display_name, status, auth_methods, created_at) VALUES (?, ?, ?, ?, ?)',
+    );
     // Conditional, so a no-op transition is visible as zero changed rows even with concurrent writers.
     this.#setStatus = db.prepare('UPDATE tenants SET status = ? WHERE id = ? AND status <> ?');
   }

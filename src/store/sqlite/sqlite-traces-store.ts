@@ -26,7 +26,9 @@ export class SqliteTraceStore implements TraceStore {
 
   constructor(db: Db) {
     this.#db = db;
-    this.#get = db.prepare<[string, string], { enabled: number }>('SELECT enabled FROM trace_config WHERE tenant = ? AND flow = ?');
+    this.#get = db.prepare<[string, string], { enabled: number }>(
+      'SELECT enabled FROM trace_config WHERE tenant = ? AND flow = ?',
+    );
     this.#set = db.prepare(
       `INSERT INTO trace_config (tenant, flow, enabled, updated_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (tenant, flow) DO UPDATE SET enabled = excluded.enabled, updated_at = excluded.updated_at
@@ -49,7 +51,9 @@ export class SqliteTraceStore implements TraceStore {
     const rows = (
       tenant === undefined
         ? this.#db.prepare('SELECT tenant, flow, enabled, updated_at FROM trace_config ORDER BY tenant, flow').all()
-        : this.#db.prepare('SELECT tenant, flow, enabled, updated_at FROM trace_config WHERE tenant = ? ORDER BY flow').all(tenant)
+        : this.#db
+            .prepare('SELECT tenant, flow, enabled, updated_at FROM trace_config WHERE tenant = ? ORDER BY flow')
+            .all(tenant)
     ) as { tenant: string; flow: string; enabled: number; updated_at: string }[];
     return rows.map((r) => ({ ...r, enabled: r.enabled === 1 }));
   }

@@ -19,7 +19,12 @@ export interface UiSessionRecord {
 
 export const UI_SESSION_COLUMNS = 'id_hash, user_id, created_at_ms, last_seen_ms';
 
-export const toUiSession = (r: UiSessionRecord): UiSessionRow => ({ idHash: r.id_hash, userId: r.user_id, createdAtMs: r.created_at_ms, lastSeenMs: r.last_seen_ms });
+export const toUiSession = (r: UiSessionRecord): UiSessionRow => ({
+  idHash: r.id_hash,
+  userId: r.user_id,
+  createdAtMs: r.created_at_ms,
+  lastSeenMs: r.last_seen_ms,
+});
 
 /** The storage contract (store/contracts.ts): implemented here and in store/pg/. */
 export interface UiSessionsStore {
@@ -48,11 +53,14 @@ export class SqliteUiSessionsStore implements UiSessionsStore {
   }
 
   insert(s: UiSessionRow): void {
-    this.#db.prepare('INSERT INTO ui_sessions (id_hash, user_id, created_at_ms, last_seen_ms) VALUES (?, ?, ?, ?)').run(s.idHash, s.userId, s.createdAtMs, s.lastSeenMs);
+    this.#db
+      .prepare('INSERT INTO ui_sessions (id_hash, user_id, created_at_ms, last_seen_ms) VALUES (?, ?, ?, ?)')
+      .run(s.idHash, s.userId, s.createdAtMs, s.lastSeenMs);
   }
 
   get(idHash: string): UiSessionRow | undefined {
-    const r = this.#db.prepare(`SELECT ${UI_SESSION_COLUMNS} FROM ui_sessions WHERE id_hash = ?`).get(idHash) as UiSessionRecord | undefined;
+    const r = this.#db.prepare(`SELECT ${UI_SESSION_COLUMNS} FROM ui_sessions WHERE id_hash = ?`).get(idHash) as
+      UiSessionRecord | undefined;
     return r === undefined ? undefined : toUiSession(r);
   }
 
@@ -71,7 +79,9 @@ export class SqliteUiSessionsStore implements UiSessionsStore {
 
   /** Drops sessions past either timeout. */
   deleteExpired(idleBeforeMs: number, createdBeforeMs: number): number {
-    return this.#db.prepare('DELETE FROM ui_sessions WHERE last_seen_ms < ? OR created_at_ms < ?').run(idleBeforeMs, createdBeforeMs).changes;
+    return this.#db
+      .prepare('DELETE FROM ui_sessions WHERE last_seen_ms < ? OR created_at_ms < ?')
+      .run(idleBeforeMs, createdBeforeMs).changes;
   }
 
   /** The installation's CSRF signing key, made once (by whichever process gets there first) and shared by every process. */

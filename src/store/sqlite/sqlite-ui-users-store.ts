@@ -24,10 +24,20 @@ export interface UiUserRecord {
   updated_at: string;
 }
 
-export const toUiUser = (r: UiUserRecord): UiUser => ({ id: r.id, username: r.username, role: r.role, disabled: r.disabled === 1 || r.disabled === true, createdAt: r.created_at, updatedAt: r.updated_at });
+export const toUiUser = (r: UiUserRecord): UiUser => ({
+  id: r.id,
+  username: r.username,
+  role: r.role,
+  disabled: r.disabled === 1 || r.disabled === true,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
 
 /** What a login reads: the user and their stored hash. */
-export const uiCredentials = (r: UiUserRecord): { user: UiUser; passwordHash: string } => ({ user: toUiUser(r), passwordHash: r.password_hash });
+export const uiCredentials = (r: UiUserRecord): { user: UiUser; passwordHash: string } => ({
+  user: toUiUser(r),
+  passwordHash: r.password_hash,
+});
 
 /** A new account as the doors hand it over (the hash already made). */
 export interface NewUiUser {
@@ -72,7 +82,9 @@ export class SqliteUiUsersStore implements UiUsersStore {
   /** Inserts a user; undefined when the username is taken (nothing written). */
   insert(u: NewUiUser): UiUser | undefined {
     const r = this.#db
-      .prepare('INSERT INTO ui_users (username, role, password_hash, disabled, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?) ON CONFLICT (username) DO NOTHING')
+      .prepare(
+        'INSERT INTO ui_users (username, role, password_hash, disabled, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?) ON CONFLICT (username) DO NOTHING',
+      )
       .run(u.username, u.role, u.passwordHash, u.at, u.at);
     return r.changes === 0 ? undefined : this.byId(Number(r.lastInsertRowid));
   }
@@ -99,11 +111,19 @@ export class SqliteUiUsersStore implements UiUsersStore {
 
   /** True when the flag changed. */
   setDisabled(username: string, disabled: boolean, at: string): boolean {
-    return this.#db.prepare('UPDATE ui_users SET disabled = ?, updated_at = ? WHERE username = ? AND disabled <> ?').run(disabled ? 1 : 0, at, username, disabled ? 1 : 0).changes > 0;
+    return (
+      this.#db
+        .prepare('UPDATE ui_users SET disabled = ?, updated_at = ? WHERE username = ? AND disabled <> ?')
+        .run(disabled ? 1 : 0, at, username, disabled ? 1 : 0).changes > 0
+    );
   }
 
   /** True when the user exists. */
   setPasswordHash(username: string, passwordHash: string, at: string): boolean {
-    return this.#db.prepare('UPDATE ui_users SET password_hash = ?, updated_at = ? WHERE username = ?').run(passwordHash, at, username).changes > 0;
+    return (
+      this.#db
+        .prepare('UPDATE ui_users SET password_hash = ?, updated_at = ? WHERE username = ?')
+        .run(passwordHash, at, username).changes > 0
+    );
   }
 }

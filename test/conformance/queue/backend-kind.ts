@@ -24,4 +24,3 @@ export interface QueueBackendKind {
    */
   readonly consumedElsewhereUntestable?: string;
 }
-

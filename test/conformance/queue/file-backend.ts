@@ -34,5 +34,6 @@ export const fileBackend: QueueBackendKind = {
   // process from this one by PID, so a shared handle here counts the other's worker as its own
   // process's. test/queue-multiprocess.test.ts and test/queue-shared-state.test.ts cover it with
   // real processes.
-  consumedElsewhereUntestable: 'FileQueueStore handles in one process share a PID; the multi-process tests (test/queue-multiprocess.test.ts, test/queue-shared-state.test.ts) cover consumedElsewhere',
+  consumedElsewhereUntestable:
+    'FileQueueStore handles in one process share a PID; the multi-process tests (test/queue-multiprocess.test.ts, test/queue-shared-state.test.ts) cover consumedElsewhere',
 };

@@ -3,7 +3,20 @@
  * (`*.conformance.ts`) is a function of it and is run once per backend, by sqlite.test.ts and
  * postgres.test.ts, so both implementations of a contract answer the same tests.
  */
-import type { ArtifactsStore, AuditStore, CertificatesStore, DescriptorsStore, EventLogStore, FlowStateStore, KeysStore, SettingsStore, TenantsStore, TraceStore, UiSessionsStore, UiUsersStore } from '../../../src/store/contracts/index.js';
+import type {
+  ArtifactsStore,
+  AuditStore,
+  CertificatesStore,
+  DescriptorsStore,
+  EventLogStore,
+  FlowStateStore,
+  KeysStore,
+  SettingsStore,
+  TenantsStore,
+  TraceStore,
+  UiSessionsStore,
+  UiUsersStore,
+} from '../../../src/store/contracts/index.js';
 import type { EventLog, EventLogTuning } from '../../../src/store/event-log/event-log.js';
 import type { TenantAdmin } from '../../../src/store/sqlite/sqlite-tenant-admin-store.js';
 

@@ -40,7 +40,12 @@ export function certificatesConformance(kind: BackendKind): void {
         const a = await s.certificates.add(cert('acme', 'bank', { kind: 'server_cert', serial: '0A' }));
         assert.ok(a !== undefined);
         assert.equal(typeof a.id, 'number');
-        assert.deepEqual(a, { id: a.id, ...cert('acme', 'bank', { kind: 'server_cert', serial: '0A' }), status: 'current', replacedAt: null });
+        assert.deepEqual(a, {
+          id: a.id,
+          ...cert('acme', 'bank', { kind: 'server_cert', serial: '0A' }),
+          status: 'current',
+          replacedAt: null,
+        });
         assert.deepEqual(await s.certificates.byId(a.id), a);
         assert.deepEqual(await s.certificates.current('acme', 'bank'), a);
       }));
@@ -82,7 +87,12 @@ export function certificatesConformance(kind: BackendKind): void {
         const out = await s.certificates.replace(cert('acme', 'bank', { serial: '02', createdAt: T1 }), T1);
         assert.ok(out !== undefined);
         assert.deepEqual(out.retired, { ...a, status: 'replaced', replacedAt: T1 });
-        assert.deepEqual(out.current, { id: out.current.id, ...cert('acme', 'bank', { serial: '02', createdAt: T1 }), status: 'current', replacedAt: null });
+        assert.deepEqual(out.current, {
+          id: out.current.id,
+          ...cert('acme', 'bank', { serial: '02', createdAt: T1 }),
+          status: 'current',
+          replacedAt: null,
+        });
         assert.ok(out.current.id > a.id);
         assert.deepEqual(await s.certificates.current('acme', 'bank'), out.current);
         assert.deepEqual(await s.certificates.history('acme', 'bank'), [out.current, out.retired]);
@@ -105,26 +115,55 @@ export function certificatesConformance(kind: BackendKind): void {
         await s.certificates.add(cert('Beta', 'z', { validTo: '2027-01-01T00:00:00.000Z' }));
         await s.certificates.add(cert('acme', 'soon', { validTo: '2026-06-01T00:00:00.000Z' }));
         await s.certificates.replace(cert('acme', 'soon', { validTo: '2026-09-01T00:00:00.000Z' }), T1);
-        const names = (rows: { tenant: string; name: string; status: string }[]) => rows.map((r) => `${r.tenant}/${r.name}/${r.status}`);
-        assert.deepEqual(names(await s.certificates.list()), ['acme/soon/replaced', 'acme/soon/current', 'Beta/z/current', 'acme/B/current', 'acme/b/current', 'acme/late/current']);
-        assert.deepEqual(names(await s.certificates.list('acme')), ['acme/soon/replaced', 'acme/soon/current', 'acme/B/current', 'acme/b/current', 'acme/late/current']);
+        const names = (rows: { tenant: string; name: string; status: string }[]) =>
+          rows.map((r) => `${r.tenant}/${r.name}/${r.status}`);
+        assert.deepEqual(names(await s.certificates.list()), [
+          'acme/soon/replaced',
+          'acme/soon/current',
+          'Beta/z/current',
+          'acme/B/current',
+          'acme/b/current',
+          'acme/late/current',
+        ]);
+        assert.deepEqual(names(await s.certificates.list('acme')), [
+          'acme/soon/replaced',
+          'acme/soon/current',
+          'acme/B/current',
+          'acme/b/current',
+          'acme/late/current',
+        ]);
       }));
 
     test('adds of one name racing from two connections: exactly one gets an entry', async () =>
       withShared(kind, 2, async (handles) => {
         await tenant(handles[0]!, 'acme');
-        const outcomes = await Promise.all(handles.flatMap((h, i) => [0, 1, 2].map((j) => Promise.resolve().then(() => h.certificates.add(cert('acme', 'bank', { serial: `${i}${j}` }))))));
+        const outcomes = await Promise.all(
+          handles.flatMap((h, i) =>
+            [0, 1, 2].map((j) =>
+              Promise.resolve().then(() => h.certificates.add(cert('acme', 'bank', { serial: `${i}${j}` }))),
+            ),
+          ),
+        );
         assert.equal(outcomes.filter((o) => o !== undefined).length, 1);
         const history = await handles[1]!.certificates.history('acme', 'bank');
         assert.equal(history.length, 1);
-        assert.deepEqual(history[0], outcomes.find((o) => o !== undefined));
+        assert.deepEqual(
+          history[0],
+          outcomes.find((o) => o !== undefined),
+        );
       }));
 
     test('replaces racing from several connections build one chain with exactly one current entry', async () =>
       withShared(kind, 3, async (handles) => {
         await tenant(handles[0]!, 'acme');
         const first = (await handles[0]!.certificates.add(cert('acme', 'bank')))!;
-        const outcomes = await Promise.all(handles.flatMap((h, i) => [0, 1].map((j) => Promise.resolve().then(() => h.certificates.replace(cert('acme', 'bank', { serial: `${i}${j}` }), T1)))));
+        const outcomes = await Promise.all(
+          handles.flatMap((h, i) =>
+            [0, 1].map((j) =>
+              Promise.resolve().then(() => h.certificates.replace(cert('acme', 'bank', { serial: `${i}${j}` }), T1)),
+            ),
+          ),
+        );
         // Each replace found a current entry (the one before it), so every one of them succeeded.
         assert.ok(outcomes.every((o) => o !== undefined));
         const history = await handles[0]!.certificates.history('acme', 'bank');
@@ -133,7 +172,10 @@ export function certificatesConformance(kind: BackendKind): void {
         assert.equal(current.length, 1);
         // One chain: every entry but the last is retired exactly once, by one replace.
         const retired = outcomes.map((o) => o!.retired.id).sort((a, b) => a - b);
-        const expected = history.filter((r) => r.id !== current[0]!.id).map((r) => r.id).sort((a, b) => a - b);
+        const expected = history
+          .filter((r) => r.id !== current[0]!.id)
+          .map((r) => r.id)
+          .sort((a, b) => a - b);
         assert.deepEqual(retired, expected);
         assert.ok(retired.includes(first.id));
         assert.deepEqual(await handles[2]!.certificates.current('acme', 'bank'), current[0]);
@@ -162,7 +204,11 @@ export function certificatesConformance(kind: BackendKind): void {
     test('claims racing from three connections: exactly one wins per interval', async () =>
       withShared(kind, 3, async (handles) => {
         for (const nowMs of [1_000_000, 1_030_000, 1_060_000, 1_120_000]) {
-          const outcomes = await Promise.all(handles.flatMap((h) => [h, h].map((x) => Promise.resolve().then(() => x.certificates.claimTaskRun('sweep', nowMs, 60_000)))));
+          const outcomes = await Promise.all(
+            handles.flatMap((h) =>
+              [h, h].map((x) => Promise.resolve().then(() => x.certificates.claimTaskRun('sweep', nowMs, 60_000))),
+            ),
+          );
           assert.equal(outcomes.filter((o) => o).length, nowMs === 1_030_000 ? 0 : 1, `claims at ${nowMs}`);
         }
       }));

@@ -16,7 +16,11 @@ const HOUR = 3600;
 const DAY = 24 * HOUR;
 
 /** A store and a writer on it; both closed after `fn`. */
-async function withLog(kind: BackendKind, fn: (s: StoreBackend, log: EventLog) => Promise<void>, opts: EventLogTuning = {}): Promise<void> {
+async function withLog(
+  kind: BackendKind,
+  fn: (s: StoreBackend, log: EventLog) => Promise<void>,
+  opts: EventLogTuning = {},
+): Promise<void> {
   await withStore(kind, async (s) => {
     const log = s.openEventWriter({ flushIntervalMs: 60_000, ...opts });
     try {
@@ -35,7 +39,13 @@ async function write(log: EventLog, events: readonly LogEventInput[]): Promise<v
 
 /** `n` received rows of acme/orders, one a second from `from` (seconds). */
 function received(n: number, from: number): LogEventInput[] {
-  return Array.from({ length: n }, (_, i) => ({ event: 'received' as const, ts: at(from + i), tenant: 'acme', flow: 'orders', correlation_id: `c${from + i}` }));
+  return Array.from({ length: n }, (_, i) => ({
+    event: 'received' as const,
+    ts: at(from + i),
+    tenant: 'acme',
+    flow: 'orders',
+    correlation_id: `c${from + i}`,
+  }));
 }
 
 const ids = (rows: readonly StoredEvent[]): number[] => rows.map((r) => r.id);
@@ -48,43 +58,105 @@ const MIXED: LogEventInput[] = [
   { event: 'received', ts: at(2), tenant: 'acme', flow: 'invoices', correlation_id: 'c2' },
   { event: 'completed', ts: at(3), tenant: 'acme', flow: 'invoices', correlation_id: 'c2', http_status: 502 },
   { event: 'access_denied', ts: at(4), tenant: 'globex', flow: 'orders', reason: 'no key', http_status: 401 },
-  { event: 'step_traced', ts: at(5), tenant: 'acme', flow: 'orders', correlation_id: 'c1', step: 'map', payload: { out: 1 } },
+  {
+    event: 'step_traced',
+    ts: at(5),
+    tenant: 'acme',
+    flow: 'orders',
+    correlation_id: 'c1',
+    step: 'map',
+    payload: { out: 1 },
+  },
 ];
 
 export function eventLogConformance(kind: BackendKind): void {
   describe(`event log: writing and reading (${kind.name})`, () => {
     test('an emitted row reads back with every field, payload parsed and the flag a boolean', async () =>
-      withLog(kind, async (s, log) => {
-        await write(log, [
-          { event: 'queue_processed', ts: at(7), correlation_id: 'c9', tenant: 'acme', flow: 'orders', step: 'ignored', payload: { a: [1, 'x'], password: 'p' }, http_status: 201, outcome: 'succeeded', trace_id: 'f'.repeat(32), logLevel: 'full' },
-          { event: 'access_denied', ts: at(8), reason: 'bad key', payload: 'x'.repeat(50), logLevel: 'payload_trimmed' },
-        ]);
-        const [denied, processed] = await s.eventLog.query();
-        assert.ok(denied !== undefined && processed !== undefined);
-        assert.ok(denied.id > processed.id);
-        assert.deepEqual(
-          { ...processed, id: 0 },
-          { id: 0, ts: at(7), correlation_id: 'c9', tenant: 'acme', flow: 'orders', step: null, event: 'queue_processed', payload: { a: [1, 'x'], password: '***' }, payload_truncated: false, http_status: 201, outcome: 'succeeded', reason: null, trace_id: 'f'.repeat(32) },
-        );
-        assert.deepEqual(
-          { ...denied, id: 0 },
-          { id: 0, ts: at(8), correlation_id: null, tenant: null, flow: null, step: null, event: 'access_denied', payload: `"${'x'.repeat(9)}`, payload_truncated: true, http_status: null, outcome: null, reason: 'bad key', trace_id: null },
-        );
-      }, { payloadMaxBytes: () => 10 }));
+      withLog(
+        kind,
+        async (s, log) => {
+          await write(log, [
+            {
+              event: 'queue_processed',
+              ts: at(7),
+              correlation_id: 'c9',
+              tenant: 'acme',
+              flow: 'orders',
+              step: 'ignored',
+              payload: { a: [1, 'x'], password: 'p' },
+              http_status: 201,
+              outcome: 'succeeded',
+              trace_id: 'f'.repeat(32),
+              logLevel: 'full',
+            },
+            {
+              event: 'access_denied',
+              ts: at(8),
+              reason: 'bad key',
+              payload: 'x'.repeat(50),
+              logLevel: 'payload_trimmed',
+            },
+          ]);
+          const [denied, processed] = await s.eventLog.query();
+          assert.ok(denied !== undefined && processed !== undefined);
+          assert.ok(denied.id > processed.id);
+          assert.deepEqual(
+            { ...processed, id: 0 },
+            {
+              id: 0,
+              ts: at(7),
+              correlation_id: 'c9',
+              tenant: 'acme',
+              flow: 'orders',
+              step: null,
+              event: 'queue_processed',
+              payload: { a: [1, 'x'], password: '***' },
+              payload_truncated: false,
+              http_status: 201,
+              outcome: 'succeeded',
+              reason: null,
+              trace_id: 'f'.repeat(32),
+            },
+          );
+          assert.deepEqual(
+            { ...denied, id: 0 },
+            {
+              id: 0,
+              ts: at(8),
+              correlation_id: null,
+              tenant: null,
+              flow: null,
+              step: null,
+              event: 'access_denied',
+              payload: `"${'x'.repeat(9)}`,
+              payload_truncated: true,
+              http_status: null,
+              outcome: null,
+              reason: 'bad key',
+              trace_id: null,
+            },
+          );
+        },
+        { payloadMaxBytes: () => 10 },
+      ));
 
     test('rows come back newest first, or oldest first, by id', async () =>
       withLog(kind, async (s, log) => {
         await write(log, received(5, 0));
         const newest = await s.eventLog.query();
         assert.deepEqual(tss(newest), [at(4), at(3), at(2), at(1), at(0)]);
-        assert.deepEqual(ids(newest), [...ids(newest)].sort((a, b) => b - a));
+        assert.deepEqual(
+          ids(newest),
+          [...ids(newest)].sort((a, b) => b - a),
+        );
         assert.deepEqual(tss(await s.eventLog.query({ oldestFirst: true })), [at(0), at(1), at(2), at(3), at(4)]);
       }));
 
     test('tenant, flow, event, correlation id and http status filter by exact match', async () =>
       withLog(kind, async (s, log) => {
         await write(log, MIXED);
-        const pick = async (q: Parameters<StoreBackend['eventLog']['query']>[0]) => tss(await s.eventLog.query({ ...q, oldestFirst: true }));
+        const pick = async (q: Parameters<StoreBackend['eventLog']['query']>[0]) =>
+          tss(await s.eventLog.query({ ...q, oldestFirst: true }));
         assert.deepEqual(await pick({ tenant: 'acme' }), [at(0), at(1), at(2), at(3)]);
         assert.deepEqual(await pick({ tenant: 'acme', flow: 'orders' }), [at(0), at(1)]);
         assert.deepEqual(await pick({ flow: 'orders' }), [at(0), at(1), at(4)]);
@@ -109,16 +181,28 @@ export function eventLogConformance(kind: BackendKind): void {
         const page1 = await s.eventLog.query({ limit: 3 });
         assert.deepEqual(tss(page1), [at(119), at(118), at(117)]);
         assert.deepEqual(tss(await s.eventLog.query({ limit: 2, beforeId: page1.at(-1)!.id })), [at(116), at(115)]);
-        assert.deepEqual(tss(await s.eventLog.query({ afterId: page1.at(-1)!.id, oldestFirst: true })), [at(118), at(119)]);
+        assert.deepEqual(tss(await s.eventLog.query({ afterId: page1.at(-1)!.id, oldestFirst: true })), [
+          at(118),
+          at(119),
+        ]);
         assert.deepEqual(await s.eventLog.query({ afterId: page1[0]!.id }), []);
       }));
 
     test('since and until bound the rows by ts, until taking the whole prefix it names', async () =>
       withLog(kind, async (s, log) => {
         await write(log, [...received(3, 0), ...received(3, DAY)]);
-        assert.deepEqual(tss(await s.eventLog.query({ since: at(1), oldestFirst: true })), [at(1), at(2), at(DAY), at(DAY + 1), at(DAY + 2)]);
+        assert.deepEqual(tss(await s.eventLog.query({ since: at(1), oldestFirst: true })), [
+          at(1),
+          at(2),
+          at(DAY),
+          at(DAY + 1),
+          at(DAY + 2),
+        ]);
         assert.deepEqual(tss(await s.eventLog.query({ until: at(1), oldestFirst: true })), [at(0), at(1)]);
-        assert.deepEqual(tss(await s.eventLog.query({ since: at(2), until: at(DAY).slice(0, 10), oldestFirst: true })), [at(2), at(DAY), at(DAY + 1), at(DAY + 2)]);
+        assert.deepEqual(
+          tss(await s.eventLog.query({ since: at(2), until: at(DAY).slice(0, 10), oldestFirst: true })),
+          [at(2), at(DAY), at(DAY + 1), at(DAY + 2)],
+        );
         assert.deepEqual(await s.eventLog.query({ since: at(2 * DAY) }), []);
       }));
 
@@ -142,8 +226,15 @@ export function eventLogConformance(kind: BackendKind): void {
 
     test('countsSince counts each kind from the instant on, and the completions of 400 or more', async () =>
       withLog(kind, async (s, log) => {
-        await write(log, [...MIXED, { event: 'completed', ts: at(6), http_status: 400 }, { event: 'completed', ts: at(7), http_status: 399 }]);
-        assert.deepEqual(await s.eventLog.countsSince(at(1)), { byEvent: { completed: 4, received: 1, access_denied: 1, step_traced: 1 }, failedCompletions: 2 });
+        await write(log, [
+          ...MIXED,
+          { event: 'completed', ts: at(6), http_status: 400 },
+          { event: 'completed', ts: at(7), http_status: 399 },
+        ]);
+        assert.deepEqual(await s.eventLog.countsSince(at(1)), {
+          byEvent: { completed: 4, received: 1, access_denied: 1, step_traced: 1 },
+          failedCompletions: 2,
+        });
         assert.deepEqual(await s.eventLog.countsSince(at(100)), { byEvent: {}, failedCompletions: 0 });
       }));
   });
@@ -153,13 +244,40 @@ export function eventLogConformance(kind: BackendKind): void {
       withLog(kind, async (s, log) => {
         await write(log, [
           ...MIXED,
-          { event: 'egress_traced', ts: at(6), tenant: 'acme', flow: 'orders', correlation_id: 'c1', step: 'call', payload: { headers: {}, body: 'b' }, http_status: 200 },
-          { event: 'step_traced', ts: at(7), tenant: 'acme', flow: 'invoices', correlation_id: 'c2', step: 'received', payload: 1 },
+          {
+            event: 'egress_traced',
+            ts: at(6),
+            tenant: 'acme',
+            flow: 'orders',
+            correlation_id: 'c1',
+            step: 'call',
+            payload: { headers: {}, body: 'b' },
+            http_status: 200,
+          },
+          {
+            event: 'step_traced',
+            ts: at(7),
+            tenant: 'acme',
+            flow: 'invoices',
+            correlation_id: 'c2',
+            step: 'received',
+            payload: 1,
+          },
         ]);
         const all = await s.eventLog.queryTrace({}, true);
-        assert.deepEqual(all.map((r) => [r.event, r.ts, r.step]), [['step_traced', at(5), 'map'], ['egress_traced', at(6), 'call'], ['step_traced', at(7), 'received']]);
+        assert.deepEqual(
+          all.map((r) => [r.event, r.ts, r.step]),
+          [
+            ['step_traced', at(5), 'map'],
+            ['egress_traced', at(6), 'call'],
+            ['step_traced', at(7), 'received'],
+          ],
+        );
         assert.deepEqual(all[1]!.payload, { headers: {}, body: 'b' });
-        assert.deepEqual(tss(await s.eventLog.queryTrace({ tenant: 'acme', flow: 'orders', correlation_id: 'c1' }, true)), [at(5), at(6)]);
+        assert.deepEqual(
+          tss(await s.eventLog.queryTrace({ tenant: 'acme', flow: 'orders', correlation_id: 'c1' }, true)),
+          [at(5), at(6)],
+        );
         assert.deepEqual(tss(await s.eventLog.queryTrace({ since: at(6), until: at(7) }, true)), [at(6), at(7)]);
         assert.deepEqual(tss(await s.eventLog.queryTrace({ limit: 1 }, true)), [at(5)]);
       }));
@@ -179,7 +297,13 @@ export function eventLogConformance(kind: BackendKind): void {
         const stats = await log.retainRows({ cutoffIso, sliceRows: 1000 });
         assert.equal(stats.rowsDeleted, 6);
         assert.equal(stats.stopped, false);
-        assert.deepEqual(tss(await s.eventLog.query({ oldestFirst: true })), [at(DAY + 12 * HOUR), at(DAY + 12 * HOUR + 1), at(2 * DAY), at(2 * DAY + 1), at(2 * DAY + 2)]);
+        assert.deepEqual(tss(await s.eventLog.query({ oldestFirst: true })), [
+          at(DAY + 12 * HOUR),
+          at(DAY + 12 * HOUR + 1),
+          at(2 * DAY),
+          at(2 * DAY + 1),
+          at(2 * DAY + 2),
+        ]);
         assert.equal((await log.retainRows({ cutoffIso, sliceRows: 1000 })).rowsDeleted, 0);
       }));
 
@@ -194,7 +318,10 @@ export function eventLogConformance(kind: BackendKind): void {
           deleted.push(stats.rowsDeleted);
         }
         assert.deepEqual(deleted, [7, 7, 7, 7, 7, 7, 7, 1]);
-        assert.deepEqual(tss(await s.eventLog.query({ oldestFirst: true })), received(5, DAY + HOUR).map((e) => e.ts));
+        assert.deepEqual(
+          tss(await s.eventLog.query({ oldestFirst: true })),
+          received(5, DAY + HOUR).map((e) => e.ts),
+        );
       }));
 
     test('rows written while retention runs are kept', async () =>
@@ -204,29 +331,50 @@ export function eventLogConformance(kind: BackendKind): void {
         for (const e of received(10, 100)) log.emit(e);
         await Promise.all([pass, log.flush()]);
         assert.equal((await pass).rowsDeleted, 30);
-        assert.deepEqual(tss(await s.eventLog.query({ oldestFirst: true })), received(10, 100).map((e) => e.ts));
+        assert.deepEqual(
+          tss(await s.eventLog.query({ oldestFirst: true })),
+          received(10, 100).map((e) => e.ts),
+        );
       }));
 
     if (kind.name === 'postgres') {
       test('a day wholly before the cutoff goes by dropping its partition; the cutoff day is cut row by row', async () =>
         withLog(kind, async (s, log) => {
           await write(log, [...received(5, 0), ...received(4, DAY + 6 * HOUR - 2)]);
-          const partitions = async () => (await s.eventSql(`SELECT relname FROM pg_class WHERE relname IN ('events_20010101', 'events_20010102') ORDER BY relname`)).map((r) => r.relname);
+          const partitions = async () =>
+            (
+              await s.eventSql(
+                `SELECT relname FROM pg_class WHERE relname IN ('events_20010101', 'events_20010102') ORDER BY relname`,
+              )
+            ).map((r) => r.relname);
           assert.deepEqual(await partitions(), ['events_20010101', 'events_20010102']);
           const stats = await log.retainRows({ cutoffIso: at(DAY + 6 * HOUR), sliceRows: 1000 });
-          assert.deepEqual({ rowsDeleted: stats.rowsDeleted, partitionsDropped: stats.partitionsDropped }, { rowsDeleted: 7, partitionsDropped: 1 });
+          assert.deepEqual(
+            { rowsDeleted: stats.rowsDeleted, partitionsDropped: stats.partitionsDropped },
+            { rowsDeleted: 7, partitionsDropped: 1 },
+          );
           assert.deepEqual(await partitions(), ['events_20010102']);
-          assert.deepEqual(tss(await s.eventLog.query({ oldestFirst: true })), [at(DAY + 6 * HOUR), at(DAY + 6 * HOUR + 1)]);
+          assert.deepEqual(tss(await s.eventLog.query({ oldestFirst: true })), [
+            at(DAY + 6 * HOUR),
+            at(DAY + 6 * HOUR + 1),
+          ]);
         }));
 
       test('a row whose day has no partition lands in the default one and is moved when the partition is made', async () =>
         withLog(kind, async (s, log) => {
-          await s.eventSql(`INSERT INTO events_default (ts, event) VALUES ('${at(10 * DAY)}', 'received'), ('not a date', 'received')`);
+          await s.eventSql(
+            `INSERT INTO events_default (ts, event) VALUES ('${at(10 * DAY)}', 'received'), ('not a date', 'received')`,
+          );
           await write(log, received(2, 10 * DAY + 1));
           const count = async (table: string) => Number((await s.eventSql(`SELECT count(*) AS n FROM ${table}`))[0]!.n);
           assert.equal(await count('events_20010111'), 3);
           assert.equal(await count('events_default'), 1);
-          assert.deepEqual(tss(await s.eventLog.query({ oldestFirst: true })), [at(10 * DAY), 'not a date', at(10 * DAY + 1), at(10 * DAY + 2)]);
+          assert.deepEqual(tss(await s.eventLog.query({ oldestFirst: true })), [
+            at(10 * DAY),
+            'not a date',
+            at(10 * DAY + 1),
+            at(10 * DAY + 2),
+          ]);
         }));
     }
   });
@@ -234,13 +382,16 @@ export function eventLogConformance(kind: BackendKind): void {
   describe(`event log: several nodes (${kind.name})`, () => {
     test('a follower reading after the last id it saw misses no row written by two nodes at once', async () =>
       withShared(kind, 2, async ([a, b]) => {
-        const logs = [a!.openEventWriter({ flushIntervalMs: 1, maxBatchRows: 7 }), b!.openEventWriter({ flushIntervalMs: 1, maxBatchRows: 5 })];
+        const logs = [
+          a!.openEventWriter({ flushIntervalMs: 1, maxBatchRows: 7 }),
+          b!.openEventWriter({ flushIntervalMs: 1, maxBatchRows: 5 }),
+        ];
         try {
           const seen: number[] = [];
           let done = false;
           const follow = (async () => {
             let after = 0;
-            for (let last = false; !last; ) {
+            for (let last = false; !last;) {
               last = done; // one more read after the writers are flushed
               const rows = await a!.eventLog.query({ afterId: after, oldestFirst: true, limit: 10_000 });
               for (const r of rows) seen.push(r.id);

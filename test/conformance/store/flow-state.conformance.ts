@@ -6,7 +6,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { StorageUnavailableError } from '../../../src/common/errors.js';
-import type { ClaimRequest, CorrelationRow, FlowStateStore } from '../../../src/store/sqlite/sqlite-flow-state-store.js';
+import type {
+  ClaimRequest,
+  CorrelationRow,
+  FlowStateStore,
+} from '../../../src/store/sqlite/sqlite-flow-state-store.js';
 import type { BackendKind, StoreBackend } from './backend.js';
 import { withStore } from './registry.conformance.js';
 
@@ -16,14 +20,40 @@ const KEY = 'a'.repeat(64);
 
 /** A claim at `t` (seconds) with a 100 s window and a 10 s lease. */
 function claimAt(t: number, correlationId: string, extra: Partial<ClaimRequest> = {}): ClaimRequest {
-  return { tenant: 'acme', flow: 'orders', keyHash: KEY, correlationId, now: at(t), expiresAt: at(t + 100), leaseExpiresAt: at(t + 10), reclaimFailed: true, ...extra };
+  return {
+    tenant: 'acme',
+    flow: 'orders',
+    keyHash: KEY,
+    correlationId,
+    now: at(t),
+    expiresAt: at(t + 100),
+    leaseExpiresAt: at(t + 10),
+    reclaimFailed: true,
+    ...extra,
+  };
 }
 
 const DONE = { status: 'done' as const, responseStatus: 201, headers: { 'x-a': '1' }, body: '{"t":"json","v":1}' };
 
 /** An open row to be, opened at `t` with a deadline `secs` later. */
-function corr(keyHash: string, t: number, secs: number, extra: Partial<CorrelationRow> = {}): Omit<CorrelationRow, 'status' | 'closed_at'> {
-  return { tenant: 'acme', flow: 'order', key_hash: keyHash, step: 'accept', opened_at: at(t), deadline: at(t + secs), on_timeout_flow: 'order-timeout', correlation_id: `c-${keyHash}`, state: '{"amount":42}', ...extra };
+function corr(
+  keyHash: string,
+  t: number,
+  secs: number,
+  extra: Partial<CorrelationRow> = {},
+): Omit<CorrelationRow, 'status' | 'closed_at'> {
+  return {
+    tenant: 'acme',
+    flow: 'order',
+    key_hash: keyHash,
+    step: 'accept',
+    opened_at: at(t),
+    deadline: at(t + secs),
+    on_timeout_flow: 'order-timeout',
+    correlation_id: `c-${keyHash}`,
+    state: '{"amount":42}',
+    ...extra,
+  };
 }
 
 /** Opens `n` handles on one new store for `fn` and closes them all whatever happens. */
@@ -44,8 +74,18 @@ export function flowStateConformance(kind: BackendKind): void {
       withState(async (s) => {
         assert.deepEqual(await s.claim(claimAt(0, 'c1')), { claimed: true });
         const row = {
-          tenant: 'acme', flow: 'orders', key_hash: KEY, status: 'in_flight', claimed_at: at(0), expires_at: at(100), lease_expires_at: at(10),
-          first_correlation_id: 'c1', response_status: null, response_headers: null, response_body: null, finished_at: null,
+          tenant: 'acme',
+          flow: 'orders',
+          key_hash: KEY,
+          status: 'in_flight',
+          claimed_at: at(0),
+          expires_at: at(100),
+          lease_expires_at: at(10),
+          first_correlation_id: 'c1',
+          response_status: null,
+          response_headers: null,
+          response_body: null,
+          finished_at: null,
         };
         assert.deepEqual(await s.getInbox('acme', 'orders', KEY), row);
         assert.deepEqual(await s.claim(claimAt(5, 'c2')), { claimed: false, row });
@@ -58,10 +98,23 @@ export function flowStateConformance(kind: BackendKind): void {
         await s.finish('acme', 'orders', KEY, 'someone-else', { ...DONE, now: at(1) });
         assert.equal((await s.getInbox('acme', 'orders', KEY))?.status, 'in_flight');
         await s.finish('acme', 'orders', KEY, 'c1', { ...DONE, now: at(2) });
-        await s.finish('acme', 'orders', KEY, 'c1', { status: 'failed', responseStatus: 500, headers: {}, body: null, now: at(3) });
+        await s.finish('acme', 'orders', KEY, 'c1', {
+          status: 'failed',
+          responseStatus: 500,
+          headers: {},
+          body: null,
+          now: at(3),
+        });
         const row = await s.getInbox('acme', 'orders', KEY);
         assert.deepEqual(
-          [row?.status, row?.response_status, row?.response_headers, row?.response_body, row?.finished_at, row?.lease_expires_at],
+          [
+            row?.status,
+            row?.response_status,
+            row?.response_headers,
+            row?.response_body,
+            row?.finished_at,
+            row?.lease_expires_at,
+          ],
           ['done', 201, '{"x-a":"1"}', '{"t":"json","v":1}', at(2), null],
         );
         // A done row within its window answers every later delivery.
@@ -75,7 +128,10 @@ export function flowStateConformance(kind: BackendKind): void {
         assert.deepEqual(await s.claim(claimAt(10, 'c3')), { claimed: true });
         await s.finish('acme', 'orders', KEY, 'c1', { ...DONE, now: at(11) });
         const row = await s.getInbox('acme', 'orders', KEY);
-        assert.deepEqual([row?.status, row?.first_correlation_id, row?.claimed_at, row?.expires_at, row?.response_status], ['in_flight', 'c3', at(10), at(110), null]);
+        assert.deepEqual(
+          [row?.status, row?.first_correlation_id, row?.claimed_at, row?.expires_at, row?.response_status],
+          ['in_flight', 'c3', at(10), at(110), null],
+        );
       }));
 
     test('a done row past its window is claimed again, and the recorded answer is cleared', async () =>
@@ -85,13 +141,29 @@ export function flowStateConformance(kind: BackendKind): void {
         assert.equal((await s.claim(claimAt(99, 'c2'))).claimed, false);
         assert.deepEqual(await s.claim(claimAt(100, 'c3')), { claimed: true });
         const row = await s.getInbox('acme', 'orders', KEY);
-        assert.deepEqual([row?.status, row?.first_correlation_id, row?.response_status, row?.response_headers, row?.response_body, row?.finished_at], ['in_flight', 'c3', null, null, null, null]);
+        assert.deepEqual(
+          [
+            row?.status,
+            row?.first_correlation_id,
+            row?.response_status,
+            row?.response_headers,
+            row?.response_body,
+            row?.finished_at,
+          ],
+          ['in_flight', 'c3', null, null, null, null],
+        );
       }));
 
     test('a failed row is claimed again only when the claim asks for it', async () =>
       withState(async (s) => {
         await s.claim(claimAt(0, 'c1'));
-        await s.finish('acme', 'orders', KEY, 'c1', { status: 'failed', responseStatus: 502, headers: {}, body: null, now: at(1) });
+        await s.finish('acme', 'orders', KEY, 'c1', {
+          status: 'failed',
+          responseStatus: 502,
+          headers: {},
+          body: null,
+          now: at(1),
+        });
         const absorbed = await s.claim(claimAt(2, 'c2', { reclaimFailed: false }));
         assert.equal(absorbed.claimed, false);
         assert.equal(absorbed.claimed === false && absorbed.row.response_status, 502);
@@ -129,7 +201,9 @@ export function flowStateConformance(kind: BackendKind): void {
     test('ten re-claims of an expired row racing from three connections: exactly one wins', async () =>
       withShared(kind, 3, async (hs) => {
         await hs[0]!.claim(claimAt(0, 'old'));
-        const outcomes = await Promise.all(Array.from({ length: 10 }, (_, i) => hs[i % 3]!.claim(claimAt(20 + i, `c${i}`))));
+        const outcomes = await Promise.all(
+          Array.from({ length: 10 }, (_, i) => hs[i % 3]!.claim(claimAt(20 + i, `c${i}`))),
+        );
         assert.equal(outcomes.filter((o) => o.claimed).length, 1);
         const row = await hs[1]!.getInbox('acme', 'orders', KEY);
         assert.notEqual(row?.first_correlation_id, 'old');
@@ -165,7 +239,8 @@ export function flowStateConformance(kind: BackendKind): void {
         await s.claim(claimAt(1, 'c3', { keyHash: '3'.repeat(64), flow: 'billing' }));
         await s.claim(claimAt(3, 'c4', { keyHash: '4'.repeat(64), tenant: 'beta' }));
         await s.finish('acme', 'orders', '2'.repeat(64), 'c2', { ...DONE, now: at(4) });
-        const ids = async (f: Parameters<FlowStateStore['listInbox']>[0]) => (await s.listInbox(f)).map((r) => r.first_correlation_id);
+        const ids = async (f: Parameters<FlowStateStore['listInbox']>[0]) =>
+          (await s.listInbox(f)).map((r) => r.first_correlation_id);
         assert.deepEqual(await ids({}), ['c4', 'c2', 'c3', 'c1']);
         assert.deepEqual(await ids({ tenant: 'acme' }), ['c2', 'c3', 'c1']);
         assert.deepEqual(await ids({ tenant: 'acme', flow: 'orders' }), ['c2', 'c1']);
@@ -234,10 +309,20 @@ export function flowStateConformance(kind: BackendKind): void {
         await s.markTimedOut('acme', 'order', 'timed');
         await s.openCorrelation(corr('closed', 0, 2));
         await s.closeCorrelation('acme', 'order', 'closed', at(1));
-        assert.deepEqual((await s.dueCorrelations(at(30))).map((r) => r.key_hash), ['a', 'b', 'c']);
-        assert.deepEqual((await s.dueCorrelations(at(30), 2)).map((r) => r.key_hash), ['a', 'b']);
+        assert.deepEqual(
+          (await s.dueCorrelations(at(30))).map((r) => r.key_hash),
+          ['a', 'b', 'c'],
+        );
+        assert.deepEqual(
+          (await s.dueCorrelations(at(30), 2)).map((r) => r.key_hash),
+          ['a', 'b'],
+        );
         assert.deepEqual(await s.dueCorrelations(at(9)), []);
-        assert.deepEqual((await s.dueCorrelations(at(10)))[0], { ...corr('a', 0, 10), status: 'open', closed_at: null });
+        assert.deepEqual((await s.dueCorrelations(at(10)))[0], {
+          ...corr('a', 0, 10),
+          status: 'open',
+          closed_at: null,
+        });
       }));
 
     test('markTimedOut turns an open row timed_out once; a closed row is left alone', async () =>
@@ -254,7 +339,11 @@ export function flowStateConformance(kind: BackendKind): void {
 
     test('opens of one key racing from three connections: exactly one opens, the others get its row', async () =>
       withShared(kind, 3, async (hs) => {
-        const outcomes = await Promise.all(Array.from({ length: 9 }, (_, i) => hs[i % 3]!.openCorrelation(corr('k', 0, 60, { correlation_id: `c${i}` }))));
+        const outcomes = await Promise.all(
+          Array.from({ length: 9 }, (_, i) =>
+            hs[i % 3]!.openCorrelation(corr('k', 0, 60, { correlation_id: `c${i}` })),
+          ),
+        );
         const opened = outcomes.flatMap((o, i) => (o === undefined ? [`c${i}`] : []));
         assert.equal(opened.length, 1);
         for (const o of outcomes) if (o !== undefined) assert.equal(o.correlation_id, opened[0]);
@@ -263,7 +352,9 @@ export function flowStateConformance(kind: BackendKind): void {
     test('timeouts of one row racing from three connections: exactly one reports it', async () =>
       withShared(kind, 3, async (hs) => {
         await hs[0]!.openCorrelation(corr('k', 0, 5));
-        const outcomes = await Promise.all(Array.from({ length: 9 }, (_, i) => hs[i % 3]!.markTimedOut('acme', 'order', 'k')));
+        const outcomes = await Promise.all(
+          Array.from({ length: 9 }, (_, i) => hs[i % 3]!.markTimedOut('acme', 'order', 'k')),
+        );
         assert.equal(outcomes.filter(Boolean).length, 1);
       }));
 
@@ -278,8 +369,14 @@ export function flowStateConformance(kind: BackendKind): void {
             // Half the pairs start with the timeout, half with the close.
             const [closedFrom, timedOut] =
               i % 2 === 0
-                ? await Promise.all([closer.closeCorrelation('acme', 'order', k, at(6)), reconciler.markTimedOut('acme', 'order', k)])
-                : await Promise.all([reconciler.markTimedOut('acme', 'order', k), closer.closeCorrelation('acme', 'order', k, at(6))]).then(([t, c]) => [c, t] as const);
+                ? await Promise.all([
+                    closer.closeCorrelation('acme', 'order', k, at(6)),
+                    reconciler.markTimedOut('acme', 'order', k),
+                  ])
+                : await Promise.all([
+                    reconciler.markTimedOut('acme', 'order', k),
+                    closer.closeCorrelation('acme', 'order', k, at(6)),
+                  ]).then(([t, c]) => [c, t] as const);
             const row = await hs[2]!.getCorrelation('acme', 'order', k);
             if (timedOut) assert.deepEqual([closedFrom, row?.status], ['timed_out', 'closed_late'], k);
             else assert.deepEqual([closedFrom, row?.status], ['open', 'closed'], k);
@@ -311,7 +408,8 @@ export function flowStateConformance(kind: BackendKind): void {
         await s.openCorrelation(corr('k3', 1, 60, { flow: 'refund' }));
         await s.openCorrelation(corr('k4', 3, 60, { tenant: 'beta' }));
         await s.closeCorrelation('acme', 'order', 'k2', at(4));
-        const keys = async (f: Parameters<FlowStateStore['listCorrelations']>[0]) => (await s.listCorrelations(f)).map((r) => r.key_hash);
+        const keys = async (f: Parameters<FlowStateStore['listCorrelations']>[0]) =>
+          (await s.listCorrelations(f)).map((r) => r.key_hash);
         assert.deepEqual(await keys({}), ['k4', 'k2', 'k3', 'k1']);
         assert.deepEqual(await keys({ tenant: 'acme' }), ['k2', 'k3', 'k1']);
         assert.deepEqual(await keys({ tenant: 'acme', flow: 'order' }), ['k2', 'k1']);
@@ -325,8 +423,14 @@ export function flowStateConformance(kind: BackendKind): void {
     test('a store that cannot be used answers StorageUnavailableError (503)', async () => {
       const s = await kind.open();
       await s.close();
-      await assert.rejects(Promise.resolve().then(() => s.flowState.claim(claimAt(0, 'c1'))), (err: unknown) => err instanceof StorageUnavailableError && err.status === 503);
-      await assert.rejects(Promise.resolve().then(() => s.flowState.getCorrelation('acme', 'order', 'k')), StorageUnavailableError);
+      await assert.rejects(
+        Promise.resolve().then(() => s.flowState.claim(claimAt(0, 'c1'))),
+        (err: unknown) => err instanceof StorageUnavailableError && err.status === 503,
+      );
+      await assert.rejects(
+        Promise.resolve().then(() => s.flowState.getCorrelation('acme', 'order', 'k')),
+        StorageUnavailableError,
+      );
     });
   });
 }

@@ -18,7 +18,11 @@ export async function withStore(kind: BackendKind, fn: (s: StoreBackend) => Prom
 }
 
 /** Opens `n` handles on one fresh store for `fn` (several nodes sharing it) and closes them all after. */
-export async function withShared(kind: BackendKind, n: number, fn: (handles: StoreBackend[]) => Promise<void>): Promise<void> {
+export async function withShared(
+  kind: BackendKind,
+  n: number,
+  fn: (handles: StoreBackend[]) => Promise<void>,
+): Promise<void> {
   const handles = await kind.openShared(n);
   try {
     await fn(handles);
@@ -33,20 +37,40 @@ export function registryConformance(kind: BackendKind): void {
   describe(`tenants (${kind.name})`, () => {
     test('create, get and list by id; the auth methods keep their order', async () =>
       withStore(kind, async (s) => {
-        const made = await s.tenants.create({ id: 'zeta', displayName: 'Zeta', authMethods: ['api_key', 'hmac'], createdAt: T0 });
+        const made = await s.tenants.create({
+          id: 'zeta',
+          displayName: 'Zeta',
+          authMethods: ['api_key', 'hmac'],
+          createdAt: T0,
+        });
         await s.tenants.create({ id: 'Alpha', displayName: 'A', authMethods: ['api_key'], createdAt: T0 });
         await s.tenants.create({ id: 'alpha', displayName: 'a', authMethods: ['api_key'], createdAt: T0 });
-        assert.deepEqual(made, { id: 'zeta', displayName: 'Zeta', status: 'active', authMethods: ['api_key', 'hmac'], createdAt: T0 });
+        assert.deepEqual(made, {
+          id: 'zeta',
+          displayName: 'Zeta',
+          status: 'active',
+          authMethods: ['api_key', 'hmac'],
+          createdAt: T0,
+        });
         assert.deepEqual(await s.tenants.get('zeta'), made);
         assert.equal(await s.tenants.get('nobody'), undefined);
         // Byte order, as SQLite compares: upper case before lower case.
-        assert.deepEqual((await s.tenants.list()).map((t) => t.id), ['Alpha', 'alpha', 'zeta']);
+        assert.deepEqual(
+          (await s.tenants.list()).map((t) => t.id),
+          ['Alpha', 'alpha', 'zeta'],
+        );
       }));
 
     test('a taken id is a conflict and changes nothing', async () =>
       withStore(kind, async (s) => {
         await s.tenants.create({ id: 'acme', displayName: 'Acme', authMethods: ['api_key'], createdAt: T0 });
-        await assert.rejects(Promise.resolve().then(() => s.tenants.create({ id: 'acme', displayName: 'Other', authMethods: ['api_key'], createdAt: T0 })), (err: Error & { code?: string }) => err.code === 'SVC_ERR_CONFLICT' && /tenant "acme" already exists/.test(err.message));
+        await assert.rejects(
+          Promise.resolve().then(() =>
+            s.tenants.create({ id: 'acme', displayName: 'Other', authMethods: ['api_key'], createdAt: T0 }),
+          ),
+          (err: Error & { code?: string }) =>
+            err.code === 'SVC_ERR_CONFLICT' && /tenant "acme" already exists/.test(err.message),
+        );
         assert.equal((await s.tenants.get('acme'))?.displayName, 'Acme');
       }));
 
@@ -61,7 +85,11 @@ export function registryConformance(kind: BackendKind): void {
   });
 
   describe(`API keys (${kind.name})`, () => {
-    const key = (tenant: string, hash: string, extra: Partial<{ expiresAt: string | null; rateLimit: number | null }> = {}) => ({
+    const key = (
+      tenant: string,
+      hash: string,
+      extra: Partial<{ expiresAt: string | null; rateLimit: number | null }> = {},
+    ) => ({
       tenant,
       label: `key ${hash}`,
       keyHash: hash.padEnd(64, '0'),
@@ -80,11 +108,25 @@ export function registryConformance(kind: BackendKind): void {
         const b = await s.keys.create(key('acme', 'b'));
         assert.equal(typeof a.id, 'number');
         assert.ok(b.id > a.id);
-        assert.deepEqual(a, { id: a.id, tenant: 'acme', label: 'key a', keyHash: 'a'.padEnd(64, '0'), scopes: ['run', 'enqueue'], flows: ['orders'], expiresAt: '2030-01-31T23:59:59Z', rateLimit: 2.5, revokedAt: null, createdAt: T0 });
+        assert.deepEqual(a, {
+          id: a.id,
+          tenant: 'acme',
+          label: 'key a',
+          keyHash: 'a'.padEnd(64, '0'),
+          scopes: ['run', 'enqueue'],
+          flows: ['orders'],
+          expiresAt: '2030-01-31T23:59:59Z',
+          rateLimit: 2.5,
+          revokedAt: null,
+          createdAt: T0,
+        });
         assert.deepEqual(await s.keys.findByHash('a'.padEnd(64, '0')), a);
         assert.deepEqual(await s.keys.get(b.id), b);
         assert.equal(await s.keys.findByHash('f'.repeat(64)), undefined);
-        assert.deepEqual((await s.keys.list('acme')).map((k) => k.id), [a.id, b.id]);
+        assert.deepEqual(
+          (await s.keys.list('acme')).map((k) => k.id),
+          [a.id, b.id],
+        );
         assert.deepEqual(await s.keys.list('other'), []);
         assert.equal(await s.keys.hasAnyKey(), true);
       }));
@@ -126,10 +168,25 @@ export function registryConformance(kind: BackendKind): void {
       withStore(kind, async (s) => {
         const v1 = artifact('{"flow":"orders","v":1}');
         const v2 = artifact('{"flow":"orders","v":2}');
-        await s.artifacts.publish({ tenant: 'acme', name: 'orders', version: '1.0.0', ...v1, createdAt: T0, source: '# orders v1' });
+        await s.artifacts.publish({
+          tenant: 'acme',
+          name: 'orders',
+          version: '1.0.0',
+          ...v1,
+          createdAt: T0,
+          source: '# orders v1',
+        });
         await s.artifacts.publish({ tenant: 'acme', name: 'orders', version: '2.0.0', ...v2, createdAt: T0 });
-        assert.deepEqual(await s.artifacts.resolveLatest('acme', 'orders'), { version: '2.0.0', hash: v2.hash, created_at: T0 });
-        assert.deepEqual(await s.artifacts.getByVersion('acme', 'orders', '1.0.0'), { version: '1.0.0', hash: v1.hash, created_at: T0 });
+        assert.deepEqual(await s.artifacts.resolveLatest('acme', 'orders'), {
+          version: '2.0.0',
+          hash: v2.hash,
+          created_at: T0,
+        });
+        assert.deepEqual(await s.artifacts.getByVersion('acme', 'orders', '1.0.0'), {
+          version: '1.0.0',
+          hash: v1.hash,
+          created_at: T0,
+        });
         // Same instant: deploy order decides.
         assert.deepEqual(await s.artifacts.listVersions('acme', 'orders'), [
           { version: '1.0.0', hash: v1.hash, created_at: T0, latest: false },
@@ -147,14 +204,31 @@ export function registryConformance(kind: BackendKind): void {
         const v1 = artifact('one');
         await s.artifacts.publish({ tenant: 'acme', name: 'orders', version: '1', ...v1, createdAt: T0 });
         await s.artifacts.publish({ tenant: 'acme', name: 'orders', version: '2', ...artifact('two'), createdAt: T0 });
-        await assert.rejects(Promise.resolve().then(() => s.artifacts.publish({ tenant: 'acme', name: 'orders', version: '1', ...artifact('other'), createdAt: T0 })), { name: 'DuplicateVersionError' });
+        await assert.rejects(
+          Promise.resolve().then(() =>
+            s.artifacts.publish({ tenant: 'acme', name: 'orders', version: '1', ...artifact('other'), createdAt: T0 }),
+          ),
+          { name: 'DuplicateVersionError' },
+        );
         assert.equal((await s.artifacts.getByVersion('acme', 'orders', '1'))?.hash, v1.hash);
         assert.equal((await s.artifacts.resolveLatest('acme', 'orders'))?.version, '2');
       }));
 
     test('bytes that do not match their hash are refused before anything is written', async () =>
       withStore(kind, async (s) => {
-        await assert.rejects(Promise.resolve().then(() => s.artifacts.publish({ tenant: 'acme', name: 'orders', version: '1', bytes: 'abc', hash: 'f'.repeat(64), createdAt: T0 })), { name: 'IntegrityError' });
+        await assert.rejects(
+          Promise.resolve().then(() =>
+            s.artifacts.publish({
+              tenant: 'acme',
+              name: 'orders',
+              version: '1',
+              bytes: 'abc',
+              hash: 'f'.repeat(64),
+              createdAt: T0,
+            }),
+          ),
+          { name: 'IntegrityError' },
+        );
         assert.deepEqual(await s.artifacts.listLatest(), []);
       }));
 
@@ -164,7 +238,10 @@ export function registryConformance(kind: BackendKind): void {
         await s.artifacts.publish({ tenant: 'acme', name: 'b', version: '1', ...same, createdAt: T0 });
         await s.artifacts.publish({ tenant: 'acme', name: 'a', version: '1', ...same, createdAt: T0 });
         await s.artifacts.publish({ tenant: 'Beta', name: 'z', version: '1', ...artifact('z'), createdAt: T0 });
-        assert.deepEqual((await s.artifacts.listLatest()).map((l) => `${l.tenant}/${l.name}`), ['Beta/z', 'acme/a', 'acme/b']);
+        assert.deepEqual(
+          (await s.artifacts.listLatest()).map((l) => `${l.tenant}/${l.name}`),
+          ['Beta/z', 'acme/a', 'acme/b'],
+        );
         assert.equal((await s.artifacts.getArtifact(same.hash))?.toString(), 'shared');
       }));
   });
@@ -186,8 +263,14 @@ export function registryConformance(kind: BackendKind): void {
 
     test('an unknown name or a value the reader would not take is refused, and nothing is stored', async () =>
       withStore(kind, async (s) => {
-        await assert.rejects(Promise.resolve().then(() => s.settings.set('no_such_setting', 1)), /unknown setting "no_such_setting"/);
-        await assert.rejects(Promise.resolve().then(() => s.settings.set('log_retention_days', '-1')), /needs a whole number/);
+        await assert.rejects(
+          Promise.resolve().then(() => s.settings.set('no_such_setting', 1)),
+          /unknown setting "no_such_setting"/,
+        );
+        await assert.rejects(
+          Promise.resolve().then(() => s.settings.set('log_retention_days', '-1')),
+          /needs a whole number/,
+        );
         assert.equal(await s.settings.raw('log_retention_days'), undefined);
       }));
   });
@@ -205,7 +288,10 @@ export function registryConformance(kind: BackendKind): void {
           { tenant: 'acme', flow: 'Billing', enabled: false, updated_at: T0 },
           { tenant: 'acme', flow: 'orders', enabled: true, updated_at: T0 },
         ]);
-        assert.deepEqual((await s.traces.list()).map((f) => `${f.tenant}/${f.flow}`), ['Zed/x', 'acme/Billing', 'acme/orders']);
+        assert.deepEqual(
+          (await s.traces.list()).map((f) => `${f.tenant}/${f.flow}`),
+          ['Zed/x', 'acme/Billing', 'acme/orders'],
+        );
       }));
   });
 }

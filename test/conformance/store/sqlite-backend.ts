@@ -48,7 +48,8 @@ function openFiles(dir: string, cleanup: () => void): StoreBackend {
       auditDb.exec(sql);
     },
     eventLog: new SqliteEventLogStore(logDb),
-    openEventWriter: (opts = {}) => new EventLog({ ...opts, logDb: join(dir, 'log.db'), logsDir: join(dir, 'logs'), inline: true }),
+    openEventWriter: (opts = {}) =>
+      new EventLog({ ...opts, logDb: join(dir, 'log.db'), logsDir: join(dir, 'logs'), inline: true }),
     eventSql: async (sql) => logDb.prepare(sql).all() as Record<string, unknown>[],
     close: async () => {
       db.close();

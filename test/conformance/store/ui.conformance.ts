@@ -11,7 +11,11 @@ import { withStore } from './registry.conformance.js';
 const T0 = '2026-01-02T03:04:05.000Z';
 const T1 = '2026-02-03T04:05:06.000Z';
 
-const user = (username: string, role: UiRole = 'developer', passwordHash = `scrypt$hash-of-${username}`): NewUiUser => ({ username, role, passwordHash, at: T0 });
+const user = (
+  username: string,
+  role: UiRole = 'developer',
+  passwordHash = `scrypt$hash-of-${username}`,
+): NewUiUser => ({ username, role, passwordHash, at: T0 });
 
 /** Opens `n` handles on one new store for `fn` and closes them all whatever happens. */
 async function withShared(kind: BackendKind, n: number, fn: (handles: StoreBackend[]) => Promise<void>): Promise<void> {
@@ -33,7 +37,14 @@ export function uiConformance(kind: BackendKind): void {
         assert.ok(ann !== undefined && bob !== undefined);
         assert.equal(typeof ann.id, 'number');
         assert.ok(bob.id > ann.id);
-        assert.deepEqual(ann, { id: ann.id, username: 'ann', role: 'sysadmin', disabled: false, createdAt: T0, updatedAt: T0 });
+        assert.deepEqual(ann, {
+          id: ann.id,
+          username: 'ann',
+          role: 'sysadmin',
+          disabled: false,
+          createdAt: T0,
+          updatedAt: T0,
+        });
         assert.deepEqual(await s.uiUsers.byId(ann.id), ann);
         assert.deepEqual(await s.uiUsers.credentials('bob'), { user: bob, passwordHash: 'scrypt$hash-of-bob' });
         assert.equal(await s.uiUsers.byId(bob.id + 1000), undefined);
@@ -59,7 +70,10 @@ export function uiConformance(kind: BackendKind): void {
       withStore(kind, async (s) => {
         for (const name of ['ab', 'a_b', 'a.d', 'a-c', 'Zed', 'a@e']) await s.uiUsers.insert(user(name));
         // Byte order, as SQLite compares: "-" < "." < "@" < upper case < "_" < lower case.
-        assert.deepEqual((await s.uiUsers.list()).map((u) => u.username), ['Zed', 'a-c', 'a.d', 'a@e', 'a_b', 'ab']);
+        assert.deepEqual(
+          (await s.uiUsers.list()).map((u) => u.username),
+          ['Zed', 'a-c', 'a.d', 'a@e', 'a_b', 'ab'],
+        );
       }));
 
     test('setDisabled reports a change only when the flag changed and stamps updatedAt', async () =>
@@ -80,7 +94,10 @@ export function uiConformance(kind: BackendKind): void {
       withStore(kind, async (s) => {
         const ann = await s.uiUsers.insert(user('ann', 'support', 'scrypt$ann'));
         await s.uiUsers.setDisabled('ann', true, T1);
-        assert.deepEqual(await s.uiUsers.credentials('ann'), { user: { ...ann!, disabled: true, updatedAt: T1 }, passwordHash: 'scrypt$ann' });
+        assert.deepEqual(await s.uiUsers.credentials('ann'), {
+          user: { ...ann!, disabled: true, updatedAt: T1 },
+          passwordHash: 'scrypt$ann',
+        });
         assert.equal((await s.uiUsers.byId(ann!.id))?.disabled, true);
       }));
 
@@ -97,31 +114,54 @@ export function uiConformance(kind: BackendKind): void {
     test('insertIfNone creates the first account only', async () =>
       withStore(kind, async (s) => {
         const admin = await s.uiUsers.insertIfNone(user('admin', 'sysadmin'));
-        assert.deepEqual(admin, { id: admin?.id, username: 'admin', role: 'sysadmin', disabled: false, createdAt: T0, updatedAt: T0 });
+        assert.deepEqual(admin, {
+          id: admin?.id,
+          username: 'admin',
+          role: 'sysadmin',
+          disabled: false,
+          createdAt: T0,
+          updatedAt: T0,
+        });
         assert.equal(await s.uiUsers.insertIfNone(user('other', 'sysadmin')), undefined);
-        assert.deepEqual((await s.uiUsers.list()).map((u) => u.username), ['admin']);
+        assert.deepEqual(
+          (await s.uiUsers.list()).map((u) => u.username),
+          ['admin'],
+        );
       }));
 
     test('insertIfNone on a store that has a user creates nothing', async () =>
       withStore(kind, async (s) => {
         await s.uiUsers.insert(user('ann'));
         assert.equal(await s.uiUsers.insertIfNone(user('admin', 'sysadmin')), undefined);
-        assert.deepEqual((await s.uiUsers.list()).map((u) => u.username), ['ann']);
+        assert.deepEqual(
+          (await s.uiUsers.list()).map((u) => u.username),
+          ['ann'],
+        );
       }));
 
     test('insertIfNone racing from three connections: exactly one account is created', async () =>
       withShared(kind, 3, async (handles) => {
         const names = handles.flatMap((_, i) => [`admin${i}a`, `admin${i}b`]);
-        const made = await Promise.all(names.map((name, j) => handles[Math.floor(j / 2)]!.uiUsers.insertIfNone(user(name, 'sysadmin'))));
+        const made = await Promise.all(
+          names.map((name, j) => handles[Math.floor(j / 2)]!.uiUsers.insertIfNone(user(name, 'sysadmin'))),
+        );
         const winners = made.filter((u) => u !== undefined);
         assert.equal(winners.length, 1);
-        assert.deepEqual((await handles[0]!.uiUsers.list()).map((u) => u.username), [winners[0]!.username]);
+        assert.deepEqual(
+          (await handles[0]!.uiUsers.list()).map((u) => u.username),
+          [winners[0]!.username],
+        );
         assert.equal(await handles[2]!.uiUsers.count(), 1);
       }));
   });
 
   describe(`UI sessions (${kind.name})`, () => {
-    const session = (idHash: string, userId: number, createdAtMs: number, lastSeenMs = createdAtMs) => ({ idHash: idHash.padEnd(64, '0'), userId, createdAtMs, lastSeenMs });
+    const session = (idHash: string, userId: number, createdAtMs: number, lastSeenMs = createdAtMs) => ({
+      idHash: idHash.padEnd(64, '0'),
+      userId,
+      createdAtMs,
+      lastSeenMs,
+    });
 
     /** A store with two accounts, for sessions to belong to. */
     const withUsers = (fn: (s: StoreBackend, ann: number, bob: number) => Promise<void>) =>
@@ -186,7 +226,9 @@ export function uiConformance(kind: BackendKind): void {
         await s.uiSessions.insert(session('d', ann, 9000, 9000)); // fresh
         assert.equal(await s.uiSessions.deleteExpired(8000, 2000), 2);
         assert.equal(await s.uiSessions.deleteExpired(8000, 2000), 0);
-        const left = await Promise.all(['a', 'b', 'c', 'd'].map(async (id) => (await s.uiSessions.get(session(id, 0, 0).idHash)) !== undefined));
+        const left = await Promise.all(
+          ['a', 'b', 'c', 'd'].map(async (id) => (await s.uiSessions.get(session(id, 0, 0).idHash)) !== undefined),
+        );
         assert.deepEqual(left, [false, false, true, true]);
       }));
 
@@ -200,7 +242,9 @@ export function uiConformance(kind: BackendKind): void {
       withShared(kind, 3, async (handles) => {
         const made: string[] = [];
         const make = (key: string) => () => (made.push(key), key);
-        const keys = await Promise.all(handles.flatMap((h, i) => [h.uiSessions.csrfKey(make(`key-${i}a`)), h.uiSessions.csrfKey(make(`key-${i}b`))]));
+        const keys = await Promise.all(
+          handles.flatMap((h, i) => [h.uiSessions.csrfKey(make(`key-${i}a`)), h.uiSessions.csrfKey(make(`key-${i}b`))]),
+        );
         assert.equal(new Set(keys).size, 1);
         assert.ok(made.includes(keys[0]!));
         assert.equal(await handles[1]!.uiSessions.csrfKey(make('late')), keys[0]);

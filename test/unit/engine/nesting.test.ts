@@ -47,12 +47,38 @@ const published: unknown[] = [];
 const publish = { queue_publish: (c: EffectCall) => (published.push(c.message), { output: c.message }) };
 
 const cases: Case[] = [
-  { what: 'an ordinary flow', ir: flow('f', [wrap('w', 3), step('v', { validate: [{ expr: 'size(ctx.input) == 1', message: 'm', kind: 'semantic', line: 1 }] })]), input: { a: 1 } },
+  {
+    what: 'an ordinary flow',
+    ir: flow('f', [
+      wrap('w', 3),
+      step('v', { validate: [{ expr: 'size(ctx.input) == 1', message: 'm', kind: 'semantic', line: 1 }] }),
+    ]),
+    input: { a: 1 },
+  },
   { what: 'an output exactly at the limit', ir: flow('f', [wrap('w', JSON_MAX_DEPTH - 1)]), input: { a: 1 } },
-  { what: 'an output one level past the limit', ir: flow('f', [wrap('w', JSON_MAX_DEPTH)]), input: { a: 1 }, fails: /^step 'w': its output nests deeper than 128 levels/ },
-  { what: 'steps deepening the value one after another', ir: flow('f', deepening), input: { a: 1 }, fails: /^step 'w2': its output nests deeper than 128 levels/ },
-  { what: 'an input 10,000 deep wrapped once', ir: flow('f', [wrap('w', 1)]), input: nestedList(10_000, 1), fails: /^step 'w': its output nests deeper/ },
-  { what: 'an input 10,000 deep passed through', ir: flow('f', [step('v', { validate: [{ expr: 'has(ctx.input)', message: 'm', kind: 'semantic', line: 1 }] })]), input: { input: nestedList(10_000, 1) } },
+  {
+    what: 'an output one level past the limit',
+    ir: flow('f', [wrap('w', JSON_MAX_DEPTH)]),
+    input: { a: 1 },
+    fails: /^step 'w': its output nests deeper than 128 levels/,
+  },
+  {
+    what: 'steps deepening the value one after another',
+    ir: flow('f', deepening),
+    input: { a: 1 },
+    fails: /^step 'w2': its output nests deeper than 128 levels/,
+  },
+  {
+    what: 'an input 10,000 deep wrapped once',
+    ir: flow('f', [wrap('w', 1)]),
+    input: nestedList(10_000, 1),
+    fails: /^step 'w': its output nests deeper/,
+  },
+  {
+    what: 'an input 10,000 deep passed through',
+    ir: flow('f', [step('v', { validate: [{ expr: 'has(ctx.input)', message: 'm', kind: 'semantic', line: 1 }] })]),
+    input: { input: nestedList(10_000, 1) },
+  },
   {
     what: 'a set_ctx value past the limit',
     ir: flow('f', [step('s', { setCtx: { saved: '{{ [ctx.input] }}' } })]),
@@ -68,7 +94,9 @@ const cases: Case[] = [
   },
   {
     what: 'a foreach list past the limit',
-    ir: flow('f', [step('each', { foreach: '[ctx.input]', effects: ['queue_publish'] })], { effects: ['queue_publish'] }),
+    ir: flow('f', [step('each', { foreach: '[ctx.input]', effects: ['queue_publish'] })], {
+      effects: ['queue_publish'],
+    }),
     input: nestedList(JSON_MAX_DEPTH, 1),
     deps: { effects: publish },
     fails: /^step 'each': the foreach list nests deeper than 128 levels/,
@@ -105,7 +133,15 @@ for (const c of cases) {
 }
 
 test('nesting: the fault section handles a value past the limit like any defect', async () => {
-  const fault = { name: 'sorry', line: 20, steps: [step('h', { ntd: { format: 'json', body: '{"error": "{{ ctx.input.fault_error }}", "step": "{{ ctx.input.fault_step }}"}' } })] };
+  const fault = {
+    name: 'sorry',
+    line: 20,
+    steps: [
+      step('h', {
+        ntd: { format: 'json', body: '{"error": "{{ ctx.input.fault_error }}", "step": "{{ ctx.input.fault_step }}"}' },
+      }),
+    ],
+  };
   const r = await runFlow(flow('f', deepening, { fault }), { a: 1 }, opts);
   assert.equal(r.status, 500);
   assert.equal(r.faultHandled, true);

@@ -33,10 +33,18 @@ test('steps run in file order and the last output is the flow output', async () 
 });
 
 test('an xml ntd gives an XmlValue and a text ntd a string', async () => {
-  const x = await runFlow(flow('f', [step('s', { ntd: { format: 'xml', body: '<r>{{ ctx.input.id }}</r>' } })]), { id: 'a&b' }, opts);
+  const x = await runFlow(
+    flow('f', [step('s', { ntd: { format: 'xml', body: '<r>{{ ctx.input.id }}</r>' } })]),
+    { id: 'a&b' },
+    opts,
+  );
   assert.ok(x.output instanceof XmlValue);
   assert.equal((x.output as XmlValue).xml, '<r>a&amp;b</r>');
-  const t = await runFlow(flow('f', [step('s', { ntd: { format: 'text', body: 'hi {{ ctx.input.id }}' } })]), { id: 'x' }, opts);
+  const t = await runFlow(
+    flow('f', [step('s', { ntd: { format: 'text', body: 'hi {{ ctx.input.id }}' } })]),
+    { id: 'x' },
+    opts,
+  );
   assert.equal(t.output, 'hi x');
 });
 
@@ -50,14 +58,21 @@ test('a false syntactic rule stops the flow with 400 and names the step', async 
     }),
     step('never', { ntd: { format: 'text', body: 'reached' } }),
   ]);
-  const err = await runFlow(ir, { amount: 1 }, opts).then(() => assert.fail('resolved'), (e: unknown) => e);
+  const err = await runFlow(ir, { amount: 1 }, opts).then(
+    () => assert.fail('resolved'),
+    (e: unknown) => e,
+  );
   assert.ok(err instanceof ValidationRejectedError);
   assert.equal(err.status, 400);
   assert.deepEqual(errorBody(err), { error: 'id is required', step: 'check' });
 });
 
 test('a false semantic rule answers 422 with the rule message', async () => {
-  const ir = flow('f', [step('check', { validate: [{ expr: 'ctx.input.amount > 0', message: 'amount must be positive', kind: 'semantic', line: 4 }] })]);
+  const ir = flow('f', [
+    step('check', {
+      validate: [{ expr: 'ctx.input.amount > 0', message: 'amount must be positive', kind: 'semantic', line: 4 }],
+    }),
+  ]);
   await assert.rejects(runFlow(ir, { amount: 0 }, opts), (e: unknown) => {
     assert.ok(e instanceof ValidationRejectedError);
     assert.equal(e.status, 422);
@@ -98,7 +113,11 @@ test('a false condition on a queue delivery reports filtered', async () => {
   const ir = flow('f', [step('gate', { condition: 'false' })]);
   const r = await runFlow(ir, { m: 1 }, { ...opts, delivery: 'queue' });
   assert.equal(r.filtered, true);
-  const pass = await runFlow(flow('f', [step('gate', { condition: 'true' })]), { m: 1 }, { ...opts, delivery: 'queue' });
+  const pass = await runFlow(
+    flow('f', [step('gate', { condition: 'true' })]),
+    { m: 1 },
+    { ...opts, delivery: 'queue' },
+  );
   assert.equal(pass.filtered, false);
 });
 
@@ -119,7 +138,10 @@ test('response_status, response headers and set_ctx apply after the step', async
 
 test('a response header value with a line break is a defect naming the step, not a broken response', async () => {
   const ir = flow('f', [step('a', { responseHeaders: { 'x-echo': '{{ ctx.input.v }}' } })]);
-  await assert.rejects(runFlow(ir, { v: 'a\r\nset-cookie: x=1' }, opts), (e: unknown) => e instanceof FlowDefectError && /step 'a': response_header x-echo/.test(e.detail));
+  await assert.rejects(
+    runFlow(ir, { v: 'a\r\nset-cookie: x=1' }, opts),
+    (e: unknown) => e instanceof FlowDefectError && /step 'a': response_header x-echo/.test(e.detail),
+  );
   assert.deepEqual((await runFlow(ir, { v: 'plain é' }, opts)).headers, { 'x-echo': 'plain é' });
 });
 
@@ -137,10 +159,25 @@ test('restore_body brings back a snapshot taken by an earlier step', async () =>
 });
 
 test('the context holds correlation id, headers, config and soap values', async () => {
-  const ir = flow('f', [step('a', { ntd: { format: 'json', body: '{"c": "{{ ctx.correlation_id }}", "h": "{{ ctx.headers[\'x-a\'] }}", "k": "{{ ctx.region }}", "s": "{{ ctx.soap_action }}"}' } })], {
-    config: ['region'],
-  });
-  const r = await runFlow(ir, {}, { correlationId: 'z', headers: { 'x-a': 'b' }, config: { region: 'eu' }, soap: { action: 'Do', version: '1.1' } });
+  const ir = flow(
+    'f',
+    [
+      step('a', {
+        ntd: {
+          format: 'json',
+          body: '{"c": "{{ ctx.correlation_id }}", "h": "{{ ctx.headers[\'x-a\'] }}", "k": "{{ ctx.region }}", "s": "{{ ctx.soap_action }}"}',
+        },
+      }),
+    ],
+    {
+      config: ['region'],
+    },
+  );
+  const r = await runFlow(
+    ir,
+    {},
+    { correlationId: 'z', headers: { 'x-a': 'b' }, config: { region: 'eu' }, soap: { action: 'Do', version: '1.1' } },
+  );
   assert.deepEqual(r.output, { c: 'z', h: 'b', k: 'eu', s: 'Do' });
 });
 
@@ -164,9 +201,15 @@ test('secret_read puts SVC_SECRET_<KEY> in ctx.<key>, re-read on every execution
 });
 
 test('secret_read honours an explicit key and fails with 502 when the variable is unset', async () => {
-  const ir = flow('f', [step('s', { effects: ['secret_read'], secretKey: 'token_x' }), step('u', { ntd: { format: 'text', body: '{{ ctx.token_x }}' } })]);
+  const ir = flow('f', [
+    step('s', { effects: ['secret_read'], secretKey: 'token_x' }),
+    step('u', { ntd: { format: 'text', body: '{{ ctx.token_x }}' } }),
+  ]);
   assert.equal((await runFlow(ir, {}, opts, { env: { SVC_SECRET_TOKEN_X: '' } })).output, '');
-  await assert.rejects(runFlow(ir, {}, opts, { env: {} }), (e: unknown) => e instanceof EgressError && e.status === 502);
+  await assert.rejects(
+    runFlow(ir, {}, opts, { env: {} }),
+    (e: unknown) => e instanceof EgressError && e.status === 502,
+  );
 });
 
 test('a step whose effect has no handler fails with a clear defect', async () => {
@@ -186,7 +229,13 @@ test('an effect handler gets the message and its output, status and passed heade
   };
   const ir = flow(
     'f',
-    [step('call', { effects: ['http_egress'], ntd: { format: 'json', body: '{"q": 1}' }, responseStatus: '{{ ctx.response.status }}' })],
+    [
+      step('call', {
+        effects: ['http_egress'],
+        ntd: { format: 'json', body: '{"q": 1}' },
+        responseStatus: '{{ ctx.response.status }}',
+      }),
+    ],
     { responseHeaders: ['X-Backend'] },
   );
   const r = await runFlow(ir, {}, opts, { effects: { http_egress: egress } });
@@ -211,10 +260,7 @@ test('an effect that throws is a failed call out: EgressError, 502 flow executio
 
 test('past maxDurationSecs the next step fails with 500 and limit_secs', async () => {
   let t = 0;
-  const ir = flow('f', [
-    step('slow', { effects: ['queue_publish'] }),
-    step('next', {}),
-  ]);
+  const ir = flow('f', [step('slow', { effects: ['queue_publish'] }), step('next', {})]);
   const deps: RunDeps = { now: () => t, effects: { queue_publish: (c) => ((t += 3000), { output: c.message }) } };
   await assert.rejects(runFlow(ir, {}, { ...opts, maxDurationSecs: 2 }, deps), (e: unknown) => {
     assert.ok(e instanceof FlowTimeoutError);
@@ -229,8 +275,16 @@ test('past maxDurationSecs the next step fails with 500 and limit_secs', async (
 
 // ---- fault handling
 
-const faultIR = (steps = [step('apologise', { ntd: { format: 'json', body: '{"error": "{{ ctx.input.fault_error }}", "step": "{{ ctx.input.fault_step }}", "cid": "{{ ctx.input.fault_correlation_id }}"}' } })]) =>
-  ({ name: 'apologise', line: 20, steps });
+const faultIR = (
+  steps = [
+    step('apologise', {
+      ntd: {
+        format: 'json',
+        body: '{"error": "{{ ctx.input.fault_error }}", "step": "{{ ctx.input.fault_step }}", "cid": "{{ ctx.input.fault_correlation_id }}"}',
+      },
+    }),
+  ],
+) => ({ name: 'apologise', line: 20, steps });
 
 test('a fault handler answers with the status the error would have had and its output as body', async () => {
   const ir = flow('f', [step('call', { effects: ['http_egress'] })], { fault: faultIR() });
@@ -242,7 +296,9 @@ test('a fault handler answers with the status the error would have had and its o
 });
 
 test('a fault handler also answers validate rejections, keeping their status', async () => {
-  const ir = flow('f', [step('check', { validate: [{ expr: 'false', message: 'nope', kind: 'semantic', line: 2 }] })], { fault: faultIR() });
+  const ir = flow('f', [step('check', { validate: [{ expr: 'false', message: 'nope', kind: 'semantic', line: 2 }] })], {
+    fault: faultIR(),
+  });
   const r = await runFlow(ir, {}, opts);
   assert.equal(r.status, 422);
   assert.deepEqual(r.output, { error: 'nope', step: 'check', cid: 'cid-1' });
@@ -250,7 +306,13 @@ test('a fault handler also answers validate rejections, keeping their status', a
 
 test("a fault step's response_status and headers override", async () => {
   const ir = flow('f', [step('boom', { ntd: { format: 'text', body: '{{ ctx.nope.x }}' } })], {
-    fault: faultIR([step('h', { responseStatus: '503', responseHeaders: { 'retry-after': '5' }, ntd: { format: 'text', body: 'later' } })]),
+    fault: faultIR([
+      step('h', {
+        responseStatus: '503',
+        responseHeaders: { 'retry-after': '5' },
+        ntd: { format: 'text', body: 'later' },
+      }),
+    ]),
   });
   const r = await runFlow(ir, {}, opts);
   assert.deepEqual([r.status, r.headers, r.output], [503, { 'retry-after': '5' }, 'later']);
@@ -281,14 +343,18 @@ function registry(...flows: FlowIR[]): RunDeps['loadFlow'] {
   const byName = new Map(flows.map((f) => [f.flow, f]));
   return (tenant, name) => {
     const ir = byName.get(name);
-    return ir && ir.tenant === tenant ? ({ ir, version: '1', hash: 'h', created_at: '2024-01-01T00:00:00Z' } satisfies LoadedFlow) : undefined;
+    return ir && ir.tenant === tenant
+      ? ({ ir, version: '1', hash: 'h', created_at: '2024-01-01T00:00:00Z' } satisfies LoadedFlow)
+      : undefined;
   };
 }
 
 const double = flow('double', [step('d', { ntd: { format: 'json', body: '{"v": {{ ctx.input.v * 2 }}}' } })]);
 
 test('call_flow runs another flow of the tenant on the message; its output is the step output', async () => {
-  const ir = flow('main', [step('c', { callFlow: 'double', ntd: { format: 'json', body: '{"v": {{ ctx.input.n }}}' } })]);
+  const ir = flow('main', [
+    step('c', { callFlow: 'double', ntd: { format: 'json', body: '{"v": {{ ctx.input.n }}}' } }),
+  ]);
   const r = await runFlow(ir, { n: 4 }, opts, { loadFlow: registry(double) });
   assert.deepEqual(r.output, { v: 8 });
 });
@@ -307,9 +373,14 @@ test('call_flow to a missing flow is a defect, a loader integrity failure stays 
 });
 
 test('errors of a called flow reach the caller with their status', async () => {
-  const strict = flow('strict', [step('v', { validate: [{ expr: 'ctx.input.v > 10', message: 'too small', kind: 'semantic', line: 1 }] })]);
+  const strict = flow('strict', [
+    step('v', { validate: [{ expr: 'ctx.input.v > 10', message: 'too small', kind: 'semantic', line: 1 }] }),
+  ]);
   const ir = flow('main', [step('c', { callFlow: 'strict' })]);
-  await assert.rejects(runFlow(ir, { v: 1 }, opts, { loadFlow: registry(strict) }), (e: unknown) => e instanceof ValidationRejectedError && e.status === 422);
+  await assert.rejects(
+    runFlow(ir, { v: 1 }, opts, { loadFlow: registry(strict) }),
+    (e: unknown) => e instanceof ValidationRejectedError && e.status === 422,
+  );
 });
 
 test('a flow calling itself is stopped at the call depth limit as a defect', async () => {
@@ -323,9 +394,21 @@ test('a flow calling itself is stopped at the call depth limit as a defect', asy
 
 test('foreach runs the action per element in order with ctx.item and ctx.index', async () => {
   const order: unknown[] = [];
-  const ir = flow('f', [step('each', { foreach: 'ctx.input.items', effects: ['queue_publish'], ntd: { format: 'json', body: '{"i": {{ ctx.index }}, "x": {{ ctx.item }}}' } })]);
-  const r = await runFlow(ir, { items: [5, 6, 7] }, opts, { effects: { queue_publish: (c) => (order.push(c.message), { output: c.message }) } });
-  assert.deepEqual(r.output, [{ i: 0, x: 5 }, { i: 1, x: 6 }, { i: 2, x: 7 }]);
+  const ir = flow('f', [
+    step('each', {
+      foreach: 'ctx.input.items',
+      effects: ['queue_publish'],
+      ntd: { format: 'json', body: '{"i": {{ ctx.index }}, "x": {{ ctx.item }}}' },
+    }),
+  ]);
+  const r = await runFlow(ir, { items: [5, 6, 7] }, opts, {
+    effects: { queue_publish: (c) => (order.push(c.message), { output: c.message }) },
+  });
+  assert.deepEqual(r.output, [
+    { i: 0, x: 5 },
+    { i: 1, x: 6 },
+    { i: 2, x: 7 },
+  ]);
   assert.deepEqual(order, r.output);
 });
 
@@ -345,8 +428,14 @@ test('split runs the called flow per element concurrently, bounded, results in e
     inFlight--;
     return { output: v * 100 };
   };
-  const ir = flow('main', [step('fan', { split: 'ctx.input.list', callFlow: 'slow', ntd: { format: 'json', body: '{"v": {{ ctx.item }}}' } })]);
-  const r = await runFlow(ir, { list: [1, 2, 3, 4, 5, 6, 7, 8, 9] }, opts, { loadFlow: registry(slow), effects: { http_egress: egress }, splitConcurrency: 3 });
+  const ir = flow('main', [
+    step('fan', { split: 'ctx.input.list', callFlow: 'slow', ntd: { format: 'json', body: '{"v": {{ ctx.item }}}' } }),
+  ]);
+  const r = await runFlow(ir, { list: [1, 2, 3, 4, 5, 6, 7, 8, 9] }, opts, {
+    loadFlow: registry(slow),
+    effects: { http_egress: egress },
+    splitConcurrency: 3,
+  });
   assert.deepEqual(r.output, [100, 200, 300, 400, 500, 600, 700, 800, 900]);
   assert.equal(peak, 3);
 });
@@ -362,7 +451,9 @@ test("a called flow's fault handler answers for it; its output becomes the step 
   const fragile = flow('fragile', [step('x', { ntd: { format: 'text', body: '{{ ctx.nope.x }}' } })], {
     fault: faultIR([step('h', { ntd: { format: 'text', body: 'recovered' } })]),
   });
-  const r = await runFlow(flow('main', [step('c', { callFlow: 'fragile' })]), {}, opts, { loadFlow: registry(fragile) });
+  const r = await runFlow(flow('main', [step('c', { callFlow: 'fragile' })]), {}, opts, {
+    loadFlow: registry(fragile),
+  });
   assert.deepEqual([r.status, r.output, r.faultHandled], [200, 'recovered', false]);
 });
 
@@ -378,13 +469,20 @@ test('an execution keeps the IR object it started with, and a compiled flow is r
 
 test('with tracing on, step_traced rows carry the entry label, each step output, and foreach/fault labels', async () => {
   const events = memoryEvents();
-  const ir = flow('f', [
-    step('a', { ntd: { format: 'json', body: '{"password": "p", "n": 1}' } }),
-    step('each', { foreach: '[1, 2]' }),
-    step('boom', { ntd: { format: 'text', body: '{{ ctx.nope.x }}' } }),
-  ], { fault: faultIR([step('h', { ntd: { format: 'text', body: 'ok' } })]) });
+  const ir = flow(
+    'f',
+    [
+      step('a', { ntd: { format: 'json', body: '{"password": "p", "n": 1}' } }),
+      step('each', { foreach: '[1, 2]' }),
+      step('boom', { ntd: { format: 'text', body: '{{ ctx.nope.x }}' } }),
+    ],
+    { fault: faultIR([step('h', { ntd: { format: 'text', body: 'ok' } })]) },
+  );
   await runFlow(ir, { in: 1 }, { ...opts, trace: true, entryLabel: 'received' }, { events });
-  assert.deepEqual(events.events.map((e) => e.step), ['received', 'a', 'foreach[0]', 'foreach[1]', 'each', 'fault', 'h']);
+  assert.deepEqual(
+    events.events.map((e) => e.step),
+    ['received', 'a', 'foreach[0]', 'foreach[1]', 'each', 'fault', 'h'],
+  );
   assert.ok(events.events.every((e) => e.event === 'step_traced' && e.correlation_id === 'cid-1' && e.flow === 'f'));
   const none = memoryEvents();
   await runFlow(ir, { in: 1 }, opts, { events: none });
@@ -394,17 +492,40 @@ test('with tracing on, step_traced rows carry the entry label, each step output,
 test('with tracing on, composition writes entry rows: call_flow in the called flow, split[i] per branch, fork[i] in each forked flow', async () => {
   const events = memoryEvents();
   const child = flow('child', [step('x', { ntd: { format: 'text', body: 'c' } })]);
-  const ir = flow('main', [step('call', { callFlow: 'child' }), step('sp', { split: '[1, 2]' }), step('fk', { fork: ['child'] })]);
+  const ir = flow('main', [
+    step('call', { callFlow: 'child' }),
+    step('sp', { split: '[1, 2]' }),
+    step('fk', { fork: ['child'] }),
+  ]);
   await runFlow(ir, {}, { ...opts, trace: true, entryLabel: 'received' }, { events, loadFlow: registry(child) });
   const rows = events.events.map((e) => `${e.flow}:${e.step}`);
-  assert.deepEqual(rows, ['main:received', 'child:call_flow', 'child:x', 'main:call', 'main:split[0]', 'main:split[1]', 'main:sp', 'child:fork[0]', 'child:x', 'main:fk']);
+  assert.deepEqual(rows, [
+    'main:received',
+    'child:call_flow',
+    'child:x',
+    'main:call',
+    'main:split[0]',
+    'main:split[1]',
+    'main:sp',
+    'child:fork[0]',
+    'child:x',
+    'main:fk',
+  ]);
 });
 
 test('a plain http_egress step gets no step_traced row', async () => {
   const events = memoryEvents();
   const ir = flow('f', [step('call', { effects: ['http_egress'] })]);
-  await runFlow(ir, {}, { ...opts, trace: true }, { events, effects: { http_egress: () => ({ output: 1, status: 200 }) } });
-  assert.deepEqual(events.events.map((e) => e.step), []);
+  await runFlow(
+    ir,
+    {},
+    { ...opts, trace: true },
+    { events, effects: { http_egress: () => ({ output: 1, status: 200 }) } },
+  );
+  assert.deepEqual(
+    events.events.map((e) => e.step),
+    [],
+  );
 });
 
 test('soap_fault_code and soap_fault_string written by set_ctx travel with the error', async () => {
@@ -412,17 +533,28 @@ test('soap_fault_code and soap_fault_string written by set_ctx travel with the e
     step('mark', { setCtx: { soap_fault_code: 'soap:Client', soap_fault_string: 'bad order {{ ctx.input.id }}' } }),
     step('boom', { effects: ['http_egress'] }),
   ]);
-  await assert.rejects(runFlow(ir, { id: 7 }, opts, { effects: { http_egress: () => Promise.reject(new Error('x')) } }), (e: unknown) => {
-    assert.ok(e instanceof EgressError);
-    assert.deepEqual(e.soapFault, { code: 'soap:Client', string: 'bad order 7' });
-    return true;
-  });
+  await assert.rejects(
+    runFlow(ir, { id: 7 }, opts, { effects: { http_egress: () => Promise.reject(new Error('x')) } }),
+    (e: unknown) => {
+      assert.ok(e instanceof EgressError);
+      assert.deepEqual(e.soapFault, { code: 'soap:Client', string: 'bad order 7' });
+      return true;
+    },
+  );
 });
 
 test('the value read by secret_read never appears in trace rows', async () => {
   const events = memoryEvents();
-  const ir = flow('f', [step('api-key', { effects: ['secret_read'] }), step('use', { ntd: { format: 'json', body: '{"ok": {{ size(ctx.api_key) > 0 }}}' } })]);
-  const r = await runFlow(ir, { a: 1 }, { ...opts, trace: true, entryLabel: 'received' }, { events, env: { SVC_SECRET_API_KEY: 's3cr3t-value' } });
+  const ir = flow('f', [
+    step('api-key', { effects: ['secret_read'] }),
+    step('use', { ntd: { format: 'json', body: '{"ok": {{ size(ctx.api_key) > 0 }}}' } }),
+  ]);
+  const r = await runFlow(
+    ir,
+    { a: 1 },
+    { ...opts, trace: true, entryLabel: 'received' },
+    { events, env: { SVC_SECRET_API_KEY: 's3cr3t-value' } },
+  );
   assert.deepEqual(r.output, { ok: true });
   assert.equal(events.events.length, 3);
   assert.ok(!JSON.stringify(events.events.map((e) => e.payload)).includes('s3cr3t-value'));
@@ -442,13 +574,38 @@ test('foreach accepts the expression written as one whole hole', async () => {
 
 test('readsHeaders: only a flow that can observe ctx.headers needs them built', () => {
   const reads = (ir: FlowIR) => prepareFlow(ir).readsHeaders;
-  const plain = flow('f', [step('a', { validate: [{ line: 1, expr: 'has(ctx.input.id)', message: 'id', kind: 'syntactic' }], ntd: { format: 'json', body: '{"id": "{{ ctx.input.id }}"}' } })]);
+  const plain = flow('f', [
+    step('a', {
+      validate: [{ line: 1, expr: 'has(ctx.input.id)', message: 'id', kind: 'syntactic' }],
+      ntd: { format: 'json', body: '{"id": "{{ ctx.input.id }}"}' },
+    }),
+  ]);
   assert.equal(reads(plain), false);
   assert.equal(reads(flow('f', [step('a', { ntd: { format: 'text', body: '{{ ctx.headers.x }}' } })])), true);
   assert.equal(reads(flow('f', [step('a', { condition: 'ctx["head" + "ers"] != null' })])), true, 'an index into ctx');
-  assert.equal(reads(flow('f', [step('a', { ntd: { format: 'text', body: '{{ ctx }}' } })])), true, 'the whole context');
+  assert.equal(
+    reads(flow('f', [step('a', { ntd: { format: 'text', body: '{{ ctx }}' } })])),
+    true,
+    'the whole context',
+  );
   assert.equal(reads(flow('f', [step('a', { callFlow: 'other' })])), true, 'a callee shares the headers');
   assert.equal(reads(flow('f', [step('a', { fork: ['x', 'y'] })])), true);
-  assert.equal(reads(flow('f', [step('a')], { dedup: { key: 'ctx.headers["idempotency-key"]', memoizeResponse: false, onFailure: 'absorb' } })), true, 'a dedup key');
-  assert.equal(reads(flow('f', [step('a')], { fault: { steps: [step('h', { setCtx: { who: '{{ ctx.headers["x-user"] }}' } })] } } as Partial<FlowIR>)), true, 'the fault section');
+  assert.equal(
+    reads(
+      flow('f', [step('a')], {
+        dedup: { key: 'ctx.headers["idempotency-key"]', memoizeResponse: false, onFailure: 'absorb' },
+      }),
+    ),
+    true,
+    'a dedup key',
+  );
+  assert.equal(
+    reads(
+      flow('f', [step('a')], {
+        fault: { steps: [step('h', { setCtx: { who: '{{ ctx.headers["x-user"] }}' } })] },
+      } as Partial<FlowIR>),
+    ),
+    true,
+    'the fault section',
+  );
 });

@@ -16,7 +16,8 @@ import { runFlowStatePurge } from '../../../src/housekeeping/flow-state-purge.js
 const HOUR = 3_600_000;
 const ir = { tenant: 't', flow: 'f', steps: [{ name: 's' }] } as unknown as FlowIR;
 const meta: RunMeta = { door: 'http', correlationId: 'c1', headers: {} };
-const ok = (): Promise<FlowResult> => Promise.resolve({ status: 200, headers: {}, output: { n: 1 }, filtered: false, faultHandled: false });
+const ok = (): Promise<FlowResult> =>
+  Promise.resolve({ status: 200, headers: {}, output: { n: 1 }, filtered: false, faultHandled: false });
 
 function setup(now: { t: number }) {
   const repo = new SqliteFlowStateStore(openDb(':memory:', registryMigrations));
@@ -27,7 +28,13 @@ function setup(now: { t: number }) {
 test('the purge deletes dedup rows past their own expires_at and finished correlations past retention', async () => {
   const now = { t: Date.now() };
   const { repo, dedup } = setup(now);
-  await dedup.around(ir, { key: 'ctx.input.id', windowHours: 0.5, memoizeResponse: false, onFailure: 'rerun' }, { id: 'a' }, meta, ok);
+  await dedup.around(
+    ir,
+    { key: 'ctx.input.id', windowHours: 0.5, memoizeResponse: false, onFailure: 'rerun' },
+    { id: 'a' },
+    meta,
+    ok,
+  );
   await dedup.around(ir, { key: 'ctx.input.id', memoizeResponse: false, onFailure: 'rerun' }, { id: 'b' }, meta, ok);
   let clock = now.t - 10 * HOUR;
   const c = new Correlations(repo, { stateKey: undefined, now: () => clock });
@@ -43,16 +50,34 @@ test('the purge deletes dedup rows past their own expires_at and finished correl
 test('the purge awaits a store that answers with promises and vacuums only when given a reclaim step', async () => {
   const now = { t: Date.now() };
   const { repo, dedup } = setup(now);
-  await dedup.around(ir, { key: 'ctx.input.id', windowHours: 0.5, memoizeResponse: false, onFailure: 'rerun' }, { id: 'a' }, meta, ok);
+  await dedup.around(
+    ir,
+    { key: 'ctx.input.id', windowHours: 0.5, memoizeResponse: false, onFailure: 'rerun' },
+    { id: 'a' },
+    meta,
+    ok,
+  );
   const store = promising(repo);
   const reclaims: boolean[] = [];
   const reclaim = async (opts: ReclaimOptions) => {
     reclaims.push(await opts.between());
     return { pagesFreed: 3, slices: 1, longestSliceMs: 0, stopped: false };
   };
-  assert.deepEqual(await runFlowStatePurge(store, 4, { now: now.t }), { inboxDeleted: 0, correlationsDeleted: 0, pagesFreed: 0 });
-  assert.deepEqual(await runFlowStatePurge(store, 4, { now: now.t + HOUR, reclaim }), { inboxDeleted: 1, correlationsDeleted: 0, pagesFreed: 3 });
+  assert.deepEqual(await runFlowStatePurge(store, 4, { now: now.t }), {
+    inboxDeleted: 0,
+    correlationsDeleted: 0,
+    pagesFreed: 0,
+  });
+  assert.deepEqual(await runFlowStatePurge(store, 4, { now: now.t + HOUR, reclaim }), {
+    inboxDeleted: 1,
+    correlationsDeleted: 0,
+    pagesFreed: 3,
+  });
   assert.deepEqual(reclaims, [true]);
-  assert.equal((await runFlowStatePurge(store, 4, { now: now.t + HOUR, reclaim, stopping: () => true })).pagesFreed, 0, 'no vacuum once stopping');
+  assert.equal(
+    (await runFlowStatePurge(store, 4, { now: now.t + HOUR, reclaim, stopping: () => true })).pagesFreed,
+    0,
+    'no vacuum once stopping',
+  );
   assert.deepEqual(reclaims, [true]);
 });

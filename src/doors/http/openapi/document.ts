@@ -33,11 +33,22 @@ function headOf(get: OperationObject): OperationObject {
       return [status, headers === undefined ? { description } : { description, headers }];
     }),
   );
-  return { ...get, operationId: `${get.operationId}Head`, summary: `${get.summary} (status and headers only)`, description: `As GET, without a body. ${get.description ?? ''}`.trim(), responses };
+  return {
+    ...get,
+    operationId: `${get.operationId}Head`,
+    summary: `${get.summary} (status and headers only)`,
+    description: `As GET, without a body. ${get.description ?? ''}`.trim(),
+    responses,
+  };
 }
 
 function withHeadRoutes(paths: Readonly<Record<string, PathItemObject>>): Record<string, PathItemObject> {
-  return Object.fromEntries(Object.entries(paths).map(([path, item]) => [path, item.get === undefined ? item : { ...item, head: headOf(item.get) }]));
+  return Object.fromEntries(
+    Object.entries(paths).map(([path, item]) => [
+      path,
+      item.get === undefined ? item : { ...item, head: headOf(item.get) },
+    ]),
+  );
 }
 
 function deepFreeze<T>(value: T): T {

@@ -4,13 +4,28 @@
  * HEAD operations are derived from the GET ones in document.ts.
  */
 import { CONNECTOR_BODY_MAX_BYTES } from '../connector-route.js';
-import { components, errorBody, flowAnswerHeaders, json, Messages, NESTING_NOTE, ref, SOAP_11, SOAP_12, soapFaults } from './components.js';
+import {
+  components,
+  errorBody,
+  flowAnswerHeaders,
+  json,
+  Messages,
+  NESTING_NOTE,
+  ref,
+  SOAP_11,
+  SOAP_12,
+  soapFaults,
+} from './components.js';
 import type { Content, OperationObject, PathItemObject, ResponseObject, SecurityRequirement } from './types.js';
 
 const KEY: readonly SecurityRequirement[] = [{ apiKey: [] }];
 const PUBLIC: readonly SecurityRequirement[] = [];
 const flowPath = [ref('parameters', 'Tenant'), ref('parameters', 'FlowName')];
-const deliveryHeaders = [ref('parameters', 'CorrelationId'), ref('parameters', 'RequestId'), ref('parameters', 'Signature')];
+const deliveryHeaders = [
+  ref('parameters', 'CorrelationId'),
+  ref('parameters', 'RequestId'),
+  ref('parameters', 'Signature'),
+];
 
 function unauthorized(withSignature: boolean): ResponseObject {
   return {
@@ -18,21 +33,42 @@ function unauthorized(withSignature: boolean): ResponseObject {
       ? 'The gate: `Authorization` missing or malformed, more than one `Authorization` header, a key unknown, revoked, expired or of another tenant (causes not told apart). Or, under `--secret`, `X-Svc-Signature` missing or wrong (`signature mismatch`).'
       : 'The gate: `Authorization` missing or malformed, more than one `Authorization` header, a key unknown, revoked, expired or of another tenant (causes not told apart).',
     headers: { 'WWW-Authenticate': ref('headers', 'WwwAuthenticate') },
-    content: json(errorBody(withSignature ? { enum: [Messages.unauthorized, Messages.signatureMismatch] } : { const: Messages.unauthorized })),
+    content: json(
+      errorBody(
+        withSignature
+          ? { enum: [Messages.unauthorized, Messages.signatureMismatch] }
+          : { const: Messages.unauthorized },
+      ),
+    ),
   };
 }
 
 function badRequest(description: string, content: Content = json(errorBody({ type: 'string' }))): ResponseObject {
-  return { description: `A path component breaking the name rule (\`invalid flow identifier\`, checked first). ${description}`.trim(), content };
+  return {
+    description:
+      `A path component breaking the name rule (\`invalid flow identifier\`, checked first). ${description}`.trim(),
+    content,
+  };
 }
 
 function unavailable(causes: string, messages: readonly string[], extra: Partial<ResponseObject> = {}): ResponseObject {
-  return { description: causes, ...extra, content: { ...json(errorBody(messages.length === 1 ? { const: messages[0]! } : { enum: messages })), ...extra.content } };
+  return {
+    description: causes,
+    ...extra,
+    content: {
+      ...json(errorBody(messages.length === 1 ? { const: messages[0]! } : { enum: messages })),
+      ...extra.content,
+    },
+  };
 }
 
 const SHUTTING_DOWN = 'The server is closing: the request is refused and the connection closed.';
-const GATE_UNAVAILABLE = 'The gate\'s storage failed while deciding (`authorization temporarily unavailable`: never a pass, never 401), or the server is closing (`server is shutting down`).';
-const internalError = (description: string): ResponseObject => ({ description, content: json(errorBody({ const: Messages.internal })) });
+const GATE_UNAVAILABLE =
+  "The gate's storage failed while deciding (`authorization temporarily unavailable`: never a pass, never 401), or the server is closing (`server is shutting down`).";
+const internalError = (description: string): ResponseObject => ({
+  description,
+  content: json(errorBody({ const: Messages.internal })),
+});
 
 /** What a flow answers: the output decides body and content type; no envelope, no `ok` field. */
 const flowOutput: Content = {
@@ -76,39 +112,65 @@ const run: OperationObject = {
     },
     '400': badRequest(
       'Malformed JSON or XML (JSON nested too deep included), a `syntactic` validate rule that was false (`{"error","step"}`), or a SOAP envelope that cannot be used (a SOAP Fault, 400 on both versions); a SOAP 1.2 request\'s false syntactic rule is a 400 Fault too.',
-      { ...json({ oneOf: [errorBody({ type: 'string' }), ref('schemas', 'ValidationRejected')] }), ...soapFaults('1.1', '1.2') },
+      {
+        ...json({ oneOf: [errorBody({ type: 'string' }), ref('schemas', 'ValidationRejected')] }),
+        ...soapFaults('1.1', '1.2'),
+      },
     ),
     '401': unauthorized(true),
     '403': ref('responses', 'Forbidden'),
     '404': ref('responses', 'FlowNotFound'),
     '408': ref('responses', 'BodyTimedOut'),
     '409': {
-      description: "A delivery of the same `dedup_key` is still in flight (nothing runs; retry later), or a correlation is already open for the flow's key. A SOAP 1.2 request gets a Fault.",
+      description:
+        "A delivery of the same `dedup_key` is still in flight (nothing runs; retry later), or a correlation is already open for the flow's key. A SOAP 1.2 request gets a Fault.",
       headers: { 'X-Svc-First-Correlation-Id': ref('headers', 'FirstCorrelationId') },
-      content: { ...json(errorBody({ enum: [Messages.duplicateInFlight, Messages.correlationOpen] })), ...soapFaults('1.2') },
+      content: {
+        ...json(errorBody({ enum: [Messages.duplicateInFlight, Messages.correlationOpen] })),
+        ...soapFaults('1.2'),
+      },
     },
     '413': {
       ...components.responses.PayloadTooLarge!,
       description: `${components.responses.PayloadTooLarge!.description} Also when a backend's response to \`http_egress\` passed its own ceiling.`,
     },
     '422': {
-      description: 'A `semantic` validate rule was false (`{"error","step"}`), a `dedup_key` could not be evaluated or was empty, or a correlation was refused. A SOAP 1.2 request gets a Fault.',
-      content: { ...json({ oneOf: [errorBody({ type: 'string' }), ref('schemas', 'ValidationRejected')] }), ...soapFaults('1.2') },
+      description:
+        'A `semantic` validate rule was false (`{"error","step"}`), a `dedup_key` could not be evaluated or was empty, or a correlation was refused. A SOAP 1.2 request gets a Fault.',
+      content: {
+        ...json({ oneOf: [errorBody({ type: 'string' }), ref('schemas', 'ValidationRejected')] }),
+        ...soapFaults('1.2'),
+      },
     },
     '429': ref('responses', 'RateLimited'),
     '500': {
       description:
         'A defect in the flow (`flow execution failed`), its fault handler failing (`fault handler failed`), a stored artifact failing its integrity check (`internal error`, not run), or the run passing `flow_max_duration_secs` (`{"error","step","limit_secs"}`). Every SOAP 1.1 Fault but a malformed envelope has this status, whatever the error (server busy included, with `Retry-After`).',
       headers: { 'Retry-After': ref('headers', 'RetryAfterBusy') },
-      content: { ...json({ oneOf: [errorBody({ enum: [Messages.flowFailed, Messages.faultHandlerFailed, Messages.internal] }), ref('schemas', 'FlowTimeExceeded')] }), ...soapFaults('1.1', '1.2') },
+      content: {
+        ...json({
+          oneOf: [
+            errorBody({ enum: [Messages.flowFailed, Messages.faultHandlerFailed, Messages.internal] }),
+            ref('schemas', 'FlowTimeExceeded'),
+          ],
+        }),
+        ...soapFaults('1.1', '1.2'),
+      },
     },
     '502': {
-      description: 'A call out of the flow failed (a non-2xx answer, a transport error or timeout, an unusable answer). A SOAP 1.2 request gets a Fault.',
+      description:
+        'A call out of the flow failed (a non-2xx answer, a transport error or timeout, an unusable answer). A SOAP 1.2 request gets a Fault.',
       content: { ...json(errorBody({ const: Messages.flowFailed })), ...soapFaults('1.2') },
     },
     '503': unavailable(
-      'Every execution slot is taken (`max_concurrent_flow_executions`; answered before the flow starts, so safe to retry at once, with `Retry-After`), the flow-state store cannot be read or written, the registry cannot be read as the execution starts, the gate\'s storage failed while deciding, or the server is closing. A SOAP 1.2 request gets a Fault for the first three.',
-      [Messages.gateUnavailable, Messages.busy, Messages.stateUnavailable, Messages.registryUnavailable, Messages.shuttingDown],
+      "Every execution slot is taken (`max_concurrent_flow_executions`; answered before the flow starts, so safe to retry at once, with `Retry-After`), the flow-state store cannot be read or written, the registry cannot be read as the execution starts, the gate's storage failed while deciding, or the server is closing. A SOAP 1.2 request gets a Fault for the first three.",
+      [
+        Messages.gateUnavailable,
+        Messages.busy,
+        Messages.stateUnavailable,
+        Messages.registryUnavailable,
+        Messages.shuttingDown,
+      ],
       { headers: { 'Retry-After': ref('headers', 'RetryAfterBusy') }, content: soapFaults('1.2') },
     ),
   },
@@ -122,7 +184,8 @@ const enqueue: OperationObject = {
   tags: ['flows'],
   parameters: [...flowPath, ...deliveryHeaders],
   requestBody: {
-    description: 'JSON (any `Content-Type` but `application/xml`; an empty body is `null`), or XML for `application/xml`, flattened to JSON before storage (child elements become keys, the root tag is dropped).',
+    description:
+      'JSON (any `Content-Type` but `application/xml`; an empty body is `null`), or XML for `application/xml`, flattened to JSON before storage (child elements become keys, the root tag is dropped).',
     required: false,
     content: {
       'application/json': { schema: ref('schemas', 'AnyJson') },
@@ -135,7 +198,10 @@ const enqueue: OperationObject = {
     '400': badRequest('A body that is not JSON (or XML for `application/xml`).'),
     '401': unauthorized(true),
     '403': ref('responses', 'Forbidden'),
-    '404': { description: 'The tenant is unregistered or disabled (a missing flow is not refused).', content: (components.responses.FlowNotFound!).content! },
+    '404': {
+      description: 'The tenant is unregistered or disabled (a missing flow is not refused).',
+      content: components.responses.FlowNotFound!.content!,
+    },
     '408': ref('responses', 'BodyTimedOut'),
     '413': ref('responses', 'PayloadTooLarge'),
     '429': ref('responses', 'RateLimited'),
@@ -148,7 +214,8 @@ const enqueue: OperationObject = {
 const metadata: OperationObject = {
   operationId: 'getFlowMetadata',
   summary: 'Metadata of the latest artifact of a flow',
-  description: 'A success costs no rate-limit token, and the rate limit is never applied here (no 429); a refusal of a valid key still costs one.',
+  description:
+    'A success costs no rate-limit token, and the rate limit is never applied here (no 429); a refusal of a valid key still costs one.',
   tags: ['flows'],
   parameters: flowPath,
   responses: {
@@ -167,13 +234,20 @@ const wsdl: OperationObject = {
   operationId: 'getFlowWsdl',
   summary: 'The generated WSDL 1.1 of a SOAP flow',
   description:
-    'Document/literal, one service, port and operation, a SOAP 1.1 binding; the operation and namespace come from the flow\'s `soap_operation` and `soap_namespace`, the port address from the request\'s `Host` and scheme. Public, but only for a registered and enabled tenant (checked under `--no-auth` too).',
+    "Document/literal, one service, port and operation, a SOAP 1.1 binding; the operation and namespace come from the flow's `soap_operation` and `soap_namespace`, the port address from the request's `Host` and scheme. Public, but only for a registered and enabled tenant (checked under `--no-auth` too).",
   tags: ['soap'],
   parameters: [...flowPath, ref('parameters', 'ForwardedProto')],
   responses: {
-    '200': { description: 'The WSDL.', content: { 'text/xml; charset=utf-8': { schema: { type: 'string', description: 'A WSDL 1.1 document.' } } } },
+    '200': {
+      description: 'The WSDL.',
+      content: { 'text/xml; charset=utf-8': { schema: { type: 'string', description: 'A WSDL 1.1 document.' } } },
+    },
     '400': badRequest(''),
-    '404': { description: 'No flow under the name, a flow without both `soap_operation` and `soap_namespace`, or a tenant unregistered or disabled.', content: (components.responses.FlowNotFound!).content! },
+    '404': {
+      description:
+        'No flow under the name, a flow without both `soap_operation` and `soap_namespace`, or a tenant unregistered or disabled.',
+      content: components.responses.FlowNotFound!.content!,
+    },
     '500': internalError('The registry could not be read, or the stored artifact fails its integrity check.'),
     '503': unavailable(SHUTTING_DOWN, [Messages.shuttingDown]),
   },
@@ -186,10 +260,16 @@ const connector: OperationObject = {
   description: `A success costs no rate-limit token, and the rate limit is never applied here (no 429); no signature is needed. ${NESTING_NOTE}`,
   tags: ['connector'],
   parameters: [ref('parameters', 'Tenant'), ref('parameters', 'ConnectorFlow')],
-  requestBody: { description: `At most ${CONNECTOR_BODY_MAX_BYTES} bytes (${CONNECTOR_BODY_MAX_BYTES / 1024} KiB); a larger or too slow body is reported as invalid JSON (400), not 413 or 408.`, required: true, content: json(ref('schemas', 'ConnectorEvent')) },
+  requestBody: {
+    description: `At most ${CONNECTOR_BODY_MAX_BYTES} bytes (${CONNECTOR_BODY_MAX_BYTES / 1024} KiB); a larger or too slow body is reported as invalid JSON (400), not 413 or 408.`,
+    required: true,
+    content: json(ref('schemas', 'ConnectorEvent')),
+  },
   responses: {
     '202': { description: 'Recorded; no body.' },
-    '400': badRequest('A body that is not a JSON object, too large or too slow, a field of the wrong type, or another `event_type`.'),
+    '400': badRequest(
+      'A body that is not a JSON object, too large or too slow, a field of the wrong type, or another `event_type`.',
+    ),
     '401': unauthorized(false),
     '403': ref('responses', 'Forbidden'),
     '404': ref('responses', 'FlowNotFound'),
@@ -216,12 +296,16 @@ const documentHeaders = { ETag: ref('headers', 'ETag'), 'Cache-Control': ref('he
 const openApi: OperationObject = {
   operationId: 'getOpenApiDocument',
   summary: 'This OpenAPI 3.1 document',
-  description: 'Public, like `/health`. Built once when the process starts; clients may keep it for the `Cache-Control` time and revalidate with `If-None-Match`.',
+  description:
+    'Public, like `/health`. Built once when the process starts; clients may keep it for the `Cache-Control` time and revalidate with `If-None-Match`.',
   tags: ['service'],
   parameters: [ref('parameters', 'IfNoneMatch')],
   responses: {
     '200': { description: 'The document.', headers: documentHeaders, content: json(ref('schemas', 'OpenApiDocument')) },
-    '304': { description: '`If-None-Match` names the current `ETag`: the copy the client holds is current.', headers: documentHeaders },
+    '304': {
+      description: '`If-None-Match` names the current `ETag`: the copy the client holds is current.',
+      headers: documentHeaders,
+    },
     '503': unavailable(SHUTTING_DOWN, [Messages.shuttingDown]),
   },
   security: PUBLIC,

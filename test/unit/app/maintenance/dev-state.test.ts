@@ -11,7 +11,14 @@ import { freshPgSchema } from '../../../helpers/pg.js';
 import { statePaths } from '../../../../src/common/paths.js';
 import { PgDevState } from '../../../../src/store/pg/pg-dev-state.js';
 import { openPgStore } from '../../../../src/store/pg/pg-store.js';
-import { claimDevState, DEV_STATE_MARKER, NotDevStateError, pgStoreMarker, stateDirMarker, type DevStateMarker } from '../../../../src/app/maintenance/dev-state.js';
+import {
+  claimDevState,
+  DEV_STATE_MARKER,
+  NotDevStateError,
+  pgStoreMarker,
+  stateDirMarker,
+  type DevStateMarker,
+} from '../../../../src/app/maintenance/dev-state.js';
 
 /** A fresh, empty store of one kind with its marker, a way to put a registry in it, and a look at the marker behind the guard's back. */
 interface GuardedStore {
@@ -50,8 +57,17 @@ const KINDS: { name: string; open(): Promise<GuardedStore> }[] = [
       const pg = await openPgStore(schema.url, { maxConnections: 2 });
       return {
         marker: pgStoreMarker(new PgDevState(pg.db), pg.db.url.redacted),
-        holdRegistry: async () => void (await pg.tenants.create({ id: 'acme', displayName: 'Acme', authMethods: ['api_key'], createdAt: new Date().toISOString() })),
-        markerText: async () => (await pg.db.query<{ note: string; marked_at: string }>('SELECT note, marked_at FROM dev_state')).rows.map((r) => `${r.marked_at} ${r.note}`)[0],
+        holdRegistry: async () =>
+          void (await pg.tenants.create({
+            id: 'acme',
+            displayName: 'Acme',
+            authMethods: ['api_key'],
+            createdAt: new Date().toISOString(),
+          })),
+        markerText: async () =>
+          (await pg.db.query<{ note: string; marked_at: string }>('SELECT note, marked_at FROM dev_state')).rows.map(
+            (r) => `${r.marked_at} ${r.note}`,
+          )[0],
         close: async () => {
           await pg.close();
           await schema.drop();
@@ -78,7 +94,12 @@ for (const kind of KINDS) {
       const s = await kind.open();
       try {
         await s.holdRegistry();
-        await assert.rejects(claimDevState(s.marker, {}), (err: unknown) => err instanceof NotDevStateError && err.message.includes(`${s.marker.where} is not marked as a development one (no ${s.marker.markerPlace})`));
+        await assert.rejects(
+          claimDevState(s.marker, {}),
+          (err: unknown) =>
+            err instanceof NotDevStateError &&
+            err.message.includes(`${s.marker.where} is not marked as a development one (no ${s.marker.markerPlace})`),
+        );
         assert.equal(await s.markerText(), undefined, 'a refusal writes nothing');
         assert.equal(await claimDevState(s.marker, { force: true }), 'forced');
         assert.equal(await s.markerText(), undefined, '--force leaves no mark');
@@ -97,7 +118,9 @@ it('a PostgreSQL store holding only UI accounts already counts as an installatio
   try {
     const state = new PgDevState(pg.db);
     assert.equal(await state.isEmpty(), true);
-    await pg.db.query(`INSERT INTO ui_users (username, role, password_hash, created_at, updated_at) VALUES ('ada', 'sysadmin', 'x', 'now', 'now')`);
+    await pg.db.query(
+      `INSERT INTO ui_users (username, role, password_hash, created_at, updated_at) VALUES ('ada', 'sysadmin', 'x', 'now', 'now')`,
+    );
     assert.equal(await state.isEmpty(), false);
   } finally {
     await pg.close();

@@ -18,14 +18,24 @@ const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER = '00f067aa0ba902b7';
 
 function loaded(body: string): LoadedFlow {
-  const src = ['---', 'flowdoc_version: "0.1"', 'flow: orders', 'tenant: acme', 'effects: [http_egress]', '---', body].join('\n');
+  const src = [
+    '---',
+    'flowdoc_version: "0.1"',
+    'flow: orders',
+    'tenant: acme',
+    'effects: [http_egress]',
+    '---',
+    body,
+  ].join('\n');
   const r = compileFlow(src);
   assert.ok(r.ir, JSON.stringify(r.diagnostics));
   return { ir: r.ir, version: '3', hash: r.hash!, created_at: '2024-01-01T00:00:00Z' };
 }
 
 const flowCalling = (path: string) =>
-  loaded(`## Step: check\n\`\`\`validate\nhas(ctx.input.n) | n is required | syntactic\n\`\`\`\n\n## Step: call\neffects: [http_egress]\nendpoint: \${SPANS_BACKEND}${path}\n`);
+  loaded(
+    `## Step: check\n\`\`\`validate\nhas(ctx.input.n) | n is required | syntactic\n\`\`\`\n\n## Step: call\neffects: [http_egress]\nendpoint: \${SPANS_BACKEND}${path}\n`,
+  );
 
 describe('spans of an execution, with an SDK registered', () => {
   const provider = new RecordingTracerProvider();
@@ -68,10 +78,22 @@ describe('spans of an execution, with an SDK registered', () => {
   const spansOf = (traceId: string): RecordedSpan[] => provider.spans.filter((s) => s.traceId === traceId);
 
   it('execution, step and egress spans nest under the caller, with flow, tenant, step and status', async () => {
-    await executor.run(flowCalling('/ok'), { n: 1 }, { door: 'http', correlationId: 'c-1', headers: {}, traceContext: { traceparent: `00-${TRACE}-${CALLER}-01`, tracestate: 'rojo=1' } });
+    await executor.run(
+      flowCalling('/ok'),
+      { n: 1 },
+      {
+        door: 'http',
+        correlationId: 'c-1',
+        headers: {},
+        traceContext: { traceparent: `00-${TRACE}-${CALLER}-01`, tracestate: 'rojo=1' },
+      },
+    );
     const [exec, check, call, post] = spansOf(TRACE);
     assert.equal(spansOf(TRACE).length, 4);
-    assert.deepEqual([exec!.name, exec!.kind, exec!.parentSpanId, exec!.parentIsRemote, exec!.status.code], ['flow acme/orders', 'SERVER', CALLER, true, 'OK']);
+    assert.deepEqual(
+      [exec!.name, exec!.kind, exec!.parentSpanId, exec!.parentIsRemote, exec!.status.code],
+      ['flow acme/orders', 'SERVER', CALLER, true, 'OK'],
+    );
     assert.deepEqual(exec!.attributes, {
       'svc.tenant': 'acme',
       'svc.flow': 'orders',
@@ -82,9 +104,17 @@ describe('spans of an execution, with an SDK registered', () => {
       'http.response.status_code': 200,
     });
     assert.deepEqual([check!.name, check!.kind, check!.parentSpanId], ['step check', 'INTERNAL', exec!.spanId]);
-    assert.deepEqual(check!.attributes, { 'svc.tenant': 'acme', 'svc.flow': 'orders', 'svc.step': 'check', 'svc.outcome': 'ok' });
+    assert.deepEqual(check!.attributes, {
+      'svc.tenant': 'acme',
+      'svc.flow': 'orders',
+      'svc.step': 'check',
+      'svc.outcome': 'ok',
+    });
     assert.deepEqual([call!.name, call!.parentSpanId], ['step call', exec!.spanId]);
-    assert.deepEqual([post!.name, post!.kind, post!.parentSpanId, post!.status.code], ['POST', 'CLIENT', call!.spanId, 'OK']);
+    assert.deepEqual(
+      [post!.name, post!.kind, post!.parentSpanId, post!.status.code],
+      ['POST', 'CLIENT', call!.spanId, 'OK'],
+    );
     const port = Number(new URL(process.env.SPANS_BACKEND!).port);
     assert.deepEqual(post!.attributes, {
       'svc.tenant': 'acme',
@@ -101,19 +131,36 @@ describe('spans of an execution, with an SDK registered', () => {
     assert.equal(headers.traceparent, `00-${TRACE}-${post!.spanId}-01`);
     assert.equal(headers.tracestate, 'rojo=1');
     assert.ok(provider.spans.every((s) => s.ended));
-    assert.deepEqual(rows.filter((r) => r.correlation_id === 'c-1').map((r) => [r.event, r.trace_id]), [
-      ['received', TRACE],
-      ['completed', TRACE],
-    ]);
+    assert.deepEqual(
+      rows.filter((r) => r.correlation_id === 'c-1').map((r) => [r.event, r.trace_id]),
+      [
+        ['received', TRACE],
+        ['completed', TRACE],
+      ],
+    );
   });
 
   it('a failed call marks the egress, step and execution spans as errors', async () => {
     const before = provider.spans.length;
-    await assert.rejects(executor.run(flowCalling('/down'), { n: 1 }, { door: 'queue', correlationId: 'c-2', headers: {} }));
+    await assert.rejects(
+      executor.run(flowCalling('/down'), { n: 1 }, { door: 'queue', correlationId: 'c-2', headers: {} }),
+    );
     const [exec, , call, post] = provider.spans.slice(before);
-    assert.deepEqual([exec!.kind, exec!.parentSpanId, exec!.status.code, exec!.attributes['svc.outcome'], exec!.attributes['http.response.status_code']], ['CONSUMER', undefined, 'ERROR', 'failed', 502]);
+    assert.deepEqual(
+      [
+        exec!.kind,
+        exec!.parentSpanId,
+        exec!.status.code,
+        exec!.attributes['svc.outcome'],
+        exec!.attributes['http.response.status_code'],
+      ],
+      ['CONSUMER', undefined, 'ERROR', 'failed', 502],
+    );
     assert.deepEqual([call!.status.code, call!.attributes['svc.outcome']], ['ERROR', 'failed']);
-    assert.deepEqual([post!.status.code, post!.attributes['http.response.status_code'], post!.attributes['error.type']], ['ERROR', 503, 'SVC_ERR_EGRESS_FAILED']);
+    assert.deepEqual(
+      [post!.status.code, post!.attributes['http.response.status_code'], post!.attributes['error.type']],
+      ['ERROR', 503, 'SVC_ERR_EGRESS_FAILED'],
+    );
     assert.match(post!.status.message ?? '', /backend answered HTTP 503/);
     assert.equal(received.at(-1)!.traceparent, `00-${exec!.traceId}-${post!.spanId}-01`);
   });

@@ -23,7 +23,10 @@ describe('without an OpenTelemetry SDK', () => {
   });
 
   it('an invalid or absent traceparent starts a new trace, unsampled, and its tracestate is dropped', () => {
-    for (const incoming of [{ traceparent: `00-${TRACE.toUpperCase()}-${CALLER}-01`, tracestate: 'rojo=1' }, undefined]) {
+    for (const incoming of [
+      { traceparent: `00-${TRACE.toUpperCase()}-${CALLER}-01`, tracestate: 'rojo=1' },
+      undefined,
+    ]) {
       const span = startTrace('flow t/f', 'server', incoming, {});
       assert.match(span.traceId, /^[0-9a-f]{32}$/);
       assert.notEqual(span.traceId, TRACE);
@@ -60,7 +63,10 @@ describe('with an OpenTelemetry SDK registered (an in-memory provider)', () => {
 
     const [e, s, c] = provider.spans;
     assert.equal(provider.spans.length, 3);
-    assert.deepEqual([e!.name, e!.kind, e!.scope, e!.traceId, e!.parentSpanId, e!.parentIsRemote], ['flow t/f', 'SERVER', TRACER_NAME, TRACE, CALLER, true]);
+    assert.deepEqual(
+      [e!.name, e!.kind, e!.scope, e!.traceId, e!.parentSpanId, e!.parentIsRemote],
+      ['flow t/f', 'SERVER', TRACER_NAME, TRACE, CALLER, true],
+    );
     assert.deepEqual(e!.attributes, { 'svc.tenant': 't', 'svc.flow': 'f' });
     assert.deepEqual(e!.status, { code: 'OK' });
     assert.equal(e!.traceState, INCOMING.tracestate);

@@ -49,9 +49,17 @@ describe('gRPC door: requests nesting deeper than the JSON limit', () => {
 
   before(async () => {
     db = openDb(join(dir, 'registry.db'), registryMigrations);
-    db.prepare("INSERT INTO tenants (id, display_name, status, auth_methods, created_at) VALUES ('acme', 'Acme', 'active', '[\"api_key\"]', '2025-01-01T00:00:00Z')").run();
+    db.prepare(
+      "INSERT INTO tenants (id, display_name, status, auth_methods, created_at) VALUES ('acme', 'Acme', 'active', '[\"api_key\"]', '2025-01-01T00:00:00Z')",
+    ).run();
     repo = new SqliteDescriptorsStore(db);
-    await deployDescriptor(repo, { tenant: 'acme', name: 'tree', version: '1', bytes: descriptorSetFromProto([TREE_PROTO]), latest: true });
+    await deployDescriptor(repo, {
+      tenant: 'acme',
+      name: 'tree',
+      version: '1',
+      bytes: descriptorSetFromProto([TREE_PROTO]),
+      latest: true,
+    });
     door = await startGrpcDoor({
       host: '127.0.0.1',
       port: 0,
@@ -79,8 +87,16 @@ describe('gRPC door: requests nesting deeper than the JSON limit', () => {
     { what: 'a small tree', levels: 3 },
     { what: 'a tree at the limit', levels: 64 },
     { what: 'a tree one Node past the limit', levels: 65, refused: /^request nests deeper than 128 levels$/ },
-    { what: 'a tree past protobufjs’ own limit of 100 messages', levels: 150, refused: /^request is not a valid tree\.v1\.Node: maximum nesting depth exceeded$/ },
-    { what: 'a tree 10,000 messages deep', levels: 10_000, refused: /^request is not a valid tree\.v1\.Node: maximum nesting depth exceeded$/ },
+    {
+      what: 'a tree past protobufjs’ own limit of 100 messages',
+      levels: 150,
+      refused: /^request is not a valid tree\.v1\.Node: maximum nesting depth exceeded$/,
+    },
+    {
+      what: 'a tree 10,000 messages deep',
+      levels: 10_000,
+      refused: /^request is not a valid tree\.v1\.Node: maximum nesting depth exceeded$/,
+    },
   ];
 
   for (const c of cases) {

@@ -17,7 +17,8 @@ describe('flow output against a response message', () => {
     ['a list instead of an object', [{ message: 'x' }], 'output: object expected for demo.v1.HelloReply'],
   ];
   for (const [what, value, expected] of cases) {
-    it(`${what} ${expected ? 'is refused' : 'fits'}`, () => assert.equal(outputMismatch(sayHello.responseType, value), expected));
+    it(`${what} ${expected ? 'is refused' : 'fits'}`, () =>
+      assert.equal(outputMismatch(sayHello.responseType, value), expected));
   }
 
   it('nested messages and lists are checked field by field', () => {

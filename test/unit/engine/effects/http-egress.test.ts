@@ -11,7 +11,8 @@ import { createHttpEgress, type EgressExchange } from '../../../../src/engine/ef
 
 // ---- loopback backend -------------------------------------------------------------------------
 
-const soap11 = (body: string) => `<s:Envelope xmlns:s="${SOAP_NS['1.1']}" xmlns:r="urn:r"><s:Body>${body}</s:Body></s:Envelope>`;
+const soap11 = (body: string) =>
+  `<s:Envelope xmlns:s="${SOAP_NS['1.1']}" xmlns:r="urn:r"><s:Body>${body}</s:Body></s:Envelope>`;
 const soap12 = (body: string) => `<e:Envelope xmlns:e="${SOAP_NS['1.2']}"><e:Body>${body}</e:Body></e:Envelope>`;
 
 let tokenCalls = 0;
@@ -45,15 +46,35 @@ async function backend(req: IncomingMessage, res: ServerResponse): Promise<void>
     case '/fail':
       return send(503, 'application/json', '{"error":"down"}');
     case '/soap11':
-      return send(200, 'text/xml; charset=utf-8', soap11(`<r:Answer><action>${req.headers.soapaction}</action><ct>${req.headers['content-type']}</ct><got>${body.length}</got></r:Answer>`));
+      return send(
+        200,
+        'text/xml; charset=utf-8',
+        soap11(
+          `<r:Answer><action>${req.headers.soapaction}</action><ct>${req.headers['content-type']}</ct><got>${body.length}</got></r:Answer>`,
+        ),
+      );
     case '/soap12':
-      return send(200, 'application/soap+xml', soap12(`<a:Answer xmlns:a="urn:a"><ct>${req.headers['content-type']?.replace(/"/g, '&quot;')}</ct></a:Answer>`));
+      return send(
+        200,
+        'application/soap+xml',
+        soap12(`<a:Answer xmlns:a="urn:a"><ct>${req.headers['content-type']?.replace(/"/g, '&quot;')}</ct></a:Answer>`),
+      );
     case '/soap-echo':
       return send(200, 'text/xml', body);
     case '/fault11':
-      return send(500, 'text/xml', soap11('<s:Fault><faultcode>s:Client</faultcode><faultstring>no such item</faultstring></s:Fault>'));
+      return send(
+        500,
+        'text/xml',
+        soap11('<s:Fault><faultcode>s:Client</faultcode><faultstring>no such item</faultstring></s:Fault>'),
+      );
     case '/fault12':
-      return send(400, 'application/soap+xml', soap12('<e:Fault><e:Code><e:Value>e:Sender</e:Value><e:Subcode><e:Value>app:Stock</e:Value></e:Subcode></e:Code><e:Reason><e:Text xml:lang="en">out of stock</e:Text></e:Reason></e:Fault>'));
+      return send(
+        400,
+        'application/soap+xml',
+        soap12(
+          '<e:Fault><e:Code><e:Value>e:Sender</e:Value><e:Subcode><e:Value>app:Stock</e:Value></e:Subcode></e:Code><e:Reason><e:Text xml:lang="en">out of stock</e:Text></e:Reason></e:Fault>',
+        ),
+      );
     case '/slow': {
       const t = setTimeout(() => send(200, 'text/plain', 'late'), 2000);
       res.on('close', () => clearTimeout(t));
@@ -82,9 +103,15 @@ async function backend(req: IncomingMessage, res: ServerResponse): Promise<void>
     case '/token':
       tokenCalls++;
       lastTokenForm = body;
-      return send(200, 'application/json', JSON.stringify({ access_token: `tok-${tokenCalls}`, token_type: 'Bearer', expires_in: 3600 }));
+      return send(
+        200,
+        'application/json',
+        JSON.stringify({ access_token: `tok-${tokenCalls}`, token_type: 'Bearer', expires_in: 3600 }),
+      );
     case '/protected':
-      return req.headers.authorization === 'Bearer tok-1' ? send(200, 'application/json', '{"ok":true}') : send(401, 'text/plain', 'no');
+      return req.headers.authorization === 'Bearer tok-1'
+        ? send(200, 'application/json', '{"ok":true}')
+        : send(401, 'text/plain', 'no');
     default:
       return send(404, 'text/plain', 'nope');
   }
@@ -125,7 +152,11 @@ function step(http: Partial<HttpEgressIR>, name = 'call'): StepIR {
 
 /** A tiny stand-in for expr/template.ts: `{{ ctx.a.b }}` holes, a whole hole keeps its type. */
 function renderer(ctx: Record<string, unknown>) {
-  const lookup = (path: string): unknown => path.split('.').slice(1).reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], ctx);
+  const lookup = (path: string): unknown =>
+    path
+      .split('.')
+      .slice(1)
+      .reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], ctx);
   return (template: string): unknown => {
     const whole = /^\{\{\s*(ctx(?:\.\w+)+)\s*\}\}$/.exec(template);
     if (whole) return lookup(whole[1]!);
@@ -147,7 +178,12 @@ async function rejects(p: Promise<unknown>, check: (err: unknown) => boolean): P
 
 test('a JSON message is POSTed as JSON with rendered headers and the JSON answer becomes the output', async () => {
   const ctx = { correlation_id: 'c-1', input: { id: 7 } };
-  const r = await egress(step({ headers: { 'X-Request-Id': '{{ ctx.correlation_id }}' } }), { id: 7 }, ctx, renderer(ctx));
+  const r = await egress(
+    step({ headers: { 'X-Request-Id': '{{ ctx.correlation_id }}' } }),
+    { id: 7 },
+    ctx,
+    renderer(ctx),
+  );
   assert.equal(r.status, 200);
   assert.equal(r.headers['x-backend'], 'stub');
   const echoed = r.output as { method: string; headers: Record<string, string>; body: string };
@@ -159,7 +195,12 @@ test('a JSON message is POSTed as JSON with rendered headers and the JSON answer
 
 test('${VAR} in a literal endpoint is read from the environment at run time; {{ }} holes are rendered', async () => {
   const ctx = { path: 'json' };
-  const r = await egress(step({ endpoint: '${SVC_TEST_EGRESS_BASE}/{{ ctx.path }}', method: 'PUT' }), 'hello', ctx, renderer(ctx));
+  const r = await egress(
+    step({ endpoint: '${SVC_TEST_EGRESS_BASE}/{{ ctx.path }}', method: 'PUT' }),
+    'hello',
+    ctx,
+    renderer(ctx),
+  );
   const echoed = r.output as { method: string; headers: Record<string, string>; body: string };
   assert.equal(echoed.method, 'PUT');
   assert.equal(echoed.headers['content-type'], 'text/plain; charset=utf-8');
@@ -168,13 +209,19 @@ test('${VAR} in a literal endpoint is read from the environment at run time; {{ 
 
 test('an unset ${VAR} fails the step naming the variable', async () => {
   const env = createHttpEgress({ env: {} });
-  await rejects(env(step({ endpoint: '${PRICING_URL}/quote' }), {}, {}, renderer({})), (e) => e instanceof StepConfigError && /PRICING_URL/.test(e.detail) && /'call'/.test(e.detail));
+  await rejects(
+    env(step({ endpoint: '${PRICING_URL}/quote' }), {}, {}, renderer({})),
+    (e) => e instanceof StepConfigError && /PRICING_URL/.test(e.detail) && /'call'/.test(e.detail),
+  );
   await env.close();
 });
 
 test('XML messages go out as application/xml, content_type overrides, and responses parse by type', async () => {
   const r = await egress(step({}), new XmlValue('<a>1</a>', 'a'), {}, renderer({}));
-  assert.equal((r.output as { headers: Record<string, string> }).headers['content-type'], 'application/xml; charset=utf-8');
+  assert.equal(
+    (r.output as { headers: Record<string, string> }).headers['content-type'],
+    'application/xml; charset=utf-8',
+  );
   const o = await egress(step({ contentType: 'application/vnd.acme+json' }), { a: 1 }, {}, renderer({}));
   assert.equal((o.output as { headers: Record<string, string> }).headers['content-type'], 'application/vnd.acme+json');
   const xml = await egress(step({ endpoint: `${base}/xml`, method: 'GET' }), { ignored: true }, {}, renderer({}));
@@ -185,7 +232,10 @@ test('XML messages go out as application/xml, content_type overrides, and respon
 });
 
 test('a non-2xx answer fails the step with an EgressError (502) carrying the backend status', async () => {
-  const err = (await rejects(egress(step({ endpoint: `${base}/fail` }, 'price'), {}, {}, renderer({})), (e) => e instanceof EgressError)) as EgressError;
+  const err = (await rejects(
+    egress(step({ endpoint: `${base}/fail` }, 'price'), {}, {}, renderer({})),
+    (e) => e instanceof EgressError,
+  )) as EgressError;
   assert.equal(err.status, 502);
   assert.equal(err.details!.step, 'price');
   assert.equal(err.details!.upstreamStatus, 503);
@@ -194,7 +244,10 @@ test('a non-2xx answer fails the step with an EgressError (502) carrying the bac
 
 test('a slow backend fails the step at the read timeout', async () => {
   const started = Date.now();
-  await rejects(egress(step({ endpoint: `${base}/slow`, readTimeoutMs: 150 }), {}, {}, renderer({})), (e) => e instanceof EgressError && /150 ms read timeout/.test(e.detail));
+  await rejects(
+    egress(step({ endpoint: `${base}/slow`, readTimeoutMs: 150 }), {}, {}, renderer({})),
+    (e) => e instanceof EgressError && /150 ms read timeout/.test(e.detail),
+  );
   assert.ok(Date.now() - started < 1500);
 });
 
@@ -203,12 +256,18 @@ test('a refused connection fails the step with an EgressError', async () => {
   await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
   const port = (probe.address() as AddressInfo).port;
   await new Promise<void>((r) => probe.close(() => r()));
-  await rejects(egress(step({ endpoint: `http://127.0.0.1:${port}/x`, connectTimeoutMs: 500 }), {}, {}, renderer({})), (e) => e instanceof EgressError && /ECONNREFUSED/.test(e.detail));
+  await rejects(
+    egress(step({ endpoint: `http://127.0.0.1:${port}/x`, connectTimeoutMs: 500 }), {}, {}, renderer({})),
+    (e) => e instanceof EgressError && /ECONNREFUSED/.test(e.detail),
+  );
 });
 
 test('a streamed oversized response is abandoned at the ceiling, never read whole', async () => {
   bigClosedEarly = false;
-  const err = (await rejects(traced(step({ endpoint: `${base}/big`, maxResponseBytes: 200_000 }), {}, {}, renderer({})), (e) => e instanceof EgressTooLargeError)) as EgressTooLargeError;
+  const err = (await rejects(
+    traced(step({ endpoint: `${base}/big`, maxResponseBytes: 200_000 }), {}, {}, renderer({})),
+    (e) => e instanceof EgressTooLargeError,
+  )) as EgressTooLargeError;
   assert.equal(err.limitBytes, 200_000);
   assert.equal(err.status, 413);
   // The backend learns of the dropped connection a moment later.
@@ -221,16 +280,30 @@ test('a streamed oversized response is abandoned at the ceiling, never read whol
 test('the ceiling resolves step over flow over platform, and a declared length over it is not read', async () => {
   let platform = 3; // 'pong' is 4 bytes
   const small = createHttpEgress({ platformMaxMessageBytes: () => platform });
-  await rejects(small(step({ endpoint: `${base}/text` }), null, {}, renderer({})), (e) => e instanceof EgressTooLargeError);
+  await rejects(
+    small(step({ endpoint: `${base}/text` }), null, {}, renderer({})),
+    (e) => e instanceof EgressTooLargeError,
+  );
   platform = 4; // read per call
   assert.equal((await small(step({ endpoint: `${base}/text` }), null, {}, renderer({}))).output, 'pong');
   await small.close();
   const r = await egress(step({ endpoint: `${base}/text` }), null, {}, renderer({}), { flowMaxMessageBytes: 4 });
   assert.equal(r.output, 'pong');
-  await rejects(egress(step({ endpoint: `${base}/text` }), null, {}, renderer({}), { flowMaxMessageBytes: 3 }), (e) => e instanceof EgressTooLargeError);
-  await rejects(egress(step({ endpoint: `${base}/text`, maxResponseBytes: 3 }), null, {}, renderer({}), { flowMaxMessageBytes: 100 }), (e) => e instanceof EgressTooLargeError);
+  await rejects(
+    egress(step({ endpoint: `${base}/text` }), null, {}, renderer({}), { flowMaxMessageBytes: 3 }),
+    (e) => e instanceof EgressTooLargeError,
+  );
+  await rejects(
+    egress(step({ endpoint: `${base}/text`, maxResponseBytes: 3 }), null, {}, renderer({}), {
+      flowMaxMessageBytes: 100,
+    }),
+    (e) => e instanceof EgressTooLargeError,
+  );
   bigClosedEarly = false;
-  await rejects(egress(step({ endpoint: `${base}/big-declared` }), null, {}, renderer({})), (e) => e instanceof EgressTooLargeError);
+  await rejects(
+    egress(step({ endpoint: `${base}/big-declared` }), null, {}, renderer({})),
+    (e) => e instanceof EgressTooLargeError,
+  );
 });
 
 test('sockets are kept alive and reused across calls to the same origin', async () => {
@@ -243,27 +316,51 @@ test('sockets are kept alive and reused across calls to the same origin', async 
 });
 
 test('SOAP 1.1 wraps the message, sends SOAPAction and unwraps the Body for the next step', async () => {
-  const r = await egress(step({ endpoint: `${base}/soap11`, soapVersion: '1.1', soapAction: 'urn:GetPrice' }), new XmlValue('<?xml version="1.0"?><q>1</q>', 'q'), {}, renderer({}));
+  const r = await egress(
+    step({ endpoint: `${base}/soap11`, soapVersion: '1.1', soapAction: 'urn:GetPrice' }),
+    new XmlValue('<?xml version="1.0"?><q>1</q>', 'q'),
+    {},
+    renderer({}),
+  );
   assert.ok(r.output instanceof XmlValue);
   assert.equal(r.output.root, 'Answer');
-  assert.match(r.output.xml, /^<r:Answer xmlns:r="urn:r"><action>"urn:GetPrice"<\/action><ct>text\/xml; charset=utf-8<\/ct>/);
-  const echoed = await egress(step({ endpoint: `${base}/soap-echo`, soapVersion: '1.1', soapOperation: 'Op' }), new XmlValue('<q>1</q>', 'q'), {}, renderer({}));
+  assert.match(
+    r.output.xml,
+    /^<r:Answer xmlns:r="urn:r"><action>"urn:GetPrice"<\/action><ct>text\/xml; charset=utf-8<\/ct>/,
+  );
+  const echoed = await egress(
+    step({ endpoint: `${base}/soap-echo`, soapVersion: '1.1', soapOperation: 'Op' }),
+    new XmlValue('<q>1</q>', 'q'),
+    {},
+    renderer({}),
+  );
   assert.equal((echoed.output as XmlValue).xml, '<q>1</q>');
 });
 
 test('SOAP 1.2 uses application/soap+xml with the action parameter (soap_operation as fallback)', async () => {
-  const r = await egress(step({ endpoint: `${base}/soap12`, soapVersion: '1.2', soapOperation: 'GetPrice' }), { a: 1 }, {}, renderer({}));
+  const r = await egress(
+    step({ endpoint: `${base}/soap12`, soapVersion: '1.2', soapOperation: 'GetPrice' }),
+    { a: 1 },
+    {},
+    renderer({}),
+  );
   assert.equal((r.output as XmlValue).root, 'Answer');
   assert.ok((r.output as XmlValue).xml.includes('application/soap+xml; charset=utf-8; action=&quot;GetPrice&quot;'));
 });
 
 test('a SOAP Fault answer fails the step and fills ctx.soap_fault_code / ctx.soap_fault_string (1.1 and 1.2)', async () => {
   const ctx: Record<string, unknown> = {};
-  const e11 = (await rejects(egress(step({ endpoint: `${base}/fault11`, soapVersion: '1.1' }), null, ctx, renderer(ctx)), (e) => e instanceof EgressError)) as EgressError;
+  const e11 = (await rejects(
+    egress(step({ endpoint: `${base}/fault11`, soapVersion: '1.1' }), null, ctx, renderer(ctx)),
+    (e) => e instanceof EgressError,
+  )) as EgressError;
   assert.deepEqual([ctx.soap_fault_code, ctx.soap_fault_string], ['s:Client', 'no such item']);
   assert.equal(e11.details!.upstreamStatus, 500);
   const ctx2: Record<string, unknown> = {};
-  await rejects(egress(step({ endpoint: `${base}/fault12`, soapVersion: '1.2' }), null, ctx2, renderer(ctx2)), (e) => e instanceof EgressError && /out of stock/.test(e.detail));
+  await rejects(
+    egress(step({ endpoint: `${base}/fault12`, soapVersion: '1.2' }), null, ctx2, renderer(ctx2)),
+    (e) => e instanceof EgressError && /out of stock/.test(e.detail),
+  );
   assert.deepEqual([ctx2.soap_fault_code, ctx2.soap_fault_string], ['app:Stock', 'out of stock']);
 });
 
@@ -277,10 +374,25 @@ test('oauth2 client credentials: one form POST to the token URL, then the cached
   tokenCalls = 0;
   const oauth = createHttpEgress();
   const ctx = { cid: 'client-a', csecret: 'shh', url: `${base}/token` };
-  const s = step({ endpoint: `${base}/protected`, oauth2: { tokenUrl: '{{ ctx.url }}', clientId: '{{ ctx.cid }}', clientSecret: '{{ ctx.csecret }}', scope: 'read write', audience: 'api' } });
+  const s = step({
+    endpoint: `${base}/protected`,
+    oauth2: {
+      tokenUrl: '{{ ctx.url }}',
+      clientId: '{{ ctx.cid }}',
+      clientSecret: '{{ ctx.csecret }}',
+      scope: 'read write',
+      audience: 'api',
+    },
+  });
   for (let i = 0; i < 3; i++) assert.deepEqual((await oauth(s, {}, ctx, renderer(ctx))).output, { ok: true });
   assert.equal(tokenCalls, 1);
   const form = new URLSearchParams(lastTokenForm);
-  assert.deepEqual(Object.fromEntries(form), { grant_type: 'client_credentials', client_id: 'client-a', client_secret: 'shh', scope: 'read write', audience: 'api' });
+  assert.deepEqual(Object.fromEntries(form), {
+    grant_type: 'client_credentials',
+    client_id: 'client-a',
+    client_secret: 'shh',
+    scope: 'read write',
+    audience: 'api',
+  });
   await oauth.close();
 });

@@ -37,7 +37,12 @@ const PAYLOAD = { order: 'x'.repeat(1000) };
 
 /** Appends MESSAGES, runs a worker deciding each, waits until all are settled; the worker keeps running. */
 async function filledAndDrained(s: FileQueueStore, decide: (m: QueueMessage) => Outcome): Promise<void> {
-  for (let i = 0; i < MESSAGES; i += 100) await Promise.all(Array.from({ length: 100 }, (_, j) => s.append('acme', 'orders', { correlationId: `c${i + j}`, payload: PAYLOAD })));
+  for (let i = 0; i < MESSAGES; i += 100)
+    await Promise.all(
+      Array.from({ length: 100 }, (_, j) =>
+        s.append('acme', 'orders', { correlationId: `c${i + j}`, payload: PAYLOAD }),
+      ),
+    );
   let settled = 0;
   let done!: () => void;
   const all = new Promise<void>((r) => (done = r));
@@ -57,9 +62,15 @@ describe('queue compaction and disk space', () => {
     const p = s.paths('acme', 'orders');
     await filledAndDrained(s, () => ({ kind: 'ack' }));
     const full = onDisk(p.segment);
-    assert.ok(full.bytes > MESSAGES * 1000 && full.allocated > MESSAGES * 1000, `segment holds the processed records: ${JSON.stringify(full)}`);
+    assert.ok(
+      full.bytes > MESSAGES * 1000 && full.allocated > MESSAGES * 1000,
+      `segment holds the processed records: ${JSON.stringify(full)}`,
+    );
     const results = await s.compact();
-    assert.deepEqual(results.map((r) => r.result), ['drained']);
+    assert.deepEqual(
+      results.map((r) => r.result),
+      ['drained'],
+    );
     assert.deepEqual(onDisk(p.segment), { bytes: 0, allocated: 0 });
     assert.ok(onDisk(p.consumerLog).bytes < 200, `consumer.log ${onDisk(p.consumerLog).bytes} bytes`);
     assert.ok(onDisk(p.consumerLog).allocated <= 8192);
@@ -79,7 +90,10 @@ describe('queue compaction and disk space', () => {
     const kept = onDisk(p.deadLetters);
     assert.ok(kept.bytes < fullDlq.bytes / 10, `dlq.log ${fullDlq.bytes} -> ${kept.bytes} bytes`);
     assert.ok(kept.bytes > 1000 && kept.bytes < 2 * 1100 + 500, 'one entry left, with its payload');
-    assert.deepEqual((await s.listDeadLetters()).map((d) => d.id), [dead[0]!.id]);
+    assert.deepEqual(
+      (await s.listDeadLetters()).map((d) => d.id),
+      [dead[0]!.id],
+    );
     assert.deepEqual(onDisk(p.segment), { bytes: 0, allocated: 0 });
     await s.close();
   });
@@ -90,8 +104,12 @@ describe('queue compaction and disk space', () => {
     await filledAndDrained(s, () => ({ kind: 'ack' }));
     await s.stopConsumer('acme', 'orders');
     const results = await s.compact();
-    assert.deepEqual(results.map((r) => r.result), ['deleted']);
-    for (const f of [p.segment, p.consumerLog, p.deadLetters]) assert.deepEqual(onDisk(f), { bytes: 0, allocated: 0 }, f);
+    assert.deepEqual(
+      results.map((r) => r.result),
+      ['deleted'],
+    );
+    for (const f of [p.segment, p.consumerLog, p.deadLetters])
+      assert.deepEqual(onDisk(f), { bytes: 0, allocated: 0 }, f);
     await s.close();
   });
 });

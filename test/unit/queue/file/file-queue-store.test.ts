@@ -1,5 +1,14 @@
 import assert from 'node:assert/strict';
-import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -56,14 +65,19 @@ async function consume(
  * A queue `acme/<flow>` whose worker, in the appending process, has delivered one message and
  * waits for more: the state in which committed batches are handed to it in place.
  */
-async function caughtUpWorker(flow: string): Promise<{ store: FileQueueStore; seen: QueueMessage[]; seenCount: (n: number) => Promise<void> }> {
+async function caughtUpWorker(
+  flow: string,
+): Promise<{ store: FileQueueStore; seen: QueueMessage[]; seenCount: (n: number) => Promise<void> }> {
   const store = new FileQueueStore({ queuesDir: tempQueues() });
   const seen: QueueMessage[] = [];
   const seenCount = async (n: number) => {
     for (let i = 0; i < 200 && seen.length < n; i++) await new Promise((r) => setTimeout(r, 5));
   };
   await store.append('acme', flow, { correlationId: 'c0', payload: 0 });
-  await store.startConsumer('acme', flow, { pollIntervalMs: 10_000, handler: async (m) => (seen.push(m), { kind: 'ack' }) });
+  await store.startConsumer('acme', flow, {
+    pollIntervalMs: 10_000,
+    handler: async (m) => (seen.push(m), { kind: 'ack' }),
+  });
   await seenCount(1);
   return { store, seen, seenCount };
 }
@@ -71,21 +85,39 @@ async function caughtUpWorker(flow: string): Promise<{ store: FileQueueStore; se
 describe('queue store', () => {
   it('append resolves with increasing offsets and ids, and concurrent appends share a batch', async () => {
     const store = new FileQueueStore({ queuesDir: tempQueues() });
-    const results = await Promise.all(Array.from({ length: 50 }, (_, n) => store.append('acme', 'orders', { correlationId: `c${n}`, payload: { n } })));
-    assert.deepEqual(results.map((r) => r.id), Array.from({ length: 50 }, (_, i) => i + 1));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, n) => store.append('acme', 'orders', { correlationId: `c${n}`, payload: { n } })),
+    );
+    assert.deepEqual(
+      results.map((r) => r.id),
+      Array.from({ length: 50 }, (_, i) => i + 1),
+    );
     assert.equal(results[0]!.offset, 0);
     for (let i = 1; i < results.length; i++) assert.ok(results[i]!.offset > results[i - 1]!.offset);
     const scan = await scanFile<SegmentRecord>(store.paths('acme', 'orders').segment);
-    assert.deepEqual(scan.frames.map((f) => f.offset), results.map((r) => r.offset));
-    assert.deepEqual(scan.frames[3]!.value, { id: 4, correlation_id: 'c3', enqueued_at: scan.frames[3]!.value.enqueued_at, attempts: 0, payload: { n: 3 } });
+    assert.deepEqual(
+      scan.frames.map((f) => f.offset),
+      results.map((r) => r.offset),
+    );
+    assert.deepEqual(scan.frames[3]!.value, {
+      id: 4,
+      correlation_id: 'c3',
+      enqueued_at: scan.frames[3]!.value.enqueued_at,
+      attempts: 0,
+      payload: { n: 3 },
+    });
     await store.close();
   });
 
   it('refuses a tenant or flow breaking the name rule before touching the disk', async () => {
     const queuesDir = tempQueues();
     const store = new FileQueueStore({ queuesDir });
-    await assert.rejects(store.append('Acme', 'orders', { correlationId: 'c', payload: 1 }), { code: 'SVC_ERR_INVALID_NAME' });
-    await assert.rejects(store.append('acme', '../x', { correlationId: 'c', payload: 1 }), { code: 'SVC_ERR_INVALID_NAME' });
+    await assert.rejects(store.append('Acme', 'orders', { correlationId: 'c', payload: 1 }), {
+      code: 'SVC_ERR_INVALID_NAME',
+    });
+    await assert.rejects(store.append('acme', '../x', { correlationId: 'c', payload: 1 }), {
+      code: 'SVC_ERR_INVALID_NAME',
+    });
     assert.equal(existsSync(queuesDir), false);
     await store.close();
   });
@@ -103,8 +135,17 @@ describe('queue store', () => {
     store = new FileQueueStore({ queuesDir });
     const r = await store.append('acme', 'torn', { correlationId: 'c3', payload: { n: 3 } });
     assert.equal(r.offset, good, 'the torn tail was truncated before the new record');
-    const seen = await consume(store, 'acme', 'torn', () => ({ kind: 'ack' }), (s) => s.length >= 4);
-    assert.deepEqual(seen.map((m) => (m.payload as { n: number }).n), [0, 1, 2, 3]);
+    const seen = await consume(
+      store,
+      'acme',
+      'torn',
+      () => ({ kind: 'ack' }),
+      (s) => s.length >= 4,
+    );
+    assert.deepEqual(
+      seen.map((m) => (m.payload as { n: number }).n),
+      [0, 1, 2, 3],
+    );
     await store.close();
   });
 
@@ -116,19 +157,34 @@ describe('queue store', () => {
     // a moment after a batch, and a held lock means a write may still be in progress).
     await waitFor('the append lock released', () => !existsSync(store.paths('acme', 'torn2').appendLock), 5000, 5);
     appendFileSync(store.paths('acme', 'torn2').segment, Buffer.from([0x51, 0x53, 0x46, 0x31, 9, 9]));
-    const seen = await consume(store, 'acme', 'torn2', () => ({ kind: 'ack' }), (s) => s.length >= 1);
+    const seen = await consume(
+      store,
+      'acme',
+      'torn2',
+      () => ({ kind: 'ack' }),
+      (s) => s.length >= 1,
+    );
     assert.equal(seen.length, 1);
-    const scan = await waitFor('the torn tail cut', async () => {
-      const s = await scanFile(store.paths('acme', 'torn2').segment);
-      return s.stop === 'end' && s;
-    }, 5000, 10);
+    const scan = await waitFor(
+      'the torn tail cut',
+      async () => {
+        const s = await scanFile(store.paths('acme', 'torn2').segment);
+        return s.stop === 'end' && s;
+      },
+      5000,
+      10,
+    );
     assert.equal(scan.stop, 'end');
     await store.close();
   });
 
   it('a worker draining a backlog lets the event loop turn every deliveriesPerTurn messages', async () => {
     const store = new FileQueueStore({ queuesDir: tempQueues() });
-    await Promise.all(Array.from({ length: 200 }, (_, n) => store.append('acme', 'backlog', { correlationId: `c${n}`, payload: { n } })));
+    await Promise.all(
+      Array.from({ length: 200 }, (_, n) =>
+        store.append('acme', 'backlog', { correlationId: `c${n}`, payload: { n } }),
+      ),
+    );
     // Deliveries in a row with no event-loop turn between them (a setImmediate ticker resets it).
     let inARow = 0;
     let longest = 0;
@@ -160,12 +216,29 @@ describe('queue store', () => {
   it('never reissues an id, across a drain and a reopen', async () => {
     const queuesDir = tempQueues();
     let store = new FileQueueStore({ queuesDir, idBlockSize: 4 });
-    const first = await Promise.all([1, 2, 3].map((n) => store.append('acme', 'ids', { correlationId: `c${n}`, payload: n })));
-    await consume(store, 'acme', 'ids', () => ({ kind: 'ack' }), (s) => s.length >= 3);
+    const first = await Promise.all(
+      [1, 2, 3].map((n) => store.append('acme', 'ids', { correlationId: `c${n}`, payload: n })),
+    );
+    await consume(
+      store,
+      'acme',
+      'ids',
+      () => ({ kind: 'ack' }),
+      (s) => s.length >= 3,
+    );
     const report = await store.compact();
     assert.deepEqual(report, [{ tenant: 'acme', flow: 'ids', result: 'deleted' }]);
     assert.deepEqual(await store.compact(), [{ tenant: 'acme', flow: 'ids', result: 'absent' }]);
-    assert.deepEqual(await store.stats('acme', 'ids'), { tenant: 'acme', flow: 'ids', total: 0, processed: 0, pending: 0, retriesScheduled: 0, retries: [], deadLettersPending: 0 });
+    assert.deepEqual(await store.stats('acme', 'ids'), {
+      tenant: 'acme',
+      flow: 'ids',
+      total: 0,
+      processed: 0,
+      pending: 0,
+      retriesScheduled: 0,
+      retries: [],
+      deadLettersPending: 0,
+    });
     await store.close();
     store = new FileQueueStore({ queuesDir, idBlockSize: 4 });
     const second = await store.append('acme', 'ids', { correlationId: 'c4', payload: 4 });
@@ -179,7 +252,10 @@ describe('queue store', () => {
     const store = new FileQueueStore({ queuesDir });
     for (let n = 0; n < 5; n++) await store.append('acme', 'drain', { correlationId: `c${n}`, payload: n });
     const seen: number[] = [];
-    const c = await store.startConsumer('acme', 'drain', { pollIntervalMs: 10, handler: async (m) => (seen.push(m.id), { kind: 'ack' }) });
+    const c = await store.startConsumer('acme', 'drain', {
+      pollIntervalMs: 10,
+      handler: async (m) => (seen.push(m.id), { kind: 'ack' }),
+    });
     assert.ok(c);
     for (let i = 0; i < 200 && seen.length < 5; i++) await new Promise((r) => setTimeout(r, 10));
     const before = await store.stats('acme', 'drain');
@@ -202,7 +278,13 @@ describe('queue store', () => {
     const store = new FileQueueStore({ queuesDir });
     await store.append('acme', 'waiting', { correlationId: 'c', payload: 1 });
     await store.append('acme', 'dead', { correlationId: 'c', payload: 'bad' });
-    await consume(store, 'acme', 'dead', () => ({ kind: 'dead', error: 'boom' }), (s) => s.length >= 1);
+    await consume(
+      store,
+      'acme',
+      'dead',
+      () => ({ kind: 'dead', error: 'boom' }),
+      (s) => s.length >= 1,
+    );
     const report = await store.compact();
     assert.deepEqual(report, [
       { tenant: 'acme', flow: 'dead', result: 'drained' },
@@ -250,7 +332,8 @@ describe('queue store', () => {
       handler: async (m) => {
         seen.push(`${m.correlationId}#${m.attempt}`);
         // c2 fails once and waits 1.5 s for its retry: compaction runs meanwhile.
-        if (m.correlationId === 'c2' && m.attempt === 1) return { kind: 'retry', error: 'later', policy: FAST, delayMs: 1500 };
+        if (m.correlationId === 'c2' && m.attempt === 1)
+          return { kind: 'retry', error: 'later', policy: FAST, delayMs: 1500 };
         return { kind: 'ack' };
       },
     });
@@ -260,30 +343,43 @@ describe('queue store', () => {
     assert.equal((await store.stats('acme', 'q')).retriesScheduled, 1);
     await waitFor('the retry of c2 delivered', () => seen.includes('c2#2') || undefined, 5000);
     assert.deepEqual(seen, ['c1#1', 'c2#1', 'c3#1', 'c2#2']);
-    await waitFor('nothing left', async () => ((await store.stats('acme', 'q')).retriesScheduled === 0 ? true : undefined));
+    await waitFor('nothing left', async () =>
+      (await store.stats('acme', 'q')).retriesScheduled === 0 ? true : undefined,
+    );
     await store.close();
   });
 
-  it('closes an appender\'s segment file once idle, and the next append re-opens it: ids go on, every message is delivered', async () => {
+  it("closes an appender's segment file once idle, and the next append re-opens it: ids go on, every message is delivered", async () => {
     const queuesDir = tempQueues();
     const store = new FileQueueStore({ queuesDir, appenderIdleCloseMs: 60 });
-    const openSegments = () => readdirSync('/proc/self/fd').filter((fd) => {
-      try {
-        const target = readlinkSync(`/proc/self/fd/${fd}`);
-        return target.startsWith(queuesDir) && target.endsWith('/segment.log');
-      } catch {
-        return false; // the directory listing's own descriptor is gone by now
-      }
-    }).length;
+    const openSegments = () =>
+      readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          const target = readlinkSync(`/proc/self/fd/${fd}`);
+          return target.startsWith(queuesDir) && target.endsWith('/segment.log');
+        } catch {
+          return false; // the directory listing's own descriptor is gone by now
+        }
+      }).length;
     const first = [];
-    for (const flow of ['a', 'b', 'c']) first.push((await store.append('acme', flow, { correlationId: 'c1', payload: 1 })).id);
+    for (const flow of ['a', 'b', 'c'])
+      first.push((await store.append('acme', flow, { correlationId: 'c1', payload: 1 })).id);
     assert.equal(openSegments(), 3, 'one open segment per queue written to');
     await waitFor('the idle files closed', () => openSegments() === 0 || undefined, 5000);
     assert.ok(existsSync(store.paths('acme', 'a').tailHint), 'a hint is left for the re-open');
     const again = await store.append('acme', 'a', { correlationId: 'c2', payload: 2 });
     assert.ok(again.id > first[0]!);
-    const seen = await consume(store, 'acme', 'a', () => ({ kind: 'ack' }), (s) => s.length >= 2);
-    assert.deepEqual(seen.map((m) => m.payload), [1, 2]);
+    const seen = await consume(
+      store,
+      'acme',
+      'a',
+      () => ({ kind: 'ack' }),
+      (s) => s.length >= 2,
+    );
+    assert.deepEqual(
+      seen.map((m) => m.payload),
+      [1, 2],
+    );
     await store.close();
   });
 
@@ -305,8 +401,19 @@ describe('queue store', () => {
       },
     });
     await Promise.race([finished, new Promise((r) => setTimeout(r, 5000).unref())]);
-    assert.deepEqual(seen.map((m) => [m.attempt, m.isRetry]), [[1, false], [2, true], [3, true]]);
-    assert.deepEqual(failures, [[1, 10, false], [2, 20, false], [3, undefined, true]]);
+    assert.deepEqual(
+      seen.map((m) => [m.attempt, m.isRetry]),
+      [
+        [1, false],
+        [2, true],
+        [3, true],
+      ],
+    );
+    assert.deepEqual(failures, [
+      [1, 10, false],
+      [2, 20, false],
+      [3, undefined, true],
+    ]);
     assert.deepEqual(dead, ['corr-1']);
     const rows = await store.listDeadLetters();
     assert.equal(rows.length, 1);
@@ -321,13 +428,25 @@ describe('queue store', () => {
     const queuesDir = tempQueues();
     let store = new FileQueueStore({ queuesDir });
     await store.append('acme', 'due', { correlationId: 'c', payload: 1 });
-    await consume(store, 'acme', 'due', () => ({ kind: 'retry', error: 'later', policy: FAST, delayMs: 400 }), (s) => s.length >= 1);
+    await consume(
+      store,
+      'acme',
+      'due',
+      () => ({ kind: 'retry', error: 'later', policy: FAST, delayMs: 400 }),
+      (s) => s.length >= 1,
+    );
     await store.close();
     // On purpose: the retry comes due (400 ms) while no worker runs.
     await new Promise((r) => setTimeout(r, 450));
     store = new FileQueueStore({ queuesDir });
     const t0 = Date.now();
-    const seen = await consume(store, 'acme', 'due', () => ({ kind: 'ack' }), (s) => s.length >= 1);
+    const seen = await consume(
+      store,
+      'acme',
+      'due',
+      () => ({ kind: 'ack' }),
+      (s) => s.length >= 1,
+    );
     const waited = Date.now() - t0;
     assert.equal(seen[0]!.attempt, 2);
     assert.ok(waited < 250, `fired after ${waited} ms, not a fresh 400 ms wait`);
@@ -338,7 +457,13 @@ describe('queue store', () => {
     const store = new FileQueueStore({ queuesDir: tempQueues() });
     await store.append('acme', 'fixed', { correlationId: 'c', payload: 1 });
     let tries = 0;
-    const seen = await consume(store, 'acme', 'fixed', () => (++tries >= 6 ? { kind: 'ack' } : { kind: 'retry-fixed', delayMs: 5 }), (s) => s.length >= 6);
+    const seen = await consume(
+      store,
+      'acme',
+      'fixed',
+      () => (++tries >= 6 ? { kind: 'ack' } : { kind: 'retry-fixed', delayMs: 5 }),
+      (s) => s.length >= 6,
+    );
     assert.equal(seen.length, 6);
     assert.ok(seen.every((m) => m.attempt === 1));
     assert.equal((await store.listDeadLetters()).length, 0);
@@ -348,8 +473,18 @@ describe('queue store', () => {
   it('fresh messages are delivered FIFO; a rescheduled one loses its place', async () => {
     const store = new FileQueueStore({ queuesDir: tempQueues() });
     for (let n = 0; n < 4; n++) await store.append('acme', 'fifo', { correlationId: `c${n}`, payload: n });
-    const seen = await consume(store, 'acme', 'fifo', (m) => (m.payload === 1 && m.attempt === 1 ? { kind: 'retry', error: 'x', policy: FAST, delayMs: 30 } : { kind: 'ack' }), (s) => s.length >= 5);
-    assert.deepEqual(seen.map((m) => m.payload), [0, 1, 2, 3, 1]);
+    const seen = await consume(
+      store,
+      'acme',
+      'fifo',
+      (m) =>
+        m.payload === 1 && m.attempt === 1 ? { kind: 'retry', error: 'x', policy: FAST, delayMs: 30 } : { kind: 'ack' },
+      (s) => s.length >= 5,
+    );
+    assert.deepEqual(
+      seen.map((m) => m.payload),
+      [0, 1, 2, 3, 1],
+    );
     await store.close();
   });
 
@@ -358,8 +493,17 @@ describe('queue store', () => {
     const store = new FileQueueStore({ queuesDir });
     const a = await store.append('acme', 'dlq', { correlationId: 'orig-a', payload: { a: 1 } });
     const b = await store.append('acme', 'dlq', { correlationId: 'orig-b', payload: { b: 2 } });
-    await consume(store, 'acme', 'dlq', () => ({ kind: 'dead', error: 'integrity' }), (s) => s.length >= 2);
-    assert.deepEqual((await store.listDeadLetters({ tenant: 'acme' })).map((r) => r.id), [a.id, b.id]);
+    await consume(
+      store,
+      'acme',
+      'dlq',
+      () => ({ kind: 'dead', error: 'integrity' }),
+      (s) => s.length >= 2,
+    );
+    assert.deepEqual(
+      (await store.listDeadLetters({ tenant: 'acme' })).map((r) => r.id),
+      [a.id, b.id],
+    );
     const replay = await store.replayDeadLetter('acme', 'dlq', a.id);
     assert.ok(replay.message.id > b.id);
     assert.notEqual(replay.message.correlationId, 'orig-a');
@@ -367,8 +511,17 @@ describe('queue store', () => {
     assert.deepEqual(await store.listDeadLetters(), []);
     await assert.rejects(store.discardDeadLetter('acme', 'dlq', b.id), { code: 'SVC_ERR_NOT_FOUND' });
     await assert.rejects(store.replayDeadLetter('acme', 'dlq', 12345), { code: 'SVC_ERR_NOT_FOUND' });
-    const seen = await consume(store, 'acme', 'dlq', () => ({ kind: 'ack' }), (s) => s.length >= 1);
-    assert.deepEqual([seen[0]!.id, seen[0]!.attempt, seen[0]!.payload, seen[0]!.correlationId], [replay.message.id, 1, { a: 1 }, replay.message.correlationId]);
+    const seen = await consume(
+      store,
+      'acme',
+      'dlq',
+      () => ({ kind: 'ack' }),
+      (s) => s.length >= 1,
+    );
+    assert.deepEqual(
+      [seen[0]!.id, seen[0]!.attempt, seen[0]!.payload, seen[0]!.correlationId],
+      [replay.message.id, 1, { a: 1 }, replay.message.correlationId],
+    );
     // The handled bodies are physically removed at the drain.
     const dlqFile = store.paths('acme', 'dlq').deadLetters;
     assert.match(readFileSync(dlqFile, 'utf8'), /"b":2/);
@@ -381,7 +534,10 @@ describe('queue store', () => {
     const store = new FileQueueStore({ queuesDir: tempQueues() });
     const seen: number[] = [];
     await store.append('acme', 'wake', { correlationId: 'c', payload: 0 });
-    await store.startConsumer('acme', 'wake', { pollIntervalMs: 10_000, handler: async () => (seen.push(Date.now()), { kind: 'ack' }) });
+    await store.startConsumer('acme', 'wake', {
+      pollIntervalMs: 10_000,
+      handler: async () => (seen.push(Date.now()), { kind: 'ack' }),
+    });
     for (let i = 0; i < 100 && seen.length < 1; i++) await new Promise((r) => setTimeout(r, 10));
     // On purpose: the worker settles into its idle wait (a 10 s poll) before the appends below.
     await new Promise((r) => setTimeout(r, 50));
@@ -405,7 +561,10 @@ describe('queue store', () => {
     assert.deepEqual(seen[1]!.payload, JSON.parse(JSON.stringify(payload)));
     assert.equal(Object.is((seen[1]!.payload as { neg: number }).neg, 0), true);
     const scan = await scanFile<SegmentRecord>(store.paths('acme', 'copy').segment);
-    assert.deepEqual(seen.map((m) => m.payload), scan.frames.map((f) => f.value.payload));
+    assert.deepEqual(
+      seen.map((m) => m.payload),
+      scan.frames.map((f) => f.value.payload),
+    );
     await store.close();
   });
 
@@ -421,8 +580,14 @@ describe('queue store', () => {
     assert.equal(b.status, 'fulfilled');
     await seenCount(3);
     const scan = await scanFile<SegmentRecord>(store.paths('acme', 'mixed').segment);
-    assert.deepEqual(seen.map((m) => m.payload), [0, { n: 1 }, { n: 3 }]);
-    assert.deepEqual(seen.map((m) => m.id), scan.frames.map((f) => f.value.id));
+    assert.deepEqual(
+      seen.map((m) => m.payload),
+      [0, { n: 1 }, { n: 3 }],
+    );
+    assert.deepEqual(
+      seen.map((m) => m.id),
+      scan.frames.map((f) => f.value.id),
+    );
     await store.close();
   });
 
@@ -443,15 +608,25 @@ describe('queue store', () => {
     });
     let total = 1;
     for (let burst = 0; burst < 30; burst++) {
-      const mine = Array.from({ length: 100 }, (_, n) => store.append('acme', 'lag', { correlationId: `m${burst}-${n}`, payload: { burst, n } }));
-      const theirs = burst % 3 === 0 ? Array.from({ length: 20 }, (_, n) => other.append('acme', 'lag', { correlationId: `o${burst}-${n}`, payload: { burst, n } })) : [];
+      const mine = Array.from({ length: 100 }, (_, n) =>
+        store.append('acme', 'lag', { correlationId: `m${burst}-${n}`, payload: { burst, n } }),
+      );
+      const theirs =
+        burst % 3 === 0
+          ? Array.from({ length: 20 }, (_, n) =>
+              other.append('acme', 'lag', { correlationId: `o${burst}-${n}`, payload: { burst, n } }),
+            )
+          : [];
       await Promise.all([...mine, ...theirs]);
       total += mine.length + theirs.length;
     }
     for (let i = 0; i < 1000 && delivered.length < total; i++) await new Promise((r) => setTimeout(r, 10));
     const scan = await scanFile<SegmentRecord>(store.paths('acme', 'lag').segment);
     assert.equal(scan.frames.length, total);
-    assert.deepEqual(delivered, scan.frames.map((f) => f.value.id));
+    assert.deepEqual(
+      delivered,
+      scan.frames.map((f) => f.value.id),
+    );
     await other.close();
     await store.close();
   });
@@ -475,11 +650,21 @@ describe('queue store', () => {
     await store.append('acme', 'slow', { correlationId: 'c', payload: 1 });
     let started!: () => void;
     const running = new Promise<void>((r) => (started = r));
-    await store.startConsumer('acme', 'slow', { pollIntervalMs: 10, closeGraceMs: 50, handler: () => (started(), new Promise(() => undefined)) });
+    await store.startConsumer('acme', 'slow', {
+      pollIntervalMs: 10,
+      closeGraceMs: 50,
+      handler: () => (started(), new Promise(() => undefined)),
+    });
     await running;
     await store.close();
     const again = new FileQueueStore({ queuesDir });
-    const seen = await consume(again, 'acme', 'slow', () => ({ kind: 'ack' }), (s) => s.length >= 1);
+    const seen = await consume(
+      again,
+      'acme',
+      'slow',
+      () => ({ kind: 'ack' }),
+      (s) => s.length >= 1,
+    );
     assert.equal(seen[0]!.id, 1);
     await again.close();
   });

@@ -42,17 +42,27 @@ describe('an append cut short by a full disk leaves nothing torn behind', () => 
     const { log } = await ConsumerLog.open(paths.consumerLog, paths.segment);
     await log.append([{ t: 'ck', ck: { off: 10, first: 1, n: 1 } }], true);
     fillBut(ballast, dir, 16 * 1024);
-    const entry = { id: 2, correlation_id: 'c2', enqueued_at: '2026-01-01T00:00:00.000Z', payload: big, attempts: 1, due: 0 };
+    const entry = {
+      id: 2,
+      correlation_id: 'c2',
+      enqueued_at: '2026-01-01T00:00:00.000Z',
+      payload: big,
+      attempts: 1,
+      due: 0,
+    };
     await assert.rejects(log.append([{ t: 'retry', entry }], true), /ENOSPC/);
     rmSync(ballast);
     await log.append([{ t: 'ck', ck: { off: 20, first: 1, n: 2 } }], true);
     await log.close();
     const scan = await scanFile<ConsumerLogRecord>(paths.consumerLog);
     assert.equal(scan.stop, 'end', 'no torn record in the file');
-    assert.deepEqual(scan.frames.map((f) => f.value), [
-      { t: 'ck', ck: { off: 10, first: 1, n: 1 } },
-      { t: 'ck', ck: { off: 20, first: 1, n: 2 } },
-    ]);
+    assert.deepEqual(
+      scan.frames.map((f) => f.value),
+      [
+        { t: 'ck', ck: { off: 10, first: 1, n: 1 } },
+        { t: 'ck', ck: { off: 20, first: 1, n: 2 } },
+      ],
+    );
   });
 
   it('the segment: a record the consumer read before a failed batch was cut back is never taken back, so no acknowledged message is lost', async (t) => {
@@ -92,9 +102,21 @@ describe('an append cut short by a full disk leaves nothing torn behind', () => 
         answers.set(`after-${i}`, 'ok');
       }
       const acked = [...answers].filter(([, a]) => a === 'ok').map(([cid]) => cid);
-      await waitFor('every acknowledged message delivered', () => acked.every((cid) => delivered.has(cid)), 10_000).catch(() => undefined);
-      assert.deepEqual(acked.filter((cid) => !delivered.has(cid)), [], 'acknowledged but never delivered');
-      assert.deepEqual([...answers].filter(([cid, a]) => a === 'refused' && delivered.has(cid)), [], 'refused but delivered');
+      await waitFor(
+        'every acknowledged message delivered',
+        () => acked.every((cid) => delivered.has(cid)),
+        10_000,
+      ).catch(() => undefined);
+      assert.deepEqual(
+        acked.filter((cid) => !delivered.has(cid)),
+        [],
+        'acknowledged but never delivered',
+      );
+      assert.deepEqual(
+        [...answers].filter(([cid, a]) => a === 'refused' && delivered.has(cid)),
+        [],
+        'refused but delivered',
+      );
       assert.equal((await scanFile(store.paths('acme', 'seg').segment)).stop, 'end');
     } finally {
       await store.close();
@@ -104,12 +126,22 @@ describe('an append cut short by a full disk leaves nothing torn behind', () => 
   it('the dead-letter file: a dead letter written after the failed one is listed', async (t) => {
     if (skipUnlessMounted(t)) return;
     const paths = queuePaths(join(dir, 'queues'), 'acme', 'dlq');
-    const dead = (id: number, payload: unknown) => ({ id, payload, enqueued_at: '2026-01-01T00:00:00.000Z', failed_at: '2026-01-01T00:00:01.000Z', attempts: 1, last_error: 'boom' });
+    const dead = (id: number, payload: unknown) => ({
+      id,
+      payload,
+      enqueued_at: '2026-01-01T00:00:00.000Z',
+      failed_at: '2026-01-01T00:00:01.000Z',
+      attempts: 1,
+      last_error: 'boom',
+    });
     await addDeadLetter(paths, dead(1, 'first'));
     fillBut(ballast, dir, 16 * 1024);
     await assert.rejects(addDeadLetter(paths, dead(2, big)), /ENOSPC/);
     rmSync(ballast);
     await addDeadLetter(paths, dead(3, 'after'));
-    assert.deepEqual((await readDeadLetters(paths)).pending.map((d) => d.id), [1, 3]);
+    assert.deepEqual(
+      (await readDeadLetters(paths)).pending.map((d) => d.id),
+      [1, 3],
+    );
   });
 });

@@ -16,7 +16,11 @@ describe('AuditThreadWriter', () => {
   let n = 0;
 
   /** A writer on a fresh audit.db, and a reader on the same file (the test's own connection). */
-  function setup(flushIntervalMs = 5): { writer: AuditThreadWriter; reader: SqliteAuditStore; done: () => Promise<void> } {
+  function setup(flushIntervalMs = 5): {
+    writer: AuditThreadWriter;
+    reader: SqliteAuditStore;
+    done: () => Promise<void>;
+  } {
     const file = join(dir, `audit-${++n}.db`);
     const db = openDb(file, auditMigrations);
     const errors: string[] = [];

@@ -22,7 +22,8 @@ after(async () => {
 test('three nodes appending to one tenant at once build one chain that verifies', async () => {
   const nodes = await Promise.all([store(), store(), store()]);
   const writers = nodes.map((n) => new PgAuditWriter(n.db, { flushIntervalMs: 2 }));
-  for (let i = 0; i < 300; i++) writers[i % 3]!.append({ tenant: 'acme', eventType: 'queue.message.enqueued', payload: { i } });
+  for (let i = 0; i < 300; i++)
+    writers[i % 3]!.append({ tenant: 'acme', eventType: 'queue.message.enqueued', payload: { i } });
   await Promise.all(writers.map((w) => w.close()));
   const v = await nodes[0]!.audit.verify('acme');
   assert.equal(v.ok, true);

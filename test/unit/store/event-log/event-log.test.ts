@@ -15,7 +15,12 @@ import { logMigrations } from '../../../../src/store/sqlite/migrations/log.js';
 
 function dirs(): { dir: string; logDb: string; logsDir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'svc-evlog-'));
-  return { dir, logDb: join(dir, 'log.db'), logsDir: join(dir, 'logs'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  return {
+    dir,
+    logDb: join(dir, 'log.db'),
+    logsDir: join(dir, 'logs'),
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 test('event_only keeps no payload; full keeps it masked; payload_trimmed caps it', () => {
@@ -39,7 +44,16 @@ test('trimming never splits a multi-byte character', () => {
 });
 
 test('trace rows keep the whole masked payload whatever the log level, extra fields included', () => {
-  const row = toEventRow({ event: 'step_traced', step: 's', payload: { big: 'y'.repeat(50), pin: '1234', iban: 'DE' }, logLevel: 'event_only', mask: new MaskSet(['iban']) }, 8);
+  const row = toEventRow(
+    {
+      event: 'step_traced',
+      step: 's',
+      payload: { big: 'y'.repeat(50), pin: '1234', iban: 'DE' },
+      logLevel: 'event_only',
+      mask: new MaskSet(['iban']),
+    },
+    8,
+  );
   assert.deepEqual(JSON.parse(row.payload!), { big: 'y'.repeat(50), pin: '***', iban: '***' });
 });
 
@@ -61,11 +75,31 @@ function nested(depth: number, leaf: unknown): unknown {
 const DEEP_MARKER = `{"_unrepresentable":"nests deeper than ${JSON_MAX_DEPTH} levels"}`;
 
 const deepRows: { what: string; input: LogEventInput; payload: string | null }[] = [
-  { what: 'a completed row, payload 10,000 deep', input: { event: 'completed', payload: nested(10_000, 1), logLevel: 'full' }, payload: DEEP_MARKER },
-  { what: 'a trace row, a list 20,000 deep', input: { event: 'step_traced', step: 's', payload: JSON.parse('['.repeat(20_000) + ']'.repeat(20_000)) as unknown }, payload: DEEP_MARKER },
-  { what: 'a trimmed row, one level past the limit', input: { event: 'received', payload: nested(JSON_MAX_DEPTH + 1, 1), logLevel: 'payload_trimmed' }, payload: DEEP_MARKER },
-  { what: 'at the limit, masked as ever', input: { event: 'completed', payload: nested(JSON_MAX_DEPTH - 1, { pin: 1 }), logLevel: 'full' }, payload: JSON.stringify(nested(JSON_MAX_DEPTH - 1, { pin: '***' })) },
-  { what: 'event_only never looks at the payload', input: { event: 'completed', payload: nested(10_000, 1), logLevel: 'event_only' }, payload: null },
+  {
+    what: 'a completed row, payload 10,000 deep',
+    input: { event: 'completed', payload: nested(10_000, 1), logLevel: 'full' },
+    payload: DEEP_MARKER,
+  },
+  {
+    what: 'a trace row, a list 20,000 deep',
+    input: { event: 'step_traced', step: 's', payload: JSON.parse('['.repeat(20_000) + ']'.repeat(20_000)) as unknown },
+    payload: DEEP_MARKER,
+  },
+  {
+    what: 'a trimmed row, one level past the limit',
+    input: { event: 'received', payload: nested(JSON_MAX_DEPTH + 1, 1), logLevel: 'payload_trimmed' },
+    payload: DEEP_MARKER,
+  },
+  {
+    what: 'at the limit, masked as ever',
+    input: { event: 'completed', payload: nested(JSON_MAX_DEPTH - 1, { pin: 1 }), logLevel: 'full' },
+    payload: JSON.stringify(nested(JSON_MAX_DEPTH - 1, { pin: '***' })),
+  },
+  {
+    what: 'event_only never looks at the payload',
+    input: { event: 'completed', payload: nested(10_000, 1), logLevel: 'event_only' },
+    payload: null,
+  },
 ];
 
 test('a payload nesting deeper than the limit keeps its row, with an _unrepresentable marker for payload', () => {
@@ -75,7 +109,14 @@ test('a payload nesting deeper than the limit keeps its row, with an _unrepresen
 test('every deep row emitted is written, none dropped', async () => {
   const d = dirs();
   const errors: Error[] = [];
-  const log = new EventLog({ logDb: d.logDb, logsDir: d.logsDir, prefix: 'svc', inline: true, flushIntervalMs: 60_000, onError: (err) => errors.push(err) });
+  const log = new EventLog({
+    logDb: d.logDb,
+    logsDir: d.logsDir,
+    prefix: 'svc',
+    inline: true,
+    flushIntervalMs: 60_000,
+    onError: (err) => errors.push(err),
+  });
   for (const c of deepRows) log.emit({ ...c.input, tenant: 't', flow: 'f', ts: '2026-02-01T00:00:00Z' });
   await log.close();
   assert.deepEqual(errors, []);
@@ -86,14 +127,43 @@ test('every deep row emitted is written, none dropped', async () => {
 });
 
 test('credential headers in a traced egress payload are masked', () => {
-  const row = toEventRow({ event: 'egress_traced', http_status: 200, payload: { headers: { 'Set-Cookie': 'a', 'www-authenticate': 'b', 'x-ok': 'c' }, body: null } }, 10);
-  assert.deepEqual(JSON.parse(row.payload!), { headers: { 'Set-Cookie': '***', 'www-authenticate': '***', 'x-ok': 'c' }, body: null });
+  const row = toEventRow(
+    {
+      event: 'egress_traced',
+      http_status: 200,
+      payload: { headers: { 'Set-Cookie': 'a', 'www-authenticate': 'b', 'x-ok': 'c' }, body: null },
+    },
+    10,
+  );
+  assert.deepEqual(JSON.parse(row.payload!), {
+    headers: { 'Set-Cookie': '***', 'www-authenticate': '***', 'x-ok': 'c' },
+    body: null,
+  });
 });
 
 test('a JSON Lines row is valid JSON whatever its strings hold, and equals the row', () => {
-  const odd = ['plain', 'quote " and \\ backslash', 'line\nbreak\ttab\u0001', 'é 日本 😀', 'lone \ud800 surrogate', '\u2028'];
+  const odd = [
+    'plain',
+    'quote " and \\ backslash',
+    'line\nbreak\ttab\u0001',
+    'é 日本 😀',
+    'lone \ud800 surrogate',
+    '\u2028',
+  ];
   for (const text of odd) {
-    const row: EventRow = { ts: '2026-01-02T03:04:05Z', correlation_id: text, tenant: 'acme', flow: 'f', step: text, event: 'step_traced', payload: JSON.stringify({ text }), payload_truncated: 1, http_status: 201, outcome: text, reason: text };
+    const row: EventRow = {
+      ts: '2026-01-02T03:04:05Z',
+      correlation_id: text,
+      tenant: 'acme',
+      flow: 'f',
+      step: text,
+      event: 'step_traced',
+      payload: JSON.stringify({ text }),
+      payload_truncated: 1,
+      http_status: 201,
+      outcome: text,
+      reason: text,
+    };
     const line = rowToJsonLine(row);
     assert.ok(line.endsWith('}\n') && !line.slice(0, -1).includes('\n'), 'one line');
     assert.deepEqual(JSON.parse(line), { ...row, payload: { text }, payload_truncated: true });
@@ -106,21 +176,61 @@ test('rows land in SQLite and the daily JSON Lines file after flush (worker thre
   const d = dirs();
   const log = new EventLog({ logDb: d.logDb, logsDir: d.logsDir, flushIntervalMs: 1000 });
   try {
-    log.emit({ event: 'received', tenant: 'acme', flow: 'f', correlation_id: 'c1', payload: { token: 't', a: 1 }, logLevel: 'full', ts: '2026-01-02T03:04:05Z' });
-    log.emit({ event: 'completed', tenant: 'acme', flow: 'f', correlation_id: 'c1', http_status: 200, ts: '2026-01-02T03:04:06Z' });
-    log.emit({ event: 'access_denied', tenant: 'acme', flow: 'g', reason: 'unknown key', http_status: 401, ts: '2026-01-03T00:00:00Z' });
+    log.emit({
+      event: 'received',
+      tenant: 'acme',
+      flow: 'f',
+      correlation_id: 'c1',
+      payload: { token: 't', a: 1 },
+      logLevel: 'full',
+      ts: '2026-01-02T03:04:05Z',
+    });
+    log.emit({
+      event: 'completed',
+      tenant: 'acme',
+      flow: 'f',
+      correlation_id: 'c1',
+      http_status: 200,
+      ts: '2026-01-02T03:04:06Z',
+    });
+    log.emit({
+      event: 'access_denied',
+      tenant: 'acme',
+      flow: 'g',
+      reason: 'unknown key',
+      http_status: 401,
+      ts: '2026-01-03T00:00:00Z',
+    });
     await log.flush();
     const repo = SqliteEventLogStore.open(d.logDb);
     const rows = repo.query({ tenant: 'acme', flow: 'f', limit: 10 });
-    assert.deepEqual(rows.map((r) => r.event), ['completed', 'received']);
+    assert.deepEqual(
+      rows.map((r) => r.event),
+      ['completed', 'received'],
+    );
     assert.deepEqual(rows[1]!.payload, { token: '***', a: 1 });
     assert.equal(rows[0]!.http_status, 200);
     assert.equal(repo.query({ event: 'access_denied' })[0]!.reason, 'unknown key');
     assert.equal(repo.query({ correlation_id: 'c1' }).length, 2);
-    const day1 = readFileSync(join(d.logsDir, 'events-2026-01-02.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const day1 = readFileSync(join(d.logsDir, 'events-2026-01-02.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.equal(day1.length, 2);
-    assert.deepEqual(day1[0], { ts: '2026-01-02T03:04:05Z', correlation_id: 'c1', tenant: 'acme', flow: 'f', step: null, event: 'received', payload: { token: '***', a: 1 }, http_status: null });
-    const day2 = readFileSync(join(d.logsDir, 'events-2026-01-03.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(day1[0], {
+      ts: '2026-01-02T03:04:05Z',
+      correlation_id: 'c1',
+      tenant: 'acme',
+      flow: 'f',
+      step: null,
+      event: 'received',
+      payload: { token: '***', a: 1 },
+      http_status: null,
+    });
+    const day2 = readFileSync(join(d.logsDir, 'events-2026-01-03.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.equal(day2[0].reason, 'unknown key');
     assert.equal(repo.deleteOlderThan('2026-01-03T00:00:00Z'), 2);
     assert.equal(repo.query({}).length, 1);
@@ -133,7 +243,13 @@ test('rows land in SQLite and the daily JSON Lines file after flush (worker thre
 
 test('close flushes pending rows and later emits are dropped (inline writer)', async () => {
   const d = dirs();
-  const log = new EventLog({ logDb: d.logDb, logsDir: d.logsDir, prefix: 'svc', inline: true, flushIntervalMs: 60_000 });
+  const log = new EventLog({
+    logDb: d.logDb,
+    logsDir: d.logsDir,
+    prefix: 'svc',
+    inline: true,
+    flushIntervalMs: 60_000,
+  });
   log.emit({ event: 'queue_processed', tenant: 't', flow: 'f', outcome: 'fault_handled', ts: '2026-02-01T00:00:00Z' });
   await log.close();
   assert.equal(log.state, 'closed');
@@ -149,7 +265,13 @@ test('close flushes pending rows and later emits are dropped (inline writer)', a
 
 test('a full batch is written without waiting for the timer', async () => {
   const d = dirs();
-  const log = new EventLog({ logDb: d.logDb, logsDir: d.logsDir, inline: true, flushIntervalMs: 60_000, maxBatchRows: 3 });
+  const log = new EventLog({
+    logDb: d.logDb,
+    logsDir: d.logsDir,
+    inline: true,
+    flushIntervalMs: 60_000,
+    maxBatchRows: 3,
+  });
   for (let i = 0; i < 3; i++) log.emit({ event: 'received', tenant: 't', flow: 'f' });
   await new Promise((r) => setImmediate(r));
   await new Promise((r) => setImmediate(r));
@@ -164,8 +286,22 @@ test('retention deletes in slices, turning between them, and stops when asked', 
   const d = dirs();
   const repo = SqliteEventLogStore.open(d.logDb);
   try {
-    const row = (ts: string, i: number): EventRow => ({ ts, correlation_id: `c${i}`, tenant: 't', flow: 'f', step: null, event: 'received', payload: null, payload_truncated: 0, http_status: null, outcome: null, reason: null });
-    repo.insertMany(Array.from({ length: 12_000 }, (_, i) => row(i < 10_500 ? '2026-01-01T00:00:00Z' : '2026-03-01T00:00:00Z', i)));
+    const row = (ts: string, i: number): EventRow => ({
+      ts,
+      correlation_id: `c${i}`,
+      tenant: 't',
+      flow: 'f',
+      step: null,
+      event: 'received',
+      payload: null,
+      payload_truncated: 0,
+      http_status: null,
+      outcome: null,
+      reason: null,
+    });
+    repo.insertMany(
+      Array.from({ length: 12_000 }, (_, i) => row(i < 10_500 ? '2026-01-01T00:00:00Z' : '2026-03-01T00:00:00Z', i)),
+    );
     let turns = 0;
     const deleted = await repo.deleteOlderThanInSlices('2026-02-01T00:00:00Z', 1000, async () => (turns++, true));
     assert.equal(deleted, 10_500);
@@ -184,7 +320,19 @@ test('retention stops after the slice in which it was asked to', async () => {
   const d = dirs();
   const repo = SqliteEventLogStore.open(d.logDb);
   try {
-    const rows = Array.from({ length: 5000 }, (_, i): EventRow => ({ ts: '2026-01-01T00:00:00Z', correlation_id: `c${i}`, tenant: 't', flow: 'f', step: null, event: 'received', payload: null, payload_truncated: 0, http_status: null, outcome: null, reason: null }));
+    const rows = Array.from({ length: 5000 }, (_, i): EventRow => ({
+      ts: '2026-01-01T00:00:00Z',
+      correlation_id: `c${i}`,
+      tenant: 't',
+      flow: 'f',
+      step: null,
+      event: 'received',
+      payload: null,
+      payload_truncated: 0,
+      http_status: null,
+      outcome: null,
+      reason: null,
+    }));
     repo.insertMany(rows);
     let turns = 0;
     assert.equal(await repo.deleteOlderThanInSlices('2026-02-01T00:00:00Z', 1000, async () => ++turns < 2), 2000);
@@ -197,7 +345,19 @@ test('retention stops after the slice in which it was asked to', async () => {
 
 test('queries bound by time find their rows by id, counts since a time split failed completions, and trace rows stay out', () => {
   const repo = new SqliteEventLogStore(openDb(':memory:', logMigrations));
-  const at = (ts: string, event: string, http_status: number | null = null, correlation_id = ts): EventRow => ({ ts, correlation_id, tenant: 't', flow: 'f', step: null, event, payload: null, payload_truncated: 0, http_status, outcome: null, reason: null });
+  const at = (ts: string, event: string, http_status: number | null = null, correlation_id = ts): EventRow => ({
+    ts,
+    correlation_id,
+    tenant: 't',
+    flow: 'f',
+    step: null,
+    event,
+    payload: null,
+    payload_truncated: 0,
+    http_status,
+    outcome: null,
+    reason: null,
+  });
   repo.insertMany([
     at('2026-01-01T09:00:00Z', 'completed', 200),
     at('2026-01-01T10:00:00Z', 'completed', 500),
@@ -205,11 +365,17 @@ test('queries bound by time find their rows by id, counts since a time split fai
     at('2026-01-01T11:00:00Z', 'completed', 422),
     at('2026-01-01T11:00:30Z', 'queue_processed'),
   ]);
-  assert.deepEqual(repo.query({ since: '2026-01-01T10:00', until: '2026-01-01T11:00' }).map((r) => r.ts), ['2026-01-01T11:00:30Z', '2026-01-01T11:00:00Z', '2026-01-01T10:00:00Z']);
+  assert.deepEqual(
+    repo.query({ since: '2026-01-01T10:00', until: '2026-01-01T11:00' }).map((r) => r.ts),
+    ['2026-01-01T11:00:30Z', '2026-01-01T11:00:00Z', '2026-01-01T10:00:00Z'],
+  );
   assert.deepEqual(repo.query({ since: '2026-01-01T12' }), []);
   const c = repo.countsSince('2026-01-01T10:00:00Z');
   assert.deepEqual(c, { byEvent: { completed: 2, step_traced: 1, queue_processed: 1 }, failedCompletions: 2 });
-  assert.deepEqual(repo.query({ beforeId: 3 }).map((r) => r.event), ['completed', 'completed']);
+  assert.deepEqual(
+    repo.query({ beforeId: 3 }).map((r) => r.event),
+    ['completed', 'completed'],
+  );
   repo.close();
 });
 
@@ -224,12 +390,23 @@ test('on a full disk a failed batch is counted and reported, never dropped silen
   }
   const errors: string[] = [];
   try {
-    const log = new EventLog({ logDb: join(dir, 'log.db'), logsDir: join(dir, 'logs'), inline: true, flushIntervalMs: 60_000, maxBatchRows: 50, onError: (e) => errors.push(e.message) });
+    const log = new EventLog({
+      logDb: join(dir, 'log.db'),
+      logsDir: join(dir, 'logs'),
+      inline: true,
+      flushIntervalMs: 60_000,
+      maxBatchRows: 50,
+      onError: (e) => errors.push(e.message),
+    });
     const big = 'x'.repeat(4000);
-    for (let i = 0; i < 400; i++) log.emit({ event: 'queue_processed', tenant: 't', flow: 'f', payload: { big, i }, logLevel: 'full' });
+    for (let i = 0; i < 400; i++)
+      log.emit({ event: 'queue_processed', tenant: 't', flow: 'f', payload: { big, i }, logLevel: 'full' });
     await log.close();
     assert.ok(log.droppedRows > 0, 'some rows could not be written');
-    assert.ok(errors.some((m) => /\d+ event row\(s\) not written \(\d+ lost since start\)/.test(m)), errors.join('\n'));
+    assert.ok(
+      errors.some((m) => /\d+ event row\(s\) not written \(\d+ lost since start\)/.test(m)),
+      errors.join('\n'),
+    );
     const lost = errors.map((m) => Number(/\((\d+) lost since start\)/.exec(m)?.[1] ?? 0));
     assert.equal(Math.max(...lost), log.droppedRows, 'the last report counts every lost row');
   } finally {
@@ -247,19 +424,36 @@ test('after a full disk the daily file holds whole lines only: the row written n
   }
   try {
     const logsDir = join(dir, 'logs');
-    const log = new EventLog({ logDb: join(dir, 'log.db'), logsDir, inline: true, flushIntervalMs: 60_000, onError: () => undefined });
+    const log = new EventLog({
+      logDb: join(dir, 'log.db'),
+      logsDir,
+      inline: true,
+      flushIntervalMs: 60_000,
+      onError: () => undefined,
+    });
     log.emit({ event: 'received', tenant: 't', flow: 'f', correlation_id: 'before', ts: '2026-03-01T00:00:00Z' });
     await log.flush();
     const ballast = join(dir, 'ballast');
     fillBut(ballast, dir, 8 * 1024);
     // One batch larger than the room left: its write to the file stops part way.
-    for (let i = 0; i < 20; i++) log.emit({ event: 'received', tenant: 't', flow: 'f', correlation_id: `full-${i}`, payload: { big: 'x'.repeat(4000) }, logLevel: 'full', ts: '2026-03-01T00:00:01Z' });
+    for (let i = 0; i < 20; i++)
+      log.emit({
+        event: 'received',
+        tenant: 't',
+        flow: 'f',
+        correlation_id: `full-${i}`,
+        payload: { big: 'x'.repeat(4000) },
+        logLevel: 'full',
+        ts: '2026-03-01T00:00:01Z',
+      });
     await log.flush();
     assert.ok(log.droppedRows > 0, 'the batch failed');
     rmSync(ballast);
     log.emit({ event: 'received', tenant: 't', flow: 'f', correlation_id: 'after', ts: '2026-03-01T00:00:02Z' });
     await log.close();
-    const lines = readFileSync(join(logsDir, 'events-2026-03-01.jsonl'), 'utf8').split('\n').filter((l) => l !== '');
+    const lines = readFileSync(join(logsDir, 'events-2026-03-01.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l !== '');
     const ids = lines.map((l) => (JSON.parse(l) as { correlation_id: string }).correlation_id);
     assert.deepEqual([ids[0], ids.at(-1)], ['before', 'after']);
   } finally {

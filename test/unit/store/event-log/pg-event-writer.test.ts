@@ -17,11 +17,20 @@ before(() => {
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-const rows = (n: number) => Array.from({ length: n }, (_, i) => ({ event: 'received' as const, ts: `2001-02-03T04:05:0${i}Z`, tenant: 'acme', flow: 'f' }));
+const rows = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({
+    event: 'received' as const,
+    ts: `2001-02-03T04:05:0${i}Z`,
+    tenant: 'acme',
+    flow: 'f',
+  }));
 const lines = (file: string) => readFileSync(file, 'utf8').trim().split('\n');
 
 /** A pool on a fresh schema (migrated unless `migrate` is false) and an EventLog on it, for `fn`; all closed and dropped after. */
-async function withPgLog(fn: (db: PgDb, log: EventLog, schema: PgSchema, errors: Error[]) => Promise<void>, migrate = true): Promise<void> {
+async function withPgLog(
+  fn: (db: PgDb, log: EventLog, schema: PgSchema, errors: Error[]) => Promise<void>,
+  migrate = true,
+): Promise<void> {
   const schema = await freshPgSchema();
   const db = new PgDb(parseStoreUrl(schema.url), { maxConnections: 3 });
   const errors: Error[] = [];
@@ -49,7 +58,10 @@ describe('PostgreSQL event writer', () => {
       assert.equal(log.droppedRows, 3);
       assert.equal(log.queuedRows, 0);
       assert.equal(errors.length, 1);
-      assert.match(errors[0]!.message, /^3 event row\(s\) not written \(3 lost since start\): the PostgreSQL store .* is unavailable/);
+      assert.match(
+        errors[0]!.message,
+        /^3 event row\(s\) not written \(3 lost since start\): the PostgreSQL store .* is unavailable/,
+      );
       assert.equal(lines(join(logsDir, 'events-2001-02-03.jsonl')).length, 3);
     } finally {
       await log.close();
@@ -90,18 +102,28 @@ describe('event retention on PostgreSQL', () => {
       for (const e of [...rows(5), { event: 'received' as const, ts: '2001-02-05T00:00:00Z' }]) log.emit(e);
       await log.flush();
       const cutoffIso = '2001-02-04T00:00:00Z';
-      const partitionExists = async () => (await db.query("SELECT to_regclass('events_20010203') IS NOT NULL AS found")).rows[0]!.found as boolean;
+      const partitionExists = async () =>
+        (await db.query("SELECT to_regclass('events_20010203') IS NOT NULL AS found")).rows[0]!.found as boolean;
       // A long read holds the table: DROP waits for it no longer than the partition lock timeout.
       const stats = await db.readSnapshot(async (reader) => {
         await reader.query('SELECT count(*) FROM events');
         return log.retainRows({ cutoffIso, sliceRows: 2 });
       });
-      assert.deepEqual({ rowsDeleted: stats.rowsDeleted, partitionsDropped: stats.partitionsDropped }, { rowsDeleted: 5, partitionsDropped: 0 });
+      assert.deepEqual(
+        { rowsDeleted: stats.rowsDeleted, partitionsDropped: stats.partitionsDropped },
+        { rowsDeleted: 5, partitionsDropped: 0 },
+      );
       assert.equal(await partitionExists(), true);
       const again = await log.retainRows({ cutoffIso, sliceRows: 2 });
-      assert.deepEqual({ rowsDeleted: again.rowsDeleted, partitionsDropped: again.partitionsDropped }, { rowsDeleted: 0, partitionsDropped: 1 });
+      assert.deepEqual(
+        { rowsDeleted: again.rowsDeleted, partitionsDropped: again.partitionsDropped },
+        { rowsDeleted: 0, partitionsDropped: 1 },
+      );
       assert.equal(await partitionExists(), false);
-      assert.deepEqual((await new PgEventLogStore(db).query()).map((r) => r.ts), ['2001-02-05T00:00:00Z']);
+      assert.deepEqual(
+        (await new PgEventLogStore(db).query()).map((r) => r.ts),
+        ['2001-02-05T00:00:00Z'],
+      );
     }));
 });
 

@@ -31,8 +31,14 @@ test('the bundled files are numbered 0001, 0002, ... without a gap', () => {
 test('four nodes starting at once: each step is applied once, all end on the newest version', async () => {
   const results = await Promise.all([db(), db(), db(), db()].map((d) => migratePg(d)));
   const known = bundledMigrations().length;
-  assert.deepEqual(results.map((r) => r.version), [known, known, known, known]);
-  assert.deepEqual(results.flatMap((r) => r.applied).sort((a, b) => a - b), Array.from({ length: known }, (_, i) => i + 1));
+  assert.deepEqual(
+    results.map((r) => r.version),
+    [known, known, known, known],
+  );
+  assert.deepEqual(
+    results.flatMap((r) => r.applied).sort((a, b) => a - b),
+    Array.from({ length: known }, (_, i) => i + 1),
+  );
   const rows = await adminQuery(`SELECT version FROM ${schema.name}.schema_migrations ORDER BY version`);
   assert.equal(rows.rowCount, known);
   assert.deepEqual((await migratePg(db())).applied, []);
@@ -58,7 +64,9 @@ test('a step that fails rolls back every step of that start', async () => {
     const d = new PgDb(parseStoreUrl(other.url));
     open.push(d);
     await assert.rejects(migratePg(d, bundledMigrations(dir)), /no_such_table/);
-    const tables = await adminQuery(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1`, [other.name]);
+    const tables = await adminQuery(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1`, [
+      other.name,
+    ]);
     assert.deepEqual(tables.rows, []);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -83,5 +91,8 @@ test('a misnamed or misnumbered file is a build defect, named in the error', () 
 test('an unreachable server is StorageUnavailableError, with the password kept out', async () => {
   const d = new PgDb(parseStoreUrl('postgres://svc:s3cret@127.0.0.1:1/test'), { connectTimeoutMs: 1000 });
   open.push(d);
-  await assert.rejects(d.query('SELECT 1'), (err: Error) => err.name === 'StorageUnavailableError' && !err.message.includes('s3cret'));
+  await assert.rejects(
+    d.query('SELECT 1'),
+    (err: Error) => err.name === 'StorageUnavailableError' && !err.message.includes('s3cret'),
+  );
 });

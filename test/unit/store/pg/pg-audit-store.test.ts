@@ -1,7 +1,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { freshPgSchema, type PgSchema } from '../../../helpers/pg.js';
-import { SqliteAuditStore, auditHash, prepareAuditEntry, type AuditEntryInput, type AuditVerifyResult } from '../../../../src/store/sqlite/sqlite-audit-store.js';
+import {
+  SqliteAuditStore,
+  auditHash,
+  prepareAuditEntry,
+  type AuditEntryInput,
+  type AuditVerifyResult,
+} from '../../../../src/store/sqlite/sqlite-audit-store.js';
 import { openDb } from '../../../../src/store/sqlite/db.js';
 import { auditMigrations } from '../../../../src/store/sqlite/migrations/audit.js';
 import { appendAuditIn } from '../../../../src/store/pg/pg-audit-store.js';
@@ -44,12 +50,26 @@ describe('PgAuditStore', () => {
     const other = `${tenant}-ünï 😀`;
     const odd = ['c "quoted" \\ back', 'line\nbreak\u0007', 'é 日本 😀', '\u2028', "it's"];
     const inputs: AuditEntryInput[] = odd.flatMap((s, i) => [
-      { tenant, eventType: 'access.denied', correlationId: s, createdAt: `2030-01-0${i + 1}T00:00:00.000Z`, payload: { reason: s, n: i, nested: [1.5, null, true] } },
+      {
+        tenant,
+        eventType: 'access.denied',
+        correlationId: s,
+        createdAt: `2030-01-0${i + 1}T00:00:00.000Z`,
+        payload: { reason: s, n: i, nested: [1.5, null, true] },
+      },
       { tenant: other, eventType: s, correlationId: `c-${i}`, createdAt: '2030-02-01T00:00:00Z', payload: s },
     ]);
     const sqlite = new SqliteAuditStore(openDb(':memory:', auditMigrations));
-    const lite = [sqlite.append(inputs[0]!), ...sqlite.appendMany(inputs.slice(1, 4)), ...sqlite.appendPrepared(inputs.slice(4).map((e) => prepareAuditEntry(e)))];
-    const pg = [await store.audit.append(inputs[0]!), ...(await store.audit.appendMany(inputs.slice(1, 4))), ...(await store.audit.appendPrepared(inputs.slice(4).map((e) => prepareAuditEntry(e))))];
+    const lite = [
+      sqlite.append(inputs[0]!),
+      ...sqlite.appendMany(inputs.slice(1, 4)),
+      ...sqlite.appendPrepared(inputs.slice(4).map((e) => prepareAuditEntry(e))),
+    ];
+    const pg = [
+      await store.audit.append(inputs[0]!),
+      ...(await store.audit.appendMany(inputs.slice(1, 4))),
+      ...(await store.audit.appendPrepared(inputs.slice(4).map((e) => prepareAuditEntry(e)))),
+    ];
     assert.deepEqual(pg, lite);
     for (const t of [tenant, other]) {
       assert.deepEqual(await store.audit.latest(t, 100), sqlite.latest(t, 100));
@@ -60,15 +80,35 @@ describe('PgAuditStore', () => {
   test('an entry altered with a recomputed hash breaks the link of the next one', async () => {
     const tenant = await chainOf(5);
     const e = (await store.audit.latest(tenant, 5))[2]!;
-    await store.db.query('UPDATE audit_entries SET event_type = $1, hash = $2 WHERE tenant = $3 AND seq = 3', ['forged', auditHash({ ...e, eventType: 'forged' }), tenant]);
+    await store.db.query('UPDATE audit_entries SET event_type = $1, hash = $2 WHERE tenant = $3 AND seq = 3', [
+      'forged',
+      auditHash({ ...e, eventType: 'forged' }),
+      tenant,
+    ]);
     await assertBrokenAt(tenant, 4, /prev_hash/);
   });
 
   test('an entry appended behind the writer’s back lies past the head', async () => {
     const tenant = await chainOf(3);
     const last = (await store.audit.latest(tenant, 1))[0]!;
-    const extra = { tenant, seq: 4, eventType: 'forged', createdAt: last.createdAt, correlationId: 'x', payload: '{}', prevHash: last.hash };
-    await store.db.query('INSERT INTO audit_entries VALUES ($1, 4, $2, $3, $4, $5, $6, $7)', [tenant, 'forged', extra.createdAt, 'x', '{}', last.hash, auditHash(extra)]);
+    const extra = {
+      tenant,
+      seq: 4,
+      eventType: 'forged',
+      createdAt: last.createdAt,
+      correlationId: 'x',
+      payload: '{}',
+      prevHash: last.hash,
+    };
+    await store.db.query('INSERT INTO audit_entries VALUES ($1, 4, $2, $3, $4, $5, $6, $7)', [
+      tenant,
+      'forged',
+      extra.createdAt,
+      'x',
+      '{}',
+      last.hash,
+      auditHash(extra),
+    ]);
     await assertBrokenAt(tenant, 4, /inserted/);
   });
 
@@ -76,7 +116,11 @@ describe('PgAuditStore', () => {
     const tenant = await chainOf(3);
     const last = (await store.audit.latest(tenant, 1))[0]!;
     const forged = { ...last, payload: '{"forged":true}' };
-    await store.db.query('UPDATE audit_entries SET payload = $1, hash = $2 WHERE tenant = $3 AND seq = 3', [forged.payload, auditHash(forged), tenant]);
+    await store.db.query('UPDATE audit_entries SET payload = $1, hash = $2 WHERE tenant = $3 AND seq = 3', [
+      forged.payload,
+      auditHash(forged),
+      tenant,
+    ]);
     await assertBrokenAt(tenant, 3, /replaced/);
   });
 
@@ -90,9 +134,15 @@ describe('PgAuditStore', () => {
   test('verify while other connections append reports the chain as of its start, never a false break', async () => {
     const tenant = await chainOf(1);
     let appending = true;
-    const appends = Promise.all(Array.from({ length: 3 }, async (_, n) => {
-      for (let i = 0; i < 40; i += 1) await store.audit.appendMany([{ tenant, eventType: 'a', payload: { n, i } }, { tenant, eventType: 'b', payload: { n, i } }]);
-    })).finally(() => (appending = false));
+    const appends = Promise.all(
+      Array.from({ length: 3 }, async (_, n) => {
+        for (let i = 0; i < 40; i += 1)
+          await store.audit.appendMany([
+            { tenant, eventType: 'a', payload: { n, i } },
+            { tenant, eventType: 'b', payload: { n, i } },
+          ]);
+      }),
+    ).finally(() => (appending = false));
     const seen: number[] = [];
     while (appending) {
       const r = await store.audit.verify(tenant);
@@ -100,13 +150,18 @@ describe('PgAuditStore', () => {
       seen.push(r.count);
     }
     await appends;
-    assert.ok(seen.length > 1 && seen.some((c) => c > 1 && c < 241), `verify should have overlapped the appends: ${seen.join(',')}`);
+    assert.ok(
+      seen.length > 1 && seen.some((c) => c > 1 && c < 241),
+      `verify should have overlapped the appends: ${seen.join(',')}`,
+    );
     assert.equal((await store.audit.verify(tenant)).count, 241);
   });
 
   test('a batch beyond the parameter limit of one statement (9,000 entries) is appended whole', async () => {
     const tenant = freshTenant();
-    const out = await store.audit.appendMany(Array.from({ length: 9000 }, (_, i) => ({ tenant, eventType: 'bulk', payload: { i } })));
+    const out = await store.audit.appendMany(
+      Array.from({ length: 9000 }, (_, i) => ({ tenant, eventType: 'bulk', payload: { i } })),
+    );
     assert.equal(out[8999]!.seq, 9000);
     assert.deepEqual(await store.audit.verify(tenant), { ok: true, tenant, count: 9000, headHash: out[8999]!.hash });
   });
@@ -114,7 +169,10 @@ describe('PgAuditStore', () => {
   test("appendAuditIn: a state change and its entry commit together in the caller's transaction", async () => {
     const tenant = await chainOf(1);
     const made = await store.db.transaction(async (tx) => {
-      await tx.query(`INSERT INTO tenants (id, display_name, status, auth_methods, created_at) VALUES ($1, 'T', 'active', '["api_key"]', '2030-01-01T00:00:00Z')`, [tenant]);
+      await tx.query(
+        `INSERT INTO tenants (id, display_name, status, auth_methods, created_at) VALUES ($1, 'T', 'active', '["api_key"]', '2030-01-01T00:00:00Z')`,
+        [tenant],
+      );
       return appendAuditIn(tx, [prepareAuditEntry({ tenant, eventType: 'tenant.registered' })]);
     });
     assert.equal(made[0]!.seq, 2);
@@ -126,7 +184,10 @@ describe('PgAuditStore', () => {
     const tenant = await chainOf(1);
     await assert.rejects(
       store.db.transaction(async (tx) => {
-        await tx.query(`INSERT INTO tenants (id, display_name, status, auth_methods, created_at) VALUES ($1, 'T', 'active', '["api_key"]', '2030-01-01T00:00:00Z')`, [tenant]);
+        await tx.query(
+          `INSERT INTO tenants (id, display_name, status, auth_methods, created_at) VALUES ($1, 'T', 'active', '["api_key"]', '2030-01-01T00:00:00Z')`,
+          [tenant],
+        );
         await appendAuditIn(tx, [prepareAuditEntry({ tenant, eventType: 'tenant.registered' })]);
         throw new Error('the change failed after its entry');
       }),

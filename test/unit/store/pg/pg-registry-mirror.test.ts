@@ -12,8 +12,18 @@ let schema: PgSchema;
 let writer: PgStore; // another node's connection: the changes the mirror must pick up
 let reader: PgStore;
 let mirror: PgRegistryMirror;
-const key = (h: string) => ({ tenant: 'acme', label: h, keyHash: h.padEnd(64, '0'), scopes: ['*'], flows: [], expiresAt: null, rateLimit: null, createdAt: T0 });
-const writerSeq = async () => (await writer.db.query<{ s: number }>('SELECT max(seq)::bigint AS s FROM registry_changes')).rows[0]!.s;
+const key = (h: string) => ({
+  tenant: 'acme',
+  label: h,
+  keyHash: h.padEnd(64, '0'),
+  scopes: ['*'],
+  flows: [],
+  expiresAt: null,
+  rateLimit: null,
+  createdAt: T0,
+});
+const writerSeq = async () =>
+  (await writer.db.query<{ s: number }>('SELECT max(seq)::bigint AS s FROM registry_changes')).rows[0]!.s;
 const art = (text: string) => ({ bytes: text, hash: sha256Hex(Buffer.from(text)) });
 
 before(async () => {
@@ -40,7 +50,10 @@ test('the copy loaded at start answers every read from memory', () => {
   assert.equal(mirror.tenant('acme')?.status, 'active');
   assert.equal(mirror.resolveLatest('acme', 'orders')?.version, '1');
   assert.equal(mirror.getArtifact(art('{"v":1}').hash)?.toString(), '{"v":1}');
-  assert.deepEqual(mirror.listLatest().map((l) => `${l.tenant}/${l.name}@${l.version}`), ['acme/orders@1']);
+  assert.deepEqual(
+    mirror.listLatest().map((l) => `${l.tenant}/${l.name}@${l.version}`),
+    ['acme/orders@1'],
+  );
   assert.equal(mirror.traceEnabled('acme', 'orders'), false);
 });
 
@@ -74,7 +87,11 @@ test('two flows sharing one artifact: moving one keeps the bytes for the other',
 });
 
 test('more changes than one refresh reads: the copy is reloaded whole and is right', async () => {
-  const small = await PgRegistryMirror.open(reader.db, { pollIntervalMs: 60_000, maxStaleMs: 120_000, maxChangesPerRefresh: 3 });
+  const small = await PgRegistryMirror.open(reader.db, {
+    pollIntervalMs: 60_000,
+    maxStaleMs: 120_000,
+    maxChangesPerRefresh: 3,
+  });
   try {
     const made = [];
     for (const h of ['c1', 'c2', 'c3', 'c4', 'c5']) made.push(await writer.keys.create(key(h)));
@@ -107,30 +124,44 @@ test('a lost database: reads throw once the copy is stale, and recover without a
   url.hostname = '127.0.0.1';
   const behind = await openPgStore(url.toString(), { connectTimeoutMs: 500 });
   const errors: unknown[] = [];
-  const m = await PgRegistryMirror.open(behind.db, { pollIntervalMs: 50, maxStaleMs: 400, onError: (e) => errors.push(e) });
+  const m = await PgRegistryMirror.open(behind.db, {
+    pollIntervalMs: 50,
+    maxStaleMs: 400,
+    onError: (e) => errors.push(e),
+  });
   try {
     assert.equal(m.tenant('acme')?.id, 'acme');
     await proxy.cut();
-    await waitFor('reads refused', () => {
-      try {
-        m.tenant('acme');
-        return false;
-      } catch (err) {
-        return (err as Error).name === 'StorageUnavailableError';
-      }
-    }, 3000, 20);
+    await waitFor(
+      'reads refused',
+      () => {
+        try {
+          m.tenant('acme');
+          return false;
+        } catch (err) {
+          return (err as Error).name === 'StorageUnavailableError';
+        }
+      },
+      3000,
+      20,
+    );
     assert.ok(errors.length > 0);
     // Meanwhile a key is revoked: the first answer after the return must already know it.
     const c = await writer.keys.create(key('d1'));
     await writer.keys.revoke(c.id, T0);
     await proxy.restore();
-    await waitFor('reads answered again', () => {
-      try {
-        return m.findKeyByHash(c.keyHash)?.revokedAt === T0;
-      } catch {
-        return false;
-      }
-    }, 5000, 20);
+    await waitFor(
+      'reads answered again',
+      () => {
+        try {
+          return m.findKeyByHash(c.keyHash)?.revokedAt === T0;
+        } catch {
+          return false;
+        }
+      },
+      5000,
+      20,
+    );
   } finally {
     m.close();
     await behind.close();
