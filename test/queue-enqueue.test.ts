@@ -9,6 +9,7 @@ import {
   createTenant,
   deployFlow,
   enableTrace,
+  inForce,
   setSystemConfig,
   setTenantEnabled,
 } from './helpers/registry-setup.js';
@@ -196,11 +197,16 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
     createTenant(sandbox, 'lapsed');
     const lapsedKey = createKey(sandbox, 'lapsed');
     setTenantEnabled(sandbox, 'lapsed', false);
-    const res = await fetch(`${base}/flows/lapsed/ok/enqueue`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${lapsedKey}`, 'content-type': 'application/json' },
-      body: '{}',
-    });
+    // On --store the node applies the disable a few milliseconds after the command returned.
+    const res = await inForce(
+      () =>
+        fetch(`${base}/flows/lapsed/ok/enqueue`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${lapsedKey}`, 'content-type': 'application/json' },
+          body: '{}',
+        }),
+      (r) => r.status === 404,
+    );
     assert.equal(res.status, 404);
     assert.deepEqual(await res.json(), { ok: false, error: "flow 'lapsed/ok' not found" });
   });
