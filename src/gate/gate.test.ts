@@ -16,7 +16,7 @@ function setup(key: Partial<GateKey> = {}, lookups: Partial<GateLookups> = {}) {
         return h === hashApiKey(RAW) ? row : undefined;
       },
       tenantStatus: (t) => (t === 'acme' ? 'active' : t === 'off' ? 'disabled' : undefined),
-      requiredScope: () => undefined,
+      latestFlow: () => undefined,
       ...lookups,
     },
     { refused: (r) => refusals.push(r) },
@@ -101,7 +101,7 @@ describe('Gate', () => {
   });
 
   it('scope and allowlist both apply, with their 403 texts', () => {
-    const scoped = { requiredScope: () => 'orders:write' };
+    const scoped = { latestFlow: () => ({ ir: { requiredScope: 'orders:write' } }) };
     assert.equal(
       refusal(() => setup({ scopes: ['orders:read'] }, scoped).gate.check(req())).message,
       'forbidden: insufficient scope',
@@ -120,7 +120,7 @@ describe('Gate', () => {
     const broken = () => {
       throw new Error('disk I/O error');
     };
-    for (const lookups of [{ findKeyByHash: broken }, { tenantStatus: broken }, { requiredScope: broken }]) {
+    for (const lookups of [{ findKeyByHash: broken }, { tenantStatus: broken }, { latestFlow: broken }]) {
       const err = refusal(() => setup({}, lookups).gate.check(req()));
       assert.equal(err.status, 503);
       assert.equal(err.message, 'authorization temporarily unavailable');
@@ -130,7 +130,7 @@ describe('Gate', () => {
   it('rate limits with 429 and charges refusals of a valid key', () => {
     const { gate } = setup(
       { rateLimit: 2, scopes: ['x'] },
-      { requiredScope: (_t, f) => (f === 'guarded' ? 'y' : undefined) },
+      { latestFlow: (_t, f) => (f === 'guarded' ? { ir: { requiredScope: 'y' } } : undefined) },
     );
     // Two 403s cost the two starting tokens.
     refusal(() => gate.check(req({ flow: 'guarded' })));
@@ -153,7 +153,7 @@ describe('Gate', () => {
     let other = 0;
     const { gate, keyQueries } = setup(
       {},
-      { tenantStatus: () => (other++, 'active'), requiredScope: () => (other++, undefined) },
+      { tenantStatus: () => (other++, 'active'), latestFlow: () => (other++, undefined) },
     );
     refusal(() => gate.check(req({ authorization: 'Bearer svk_nope' })));
     assert.equal(keyQueries(), 1);

@@ -19,12 +19,20 @@ export interface GateKey {
   readonly expiresAt?: string | undefined;
 }
 
-/** Lookups the gate makes; each may throw, and any throw becomes 503 (never a pass, never 401). */
-export interface GateLookups {
+/** What the gate reads of a flow: the latest artifact's `required_scope`, when it declares one. */
+export interface GateFlow {
+  readonly ir: { readonly requiredScope?: string | undefined };
+}
+
+/**
+ * Lookups the gate makes; each may throw, and any throw becomes 503 (never a pass, never 401).
+ * `F` is the flow as the service loads it: the pass hands it on, so a door reads it once per request.
+ */
+export interface GateLookups<F extends GateFlow = GateFlow> {
   findKeyByHash(sha256Hex: string): GateKey | undefined;
   tenantStatus(tenant: string): 'active' | 'disabled' | undefined;
-  /** The latest artifact's `required_scope`; undefined when none is declared or no flow exists. */
-  requiredScope(tenant: string, flow: string): string | undefined;
+  /** The latest artifact of the flow (its `required_scope` decides); undefined when no flow exists. */
+  latestFlow(tenant: string, flow: string): F | undefined;
 }
 
 export interface GateRefusal {
@@ -60,8 +68,13 @@ export interface GateRequest {
   readonly route: GateRoute;
 }
 
-export interface GatePass {
+export interface GatePass<F extends GateFlow = GateFlow> {
   readonly key: GateKey;
+  /**
+   * The flow the gate read for its scope check, this turn: the door runs it without a second
+   * lookup. Undefined when none could be read (no flow, or one the lookups would not hand over).
+   */
+  readonly flow: F | undefined;
 }
 
 const FREE_ON_SUCCESS: ReadonlySet<GateRoute> = new Set(['metadata', 'connector']);
@@ -72,13 +85,13 @@ export function hashApiKey(raw: string): string {
   return sha256Hex(raw);
 }
 
-export class Gate {
-  readonly #lookups: GateLookups;
+export class Gate<F extends GateFlow = GateFlow> {
+  readonly #lookups: GateLookups<F>;
   readonly #sinks: GateSinks;
   readonly #limiter: RateLimiter;
   readonly #now: () => number;
 
-  constructor(lookups: GateLookups, sinks: GateSinks, opts: { limiter?: RateLimiter; now?: () => number } = {}) {
+  constructor(lookups: GateLookups<F>, sinks: GateSinks, opts: { limiter?: RateLimiter; now?: () => number } = {}) {
     this.#lookups = lookups;
     this.#sinks = sinks;
     this.#now = opts.now ?? Date.now;
@@ -86,7 +99,7 @@ export class Gate {
   }
 
   /** Decides a request; throws the refusal as an SvcError after recording its side effects. */
-  check(req: GateRequest): GatePass {
+  check(req: GateRequest): GatePass<F> {
     const auth = req.authorization;
     if (typeof auth === 'object')
       throw this.#refuse(req, unauthorized(false), 401, `${auth.length} Authorization headers (one is required)`);
@@ -122,11 +135,11 @@ export class Gate {
       );
     }
     let status: 'active' | 'disabled' | undefined;
-    let scope: string | undefined;
+    let flow: F | undefined;
     try {
       status = this.#lookups.tenantStatus(req.tenant);
       // Asked only for an active tenant (a refused caller costs no more lookups than needed).
-      if (status === 'active') scope = this.#lookups.requiredScope(req.tenant, req.flow);
+      if (status === 'active') flow = this.#lookups.latestFlow(req.tenant, req.flow);
     } catch (cause) {
       throw this.#unavailable(req, cause, key);
     }
@@ -134,6 +147,7 @@ export class Gate {
       const why = status === undefined ? 'is not registered' : 'is disabled';
       throw this.#refuse(req, flowNotFound(req.tenant, req.flow), 404, `tenant '${req.tenant}' ${why}`, key, true);
     }
+    const scope = flow?.ir.requiredScope;
     if (scope !== undefined && !key.scopes.includes('*') && !key.scopes.includes(scope)) {
       throw this.#refuse(
         req,
@@ -161,7 +175,7 @@ export class Gate {
         throw this.#refuse(req, err, 429, `API key ${key.id} exceeded ${key.rateLimit} requests per second`, key);
       }
     }
-    return { key };
+    return { key, flow };
   }
 
   /** A storage lookup failed: a 503 refusal, never a pass. (Inline try blocks: no closure per request.) */

@@ -1,16 +1,17 @@
-/** The gate's lookups over the registry: the key and the tenant by indexed (cached) reads, and the latest artifact's required scope. */
+/** The gate's lookups over the registry: the key and the tenant by indexed (cached) reads, and the latest artifact. */
 import { IntegrityError } from '../common/errors.js';
 import type { RegistryReads } from '../store/sqlite/registry-cache.js';
-import type { GateLookups } from './gate.js';
+import type { GateFlow, GateLookups } from './gate.js';
 
 /**
- * @param requiredScope the latest artifact's `required_scope` of (tenant, flow); may throw
- *   IntegrityError for a corrupt artifact, which is the route's 500, not the gate's 503
+ * @param latestFlow the latest artifact of (tenant, flow); may throw IntegrityError for a corrupt
+ *   artifact, which is the route's 500, not the gate's 503 (the gate passes without it, and the
+ *   route's own lookup meets the error)
  */
-export function registryGateLookups(
+export function registryGateLookups<F extends GateFlow>(
   cache: RegistryReads,
-  requiredScope: (tenant: string, flow: string) => string | undefined,
-): GateLookups {
+  latestFlow: (tenant: string, flow: string) => F | undefined,
+): GateLookups<F> {
   return {
     findKeyByHash: (hash) => {
       const row = cache.findKeyByHash(hash);
@@ -26,9 +27,9 @@ export function registryGateLookups(
       };
     },
     tenantStatus: (tenant) => cache.tenant(tenant)?.status,
-    requiredScope: (tenant, flow) => {
+    latestFlow: (tenant, flow) => {
       try {
-        return requiredScope(tenant, flow);
+        return latestFlow(tenant, flow);
       } catch (err) {
         if (err instanceof IntegrityError) return undefined;
         throw err;

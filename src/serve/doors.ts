@@ -7,10 +7,12 @@ import type { QueueWorkers } from '../app/runtime/queue-workers.js';
 import type { QueueStore } from '../queue/index.js';
 import type { Logger } from '../common/logger.js';
 import { warnInboundWithoutDoor } from '../doors/grpc/inbound-warnings.js';
+import { executorInvoke } from '../doors/grpc/invoke.js';
 import type { GrpcDoor } from '../doors/grpc/server.js';
 import { createEnqueueHandler } from '../doors/http/enqueue-handler.js';
 import { buildServer } from '../doors/http/server.js';
 import type { HttpObserver, MetricsExposition } from '../doors/http/observer.js';
+import type { LoadedFlow } from '../engine/index.js';
 import type { Gate } from '../gate/gate.js';
 import { SqliteDescriptorsStore, type DescriptorReads } from '../store/sqlite/sqlite-descriptors-store.js';
 import type { Closers } from './closers.js';
@@ -26,7 +28,7 @@ export interface DoorOptions {
 
 interface DoorParts {
   readonly stores: ServeStores;
-  readonly gate: Gate | undefined;
+  readonly gate: Gate<LoadedFlow> | undefined;
   readonly executor: FlowExecutor;
   readonly queues: QueueWorkers;
   readonly queueStore: QueueStore;
@@ -120,10 +122,7 @@ export async function startGrpcDoorIfAsked(
           .flows.filter((f) => f.inbound === 'grpc')
           .map((f) => ({ tenant: f.tenant, flow: f.flow, method: f.grpcMethod })),
       gate,
-      invoke: async (tenant, flow, input, meta) => {
-        const result = await executor.run(executor.resolve(tenant, flow), input, { door: 'grpc', ...meta });
-        return { status: result.status, output: result.output };
-      },
+      invoke: executorInvoke(executor),
     },
   });
   closers.add(() => grpc.close());

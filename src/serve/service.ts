@@ -92,7 +92,7 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
   const gate = opts.noAuth
     ? undefined
     : new Gate(
-        registryGateLookups(stores.cache, (tenant, flow) => stores.flows.latest(tenant, flow)?.ir.requiredScope),
+        registryGateLookups(stores.cache, (tenant, flow) => stores.flows.latest(tenant, flow)),
         startRefusalRecords(stores, log, closers, metrics?.refused),
       );
   const run = buildExecutor(stores, closers, metrics?.executions);

@@ -25,6 +25,7 @@ import {
 import type { FlowIR } from '../../ir/types.js';
 import type { EventEmitter } from '../../store/event-log/event-sink.js';
 import type { RunGuard } from './dedup-guard.js';
+import type { DoorCall } from './door-call.js';
 import { NULL_EXECUTION_OBSERVER, type ExecutionObserver, type ExecutionOutcome } from './execution-observer.js';
 import type { RunMeta } from './run-meta.js';
 
@@ -107,6 +108,31 @@ export class FlowExecutor {
     };
     this.#deps.events.emit({ ...base, event: 'received' });
     this.#deps.events.emit({ ...base, event: 'completed', http_status: statusOf(err), reason: detailOf(err) });
+  }
+
+  /**
+   * The one entry of a door that answers a request (HTTP /run, SOAP, gRPC): the flow the gate
+   * admitted (else looked up here), the body within its ceiling, the rejection rows of a request
+   * that fails before its flow starts, then the run; the door only translates in and out. On /run
+   * this async function takes the place of the door's own, so the path has no extra promise.
+   */
+  async serve<B, A>(call: DoorCall<B, A>): Promise<A> {
+    let flow: LoadedFlow;
+    let input: unknown;
+    try {
+      flow = call.admitted ?? this.resolve(call.tenant, call.flow);
+      input = call.input(flow, await call.read(this.ceiling(flow)));
+    } catch (err) {
+      if (call.recordsRejection)
+        this.recordRejected(call.tenant, call.flow, call.correlationId, err, call.traceContext);
+      return call.fail(err);
+    }
+    try {
+      // From here the executor records the delivery itself.
+      return call.answer(await this.run(flow, input, call));
+    } catch (err) {
+      return call.fail(err);
+    }
   }
 
   /**

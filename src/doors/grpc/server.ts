@@ -52,26 +52,35 @@ export interface GrpcInvokeResult {
   readonly output: unknown;
 }
 
-/** What the door needs from the rest of the service (wired by src/serve/). */
-export interface GrpcDoorDeps {
+/**
+ * What the door needs from the rest of the service (wired by src/serve/). `F`: the flow as the
+ * service loads it, which the gate's pass carries to `invoke` (the door only hands it on).
+ */
+export interface GrpcDoorDeps<F = unknown> {
   /** The deployed `inbound: grpc` flows; re-read whenever the registry changes. */
   routes(): readonly GrpcRoute[];
-  /** The same gate as HTTP; absent under `--no-auth`. Throws an error with `.status` to refuse. */
-  readonly gate?: { check(req: GateRequest): unknown } | undefined;
-  /** Runs the flow (the engine); throws an error with `.status` and `.message` on failure. */
-  invoke(tenant: string, flow: string, input: unknown, meta: GrpcInvokeMeta): Promise<GrpcInvokeResult>;
+  /**
+   * The same gate as HTTP; absent under `--no-auth`. Throws an error with `.status` to refuse; a
+   * pass carries the flow it read, handed to `invoke` so the flow is looked up once per call.
+   */
+  readonly gate?: { check(req: GateRequest): { readonly flow?: F | undefined } } | undefined;
+  /**
+   * Runs the flow (the engine); throws an error with `.status` and `.message` on failure.
+   * `admitted`: the flow the gate's pass carried (undefined: none; invoke looks it up).
+   */
+  invoke(tenant: string, flow: string, input: unknown, meta: GrpcInvokeMeta, admitted?: F): Promise<GrpcInvokeResult>;
   /** The descriptors repo (src/store/descriptors-repo.ts). */
   readonly descriptors: DescriptorSource;
   /** Extra change token for `routes()` when they live outside the registry database. @default none */
   routesToken?(): string;
 }
 
-export interface GrpcDoorOptions {
+export interface GrpcDoorOptions<F = unknown> {
   /** Bind address. */
   readonly host: string;
   /** Bind port; 0 asks the system for one. */
   readonly port: number;
-  readonly deps: GrpcDoorDeps;
+  readonly deps: GrpcDoorDeps<F>;
   readonly log?: Logger | undefined;
   /** How often the door checks (one read of the registry file's change counter) whether routes or descriptors changed, in ms. @default 250 */
   readonly refreshIntervalMs?: number;
@@ -124,8 +133,8 @@ interface RouteEntry {
 }
 
 /** Opens the door and resolves once it listens. */
-export async function startGrpcDoor(opts: GrpcDoorOptions): Promise<GrpcDoor> {
-  const door = new GrpcDoorServer(opts);
+export async function startGrpcDoor<F>(opts: GrpcDoorOptions<F>): Promise<GrpcDoor> {
+  const door = new GrpcDoorServer<F>(opts);
   const port = await door.listen();
   return {
     port,
@@ -138,8 +147,8 @@ export async function startGrpcDoor(opts: GrpcDoorOptions): Promise<GrpcDoor> {
   };
 }
 
-class GrpcDoorServer {
-  readonly #opts: GrpcDoorOptions;
+class GrpcDoorServer<F> {
+  readonly #opts: GrpcDoorOptions<F>;
   readonly #server = new Server();
   readonly #catalog: MethodCatalog;
   /** Path (`/pkg.Service/Method`) -> the flow answering it. */
@@ -152,7 +161,7 @@ class GrpcDoorServer {
   #closing: Promise<void> | undefined;
   state: GrpcDoorState = 'running';
 
-  constructor(opts: GrpcDoorOptions) {
+  constructor(opts: GrpcDoorOptions<F>) {
     this.#opts = opts;
     this.#catalog = new MethodCatalog(opts.deps.descriptors, (m) => this.#warnOnce(m));
   }
@@ -322,14 +331,15 @@ class GrpcDoorServer {
     const route = this.#routes.get(path);
     if (route === undefined) throw unimplemented(path);
     const deps = this.#opts.deps;
+    let admitted: F | undefined;
     if (deps.gate) {
       const auth = metadata.get('authorization').filter((v): v is string => typeof v === 'string');
-      deps.gate.check({
+      admitted = deps.gate.check({
         authorization: auth.length > 1 ? auth : auth[0],
         tenant: route.tenant,
         flow: route.flow,
         route: 'grpc',
-      });
+      }).flow;
     }
     const method = this.#catalog.resolve(route.tenant, route.method);
     if (method === undefined || KIND_OF[method.kind] !== kind) {
@@ -338,7 +348,7 @@ class GrpcDoorServer {
       throw unimplemented(path);
     }
     const input = decodeRequest(method, request);
-    const result = await deps.invoke(route.tenant, route.flow, input, invokeMeta(metadata));
+    const result = await deps.invoke(route.tenant, route.flow, input, invokeMeta(metadata), admitted);
     if (result.status < 200 || result.status >= 300)
       throw new FlowStatusError(result.status, describeOutput(result.output));
     return { method, output: result.output };

@@ -6,9 +6,10 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { invalidFlowIdentifier, shuttingDown } from '../../common/errors.js';
+import type { LoadedFlow } from '../../engine/index.js';
 import type { Gate, GateRoute } from '../../gate/gate.js';
 import { errorAnswer, writeAnswer, writeAnswerAtTurnEnd, type HttpAnswer } from './answer.js';
-import { admit } from './inbound.js';
+import { admit, refusalAnswer } from './inbound.js';
 import { ENQUEUE_ROUTE, RUN_ROUTE, type HttpObserver } from './observer.js';
 
 const HOT_PATH = /^\/flows\/([^/?#]+)\/([^/?#]+)\/(run|enqueue)(?:\?.*)?$/;
@@ -17,10 +18,16 @@ const HOT_PATH = /^\/flows\/([^/?#]+)\/([^/?#]+)\/(run|enqueue)(?:\?.*)?$/;
  * A flow route's work after admission: reads the body itself and answers as plain data. The gate
  * enforces the flow's `required_scope` on /enqueue as on /run (403 before the queue write).
  */
-export type FlowRouteHandler = (raw: IncomingMessage, tenant: string, name: string) => Promise<HttpAnswer>;
+export type FlowRouteHandler = (
+  raw: IncomingMessage,
+  tenant: string,
+  name: string,
+  /** The flow the gate read this turn (undefined: none read, e.g. under `--no-auth`). */
+  admitted: LoadedFlow | undefined,
+) => Promise<HttpAnswer>;
 
 export interface FastPathDeps {
-  gate: Gate | undefined;
+  gate: Gate<LoadedFlow> | undefined;
   run: FlowRouteHandler;
   /** Absent when the server has no queue door. */
   enqueue: FlowRouteHandler | undefined;
@@ -56,13 +63,17 @@ export function createFastPath(deps: FastPathDeps): (req: IncomingMessage, res: 
     } catch {
       return answerNow(errorAnswer(invalidFlowIdentifier()));
     }
-    const refusal = admit(deps.gate, req, tenant, name, route);
-    if (refusal !== undefined) return answerNow(refusal);
+    let admitted: LoadedFlow | undefined;
+    try {
+      admitted = admit(deps.gate, req, tenant, name, route);
+    } catch (refusal) {
+      return answerNow(refusalAnswer(req, refusal));
+    }
     const answerLater = (answer: HttpAnswer): void => {
       observer?.answered(template, answer.status, (performance.now() - started) / 1000);
       writeAnswerAtTurnEnd(res, answer);
     };
-    handler(req, tenant, name).then(answerLater, (err: unknown) => answerLater(errorAnswer(err)));
+    handler(req, tenant, name, admitted).then(answerLater, (err: unknown) => answerLater(errorAnswer(err)));
     return true;
   };
 }

@@ -6,7 +6,7 @@ import { invalidFlowIdentifier, SvcError } from '../../common/errors.js';
 import type { IncomingTraceContext } from '../../common/trace-context/spans.js';
 import { isValidName } from '../../common/names.js';
 import { JSON_MAX_DEPTH, jsonNestsDeeperThan } from '../../common/json-depth.js';
-import type { Gate, GateRoute } from '../../gate/gate.js';
+import type { Gate, GateFlow, GateRoute } from '../../gate/gate.js';
 import { signatureMatches, signatureMismatch } from '../../gate/signature.js';
 import { refusalMustClose } from './body.js';
 import { errorAnswer, sendAnswer, type HttpAnswer } from './answer.js';
@@ -23,42 +23,44 @@ export interface FlowParams {
 export function gateHook(gate: Gate | undefined, route: GateRoute, flowParam: 'name' | 'flow' = 'name') {
   return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const params = req.params as Record<string, string>;
-    const refusal = admit(gate, req.raw, params.tenant, params[flowParam], route);
-    if (refusal !== undefined) await sendAnswer(reply, refusal);
+    try {
+      admit(gate, req.raw, params.tenant, params[flowParam], route);
+    } catch (refusal) {
+      await sendAnswer(reply, refusalAnswer(req.raw, refusal));
+    }
   };
 }
 
 /**
  * Before any body byte is read: path components by the name rule, then the gate (unless
- * `--no-auth`). Returns the refusal to send, or undefined to go on. A refusal closes the connection
- * when the announced body is unbounded or large (refusalMustClose): otherwise Node would read and
- * discard all of it to reuse the connection, and a refused caller would cost its upload after all.
- * A small declared body is left for Node to discard, which costs less than a new connection.
+ * `--no-auth`). Returns the flow the gate read for its scope check (undefined when it read none),
+ * so the route does not look it up again; throws the refusal (answered by refusalAnswer).
  */
-export function admit(
-  gate: Gate | undefined,
+export function admit<F extends GateFlow>(
+  gate: Gate<F> | undefined,
   raw: IncomingMessage,
   tenant: string | undefined,
   flow: string | undefined,
   route: GateRoute,
-): HttpAnswer | undefined {
-  let refusal: unknown;
-  if (!isValidName(tenant) || !isValidName(flow)) refusal = invalidFlowIdentifier();
-  else if (gate === undefined) return undefined;
-  else {
-    try {
-      gate.check({
-        authorization: authorizationOf(raw),
-        tenant,
-        flow,
-        route,
-        correlationId: () => givenCorrelationId(raw),
-      });
-      return undefined;
-    } catch (err) {
-      refusal = err;
-    }
-  }
+): F | undefined {
+  if (!isValidName(tenant) || !isValidName(flow)) throw invalidFlowIdentifier();
+  if (gate === undefined) return undefined;
+  return gate.check({
+    authorization: authorizationOf(raw),
+    tenant,
+    flow,
+    route,
+    correlationId: () => givenCorrelationId(raw),
+  }).flow;
+}
+
+/**
+ * The answer to a refusal made before reading the body. It closes the connection when the
+ * announced body is unbounded or large (refusalMustClose): otherwise Node would read and discard
+ * all of it to reuse the connection, and a refused caller would cost its upload after all. A small
+ * declared body is left for Node to discard, which costs less than a new connection.
+ */
+export function refusalAnswer(raw: IncomingMessage, refusal: unknown): HttpAnswer {
   const answer = errorAnswer(refusal);
   return refusalMustClose(raw) ? { ...answer, headers: { ...answer.headers, connection: 'close' } } : answer;
 }

@@ -1,12 +1,16 @@
 /**
- * POST /flows/{tenant}/{name}/run after the gate: resolve, read under the ceiling, signature,
- * parse (JSON, XML, SOAP 1.1/1.2), run through the executor, and the answer as plain data
- * (framework-free: the node:http fast path writes it).
+ * POST /flows/{tenant}/{name}/run after the gate, as a door call the executor serves (it resolves,
+ * reads under the ceiling, records a rejection, runs): the door's part is the signature, parsing
+ * (JSON, XML, SOAP 1.1/1.2) and the answer as plain data (framework-free: the node:http fast path
+ * writes it).
  */
-import { FlowError, publicMessage, SvcError } from '../../common/errors.js';
+import type { IncomingMessage } from 'node:http';
+import { FlowError, publicMessage, SoapEnvelopeError, SvcError } from '../../common/errors.js';
+import type { IncomingTraceContext } from '../../common/trace-context/spans.js';
 import { parseXmlValue } from '../../common/xml.js';
+import type { DoorCall } from '../../app/runtime/door-call.js';
 import type { FlowExecutor } from '../../app/runtime/flow-executor.js';
-import { buildHeaders, encodeOutput, flowReadsHeaders, type FlowResult } from '../../engine/index.js';
+import { buildHeaders, encodeOutput, flowReadsHeaders, type FlowResult, type LoadedFlow } from '../../engine/index.js';
 import { readSoapRequest, type SoapRequest } from '../soap/request.js';
 import { buildSoapAnswer, faultFromContext, type SoapAnswer } from '../soap/response.js';
 import { errorAnswer, type HttpAnswer } from './answer.js';
@@ -24,43 +28,74 @@ export interface RunHandlerDeps {
 const SOAP_MEDIA = /text\/xml|application\/soap\+xml/i;
 const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
+/** The door's side of /run: each request becomes one RunCall, which the executor serves. */
 export function createRunHandler(deps: RunHandlerDeps): FlowRouteHandler {
-  return async (raw, tenant, name) => {
-    let soap: SoapRequest | undefined;
-    let started = false;
-    const correlationId = correlationIdOf(raw);
-    const traceContext = traceContextOf(raw);
-    try {
-      const flow = deps.executor.resolve(tenant, name);
-      const body = await readBody(raw, deps.executor.ceiling(flow), deps.bodyTimeoutMs);
-      checkSignature(deps.secret, body, raw);
-      const contentType = raw.headers['content-type'] ?? '';
-      let input: unknown;
-      if (SOAP_MEDIA.test(contentType)) {
-        const action = raw.headers.soapaction;
-        soap = readSoapRequest(contentType, typeof action === 'string' ? action : undefined, body);
-        input = soap === undefined ? parseXmlValue(body.toString('utf8')) : soap.body;
-      } else if (mediaType(raw) === 'application/xml') {
-        input = parseXmlValue(body.toString('utf8'));
-      } else {
-        input = parseJsonBody(body);
+  return (raw, tenant, name, admitted) => deps.executor.serve(new RunCall(deps, raw, tenant, name, admitted));
+}
+
+/**
+ * One /run request as the executor sees it (DoorCall), and the run's meta: `door`, `headers` and
+ * `soap` are known once the body is parsed. A class, so every request's object has one shape.
+ */
+class RunCall implements DoorCall<Buffer, HttpAnswer> {
+  readonly correlationId: string;
+  readonly traceContext: IncomingTraceContext | undefined;
+  readonly recordsRejection = true;
+  door: 'http' | 'soap' = 'http';
+  headers: Record<string, string> = NO_HEADERS;
+  /** `ctx.soap_action` / `ctx.soap_version`. */
+  soap: { readonly action?: string; readonly version?: string } | undefined = undefined;
+  /** The parsed envelope of a SOAP request: its answer and its errors are SOAP. */
+  envelope: SoapRequest | undefined = undefined;
+
+  constructor(
+    readonly deps: RunHandlerDeps,
+    readonly raw: IncomingMessage,
+    readonly tenant: string,
+    readonly flow: string,
+    readonly admitted: LoadedFlow | undefined,
+  ) {
+    this.correlationId = correlationIdOf(raw);
+    this.traceContext = traceContextOf(raw);
+  }
+
+  read(ceilingBytes: number): Promise<Buffer> {
+    return readBody(this.raw, ceilingBytes, this.deps.bodyTimeoutMs);
+  }
+
+  input(flow: LoadedFlow, body: Buffer): unknown {
+    const raw = this.raw;
+    checkSignature(this.deps.secret, body, raw);
+    const contentType = raw.headers['content-type'] ?? '';
+    let input: unknown;
+    if (SOAP_MEDIA.test(contentType)) {
+      const action = raw.headers.soapaction;
+      const soap = readSoapRequest(contentType, typeof action === 'string' ? action : undefined, body);
+      if (soap === undefined) input = parseXmlValue(body.toString('utf8'));
+      else {
+        this.envelope = soap;
+        this.door = 'soap';
+        this.soap = { action: soap.action, version: soap.version };
+        input = soap.body;
       }
-      started = true; // from here the executor records the delivery itself
-      const result = await deps.executor.run(flow, input, {
-        door: soap === undefined ? 'http' : 'soap',
-        correlationId,
-        // Built only for a flow that can read them (most never do).
-        headers: flowReadsHeaders(flow.ir) ? buildHeaders(raw.rawHeaders) : NO_HEADERS,
-        soap: soap === undefined ? undefined : { action: soap.action, version: soap.version },
-        traceContext,
-      });
-      return soap === undefined ? resultAnswer(result) : soapResultAnswer(soap, result);
-    } catch (err) {
-      if (!started) deps.executor.recordRejected(tenant, name, correlationId, err, traceContext);
-      const malformedSoap = err instanceof SvcError && err.code === 'SVC_ERR_SOAP_MALFORMED';
-      return soap === undefined && !malformedSoap ? errorAnswer(err) : soapErrorAnswer(soap, err);
+    } else if (mediaType(raw) === 'application/xml') {
+      input = parseXmlValue(body.toString('utf8'));
+    } else {
+      input = parseJsonBody(body);
     }
-  };
+    // Built only for a flow that can read them (most never do).
+    if (flowReadsHeaders(flow.ir)) this.headers = buildHeaders(raw.rawHeaders);
+    return input;
+  }
+
+  answer(result: FlowResult): HttpAnswer {
+    return this.envelope === undefined ? resultAnswer(result) : soapResultAnswer(this.envelope, result);
+  }
+
+  fail(err: unknown): HttpAnswer {
+    const malformedSoap = err instanceof SvcError && err.code === 'SVC_ERR_SOAP_MALFORMED';
+    return this.envelope === undefined && !malformedSoap ? errorAnswer(err) : soapErrorAnswer(this.envelope, err);
+  }
 }
 
 function resultAnswer(result: FlowResult): HttpAnswer {
@@ -95,7 +130,7 @@ function soapResultAnswer(soap: SoapRequest, result: FlowResult): HttpAnswer {
 /** Errors of a SOAP request are SOAP Faults; `response_header_<name>` never reaches a fault. */
 function soapErrorAnswer(soap: SoapRequest | undefined, err: unknown): HttpAnswer {
   if (!(err instanceof SvcError)) return errorAnswer(err);
-  const version = soap?.version ?? (err as { soapVersion?: '1.1' | '1.2' }).soapVersion ?? '1.1';
+  const version = soap?.version ?? (err instanceof SoapEnvelopeError ? err.soapVersion : undefined) ?? '1.1';
   const soapFault = err instanceof FlowError ? err.soapFault : undefined;
   const ctx = { soap_fault_code: soapFault?.code, soap_fault_string: soapFault?.string };
   const fault = faultFromContext(version, { status: err.status, message: publicMessage(err) }, ctx, {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import type { FlowExecutor } from '../../app/runtime/flow-executor.js';
+import { FlowExecutor } from '../../app/runtime/flow-executor.js';
 import { createLogger } from '../../common/logger.js';
 import type { FlowResult, LoadedFlow } from '../../engine/index.js';
 import type { FlowIR } from '../../ir/types.js';
@@ -24,6 +24,7 @@ const flow = {
   created_at: '2024-01-01T00:00:00Z',
 } satisfies LoadedFlow;
 const executor = {
+  serve: FlowExecutor.prototype.serve,
   resolve: () => flow,
   ceiling: () => 1024,
   recordRejected: () => undefined,

@@ -4,6 +4,7 @@ import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse }
 import type { Duplex } from 'node:stream';
 import type { FlowExecutor } from '../../app/runtime/flow-executor.js';
 import type { Logger } from '../../common/logger.js';
+import type { LoadedFlow } from '../../engine/index.js';
 import type { Gate } from '../../gate/gate.js';
 import type { EventEmitter } from '../../store/event-log/event-sink.js';
 import { SvcError } from '../../common/errors.js';
@@ -24,7 +25,7 @@ import { uiRoutes } from '../ui/plugin.js';
 
 export interface HttpDeps {
   /** Absent under `--no-auth`. */
-  readonly gate: Gate | undefined;
+  readonly gate: Gate<LoadedFlow> | undefined;
   /** `--secret`: X-Svc-Signature required on /run and /enqueue. */
   readonly secret: string | undefined;
   readonly executor: FlowExecutor;

@@ -55,7 +55,7 @@ describe('gRPC door (in-process, fake engine)', () => {
       {
         findKeyByHash: (h) => KEYS[h],
         tenantStatus: (t) => (t === 'acme' || t === 'other' ? 'active' : undefined),
-        requiredScope: () => undefined,
+        latestFlow: () => undefined,
       },
       { refused: (r) => refusals.push(r) },
     );
