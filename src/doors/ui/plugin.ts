@@ -13,7 +13,7 @@ import { SvcError } from '../../common/errors.js';
 import type { UiDeps } from './deps.js';
 import { frame, type PageContext } from './layout.js';
 import { html } from './html.js';
-import { registerPages } from './pages.js';
+import { registerPages } from './pages/index.js';
 import { STYLESHEET } from './styles.js';
 
 export const SESSION_COOKIE = 'svc_ui';
