@@ -18,12 +18,15 @@ function factRow(label: string, value: string): Html {
 }
 
 function facts(f: UiDeps['facts']): Html {
+  const rows: ReadonlyArray<readonly [string, string]> = [
+    ['State directory', f.stateDir],
+    ['Signature', f.signature ? 'required (X-Svc-Signature)' : 'disabled'],
+    ['API keys', f.apiKeys ? 'required' : 'DISABLED (--no-auth)'],
+    ['Health', 'ok'],
+  ];
   return html`<table>
     <tbody>
-      ${factRow('State directory', f.stateDir)}${factRow(
-        'Signature',
-        f.signature ? 'required (X-Svc-Signature)' : 'disabled',
-      )}${factRow('API keys', f.apiKeys ? 'required' : 'DISABLED (--no-auth)')}${factRow('Health', 'ok')}
+      ${rows.map(([label, value]) => factRow(label, value))}
     </tbody>
   </table>`;
 }
