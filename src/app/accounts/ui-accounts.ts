@@ -204,3 +204,11 @@ export async function resumeSession(
 export async function logout(deps: UiAccountDeps, token: string | undefined): Promise<void> {
   if (token !== undefined && token !== '') await deps.sessions.delete(hashToken(token));
 }
+
+/**
+ * The key that signs the UI's CSRF tokens: made once (32 random bytes) and kept with the sessions,
+ * so every process serving the same store accepts the tokens of the others, and a restart keeps them valid.
+ */
+export async function csrfSigningKey(deps: Pick<UiAccountDeps, 'sessions'>): Promise<string> {
+  return deps.sessions.csrfKey(() => randomBytes(32).toString('base64url'));
+}

@@ -8,7 +8,7 @@ import { isoNow } from '../../common/clock.js';
 import { SvcError } from '../../common/errors.js';
 import type { FlowIR } from '../../ir/types.js';
 import type { CertificateRow, CertKind, NewCertificate } from '../../store/sqlite/sqlite-certificates-store.js';
-import type { AuditStore, CertificatesStore, TenantsStore } from '../../store/contracts/index.js';
+import type { AuditStore, CertificatesStore, SettingsStore, TenantsStore } from '../../store/contracts/index.js';
 import { scanLatestArtifacts, type LatestArtifactReads } from '../runtime/deployed-flows.js';
 import { assertName, requireActiveTenant } from './tenants.js';
 
@@ -180,6 +180,14 @@ export async function listCertificates(
   if (opts.expiringInDays === undefined) return views;
   const horizon = now + opts.expiringInDays * DAY_MS;
   return views.filter((v) => v.row.status === 'current' && Date.parse(v.row.validTo) <= horizon);
+}
+
+/** Every tenant's entries, soonest expiry first, their status judged by the `cert_warning_days` setting in force. */
+export async function listCertificatesAsConfigured(
+  deps: Pick<CertDeps, 'certificates'> & { readonly settings: SettingsStore },
+  now = Date.now(),
+): Promise<CertificateView[]> {
+  return listCertificates(deps, { warningDays: await deps.settings.get('cert_warning_days') }, now);
 }
 
 /** The current entry then the retired ones, newest first. */

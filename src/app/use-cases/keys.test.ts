@@ -1,7 +1,20 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SvcError } from '../../common/errors.js';
-import { parseExpiresAt, parseFlows, parseList, parseRateLimit, parseScopes, rateLimitBurst } from './keys.js';
+import { sha256Hex } from '../../common/digest.js';
+import { openDb } from '../../store/sqlite/db.js';
+import { registryMigrations } from '../../store/sqlite/migrations/registry.js';
+import { SqliteKeysStore } from '../../store/sqlite/sqlite-keys-store.js';
+import { SqliteTenantsStore } from '../../store/sqlite/sqlite-tenants-store.js';
+import {
+  listAllApiKeys,
+  parseExpiresAt,
+  parseFlows,
+  parseList,
+  parseRateLimit,
+  parseScopes,
+  rateLimitBurst,
+} from './keys.js';
 
 describe('parseExpiresAt', () => {
   const accepted: [string, string][] = [
@@ -82,4 +95,47 @@ describe('list flags', () => {
   it('reads an empty --flows as every flow', () => assert.deepEqual(parseFlows(''), []));
   it('refuses a flow that breaks the name rule, naming it', () =>
     assert.throws(() => parseFlows('orders,Bad'), /flow "Bad"/));
+});
+
+describe('listAllApiKeys', () => {
+  it("gives every tenant (for the form) and every tenant's keys with their status, tenant by tenant", async () => {
+    const db = openDb(':memory:', registryMigrations);
+    const deps = { tenants: new SqliteTenantsStore(db), keys: new SqliteKeysStore(db) };
+    for (const id of ['beta', 'acme', 'idle'])
+      deps.tenants.create({ id, displayName: id, authMethods: ['api_key'], createdAt: '2026-01-01T00:00:00Z' });
+    const key = (tenant: string, label: string, expiresAt: string | null) =>
+      deps.keys.create({
+        tenant,
+        label,
+        keyHash: sha256Hex(label),
+        scopes: ['*'],
+        flows: [],
+        expiresAt,
+        rateLimit: null,
+        createdAt: '2026-01-01T00:00:00Z',
+      });
+    key('beta', 'b1', null);
+    key('acme', 'a1', '2026-01-02T00:00:00Z');
+    const revoked = key('acme', 'a2', null);
+    deps.keys.revoke(revoked.id, '2026-01-01T00:00:01Z');
+    const all = await listAllApiKeys(deps, new Date('2026-06-01T00:00:00Z'));
+    const order = deps.tenants.list().map((t) => t.id);
+    assert.deepEqual(
+      all.tenants.map((t) => t.id),
+      order,
+    );
+    const byTenant = all.keys.map((k) => [k.row.tenant, k.row.label, k.status]);
+    assert.deepEqual(
+      byTenant,
+      order.flatMap((t) =>
+        (
+          [
+            ['acme', 'a1', 'expired'],
+            ['acme', 'a2', 'revoked'],
+            ['beta', 'b1', 'active'],
+          ] as const
+        ).filter(([tenant]) => tenant === t),
+      ),
+    );
+  });
 });

@@ -13,7 +13,8 @@ import {
   type ApiKeyRow,
   type KeyStatus,
 } from '../../store/sqlite/sqlite-keys-store.js';
-import { assertName, requireActiveTenant, requireTenant } from './tenants.js';
+import type { Tenant } from '../../store/sqlite/sqlite-tenants-store.js';
+import { assertName, listTenants, requireActiveTenant, requireTenant } from './tenants.js';
 
 export interface KeyDeps {
   readonly tenants: TenantsStore;
@@ -182,4 +183,23 @@ export async function revokeApiKey(keys: KeysStore, id: number, now: Date = new 
   if (outcome === 'already_revoked')
     throw new SvcError('SVC_ERR_CONFLICT', `API key ${id} is already revoked (since ${row.revokedAt})`);
   return row;
+}
+
+/** Every tenant and every key of each, as the UI's Keys page lists them. */
+export interface KeysOverview {
+  readonly tenants: readonly Tenant[];
+  /** Tenant by tenant (in `tenants` order), each tenant's keys oldest first, with derived status. */
+  readonly keys: readonly KeyView[];
+}
+
+/**
+ * Every tenant's keys in one call. The tenants come from the registry, so none needs checking again
+ * (`listApiKeys` checks the one it is given).
+ */
+export async function listAllApiKeys(deps: KeyDeps, now: Date = new Date()): Promise<KeysOverview> {
+  const tenants = await listTenants(deps.tenants);
+  const keys: KeyView[] = [];
+  for (const t of tenants)
+    for (const row of await deps.keys.list(t.id)) keys.push({ row, status: keyStatus(row, now) });
+  return { tenants, keys };
 }

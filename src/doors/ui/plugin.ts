@@ -6,14 +6,13 @@
 import fastifyCookie from '@fastify/cookie';
 import fastifyCsrf from '@fastify/csrf-protection';
 import fastifyFormbody from '@fastify/formbody';
-import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { login, logout, resumeSession, type UiSession } from '../../app/accounts/ui-accounts.js';
+import { csrfSigningKey, login, logout, resumeSession, type UiSession } from '../../app/accounts/ui-accounts.js';
 import { SvcError } from '../../common/errors.js';
 import type { UiDeps } from './deps.js';
 import { frame, type PageContext } from './layout.js';
 import { html } from './html.js';
-import { registerPages } from './pages.js';
+import { registerPages } from './pages/index.js';
 import { STYLESHEET } from './styles.js';
 
 export const SESSION_COOKIE = 'svc_ui';
@@ -49,7 +48,7 @@ export function uiRoutes(deps: UiDeps) {
   return async function uiPlugin(app: FastifyInstance): Promise<void> {
     await app.register(fastifyCookie);
     await app.register(fastifyFormbody, { bodyLimit: 64 * 1024 });
-    const hmacKey = await deps.accounts.sessions.csrfKey(() => randomBytes(32).toString('base64url'));
+    const hmacKey = await csrfSigningKey(deps.accounts);
     await app.register(fastifyCsrf, {
       sessionPlugin: '@fastify/cookie',
       cookieKey: 'svc_ui_csrf',

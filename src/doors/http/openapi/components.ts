@@ -7,21 +7,12 @@ import { JSON_MAX_DEPTH } from '../../../common/json-depth.js';
 import { NAME_MAX_BYTES, NAME_PATTERN } from '../../../common/names.js';
 import { SOAP_WARNING_HEADER, SOAP_WARNING_NON_XML } from '../../soap/response.js';
 import { PAYLOAD_TOO_LARGE } from '../body.js';
+import { errorAnswer, errorBody } from './responses.js';
 import type { Content, HeaderObject, JsonSchema, OpenApiDocument, ParameterObject, ReferenceObject } from './types.js';
 
 /** A JSON pointer into `components`. */
 export function ref(kind: 'schemas' | 'parameters' | 'headers' | 'responses', name: string): ReferenceObject {
   return { $ref: `#/components/${kind}/${name}` };
-}
-
-/** The default error body, `{"ok":false,"error":...}`, with what `error` may say on this answer. */
-export function errorBody(error: JsonSchema): JsonSchema {
-  return {
-    type: 'object',
-    required: ['ok', 'error'],
-    properties: { ok: { const: false }, error },
-    additionalProperties: false,
-  };
 }
 
 /** Error texts that are fixed strings on the wire (the ones with variable parts are patterns below). */
@@ -42,8 +33,6 @@ export const Messages = {
   duplicateInFlight: 'duplicate delivery: the first delivery with this dedup_key is still in flight; retry later',
   correlationOpen: 'a correlation is already open for this key',
 } as const;
-
-export const json = (schema: JsonSchema): Content => ({ 'application/json': { schema } });
 
 /** A SOAP Fault envelope, by version: the SOAP door's own content types. */
 export const SOAP_11 = 'text/xml; charset=utf-8';
@@ -74,6 +63,9 @@ const pathName = (name: string, description: string): ParameterObject => ({
 
 const header = (description: string, schema: JsonSchema, required = false): HeaderObject =>
   required ? { description, required, schema } : { description, schema };
+
+/** What `error` says when no flow answers under the name (or its tenant is unregistered or disabled). */
+export const FLOW_NOT_FOUND: JsonSchema = { type: 'string', pattern: "^flow '[^']+/[^']+' not found$" };
 
 export const components: OpenApiDocument['components'] = {
   schemas: {
@@ -257,39 +249,37 @@ export const components: OpenApiDocument['components'] = {
     CacheControl: header('How long a client may keep the document without asking again.', { type: 'string' }, true),
   },
   responses: {
-    Forbidden: {
-      description:
-        "The key lacks the flow's `required_scope` (scopes match exactly or `*`), or the flow is outside the key's allowlist. Both apply when both are set.",
-      content: json(errorBody({ enum: [Messages.insufficientScope, Messages.notPermitted] })),
-    },
-    FlowNotFound: {
-      description:
-        'No flow is deployed under the name, or the tenant is unregistered or disabled: byte for byte the same answer.',
-      content: json(errorBody({ type: 'string', pattern: "^flow '[^']+/[^']+' not found$" })),
-    },
-    RateLimited: {
-      description:
-        "The key's token bucket is empty (keys created with `--rate-limit <rps>`: `rps` tokens at first use, refilled continuously at `rps` per second, capacity `2 × rps`, one token per request).",
-      headers: {
-        'X-RateLimit-Limit': ref('headers', 'RateLimitLimit'),
-        'X-RateLimit-Remaining': ref('headers', 'RateLimitRemaining'),
-        'X-RateLimit-Reset': ref('headers', 'RateLimitReset'),
-        'Retry-After': ref('headers', 'RetryAfterRateLimited'),
+    Forbidden: errorAnswer(
+      "The key lacks the flow's `required_scope` (scopes match exactly or `*`), or the flow is outside the key's allowlist. Both apply when both are set.",
+      [Messages.insufficientScope, Messages.notPermitted],
+    ),
+    FlowNotFound: errorAnswer(
+      'No flow is deployed under the name, or the tenant is unregistered or disabled: byte for byte the same answer.',
+      FLOW_NOT_FOUND,
+    ),
+    RateLimited: errorAnswer(
+      "The key's token bucket is empty (keys created with `--rate-limit <rps>`: `rps` tokens at first use, refilled continuously at `rps` per second, capacity `2 × rps`, one token per request).",
+      [Messages.rateLimited],
+      {
+        headers: {
+          'X-RateLimit-Limit': ref('headers', 'RateLimitLimit'),
+          'X-RateLimit-Remaining': ref('headers', 'RateLimitRemaining'),
+          'X-RateLimit-Reset': ref('headers', 'RateLimitReset'),
+          'Retry-After': ref('headers', 'RetryAfterRateLimited'),
+        },
       },
-      content: json(errorBody({ const: Messages.rateLimited })),
-    },
+    ),
     PayloadTooLarge: {
       description:
         "The body is above the ceiling: the flow's `max_message_bytes`, else the platform setting `max_message_bytes` (default 1 MiB). A declared `Content-Length` over it is refused unread (no `100 Continue`); a streamed body as soon as it passes. Plain text, also for a SOAP request.",
       headers: { Connection: ref('headers', 'ConnectionClose') },
       content: { 'text/plain; charset=utf-8': { schema: { const: PAYLOAD_TOO_LARGE } } },
     },
-    BodyTimedOut: {
-      description:
-        'The whole body did not arrive within `request_body_timeout_secs` (default 30) of the route starting to read it. Plain HTTP, also for a SOAP request.',
-      headers: { Connection: ref('headers', 'ConnectionClose') },
-      content: json(errorBody({ type: 'string', pattern: '^the request body did not arrive within [0-9]+ s$' })),
-    },
+    BodyTimedOut: errorAnswer(
+      'The whole body did not arrive within `request_body_timeout_secs` (default 30) of the route starting to read it. Plain HTTP, also for a SOAP request.',
+      { type: 'string', pattern: '^the request body did not arrive within [0-9]+ s$' },
+      { headers: { Connection: ref('headers', 'ConnectionClose') } },
+    ),
   },
   securitySchemes: {
     apiKey: {

@@ -6,9 +6,8 @@
 import { CONNECTOR_BODY_MAX_BYTES } from '../connector-route.js';
 import {
   components,
-  errorBody,
+  FLOW_NOT_FOUND,
   flowAnswerHeaders,
-  json,
   Messages,
   NESTING_NOTE,
   ref,
@@ -16,6 +15,7 @@ import {
   SOAP_12,
   soapFaults,
 } from './components.js';
+import { errorAnswer, errorBody, json } from './responses.js';
 import type { Content, OperationObject, PathItemObject, ResponseObject, SecurityRequirement } from './types.js';
 
 const KEY: readonly SecurityRequirement[] = [{ apiKey: [] }];
@@ -27,48 +27,42 @@ const deliveryHeaders = [
   ref('parameters', 'Signature'),
 ];
 
+const GATE_REFUSED =
+  'The gate: `Authorization` missing or malformed, more than one `Authorization` header, a key unknown, revoked, expired or of another tenant (causes not told apart).';
+
 function unauthorized(withSignature: boolean): ResponseObject {
-  return {
-    description: withSignature
-      ? 'The gate: `Authorization` missing or malformed, more than one `Authorization` header, a key unknown, revoked, expired or of another tenant (causes not told apart). Or, under `--secret`, `X-Svc-Signature` missing or wrong (`signature mismatch`).'
-      : 'The gate: `Authorization` missing or malformed, more than one `Authorization` header, a key unknown, revoked, expired or of another tenant (causes not told apart).',
-    headers: { 'WWW-Authenticate': ref('headers', 'WwwAuthenticate') },
-    content: json(
-      errorBody(
-        withSignature
-          ? { enum: [Messages.unauthorized, Messages.signatureMismatch] }
-          : { const: Messages.unauthorized },
-      ),
-    ),
-  };
+  return errorAnswer(
+    withSignature
+      ? `${GATE_REFUSED} Or, under \`--secret\`, \`X-Svc-Signature\` missing or wrong (\`signature mismatch\`).`
+      : GATE_REFUSED,
+    withSignature ? [Messages.unauthorized, Messages.signatureMismatch] : [Messages.unauthorized],
+    { headers: { 'WWW-Authenticate': ref('headers', 'WwwAuthenticate') } },
+  );
 }
 
-function badRequest(description: string, content: Content = json(errorBody({ type: 'string' }))): ResponseObject {
-  return {
-    description:
-      `A path component breaking the name rule (\`invalid flow identifier\`, checked first). ${description}`.trim(),
-    content,
-  };
+/** 400, naming the path check first; `content` when the body is more than the default error body. */
+function badRequest(description: string, content?: Content): ResponseObject {
+  const full =
+    `A path component breaking the name rule (\`invalid flow identifier\`, checked first). ${description}`.trim();
+  return content === undefined ? errorAnswer(full, { type: 'string' }) : { description: full, content };
 }
 
-function unavailable(causes: string, messages: readonly string[], extra: Partial<ResponseObject> = {}): ResponseObject {
-  return {
-    description: causes,
-    ...extra,
-    content: {
-      ...json(errorBody(messages.length === 1 ? { const: messages[0]! } : { enum: messages })),
-      ...extra.content,
-    },
-  };
-}
+/** 404 with the body of a missing flow, for a route whose causes differ. */
+const flowNotFound = (description: string): ResponseObject => errorAnswer(description, FLOW_NOT_FOUND);
+
+const internalError = (description: string): ResponseObject => errorAnswer(description, [Messages.internal]);
 
 const SHUTTING_DOWN = 'The server is closing: the request is refused and the connection closed.';
-const GATE_UNAVAILABLE =
-  "The gate's storage failed while deciding (`authorization temporarily unavailable`: never a pass, never 401), or the server is closing (`server is shutting down`).";
-const internalError = (description: string): ResponseObject => ({
-  description,
-  content: json(errorBody({ const: Messages.internal })),
-});
+/** 503 of a public route: only while the server closes. */
+const shuttingDown = errorAnswer(SHUTTING_DOWN, [Messages.shuttingDown]);
+/** 503 of a route behind the gate. */
+const gateUnavailable = errorAnswer(
+  "The gate's storage failed while deciding (`authorization temporarily unavailable`: never a pass, never 401), or the server is closing (`server is shutting down`).",
+  [Messages.gateUnavailable, Messages.shuttingDown],
+);
+
+/** A body that is the default error body or a false `validate` rule's `{"error","step"}`. */
+const errorOrRejection = json({ oneOf: [errorBody({ type: 'string' }), ref('schemas', 'ValidationRejected')] });
 
 /** What a flow answers: the output decides body and content type; no envelope, no `ok` field. */
 const flowOutput: Content = {
@@ -113,7 +107,7 @@ const run: OperationObject = {
     '400': badRequest(
       'Malformed JSON or XML (JSON nested too deep included), a `syntactic` validate rule that was false (`{"error","step"}`), or a SOAP envelope that cannot be used (a SOAP Fault, 400 on both versions); a SOAP 1.2 request\'s false syntactic rule is a 400 Fault too.',
       {
-        ...json({ oneOf: [errorBody({ type: 'string' }), ref('schemas', 'ValidationRejected')] }),
+        ...errorOrRejection,
         ...soapFaults('1.1', '1.2'),
       },
     ),
@@ -121,15 +115,11 @@ const run: OperationObject = {
     '403': ref('responses', 'Forbidden'),
     '404': ref('responses', 'FlowNotFound'),
     '408': ref('responses', 'BodyTimedOut'),
-    '409': {
-      description:
-        "A delivery of the same `dedup_key` is still in flight (nothing runs; retry later), or a correlation is already open for the flow's key. A SOAP 1.2 request gets a Fault.",
-      headers: { 'X-Svc-First-Correlation-Id': ref('headers', 'FirstCorrelationId') },
-      content: {
-        ...json(errorBody({ enum: [Messages.duplicateInFlight, Messages.correlationOpen] })),
-        ...soapFaults('1.2'),
-      },
-    },
+    '409': errorAnswer(
+      "A delivery of the same `dedup_key` is still in flight (nothing runs; retry later), or a correlation is already open for the flow's key. A SOAP 1.2 request gets a Fault.",
+      [Messages.duplicateInFlight, Messages.correlationOpen],
+      { headers: { 'X-Svc-First-Correlation-Id': ref('headers', 'FirstCorrelationId') }, also: soapFaults('1.2') },
+    ),
     '413': {
       ...components.responses.PayloadTooLarge!,
       description: `${components.responses.PayloadTooLarge!.description} Also when a backend's response to \`http_egress\` passed its own ceiling.`,
@@ -138,7 +128,7 @@ const run: OperationObject = {
       description:
         'A `semantic` validate rule was false (`{"error","step"}`), a `dedup_key` could not be evaluated or was empty, or a correlation was refused. A SOAP 1.2 request gets a Fault.',
       content: {
-        ...json({ oneOf: [errorBody({ type: 'string' }), ref('schemas', 'ValidationRejected')] }),
+        ...errorOrRejection,
         ...soapFaults('1.2'),
       },
     },
@@ -157,12 +147,12 @@ const run: OperationObject = {
         ...soapFaults('1.1', '1.2'),
       },
     },
-    '502': {
-      description:
-        'A call out of the flow failed (a non-2xx answer, a transport error or timeout, an unusable answer). A SOAP 1.2 request gets a Fault.',
-      content: { ...json(errorBody({ const: Messages.flowFailed })), ...soapFaults('1.2') },
-    },
-    '503': unavailable(
+    '502': errorAnswer(
+      'A call out of the flow failed (a non-2xx answer, a transport error or timeout, an unusable answer). A SOAP 1.2 request gets a Fault.',
+      [Messages.flowFailed],
+      { also: soapFaults('1.2') },
+    ),
+    '503': errorAnswer(
       "Every execution slot is taken (`max_concurrent_flow_executions`; answered before the flow starts, so safe to retry at once, with `Retry-After`), the flow-state store cannot be read or written, the registry cannot be read as the execution starts, the gate's storage failed while deciding, or the server is closing. A SOAP 1.2 request gets a Fault for the first three.",
       [
         Messages.gateUnavailable,
@@ -171,7 +161,7 @@ const run: OperationObject = {
         Messages.registryUnavailable,
         Messages.shuttingDown,
       ],
-      { headers: { 'Retry-After': ref('headers', 'RetryAfterBusy') }, content: soapFaults('1.2') },
+      { headers: { 'Retry-After': ref('headers', 'RetryAfterBusy') }, also: soapFaults('1.2') },
     ),
   },
   security: KEY,
@@ -198,15 +188,12 @@ const enqueue: OperationObject = {
     '400': badRequest('A body that is not JSON (or XML for `application/xml`).'),
     '401': unauthorized(true),
     '403': ref('responses', 'Forbidden'),
-    '404': {
-      description: 'The tenant is unregistered or disabled (a missing flow is not refused).',
-      content: components.responses.FlowNotFound!.content!,
-    },
+    '404': flowNotFound('The tenant is unregistered or disabled (a missing flow is not refused).'),
     '408': ref('responses', 'BodyTimedOut'),
     '413': ref('responses', 'PayloadTooLarge'),
     '429': ref('responses', 'RateLimited'),
     '500': internalError('The queue could not be written (the cause is in the operational log).'),
-    '503': unavailable(GATE_UNAVAILABLE, [Messages.gateUnavailable, Messages.shuttingDown]),
+    '503': gateUnavailable,
   },
   security: KEY,
 };
@@ -225,7 +212,7 @@ const metadata: OperationObject = {
     '403': ref('responses', 'Forbidden'),
     '404': ref('responses', 'FlowNotFound'),
     '500': internalError('The stored artifact fails its integrity check, or the registry could not be read.'),
-    '503': unavailable(GATE_UNAVAILABLE, [Messages.gateUnavailable, Messages.shuttingDown]),
+    '503': gateUnavailable,
   },
   security: KEY,
 };
@@ -243,13 +230,11 @@ const wsdl: OperationObject = {
       content: { 'text/xml; charset=utf-8': { schema: { type: 'string', description: 'A WSDL 1.1 document.' } } },
     },
     '400': badRequest(''),
-    '404': {
-      description:
-        'No flow under the name, a flow without both `soap_operation` and `soap_namespace`, or a tenant unregistered or disabled.',
-      content: components.responses.FlowNotFound!.content!,
-    },
+    '404': flowNotFound(
+      'No flow under the name, a flow without both `soap_operation` and `soap_namespace`, or a tenant unregistered or disabled.',
+    ),
     '500': internalError('The registry could not be read, or the stored artifact fails its integrity check.'),
-    '503': unavailable(SHUTTING_DOWN, [Messages.shuttingDown]),
+    '503': shuttingDown,
   },
   security: PUBLIC,
 };
@@ -274,7 +259,7 @@ const connector: OperationObject = {
     '403': ref('responses', 'Forbidden'),
     '404': ref('responses', 'FlowNotFound'),
     '500': internalError('An unexpected failure of the service (the cause is in the operational log).'),
-    '503': unavailable(GATE_UNAVAILABLE, [Messages.gateUnavailable, Messages.shuttingDown]),
+    '503': gateUnavailable,
   },
   security: KEY,
 };
@@ -286,7 +271,7 @@ const health: OperationObject = {
   tags: ['service'],
   responses: {
     '200': { description: 'The process answers.', content: json(ref('schemas', 'Health')) },
-    '503': unavailable(SHUTTING_DOWN, [Messages.shuttingDown]),
+    '503': shuttingDown,
   },
   security: PUBLIC,
 };
@@ -306,7 +291,7 @@ const openApi: OperationObject = {
       description: '`If-None-Match` names the current `ETag`: the copy the client holds is current.',
       headers: documentHeaders,
     },
-    '503': unavailable(SHUTTING_DOWN, [Messages.shuttingDown]),
+    '503': shuttingDown,
   },
   security: PUBLIC,
 };

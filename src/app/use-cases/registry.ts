@@ -1,0 +1,48 @@
+/**
+ * The registry as the UI's Registry pages show it: the latest version of every flow, and one flow's
+ * versions with the source and compiled artifact of one of them.
+ */
+import { SvcError } from '../../common/errors.js';
+import type { ArtifactsStore } from '../../store/contracts/index.js';
+import type { LatestRef, VersionListing } from '../../store/sqlite/sqlite-artifacts-store.js';
+
+export type { LatestRef, VersionListing };
+
+/** The latest version of every flow, by tenant and name. */
+export async function listLatestFlows(artifacts: ArtifactsStore): Promise<LatestRef[]> {
+  return artifacts.listLatest();
+}
+
+/** One flow's versions and the one shown. */
+export interface FlowVersionView {
+  /** Oldest first. */
+  readonly versions: readonly VersionListing[];
+  /** The version asked for, else the latest. */
+  readonly shown: VersionListing;
+  /** The shown version's compiled flow (parsed IR JSON); undefined when its bytes are missing. */
+  readonly compiled: unknown;
+  /** The Markdown it was compiled from; undefined for a version deployed before sources were kept. */
+  readonly source: string | undefined;
+}
+
+/**
+ * A flow's versions, and the source and compiled form of `version` (the latest when it is absent
+ * or names no version of the flow).
+ * @throws SvcError `SVC_ERR_NOT_FOUND` when the flow has no version.
+ * @throws IntegrityError when the shown artifact no longer hashes to its address.
+ */
+export async function showFlowVersion(
+  artifacts: ArtifactsStore,
+  tenant: string,
+  flow: string,
+  version?: string,
+): Promise<FlowVersionView> {
+  const versions = await artifacts.listVersions(tenant, flow);
+  if (versions.length === 0) throw new SvcError('SVC_ERR_NOT_FOUND', `flow '${tenant}/${flow}' not found`);
+  const latest = versions.find((v) => v.latest) ?? versions[0]!;
+  const shown = versions.find((v) => v.version === version) ?? latest;
+  const bytes = await artifacts.getArtifact(shown.hash);
+  const source = await artifacts.getSource(tenant, flow, shown.version);
+  const compiled: unknown = bytes === undefined ? undefined : JSON.parse(bytes.toString('utf8'));
+  return { versions, shown, compiled, source };
+}

@@ -1,0 +1,102 @@
+/** The Registry pages: tenants and the latest flows; one flow's versions, source, compiled form and trace switch. */
+import { can } from '../../../app/accounts/roles.js';
+import { listLatestFlows, showFlowVersion } from '../../../app/use-cases/registry.js';
+import { listTenants } from '../../../app/use-cases/tenants.js';
+import { listTraceFlags, setTraceFlag } from '../../../app/use-cases/trace.js';
+import { html, type Html } from '../html.js';
+import { hidden, json, page, postForm, table, type PageContext } from '../layout.js';
+import { paged } from '../paging.js';
+import { done, name, noticeOf, send, type PageRoutes, type Query } from '../respond.js';
+
+const TENANT_HEADERS = ['Tenant', 'Display name', 'Status', 'Created'];
+const FLOW_HEADERS = ['Tenant', 'Flow', 'Latest', 'Hash', 'Published', 'Tracing'];
+
+/** The switch a sysadmin sees; other roles see who may change it. */
+function traceSwitch(ctx: PageContext, path: string, traced: boolean): Html {
+  if (!can(ctx.actor, 'toggle_trace')) return html`<span class="muted">(only a sysadmin may change it)</span>`;
+  const label = traced ? 'Turn tracing off' : 'Turn tracing on';
+  return postForm(ctx, `${path}/trace`, hidden('enabled', traced ? '0' : '1'), label);
+}
+
+function sourceBlock(source: string | undefined): Html {
+  return source === undefined
+    ? html`<p class="muted">Not kept: this version was deployed before sources were stored.</p>`
+    : html`<pre id="flow-source">${source}</pre>`;
+}
+
+export const registryPages: PageRoutes = (app, deps, context) => {
+  app.get('/registry', async (req, reply) => {
+    const ctx = context(req, reply);
+    const all = await listLatestFlows(deps.artifacts);
+    const { rows: flows, nav } = paged(all, '/ui/registry', req.query as Query);
+    const flags = new Map((await listTraceFlags(deps.traces)).map((f) => [`${f.tenant}/${f.flow}`, f.enabled]));
+    const tenants = (await listTenants(deps.tenants)).map(
+      (t) =>
+        html`<tr>
+          <td>${t.id}</td>
+          <td>${t.displayName}</td>
+          <td>${t.status}</td>
+          <td>${t.createdAt}</td>
+        </tr>`,
+    );
+    const rows = flows.map(
+      (f) =>
+        html`<tr>
+          <td>${f.tenant}</td>
+          <td><a href="/ui/registry/${f.tenant}/${f.name}">${f.name}</a></td>
+          <td>${f.version}</td>
+          <td><code>${f.hash.slice(0, 12)}</code></td>
+          <td>${f.created_at}</td>
+          <td>${flags.get(`${f.tenant}/${f.name}`) === true ? 'on' : 'off'}</td>
+        </tr>`,
+    );
+    const body = html`<h2>Tenants</h2>
+      ${table(TENANT_HEADERS, tenants, 'No tenants.')}
+      <h2>Flows (latest versions)</h2>
+      ${table(FLOW_HEADERS, rows, 'No flow is deployed.')}${nav}`;
+    return send(reply, page('Registry', ctx, body, noticeOf(req)));
+  });
+
+  app.get('/registry/:tenant/:flow', async (req, reply) => {
+    const ctx = context(req, reply);
+    const { tenant, flow } = req.params as { tenant: string; flow: string };
+    name(tenant, 'tenant');
+    name(flow, 'flow');
+    const path = `/ui/registry/${tenant}/${flow}`;
+    const view = await showFlowVersion(deps.artifacts, tenant, flow, (req.query as Query).version);
+    const { shown } = view;
+    const traced = (await listTraceFlags(deps.traces, tenant)).some((f) => f.flow === flow && f.enabled);
+    const rows = view.versions.map(
+      (v) =>
+        html`<tr>
+          <td>
+            <a href="${path}?version=${encodeURIComponent(v.version)}">${v.version}</a
+            >${v.latest ? html` <span class="badge good">latest</span>` : ''}
+          </td>
+          <td><code>${v.hash}</code></td>
+          <td>${v.created_at}</td>
+        </tr>`,
+    );
+    const body = html`<p>Tracing: <b>${traced ? 'on' : 'off'}</b> ${traceSwitch(ctx, path, traced)}</p>
+      <h2>Versions</h2>
+      ${table(['Version', 'Hash', 'Published'], rows, '')}
+      <h2>Source of version ${shown.version}${shown.latest ? ' (latest)' : ''}</h2>
+      ${sourceBlock(view.source)}
+      <h2>Compiled flow (version ${shown.version})</h2>
+      <pre>${json(view.compiled)}</pre>`;
+    return send(reply, page(`Flow ${tenant}/${flow}`, ctx, body, noticeOf(req)));
+  });
+
+  app.post('/registry/:tenant/:flow/trace', async (req, reply) => {
+    const ctx = context(req, reply);
+    const { tenant, flow } = req.params as { tenant: string; flow: string };
+    const enabled = (req.body as Query).enabled === '1';
+    const r = await setTraceFlag(
+      { traces: deps.traces, tenants: deps.tenants, artifacts: deps.artifacts, audit: deps.audit },
+      { tenant, flow, enabled },
+      ctx.actor,
+    );
+    const notice = r.changed ? `tracing of ${tenant}/${flow} is now ${enabled ? 'on' : 'off'}` : 'nothing changed';
+    return done(reply, `/ui/registry/${tenant}/${flow}`, notice);
+  });
+};

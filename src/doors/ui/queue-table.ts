@@ -1,0 +1,40 @@
+/** The queues' counters and pending retries, shown on the Overview and Queues pages. */
+import type { QueueFigures } from '../../app/use-cases/dlq.js';
+import { html, type Html } from './html.js';
+import { table } from './layout.js';
+
+const QUEUE_HEADERS = ['Queue', 'Backlog', 'Retries scheduled', 'Processed', 'Dead letters', 'Worker'];
+const RETRY_HEADERS = ['Queue', 'Message id', 'Attempts', 'Due (UTC)'];
+/** Retries listed at most; the counters above say how many there are. */
+const RETRIES_SHOWN = 200;
+
+export function queueTable(queues: readonly QueueFigures[]): Html {
+  const rows = queues.map(
+    (q) =>
+      html`<tr>
+        <td>${q.tenant}/${q.flow}</td>
+        <td class="num">${q.pending}</td>
+        <td class="num">${q.retriesScheduled}</td>
+        <td class="num">${q.processed}</td>
+        <td class="num">${q.deadLettersPending}</td>
+        <td>${q.worker ?? 'none'}</td>
+      </tr>`,
+  );
+  const retries = queues.flatMap((q) =>
+    q.retries.map(
+      (r) =>
+        html`<tr>
+          <td>${q.tenant}/${q.flow}</td>
+          <td class="num">${r.id}</td>
+          <td class="num">${r.attempts}</td>
+          <td>${new Date(r.dueMs).toISOString()}</td>
+        </tr>`,
+    ),
+  );
+  const pending =
+    retries.length === 0
+      ? ''
+      : html`<h2>Pending retries</h2>
+          ${table(RETRY_HEADERS, retries.slice(0, RETRIES_SHOWN), '')}`;
+  return html`${table(QUEUE_HEADERS, rows, 'No queues yet.')}${pending}`;
+}
