@@ -90,6 +90,26 @@ const NO_MAINTENANCE = {
   message: 'doors and housekeeping take app/runtime/ and the use cases, never app/maintenance/ (docs/architecture.md).',
 };
 
+/**
+ * The rooms of store/ and what each must not reach (besides the store layer's own rule): each
+ * backend imports the contracts, never the other backend; the contracts import no backend and no
+ * writer room. The event-log and audit writer rooms and migrate/ may take both backends.
+ */
+const STORE_ROOMS = {
+  sqlite: {
+    group: ['**/store/pg/**', '../pg/**'],
+    why: 'store/sqlite/ implements the contracts; it never imports the PostgreSQL backend',
+  },
+  pg: {
+    group: ['**/sqlite/**'],
+    why: 'store/pg/ implements the contracts; it never imports the SQLite backend',
+  },
+  contracts: {
+    group: ['sqlite', 'pg', 'event-log', 'audit', 'migrate'].flatMap((r) => [`**/store/${r}/**`, `../${r}/**`]),
+    why: "store/contracts/ is the store layer's face: it imports no backend and no writer room",
+  },
+};
+
 /** The no-restricted-imports options of one layer, with the extra pattern groups of a room inside it. */
 function layerImports(layer, extraPatterns = []) {
   const { allowed, why } = LAYERS[layer];
@@ -121,6 +141,10 @@ function layerImports(layer, extraPatterns = []) {
 const layerRules = FOLDERS.map((layer) => ({
   files: [`src/${layer}/**/*.ts`],
   rules: { 'no-restricted-imports': layerImports(layer) },
+}));
+const storeRoomRules = Object.entries(STORE_ROOMS).map(([room, { group, why }]) => ({
+  files: [`src/store/${room}/**/*.ts`],
+  rules: { 'no-restricted-imports': layerImports('store', [{ group, message: `${why} (docs/architecture.md).` }]) },
 }));
 const appRoomRules = Object.entries(APP_ROOMS).map(([room, { refused, why }]) => ({
   files: [`src/app/${room}/**/*.ts`],
@@ -160,6 +184,7 @@ export default tseslint.config(
     },
   },
   ...layerRules,
+  ...storeRoomRules,
   ...appRoomRules,
   {
     // The one module that speaks to the OpenTelemetry API: the common layer's rule, less that path.

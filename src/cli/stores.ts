@@ -9,7 +9,7 @@ import { statePaths } from '../common/paths.js';
 import { pgStoreMarker, stateDirMarker, type DevStateMarker } from '../app/maintenance/dev-state.js';
 import type { DlqTarget } from '../app/use-cases/dlq.js';
 import { SqliteArtifactsStore } from '../store/sqlite/sqlite-artifacts-store.js';
-import { SqliteAuditStore, type AuditEntryInput } from '../store/sqlite/sqlite-audit-store.js';
+import { SqliteAuditStore } from '../store/sqlite/sqlite-audit-store.js';
 import type { AuditAppender } from '../store/audit/audit-thread.js';
 import { openDb, type Db } from '../store/sqlite/db.js';
 import { SqliteKeysStore } from '../store/sqlite/sqlite-keys-store.js';
@@ -19,19 +19,20 @@ import { SqliteTenantAdmin } from '../store/sqlite/sqlite-tenant-admin-store.js'
 import { SqliteTenantsStore } from '../store/sqlite/sqlite-tenants-store.js';
 import { SqliteTraceStore } from '../store/sqlite/sqlite-traces-store.js';
 import { SqliteCertificatesStore } from '../store/sqlite/sqlite-certificates-store.js';
-import type {
-  ArtifactsStore,
-  AuditStore,
-  CertificatesStore,
-  DescriptorsStore,
-  FlowStateStore,
-  KeysStore,
-  SettingsStore,
-  TenantAdmin,
-  TenantsStore,
-  TraceStore,
-  UiSessionsStore,
-  UiUsersStore,
+import {
+  type ArtifactsStore,
+  type AuditStore,
+  type CertificatesStore,
+  type DescriptorsStore,
+  type FlowStateStore,
+  type KeysStore,
+  type SettingsStore,
+  type TenantAdmin,
+  type TenantsStore,
+  type TraceStore,
+  type UiSessionsStore,
+  type UiUsersStore,
+  type AuditEntryInput,
 } from '../store/contracts/index.js';
 import { SqliteDescriptorsStore } from '../store/sqlite/sqlite-descriptors-store.js';
 import { SqliteFlowStateStore } from '../store/sqlite/sqlite-flow-state-store.js';

@@ -11,18 +11,13 @@ import { isoNow } from '../../common/clock.js';
 import { SvcError } from '../../common/errors.js';
 import { statePaths } from '../../common/paths.js';
 import { FlowPublicationError, type FlowWarning } from '../../flow/diagnostics.js';
-import {
-  SqliteArtifactsStore,
-  DuplicateVersionError,
-  publishedBytes,
-  tenantStatus,
-  type PublishInput,
-} from '../../store/sqlite/sqlite-artifacts-store.js';
+import { SqliteArtifactsStore, tenantStatus } from '../../store/sqlite/sqlite-artifacts-store.js';
 import { openDb, type Db } from '../../store/sqlite/db.js';
 import { registryMigrations } from '../../store/sqlite/migrations/registry.js';
 import { deployViewIn, publishIn, type DeployView } from '../../store/pg/pg-artifacts-store.js';
 import type { PgDb } from '../../store/pg/pg-db.js';
 import { compileForPublication, readLibraries, type CompiledFlow } from './publish.js';
+import { DuplicateVersionError, publishedBytes, type PublishInput } from '../../store/contracts/index.js';
 
 /** The files a directory argument stands for: its own `*.flow.md`, not its subfolders'. */
 export const FLOW_FILE_SUFFIX = '.flow.md';

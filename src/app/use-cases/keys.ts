@@ -5,14 +5,15 @@
 import { isoNow } from '../../common/clock.js';
 import { SvcError } from '../../common/errors.js';
 import { describeNameProblem } from '../../common/names.js';
-import type { KeysStore, TenantsStore } from '../../store/contracts/index.js';
 import {
+  type KeysStore,
+  type TenantsStore,
   generateKey,
   hashKey,
   keyStatus,
   type ApiKeyRow,
   type KeyStatus,
-} from '../../store/sqlite/sqlite-keys-store.js';
+} from '../../store/contracts/index.js';
 import { assertName, requireActiveTenant, requireTenant } from './tenants.js';
 
 export interface KeyDeps {

@@ -4,17 +4,17 @@ import type { LoginThrottle } from '../../app/accounts/login-throttle.js';
 import type { UiAccountDeps, SessionTimeouts } from '../../app/accounts/ui-accounts.js';
 import type { Awaitable } from '../../common/awaitable.js';
 import type { Logger } from '../../common/logger.js';
-import type {
-  ArtifactsStore,
-  AuditStore,
-  CertificatesStore,
-  KeysStore,
-  SettingsStore,
-  TenantAdmin,
-  TenantsStore,
-  TraceStore,
+import {
+  type ArtifactsStore,
+  type AuditStore,
+  type CertificatesStore,
+  type KeysStore,
+  type SettingsStore,
+  type TenantAdmin,
+  type TenantsStore,
+  type TraceStore,
+  type EventLogStore,
 } from '../../store/contracts/index.js';
-import type { EventLogStore } from '../../store/sqlite/sqlite-event-log-store.js';
 
 export interface UiDeps {
   readonly accounts: UiAccountDeps;

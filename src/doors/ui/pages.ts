@@ -25,10 +25,10 @@ import { listTraceFlags, readTraceRows, setTraceFlag } from '../../app/use-cases
 import { addUiUser, listUiUsers, setUiUserDisabled } from '../../app/accounts/ui-accounts.js';
 import { SvcError } from '../../common/errors.js';
 import { isValidName } from '../../common/names.js';
-import type { StoredEvent } from '../../store/sqlite/sqlite-event-log-store.js';
 import type { UiDeps } from './deps.js';
 import { html, type Html } from './html.js';
 import { hidden, json, page, postForm, table, type PageContext } from './layout.js';
+import { type StoredEvent } from '../../store/contracts/index.js';
 
 type Ctx = (req: FastifyRequest, reply: FastifyReply) => PageContext;
 type Query = Record<string, string | undefined>;

@@ -5,6 +5,10 @@ import { jsonString } from '../../common/json-text.js';
 import { GLOBAL_MASK, MaskSet, maskPayload } from '../../common/mask.js';
 import type { XmlValue } from '../../common/xml-value.js';
 import type { LogLevel } from '../../ir/types.js';
+import { TRACE_EVENTS, type EventRow } from '../contracts/event-log.js';
+
+// The stored row and the trace kinds are part of the read contract; re-exported for the writers.
+export { TRACE_EVENTS, type EventRow };
 
 /** The event kinds the spec names. Others may be added; each is listed in docs/events.md. */
 export const EVENT_KINDS = [
@@ -37,9 +41,6 @@ export const BOUNDARY_EVENTS: ReadonlySet<string> = new Set([
   'dlq_moved',
 ]);
 
-/** Trace rows keep their payload whole (masked) whatever the flow's log_level. */
-export const TRACE_EVENTS: ReadonlySet<string> = new Set(['step_traced', 'egress_traced']);
-
 /** What a caller emits; `emit` serialises it at once, so the caller may reuse the payload afterwards. */
 export interface LogEventInput {
   event: EventKind;
@@ -61,26 +62,6 @@ export interface LogEventInput {
   logLevel?: LogLevel;
   /** The flow's mask (global list plus its log_extra_mask_fields). @default the global list */
   mask?: MaskSet;
-}
-
-/** A stored row: payload as JSON text. */
-export interface EventRow {
-  ts: string;
-  correlation_id: string | null;
-  tenant: string | null;
-  flow: string | null;
-  step: string | null;
-  event: string;
-  payload: string | null;
-  payload_truncated: 0 | 1;
-  http_status: number | null;
-  outcome: string | null;
-  reason: string | null;
-  /**
-   * W3C trace id; null for rows outside a delivery (and rows written before the column existed).
-   * Optional for writers of ready-made rows (absent means null); a row read back always has it.
-   */
-  trace_id?: string | null;
 }
 
 /**

@@ -1,4 +1,5 @@
 /** Flow artifacts by content address, version refs and `latest`, in the PostgreSQL store. */
+import type { PgDb, PgTx } from './pg-db.js';
 import {
   DuplicateVersionError,
   publishedBytes,
@@ -8,9 +9,8 @@ import {
   type LatestRef,
   type PublishInput,
   type VersionListing,
-} from '../sqlite/sqlite-artifacts-store.js';
-import { isUniqueViolation } from '../sqlite/sqlite-tenants-store.js';
-import type { PgDb, PgTx } from './pg-db.js';
+  isUniqueViolation,
+} from '../contracts/index.js';
 
 export class PgArtifactsStore implements ArtifactsStore {
   constructor(private readonly db: PgDb) {}

@@ -6,6 +6,7 @@
  * its transaction, chains the batch from them, inserts the entries and moves the heads: nodes
  * appending to one tenant at once queue on that row and still build one chain.
  */
+import type { PgDb, PgTx } from './pg-db.js';
 import {
   AUDIT_COLUMNS,
   AUDIT_VERIFY_PAGE,
@@ -22,8 +23,7 @@ import {
   type AuditStore,
   type AuditVerifyResult,
   type PreparedAuditEntry,
-} from '../sqlite/sqlite-audit-store.js';
-import type { PgDb, PgTx } from './pg-db.js';
+} from '../contracts/index.js';
 
 export class PgAuditStore implements AuditStore {
   constructor(private readonly db: PgDb) {}

@@ -4,6 +4,7 @@
  * conditional statement, so nodes sharing the store agree on who claimed, closed or timed out a row;
  * every failure is StorageUnavailableError ("state unavailable", 503), as on SQLite.
  */
+import type { PgTx } from './pg-db.js';
 import {
   claimable,
   stateFilterSql,
@@ -16,8 +17,7 @@ import {
   type FlowStateStore,
   type InboxRow,
   type StateFilter,
-} from '../sqlite/sqlite-flow-state-store.js';
-import type { PgTx } from './pg-db.js';
+} from '../contracts/index.js';
 
 /**
  * How often a claim or close looks again when the row it lost to changed before it could be read
