@@ -45,6 +45,21 @@ export class DuplicateVersionError extends SvcError {
   }
 }
 
+/** What a publish is checked by: the flow and the version it would add. */
+export type PublishTarget = Pick<PublishInput, 'tenant' | 'name' | 'version'>;
+
+/**
+ * Why a flow cannot be published, from the first check it fails: its tenant is not registered, or
+ * is disabled, or the flow already holds the version.
+ */
+export type PublishRefusalReason = 'tenant-not-registered' | 'tenant-disabled' | 'version-exists';
+
+/** One refused flow of a publishMany, by its index in the inputs. */
+export interface PublishRefusal {
+  readonly index: number;
+  readonly reason: PublishRefusalReason;
+}
+
 /** The storage contract: implemented by store/sqlite/ and store/pg/. */
 export interface ArtifactsStore {
   resolveLatest(tenant: string, name: string): Awaitable<FlowVersionRef | undefined>;
@@ -61,6 +76,20 @@ export interface ArtifactsStore {
    * @throws DuplicateVersionError when the version exists; IntegrityError when the bytes do not hash to `hash`
    */
   publish(p: PublishInput): Awaitable<void>;
+  /**
+   * Publishes every input or none (a deploy of many flows), atomic by itself: one transaction
+   * checks each flow (tenant registered and active, version not yet published) and holds what it
+   * checked until it commits, so a concurrent publish or tenant change finds all of them published
+   * or none. Each published flow is stored and moves its `latest` as publish() does.
+   * @returns [] when every input was published; otherwise every refusal, in input order, and nothing was written
+   * @throws IntegrityError when bytes do not hash to their `hash`; a database failure (nothing written)
+   */
+  publishMany(inputs: readonly PublishInput[]): Awaitable<PublishRefusal[]>;
+  /**
+   * The refusals publishMany would give these flows now, only read (nothing is locked or written):
+   * a deploy refused for other reasons still names every flow the registry would refuse.
+   */
+  publishRefusals(flows: readonly PublishTarget[]): Awaitable<PublishRefusal[]>;
 }
 
 /** Stored bytes checked against their address. @throws IntegrityError when they no longer hash to it */
@@ -81,4 +110,14 @@ export function publishedBytes(p: PublishInput): Buffer {
       `refusing to publish ${p.tenant}/${p.name} ${p.version}: the bytes do not hash to ${p.hash}`,
     );
   return bytes;
+}
+
+/** A flow's refusal from its tenant's status and whether it holds the version, in the order the checks run. */
+export function publishRefusalReason(
+  status: 'active' | 'disabled' | undefined,
+  hasVersion: boolean,
+): PublishRefusalReason | undefined {
+  if (status === undefined) return 'tenant-not-registered';
+  if (status === 'disabled') return 'tenant-disabled';
+  return hasVersion ? 'version-exists' : undefined;
 }

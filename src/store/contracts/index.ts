@@ -19,8 +19,17 @@ export { toTenant, tenantExists, isUniqueViolation } from './tenants.js';
 export type { TenantStatus, Tenant, NewTenant, TenantRow, TenantsStore } from './tenants.js';
 export { KEY_PREFIX, generateKey, hashKey, keyStatus, KEY_COLUMNS, keyFromRecord } from './keys.js';
 export type { KeyStatus, ApiKeyRow, NewApiKey, RevokeOutcome, KeyRecord, KeysStore } from './keys.js';
-export { DuplicateVersionError, verifiedArtifact, publishedBytes } from './artifacts.js';
-export type { FlowVersionRef, LatestRef, VersionListing, PublishInput, ArtifactsStore } from './artifacts.js';
+export { DuplicateVersionError, verifiedArtifact, publishedBytes, publishRefusalReason } from './artifacts.js';
+export type {
+  FlowVersionRef,
+  LatestRef,
+  VersionListing,
+  PublishInput,
+  PublishTarget,
+  PublishRefusal,
+  PublishRefusalReason,
+  ArtifactsStore,
+} from './artifacts.js';
 export { isSettingName, isAccepted, settingText, settingValues } from './settings.js';
 export type { SettingValue, SettingsStore } from './settings.js';
 export type { TraceFlag, TraceStore } from './traces.js';

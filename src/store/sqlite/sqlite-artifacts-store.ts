@@ -9,9 +9,12 @@ import {
   type ArtifactsStore,
   verifiedArtifact,
   publishedBytes,
+  publishRefusalReason,
+  type PublishRefusal,
+  type PublishTarget,
 } from '../contracts/artifacts.js';
 
-/** The tenant's status as deploy needs it, read without depending on the tenants store. */
+/** The tenant's status as publishMany checks it, read without depending on the tenants store. */
 export function tenantStatus(db: Db, id: string): 'active' | 'disabled' | undefined {
   const row = db
     .prepare<[string], { status: 'active' | 'disabled' }>('SELECT status FROM tenants WHERE id = ?')
@@ -97,14 +100,33 @@ export class SqliteArtifactsStore implements ArtifactsStore {
   }
 
   /**
-   * Runs `fn` inside one IMMEDIATE transaction of the registry: several publish() calls made in it
-   * (each then a savepoint) are written all together or not at all, and checks made in it see the
-   * state they are written over. A throw rolls everything back. Lock order: when an audit entry
-   * belongs to the change, take SqliteAuditStore.transaction first and call this inside it, never the
-   * other way round (see SqliteAuditStore.transaction).
+   * Publishes every input or none in one IMMEDIATE transaction: the checks run under the registry's
+   * write lock, so no other process can publish the same version or disable the tenant between
+   * them and the writes; each publish() inside it is a savepoint, and a throw rolls all back.
    */
-  transaction<T>(fn: () => T): T {
-    return this.#db.transaction(fn).immediate();
+  publishMany(inputs: readonly PublishInput[]): PublishRefusal[] {
+    return this.#db
+      .transaction(() => {
+        const refusals = this.#refusals(inputs);
+        if (refusals.length === 0) for (const p of inputs) this.publish(p);
+        return refusals;
+      })
+      .immediate();
+  }
+
+  /** publishMany's checks, read in one deferred transaction (one snapshot, no write lock). */
+  publishRefusals(flows: readonly PublishTarget[]): PublishRefusal[] {
+    return this.#db.transaction(() => this.#refusals(flows)).deferred();
+  }
+
+  #refusals(flows: readonly PublishTarget[]): PublishRefusal[] {
+    return flows.flatMap((f, index) => {
+      const reason = publishRefusalReason(
+        tenantStatus(this.#db, f.tenant),
+        this.#byVersion.get(f.tenant, f.name, f.version) !== undefined,
+      );
+      return reason === undefined ? [] : [{ index, reason }];
+    });
   }
 
   /** Stores the artifact (deduplicated by hash), adds the version and moves `latest`, in one transaction. */
