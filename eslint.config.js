@@ -74,6 +74,13 @@ const APP_ROOMS = {
   'use-cases': {
     refused: ['maintenance'],
     why: 'the operator use cases take the runtime and the accounts, never an offline maintenance task',
+    // Use cases see only the store contracts: the CLI and serve/ open the stores and pass them in.
+    // Their unit tests (*.test.ts) are left out: they build real SQLite stores to run a use case on.
+    extra: {
+      group: ['sqlite', 'pg', 'event-log', 'audit', 'migrate'].map((r) => `**/store/${r}/**`),
+      message: 'use cases see only the store contracts (store/contracts/index.js); the caller opens the stores',
+      ignores: ['src/app/use-cases/**/*.test.ts'],
+    },
   },
   accounts: {
     refused: ['runtime', 'use-cases', 'maintenance'],
@@ -146,14 +153,29 @@ const storeRoomRules = Object.entries(STORE_ROOMS).map(([room, { group, why }]) 
   files: [`src/store/${room}/**/*.ts`],
   rules: { 'no-restricted-imports': layerImports('store', [{ group, message: `${why} (docs/architecture.md).` }]) },
 }));
-const appRoomRules = Object.entries(APP_ROOMS).map(([room, { refused, why }]) => ({
-  files: [`src/app/${room}/**/*.ts`],
-  rules: {
-    'no-restricted-imports': layerImports('app', [
-      { group: refused.flatMap((r) => [`**/app/${r}/**`, `../${r}/**`]), message: `${why} (docs/architecture.md).` },
-    ]),
-  },
-}));
+const appRoomRules = Object.entries(APP_ROOMS).flatMap(([room, { refused, why, extra }]) => {
+  const roomPattern = {
+    group: refused.flatMap((r) => [`**/app/${r}/**`, `../${r}/**`]),
+    message: `${why} (docs/architecture.md).`,
+  };
+  const files = [`src/app/${room}/**/*.ts`];
+  if (extra === undefined) return [{ files, rules: { 'no-restricted-imports': layerImports('app', [roomPattern]) } }];
+  // The room's extra rule, merged into its options (a later object for the same rule replaces an
+  // earlier one), on every file of the room but those it leaves out, which keep the room's rule alone.
+  return [
+    {
+      files,
+      ignores: extra.ignores,
+      rules: {
+        'no-restricted-imports': layerImports('app', [
+          roomPattern,
+          { group: extra.group, message: `${extra.message} (docs/architecture.md).` },
+        ]),
+      },
+    },
+    { files: extra.ignores, rules: { 'no-restricted-imports': layerImports('app', [roomPattern]) } },
+  ];
+});
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'examples/**'] },

@@ -4,8 +4,7 @@
  * them, through `readTraceRows` (src/app/trace.ts, docs/tracing.md).
  */
 import { SvcError } from '../../common/errors.js';
-import { EVENT_KINDS, TRACE_EVENTS } from '../../store/event-log/event-log-row.js';
-import { type EventLogStore, type StoredEvent } from '../../store/contracts/index.js';
+import { EVENT_KINDS, TRACE_EVENTS, type EventLogStore, type StoredEvent } from '../../store/contracts/index.js';
 
 /** Exact-match filters and time bounds of a log search; every field is optional. */
 export interface LogFilter {

@@ -1,6 +1,26 @@
 /** The event log's read contract: queries, stored events and the helpers both backends share. */
 import type { Awaitable } from '../../common/awaitable.js';
 
+/** The event kinds the spec names. Others may be added; each is listed in docs/events.md. */
+export const EVENT_KINDS = [
+  'received',
+  'completed',
+  'access_denied',
+  'queue_enqueued',
+  'queue_processed',
+  'queue_filtered',
+  'queue_failed',
+  'dlq_moved',
+  'connector_received',
+  'connector_oversized',
+  'cert_expiring',
+  'cert_expired',
+  'step_traced',
+  'egress_traced',
+] as const;
+
+export type EventKind = (typeof EVENT_KINDS)[number];
+
 /** Trace rows keep their payload whole (masked) whatever the flow's log_level. */
 export const TRACE_EVENTS: ReadonlySet<string> = new Set(['step_traced', 'egress_traced']);
 

@@ -90,6 +90,14 @@ export type {
   AuditSnapshot,
 } from './audit.js';
 export type { TenantStatusChange, TenantAdmin } from './tenant-admin.js';
-export { TRACE_EVENTS, TRACE_KINDS_SQL, toStoredEvent, toEventCounts, exactMatches } from './event-log.js';
-export type { EventRow, EventQuery, TraceQuery, StoredEvent, EventCounts, EventLogStore } from './event-log.js';
+export { EVENT_KINDS, TRACE_EVENTS, TRACE_KINDS_SQL, toStoredEvent, toEventCounts, exactMatches } from './event-log.js';
+export type {
+  EventKind,
+  EventRow,
+  EventQuery,
+  TraceQuery,
+  StoredEvent,
+  EventCounts,
+  EventLogStore,
+} from './event-log.js';
 export type { RegistryReads } from './registry-reads.js';

@@ -5,30 +5,10 @@ import { jsonString } from '../../common/json-text.js';
 import { GLOBAL_MASK, MaskSet, maskPayload } from '../../common/mask.js';
 import type { XmlValue } from '../../common/xml-value.js';
 import type { LogLevel } from '../../ir/types.js';
-import { TRACE_EVENTS, type EventRow } from '../contracts/event-log.js';
+import { EVENT_KINDS, TRACE_EVENTS, type EventKind, type EventRow } from '../contracts/event-log.js';
 
-// The stored row and the trace kinds are part of the read contract; re-exported for the writers.
-export { TRACE_EVENTS, type EventRow };
-
-/** The event kinds the spec names. Others may be added; each is listed in docs/events.md. */
-export const EVENT_KINDS = [
-  'received',
-  'completed',
-  'access_denied',
-  'queue_enqueued',
-  'queue_processed',
-  'queue_filtered',
-  'queue_failed',
-  'dlq_moved',
-  'connector_received',
-  'connector_oversized',
-  'cert_expiring',
-  'cert_expired',
-  'step_traced',
-  'egress_traced',
-] as const;
-
-export type EventKind = (typeof EVENT_KINDS)[number];
+// The event kinds, the trace kinds and the stored row are part of the read contract; re-exported for the writers.
+export { EVENT_KINDS, TRACE_EVENTS, type EventKind, type EventRow };
 
 /** Boundary events never carry a step: the writer clears it. */
 export const BOUNDARY_EVENTS: ReadonlySet<string> = new Set([
