@@ -5,7 +5,7 @@ import { jsonString } from '../../common/json-text.js';
 import { GLOBAL_MASK, MaskSet, maskPayload } from '../../common/mask.js';
 import type { XmlValue } from '../../common/xml-value.js';
 import type { LogLevel } from '../../ir/types.js';
-import { EVENT_KINDS, TRACE_EVENTS, type EventKind, type EventRow } from '../contracts/event-log.js';
+import { EVENT_KINDS, TRACE_EVENTS, type EventKind, type EventRow } from '../contracts/index.js';
 
 // The event kinds, the trace kinds and the stored row are part of the read contract; re-exported for the writers.
 export { EVENT_KINDS, TRACE_EVENTS, type EventKind, type EventRow };

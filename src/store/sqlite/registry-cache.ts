@@ -14,8 +14,7 @@ import type { SqliteKeysStore } from './sqlite-keys-store.js';
 import type { SqliteSettingsStore } from './sqlite-settings-store.js';
 import type { SqliteTenantsStore } from './sqlite-tenants-store.js';
 import type { SqliteTraceStore } from './sqlite-traces-store.js';
-import type { RegistryReads } from '../contracts/registry-reads.js';
-import { type FlowVersionRef, type ApiKeyRow, type Tenant } from '../contracts/index.js';
+import type { RegistryReads, FlowVersionRef, ApiKeyRow, Tenant } from '../contracts/index.js';
 
 /** Entries per map before it is cleared (bounds memory against callers spraying names). */
 const MAX_ENTRIES = 10_000;

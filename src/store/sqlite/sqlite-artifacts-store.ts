@@ -12,7 +12,7 @@ import {
   publishRefusalReason,
   type PublishRefusal,
   type PublishTarget,
-} from '../contracts/artifacts.js';
+} from '../contracts/index.js';
 
 /** The tenant's status as publishMany checks it, read without depending on the tenants store. */
 export function tenantStatus(db: Db, id: string): 'active' | 'disabled' | undefined {

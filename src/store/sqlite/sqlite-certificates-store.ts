@@ -7,7 +7,7 @@ import {
   certificateFromRecord,
   certificateParams,
   type CertificatesStore,
-} from '../contracts/certificates.js';
+} from '../contracts/index.js';
 
 export class SqliteCertificatesStore implements CertificatesStore {
   readonly #db: Db;

@@ -13,7 +13,7 @@ import {
   descriptorExists,
   toDescriptorInfo,
   toStoredDescriptor,
-} from '../contracts/descriptors.js';
+} from '../contracts/index.js';
 
 export class SqliteDescriptorsStore implements DescriptorsStore {
   readonly #db: Db;

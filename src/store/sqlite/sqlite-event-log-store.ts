@@ -14,7 +14,7 @@ import {
   toStoredEvent,
   toEventCounts,
   exactMatches,
-} from '../contracts/event-log.js';
+} from '../contracts/index.js';
 
 const INSERT_HEAD =
   'INSERT INTO events (ts, correlation_id, tenant, flow, step, event, payload, payload_truncated, http_status, outcome, reason, trace_id) VALUES';

@@ -19,7 +19,7 @@ import {
   stateUnavailable,
   stateFilterSql,
   claimable,
-} from '../contracts/flow-state.js';
+} from '../contracts/index.js';
 
 export class SqliteFlowStateStore implements FlowStateStore {
   readonly #db: Db;

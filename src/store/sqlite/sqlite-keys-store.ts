@@ -11,7 +11,7 @@ import {
   KEY_COLUMNS,
   keyFromRecord,
   type KeysStore,
-} from '../contracts/keys.js';
+} from '../contracts/index.js';
 
 export class SqliteKeysStore implements KeysStore {
   readonly #byHash;

@@ -1,7 +1,7 @@
 /** Platform settings: `system_config` rows in the registry database, read through common/settings.ts. */
 import { parseSetting, type SettingName } from '../../common/settings.js';
 import type { Db } from './db.js';
-import { type SettingValue, type SettingsStore, settingText, settingValues } from '../contracts/settings.js';
+import { type SettingValue, type SettingsStore, settingText, settingValues } from '../contracts/index.js';
 
 export class SqliteSettingsStore implements SettingsStore {
   readonly #get;

@@ -5,8 +5,14 @@
  */
 import type { SqliteAuditStore } from './sqlite-audit-store.js';
 import type { SqliteTenantsStore } from './sqlite-tenants-store.js';
-import { type TenantStatusChange, type TenantAdmin } from '../contracts/tenant-admin.js';
-import { type AuditEntryInput, type NewTenant, type Tenant, type TenantStatus } from '../contracts/index.js';
+import type {
+  TenantStatusChange,
+  TenantAdmin,
+  AuditEntryInput,
+  NewTenant,
+  Tenant,
+  TenantStatus,
+} from '../contracts/index.js';
 
 /** TenantAdmin on the embedded SQLite store: the registry and audit repositories of one state directory. */
 export class SqliteTenantAdmin implements TenantAdmin {

@@ -9,7 +9,7 @@ import {
   tenantExists,
   isUniqueViolation,
   type TenantsStore,
-} from '../contracts/tenants.js';
+} from '../contracts/index.js';
 
 export class SqliteTenantsStore implements TenantsStore {
   readonly #get;

@@ -6,7 +6,7 @@ import {
   UI_SESSION_COLUMNS,
   toUiSession,
   type UiSessionsStore,
-} from '../contracts/ui-sessions.js';
+} from '../contracts/index.js';
 
 export class SqliteUiSessionsStore implements UiSessionsStore {
   readonly #db: Db;

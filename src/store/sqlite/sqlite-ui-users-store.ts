@@ -7,7 +7,7 @@ import {
   uiCredentials,
   type NewUiUser,
   type UiUsersStore,
-} from '../contracts/ui-users.js';
+} from '../contracts/index.js';
 
 export class SqliteUiUsersStore implements UiUsersStore {
   readonly #db: Db;
