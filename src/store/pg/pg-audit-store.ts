@@ -1,5 +1,5 @@
 /**
- * The audit trail in the PostgreSQL store: the same per-tenant hash chains as store/audit-repo.ts,
+ * The audit trail in the PostgreSQL store: the same per-tenant hash chains as store/sqlite/sqlite-audit-store.ts (hashing and chain check in store/contracts/audit.ts),
  * hashed and verified by that module's code, so a chain is byte for byte what SQLite would hold.
  *
  * An append locks the heads of its tenants (audit_heads rows, made when missing) for the rest of

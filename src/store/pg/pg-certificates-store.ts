@@ -1,4 +1,4 @@
-/** The certificate registry in the PostgreSQL store (the contract and the row shape are those of store/certificates-repo.ts). */
+/** The certificate registry in the PostgreSQL store (the contract and the row shape: store/contracts/certificates.ts). */
 import type { PgDb } from './pg-db.js';
 import {
   certificateFromRecord,

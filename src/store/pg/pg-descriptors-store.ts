@@ -1,4 +1,4 @@
-/** Protobuf descriptors in the PostgreSQL store (the contract and the row shape are those of store/descriptors-repo.ts). */
+/** Protobuf descriptors in the PostgreSQL store (the contract and the row shape: store/contracts/descriptors.ts). */
 import type { PgDb } from './pg-db.js';
 import {
   DESCRIPTOR_COLUMNS,

@@ -1,6 +1,6 @@
 /**
  * Flow state in the PostgreSQL store: deduplication (`flow_inbox`) and correlation
- * (`flow_correlations`), answering as store/flow-state-repo.ts does. Every check-then-write is one
+ * (`flow_correlations`), answering as store/sqlite/sqlite-flow-state-store.ts does. Every check-then-write is one
  * conditional statement, so nodes sharing the store agree on who claimed, closed or timed out a row;
  * every failure is StorageUnavailableError ("state unavailable", 503), as on SQLite.
  */

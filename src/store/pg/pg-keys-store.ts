@@ -1,4 +1,4 @@
-/** API keys in the PostgreSQL store: only the SHA-256 of a key is stored (see store/keys-repo.ts). */
+/** API keys in the PostgreSQL store: only the SHA-256 of a key is stored (see store/contracts/keys.ts). */
 import type { PgTx } from './pg-db.js';
 import {
   KEY_COLUMNS,

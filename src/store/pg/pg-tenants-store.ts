@@ -1,4 +1,4 @@
-/** Tenants in the PostgreSQL store (the contract and the row shape are those of store/tenants-repo.ts). */
+/** Tenants in the PostgreSQL store (the contract and the row shape: store/contracts/tenants.ts). */
 import type { PgTx } from './pg-db.js';
 import {
   toTenant,

@@ -1,4 +1,4 @@
-/** Server-side UI sessions and the CSRF key in the PostgreSQL store (contract and row shape: store/ui-sessions-repo.ts). */
+/** Server-side UI sessions and the CSRF key in the PostgreSQL store (contract and row shape: store/contracts/ui-sessions.ts). */
 import type { PgTx } from './pg-db.js';
 import {
   toUiSession,

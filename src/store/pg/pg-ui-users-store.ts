@@ -1,4 +1,4 @@
-/** Management UI accounts in the PostgreSQL store (the contract and the row shape are those of store/ui-users-repo.ts). */
+/** Management UI accounts in the PostgreSQL store (the contract and the row shape: store/contracts/ui-users.ts). */
 import type { PgDb, PgTx } from './pg-db.js';
 import {
   toUiUser,

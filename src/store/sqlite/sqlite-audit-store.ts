@@ -11,9 +11,9 @@
  * Appends run in one `BEGIN IMMEDIATE` transaction that reads the chain's head, so several
  * processes appending to one chain at once still produce one unbroken chain.
  *
- * The contract (AuditStore) is implemented here and by store/pg/pg-audit-store.ts, which shares
- * this module's hashing (chainEntry), row mapping and chain checking (AuditChainCheck), so both
- * backends write and verify byte-identical chains.
+ * The contract (AuditStore) is implemented here and by store/pg/pg-audit-store.ts; both take the
+ * hashing (chainEntry), row mapping and chain checking (AuditChainCheck) of store/contracts/audit.ts,
+ * so both backends write and verify byte-identical chains.
  */
 import type { Db } from './db.js';
 import {
