@@ -12,7 +12,7 @@ import { SqliteEventLogStore } from '../store/sqlite/sqlite-event-log-store.js';
 import { nonEmptyArg, svcArg } from './args.js';
 import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
 import { withPgStore } from './stores.js';
-import { type EventLogStore, type StoredEvent } from '../store/contracts/index.js';
+import type { EventLogStore, StoredEvent } from '../store/contracts/index.js';
 
 /** Rows read per query while printing or following: what bounds the command's memory. */
 const BATCH_ROWS = 100;

@@ -5,7 +5,7 @@ import { keyFingerprint, STATE_KEY_ENV, stateKeyFromEnv } from '../app/runtime/d
 import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
 import { withFlowState } from './stores.js';
 import { formatTable, out } from './table.js';
-import { type CorrelationRow, type InboxRow } from '../store/contracts/index.js';
+import type { CorrelationRow, InboxRow } from '../store/contracts/index.js';
 
 const INBOX_STATUSES = ['in_flight', 'done', 'failed'] as const;
 const CORRELATION_STATUSES = ['open', 'timed_out', 'closed', 'closed_late'] as const;

@@ -19,20 +19,20 @@ import { SqliteTenantAdmin } from '../store/sqlite/sqlite-tenant-admin-store.js'
 import { SqliteTenantsStore } from '../store/sqlite/sqlite-tenants-store.js';
 import { SqliteTraceStore } from '../store/sqlite/sqlite-traces-store.js';
 import { SqliteCertificatesStore } from '../store/sqlite/sqlite-certificates-store.js';
-import {
-  type ArtifactsStore,
-  type AuditStore,
-  type CertificatesStore,
-  type DescriptorsStore,
-  type FlowStateStore,
-  type KeysStore,
-  type SettingsStore,
-  type TenantAdmin,
-  type TenantsStore,
-  type TraceStore,
-  type UiSessionsStore,
-  type UiUsersStore,
-  type AuditEntryInput,
+import type {
+  ArtifactsStore,
+  AuditStore,
+  CertificatesStore,
+  DescriptorsStore,
+  FlowStateStore,
+  KeysStore,
+  SettingsStore,
+  TenantAdmin,
+  TenantsStore,
+  TraceStore,
+  UiSessionsStore,
+  UiUsersStore,
+  AuditEntryInput,
 } from '../store/contracts/index.js';
 import { SqliteDescriptorsStore } from '../store/sqlite/sqlite-descriptors-store.js';
 import { SqliteFlowStateStore } from '../store/sqlite/sqlite-flow-state-store.js';

@@ -12,7 +12,7 @@ import { nonEmptyArg, svcArg } from './args.js';
 import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
 import { withRegistry, withRegistryAndAudit } from './stores.js';
 import { formatTable, out } from './table.js';
-import { type Tenant } from '../store/contracts/index.js';
+import type { Tenant } from '../store/contracts/index.js';
 
 /** Recorded as the actor on the audit entries these commands write. */
 const ACTOR = 'cli';

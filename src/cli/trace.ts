@@ -8,7 +8,7 @@ import { listTraceFlags, setTraceFlag, type TraceToggleResult } from '../app/use
 import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
 import { withRegistry, withRegistryAndAudit } from './stores.js';
 import { formatTable, out } from './table.js';
-import { type TraceFlag } from '../store/contracts/index.js';
+import type { TraceFlag } from '../store/contracts/index.js';
 
 export function registerTrace(program: Command): void {
   const trace = program

@@ -1,7 +1,7 @@
 /** The gate's lookups over the registry: the key and the tenant by indexed (cached) reads, and the latest artifact's required scope. */
 import { IntegrityError } from '../common/errors.js';
 import type { GateLookups } from './gate.js';
-import { type RegistryReads } from '../store/contracts/index.js';
+import type { RegistryReads } from '../store/contracts/index.js';
 
 /**
  * @param requiredScope the latest artifact's `required_scope` of (tenant, flow); may throw

@@ -15,7 +15,7 @@ import type { Gate } from '../gate/gate.js';
 import { SqliteDescriptorsStore } from '../store/sqlite/sqlite-descriptors-store.js';
 import type { Closers } from './closers.js';
 import type { ServeStores } from './stores.js';
-import { type DescriptorReads } from '../store/contracts/index.js';
+import type { DescriptorReads } from '../store/contracts/index.js';
 
 export interface DoorOptions {
   readonly host: string;

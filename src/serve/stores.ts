@@ -23,21 +23,21 @@ import { SqliteTenantAdmin } from '../store/sqlite/sqlite-tenant-admin-store.js'
 import { SqliteTenantsStore } from '../store/sqlite/sqlite-tenants-store.js';
 import { SqliteTraceStore } from '../store/sqlite/sqlite-traces-store.js';
 import { SqliteCertificatesStore } from '../store/sqlite/sqlite-certificates-store.js';
-import {
-  type ArtifactsStore,
-  type AuditStore,
-  type CertificatesStore,
-  type EventLogStore,
-  type FlowStateStore,
-  type KeysStore,
-  type SettingsStore,
-  type TenantAdmin,
-  type TenantsStore,
-  type TraceStore,
-  type UiSessionsStore,
-  type UiUsersStore,
-  type RegistryReads,
-  type DescriptorReads,
+import type {
+  ArtifactsStore,
+  AuditStore,
+  CertificatesStore,
+  EventLogStore,
+  FlowStateStore,
+  KeysStore,
+  SettingsStore,
+  TenantAdmin,
+  TenantsStore,
+  TraceStore,
+  UiSessionsStore,
+  UiUsersStore,
+  RegistryReads,
+  DescriptorReads,
 } from '../store/contracts/index.js';
 import type { AuditAppender } from '../store/audit/audit-thread.js';
 import type { ReclaimOptions, ReclaimResult } from '../store/sqlite/auto-vacuum.js';

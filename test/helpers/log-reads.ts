@@ -8,7 +8,7 @@ import { openPgStore } from '../../src/store/pg/pg-store.js';
 import { storeRows } from './store-sql.js';
 import type { Sandbox } from './svc.js';
 import { waitFor } from './wait.js';
-import { type EventLogStore } from '../../src/store/contracts/index.js';
+import type { EventLogStore } from '../../src/store/contracts/index.js';
 
 /** A log.db row as stored: the store's own row shape plus its id. */
 export type LogRow = EventRow & { id: number };

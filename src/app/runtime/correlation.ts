@@ -12,7 +12,7 @@ import type { CorrelationIR, FlowIR } from '../../ir/types.js';
 import { keyFingerprint } from './dedup-fingerprint.js';
 import { evaluateKey, keyContext } from './dedup.js';
 import type { RunMeta } from './run-meta.js';
-import { type CorrelationRow, type FlowStateStore } from '../../store/contracts/index.js';
+import type { CorrelationRow, FlowStateStore } from '../../store/contracts/index.js';
 
 /** A message for the compensating flow (the same shape as FileQueueStore.append's message). */
 export interface CompensationMessage {

@@ -10,7 +10,7 @@ import { compileExpr } from '../../expr/cel.js';
 import type { DedupIR, FlowIR } from '../../ir/types.js';
 import { keyFingerprint, keyText } from './dedup-fingerprint.js';
 import type { RunMeta } from './run-meta.js';
-import { type FlowStateStore, type InboxRow } from '../../store/contracts/index.js';
+import type { FlowStateStore, InboxRow } from '../../store/contracts/index.js';
 
 /** Header on every replayed answer. */
 export const REPLAY_HEADER = 'x-svc-idempotent-replay';

@@ -7,13 +7,13 @@ import { X509Certificate } from 'node:crypto';
 import { isoNow } from '../../common/clock.js';
 import { SvcError } from '../../common/errors.js';
 import type { FlowIR } from '../../ir/types.js';
-import {
-  type AuditStore,
-  type CertificatesStore,
-  type TenantsStore,
-  type CertificateRow,
-  type CertKind,
-  type NewCertificate,
+import type {
+  AuditStore,
+  CertificatesStore,
+  TenantsStore,
+  CertificateRow,
+  CertKind,
+  NewCertificate,
 } from '../../store/contracts/index.js';
 import { scanLatestArtifacts, type LatestArtifactReads } from '../runtime/deployed-flows.js';
 import { assertName, requireActiveTenant } from './tenants.js';

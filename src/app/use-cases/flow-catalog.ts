@@ -6,7 +6,7 @@
 import { IntegrityError, SvcError } from '../../common/errors.js';
 import { describeNameProblem } from '../../common/names.js';
 import type { FlowIR } from '../../ir/types.js';
-import { type ArtifactsStore, type VersionListing } from '../../store/contracts/index.js';
+import type { ArtifactsStore, VersionListing } from '../../store/contracts/index.js';
 import { frontMatterOf, type FrontMatterView } from './flow-front-matter.js';
 import { irOfArtifact } from '../runtime/flow-loader.js';
 import { scheduleProblem } from '../runtime/scheduler.js';

@@ -6,15 +6,15 @@
 import { isoNow } from '../../common/clock.js';
 import { SvcError } from '../../common/errors.js';
 import { describeNameProblem } from '../../common/names.js';
-import {
-  type ArtifactsStore,
-  type AuditStore,
-  type TenantsStore,
-  type TraceStore,
-  type EventLogStore,
-  type StoredEvent,
-  type TraceQuery,
-  type TraceFlag,
+import type {
+  ArtifactsStore,
+  AuditStore,
+  TenantsStore,
+  TraceStore,
+  EventLogStore,
+  StoredEvent,
+  TraceQuery,
+  TraceFlag,
 } from '../../store/contracts/index.js';
 import type { Actor } from '../accounts/roles.js';
 import { requireTenant } from './tenants.js';

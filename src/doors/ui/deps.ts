@@ -4,16 +4,16 @@ import type { LoginThrottle } from '../../app/accounts/login-throttle.js';
 import type { UiAccountDeps, SessionTimeouts } from '../../app/accounts/ui-accounts.js';
 import type { Awaitable } from '../../common/awaitable.js';
 import type { Logger } from '../../common/logger.js';
-import {
-  type ArtifactsStore,
-  type AuditStore,
-  type CertificatesStore,
-  type KeysStore,
-  type SettingsStore,
-  type TenantAdmin,
-  type TenantsStore,
-  type TraceStore,
-  type EventLogStore,
+import type {
+  ArtifactsStore,
+  AuditStore,
+  CertificatesStore,
+  KeysStore,
+  SettingsStore,
+  TenantAdmin,
+  TenantsStore,
+  TraceStore,
+  EventLogStore,
 } from '../../store/contracts/index.js';
 
 export interface UiDeps {

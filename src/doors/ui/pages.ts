@@ -28,7 +28,7 @@ import { isValidName } from '../../common/names.js';
 import type { UiDeps } from './deps.js';
 import { html, type Html } from './html.js';
 import { hidden, json, page, postForm, table, type PageContext } from './layout.js';
-import { type StoredEvent } from '../../store/contracts/index.js';
+import type { StoredEvent } from '../../store/contracts/index.js';
 
 type Ctx = (req: FastifyRequest, reply: FastifyReply) => PageContext;
 type Query = Record<string, string | undefined>;

@@ -7,7 +7,7 @@ import { auditMigrations } from './migrations/audit.js';
 import { registryMigrations } from './migrations/registry.js';
 import { SqliteTenantAdmin } from './sqlite-tenant-admin-store.js';
 import { SqliteTenantsStore } from './sqlite-tenants-store.js';
-import { type Tenant } from '../contracts/index.js';
+import type { Tenant } from '../contracts/index.js';
 
 function setup() {
   const tenants = new SqliteTenantsStore(openDb(':memory:', registryMigrations));

@@ -1,6 +1,6 @@
 /** Payload-tracing flags per (tenant, flow) in the registry database; default off. */
 import type { Db } from './db.js';
-import { type TraceFlag, type TraceStore } from '../contracts/index.js';
+import type { TraceFlag, TraceStore } from '../contracts/index.js';
 
 export class SqliteTraceStore implements TraceStore {
   readonly #db: Db;

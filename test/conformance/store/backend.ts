@@ -3,20 +3,20 @@
  * (`*.conformance.ts`) is a function of it and is run once per backend, by sqlite.test.ts and
  * postgres.test.ts, so both implementations of a contract answer the same tests.
  */
-import {
-  type ArtifactsStore,
-  type AuditStore,
-  type CertificatesStore,
-  type DescriptorsStore,
-  type EventLogStore,
-  type FlowStateStore,
-  type KeysStore,
-  type SettingsStore,
-  type TenantsStore,
-  type TraceStore,
-  type UiSessionsStore,
-  type UiUsersStore,
-  type TenantAdmin,
+import type {
+  ArtifactsStore,
+  AuditStore,
+  CertificatesStore,
+  DescriptorsStore,
+  EventLogStore,
+  FlowStateStore,
+  KeysStore,
+  SettingsStore,
+  TenantsStore,
+  TraceStore,
+  UiSessionsStore,
+  UiUsersStore,
+  TenantAdmin,
 } from '../../../src/store/contracts/index.js';
 import type { EventLog, EventLogTuning } from '../../../src/store/event-log/event-log.js';
 
