@@ -74,6 +74,13 @@ const APP_ROOMS = {
   'use-cases': {
     refused: ['maintenance'],
     why: 'the operator use cases take the runtime and the accounts, never an offline maintenance task',
+    // Use cases see only the store contracts: the CLI and serve/ open the stores and pass them in.
+    // Their unit tests (*.test.ts) are left out: they build real SQLite stores to run a use case on.
+    extra: {
+      group: ['sqlite', 'pg', 'event-log', 'audit', 'migrate'].map((r) => `**/store/${r}/**`),
+      message: 'use cases see only the store contracts (store/contracts/index.js); the caller opens the stores',
+      ignores: ['src/app/use-cases/**/*.test.ts'],
+    },
   },
   accounts: {
     refused: ['runtime', 'use-cases', 'maintenance'],
@@ -88,6 +95,26 @@ const APP_ROOMS = {
 const NO_MAINTENANCE = {
   group: ['**/app/maintenance/**'],
   message: 'doors and housekeeping take app/runtime/ and the use cases, never app/maintenance/ (docs/architecture.md).',
+};
+
+/**
+ * The rooms of store/ and what each must not reach (besides the store layer's own rule): each
+ * backend imports the contracts, never the other backend; the contracts import no backend and no
+ * writer room. The event-log and audit writer rooms and migrate/ may take both backends.
+ */
+const STORE_ROOMS = {
+  sqlite: {
+    group: ['**/store/pg/**', '../pg/**'],
+    why: 'store/sqlite/ implements the contracts; it never imports the PostgreSQL backend',
+  },
+  pg: {
+    group: ['**/sqlite/**'],
+    why: 'store/pg/ implements the contracts; it never imports the SQLite backend',
+  },
+  contracts: {
+    group: ['sqlite', 'pg', 'event-log', 'audit', 'migrate'].flatMap((r) => [`**/store/${r}/**`, `../${r}/**`]),
+    why: "store/contracts/ is the store layer's face: it imports no backend and no writer room",
+  },
 };
 
 /** The no-restricted-imports options of one layer, with the extra pattern groups of a room inside it. */
@@ -122,14 +149,33 @@ const layerRules = FOLDERS.map((layer) => ({
   files: [`src/${layer}/**/*.ts`],
   rules: { 'no-restricted-imports': layerImports(layer) },
 }));
-const appRoomRules = Object.entries(APP_ROOMS).map(([room, { refused, why }]) => ({
-  files: [`src/app/${room}/**/*.ts`],
-  rules: {
-    'no-restricted-imports': layerImports('app', [
-      { group: refused.flatMap((r) => [`**/app/${r}/**`, `../${r}/**`]), message: `${why} (docs/architecture.md).` },
-    ]),
-  },
+const storeRoomRules = Object.entries(STORE_ROOMS).map(([room, { group, why }]) => ({
+  files: [`src/store/${room}/**/*.ts`],
+  rules: { 'no-restricted-imports': layerImports('store', [{ group, message: `${why} (docs/architecture.md).` }]) },
 }));
+const appRoomRules = Object.entries(APP_ROOMS).flatMap(([room, { refused, why, extra }]) => {
+  const roomPattern = {
+    group: refused.flatMap((r) => [`**/app/${r}/**`, `../${r}/**`]),
+    message: `${why} (docs/architecture.md).`,
+  };
+  const files = [`src/app/${room}/**/*.ts`];
+  if (extra === undefined) return [{ files, rules: { 'no-restricted-imports': layerImports('app', [roomPattern]) } }];
+  // The room's extra rule, merged into its options (a later object for the same rule replaces an
+  // earlier one), on every file of the room but those it leaves out, which keep the room's rule alone.
+  return [
+    {
+      files,
+      ignores: extra.ignores,
+      rules: {
+        'no-restricted-imports': layerImports('app', [
+          roomPattern,
+          { group: extra.group, message: `${extra.message} (docs/architecture.md).` },
+        ]),
+      },
+    },
+    { files: extra.ignores, rules: { 'no-restricted-imports': layerImports('app', [roomPattern]) } },
+  ];
+});
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'examples/**'] },
@@ -160,6 +206,7 @@ export default tseslint.config(
     },
   },
   ...layerRules,
+  ...storeRoomRules,
   ...appRoomRules,
   {
     // The one module that speaks to the OpenTelemetry API: the common layer's rule, less that path.

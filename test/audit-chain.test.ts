@@ -5,12 +5,13 @@ import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { SqliteAuditStore, auditHash, type AuditRow } from '../src/store/sqlite/sqlite-audit-store.js';
+import { SqliteAuditStore } from '../src/store/sqlite/sqlite-audit-store.js';
 import { openDb } from '../src/store/sqlite/db.js';
 import { auditMigrations } from '../src/store/sqlite/migrations/audit.js';
 import { openPgStore } from '../src/store/pg/pg-store.js';
 import { storeRows, withStore, type StoreSql } from './helpers/store-sql.js';
 import { makeSandbox, onlyOn, storeArgs, svc, SVC_BIN, type CliResult, type Sandbox } from './helpers/svc.js';
+import { auditHash, type AuditRow } from '../src/store/contracts/index.js';
 
 const APPENDER = resolve(dirname(fileURLToPath(import.meta.url)), 'helpers/audit-appender.js');
 

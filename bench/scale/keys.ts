@@ -14,8 +14,9 @@ import type { ScaleContext, ScaleFigure, ScalePart, ScaleSection } from './types
 import { compileFlow } from '../../src/flow/compile.js';
 import { isoNow } from '../../src/common/clock.js';
 import { openDb } from '../../src/store/sqlite/db.js';
-import { generateKey, hashKey, SqliteKeysStore } from '../../src/store/sqlite/sqlite-keys-store.js';
+import { SqliteKeysStore } from '../../src/store/sqlite/sqlite-keys-store.js';
 import { registryMigrations } from '../../src/store/sqlite/migrations/registry.js';
+import { generateKey, hashKey } from '../../src/store/contracts/index.js';
 
 interface Plan {
   readonly sizes: readonly number[];

@@ -4,7 +4,6 @@ import { writeFileSync } from 'node:fs';
 import {
   DeployRefusedError,
   deployFlows,
-  deployFlowsToPg,
   type DeployOptions,
   type DeployRefusal,
   type DeployResult,
@@ -19,7 +18,7 @@ import {
   type FlowWarning,
 } from '../flow/diagnostics.js';
 import { addStoreOptions, type StoreFlags } from './options.js';
-import { withPgStore } from './stores.js';
+import { registryLocation, withRegistry } from './stores.js';
 import { formatTable, out } from './table.js';
 
 const libsOption = () => new Option('--libs <dir>', 'directory of *.lib.md step libraries for "use: <library>/<step>"');
@@ -121,22 +120,22 @@ export function compile(opts: SourceOptions & { out?: string; pretty?: boolean }
   }
 }
 
-export interface DeployCommandOptions extends DeployOptions {
+export interface DeployCommandOptions extends DeployOptions, StoreFlags {
   json?: boolean;
-  /** Publish to this PostgreSQL store instead of the registry of `db`. */
-  store?: string;
 }
 
 export async function deploy(opts: DeployCommandOptions): Promise<void> {
   let r: DeployResult;
   try {
-    const store = opts.store;
-    r =
-      store === undefined
-        ? guard(() => deployFlows(opts))
-        : await withPgStore(store, (pg) => deployFlowsToPg(opts, pg.db)).catch((err: unknown) => {
-            throw exitFor(err);
-          });
+    // Opened read-only: a missing SQLite registry reads as empty and is not created (a deploy to it
+    // is refused anyway, as no tenant is registered there).
+    r = await withRegistry(
+      opts,
+      ({ artifacts }) => deployFlows(opts, { artifacts, location: registryLocation(opts) }),
+      { readOnly: true },
+    ).catch((err: unknown) => {
+      throw exitFor(err);
+    });
   } catch (err) {
     if (!(err instanceof DeployRefusedError)) throw err;
     if (opts.json) out(JSON.stringify({ deployed: [], refused: err.refusals.map(refusalJson) }, null, 2));

@@ -11,11 +11,11 @@ import {
   revokeApiKey,
   type KeyView,
 } from '../app/use-cases/keys.js';
-import { keyStatus, type ApiKeyRow } from '../store/sqlite/sqlite-keys-store.js';
 import { nonEmptyArg, svcArg } from './args.js';
 import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
 import { withRegistry } from './stores.js';
 import { formatTable, out } from './table.js';
+import { keyStatus, type ApiKeyRow } from '../store/contracts/index.js';
 
 export function registerKeys(program: Command): void {
   const keys = program.command('keys').description('create, list and revoke API keys');

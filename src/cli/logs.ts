@@ -8,10 +8,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { checkEventKind, eventsAfter, parseSince, tailStart, type LogFilter } from '../app/use-cases/event-search.js';
 import { statePaths } from '../common/paths.js';
-import { SqliteEventLogStore, type EventLogStore, type StoredEvent } from '../store/sqlite/sqlite-event-log-store.js';
+import { SqliteEventLogStore } from '../store/sqlite/sqlite-event-log-store.js';
 import { nonEmptyArg, svcArg } from './args.js';
 import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
 import { withPgStore } from './stores.js';
+import type { EventLogStore, StoredEvent } from '../store/contracts/index.js';
 
 /** Rows read per query while printing or following: what bounds the command's memory. */
 const BATCH_ROWS = 100;

@@ -2,10 +2,10 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ExitError } from '../common/errors.js';
 import { keyFingerprint, STATE_KEY_ENV, stateKeyFromEnv } from '../app/runtime/dedup-fingerprint.js';
-import type { CorrelationRow, InboxRow } from '../store/sqlite/sqlite-flow-state-store.js';
 import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
 import { withFlowState } from './stores.js';
 import { formatTable, out } from './table.js';
+import type { CorrelationRow, InboxRow } from '../store/contracts/index.js';
 
 const INBOX_STATUSES = ['in_flight', 'done', 'failed'] as const;
 const CORRELATION_STATUSES = ['open', 'timed_out', 'closed', 'closed_late'] as const;

@@ -9,7 +9,7 @@ import { statePaths } from '../common/paths.js';
 import { pgStoreMarker, stateDirMarker, type DevStateMarker } from '../app/maintenance/dev-state.js';
 import type { DlqTarget } from '../app/use-cases/dlq.js';
 import { SqliteArtifactsStore } from '../store/sqlite/sqlite-artifacts-store.js';
-import { SqliteAuditStore, type AuditEntryInput } from '../store/sqlite/sqlite-audit-store.js';
+import { SqliteAuditStore } from '../store/sqlite/sqlite-audit-store.js';
 import type { AuditAppender } from '../store/audit/audit-thread.js';
 import { openDb, type Db } from '../store/sqlite/db.js';
 import { SqliteKeysStore } from '../store/sqlite/sqlite-keys-store.js';
@@ -32,6 +32,7 @@ import type {
   TraceStore,
   UiSessionsStore,
   UiUsersStore,
+  AuditEntryInput,
 } from '../store/contracts/index.js';
 import { SqliteDescriptorsStore } from '../store/sqlite/sqlite-descriptors-store.js';
 import { SqliteFlowStateStore } from '../store/sqlite/sqlite-flow-state-store.js';

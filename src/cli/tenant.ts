@@ -8,11 +8,11 @@ import {
   parseAuthMethods,
   type StatusChange,
 } from '../app/use-cases/tenants.js';
-import type { Tenant } from '../store/sqlite/sqlite-tenants-store.js';
 import { nonEmptyArg, svcArg } from './args.js';
 import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
 import { withRegistry, withRegistryAndAudit } from './stores.js';
 import { formatTable, out } from './table.js';
+import type { Tenant } from '../store/contracts/index.js';
 
 /** Recorded as the actor on the audit entries these commands write. */
 const ACTOR = 'cli';

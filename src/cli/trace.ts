@@ -5,10 +5,10 @@
 import { Command, Option } from 'commander';
 import { CLI_OPERATOR } from '../app/accounts/roles.js';
 import { listTraceFlags, setTraceFlag, type TraceToggleResult } from '../app/use-cases/trace.js';
-import type { TraceFlag } from '../store/sqlite/sqlite-traces-store.js';
 import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
 import { withRegistry, withRegistryAndAudit } from './stores.js';
 import { formatTable, out } from './table.js';
+import type { TraceFlag } from '../store/contracts/index.js';
 
 export function registerTrace(program: Command): void {
   const trace = program

@@ -1,7 +1,7 @@
 /** The gate's lookups over the registry: the key and the tenant by indexed (cached) reads, and the latest artifact. */
 import { IntegrityError } from '../common/errors.js';
-import type { RegistryReads } from '../store/sqlite/registry-cache.js';
 import type { GateFlow, GateLookups } from './gate.js';
+import type { RegistryReads } from '../store/contracts/index.js';
 
 /**
  * @param latestFlow the latest artifact of (tenant, flow); may throw IntegrityError for a corrupt

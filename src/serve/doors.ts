@@ -14,9 +14,10 @@ import { buildServer } from '../doors/http/server.js';
 import type { HttpObserver, MetricsExposition } from '../doors/http/observer.js';
 import type { LoadedFlow } from '../engine/index.js';
 import type { Gate } from '../gate/gate.js';
-import { SqliteDescriptorsStore, type DescriptorReads } from '../store/sqlite/sqlite-descriptors-store.js';
+import { SqliteDescriptorsStore } from '../store/sqlite/sqlite-descriptors-store.js';
 import type { Closers } from './closers.js';
 import type { ServeStores } from './stores.js';
+import type { DescriptorReads } from '../store/contracts/index.js';
 
 export interface DoorOptions {
   readonly host: string;

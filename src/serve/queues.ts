@@ -9,10 +9,10 @@ import { startPeriodicTask } from '../housekeeping/periodic-task.js';
 import { FileQueueStore, type QueueStore } from '../queue/index.js';
 import type { NodeLease } from '../queue/pg/node-lease.js';
 import { PgQueueStore } from '../queue/pg/pg-queue-store.js';
-import { isAccepted } from '../store/sqlite/sqlite-settings-store.js';
 import type { Closers } from './closers.js';
 import type { ServeExecutor } from './executor.js';
 import type { ServeStores } from './stores.js';
+import { isAccepted } from '../store/contracts/index.js';
 
 /** How often a node of a cluster looks for queues holding messages that no node runs (a node died). Milliseconds. */
 export const ORPHAN_SWEEP_MS = 2000;

@@ -17,7 +17,7 @@ import { SqliteFlowStateStore } from '../store/sqlite/sqlite-flow-state-store.js
 import { SqliteKeysStore } from '../store/sqlite/sqlite-keys-store.js';
 import { auditMigrations } from '../store/sqlite/migrations/audit.js';
 import { registryMigrations } from '../store/sqlite/migrations/registry.js';
-import { RegistryCache, type RegistryReads } from '../store/sqlite/registry-cache.js';
+import { RegistryCache } from '../store/sqlite/registry-cache.js';
 import { SqliteSettingsStore } from '../store/sqlite/sqlite-settings-store.js';
 import { SqliteTenantAdmin } from '../store/sqlite/sqlite-tenant-admin-store.js';
 import { SqliteTenantsStore } from '../store/sqlite/sqlite-tenants-store.js';
@@ -36,11 +36,12 @@ import type {
   TraceStore,
   UiSessionsStore,
   UiUsersStore,
+  RegistryReads,
+  DescriptorReads,
 } from '../store/contracts/index.js';
 import type { AuditAppender } from '../store/audit/audit-thread.js';
 import type { ReclaimOptions, ReclaimResult } from '../store/sqlite/auto-vacuum.js';
 import type { PgDb } from '../store/pg/pg-db.js';
-import type { DescriptorReads } from '../store/sqlite/sqlite-descriptors-store.js';
 import type { Closers } from './closers.js';
 
 /**

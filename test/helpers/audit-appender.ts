@@ -12,12 +12,13 @@
  */
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SqliteAuditStore, type AuditEntryInput } from '../../src/store/sqlite/sqlite-audit-store.js';
+import { SqliteAuditStore } from '../../src/store/sqlite/sqlite-audit-store.js';
 import { AuditThreadWriter } from '../../src/store/audit/audit-thread.js';
 import { openDb } from '../../src/store/sqlite/db.js';
 import { auditMigrations } from '../../src/store/sqlite/migrations/audit.js';
 import { PgAuditWriter } from '../../src/store/audit/pg-audit-writer.js';
 import { openPgStore } from '../../src/store/pg/pg-store.js';
+import type { AuditEntryInput } from '../../src/store/contracts/index.js';
 
 const [target, tenant, countText, mode, label, barrier, partiesText] = process.argv.slice(2);
 if (!target || !tenant || !countText || (mode !== 'sync' && mode !== 'writer') || !label || !barrier || !partiesText) {

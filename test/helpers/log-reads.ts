@@ -2,12 +2,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { statePaths } from '../../src/common/paths.js';
-import { SqliteEventLogStore, type EventLogStore } from '../../src/store/sqlite/sqlite-event-log-store.js';
+import { SqliteEventLogStore } from '../../src/store/sqlite/sqlite-event-log-store.js';
 import type { EventRow } from '../../src/store/event-log/event-log-row.js';
 import { openPgStore } from '../../src/store/pg/pg-store.js';
 import { storeRows } from './store-sql.js';
 import type { Sandbox } from './svc.js';
 import { waitFor } from './wait.js';
+import type { EventLogStore } from '../../src/store/contracts/index.js';
 
 /** A log.db row as stored: the store's own row shape plus its id. */
 export type LogRow = EventRow & { id: number };

@@ -1,6 +1,6 @@
 /** The roles of the people who operate the service (spec: "Management UI accounts"); what each may do is decided in app/. */
 import { SvcError } from '../../common/errors.js';
-import type { UiRole } from '../../store/sqlite/sqlite-ui-users-store.js';
+import type { UiRole } from '../../store/contracts/index.js';
 
 export type Role = UiRole;
 

@@ -5,8 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { isoNow } from '../../common/clock.js';
 import { SvcError } from '../../common/errors.js';
-import type { UiSessionsStore, UiUsersStore } from '../../store/contracts/index.js';
-import type { UiUser } from '../../store/sqlite/sqlite-ui-users-store.js';
+import type { UiSessionsStore, UiUsersStore, UiUser } from '../../store/contracts/index.js';
 import type { LoginThrottle } from './login-throttle.js';
 import { dummyHash, hashPassword, passwordProblem, verifyPassword } from './password.js';
 import { isRole, ROLES, type Actor, type Role } from './roles.js';

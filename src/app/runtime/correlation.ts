@@ -9,10 +9,10 @@ import { JSON_MAX_DEPTH, valueNestsDeeperThan } from '../../common/json-depth.js
 import type { FlowResult } from '../../engine/index.js';
 import { compileExpr } from '../../expr/cel.js';
 import type { CorrelationIR, FlowIR } from '../../ir/types.js';
-import type { CorrelationRow, FlowStateStore } from '../../store/sqlite/sqlite-flow-state-store.js';
 import { keyFingerprint } from './dedup-fingerprint.js';
 import { evaluateKey, keyContext } from './dedup.js';
 import type { RunMeta } from './run-meta.js';
+import type { CorrelationRow, FlowStateStore } from '../../store/contracts/index.js';
 
 /** A message for the compensating flow (the same shape as FileQueueStore.append's message). */
 export interface CompensationMessage {

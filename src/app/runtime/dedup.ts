@@ -8,9 +8,9 @@ import { XmlValue, isXmlValue } from '../../common/xml-value.js';
 import type { FlowResult } from '../../engine/index.js';
 import { compileExpr } from '../../expr/cel.js';
 import type { DedupIR, FlowIR } from '../../ir/types.js';
-import type { FlowStateStore, InboxRow } from '../../store/sqlite/sqlite-flow-state-store.js';
 import { keyFingerprint, keyText } from './dedup-fingerprint.js';
 import type { RunMeta } from './run-meta.js';
+import type { FlowStateStore, InboxRow } from '../../store/contracts/index.js';
 
 /** Header on every replayed answer. */
 export const REPLAY_HEADER = 'x-svc-idempotent-replay';

@@ -7,8 +7,7 @@
  */
 import { IntegrityError } from '../../common/errors.js';
 import type { FlowIR, StepIR } from '../../ir/types.js';
-import type { LatestRef } from '../../store/sqlite/sqlite-artifacts-store.js';
-import type { ArtifactsStore } from '../../store/contracts/index.js';
+import type { ArtifactsStore, LatestRef } from '../../store/contracts/index.js';
 import { startupConfigRefusals, type FlowConfigNeeds } from './config-check.js';
 import { irOfArtifact, type FlowLoader } from './flow-loader.js';
 

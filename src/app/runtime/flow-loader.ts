@@ -3,7 +3,7 @@ import { IntegrityError } from '../../common/errors.js';
 import type { LoadedFlow } from '../../engine/index.js';
 import { upgradeStoredIr, type FlowIRv1 } from '../../flow/stored-ir.js';
 import type { FlowIR } from '../../ir/types.js';
-import type { FlowVersionRef, LatestRef } from '../../store/sqlite/sqlite-artifacts-store.js';
+import type { FlowVersionRef, LatestRef } from '../../store/contracts/index.js';
 
 /**
  * What the loader reads, synchronously: the SQLite SqliteArtifactsStore, or the PostgreSQL registry's

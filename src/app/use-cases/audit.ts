@@ -6,8 +6,7 @@
  * correlation id.
  */
 import { SvcError } from '../../common/errors.js';
-import type { AuditEntry, AuditVerifyResult } from '../../store/sqlite/sqlite-audit-store.js';
-import type { AuditStore } from '../../store/contracts/index.js';
+import type { AuditStore, AuditEntry, AuditVerifyResult } from '../../store/contracts/index.js';
 import { assertName } from './tenants.js';
 
 /** `svc audit` shows this many entries unless `-l` says otherwise. */

@@ -7,8 +7,15 @@ import { X509Certificate } from 'node:crypto';
 import { isoNow } from '../../common/clock.js';
 import { SvcError } from '../../common/errors.js';
 import type { FlowIR } from '../../ir/types.js';
-import type { CertificateRow, CertKind, NewCertificate } from '../../store/sqlite/sqlite-certificates-store.js';
-import type { AuditStore, CertificatesStore, SettingsStore, TenantsStore } from '../../store/contracts/index.js';
+import type {
+  AuditStore,
+  CertificatesStore,
+  SettingsStore,
+  TenantsStore,
+  CertificateRow,
+  CertKind,
+  NewCertificate,
+} from '../../store/contracts/index.js';
 import { scanLatestArtifacts, type LatestArtifactReads } from '../runtime/deployed-flows.js';
 import { assertName, requireActiveTenant } from './tenants.js';
 

@@ -10,7 +10,7 @@ import { SqliteArtifactsStore } from '../../store/sqlite/sqlite-artifacts-store.
 import { openDb, type Db } from '../../store/sqlite/db.js';
 import { registryMigrations } from '../../store/sqlite/migrations/registry.js';
 import { SqliteTenantsStore } from '../../store/sqlite/sqlite-tenants-store.js';
-import { DeployRefusedError, deployFlows, listFlowFiles } from './deploy.js';
+import { DeployRefusedError, deployFlows, listFlowFiles, type DeployOptions, type DeployResult } from './deploy.js';
 
 const root = mkdtempSync(join(tmpdir(), 'svc-deploy-unit-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -31,6 +31,16 @@ function workspace(files: Record<string, string>): { dir: string; db: string } {
     writeFileSync(join(dir, name), text);
   }
   return { dir, db: join(base, 'state', 'registry.db') };
+}
+
+/** The deploy on the SQLite registry at `db`, opened as the CLI opens it (a missing one reads as empty and is not created). */
+async function deployTo(opts: DeployOptions & { db: string }): Promise<DeployResult> {
+  const db = openDb(existsSync(opts.db) ? opts.db : ':memory:', registryMigrations);
+  try {
+    return await deployFlows(opts, { artifacts: new SqliteArtifactsStore(db), location: opts.db });
+  } finally {
+    db.close();
+  }
 }
 
 function withRegistry<T>(dbPath: string, fn: (db: Db) => T): T {
@@ -79,9 +89,9 @@ function versions(dbPath: string): string[] {
   );
 }
 
-function refusalsOf(fn: () => unknown): [string, string][] {
+async function refusalsOf(fn: () => Promise<unknown>): Promise<[string, string][]> {
   try {
-    fn();
+    await fn();
   } catch (err) {
     if (!(err instanceof DeployRefusedError)) throw err;
     return err.refusals.map((r) => [
@@ -164,11 +174,11 @@ describe('deployFlows refuses the whole deploy and names every refused file', ()
     },
   ];
   for (const c of table) {
-    it(`refuses ${c.name}, and publishes nothing`, () => {
+    it(`refuses ${c.name}, and publishes nothing`, async () => {
       const w = workspace(c.files);
       if (c.seed !== 'none') seed(w.db, c.seed);
       const paths = (c.paths ?? ['.']).map((p) => join(w.dir, p));
-      const refused = refusalsOf(() => deployFlows({ paths, version: '1.0.0', db: w.db }));
+      const refused = await refusalsOf(() => deployTo({ paths, version: '1.0.0', db: w.db }));
       assert.deepEqual(
         refused.map(([f]) => f),
         c.refused.map(([f]) => f),
@@ -180,7 +190,7 @@ describe('deployFlows refuses the whole deploy and names every refused file', ()
 });
 
 describe('deployFlows publishes', () => {
-  it('every *.flow.md of a directory, sorted by name, not its subfolders, in one go', () => {
+  it('every *.flow.md of a directory, sorted by name, not its subfolders, in one go', async () => {
     const w = workspace({
       'c.flow.md': flowText('c'),
       'a.flow.md': flowText('a'),
@@ -189,7 +199,7 @@ describe('deployFlows publishes', () => {
       'old/d.flow.md': flowText('d'),
     });
     seed(w.db);
-    const r = deployFlows({ paths: [w.dir], version: '2.0.0', db: w.db });
+    const r = await deployTo({ paths: [w.dir], version: '2.0.0', db: w.db });
     assert.equal(r.singleFile, false);
     assert.deepEqual(
       r.deployed.map((d) => `${d.tenant}/${d.flow}@${d.version}`),
@@ -202,24 +212,24 @@ describe('deployFlows publishes', () => {
     });
   });
 
-  it('a file named twice (itself and through its directory) once', () => {
+  it('a file named twice (itself and through its directory) once', async () => {
     const w = workspace({ 'a.flow.md': flowText('a') });
     seed(w.db);
-    const r = deployFlows({ paths: [join(w.dir, 'a.flow.md'), w.dir], version: '1', db: w.db });
+    const r = await deployTo({ paths: [join(w.dir, 'a.flow.md'), w.dir], version: '1', db: w.db });
     assert.equal(r.deployed.length, 1);
   });
 
-  it('one file as the one-file form (singleFile), moving latest', () => {
+  it('one file as the one-file form (singleFile), moving latest', async () => {
     const w = workspace({ 'a.flow.md': flowText('a') });
     seed(w.db, { published: [['a', '1']] });
-    const r = deployFlows({ paths: [join(w.dir, 'a.flow.md')], version: '2', db: w.db });
+    const r = await deployTo({ paths: [join(w.dir, 'a.flow.md')], version: '2', db: w.db });
     assert.equal(r.singleFile, true);
     withRegistry(w.db, (db) => assert.equal(new SqliteArtifactsStore(db).resolveLatest('acme', 'a')?.version, '2'));
   });
 });
 
 describe('deployFlows changes nothing when it fails', () => {
-  it('a write failing on the third flow leaves the first two unpublished (one transaction)', () => {
+  it('a write failing on the third flow leaves the first two unpublished (one transaction)', async () => {
     const w = workspace({ 'a.flow.md': flowText('a'), 'b.flow.md': flowText('b'), 'c.flow.md': flowText('c') });
     seed(w.db);
     // A real failure inside the transaction, after a and b were written: the disk refusing the row.
@@ -228,13 +238,13 @@ describe('deployFlows changes nothing when it fails', () => {
         "CREATE TRIGGER refuse_c BEFORE INSERT ON flow_versions WHEN NEW.name = 'c' BEGIN SELECT RAISE(ABORT, 'disk says no'); END",
       ),
     );
-    assert.throws(() => deployFlows({ paths: [w.dir], version: '1', db: w.db }), /disk says no/);
+    await assert.rejects(() => deployTo({ paths: [w.dir], version: '1', db: w.db }), /disk says no/);
     assert.deepEqual(versions(w.db), []);
   });
 
-  it('a refused deploy does not create a registry that did not exist', () => {
+  it('a refused deploy does not create a registry that did not exist', async () => {
     const w = workspace({ 'b.flow.md': BROKEN, 'a.flow.md': flowText('a') });
-    const refused = refusalsOf(() => deployFlows({ paths: [w.dir], version: '1', db: w.db }));
+    const refused = await refusalsOf(() => deployTo({ paths: [w.dir], version: '1', db: w.db }));
     assert.deepEqual(
       refused.map(([f]) => f),
       ['a.flow.md', 'b.flow.md'],
@@ -243,9 +253,9 @@ describe('deployFlows changes nothing when it fails', () => {
     assert.equal(existsSync(w.db), false);
   });
 
-  it('an empty version is refused before any file is read', () => {
-    assert.throws(
-      () => deployFlows({ paths: ['/nowhere'], version: ' ', db: join(root, 'x.db') }),
+  it('an empty version is refused before any file is read', async () => {
+    await assert.rejects(
+      () => deployTo({ paths: ['/nowhere'], version: ' ', db: join(root, 'x.db') }),
       (e: unknown) => e instanceof SvcError && /must not be empty/.test(e.message),
     );
   });

@@ -2,26 +2,20 @@
  * `svc deploy`: publishes one or many `.flow.md` files under one version label, all or nothing.
  * Every file is read and compiled first, then the registry is checked for every flow (tenant
  * registered and active, version not yet published); only when no file is refused are they all
- * published, in one registry transaction, so a crash mid-way leaves none or all of them: an IMMEDIATE
- * transaction of the SQLite registry, or one transaction of the PostgreSQL store (deployFlowsToPg).
+ * published, by one ArtifactsStore.publishMany (one transaction of whichever store, which checks again
+ * under its lock), so a crash mid-way leaves none or all of them.
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { isoNow } from '../../common/clock.js';
 import { SvcError } from '../../common/errors.js';
-import { statePaths } from '../../common/paths.js';
 import { FlowPublicationError, type FlowWarning } from '../../flow/diagnostics.js';
 import {
-  SqliteArtifactsStore,
   DuplicateVersionError,
-  publishedBytes,
-  tenantStatus,
+  type ArtifactsStore,
   type PublishInput,
-} from '../../store/sqlite/sqlite-artifacts-store.js';
-import { openDb, type Db } from '../../store/sqlite/db.js';
-import { registryMigrations } from '../../store/sqlite/migrations/registry.js';
-import { deployViewIn, publishIn, type DeployView } from '../../store/pg/pg-artifacts-store.js';
-import type { PgDb } from '../../store/pg/pg-db.js';
+  type PublishRefusal,
+} from '../../store/contracts/index.js';
 import { compileForPublication, readLibraries, type CompiledFlow } from './publish.js';
 
 /** The files a directory argument stands for: its own `*.flow.md`, not its subfolders'. */
@@ -32,8 +26,6 @@ export interface DeployOptions {
   readonly paths: readonly string[];
   /** The version label every flow is published under. */
   readonly version: string;
-  /** Registry database path. */
-  readonly db: string;
   /** Directory of `*.lib.md` files for `use:`, read once for every file. @default none */
   readonly libs?: string;
 }
@@ -98,8 +90,12 @@ export class SameFlowTwiceError extends SvcError {
   }
 }
 
-/** What the registry checks read: an interface so a missing registry reads as an empty one. */
-type RegistryView = DeployView;
+/** The registry a deploy publishes to. */
+export interface DeployTarget {
+  readonly artifacts: ArtifactsStore;
+  /** Where the registry is, for messages (DeployResult.db): the registry file, or the store URL without its password. */
+  readonly location: string;
+}
 
 interface Compiled {
   readonly file: string;
@@ -108,73 +104,23 @@ interface Compiled {
 
 /**
  * Compiles and publishes every file the paths name under (tenant, flow, version), moving each
- * flow's `latest`, or publishes nothing.
+ * flow's `latest`, or publishes nothing. The registry checks (tenant registered and active, version
+ * not yet published) run inside the store's publishMany, under its lock, so no concurrent publish or
+ * tenant change slips between them and the writes.
  * @throws DeployRefusedError naming every refused file; SvcError for an empty version or an unreadable --libs
  */
-export function deployFlows(opts: DeployOptions): DeployResult {
+export async function deployFlows(opts: DeployOptions, target: DeployTarget): Promise<DeployResult> {
   const plan = planDeploy(opts);
-  const registryDb = statePaths(opts.db).registryDb;
-  if (plan.refusals.size > 0) {
-    // Nothing will be written: read the registry without creating it, so every other refusal is named too.
-    plan.addRefusals(readRegistry(registryDb, (view) => registryRefusals(view, plan.candidates, opts.version)));
-    return plan.refuse();
-  }
-  const db = openDb(registryDb, registryMigrations);
-  try {
-    const artifacts = new SqliteArtifactsStore(db);
-    const createdAt = isoNow();
-    // Deploy writes no audit entry, so only the registry lock is taken (see SqliteArtifactsStore.transaction
-    // for the order to keep if one is added). The checks run under the write lock: no other process
-    // can publish the same version or disable the tenant between them and the writes.
-    artifacts.transaction(() => {
-      plan.addRefusals(registryRefusals(registryView(db, artifacts), plan.candidates, opts.version));
-      if (plan.refusals.size > 0) plan.refuse();
-      for (const { flow: c } of plan.candidates) artifacts.publish(publishInput(c, opts.version, createdAt));
-    });
-  } finally {
-    db.close();
-  }
-  return plan.result(registryDb);
-}
-
-/**
- * deployFlows on the PostgreSQL store: the same refusals, and every flow published in one
- * transaction that first locks what it checks (see deployViewIn), so concurrent deploys and tenant
- * changes on any node find it all published or none of it.
- * @throws DeployRefusedError naming every refused file; SvcError for an empty version or an unreadable --libs
- */
-export async function deployFlowsToPg(opts: Omit<DeployOptions, 'db'>, pg: PgDb): Promise<DeployResult> {
-  const plan = planDeploy(opts);
-  const flows = plan.candidates.map(({ flow: c }) => ({ tenant: c.ir.tenant, name: c.ir.flow }));
-  if (plan.refusals.size > 0) {
-    plan.addRefusals(
-      registryRefusals(
-        await pg.readSnapshot((tx) => deployViewIn(tx, flows, opts.version, false)),
-        plan.candidates,
-        opts.version,
-      ),
-    );
-    return plan.refuse();
-  }
   const createdAt = isoNow();
-  await pg.transaction(async (tx) => {
-    plan.addRefusals(
-      registryRefusals(await deployViewIn(tx, flows, opts.version, true), plan.candidates, opts.version),
-    );
-    if (plan.refusals.size > 0) plan.refuse();
-    for (const { file, flow: c } of plan.candidates) {
-      const p = publishInput(c, opts.version, createdAt);
-      try {
-        await publishIn(tx, p, publishedBytes(p));
-      } catch (err) {
-        // Published meanwhile without the deploy lock (a one-flow publish): refused like any other duplicate, and rolled back.
-        if (!(err instanceof DuplicateVersionError)) throw err;
-        plan.addRefusals([{ file, error: err }]);
-        plan.refuse();
-      }
-    }
-  });
-  return plan.result(pg.url.redacted);
+  const inputs = plan.candidates.map(({ flow: c }) => publishInput(c, opts.version, createdAt));
+  if (plan.refusals.size > 0) {
+    // Nothing will be written: only read the registry, so every other refusal is named too.
+    plan.addRefusals(registryRefusals(await target.artifacts.publishRefusals(inputs), plan.candidates, opts.version));
+    return plan.refuse();
+  }
+  plan.addRefusals(registryRefusals(await target.artifacts.publishMany(inputs), plan.candidates, opts.version));
+  if (plan.refusals.size > 0) plan.refuse();
+  return plan.result(target.location);
 }
 
 /** A deploy's files compiled and checked on their own, before the registry is read. */
@@ -189,7 +135,7 @@ interface DeployPlan {
   result(db: string): DeployResult;
 }
 
-function planDeploy(opts: Omit<DeployOptions, 'db'>): DeployPlan {
+function planDeploy(opts: DeployOptions): DeployPlan {
   if (opts.version.trim() === '') throw new SvcError('SVC_ERR_INVALID_INPUT', 'the version (-v) must not be empty');
   const libraries = readLibraries(opts.libs);
   const listing = listFlowFiles(opts.paths);
@@ -321,48 +267,33 @@ function sameFlowRefusals(compiled: readonly Compiled[]): DeployRefusal[] {
     );
 }
 
-/** The one-file deploy's refusals, in its order: the tenant first, then the version. */
-function registryRefusals(view: RegistryView, compiled: readonly Compiled[], version: string): DeployRefusal[] {
-  const refusals: DeployRefusal[] = [];
-  for (const { file, flow: c } of compiled) {
+/** The store's refusals as the one-file deploy words them, naming the repairing command. */
+function registryRefusals(
+  refusals: readonly PublishRefusal[],
+  compiled: readonly Compiled[],
+  version: string,
+): DeployRefusal[] {
+  return refusals.map(({ index, reason }) => {
+    const { file, flow: c } = compiled[index]!;
     const { tenant, flow } = c.ir;
-    const status = view.tenantStatus(tenant);
-    if (status === undefined) {
-      refusals.push({
-        file,
-        error: new TenantNotReadyError(
-          `tenant "${tenant}" is not registered; register it first: svc tenant create --id ${tenant} --display-name <name>`,
-        ),
-      });
-    } else if (status === 'disabled') {
-      refusals.push({
-        file,
-        error: new TenantNotReadyError(
-          `tenant "${tenant}" is disabled; enable it first: svc tenant enable --id ${tenant}`,
-        ),
-      });
-    } else if (view.hasVersion(tenant, flow, version)) {
-      // The error SqliteArtifactsStore.publish throws, found before any write so every such file is named.
-      refusals.push({ file, error: new DuplicateVersionError(tenant, flow, version) });
+    switch (reason) {
+      case 'tenant-not-registered':
+        return {
+          file,
+          error: new TenantNotReadyError(
+            `tenant "${tenant}" is not registered; register it first: svc tenant create --id ${tenant} --display-name <name>`,
+          ),
+        };
+      case 'tenant-disabled':
+        return {
+          file,
+          error: new TenantNotReadyError(
+            `tenant "${tenant}" is disabled; enable it first: svc tenant enable --id ${tenant}`,
+          ),
+        };
+      case 'version-exists':
+        // The error ArtifactsStore.publish throws, found before any write so every such file is named.
+        return { file, error: new DuplicateVersionError(tenant, flow, version) };
     }
-  }
-  return refusals;
-}
-
-function registryView(db: Db, artifacts: SqliteArtifactsStore): RegistryView {
-  return {
-    tenantStatus: (id) => tenantStatus(db, id),
-    hasVersion: (t, f, v) => artifacts.getByVersion(t, f, v) !== undefined,
-  };
-}
-
-/** Runs `fn` on the registry opened read-only, or on an empty view when there is no registry yet. */
-function readRegistry<T>(path: string, fn: (view: RegistryView) => T): T {
-  if (!existsSync(path)) return fn({ tenantStatus: () => undefined, hasVersion: () => false });
-  const db = openDb(path, registryMigrations, { readonly: true });
-  try {
-    return fn(registryView(db, new SqliteArtifactsStore(db)));
-  } finally {
-    db.close();
-  }
+  });
 }

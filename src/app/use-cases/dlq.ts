@@ -8,7 +8,7 @@ import {
   type QueueStats,
   type ReplayResult,
 } from '../../queue/index.js';
-import type { AuditEntryInput } from '../../store/sqlite/sqlite-audit-store.js';
+import type { AuditEntryInput } from '../../store/contracts/index.js';
 
 /** Who acted, for the audit entry every replay and discard writes on the queue's tenant chain. */
 export interface DlqAction {

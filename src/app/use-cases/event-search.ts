@@ -4,8 +4,7 @@
  * them, through `readTraceRows` (src/app/trace.ts, docs/tracing.md).
  */
 import { SvcError } from '../../common/errors.js';
-import type { EventLogStore, StoredEvent } from '../../store/sqlite/sqlite-event-log-store.js';
-import { EVENT_KINDS, TRACE_EVENTS } from '../../store/event-log/event-log-row.js';
+import { EVENT_KINDS, TRACE_EVENTS, type EventLogStore, type StoredEvent } from '../../store/contracts/index.js';
 
 /** Exact-match filters and time bounds of a log search; every field is optional. */
 export interface LogFilter {

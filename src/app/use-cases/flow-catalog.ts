@@ -6,8 +6,7 @@
 import { IntegrityError, SvcError } from '../../common/errors.js';
 import { describeNameProblem } from '../../common/names.js';
 import type { FlowIR } from '../../ir/types.js';
-import type { VersionListing } from '../../store/sqlite/sqlite-artifacts-store.js';
-import type { ArtifactsStore } from '../../store/contracts/index.js';
+import type { ArtifactsStore, VersionListing } from '../../store/contracts/index.js';
 import { frontMatterOf, type FrontMatterView } from './flow-front-matter.js';
 import { irOfArtifact } from '../runtime/flow-loader.js';
 import { scheduleProblem } from '../runtime/scheduler.js';

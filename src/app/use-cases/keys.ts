@@ -5,15 +5,16 @@
 import { isoNow } from '../../common/clock.js';
 import { SvcError } from '../../common/errors.js';
 import { describeNameProblem } from '../../common/names.js';
-import type { KeysStore, TenantsStore } from '../../store/contracts/index.js';
 import {
+  type KeysStore,
+  type TenantsStore,
   generateKey,
   hashKey,
   keyStatus,
   type ApiKeyRow,
   type KeyStatus,
-} from '../../store/sqlite/sqlite-keys-store.js';
-import type { Tenant } from '../../store/sqlite/sqlite-tenants-store.js';
+  type Tenant,
+} from '../../store/contracts/index.js';
 import { assertName, listTenants, requireActiveTenant, requireTenant } from './tenants.js';
 
 export interface KeyDeps {

@@ -1,6 +1,6 @@
 /** The service at a glance (the UI's Overview page): how much is registered, the queues, the last hour's runs. */
 import type { ArtifactsStore, KeysStore, TenantsStore } from '../../store/contracts/index.js';
-import type { EventCounts, EventLogStore } from '../../store/sqlite/sqlite-event-log-store.js';
+import type { EventCounts, EventLogStore } from '../../store/contracts/index.js';
 import { queueFigures, type DlqTarget, type QueueFigures } from './dlq.js';
 import { listAllApiKeys } from './keys.js';
 

@@ -4,8 +4,7 @@ import descriptorExt from 'protobufjs/ext/descriptor/index.js';
 import { isoNow } from '../../common/clock.js';
 import { sha256Hex } from '../../common/digest.js';
 import { SvcError } from '../../common/errors.js';
-import type { DescriptorsStore } from '../../store/contracts/index.js';
-import type { DescriptorInfo } from '../../store/sqlite/sqlite-descriptors-store.js';
+import type { DescriptorsStore, DescriptorInfo } from '../../store/contracts/index.js';
 
 /** How a method streams; only `unary` and `server-streaming` can be called through the gRPC door. */
 export type StreamingKind = 'unary' | 'server-streaming' | 'client-streaming' | 'bidi-streaming';

@@ -4,7 +4,7 @@
  */
 import { SvcError } from '../../common/errors.js';
 import type { ArtifactsStore } from '../../store/contracts/index.js';
-import type { LatestRef, VersionListing } from '../../store/sqlite/sqlite-artifacts-store.js';
+import type { LatestRef, VersionListing } from '../../store/contracts/index.js';
 
 export type { LatestRef, VersionListing };
 

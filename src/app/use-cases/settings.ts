@@ -3,7 +3,7 @@
  * setting with the value in force, and one change, allowed to a role with `edit_settings`.
  */
 import type { SettingsStore } from '../../store/contracts/index.js';
-import type { SettingValue } from '../../store/sqlite/sqlite-settings-store.js';
+import type { SettingValue } from '../../store/contracts/index.js';
 import { requirePermission, type Actor } from '../accounts/roles.js';
 
 export type { SettingValue };

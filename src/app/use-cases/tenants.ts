@@ -5,8 +5,7 @@
 import { isoNow } from '../../common/clock.js';
 import { SvcError } from '../../common/errors.js';
 import { describeNameProblem } from '../../common/names.js';
-import type { TenantAdmin, TenantsStore } from '../../store/contracts/index.js';
-import type { Tenant, TenantStatus } from '../../store/sqlite/sqlite-tenants-store.js';
+import type { TenantAdmin, TenantsStore, Tenant, TenantStatus } from '../../store/contracts/index.js';
 
 /** The only authentication method a tenant may declare today. */
 export const AUTH_METHODS: readonly string[] = Object.freeze(['api_key']);

@@ -6,9 +6,16 @@
 import { isoNow } from '../../common/clock.js';
 import { SvcError } from '../../common/errors.js';
 import { describeNameProblem } from '../../common/names.js';
-import type { ArtifactsStore, AuditStore, TenantsStore, TraceStore } from '../../store/contracts/index.js';
-import type { EventLogStore, StoredEvent, TraceQuery } from '../../store/sqlite/sqlite-event-log-store.js';
-import type { TraceFlag } from '../../store/sqlite/sqlite-traces-store.js';
+import type {
+  ArtifactsStore,
+  AuditStore,
+  TenantsStore,
+  TraceStore,
+  EventLogStore,
+  StoredEvent,
+  TraceQuery,
+  TraceFlag,
+} from '../../store/contracts/index.js';
 import type { Actor } from '../accounts/roles.js';
 import { requireTenant } from './tenants.js';
 

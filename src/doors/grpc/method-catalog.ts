@@ -6,7 +6,7 @@
 import { sha256Hex } from '../../common/digest.js';
 import { parseDescriptorSet, type MethodInfo, type ParsedDescriptorSet } from '../../app/use-cases/proto.js';
 import { IntegrityError } from '../../common/errors.js';
-import type { StoredDescriptor } from '../../store/sqlite/sqlite-descriptors-store.js';
+import type { StoredDescriptor } from '../../store/contracts/index.js';
 
 /** What the catalog reads: the descriptors repo (src/store/descriptors-repo.ts) fits. */
 export interface DescriptorSource {

@@ -13,8 +13,8 @@ import type {
   TenantAdmin,
   TenantsStore,
   TraceStore,
+  EventLogStore,
 } from '../../store/contracts/index.js';
-import type { EventLogStore } from '../../store/sqlite/sqlite-event-log-store.js';
 
 export interface UiDeps {
   readonly accounts: UiAccountDeps;

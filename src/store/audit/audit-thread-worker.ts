@@ -1,9 +1,10 @@
 /** Worker thread of AuditThreadWriter: appends prepared entries to the per-tenant chains, in order. */
 import { parentPort, workerData } from 'node:worker_threads';
-import { SqliteAuditStore, unpackAuditEntries, type PreparedAuditEntry } from '../sqlite/sqlite-audit-store.js';
+import { SqliteAuditStore } from '../sqlite/sqlite-audit-store.js';
 import type { AuditThreadReply, AuditThreadRequest } from './audit-thread.js';
 import { openDb } from '../sqlite/db.js';
 import { auditMigrations } from '../sqlite/migrations/audit.js';
+import { unpackAuditEntries, type PreparedAuditEntry } from '../contracts/index.js';
 
 const port = parentPort;
 if (port === null) throw new Error('audit-thread-worker.js must run as a worker thread');

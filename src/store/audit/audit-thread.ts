@@ -10,7 +10,7 @@ import {
   prepareAuditEntry,
   type AuditEntryInput,
   type PreparedAuditEntry,
-} from '../sqlite/sqlite-audit-store.js';
+} from '../contracts/index.js';
 
 /** What the request path needs of an audit writer. */
 export interface AuditAppender {

@@ -5,10 +5,10 @@
  * nodes appending at once still build one chain per tenant. A batch that fails (the database is
  * away) is kept, in order, and tried again; nothing queued is dropped.
  */
-import { prepareAuditEntry, type AuditEntryInput, type PreparedAuditEntry } from '../sqlite/sqlite-audit-store.js';
 import type { AuditAppender } from './audit-thread.js';
 import { appendAuditIn } from '../pg/pg-audit-store.js';
 import type { PgDb } from '../pg/pg-db.js';
+import { prepareAuditEntry, type AuditEntryInput, type PreparedAuditEntry } from '../contracts/index.js';
 
 export interface PgAuditWriterOptions {
   /** @default 5 */

@@ -5,26 +5,10 @@ import { jsonString } from '../../common/json-text.js';
 import { GLOBAL_MASK, MaskSet, maskPayload } from '../../common/mask.js';
 import type { XmlValue } from '../../common/xml-value.js';
 import type { LogLevel } from '../../ir/types.js';
+import { EVENT_KINDS, TRACE_EVENTS, type EventKind, type EventRow } from '../contracts/index.js';
 
-/** The event kinds the spec names. Others may be added; each is listed in docs/events.md. */
-export const EVENT_KINDS = [
-  'received',
-  'completed',
-  'access_denied',
-  'queue_enqueued',
-  'queue_processed',
-  'queue_filtered',
-  'queue_failed',
-  'dlq_moved',
-  'connector_received',
-  'connector_oversized',
-  'cert_expiring',
-  'cert_expired',
-  'step_traced',
-  'egress_traced',
-] as const;
-
-export type EventKind = (typeof EVENT_KINDS)[number];
+// The event kinds, the trace kinds and the stored row are part of the read contract; re-exported for the writers.
+export { EVENT_KINDS, TRACE_EVENTS, type EventKind, type EventRow };
 
 /** Boundary events never carry a step: the writer clears it. */
 export const BOUNDARY_EVENTS: ReadonlySet<string> = new Set([
@@ -36,9 +20,6 @@ export const BOUNDARY_EVENTS: ReadonlySet<string> = new Set([
   'queue_failed',
   'dlq_moved',
 ]);
-
-/** Trace rows keep their payload whole (masked) whatever the flow's log_level. */
-export const TRACE_EVENTS: ReadonlySet<string> = new Set(['step_traced', 'egress_traced']);
 
 /** What a caller emits; `emit` serialises it at once, so the caller may reuse the payload afterwards. */
 export interface LogEventInput {
@@ -61,26 +42,6 @@ export interface LogEventInput {
   logLevel?: LogLevel;
   /** The flow's mask (global list plus its log_extra_mask_fields). @default the global list */
   mask?: MaskSet;
-}
-
-/** A stored row: payload as JSON text. */
-export interface EventRow {
-  ts: string;
-  correlation_id: string | null;
-  tenant: string | null;
-  flow: string | null;
-  step: string | null;
-  event: string;
-  payload: string | null;
-  payload_truncated: 0 | 1;
-  http_status: number | null;
-  outcome: string | null;
-  reason: string | null;
-  /**
-   * W3C trace id; null for rows outside a delivery (and rows written before the column existed).
-   * Optional for writers of ready-made rows (absent means null); a row read back always has it.
-   */
-  trace_id?: string | null;
 }
 
 /**

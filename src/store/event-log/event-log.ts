@@ -27,12 +27,8 @@ export {
   type LogEventInput,
   type EventRow,
 } from './event-log-row.js';
-export {
-  SqliteEventLogStore,
-  type EventLogStore,
-  type EventQuery,
-  type StoredEvent,
-} from '../sqlite/sqlite-event-log-store.js';
+export { SqliteEventLogStore } from '../sqlite/sqlite-event-log-store.js';
+export type { EventLogStore, EventQuery, StoredEvent } from '../contracts/index.js';
 export type { EventLogBackend, RowRetentionRequest, RowRetentionStats } from './batch-writer.js';
 export { NULL_EVENTS, type EventEmitter } from './event-sink.js';
 

@@ -1,4 +1,5 @@
 /** Flow artifacts by content address, version refs and `latest`, in the PostgreSQL store. */
+import type { PgDb, PgTx } from './pg-db.js';
 import {
   DuplicateVersionError,
   publishedBytes,
@@ -8,9 +9,11 @@ import {
   type LatestRef,
   type PublishInput,
   type VersionListing,
-} from '../sqlite/sqlite-artifacts-store.js';
-import { isUniqueViolation } from '../sqlite/sqlite-tenants-store.js';
-import type { PgDb, PgTx } from './pg-db.js';
+  isUniqueViolation,
+  publishRefusalReason,
+  type PublishRefusal,
+  type PublishTarget,
+} from '../contracts/index.js';
 
 export class PgArtifactsStore implements ArtifactsStore {
   constructor(private readonly db: PgDb) {}
@@ -71,10 +74,38 @@ export class PgArtifactsStore implements ArtifactsStore {
     const bytes = publishedBytes(p);
     await this.db.transaction((tx) => publishIn(tx, p, bytes));
   }
+
+  /** Every input or none, in one transaction that first locks what it checks (see refusalsIn). */
+  async publishMany(inputs: readonly PublishInput[]): Promise<PublishRefusal[]> {
+    const bytes = inputs.map(publishedBytes);
+    try {
+      return await this.db.transaction(async (tx) => {
+        const refusals = await refusalsIn(tx, inputs, true);
+        if (refusals.length > 0) return refusals;
+        for (const [index, p] of inputs.entries()) {
+          try {
+            await publishIn(tx, p, bytes[index]!);
+          } catch (err) {
+            // Published meanwhile without the deploy lock (a one-flow publish): refused like any other duplicate, and rolled back.
+            if (!(err instanceof DuplicateVersionError)) throw err;
+            throw new PublishRefused([{ index, reason: 'version-exists' }]);
+          }
+        }
+        return [];
+      });
+    } catch (err) {
+      if (err instanceof PublishRefused) return err.refusals;
+      throw err;
+    }
+  }
+
+  async publishRefusals(flows: readonly PublishTarget[]): Promise<PublishRefusal[]> {
+    return this.db.readSnapshot((tx) => refusalsIn(tx, flows, false));
+  }
 }
 
-/** The writes of one publish, inside the caller's transaction (a deploy of many files runs several in one). */
-export async function publishIn(tx: PgTx, p: PublishInput, bytes: Buffer): Promise<void> {
+/** The writes of one publish, inside the caller's transaction (publishMany runs several in one). */
+async function publishIn(tx: PgTx, p: PublishInput, bytes: Buffer): Promise<void> {
   await tx.query('INSERT INTO artifacts (hash, bytes, created_at) VALUES ($1, $2, $3) ON CONFLICT (hash) DO NOTHING', [
     p.hash,
     bytes,
@@ -105,39 +136,42 @@ export async function publishIn(tx: PgTx, p: PublishInput, bytes: Buffer): Promi
   );
 }
 
-/** The class of the transaction-level advisory lock a many-file deploy holds on the schema's registry. */
+/** The class of the transaction-level advisory lock a many-flow publish holds on the schema's registry. */
 const DEPLOY_LOCK_CLASS = 0x5356_4450; // 'SVDP'
 
-/** What a deploy checks before it publishes: each tenant's status, and which of its flows already hold the version. */
-export interface DeployView {
-  tenantStatus(id: string): 'active' | 'disabled' | undefined;
-  hasVersion(tenant: string, name: string, version: string): boolean;
+/** A publishMany refused inside its transaction: thrown to roll it back, caught outside it. */
+class PublishRefused extends Error {
+  constructor(readonly refusals: PublishRefusal[]) {
+    super('publish refused');
+  }
 }
 
 /**
- * Reads the deploy's view of `flows` (all under one version) in the caller's transaction. With
- * `lock`, it first takes the deploy lock of the schema (another deploy waits for this one's
- * COMMIT, so two cannot both find a version free) and share-locks the tenant rows (a disable waits
- * too): what is read stays true until the publishes commit.
+ * publishMany's checks of `flows`, read in the caller's transaction. With `lock`, it first takes
+ * the deploy lock of the schema (another many-flow publish waits for this one's COMMIT, so two
+ * cannot both find a version free) and share-locks the tenant rows (a disable waits too): what is
+ * read stays true until the publishes commit.
  */
-export async function deployViewIn(
-  tx: PgTx,
-  flows: readonly { tenant: string; name: string }[],
-  version: string,
-  lock: boolean,
-): Promise<DeployView> {
+async function refusalsIn(tx: PgTx, flows: readonly PublishTarget[], lock: boolean): Promise<PublishRefusal[]> {
   if (lock) await tx.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))', [DEPLOY_LOCK_CLASS]);
   const tenants = [...new Set(flows.map((f) => f.tenant))];
   const names = [...new Set(flows.map((f) => f.name))];
+  const versions = [...new Set(flows.map((f) => f.version))];
   const statuses = await tx.query<{ id: string; status: 'active' | 'disabled' }>(
     `SELECT id, status FROM tenants WHERE id = ANY($1::text[]) ORDER BY id${lock ? ' FOR SHARE' : ''}`,
     [tenants],
   );
-  const existing = await tx.query<{ tenant: string; name: string }>(
-    'SELECT tenant, name FROM flow_versions WHERE version = $1 AND tenant = ANY($2::text[]) AND name = ANY($3::text[])',
-    [version, tenants, names],
+  const existing = await tx.query<{ tenant: string; name: string; version: string }>(
+    'SELECT tenant, name, version FROM flow_versions WHERE version = ANY($1::text[]) AND tenant = ANY($2::text[]) AND name = ANY($3::text[])',
+    [versions, tenants, names],
   );
   const status = new Map(statuses.rows.map((r) => [r.id, r.status]));
-  const published = new Set(existing.rows.map((r) => `${r.tenant}/${r.name}`));
-  return { tenantStatus: (id) => status.get(id), hasVersion: (t, n, v) => v === version && published.has(`${t}/${n}`) };
+  const published = new Set(existing.rows.map((r) => JSON.stringify([r.tenant, r.name, r.version])));
+  return flows.flatMap((f, index) => {
+    const reason = publishRefusalReason(
+      status.get(f.tenant),
+      published.has(JSON.stringify([f.tenant, f.name, f.version])),
+    );
+    return reason === undefined ? [] : [{ index, reason }];
+  });
 }

@@ -1,11 +1,12 @@
 /**
- * The audit trail in the PostgreSQL store: the same per-tenant hash chains as store/audit-repo.ts,
+ * The audit trail in the PostgreSQL store: the same per-tenant hash chains as store/sqlite/sqlite-audit-store.ts (hashing and chain check in store/contracts/audit.ts),
  * hashed and verified by that module's code, so a chain is byte for byte what SQLite would hold.
  *
  * An append locks the heads of its tenants (audit_heads rows, made when missing) for the rest of
  * its transaction, chains the batch from them, inserts the entries and moves the heads: nodes
  * appending to one tenant at once queue on that row and still build one chain.
  */
+import type { PgDb, PgTx } from './pg-db.js';
 import {
   AUDIT_COLUMNS,
   AUDIT_VERIFY_PAGE,
@@ -22,8 +23,7 @@ import {
   type AuditStore,
   type AuditVerifyResult,
   type PreparedAuditEntry,
-} from '../sqlite/sqlite-audit-store.js';
-import type { PgDb, PgTx } from './pg-db.js';
+} from '../contracts/index.js';
 
 export class PgAuditStore implements AuditStore {
   constructor(private readonly db: PgDb) {}

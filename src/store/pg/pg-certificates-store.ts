@@ -1,4 +1,5 @@
-/** The certificate registry in the PostgreSQL store (the contract and the row shape are those of store/certificates-repo.ts). */
+/** The certificate registry in the PostgreSQL store (the contract and the row shape: store/contracts/certificates.ts). */
+import type { PgDb } from './pg-db.js';
 import {
   certificateFromRecord,
   certificateParams,
@@ -6,8 +7,7 @@ import {
   type CertificateRow,
   type CertificatesStore,
   type NewCertificate,
-} from '../sqlite/sqlite-certificates-store.js';
-import type { PgDb } from './pg-db.js';
+} from '../contracts/index.js';
 
 const INSERT = `INSERT INTO certificates (tenant, name, kind, subject, issuer, serial, valid_from, valid_to, sha256, pem, status, created_at)
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'current', $11)`;

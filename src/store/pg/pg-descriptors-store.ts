@@ -1,4 +1,5 @@
-/** Protobuf descriptors in the PostgreSQL store (the contract and the row shape are those of store/descriptors-repo.ts). */
+/** Protobuf descriptors in the PostgreSQL store (the contract and the row shape: store/contracts/descriptors.ts). */
+import type { PgDb } from './pg-db.js';
 import {
   DESCRIPTOR_COLUMNS,
   DESCRIPTOR_FROM,
@@ -11,8 +12,7 @@ import {
   type DescriptorsStore,
   type NewDescriptor,
   type StoredDescriptor,
-} from '../sqlite/sqlite-descriptors-store.js';
-import type { PgDb } from './pg-db.js';
+} from '../contracts/index.js';
 
 export class PgDescriptorsStore implements DescriptorsStore {
   constructor(private readonly db: PgDb) {}

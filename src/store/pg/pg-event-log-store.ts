@@ -3,6 +3,8 @@
  * as SqliteEventLogStore does on log.db: the same filters, limits, order by id and row shape. Rows are
  * written by EventLog through pg-event-writer.ts.
  */
+import type { EventRow } from '../event-log/event-log-row.js';
+import type { PgTx } from './pg-db.js';
 import {
   exactMatches,
   toEventCounts,
@@ -13,9 +15,7 @@ import {
   type EventQuery,
   type StoredEvent,
   type TraceQuery,
-} from '../sqlite/sqlite-event-log-store.js';
-import type { EventRow } from '../event-log/event-log-row.js';
-import type { PgTx } from './pg-db.js';
+} from '../contracts/index.js';
 
 /** log.db's columns in its order, the flag as 0/1, so the SQLite row mapper serves both stores. */
 const COLUMNS =

@@ -1,9 +1,10 @@
 /**
  * Flow state in the PostgreSQL store: deduplication (`flow_inbox`) and correlation
- * (`flow_correlations`), answering as store/flow-state-repo.ts does. Every check-then-write is one
+ * (`flow_correlations`), answering as store/sqlite/sqlite-flow-state-store.ts does. Every check-then-write is one
  * conditional statement, so nodes sharing the store agree on who claimed, closed or timed out a row;
  * every failure is StorageUnavailableError ("state unavailable", 503), as on SQLite.
  */
+import type { PgTx } from './pg-db.js';
 import {
   claimable,
   stateFilterSql,
@@ -16,8 +17,7 @@ import {
   type FlowStateStore,
   type InboxRow,
   type StateFilter,
-} from '../sqlite/sqlite-flow-state-store.js';
-import type { PgTx } from './pg-db.js';
+} from '../contracts/index.js';
 
 /**
  * How often a claim or close looks again when the row it lost to changed before it could be read

@@ -1,4 +1,5 @@
-/** API keys in the PostgreSQL store: only the SHA-256 of a key is stored (see store/keys-repo.ts). */
+/** API keys in the PostgreSQL store: only the SHA-256 of a key is stored (see store/contracts/keys.ts). */
+import type { PgTx } from './pg-db.js';
 import {
   KEY_COLUMNS,
   keyFromRecord,
@@ -7,8 +8,7 @@ import {
   type KeysStore,
   type NewApiKey,
   type RevokeOutcome,
-} from '../sqlite/sqlite-keys-store.js';
-import type { PgTx } from './pg-db.js';
+} from '../contracts/index.js';
 
 export class PgKeysStore implements KeysStore {
   constructor(private readonly db: PgTx) {}

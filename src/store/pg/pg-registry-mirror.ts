@@ -14,20 +14,26 @@
  */
 import { StorageUnavailableError } from '../../common/errors.js';
 import { parseSetting, type SettingName } from '../../common/settings.js';
-import type { FlowVersionRef, LatestRef } from '../sqlite/sqlite-artifacts-store.js';
-import { verifiedArtifact } from '../sqlite/sqlite-artifacts-store.js';
-import { KEY_COLUMNS, keyFromRecord, type ApiKeyRow, type KeyRecord } from '../sqlite/sqlite-keys-store.js';
-import type { RegistryReads } from '../sqlite/registry-cache.js';
+import type { PgDb, PgSession, PgTx } from './pg-db.js';
 import {
+  type FlowVersionRef,
+  type LatestRef,
+  verifiedArtifact,
+  KEY_COLUMNS,
+  keyFromRecord,
+  type ApiKeyRow,
+  type KeyRecord,
+  type RegistryReads,
   DESCRIPTOR_COLUMNS,
   DESCRIPTOR_LATEST_FROM,
   toStoredDescriptor,
   type DescriptorReads,
   type DescriptorRecord,
   type StoredDescriptor,
-} from '../sqlite/sqlite-descriptors-store.js';
-import { toTenant, type Tenant, type TenantRow } from '../sqlite/sqlite-tenants-store.js';
-import type { PgDb, PgSession, PgTx } from './pg-db.js';
+  toTenant,
+  type Tenant,
+  type TenantRow,
+} from '../contracts/index.js';
 
 export interface PgRegistryMirrorOptions {
   /** @default 200 */

@@ -1,10 +1,16 @@
 /** TenantAdmin on PostgreSQL: the tenant row and its audit entry in one transaction (both or neither). */
-import { prepareAuditEntry, type AuditEntryInput } from '../sqlite/sqlite-audit-store.js';
-import type { TenantAdmin, TenantStatusChange } from '../sqlite/sqlite-tenant-admin-store.js';
-import type { NewTenant, Tenant, TenantStatus } from '../sqlite/sqlite-tenants-store.js';
 import { appendAuditIn } from './pg-audit-store.js';
 import type { PgDb } from './pg-db.js';
 import { PgTenantsStore } from './pg-tenants-store.js';
+import {
+  prepareAuditEntry,
+  type AuditEntryInput,
+  type TenantAdmin,
+  type TenantStatusChange,
+  type NewTenant,
+  type Tenant,
+  type TenantStatus,
+} from '../contracts/index.js';
 
 export class PgTenantAdmin implements TenantAdmin {
   constructor(private readonly db: PgDb) {}

@@ -1,4 +1,5 @@
-/** Tenants in the PostgreSQL store (the contract and the row shape are those of store/tenants-repo.ts). */
+/** Tenants in the PostgreSQL store (the contract and the row shape: store/contracts/tenants.ts). */
+import type { PgTx } from './pg-db.js';
 import {
   toTenant,
   tenantExists,
@@ -8,8 +9,7 @@ import {
   type TenantRow,
   type TenantStatus,
   type TenantsStore,
-} from '../sqlite/sqlite-tenants-store.js';
-import type { PgTx } from './pg-db.js';
+} from '../contracts/index.js';
 
 const COLUMNS = 'id, display_name, status, auth_methods, created_at';
 

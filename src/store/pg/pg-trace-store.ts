@@ -1,6 +1,6 @@
 /** Payload-tracing flags per (tenant, flow) in the PostgreSQL store; default off. */
-import type { TraceFlag, TraceStore } from '../sqlite/sqlite-traces-store.js';
 import type { PgTx } from './pg-db.js';
+import type { TraceFlag, TraceStore } from '../contracts/index.js';
 
 export class PgTraceStore implements TraceStore {
   constructor(private readonly db: PgTx) {}

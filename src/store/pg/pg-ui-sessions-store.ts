@@ -1,12 +1,12 @@
-/** Server-side UI sessions and the CSRF key in the PostgreSQL store (contract and row shape: store/ui-sessions-repo.ts). */
+/** Server-side UI sessions and the CSRF key in the PostgreSQL store (contract and row shape: store/contracts/ui-sessions.ts). */
+import type { PgTx } from './pg-db.js';
 import {
   toUiSession,
   UI_SESSION_COLUMNS,
   type UiSessionRecord,
   type UiSessionRow,
   type UiSessionsStore,
-} from '../sqlite/sqlite-ui-sessions-store.js';
-import type { PgTx } from './pg-db.js';
+} from '../contracts/index.js';
 
 export class PgUiSessionsStore implements UiSessionsStore {
   constructor(private readonly db: PgTx) {}

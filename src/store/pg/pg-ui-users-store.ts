@@ -1,4 +1,5 @@
-/** Management UI accounts in the PostgreSQL store (the contract and the row shape are those of store/ui-users-repo.ts). */
+/** Management UI accounts in the PostgreSQL store (the contract and the row shape: store/contracts/ui-users.ts). */
+import type { PgDb, PgTx } from './pg-db.js';
 import {
   toUiUser,
   uiCredentials,
@@ -6,8 +7,7 @@ import {
   type UiUser,
   type UiUserRecord,
   type UiUsersStore,
-} from '../sqlite/sqlite-ui-users-store.js';
-import type { PgDb, PgTx } from './pg-db.js';
+} from '../contracts/index.js';
 
 const COLUMNS = 'id, username, role, password_hash, disabled, created_at, updated_at';
 

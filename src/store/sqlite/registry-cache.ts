@@ -6,15 +6,15 @@
  * before a turn begins is seen by every request of that turn. Writes through this process's own
  * connection must call `invalidate()`.
  */
-import type { Awaitable } from '../../common/awaitable.js';
 import type { SettingName } from '../../common/settings.js';
-import type { SqliteArtifactsStore, FlowVersionRef } from './sqlite-artifacts-store.js';
+import type { SqliteArtifactsStore } from './sqlite-artifacts-store.js';
 import { changeCounterOf, type ChangeCounter } from './change-counter.js';
 import type { Db } from './db.js';
-import type { ApiKeyRow, SqliteKeysStore } from './sqlite-keys-store.js';
+import type { SqliteKeysStore } from './sqlite-keys-store.js';
 import type { SqliteSettingsStore } from './sqlite-settings-store.js';
-import type { Tenant, SqliteTenantsStore } from './sqlite-tenants-store.js';
+import type { SqliteTenantsStore } from './sqlite-tenants-store.js';
 import type { SqliteTraceStore } from './sqlite-traces-store.js';
+import type { RegistryReads, FlowVersionRef, ApiKeyRow, Tenant } from '../contracts/index.js';
 
 /** Entries per map before it is cleared (bounds memory against callers spraying names). */
 const MAX_ENTRIES = 10_000;
@@ -25,28 +25,6 @@ export interface RegistryRepos {
   artifacts: SqliteArtifactsStore;
   traces: SqliteTraceStore;
   settings: SqliteSettingsStore;
-}
-
-/**
- * The registry reads of the request path, answered at once from memory: by RegistryCache over the
- * SQLite registry, by PgRegistryMirror (store/pg/) over PostgreSQL. A throw means the answer cannot
- * be vouched for now (the gate's 503, never a pass).
- */
-export interface RegistryReads {
-  findKeyByHash(hash: string): ApiKeyRow | undefined;
-  tenant(id: string): Tenant | undefined;
-  resolveLatest(tenant: string, name: string): FlowVersionRef | undefined;
-  traceEnabled(tenant: string, flow: string): boolean;
-  setting(name: SettingName): number;
-  /** After a write through this process: the next read must see it. */
-  invalidate(): void;
-  /**
-   * Settles once the reads answer with every write committed before the call, made through any
-   * connection (`svc seed` publishes through the stores, then runs the flows through this copy):
-   * at once on SQLite, after one round of the change log on PostgreSQL.
-   */
-  refresh(): Awaitable<void>;
-  close(): void;
 }
 
 export class RegistryCache implements RegistryReads {

@@ -5,9 +5,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IntegrityError } from '../../common/errors.js';
-import { SqliteArtifactsStore, DuplicateVersionError, tenantStatus } from './sqlite-artifacts-store.js';
+import { SqliteArtifactsStore, tenantStatus } from './sqlite-artifacts-store.js';
 import { openDb } from './db.js';
 import { registryMigrations } from './migrations/registry.js';
+import { DuplicateVersionError } from '../contracts/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-artifacts-'));
 const db = openDb(join(dir, 'registry.db'), registryMigrations);

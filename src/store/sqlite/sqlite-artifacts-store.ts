@@ -1,67 +1,25 @@
 /** Flow artifacts by content address, version refs per (tenant, name) and the `latest` pointer. */
-import { sha256Hex } from '../../common/digest.js';
-import { IntegrityError, SvcError } from '../../common/errors.js';
 import type { Db } from './db.js';
-import type { Awaitable } from '../../common/awaitable.js';
+import {
+  type FlowVersionRef,
+  type LatestRef,
+  type VersionListing,
+  type PublishInput,
+  DuplicateVersionError,
+  type ArtifactsStore,
+  verifiedArtifact,
+  publishedBytes,
+  publishRefusalReason,
+  type PublishRefusal,
+  type PublishTarget,
+} from '../contracts/index.js';
 
-export interface FlowVersionRef {
-  version: string;
-  hash: string;
-  /** ISO 8601 UTC. */
-  created_at: string;
-}
-
-export interface LatestRef extends FlowVersionRef {
-  tenant: string;
-  name: string;
-}
-
-export interface VersionListing extends FlowVersionRef {
-  /** True for the version `latest` points at. */
-  latest: boolean;
-}
-
-export interface PublishInput {
-  tenant: string;
-  name: string;
-  version: string;
-  /** The artifact bytes (canonical IR JSON). */
-  bytes: string | Uint8Array;
-  /** Hex SHA-256 of bytes; checked before anything is written. */
-  hash: string;
-  /** ISO 8601 UTC. */
-  createdAt: string;
-  /** The Markdown the version was compiled from, kept beside it. @default not kept */
-  source?: string;
-}
-
-/** A version that already exists for (tenant, name): publishing it again changes nothing. */
-export class DuplicateVersionError extends SvcError {
-  constructor(tenant: string, name: string, version: string) {
-    super(
-      'SVC_ERR_CONFLICT',
-      `flow ${tenant}/${name} already has version "${version}"; versions are never replaced, deploy under a new version`,
-    );
-    this.name = 'DuplicateVersionError';
-  }
-}
-
-/** The storage contract (store/contracts.ts): implemented here and in store/pg/. */
-export interface ArtifactsStore {
-  resolveLatest(tenant: string, name: string): Awaitable<FlowVersionRef | undefined>;
-  getByVersion(tenant: string, name: string, version: string): Awaitable<FlowVersionRef | undefined>;
-  /** Every version of a flow, oldest first. */
-  listVersions(tenant: string, name: string): Awaitable<VersionListing[]>;
-  getSource(tenant: string, name: string, version: string): Awaitable<string | undefined>;
-  /** The latest version of every flow, by tenant and name. */
-  listLatest(): Awaitable<LatestRef[]>;
-  /** Verified bytes. @throws IntegrityError when they no longer hash to `hash`. */
-  getArtifact(hash: string): Awaitable<Buffer | undefined>;
-  /**
-   * Stores the artifact, adds the version and moves `latest`, all in one transaction.
-   * @throws DuplicateVersionError when the version exists; IntegrityError when the bytes do not hash to `hash`
-   */
-  publish(p: PublishInput): Awaitable<void>;
+/** The tenant's status as publishMany checks it, read without depending on the tenants store. */
+export function tenantStatus(db: Db, id: string): 'active' | 'disabled' | undefined {
+  const row = db
+    .prepare<[string], { status: 'active' | 'disabled' }>('SELECT status FROM tenants WHERE id = ?')
+    .get(id);
+  return row?.status;
 }
 
 export class SqliteArtifactsStore implements ArtifactsStore {
@@ -142,14 +100,33 @@ export class SqliteArtifactsStore implements ArtifactsStore {
   }
 
   /**
-   * Runs `fn` inside one IMMEDIATE transaction of the registry: several publish() calls made in it
-   * (each then a savepoint) are written all together or not at all, and checks made in it see the
-   * state they are written over. A throw rolls everything back. Lock order: when an audit entry
-   * belongs to the change, take SqliteAuditStore.transaction first and call this inside it, never the
-   * other way round (see SqliteAuditStore.transaction).
+   * Publishes every input or none in one IMMEDIATE transaction: the checks run under the registry's
+   * write lock, so no other process can publish the same version or disable the tenant between
+   * them and the writes; each publish() inside it is a savepoint, and a throw rolls all back.
    */
-  transaction<T>(fn: () => T): T {
-    return this.#db.transaction(fn).immediate();
+  publishMany(inputs: readonly PublishInput[]): PublishRefusal[] {
+    return this.#db
+      .transaction(() => {
+        const refusals = this.#refusals(inputs);
+        if (refusals.length === 0) for (const p of inputs) this.publish(p);
+        return refusals;
+      })
+      .immediate();
+  }
+
+  /** publishMany's checks, read in one deferred transaction (one snapshot, no write lock). */
+  publishRefusals(flows: readonly PublishTarget[]): PublishRefusal[] {
+    return this.#db.transaction(() => this.#refusals(flows)).deferred();
+  }
+
+  #refusals(flows: readonly PublishTarget[]): PublishRefusal[] {
+    return flows.flatMap((f, index) => {
+      const reason = publishRefusalReason(
+        tenantStatus(this.#db, f.tenant),
+        this.#byVersion.get(f.tenant, f.name, f.version) !== undefined,
+      );
+      return reason === undefined ? [] : [{ index, reason }];
+    });
   }
 
   /** Stores the artifact (deduplicated by hash), adds the version and moves `latest`, in one transaction. */
@@ -177,32 +154,4 @@ export class SqliteArtifactsStore implements ArtifactsStore {
       })
       .immediate();
   }
-}
-
-/** Stored bytes checked against their address. @throws IntegrityError when they no longer hash to it */
-export function verifiedArtifact(hash: string, bytes: Buffer): Buffer {
-  const actual = sha256Hex(bytes);
-  if (actual !== hash)
-    throw new IntegrityError(
-      `artifact ${hash} is corrupt: its bytes hash to ${actual}; re-deploy the flow under a new version`,
-    );
-  return bytes;
-}
-
-/** The bytes a publish stores, checked against the hash it names before anything is written. */
-export function publishedBytes(p: PublishInput): Buffer {
-  const bytes = typeof p.bytes === 'string' ? Buffer.from(p.bytes, 'utf8') : Buffer.from(p.bytes);
-  if (sha256Hex(bytes) !== p.hash)
-    throw new IntegrityError(
-      `refusing to publish ${p.tenant}/${p.name} ${p.version}: the bytes do not hash to ${p.hash}`,
-    );
-  return bytes;
-}
-
-/** The tenant's status as deploy needs it, read without depending on the tenants store. */
-export function tenantStatus(db: Db, id: string): 'active' | 'disabled' | undefined {
-  const row = db
-    .prepare<[string], { status: 'active' | 'disabled' }>('SELECT status FROM tenants WHERE id = ?')
-    .get(id);
-  return row?.status;
 }

@@ -1,15 +1,10 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import {
-  SqliteAuditStore,
-  auditHash,
-  GENESIS_HASH,
-  prepareAuditEntry,
-  type AuditVerifyResult,
-} from './sqlite-audit-store.js';
+import { SqliteAuditStore } from './sqlite-audit-store.js';
 import { openDb, type Db } from './db.js';
 import { auditMigrations } from './migrations/audit.js';
+import { auditHash, GENESIS_HASH, prepareAuditEntry, type AuditVerifyResult } from '../contracts/index.js';
 
 function setup(): { db: Db; audit: SqliteAuditStore } {
   const db = openDb(':memory:', auditMigrations);

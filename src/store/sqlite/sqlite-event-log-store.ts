@@ -1,75 +1,20 @@
 /** The log database's event table: batch inserts, a simple reader, retention deletes. */
 import { existsSync } from 'node:fs';
 import { reclaimFreePagesInSlices, type ReclaimOptions, type ReclaimResult } from './auto-vacuum.js';
-import type { Awaitable } from '../../common/awaitable.js';
 import { openDb, type Db } from './db.js';
 import { logMigrations } from './migrations/log.js';
-import { packRow, ROW_WIDTH, TRACE_EVENTS, type EventRow, type RowColumns } from '../event-log/event-log-row.js';
-
-export interface EventQuery {
-  tenant?: string;
-  flow?: string;
-  event?: string;
-  correlation_id?: string;
-  http_status?: number;
-  /** Paging: only rows with a smaller id (the last id of the previous page). */
-  beforeId?: number;
-  /** Following: only rows with a larger id (the last id already seen). */
-  afterId?: number;
-  /** Return the oldest rows first (following the log) instead of the newest. @default false */
-  oldestFirst?: boolean;
-  /** ISO 8601 UTC bounds on `ts`, found by a binary search over row ids (rows are appended in time order; no index). */
-  since?: string;
-  until?: string;
-  /** Most rows returned, newest first. @default 100 */
-  limit?: number;
-}
-
-/** Which trace rows to read (`step_traced`, `egress_traced`). */
-export interface TraceQuery {
-  tenant?: string;
-  flow?: string;
-  correlation_id?: string;
-  /** ISO 8601 UTC, inclusive bounds on `ts`. */
-  since?: string;
-  until?: string;
-  /** Most rows returned, oldest first. @default 1000 */
-  limit?: number;
-}
-
-/** A stored event as read back: payload parsed from its JSON text. */
-export interface StoredEvent extends Omit<EventRow, 'payload' | 'payload_truncated'> {
-  id: number;
-  payload: unknown;
-  payload_truncated: boolean;
-}
-
-/** What `countsSince` answers: rows per kind, and `completed` rows with a status of 400 or more. */
-export interface EventCounts {
-  byEvent: Record<string, number>;
-  failedCompletions: number;
-}
-
-/**
- * The read side of the structured event log, on SQLite (`SqliteEventLogStore`, log.db) or PostgreSQL
- * (store/pg/pg-event-log-store.ts). Rows are written by EventLog, never through this contract.
- * Ids grow in the order rows became visible: following after the last id seen misses nothing.
- */
-export interface EventLogStore {
-  /** Newest first (or oldest first). Filters are exact matches. Trace rows are never returned here: only `queryTrace` reads them. */
-  query(q?: EventQuery): Awaitable<StoredEvent[]>;
-  /** Trace rows, oldest first; none at all when `readable` is false (the caller's role may not read them). */
-  queryTrace(q: TraceQuery, readable: boolean): Awaitable<StoredEvent[]>;
-  /** How many rows of each kind were written at or after `iso` (the Overview's "last hour"). */
-  countsSince(iso: string): Awaitable<EventCounts>;
-  /** The id of the newest row (0 when there is none): where a reader that follows the log starts. */
-  lastId(): Awaitable<number>;
-  /** The first row id whose `ts` is not before `iso`, found by a binary search over ids (one past the last id when none is; 0 when there are no rows). */
-  firstIdAtOrAfter(iso: string): Awaitable<number>;
-}
-
-/** The trace event kinds as an SQL list (constants, never caller input). */
-export const TRACE_KINDS_SQL = [...TRACE_EVENTS].map((e) => `'${e}'`).join(', ');
+import { packRow, ROW_WIDTH, type EventRow, type RowColumns } from '../event-log/event-log-row.js';
+import {
+  type EventQuery,
+  type TraceQuery,
+  type StoredEvent,
+  type EventCounts,
+  type EventLogStore,
+  TRACE_KINDS_SQL,
+  toStoredEvent,
+  toEventCounts,
+  exactMatches,
+} from '../contracts/index.js';
 
 const INSERT_HEAD =
   'INSERT INTO events (ts, correlation_id, tenant, flow, step, event, payload, payload_truncated, http_status, outcome, reason, trace_id) VALUES';
@@ -273,45 +218,5 @@ export class SqliteEventLogStore implements EventLogStore {
 
   close(): void {
     this.#db.close();
-  }
-}
-
-/** A row as read (`payload_truncated` 0 or 1) as the contract answers it: payload parsed, flag a boolean. */
-export function toStoredEvent(r: EventRow & { id: number }): StoredEvent {
-  return {
-    ...r,
-    payload: r.payload === null ? null : JSON.parse(r.payload),
-    payload_truncated: r.payload_truncated === 1,
-  };
-}
-
-/** `countsSince`'s answer from its rows: one per kind with its count and its failed completions. */
-export function toEventCounts(rows: readonly { event: string; n: number; failed: number }[]): EventCounts {
-  const byEvent: Record<string, number> = {};
-  let failedCompletions = 0;
-  for (const r of rows) {
-    byEvent[r.event] = r.n;
-    failedCompletions += r.failed;
-  }
-  return { byEvent, failedCompletions };
-}
-
-/**
- * Adds `column = ?` for each of `keys` that the query sets (column names are these constants, never
- * input). `param` names the placeholder of the n-th argument (PostgreSQL's `$n`).
- */
-export function exactMatches<Q extends object>(
-  q: Q,
-  keys: readonly (keyof Q & string)[],
-  where: string[],
-  args: unknown[],
-  param: (n: number) => string = () => '?',
-): void {
-  for (const key of keys) {
-    const v = q[key];
-    if (v !== undefined) {
-      args.push(v);
-      where.push(`${key} = ${param(args.length)}`);
-    }
   }
 }

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { openDb } from './db.js';
-import { generateKey, hashKey, keyStatus, SqliteKeysStore } from './sqlite-keys-store.js';
+import { SqliteKeysStore } from './sqlite-keys-store.js';
 import { registryMigrations } from './migrations/registry.js';
 import { SqliteTenantsStore } from './sqlite-tenants-store.js';
+import { generateKey, hashKey, keyStatus } from '../contracts/index.js';
 
 describe('keyStatus', () => {
   const now = new Date('2030-01-31T12:00:00Z');

@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import { parseSetting, Settings, type SettingName } from '../../common/settings.js';
 import { openDb } from './db.js';
 import { registryMigrations } from './migrations/registry.js';
-import { isAccepted, SqliteSettingsStore } from './sqlite-settings-store.js';
+import { SqliteSettingsStore } from './sqlite-settings-store.js';
+import { isAccepted } from '../contracts/index.js';
 
 describe('SqliteSettingsStore', () => {
   const setup = () => {

@@ -6,8 +6,8 @@ import { openDb } from './db.js';
 import { auditMigrations } from './migrations/audit.js';
 import { registryMigrations } from './migrations/registry.js';
 import { SqliteTenantAdmin } from './sqlite-tenant-admin-store.js';
-import type { Tenant } from './sqlite-tenants-store.js';
 import { SqliteTenantsStore } from './sqlite-tenants-store.js';
+import type { Tenant } from '../contracts/index.js';
 
 function setup() {
   const tenants = new SqliteTenantsStore(openDb(':memory:', registryMigrations));

@@ -1,23 +1,6 @@
 /** Payload-tracing flags per (tenant, flow) in the registry database; default off. */
 import type { Db } from './db.js';
-import type { Awaitable } from '../../common/awaitable.js';
-
-/** One (tenant, flow) flag as stored. */
-export interface TraceFlag {
-  readonly tenant: string;
-  readonly flow: string;
-  readonly enabled: boolean;
-  /** ISO 8601 UTC of the last change. */
-  readonly updated_at: string;
-}
-
-/** The storage contract (store/contracts.ts): implemented here and in store/pg/. */
-export interface TraceStore {
-  isEnabled(tenant: string, flow: string): Awaitable<boolean>;
-  /** True only when the flag changed. */
-  set(tenant: string, flow: string, enabled: boolean, at: string): Awaitable<boolean>;
-  list(tenant?: string): Awaitable<TraceFlag[]>;
-}
+import type { TraceFlag, TraceStore } from '../contracts/index.js';
 
 export class SqliteTraceStore implements TraceStore {
   readonly #db: Db;

@@ -5,9 +5,9 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { GENESIS_HASH, type AuditVerifyResult } from '../../../src/store/sqlite/sqlite-audit-store.js';
 import type { BackendKind, StoreBackend } from './backend.js';
 import { withStore } from './registry.conformance.js';
+import { GENESIS_HASH, type AuditVerifyResult } from '../../../src/store/contracts/index.js';
 
 async function fill(s: StoreBackend, tenant: string, n: number): Promise<void> {
   for (let i = 0; i < n; i += 1) await s.audit.append({ tenant, eventType: `event.${i + 1}`, payload: { i } });

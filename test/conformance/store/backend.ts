@@ -16,9 +16,9 @@ import type {
   TraceStore,
   UiSessionsStore,
   UiUsersStore,
+  TenantAdmin,
 } from '../../../src/store/contracts/index.js';
 import type { EventLog, EventLogTuning } from '../../../src/store/event-log/event-log.js';
-import type { TenantAdmin } from '../../../src/store/sqlite/sqlite-tenant-admin-store.js';
 
 export interface StoreBackend {
   readonly tenants: TenantsStore;

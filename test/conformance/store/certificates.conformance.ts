@@ -5,9 +5,9 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { NewCertificate } from '../../../src/store/sqlite/sqlite-certificates-store.js';
 import type { BackendKind, StoreBackend } from './backend.js';
 import { withShared, withStore } from './registry.conformance.js';
+import type { NewCertificate } from '../../../src/store/contracts/index.js';
 
 const T0 = '2026-01-02T03:04:05.000Z';
 const T1 = '2026-02-01T00:00:00.000Z';

@@ -5,9 +5,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sha256Hex } from '../../../src/common/digest.js';
-import type { NewDescriptor } from '../../../src/store/sqlite/sqlite-descriptors-store.js';
 import type { BackendKind } from './backend.js';
 import { withShared, withStore } from './registry.conformance.js';
+import type { NewDescriptor } from '../../../src/store/contracts/index.js';
 
 const T0 = '2026-01-02T03:04:05.000Z';
 const T1 = '2026-01-03T00:00:00.000Z';

@@ -6,13 +6,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { StorageUnavailableError } from '../../../src/common/errors.js';
-import type {
-  ClaimRequest,
-  CorrelationRow,
-  FlowStateStore,
-} from '../../../src/store/sqlite/sqlite-flow-state-store.js';
 import type { BackendKind, StoreBackend } from './backend.js';
 import { withStore } from './registry.conformance.js';
+import type { ClaimRequest, CorrelationRow, FlowStateStore } from '../../../src/store/contracts/index.js';
 
 /** An instant `s` seconds after 2030-01-01T00:00:00Z, as the callers write them. */
 const at = (s: number): string => new Date(Date.UTC(2030, 0, 1) + s * 1000).toISOString();

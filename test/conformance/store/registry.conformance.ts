@@ -244,6 +244,85 @@ export function registryConformance(kind: BackendKind): void {
         );
         assert.equal((await s.artifacts.getArtifact(same.hash))?.toString(), 'shared');
       }));
+
+    const tenant = (s: StoreBackend, id: string) =>
+      s.tenants.create({ id, displayName: id, authMethods: ['api_key'], createdAt: T0 });
+    const input = (name: string, version: string, text: string, who = 'acme') => ({
+      tenant: who,
+      name,
+      version,
+      ...artifact(text),
+      createdAt: T0,
+    });
+
+    test('publishMany publishes every flow and moves each latest', async () =>
+      withStore(kind, async (s) => {
+        await tenant(s, 'acme');
+        await s.artifacts.publish(input('a', '1', 'a1'));
+        assert.deepEqual(
+          await s.artifacts.publishMany([{ ...input('a', '2', 'a2'), source: '# a' }, input('b', '2', 'b2')]),
+          [],
+        );
+        assert.equal((await s.artifacts.resolveLatest('acme', 'a'))?.version, '2');
+        assert.equal((await s.artifacts.resolveLatest('acme', 'b'))?.hash, artifact('b2').hash);
+        assert.equal(await s.artifacts.getSource('acme', 'a', '2'), '# a');
+      }));
+
+    test('publishMany refuses every flow it must, in input order, and then publishes none', async () =>
+      withStore(kind, async (s) => {
+        await tenant(s, 'acme');
+        await tenant(s, 'off');
+        await s.tenants.setStatus('off', 'disabled');
+        await s.artifacts.publish(input('taken', '1', 'old'));
+        const inputs = [
+          input('fresh', '1', 'fresh'),
+          input('x', '1', 'x', 'ghost'),
+          input('taken', '1', 'new'),
+          input('y', '1', 'y', 'off'),
+        ];
+        const expected = [
+          { index: 1, reason: 'tenant-not-registered' },
+          { index: 2, reason: 'version-exists' },
+          { index: 3, reason: 'tenant-disabled' },
+        ];
+        assert.deepEqual(await s.artifacts.publishRefusals(inputs), expected);
+        assert.deepEqual(await s.artifacts.publishMany(inputs), expected);
+        assert.equal(await s.artifacts.getByVersion('acme', 'fresh', '1'), undefined);
+        assert.equal((await s.artifacts.getByVersion('acme', 'taken', '1'))?.hash, artifact('old').hash);
+        assert.deepEqual(
+          (await s.artifacts.listLatest()).map((l) => `${l.tenant}/${l.name}@${l.version}`),
+          ['acme/taken@1'],
+        );
+      }));
+
+    test('publishRefusals only reads: nothing is published', async () =>
+      withStore(kind, async (s) => {
+        await tenant(s, 'acme');
+        assert.deepEqual(await s.artifacts.publishRefusals([input('a', '1', 'a')]), []);
+        assert.deepEqual(await s.artifacts.listLatest(), []);
+      }));
+
+    test('two publishMany of one version on two handles: one publishes all, the other is refused for all', async () =>
+      withShared(kind, 2, async ([one, two]) => {
+        await tenant(one!, 'acme');
+        const results = await Promise.all([
+          Promise.resolve().then(() =>
+            one!.artifacts.publishMany([input('a', '1', 'one-a'), input('b', '1', 'one-b')]),
+          ),
+          Promise.resolve().then(() =>
+            two!.artifacts.publishMany([input('b', '1', 'two-b'), input('a', '1', 'two-a')]),
+          ),
+        ]);
+        const winner = results.findIndex((r) => r.length === 0);
+        assert.notEqual(winner, -1);
+        assert.deepEqual(results[1 - winner], [
+          { index: 0, reason: 'version-exists' },
+          { index: 1, reason: 'version-exists' },
+        ]);
+        const prefix = winner === 0 ? 'one' : 'two';
+        assert.equal((await two!.artifacts.getByVersion('acme', 'a', '1'))?.hash, artifact(`${prefix}-a`).hash);
+        assert.equal((await one!.artifacts.getByVersion('acme', 'b', '1'))?.hash, artifact(`${prefix}-b`).hash);
+      }));
   });
 
   describe(`settings (${kind.name})`, () => {

@@ -4,9 +4,9 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { NewUiUser, UiRole } from '../../../src/store/sqlite/sqlite-ui-users-store.js';
 import type { BackendKind, StoreBackend } from './backend.js';
 import { withStore } from './registry.conformance.js';
+import type { NewUiUser, UiRole } from '../../../src/store/contracts/index.js';
 
 const T0 = '2026-01-02T03:04:05.000Z';
 const T1 = '2026-02-03T04:05:06.000Z';

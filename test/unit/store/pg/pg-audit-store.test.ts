@@ -1,17 +1,17 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { freshPgSchema, type PgSchema } from '../../../helpers/pg.js';
-import {
-  SqliteAuditStore,
-  auditHash,
-  prepareAuditEntry,
-  type AuditEntryInput,
-  type AuditVerifyResult,
-} from '../../../../src/store/sqlite/sqlite-audit-store.js';
+import { SqliteAuditStore } from '../../../../src/store/sqlite/sqlite-audit-store.js';
 import { openDb } from '../../../../src/store/sqlite/db.js';
 import { auditMigrations } from '../../../../src/store/sqlite/migrations/audit.js';
 import { appendAuditIn } from '../../../../src/store/pg/pg-audit-store.js';
 import { openPgStore, type PgStore } from '../../../../src/store/pg/pg-store.js';
+import {
+  auditHash,
+  prepareAuditEntry,
+  type AuditEntryInput,
+  type AuditVerifyResult,
+} from '../../../../src/store/contracts/index.js';
 
 let schema: PgSchema;
 let store: PgStore;
