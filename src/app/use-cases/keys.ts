@@ -199,8 +199,7 @@ export interface KeysOverview {
  */
 export async function listAllApiKeys(deps: KeyDeps, now: Date = new Date()): Promise<KeysOverview> {
   const tenants = await listTenants(deps.tenants);
-  const keys: KeyView[] = [];
-  for (const t of tenants)
-    for (const row of await deps.keys.list(t.id)) keys.push({ row, status: keyStatus(row, now) });
+  // One read for every tenant's keys, not one per tenant.
+  const keys: KeyView[] = (await deps.keys.listAll()).map((row) => ({ row, status: keyStatus(row, now) }));
   return { tenants, keys };
 }

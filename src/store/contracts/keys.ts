@@ -95,6 +95,8 @@ export interface KeysStore {
   get(id: number): Awaitable<ApiKeyRow | undefined>;
   /** The tenant's keys, oldest first, revoked ones included. */
   list(tenant: string): Awaitable<ApiKeyRow[]>;
+  /** Every tenant's keys in one read: by tenant id (byte order), then oldest first (the UI's Keys page). */
+  listAll(): Awaitable<ApiKeyRow[]>;
   create(key: NewApiKey): Awaitable<ApiKeyRow>;
   /** Atomic against concurrent revokes: exactly one caller gets 'revoked'. */
   revoke(id: number, at: string): Awaitable<RevokeOutcome>;

@@ -27,6 +27,13 @@ export class PgKeysStore implements KeysStore {
     ).rows.map(keyFromRecord);
   }
 
+  async listAll(): Promise<ApiKeyRow[]> {
+    // COLLATE "C": the byte order of SQLite's BINARY, so both stores list in one order.
+    return (
+      await this.db.query<KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY tenant COLLATE "C", id`)
+    ).rows.map(keyFromRecord);
+  }
+
   async create(k: NewApiKey): Promise<ApiKeyRow> {
     const r = await this.db.query<KeyRecord>(
       `INSERT INTO api_keys (tenant, label, key_hash, scopes, flows, expires_at, rate_limit, revoked_at, created_at)

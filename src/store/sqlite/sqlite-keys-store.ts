@@ -17,6 +17,7 @@ export class SqliteKeysStore implements KeysStore {
   readonly #byHash;
   readonly #byId;
   readonly #byTenant;
+  readonly #all;
   readonly #insert;
   readonly #revoke;
   readonly #any;
@@ -27,6 +28,7 @@ export class SqliteKeysStore implements KeysStore {
     this.#byTenant = db.prepare<[string], KeyRecord>(
       `SELECT ${KEY_COLUMNS} FROM api_keys WHERE tenant = ? ORDER BY id`,
     );
+    this.#all = db.prepare<[], KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY tenant, id`);
     this.#insert = db.prepare(
       'INSERT INTO api_keys (tenant, label, key_hash, scopes, flows, expires_at, rate_limit, revoked_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?)',
     );
@@ -48,6 +50,10 @@ export class SqliteKeysStore implements KeysStore {
   /** The tenant's keys, oldest first, revoked ones included. */
   list(tenant: string): ApiKeyRow[] {
     return this.#byTenant.all(tenant).map(keyFromRecord);
+  }
+
+  listAll(): ApiKeyRow[] {
+    return this.#all.all().map(keyFromRecord);
   }
 
   create(key: NewApiKey): ApiKeyRow {

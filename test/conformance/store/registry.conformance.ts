@@ -131,6 +131,24 @@ export function registryConformance(kind: BackendKind): void {
         assert.equal(await s.keys.hasAnyKey(), true);
       }));
 
+    test("listAll: every tenant's keys in one read, by tenant id in byte order, then oldest first", async () =>
+      withStore(kind, async (s) => {
+        for (const id of ['beta', 'Zeta', 'acme'])
+          await s.tenants.create({ id, displayName: id, authMethods: ['api_key'], createdAt: T0 });
+        assert.deepEqual(await s.keys.listAll(), []);
+        const b1 = await s.keys.create(key('beta', '1'));
+        const a1 = await s.keys.create(key('acme', '2'));
+        const z1 = await s.keys.create(key('Zeta', '3'));
+        const a2 = await s.keys.create(key('acme', '4'));
+        await s.keys.revoke(a2.id, T0);
+        const all = await s.keys.listAll();
+        assert.deepEqual(
+          all.map((k) => k.id),
+          [z1.id, a1.id, a2.id, b1.id],
+        );
+        assert.deepEqual(all[2], await s.keys.get(a2.id));
+      }));
+
     test('a key of an unregistered tenant is refused', async () =>
       withStore(kind, async (s) => {
         await assert.rejects(Promise.resolve().then(() => s.keys.create(key('ghost', 'a'))));
