@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { scanFile } from './file-io.js';
-import type { QueueMessage } from './queue-consumer.js';
+import type { QueueMessage } from '../contract.js';
 import { FileQueueStore } from './file-queue-store.js';
-import type { SegmentRecord } from '../types.js';
+import type { SegmentRecord } from './segment-record.js';
 
 const dirs: string[] = [];
 after(() => {

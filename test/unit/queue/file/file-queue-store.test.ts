@@ -16,8 +16,8 @@ import { encodeFrame } from '../../../../src/queue/file/frame.js';
 import { scanFile } from '../../../../src/queue/file/file-io.js';
 import { waitFor } from '../../../helpers/wait.js';
 import { FileQueueStore } from '../../../../src/queue/file/file-queue-store.js';
-import type { Outcome, QueueMessage } from '../../../../src/queue/file/queue-consumer.js';
-import type { RetryPolicy, SegmentRecord } from '../../../../src/queue/types.js';
+import type { Outcome, QueueMessage, RetryPolicy } from '../../../../src/queue/contract.js';
+import type { SegmentRecord } from '../../../../src/queue/file/segment-record.js';
 
 const dirs: string[] = [];
 function tempQueues(): string {
@@ -92,12 +92,12 @@ describe('queue store', () => {
       results.map((r) => r.id),
       Array.from({ length: 50 }, (_, i) => i + 1),
     );
-    assert.equal(results[0]!.offset, 0);
-    for (let i = 1; i < results.length; i++) assert.ok(results[i]!.offset > results[i - 1]!.offset);
+    assert.equal(results[0]!.byteOffset, 0);
+    for (let i = 1; i < results.length; i++) assert.ok(results[i]!.byteOffset > results[i - 1]!.byteOffset);
     const scan = await scanFile<SegmentRecord>(store.paths('acme', 'orders').segment);
     assert.deepEqual(
       scan.frames.map((f) => f.offset),
-      results.map((r) => r.offset),
+      results.map((r) => r.byteOffset),
     );
     assert.deepEqual(scan.frames[3]!.value, {
       id: 4,
@@ -134,7 +134,7 @@ describe('queue store', () => {
     appendFileSync(seg, 'garbage');
     store = new FileQueueStore({ queuesDir });
     const r = await store.append('acme', 'torn', { correlationId: 'c3', payload: { n: 3 } });
-    assert.equal(r.offset, good, 'the torn tail was truncated before the new record');
+    assert.equal(r.byteOffset, good, 'the torn tail was truncated before the new record');
     const seen = await consume(
       store,
       'acme',
@@ -243,7 +243,7 @@ describe('queue store', () => {
     store = new FileQueueStore({ queuesDir, idBlockSize: 4 });
     const second = await store.append('acme', 'ids', { correlationId: 'c4', payload: 4 });
     assert.ok(second.id > Math.max(...first.map((r) => r.id)), `id ${second.id} is new`);
-    assert.equal(second.offset, 0, 'the segment started over');
+    assert.equal(second.byteOffset, 0, 'the segment started over');
     await store.close();
   });
 
