@@ -91,6 +91,39 @@ const APP_ROOMS = {
     why: 'app/maintenance/ (offline tasks on a state directory or store) takes no use case or account',
   },
 };
+/**
+ * The rooms of queue/ and the backends each must not reach (besides the queue layer's own rule):
+ * the contract and the coordination locks import no backend, and each backend imports the contract
+ * (and the shared pieces beside it), never the other backend. Only queue/index.ts shows both.
+ */
+const QUEUE_ROOMS = [
+  {
+    files: ['src/queue/contract.ts', 'src/queue/contract/**/*.ts'],
+    refused: ['file', 'pg'],
+    why: 'the queue contract imports no backend',
+  },
+  {
+    files: ['src/queue/coordination/**/*.ts'],
+    refused: ['file', 'pg'],
+    why: 'queue/coordination/ (leader locks, lock files, the node lease) is shared by the backends and imports neither',
+  },
+  {
+    files: ['src/queue/*.ts'],
+    ignores: ['src/queue/index.ts'],
+    refused: ['file', 'pg'],
+    why: 'the pieces every queue backend shares import no backend',
+  },
+  {
+    files: ['src/queue/file/**/*.ts'],
+    refused: ['pg'],
+    why: 'the file backend imports the contract, never PostgreSQL',
+  },
+  {
+    files: ['src/queue/pg/**/*.ts'],
+    refused: ['file'],
+    why: 'the PostgreSQL backend imports the contract, never the files',
+  },
+];
 /** Layers above app/ that must not reach its offline maintenance room: doors and housekeeping take the runtime and the use cases. */
 const NO_MAINTENANCE = {
   group: ['**/app/maintenance/**'],
@@ -177,6 +210,19 @@ const appRoomRules = Object.entries(APP_ROOMS).flatMap(([room, { refused, why, e
   ];
 });
 
+const queueRoomRules = QUEUE_ROOMS.map(({ files, ignores, refused, why }) => ({
+  files,
+  ...(ignores === undefined ? {} : { ignores }),
+  rules: {
+    'no-restricted-imports': layerImports('queue', [
+      {
+        group: refused.flatMap((r) => [`**/queue/${r}/**`, `./${r}/**`, `../${r}/**`]),
+        message: `${why} (docs/architecture.md).`,
+      },
+    ]),
+  },
+}));
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'examples/**'] },
   ...tseslint.configs.recommended,
@@ -208,6 +254,7 @@ export default tseslint.config(
   ...layerRules,
   ...storeRoomRules,
   ...appRoomRules,
+  ...queueRoomRules,
   {
     // The one module that speaks to the OpenTelemetry API: the common layer's rule, less that path.
     files: [OTEL_FILE],

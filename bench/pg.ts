@@ -14,7 +14,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { deployFlow, seedBenchState, svcCli } from './bench-state.js';
-import { advisoryLockKey } from '../src/queue/pg/node-lease.js';
+import { advisoryLockKey } from '../src/queue/coordination/node-lease.js';
 import { queueLockName } from '../src/queue/pg/pg-queue-consumer.js';
 import { SINK } from './enqueue.js';
 import { combine, load, printTable, spawnListening, type Child, type LoadResult } from './load.js';

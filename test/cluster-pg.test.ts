@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { dirname } from 'node:path';
 import { after, before, test } from 'node:test';
-import { advisoryLockKey } from '../src/queue/pg/node-lease.js';
+import { advisoryLockKey } from '../src/queue/coordination/node-lease.js';
 import { queueLockName } from '../src/queue/pg/pg-queue-consumer.js';
 import { openPgStore, type PgStore } from '../src/store/pg/pg-store.js';
 import { adminQuery, freshPgSchema, PG_TEST_URL, type PgSchema } from './helpers/pg.js';

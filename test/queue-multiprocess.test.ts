@@ -6,7 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { LockFile, FileQueueStore, readLockOwner, type QueueMessage, type SegmentRecord } from '../src/queue/index.js';
-import { WRITE_LOCK_OPTIONS } from '../src/queue/file/lock-file.js';
+import { WRITE_LOCK_OPTIONS } from '../src/queue/coordination/lock-file.js';
 import { scanFile } from '../src/queue/file/file-io.js';
 import { queuePaths } from '../src/queue/file/queue-paths.js';
 import { onlyOn } from './helpers/svc.js';
@@ -290,10 +290,10 @@ describe(
           waitedMs < WRITE_LOCK_OPTIONS.leaseMs + 3000,
           `B's append waited ${waitedMs} ms for a stopped holder`,
         );
-        const bAcked: [number, number][] = [[first.id, first.offset]];
+        const bAcked: [number, number][] = [[first.id, first.byteOffset]];
         for (let n = 1; n < 50; n++) {
           const r = await b.append('acme', 'held', { correlationId: `b-${n}`, payload: { b: n } });
-          bAcked.push([r.id, r.offset]);
+          bAcked.push([r.id, r.byteOffset]);
         }
         const before = a.lines().length;
         a.proc.kill('SIGCONT');

@@ -219,7 +219,7 @@ async function measureShape(ctx: ScaleContext, shape: QueueShape, index: number)
     const r = await store.compact();
     compactionMs = performance.now() - t0;
     const tally = new Map<string, number>();
-    for (const q of r) tally.set(q.result, (tally.get(q.result) ?? 0) + 1);
+    for (const q of r.queues) tally.set(q.result, (tally.get(q.result) ?? 0) + 1);
     results = [...tally].map(([k, v]) => `${v} ${k}`).join(', ');
   } finally {
     await store.close();

@@ -74,6 +74,18 @@ export class StorageUnavailableError extends SvcError {
   }
 }
 
+/**
+ * A delivery held back by the flow-state guard while another with the same key is under way: a
+ * duplicate whose first delivery is still in flight, or a correlation already open for its key
+ * (409). Later it may pass: the queue worker tries again without spending an attempt.
+ */
+export class HeldBackError extends SvcError {
+  constructor(message: string, opts: SvcErrorOptions = {}) {
+    super('SVC_ERR_CONFLICT', message, opts);
+    this.name = 'HeldBackError';
+  }
+}
+
 /** Raised by operator commands; only main.ts turns it into a process exit. */
 export class ExitError extends Error {
   constructor(

@@ -1,36 +1,30 @@
 /**
- * The queue contract every backend implements: the files of the state directory (FileQueueStore) and
- * PostgreSQL (pg/PgQueueStore). The queue workers, /enqueue, queue_publish, `svc dlq` and the
- * UI are written against it; the conformance suite (queue-conformance.ts) runs both.
+ * The queue contract every backend implements: the files of the state directory (file/FileQueueStore)
+ * and PostgreSQL (pg/PgQueueStore). The queue workers, /enqueue, queue_publish, `svc dlq`, the UI
+ * and `svc serve` are written against it; the conformance suite (test/conformance/queue/) runs both.
+ * It imports no backend, and no backend imports the other (eslint.config.js).
  */
-import type { DeadLetter, ReplayResult } from './file/dead-letters.js';
-import type { QueueCompaction } from './file/compaction.js';
-import type { ConsumerStateName, QueueConsumerOptions } from './file/queue-consumer.js';
-import type { AppendInput, AppendResult, QueueStats } from './types.js';
+import type { Coordination } from './coordination/coordination.js';
+import type { CompactionPass } from './contract/compaction.js';
+import type { QueueConsumerHandle, QueueConsumerOptions } from './contract/consumer.js';
+import type { DeadLetter, DeadLetterRow, ReplayResult } from './contract/dead-letters.js';
+import type { AppendInput, AppendResult } from './contract/messages.js';
+import type { QueueName } from './contract/names.js';
+import type { QueueStats } from './contract/stats.js';
 
-/** How a worker is named to the operator, by every backend. */
-export function workerName(pid: number, host: string): string {
-  return `pid ${pid}${pid === process.pid ? ' (this server)' : ''} on ${host}`;
-}
-
-/** A pending dead letter with its queue. */
-export interface DeadLetterRow extends DeadLetter {
-  readonly tenant: string;
-  readonly flow: string;
-}
-
-/** This process's worker of one queue. */
-export interface QueueConsumerHandle {
-  readonly state: ConsumerStateName;
-  stats(): Promise<QueueStats>;
-  /** Stops delivering; the handler in flight gets its grace period; progress is written. */
-  close(): Promise<void>;
-}
+export * from './contract/messages.js';
+export * from './contract/stats.js';
+export * from './contract/consumer.js';
+export * from './contract/dead-letters.js';
+export * from './contract/compaction.js';
+export * from './contract/names.js';
+export type { Coordination } from './coordination/coordination.js';
+export type { LeaderLock } from './coordination/leader-lock.js';
 
 export interface QueueStore {
   /** @throws SvcError `SVC_ERR_INVALID_NAME` for a tenant or flow breaking the name rule */
   checkNames(tenant: string, flow: string): void;
-  /** Resolves once the message is durable (fdatasync, or the COMMIT that holds it), with its id. */
+  /** Resolves once the message is durable (fdatasync, or the COMMIT that holds it), with its id and place (AppendResult). */
   append(tenant: string, flow: string, input: AppendInput): Promise<AppendResult>;
   /** Starts this process's worker; undefined when a worker already runs here or elsewhere (another process or node). */
   startConsumer(tenant: string, flow: string, opts: QueueConsumerOptions): Promise<QueueConsumerHandle | undefined>;
@@ -41,28 +35,31 @@ export interface QueueStore {
   /** Who runs the queue's worker now (`pid N on host`, `(this server)` when it is this process); undefined: nobody. */
   workerOf(tenant: string, flow: string): Promise<string | undefined>;
   /** Every queue that holds or has held a message. */
-  listQueues(): Promise<{ tenant: string; flow: string }[]>;
+  listQueues(): Promise<QueueName[]>;
+  /**
+   * The queues that hold messages now: waiting for a first delivery, or in the retry schedule (due
+   * or not). Dead letters do not count (no worker runs them). What a worker should run for, found
+   * cheaply: on files by reading each queue's checkpoint and the size of its segment (not every
+   * record), on PostgreSQL by one query.
+   */
+  queuesWithMessages(): Promise<QueueName[]>;
+  /**
+   * Whether a server should look every few seconds for queues with messages and no worker anywhere
+   * and run them (QueueWorkers.adoptOrphans): true on PostgreSQL, where a node that dies leaves its
+   * queues to the live nodes once its lease ends; false on files, where the processes of a state
+   * directory are one server and its one-off commands, and a queue whose worker's process died is
+   * taken up by the next append to it (the appending process starts a worker).
+   */
+  readonly adoptsOrphans: boolean;
+  /** How the processes (or nodes) sharing this store take turns at the scheduler and the housekeeping. */
+  readonly coordination: Coordination;
   stats(tenant: string, flow: string): Promise<QueueStats>;
-  /** One pass giving back the space of processed messages. */
-  compact(): Promise<QueueCompaction[]>;
+  /** One pass giving back the space of processed messages (what it means on each backend: CompactionPass). */
+  compact(): Promise<CompactionPass>;
   listDeadLetters(filter?: { tenant?: string; flow?: string }): Promise<DeadLetterRow[]>;
   /** Appends the payload as a new message (new id, fresh attempts and correlation id) and retires the entry. @throws SVC_ERR_NOT_FOUND */
   replayDeadLetter(tenant: string, flow: string, id: number, correlationId?: string): Promise<ReplayResult>;
   /** @throws SVC_ERR_NOT_FOUND */
   discardDeadLetter(tenant: string, flow: string, id: number): Promise<DeadLetter>;
   close(): Promise<void>;
-}
-
-/**
- * A lock one process (or node) at a time leads with: the scheduler's. LockFile (a lock file with a
- * lease) and NodeLease.tryLeaderLock (a PostgreSQL advisory lock) both give one.
- */
-export interface LeaderLock {
-  /** True when the lock was taken from a holder that stopped without releasing it. */
-  readonly tookOver: boolean;
-  /** Looks again whether this holder still has it (a pause past the lease loses it). */
-  stillHeld(): Promise<boolean>;
-  /** The same look without waiting, for a check nothing may run between (a tick about to fire). */
-  stillHeldSync(): boolean;
-  release(): Promise<void>;
 }

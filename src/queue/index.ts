@@ -1,17 +1,37 @@
-/** The durable queue library: what other layers import. */
-export { FileQueueStore, type FileQueueStoreOptions, type DeadLetterRow } from './file/file-queue-store.js';
-export type { QueueStore, QueueConsumerHandle, LeaderLock } from './contract.js';
+/** The durable queue library: what other layers import (the contract, the file backend, the coordination locks). */
+export type {
+  QueueStore,
+  QueueConsumerHandle,
+  QueueConsumerOptions,
+  QueueHandler,
+  QueueMessage,
+  Outcome,
+  AttemptFailure,
+  DeadLettering,
+  ConsumerStateName,
+  AppendInput,
+  AppendResult,
+  SegmentAppendResult,
+  RowAppendResult,
+  RetryPolicy,
+  QueueStats,
+  QueueName,
+  DeadLetter,
+  DeadLetterRow,
+  ReplayResult,
+  QueueCompaction,
+  CompactionPass,
+} from './contract.js';
+export { DEFAULT_RETRY_POLICY, retryDelayMs, wireOffset, checkQueueNames } from './contract.js';
 export {
-  QueueConsumer,
-  type QueueConsumerOptions,
-  type QueueHandler,
-  type QueueMessage,
-  type Outcome,
-  type AttemptFailure,
-  type DeadLettering,
-  type ConsumerStateName,
-} from './file/queue-consumer.js';
-export { SegmentAppender, type SegmentAppenderOptions } from './file/segment-appender.js';
+  type Coordination,
+  stateDirectoryCoordination,
+  leaseCoordination,
+  SCHEDULER_LOCK,
+  HOUSEKEEPING_LOCK,
+} from './coordination/coordination.js';
+export type { LeaderLock } from './coordination/leader-lock.js';
+export type { ClusterDuty } from './coordination/cluster-duty.js';
 export {
   LockFile,
   readLockOwner,
@@ -20,19 +40,12 @@ export {
   type LockOwner,
   type LockFileOptions,
   type AcquireOptions,
-} from './file/lock-file.js';
-export { queuePaths, checkQueueNames, type QueuePaths } from './file/queue-paths.js';
-export type { DeadLetter, ReplayResult } from './file/dead-letters.js';
-export type { QueueCompaction } from './file/compaction.js';
-export {
-  DEFAULT_RETRY_POLICY,
-  retryDelayMs,
-  type AppendInput,
-  type AppendResult,
-  type RetryPolicy,
-  type QueueStats,
-  type SegmentRecord,
-} from './types.js';
+} from './coordination/lock-file.js';
+export { FileQueueStore, type FileQueueStoreOptions } from './file/file-queue-store.js';
+export { QueueConsumer, type FileQueueConsumerOptions } from './file/queue-consumer.js';
+export { SegmentAppender, type SegmentAppenderOptions } from './file/segment-appender.js';
+export { queuePaths, type QueuePaths } from './file/queue-paths.js';
+export type { SegmentRecord } from './file/segment-record.js';
 export { listQueueDirs } from './file/compaction.js';
 export { readQueueSnapshot, type QueueSnapshot } from './file/queue-snapshot.js';
 export { type RetryEntry } from './file/consumer-log.js';

@@ -3,8 +3,7 @@
  * (the files of the state directory, PostgreSQL): acknowledged, tried again later (with the
  * attempts it will have consumed and when), or dead-lettered.
  */
-import type { Outcome, QueueMessage } from './types.js';
-import { retryDelayMs } from './types.js';
+import { retryDelayMs, type Outcome, type QueueMessage } from './contract.js';
 
 export type Settlement =
   | { readonly kind: 'ack' }

@@ -7,7 +7,6 @@ import { Settings } from '../common/settings.js';
 import { housekeepingIntervals } from '../housekeeping/intervals.js';
 import { startPeriodicTask } from '../housekeeping/periodic-task.js';
 import { FileQueueStore, type QueueStore } from '../queue/index.js';
-import type { NodeLease } from '../queue/pg/node-lease.js';
 import { PgQueueStore } from '../queue/pg/pg-queue-store.js';
 import type { Closers } from './closers.js';
 import type { ServeExecutor } from './executor.js';
@@ -20,13 +19,12 @@ export const ORPHAN_SWEEP_MS = 2000;
 export interface ServeQueues {
   readonly store: QueueStore;
   readonly workers: QueueWorkers;
-  /** On PostgreSQL: this node's lease (its cluster-wide locks: queues, scheduler, housekeeping). */
-  readonly lease?: NodeLease;
 }
 
 export interface BuildQueuesOptions {
   /**
-   * On PostgreSQL: look every ORPHAN_SWEEP_MS for queues that hold messages and have no worker on
+   * On a store whose queues a dead worker's holder leaves behind (QueueStore.adoptsOrphans:
+   * PostgreSQL), look every ORPHAN_SWEEP_MS for queues that hold messages and have no worker on
    * any node, and run them here. A server does; a one-off command that runs flows (`svc seed`) does
    * not take over the cluster's queues, it runs only those its own runs publish to, while it runs.
    * @default true
@@ -43,9 +41,9 @@ export async function buildQueues(
   opts: BuildQueuesOptions = {},
 ): Promise<ServeQueues> {
   const leaseMs = housekeepingIntervals().nodeLeaseMs;
-  const pgQueues =
+  const store: QueueStore =
     stores.pg === undefined
-      ? undefined
+      ? new FileQueueStore({ queuesDir: paths.queuesDir })
       : new PgQueueStore(stores.pg, {
           lease: { leaseMs, heartbeatMs: Math.min(1000, Math.floor(leaseMs / 4)) },
           onLeaseLost: (err) =>
@@ -54,7 +52,6 @@ export async function buildQueues(
               'the node lease session was lost: this node stopped its queue workers; they are taken over (here or on another node) once a lease is held again',
             ),
         });
-  const store: QueueStore = pgQueues ?? new FileQueueStore({ queuesDir: paths.queuesDir });
   // Closed after the HTTP door (closers run in reverse): workers stop, checkpoints are written, locks released.
   closers.add(() => store.close());
   // Read once, at start (a startup setting).
@@ -73,16 +70,16 @@ export async function buildQueues(
   });
   closers.add(() => workers.close());
   run.setQueuePublish(queuePublishEffect(workers));
-  if (pgQueues !== undefined && opts.adoptOrphans !== false) {
+  if (store.adoptsOrphans && opts.adoptOrphans !== false) {
     // A cluster: the queues a dead node ran (its lease gone) are taken over by whichever node looks first.
     const sweep = startPeriodicTask({
       name: 'queue hand-over',
       intervalMs: () => ORPHAN_SWEEP_MS,
       log,
       runAtStart: true,
-      run: async () => void (await workers.adoptOrphans(await pgQueues.queuesWithMessages())),
+      run: async () => void (await workers.adoptOrphans(await store.queuesWithMessages())),
     });
     closers.add(() => sweep.stop());
   }
-  return { store, workers, lease: pgQueues?.lease };
+  return { store, workers };
 }

@@ -129,9 +129,8 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
   const node = `${hostname()}:${process.pid}`;
   await startTimers(
     {
-      paths,
       logFilesDir: stores.kind === 'sqlite' ? paths.logsDir : opts.logFilesDir,
-      lease: queues.lease,
+      coordination: queues.store.coordination,
       claimTick:
         pg === undefined ? undefined : (tenant, flow, tickAt) => claimScheduleTick(pg, tenant, flow, tickAt, node),
       stores,

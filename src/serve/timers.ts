@@ -4,21 +4,15 @@ import type { FlowExecutor } from '../app/runtime/flow-executor.js';
 import type { QueueWorkers } from '../app/runtime/queue-workers.js';
 import { Scheduler, scheduledFlows } from '../app/runtime/scheduler.js';
 import type { Logger } from '../common/logger.js';
-import type { StatePaths } from '../common/paths.js';
 import type { FlowIR } from '../ir/types.js';
 import { Housekeeping } from '../housekeeping/housekeeping.js';
 import { housekeepingIntervals } from '../housekeeping/intervals.js';
 import { startQueueCompaction } from '../housekeeping/queue-compaction.js';
-import type { QueueStore } from '../queue/index.js';
+import type { Coordination, QueueStore } from '../queue/index.js';
 import type { Closers } from './closers.js';
-import type { NodeLease } from '../queue/pg/node-lease.js';
-import { startClusterDuty } from './cluster-duty.js';
 import { startPeriodicTask } from '../housekeeping/periodic-task.js';
 import { pruneRegistryChanges } from '../store/pg/pg-registry-mirror.js';
 
-/** The cluster locks of the node lease held for the scheduler and the cluster-wide housekeeping (exported for what inspects a cluster's locks: tests). */
-export const SCHEDULER_LOCK = 'scheduler';
-const HOUSEKEEPING_LOCK = 'housekeeping';
 /** How long registry changes are kept, and how often older ones are pruned. Milliseconds. */
 const REGISTRY_CHANGES_KEEP_MS = 3_600_000;
 const REGISTRY_CHANGES_PRUNE_MS = 600_000;
@@ -32,11 +26,10 @@ const NOTHING_RETAINED = Object.freeze({
 import type { ServeStores } from './stores.js';
 
 interface TimerParts {
-  readonly paths: StatePaths;
   /** Where this node's daily log files are: the state directory's `logs/`, or `--log-files` with `--store` (none without). */
   readonly logFilesDir: string | undefined;
-  /** On a cluster: the node lease, whose locks make one node run the scheduler and the cluster-wide housekeeping. */
-  readonly lease?: NodeLease;
+  /** Whose locks make one process (or node) run the scheduler and the cluster-wide housekeeping. */
+  readonly coordination: Coordination;
   /** On a cluster: claims one cron tick (schedule_ticks). */
   readonly claimTick?: (tenant: string, flow: string, tickAt: string) => Promise<boolean>;
   readonly stores: ServeStores;
@@ -63,11 +56,11 @@ export function startCompaction(parts: Pick<TimerParts, 'stores' | 'queueStore' 
 export async function startTimers(parts: TimerParts, closers: Closers): Promise<void> {
   // No closure below may capture `parts`: it holds every deployed flow's IR from the start-up scan
   // (10,000 flows: 12 MB of heap kept for the life of the process, measured in a heap snapshot).
-  const { paths, stores, log, queues } = parts;
+  const { stores, log, queues } = parts;
   // A timed-out correlation queues its compensating flow like any submission (worker started too).
   const compensatingEnqueue: EnqueueFn = (tenant, flow, m) => queues.enqueue(tenant, flow, m.payload, m.correlationId);
   const intervals = housekeepingIntervals();
-  const lease = parts.lease;
+  const coordination = parts.coordination;
   // Read only once the duty below exists (housekeeping.start() and later).
   const leading = (): boolean => duty === undefined || duty.leading();
   const housekeeping = new Housekeeping({
@@ -95,8 +88,7 @@ export async function startTimers(parts: TimerParts, closers: Closers): Promise<
     },
   });
   // Taken (at start, or from a node that died), the duty runs the cluster-wide cycles at once.
-  const duty =
-    lease === undefined ? undefined : startClusterDuty(lease, HOUSEKEEPING_LOCK, log, () => housekeeping.leadTaken());
+  const duty = coordination.startHousekeepingDuty(log, () => housekeeping.leadTaken());
   if (duty !== undefined) closers.add(() => duty.stop());
   housekeeping.start();
   closers.add(() => housekeeping.stop());
@@ -114,8 +106,7 @@ export async function startTimers(parts: TimerParts, closers: Closers): Promise<
   }
   const claimTick = parts.claimTick;
   const scheduler = new Scheduler(scheduledFlows(parts.flows, log), {
-    locksDir: paths.locksDir,
-    takeLead: lease === undefined ? undefined : () => lease.tryLeaderLock(SCHEDULER_LOCK),
+    takeLead: (leaseMs) => coordination.takeSchedulerLock(leaseMs),
     claimTick: claimTick === undefined ? undefined : (f, tickAt) => claimTick(f.tenant, f.flow, tickAt),
     executor: parts.executor,
     log,

@@ -6,9 +6,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { statePaths } from '../../src/common/paths.js';
-import { advisoryLockKey } from '../../src/queue/pg/node-lease.js';
+import { advisoryLockKey } from '../../src/queue/coordination/node-lease.js';
 import { queueLockName } from '../../src/queue/pg/pg-queue-consumer.js';
-import { SCHEDULER_LOCK } from '../../src/serve/timers.js';
+import { SCHEDULER_LOCK } from '../../src/queue/coordination/coordination.js';
 import { parseStoreUrl } from '../../src/store/pg/store-url.js';
 import { storeRows } from './store-sql.js';
 import type { Sandbox } from './svc.js';

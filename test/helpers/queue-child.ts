@@ -40,7 +40,7 @@ async function main(): Promise<void> {
           correlationId: `c-${process.pid}-${n}`,
           payload: { n, pid: process.pid },
         });
-        out(`${r.id} ${r.offset}`);
+        out(`${r.id} ${r.byteOffset}`);
       }
     };
     await Promise.all(Array.from({ length: concurrency }, worker));
@@ -56,7 +56,7 @@ async function main(): Promise<void> {
           correlationId: `s-${n}`,
           payload: { n: n++, pad: 'x'.repeat(100) },
         });
-        out(`${r.id} ${r.offset}`);
+        out(`${r.id} ${r.byteOffset}`);
       }
     };
     await Promise.all(Array.from({ length: concurrency }, worker));
@@ -105,7 +105,7 @@ async function main(): Promise<void> {
       },
     });
     for (;;) {
-      for (const r of await trimming.compact()) if (r.result === 'trimmed') out('trimmed');
+      for (const r of (await trimming.compact()).queues) if (r.result === 'trimmed') out('trimmed');
       await new Promise((r) => setTimeout(r, 5));
     }
   }

@@ -4,7 +4,7 @@
  * timeout); the reconcile pass times out open rows and enqueues the compensating flow with the
  * recorded state. Keys are fingerprints; a key is refused while any row exists for it.
  */
-import { SvcError } from '../../common/errors.js';
+import { HeldBackError, SvcError } from '../../common/errors.js';
 import { JSON_MAX_DEPTH, valueNestsDeeperThan } from '../../common/json-depth.js';
 import type { FlowResult } from '../../engine/index.js';
 import { compileExpr } from '../../expr/cel.js';
@@ -129,7 +129,7 @@ export class Correlations {
 }
 
 function refusal(row: CorrelationRow): SvcError {
-  if (row.status === 'open') return new SvcError('SVC_ERR_CONFLICT', 'a correlation is already open for this key');
+  if (row.status === 'open') return new HeldBackError('a correlation is already open for this key');
   return new SvcError(
     'SVC_ERR_UNPROCESSABLE',
     `correlation refused: the key was used by a correlation that is now ${row.status}; a key is not reused while its row exists`,

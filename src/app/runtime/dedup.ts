@@ -3,7 +3,7 @@
  * outcome; a duplicate is held back (409) while in flight, replayed while done, replayed or run
  * again while failed. Run by the executor for every door.
  */
-import { errorBody, SvcError } from '../../common/errors.js';
+import { errorBody, HeldBackError, SvcError } from '../../common/errors.js';
 import { XmlValue, isXmlValue } from '../../common/xml-value.js';
 import type { FlowResult } from '../../engine/index.js';
 import { compileExpr } from '../../expr/cel.js';
@@ -127,8 +127,7 @@ export class Dedup {
 /** A duplicate's answer: 409 while in flight, else the recorded status with the replay headers. */
 function replayOrHold(row: InboxRow): FlowResult {
   if (row.status === 'in_flight') {
-    throw new SvcError(
-      'SVC_ERR_CONFLICT',
+    throw new HeldBackError(
       'duplicate delivery: the first delivery with this dedup_key is still in flight; retry later',
       { headers: { [FIRST_CORRELATION_HEADER]: row.first_correlation_id } },
     );

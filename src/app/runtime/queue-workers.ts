@@ -4,12 +4,19 @@
  * library, the registry loader and the engine. Retry, dead-letter and drop decisions are taken
  * here by error class.
  */
-import { IntegrityError, StorageUnavailableError, EgressError, SvcError } from '../../common/errors.js';
+import { IntegrityError, StorageUnavailableError, EgressError, HeldBackError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import type { SettingName } from '../../common/settings.js';
 import { startTrace, traceIdOf, type IncomingTraceContext, type TraceSpan } from '../../common/trace-context/spans.js';
 import { maskOf, type LoadedFlow } from '../../engine/index.js';
-import type { QueueStore, QueueConsumerHandle, QueueMessage, Outcome, AppendResult } from '../../queue/index.js';
+import {
+  wireOffset,
+  type QueueStore,
+  type QueueConsumerHandle,
+  type QueueMessage,
+  type Outcome,
+  type AppendResult,
+} from '../../queue/index.js';
 import type { AuditAppender } from '../../store/audit/audit-thread.js';
 import type { EventEmitter } from '../../store/event-log/event-sink.js';
 import type { FlowExecutor } from './flow-executor.js';
@@ -340,9 +347,8 @@ export class QueueWorkers {
       if (err instanceof IntegrityError) return { kind: 'dead', error: detail };
       if (err instanceof StorageUnavailableError)
         return { kind: 'retry-fixed', delayMs: REGISTRY_RETRY_MS, error: detail };
-      // A duplicate held back while its first delivery is in flight waits without spending an attempt.
-      if (err instanceof SvcError && err.status === 409)
-        return { kind: 'retry-fixed', delayMs: REGISTRY_RETRY_MS, error: detail };
+      // A duplicate held back while its first delivery is in flight (or a correlation open for its key) waits without spending an attempt.
+      if (err instanceof HeldBackError) return { kind: 'retry-fixed', delayMs: REGISTRY_RETRY_MS, error: detail };
       return { kind: 'retry', error: detail, policy: loaded.ir.queue };
     }
   }
@@ -394,7 +400,7 @@ export class QueueWorkers {
       tenant,
       flow,
       outcome: 'queued',
-      payload: { id: r.id, offset: r.offset, source },
+      payload: { id: r.id, offset: wireOffset(r), source },
       logLevel: 'full',
       trace_id: traceId,
     });
@@ -402,7 +408,7 @@ export class QueueWorkers {
       tenant,
       eventType: 'queue.message.enqueued',
       correlationId,
-      payload: { flow, id: r.id, offset: r.offset, source },
+      payload: { flow, id: r.id, offset: wireOffset(r), source },
     });
   }
 

@@ -1,16 +1,15 @@
 /**
  * Cron schedules (`schedule:`, six fields, seconds first, UTC). The list is read once at startup.
- * Only one process per state directory runs them: it holds `locks/scheduler.lock` (lease plus
- * heartbeat); the others poll to take over when the holder dies. Each tick resolves `latest` and
+ * Only one process per state directory (or node per cluster) runs them: it holds the scheduler's
+ * leader lock (queue/coordination: `locks/scheduler.lock` with a lease and a heartbeat, or an
+ * advisory lock on the node lease); the others poll to take over when the holder dies. Each tick resolves `latest` and
  * runs it through the executor every door uses, with a fresh correlation id and null input.
  */
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { Cron } from 'croner';
 import type { Logger } from '../../common/logger.js';
 import type { FlowIR } from '../../ir/types.js';
-import type { LeaderLock } from '../../queue/contract.js';
-import { LockFile } from '../../queue/file/lock-file.js';
+import type { LeaderLock } from '../../queue/index.js';
 import type { FlowExecutor } from './flow-executor.js';
 
 export interface ScheduledFlow {
@@ -49,10 +48,8 @@ export function scheduledFlows(flows: readonly FlowIR[], log: Logger): Scheduled
 }
 
 export interface SchedulerOptions {
-  /** The state directory's locks directory (statePaths().locksDir): where the scheduler lock file is, unless `takeLead` is given. */
-  locksDir: string;
-  /** Takes the scheduler lock (a cluster's: an advisory lock); undefined when another holds it. @default the lock file in locksDir */
-  takeLead?: (leaseMs: number) => Promise<LeaderLock | undefined>;
+  /** Takes the scheduler lock (Coordination.takeSchedulerLock); undefined when another holds it. */
+  takeLead: (leaseMs: number) => Promise<LeaderLock | undefined>;
   /**
    * Claims one tick of one flow before it runs; false when it was run already (a cluster: the
    * node that led before a hand-over fired it). @default every tick runs
@@ -107,10 +104,7 @@ export class Scheduler {
         this.#lock = undefined;
       }
       const leaseMs = this.#opts.leaseMs ?? 30_000;
-      const lock =
-        this.#opts.takeLead !== undefined
-          ? await this.#opts.takeLead(leaseMs)
-          : await LockFile.tryAcquire(join(this.#opts.locksDir, 'scheduler.lock'), { leaseMs });
+      const lock = await this.#opts.takeLead(leaseMs);
       if (lock === undefined) return;
       if (this.#stopped) {
         await lock.release();

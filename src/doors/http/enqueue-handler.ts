@@ -8,6 +8,7 @@ import type { Logger } from '../../common/logger.js';
 import { LogThrottle } from '../../common/log-throttle.js';
 import { xmlToJson } from '../../common/xml.js';
 import type { QueueWorkers } from '../../app/runtime/queue-workers.js';
+import { wireOffset } from '../../queue/index.js';
 import { errorAnswer } from './answer.js';
 import { readBody } from './body.js';
 import type { FlowRouteHandler } from './fast-path.js';
@@ -34,7 +35,9 @@ export function createEnqueueHandler(deps: EnqueueHandlerDeps): FlowRouteHandler
       const payload = mediaType(raw) === 'application/xml' ? xmlToJson(body.toString('utf8')) : parseJsonBody(body);
       let offset: number;
       try {
-        offset = (await deps.queues.enqueue(tenant, name, payload, correlationIdOf(raw), traceContextOf(raw))).offset;
+        offset = wireOffset(
+          await deps.queues.enqueue(tenant, name, payload, correlationIdOf(raw), traceContextOf(raw)),
+        );
       } catch (err) {
         // Whatever stopped the write (disk, lock, closed store), the caller's answer is the spec's 500.
         // One line per 10 s at most (a full disk fails every write), with the count held back.

@@ -8,27 +8,15 @@ import { ConsumerLog, readConsumerState, retrySummary } from './consumer-log.js'
 import { readDeadLetters } from './dead-letters.js';
 import { drainIfEmpty } from './drain.js';
 import { isErrno, scanFile } from './file-io.js';
-import { LockFile, WRITE_LOCK_OPTIONS } from './lock-file.js';
+import { LockFile, WRITE_LOCK_OPTIONS } from '../coordination/lock-file.js';
 import { queuePaths, type QueuePaths } from './queue-paths.js';
 import { cutProcessedPrefix, type PrefixCutOptions } from './prefix-cut.js';
 import { SegmentRecordCount } from './record-count.js';
-import type { QueueStats } from '../types.js';
-
-/** What one compaction pass did to one queue. */
-export interface QueueCompaction {
-  readonly tenant: string;
-  readonly flow: string;
-  /**
-   * `busy`: another process's worker holds it (that process compacts it); `deferred`: this
-   * process's worker is inside a handler and drains when it returns; `absent`: only the id
-   * counter is left.
-   */
-  readonly result: 'drained' | 'trimmed' | 'deleted' | 'kept' | 'busy' | 'deferred' | 'absent';
-}
+import type { QueueCompaction, QueueName, QueueStats } from '../contract.js';
 
 /** Every (tenant, flow) with a directory under `queuesDir` (names breaking the rule are skipped). */
-export async function listQueueDirs(queuesDir: string): Promise<{ tenant: string; flow: string }[]> {
-  const out: { tenant: string; flow: string }[] = [];
+export async function listQueueDirs(queuesDir: string): Promise<QueueName[]> {
+  const out: QueueName[] = [];
   let tenants: string[];
   try {
     tenants = (await readdir(queuesDir, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name);

@@ -9,6 +9,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { encodeFrame } from './frame.js';
 import { atomicWrite, readAt, scanHandle, writeAllSync, isErrno } from './file-io.js';
 import { decodeFrames } from './frame.js';
+import type { SegmentRecord } from './segment-record.js';
 
 /** Position of the consumer in the segment. */
 export interface Checkpoint {
@@ -20,19 +21,13 @@ export interface Checkpoint {
   readonly n: number;
 }
 
-/** A message waiting in the retry schedule (a copy of its body: the segment may be drained). */
-export interface RetryEntry {
-  readonly id: number;
-  readonly correlation_id: string;
-  readonly enqueued_at: string;
-  readonly payload: unknown;
-  /** Attempts consumed so far. */
-  readonly attempts: number;
+/**
+ * A message waiting in the retry schedule: a copy of its segment record (the segment may be
+ * drained meanwhile) with `attempts` the attempts consumed so far, and when it is due.
+ */
+export interface RetryEntry extends SegmentRecord {
   /** When it is due, absolute (epoch milliseconds), so downtime counts toward the wait. */
   readonly due: number;
-  /** The message's W3C trace context, as its segment record had it (absent in older entries). */
-  readonly traceparent?: string | undefined;
-  readonly tracestate?: string | undefined;
 }
 
 /** Records of the consumer log. */

@@ -6,23 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { access, mkdir, open } from 'node:fs/promises';
-import { SvcError } from '../../common/errors.js';
+import type { SvcError } from '../../common/errors.js';
 import { encodeFrame } from './frame.js';
 import { atomicWrite, scanFile, writeAll } from './file-io.js';
-import { LockFile, WRITE_LOCK_OPTIONS } from './lock-file.js';
+import { LockFile, WRITE_LOCK_OPTIONS } from '../coordination/lock-file.js';
 import type { QueuePaths } from './queue-paths.js';
-import type { AppendResult } from '../types.js';
-
-/** One dead letter as stored (field names are the file format). */
-export interface DeadLetter {
-  readonly id: number;
-  readonly payload: unknown;
-  readonly enqueued_at: string;
-  readonly failed_at: string;
-  /** Attempts consumed. */
-  readonly attempts: number;
-  readonly last_error: string;
-}
+import { deadLetterNotFound, type DeadLetter, type ReplayResult, type SegmentAppendResult } from '../contract.js';
 
 export type DeadLetterRecord =
   | ({ readonly t: 'dead' } & DeadLetter)
@@ -77,14 +66,6 @@ function notFound(paths: QueuePaths, id: number): SvcError {
   return deadLetterNotFound(paths.tenant, paths.flow, id);
 }
 
-/** The refusal of a replay or discard naming no pending dead letter (every backend's words). */
-export function deadLetterNotFound(tenant: string, flow: string, id: number): SvcError {
-  return new SvcError(
-    'SVC_ERR_NOT_FOUND',
-    `no pending dead letter with id ${id} in queue ${tenant}/${flow} (list them with: svc dlq list --tenant ${tenant} --flow ${flow})`,
-  );
-}
-
 /** Refuses before taking any lock (which would create the queue's directory) when there is no file. */
 async function requireFile(paths: QueuePaths, id: number): Promise<void> {
   try {
@@ -108,12 +89,6 @@ export async function discardDeadLetter(paths: QueuePaths, id: number): Promise<
   }
 }
 
-export interface ReplayResult {
-  readonly entry: DeadLetter;
-  /** The new message: a new id, fresh attempts, a fresh correlation id. */
-  readonly message: AppendResult & { readonly correlationId: string };
-}
-
 /**
  * Appends a pending entry's payload to the back of the main queue as a new message, then marks
  * the entry handled. A crash between the two leaves it pending (replayed twice at worst).
@@ -121,7 +96,7 @@ export interface ReplayResult {
 export async function replayDeadLetter(
   paths: QueuePaths,
   id: number,
-  append: (input: { correlationId: string; payload: unknown }) => Promise<AppendResult>,
+  append: (input: { correlationId: string; payload: unknown }) => Promise<SegmentAppendResult>,
   correlationId: string = randomUUID(),
 ): Promise<ReplayResult> {
   await requireFile(paths, id);

@@ -3,7 +3,7 @@ import { open } from 'node:fs/promises';
 import { isErrno } from './file-io.js';
 import { EMPTY_CHECKPOINT, type ConsumerLog, type ConsumerState } from './consumer-log.js';
 import { pruneDeadLetters } from './dead-letters.js';
-import { LockFile, WRITE_LOCK_OPTIONS } from './lock-file.js';
+import { LockFile, WRITE_LOCK_OPTIONS } from '../coordination/lock-file.js';
 import type { QueuePaths } from './queue-paths.js';
 
 /**

@@ -10,7 +10,10 @@
 import { fstatSync, readSync, writeSync } from 'node:fs';
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { isErrno } from '../../common/errno.js';
 import { decodeFrames, type Frame, type StopReason } from './frame.js';
+
+export { isErrno };
 
 /** Bytes read per step while scanning (1 MiB). */
 export const SCAN_CHUNK_BYTES = 1024 * 1024;
@@ -23,11 +26,6 @@ export interface ScanResult<T> {
   readonly size: number;
   /** Why the scan stopped before `size` (`end` when the whole file was valid). */
   readonly stop: StopReason;
-}
-
-/** True for a Node error with the given `code`. */
-export function isErrno(err: unknown, code: string): boolean {
-  return typeof err === 'object' && err !== null && (err as NodeJS.ErrnoException).code === code;
 }
 
 /** Reads up to `length` bytes at `position` (fewer at end of file). */

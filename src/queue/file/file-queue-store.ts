@@ -4,23 +4,31 @@
  * caller's handler decides what a message means.
  */
 import { SvcError } from '../../common/errors.js';
-import { compactIdleQueue, listQueueDirs, readQueueStats, type QueueCompaction } from './compaction.js';
+import { dirname, join } from 'node:path';
+import { compactIdleQueue, listQueueDirs, readQueueStats } from './compaction.js';
+import { discardDeadLetter, readDeadLetters, replayDeadLetter } from './dead-letters.js';
 import {
-  discardDeadLetter,
-  readDeadLetters,
-  replayDeadLetter,
+  workerName,
+  type AppendInput,
+  type CompactionPass,
   type DeadLetter,
+  type DeadLetterRow,
+  type QueueCompaction,
+  type QueueName,
+  type QueueStats,
+  type QueueStore,
   type ReplayResult,
-} from './dead-letters.js';
-import { workerName, type DeadLetterRow, type QueueStore } from '../contract.js';
-import { liveLockOwner } from './lock-file.js';
-import { ConsumerRegistry } from './consumer-registry.js';
+  type SegmentAppendResult,
+} from '../contract.js';
+import { stateDirectoryCoordination, type Coordination } from '../coordination/coordination.js';
+import { liveLockOwner } from '../coordination/lock-file.js';
+import { ConsumerRegistry } from '../consumer-registry.js';
+import { queuesWithMessages } from './queues-with-messages.js';
 import { queuePaths, type QueuePaths } from './queue-paths.js';
-import { QueueConsumer, type QueueConsumerOptions } from './queue-consumer.js';
+import { QueueConsumer, type FileQueueConsumerOptions } from './queue-consumer.js';
 import type { PrefixCutOptions } from './prefix-cut.js';
 import { SegmentRecordCount } from './record-count.js';
 import { SegmentAppender } from './segment-appender.js';
-import type { AppendInput, AppendResult, QueueStats } from '../types.js';
 
 /** How long a compaction pass waits for a busy local worker before moving on. Milliseconds. */
 const LOCAL_COMPACT_WAIT_MS = 1000;
@@ -28,6 +36,11 @@ const LOCAL_COMPACT_WAIT_MS = 1000;
 export interface FileQueueStoreOptions {
   /** The `queues/` directory (statePaths(db).queuesDir). */
   readonly queuesDir: string;
+  /**
+   * The state directory's `locks/` (statePaths(db).locksDir): where the scheduler's lock file is
+   * (see coordination). @default the `locks` directory beside queuesDir
+   */
+  readonly locksDir?: string;
   /** Ids reserved per counter write; use 1 for short-lived processes such as the CLI. @default 1024 */
   readonly idBlockSize?: number;
   /** When compaction gives back the processed prefix of a queue that is not empty (prefix-cut.ts). */
@@ -38,10 +51,11 @@ export interface FileQueueStoreOptions {
 
 const DEFAULT_APPENDER_IDLE_CLOSE_MS = 30_000;
 
-export type { DeadLetterRow } from '../contract.js';
-
 export class FileQueueStore implements QueueStore {
   readonly queuesDir: string;
+  /** The processes of this state directory take turns by lock files; no queue is left without a worker by a sweep (see QueueStore). */
+  readonly adoptsOrphans = false;
+  readonly coordination: Coordination;
   readonly #idBlockSize: number;
   readonly #prefixCut: PrefixCutOptions | undefined;
   readonly #idleCloseMs: number;
@@ -55,6 +69,7 @@ export class FileQueueStore implements QueueStore {
 
   constructor(opts: FileQueueStoreOptions) {
     this.queuesDir = opts.queuesDir;
+    this.coordination = stateDirectoryCoordination(opts.locksDir ?? join(dirname(opts.queuesDir), 'locks'));
     this.#idBlockSize = opts.idBlockSize ?? 1024;
     this.#prefixCut = opts.prefixCut;
     this.#idleCloseMs = opts.appenderIdleCloseMs ?? DEFAULT_APPENDER_IDLE_CLOSE_MS;
@@ -71,10 +86,10 @@ export class FileQueueStore implements QueueStore {
 
   /**
    * Appends a message (fresh attempt count); resolves once an fdatasync covers it, with its id
-   * and byte offset. Concurrent appends share one write and one sync. Wakes this process's
+   * and the byte offset of its record in the segment. Concurrent appends share one write and one sync. Wakes this process's
    * consumer of the queue, if any.
    */
-  append(tenant: string, flow: string, input: AppendInput): Promise<AppendResult> {
+  append(tenant: string, flow: string, input: AppendInput): Promise<SegmentAppendResult> {
     if (this.#closed) return Promise.reject(new SvcError('SVC_ERR_INTERNAL', 'the queue store is closed'));
     // An appender exists only for names that passed the name rule (no name holds a '/', so the
     // key names one queue): the check and the path joins are paid once per queue, not per append.
@@ -104,7 +119,11 @@ export class FileQueueStore implements QueueStore {
    * Starts this process's worker of the queue; undefined when a worker already runs here or in
    * another live process (the queue's consumer lock is held).
    */
-  async startConsumer(tenant: string, flow: string, opts: QueueConsumerOptions): Promise<QueueConsumer | undefined> {
+  async startConsumer(
+    tenant: string,
+    flow: string,
+    opts: FileQueueConsumerOptions,
+  ): Promise<QueueConsumer | undefined> {
     const key = `${tenant}/${flow}`;
     if (this.#closed || this.#consumers.get(key) !== undefined) return undefined;
     const paths = this.paths(tenant, flow);
@@ -133,8 +152,13 @@ export class FileQueueStore implements QueueStore {
   }
 
   /** Every queue with a directory under queuesDir. */
-  listQueues(): Promise<{ tenant: string; flow: string }[]> {
+  listQueues(): Promise<QueueName[]> {
     return listQueueDirs(this.queuesDir);
+  }
+
+  /** The queues whose segment runs past their checkpoint, or whose retry schedule is not empty (queues-with-messages.ts). */
+  queuesWithMessages(): Promise<QueueName[]> {
+    return queuesWithMessages(this.queuesDir);
   }
 
   /** Counters of one queue: total, processed, pending, retries scheduled, dead letters pending. */
@@ -153,7 +177,7 @@ export class FileQueueStore implements QueueStore {
    * (between deliveries); one nobody consumes is drained, or deleted when it holds nothing;
    * one another process consumes is left to that process.
    */
-  async compact(): Promise<QueueCompaction[]> {
+  async compact(): Promise<CompactionPass> {
     const out: QueueCompaction[] = [];
     for (const { tenant, flow } of await this.listQueues()) {
       const c = this.consumer(tenant, flow);
@@ -170,7 +194,7 @@ export class FileQueueStore implements QueueStore {
         });
       } else out.push(await compactIdleQueue(this.paths(tenant, flow), this.#prefixCut));
     }
-    return out;
+    return { reclaimedBy: 'pass', queues: out };
   }
 
   /** Pending dead letters, optionally of one tenant and/or flow, by queue then death order. */

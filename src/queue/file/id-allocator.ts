@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { atomicWrite, isErrno } from './file-io.js';
-import { LockFile, WRITE_LOCK_OPTIONS } from './lock-file.js';
+import { LockFile, WRITE_LOCK_OPTIONS } from '../coordination/lock-file.js';
 
 /** Reads the next unreserved id (1 when the counter was never written). */
 export async function readCounter(counterPath: string): Promise<number> {

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { scanFile } from './file-io.js';
-import type { QueueMessage } from './queue-consumer.js';
+import type { QueueMessage } from '../contract.js';
 import { FileQueueStore } from './file-queue-store.js';
-import type { SegmentRecord } from '../types.js';
+import type { SegmentRecord } from './segment-record.js';
 
 const dirs: string[] = [];
 after(() => {
@@ -50,7 +50,7 @@ describe('giving back the processed prefix of a queue that is not empty', () => 
     await waitUntil('six delivered', () => seen.length === 6);
     await store.stopConsumer('acme', 'q');
     const tail = await appendN(store, 'q', 7, 10);
-    assert.deepEqual(await store.compact(), [{ tenant: 'acme', flow: 'q', result: 'trimmed' }]);
+    assert.deepEqual((await store.compact()).queues, [{ tenant: 'acme', flow: 'q', result: 'trimmed' }]);
     assert.deepEqual(await segmentIds(store, 'q'), tail, 'only the undelivered records are left');
     const stats = await store.stats('acme', 'q');
     assert.deepEqual([stats.total, stats.processed, stats.pending], [4, 0, 4]);
@@ -61,7 +61,11 @@ describe('giving back the processed prefix of a queue that is not empty', () => 
     });
     await waitUntil('all delivered', () => seen.length === 12);
     assert.deepEqual(seen, [...first, ...tail, ...later], 'each once, in order');
-    assert.deepEqual(await store.compact(), [{ tenant: 'acme', flow: 'q', result: 'drained' }], 'drained once empty');
+    assert.deepEqual(
+      (await store.compact()).queues,
+      [{ tenant: 'acme', flow: 'q', result: 'drained' }],
+      'drained once empty',
+    );
     await store.close();
   });
 
@@ -80,7 +84,7 @@ describe('giving back the processed prefix of a queue that is not empty', () => 
       },
     });
     await waitUntil('the 7th in its handler', () => seen.length === 7);
-    const compaction = store.compact();
+    const compaction = store.compact().then((pass) => pass.queues);
     // Let the pass reach the worker (it lists the queues first), then let the 7th finish.
     setTimeout(release, 200);
     assert.deepEqual(await compaction, [{ tenant: 'acme', flow: 'r', result: 'trimmed' }]);
@@ -109,13 +113,13 @@ describe('giving back the processed prefix of a queue that is not empty', () => 
     await store.stopConsumer('acme', 't');
     await appendN(store, 't', 5, 6);
     assert.deepEqual(
-      await store.compact(),
+      (await store.compact()).queues,
       [{ tenant: 'acme', flow: 't', result: 'kept' }],
       'a tail over 10 bytes is not copied',
     );
     const big = new FileQueueStore({ queuesDir: store.queuesDir, prefixCut: { minPrefixBytes: 1024 * 1024 } });
     assert.deepEqual(
-      await big.compact(),
+      (await big.compact()).queues,
       [{ tenant: 'acme', flow: 't', result: 'kept' }],
       'a prefix under 1 MiB is not cut',
     );
@@ -138,7 +142,7 @@ describe('giving back the processed prefix of a queue that is not empty', () => 
     await appendN(store, 's', 4, 4);
     const stray = `${store.paths('acme', 's').segment}.tmp-999999`;
     writeFileSync(stray, 'half a copy');
-    assert.deepEqual(await store.compact(), [{ tenant: 'acme', flow: 's', result: 'trimmed' }]);
+    assert.deepEqual((await store.compact()).queues, [{ tenant: 'acme', flow: 's', result: 'trimmed' }]);
     assert.deepEqual(
       readdirSync(store.paths('acme', 's').dir).filter((f) => f.includes('.tmp-')),
       [],

@@ -23,9 +23,9 @@ import { join } from 'node:path';
 import { atomicWrite, isErrno, readAt } from './file-io.js';
 import { decodeFrames } from './frame.js';
 import type { ConsumerLog, ConsumerState } from './consumer-log.js';
-import { LockFile, WRITE_LOCK_OPTIONS } from './lock-file.js';
+import { LockFile, WRITE_LOCK_OPTIONS } from '../coordination/lock-file.js';
 import type { QueuePaths } from './queue-paths.js';
-import type { SegmentRecord } from '../types.js';
+import type { SegmentRecord } from './segment-record.js';
 
 export interface PrefixCutOptions {
   /** The processed prefix must be at least this long to be cut. Bytes. @default 64 MiB */

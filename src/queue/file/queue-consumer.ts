@@ -20,18 +20,21 @@ import { addDeadLetter } from './dead-letters.js';
 import { drainIfEmpty } from './drain.js';
 import { cutProcessedPrefix, type PrefixCutOptions } from './prefix-cut.js';
 import { SegmentRecordCount } from './record-count.js';
-import { LockFile, WRITE_LOCK_OPTIONS } from './lock-file.js';
+import { LockFile, WRITE_LOCK_OPTIONS } from '../coordination/lock-file.js';
 import type { QueuePaths } from './queue-paths.js';
 import type { CommittedBatch } from './segment-appender.js';
+import type { SegmentRecord } from './segment-record.js';
 import { settlementOf } from '../settlement.js';
+import { InFlightHandler } from '../in-flight-handler.js';
 import {
   DEFAULT_RETRY_POLICY,
+  type ConsumerStateName,
   type Outcome,
+  type QueueConsumerHandle,
+  type QueueConsumerOptions,
   type QueueMessage,
   type QueueStats,
-  type RetryPolicy,
-  type SegmentRecord,
-} from '../types.js';
+} from '../contract.js';
 import { readDeadLetters } from './dead-letters.js';
 
 /**
@@ -44,58 +47,10 @@ const CHECKPOINT_SYNC_MS = 100;
 /** Records read ahead in memory at most; past it, a lagging consumer reads them from the file later. */
 const MAX_BUFFERED = 1024;
 
-export type { QueueMessage, Outcome } from '../types.js';
-
-export type QueueHandler = (msg: QueueMessage) => Promise<Outcome>;
-
-/** Passed to `onAttemptFailed` (log `queue_failed`). */
-export interface AttemptFailure {
-  readonly message: QueueMessage;
-  readonly error: string;
-  /** Delay before the next attempt; undefined when dead-lettered. Milliseconds. */
-  readonly retryInMs: number | undefined;
-  readonly deadLettered: boolean;
-  /** True for `retry-fixed` (no attempt consumed). */
-  readonly fixed: boolean;
-}
-
-/** Passed to `onDeadLettered` (log `dlq_moved`: the only place the correlation id survives). */
-export interface DeadLettering {
-  readonly message: QueueMessage;
-  readonly error: string;
-  /** Attempts consumed. */
-  readonly attempts: number;
-}
-
-export interface QueueConsumerOptions {
-  readonly handler: QueueHandler;
-  /** Idle poll interval. Milliseconds. @default 500 */
-  readonly pollIntervalMs?: number;
-  /** Policy applied when the handler throws instead of returning an outcome. @default 3 / 1000 / 2 / 60000 */
-  readonly defaultPolicy?: RetryPolicy;
-  /**
-   * Acks checkpointed per consumer-log write while busy (and always when idle); the written
-   * checkpoint is synced at most every 100 ms. @default 64
-   */
-  readonly checkpointEvery?: number;
-  /** How long close() waits for the in-flight handler before abandoning it unacked. Milliseconds. @default 5000 */
-  readonly closeGraceMs?: number;
+/** The file backend's worker options: the common ones, and the lock lease and compaction settings of its files. */
+export interface FileQueueConsumerOptions extends QueueConsumerOptions {
   /** Lease of the consumer lock (see LockFile). Milliseconds. @default 30000 */
   readonly lockLeaseMs?: number;
-  /**
-   * Deliveries in a row before the loop lets the event loop take its I/O (requests, other
-   * queues). A backlog then never holds up a turn for long. @default 16
-   */
-  readonly deliveriesPerTurn?: number;
-  readonly onAttemptFailed?: (f: AttemptFailure) => void;
-  readonly onDeadLettered?: (d: DeadLettering) => void;
-  /** Storage errors of the loop itself (it backs off one poll interval and carries on). */
-  readonly onError?: (err: unknown) => void;
-  /**
-   * The consumer found its lock taken by another process (this one was paused or stalled past the
-   * lease): it stopped before delivering anything more or moving the checkpoint.
-   */
-  readonly onLockLost?: () => void;
   /** When a compaction pass gives back the processed prefix of a queue that is not empty (prefix-cut.ts). */
   readonly prefixCut?: PrefixCutOptions;
 }
@@ -105,9 +60,6 @@ export interface QueueConsumerOptions {
  * A process resuming from a pause finds every check stale, so it looks before it acts again.
  */
 const OWNERSHIP_CHECK_MS = 50;
-
-/** `running` → `closing` (close() called; in-flight handler finishing) → `closed`. */
-export type ConsumerStateName = 'running' | 'closing' | 'closed';
 
 /** Thrown inside the loop when the lock is no longer ours; ends the loop. */
 class LockLostError extends Error {
@@ -121,13 +73,13 @@ export interface ConsumerCompaction {
   readonly cutBytes: number;
 }
 
-export class QueueConsumer {
+export class QueueConsumer implements QueueConsumerHandle {
   readonly paths: QueuePaths;
   #state: ConsumerStateName = 'running';
   readonly #opts: Required<
-    Omit<QueueConsumerOptions, 'onAttemptFailed' | 'onDeadLettered' | 'onError' | 'onLockLost' | 'prefixCut'>
+    Omit<FileQueueConsumerOptions, 'onAttemptFailed' | 'onDeadLettered' | 'onError' | 'onLockLost' | 'prefixCut'>
   > &
-    QueueConsumerOptions;
+    FileQueueConsumerOptions;
   #ownershipCheckedAt = Date.now();
   #lockLost = false;
   readonly #lock: LockFile;
@@ -146,7 +98,7 @@ export class QueueConsumer {
   #syncedAt = 0;
   #wake: (() => void) | undefined;
   #notified = false;
-  #abandon: (() => void) | undefined;
+  readonly #inFlight: InFlightHandler;
   #compactWaiters: ((r: ConsumerCompaction) => void)[] = [];
   /**
    * True while the loop reads the segment or a compaction pass may move it: the read position is
@@ -158,7 +110,7 @@ export class QueueConsumer {
 
   private constructor(
     paths: QueuePaths,
-    opts: QueueConsumerOptions,
+    opts: FileQueueConsumerOptions,
     lock: LockFile,
     log: ConsumerLog,
     cs: ConsumerState,
@@ -173,6 +125,7 @@ export class QueueConsumer {
       deliveriesPerTurn: 16,
       ...opts,
     };
+    this.#inFlight = new InFlightHandler(this.#opts.handler, this.#opts.defaultPolicy);
     this.#lock = lock;
     this.#log = log;
     this.#cs = cs;
@@ -184,7 +137,7 @@ export class QueueConsumer {
    * Takes the queue's consumer lock and starts the loop; undefined when a live process (this one
    * included) already consumes the queue.
    */
-  static async start(paths: QueuePaths, opts: QueueConsumerOptions): Promise<QueueConsumer | undefined> {
+  static async start(paths: QueuePaths, opts: FileQueueConsumerOptions): Promise<QueueConsumer | undefined> {
     const lock = await LockFile.tryAcquire(paths.consumerLock, { leaseMs: opts.lockLeaseMs ?? 30_000 });
     if (!lock) return undefined;
     try {
@@ -271,12 +224,7 @@ export class QueueConsumer {
   async #closeOnce(): Promise<void> {
     this.#state = 'closing';
     this.#wake?.();
-    const timer = setTimeout(() => this.#abandon?.(), this.#opts.closeGraceMs);
-    try {
-      await this.#loop;
-    } finally {
-      clearTimeout(timer);
-    }
+    await this.#inFlight.closeWithin(this.#loop, this.#opts.closeGraceMs);
     const errors: unknown[] = [];
     for (const step of [
       () => this.#flush(true),
@@ -489,23 +437,7 @@ export class QueueConsumer {
     // Fenced here too, not only at the top of the loop: a worker stopped while it was reading
     // resumes with the read's records (written since by the new holder) and must not run them.
     this.#assertOwner();
-    const abandoned = new Promise<'abandoned'>((resolve) => (this.#abandon = () => resolve('abandoned')));
-    const run = (async (): Promise<Outcome> => {
-      try {
-        return await this.#opts.handler(msg);
-      } catch (err) {
-        return {
-          kind: 'retry',
-          error: err instanceof Error ? err.message : String(err),
-          policy: this.#opts.defaultPolicy,
-        };
-      }
-    })();
-    try {
-      return await Promise.race([run, abandoned]);
-    } finally {
-      this.#abandon = undefined;
-    }
+    return this.#inFlight.run(msg);
   }
 
   async #deliverFresh(frame: Frame<SegmentRecord>): Promise<void> {

@@ -1,7 +1,6 @@
 /** Where one queue's files live: `queues/{tenant}/{flow}/`, names checked before the disk is touched. */
 import { join } from 'node:path';
-import { SvcError } from '../../common/errors.js';
-import { describeNameProblem } from '../../common/names.js';
+import { checkQueueNames } from '../contract.js';
 
 export interface QueuePaths {
   readonly tenant: string;
@@ -27,12 +26,7 @@ export interface QueuePaths {
   readonly deadLetterLock: string;
 }
 
-/** Throws SVC_ERR_INVALID_NAME when `tenant` or `flow` breaks the name rule. */
-export function checkQueueNames(tenant: string, flow: string): void {
-  const problem = describeNameProblem('tenant', tenant) ?? describeNameProblem('flow', flow);
-  if (problem !== undefined) throw new SvcError('SVC_ERR_INVALID_NAME', problem);
-}
-
+/** @throws SvcError SVC_ERR_INVALID_NAME when `tenant` or `flow` breaks the name rule (checked before any path is made). */
 export function queuePaths(queuesDir: string, tenant: string, flow: string): QueuePaths {
   checkQueueNames(tenant, flow);
   const dir = join(queuesDir, tenant, flow);

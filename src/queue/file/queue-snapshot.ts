@@ -4,11 +4,12 @@
  * letters, and the next id the queue may issue.
  */
 import { readConsumerState, type RetryEntry } from './consumer-log.js';
-import { readDeadLetters, type DeadLetter } from './dead-letters.js';
+import { readDeadLetters } from './dead-letters.js';
+import type { DeadLetter } from '../contract.js';
 import { scanFile } from './file-io.js';
 import { readCounter } from './id-allocator.js';
 import type { QueuePaths } from './queue-paths.js';
-import type { SegmentRecord } from '../types.js';
+import type { SegmentRecord } from './segment-record.js';
 
 export interface QueueSnapshot {
   readonly tenant: string;

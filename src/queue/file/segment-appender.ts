@@ -14,10 +14,11 @@ import { StorageUnavailableError } from '../../common/errors.js';
 import { encodeFrameText, type Frame } from './frame.js';
 import { isErrno, scanHandle } from './file-io.js';
 import { IdAllocator } from './id-allocator.js';
-import { LockFile, WRITE_LOCK_OPTIONS } from './lock-file.js';
+import { LockFile, WRITE_LOCK_OPTIONS } from '../coordination/lock-file.js';
 import { readTailHint, TAIL_HINT_EVERY_BYTES, verifiedTailStart, writeTailHint, type TailHint } from './tail-hint.js';
 import type { QueuePaths } from './queue-paths.js';
-import type { AppendInput, AppendResult, SegmentRecord } from '../types.js';
+import type { AppendInput, SegmentAppendResult } from '../contract.js';
+import type { SegmentRecord } from './segment-record.js';
 
 /**
  * A batch just made durable in the segment, as a consumer reading the file would find it. The
@@ -63,7 +64,7 @@ const HAND_BACK_PAUSE_MS = 6;
 
 interface Pending {
   readonly input: AppendInput;
-  resolve(r: AppendResult): void;
+  resolve(r: SegmentAppendResult): void;
   reject(err: unknown): void;
 }
 
@@ -123,10 +124,10 @@ export class SegmentAppender {
   }
 
   /** Appends one message; resolves after an fdatasync that covers it. */
-  append(input: AppendInput): Promise<AppendResult> {
+  append(input: AppendInput): Promise<SegmentAppendResult> {
     if (this.#closed)
       return Promise.reject(new Error(`queue ${this.paths.tenant}/${this.paths.flow} appender is closed`));
-    return new Promise<AppendResult>((resolve, reject) => {
+    return new Promise<SegmentAppendResult>((resolve, reject) => {
       this.#pending.push({ input, resolve, reject });
       // The first append of an idle queue starts a commit at the end of this event-loop phase,
       // so the batch holds every request parsed in the same turn, not just the first of them.
@@ -262,7 +263,7 @@ export class SegmentAppender {
 
   async #commit(
     batch: Pending[],
-  ): Promise<{ results: (AppendResult | Error)[]; committed: CommittedBatch | undefined }> {
+  ): Promise<{ results: (SegmentAppendResult | Error)[]; committed: CommittedBatch | undefined }> {
     const ids = await this.#ids.take(batch.length);
     // Each record's JSON text is kept beside its frame: the in-process consumer decodes from it.
     const encoded: ({ text: string; frame: Buffer } | Error)[] = batch.map((p, i) => {
@@ -321,16 +322,16 @@ export class SegmentAppender {
     const results = encoded.map((e, i) => {
       if (e instanceof Error) return e;
       if (nth++ >= written.length) return failure instanceof Error ? failure : new Error(String(failure));
-      const r = { id: ids[i]!, offset };
+      const r: SegmentAppendResult = { storage: 'segment', id: ids[i]!, byteOffset: offset };
       offset += e.frame.length;
       return r;
     });
     const last =
       written.length === 0
         ? undefined
-        : results.filter((r): r is AppendResult => !(r instanceof Error))[written.length - 1];
+        : results.filter((r): r is SegmentAppendResult => !(r instanceof Error))[written.length - 1];
     if (last !== undefined) {
-      this.#lastWhole = { offset: last.offset, end: offset, id: last.id };
+      this.#lastWhole = { offset: last.byteOffset, end: offset, id: last.id };
       // Out of the commit's way: at most one hint write at a time, every TAIL_HINT_EVERY_BYTES.
       if (
         this.#hintWrite === undefined &&
@@ -364,7 +365,7 @@ export class SegmentAppender {
     base: number,
     ids: number[],
     encoded: ({ text: string; frame: Buffer } | Error)[],
-  ): Promise<(AppendResult | Error)[]> {
+  ): Promise<(SegmentAppendResult | Error)[]> {
     await this.#releaseLock();
     const fh = await this.#takeLock();
     const wanted = new Set(ids);
@@ -379,7 +380,7 @@ export class SegmentAppender {
         ? new StorageUnavailableError(
             `queue ${this.paths.tenant}/${this.paths.flow}: a record written while the append lock was taken over is missing; not acknowledged`,
           )
-        : { id: ids[i]!, offset };
+        : { storage: 'segment' as const, id: ids[i]!, byteOffset: offset };
     });
   }
 

@@ -9,7 +9,7 @@ import { scanFile } from './file-io.js';
 import { FileQueueStore } from './file-queue-store.js';
 import { repairSegmentTail } from './segment-appender.js';
 import { readTailHint, TAIL_HINT_EVERY_BYTES, writeTailHint } from './tail-hint.js';
-import type { SegmentRecord } from '../types.js';
+import type { SegmentRecord } from './segment-record.js';
 
 const dirs: string[] = [];
 function tempQueues(): string {
@@ -128,7 +128,7 @@ describe('the segment tail hint', () => {
     appendFileSync(q.segment, TORN);
     const store = new FileQueueStore({ queuesDir: q.queuesDir });
     const r = await store.append('acme', 'store', { correlationId: 'after', payload: 1 });
-    assert.equal(r.offset, size, 'the torn tail was cut before the new record');
+    assert.equal(r.byteOffset, size, 'the torn tail was cut before the new record');
     await store.close();
     const scan = await scanFile<SegmentRecord>(q.segment);
     assert.equal(scan.stop, 'end');

@@ -17,7 +17,7 @@ import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { decodeFrames, encodeFrame } from './frame.js';
 import { isErrno, readAt } from './file-io.js';
-import type { SegmentRecord } from '../types.js';
+import type { SegmentRecord } from './segment-record.js';
 
 /** A record known whole in the segment: where it starts and ends, and its id. */
 export interface TailHint {

@@ -11,7 +11,7 @@
  */
 import { SvcError } from '../../common/errors.js';
 import type { PgDb, PgTx } from '../../store/pg/pg-db.js';
-import type { AppendInput, AppendResult } from '../types.js';
+import type { AppendInput, RowAppendResult } from '../contract.js';
 
 /** Messages in one transaction at most. */
 const MAX_BATCH = 2000;
@@ -25,7 +25,7 @@ interface Pending {
   readonly tenant: string;
   readonly flow: string;
   readonly input: AppendInput;
-  readonly resolve: (r: AppendResult) => void;
+  readonly resolve: (r: RowAppendResult) => void;
   readonly reject: (err: unknown) => void;
 }
 
@@ -44,7 +44,7 @@ export class PgQueueAppender {
     this.#onCommitted = onCommitted;
   }
 
-  append(tenant: string, flow: string, input: AppendInput): Promise<AppendResult> {
+  append(tenant: string, flow: string, input: AppendInput): Promise<RowAppendResult> {
     if (this.#closed) return Promise.reject(new SvcError('SVC_ERR_INTERNAL', 'the queue store is closed'));
     return new Promise((resolve, reject) => {
       this.#pending.push({ tenant, flow, input, resolve, reject });
@@ -102,7 +102,7 @@ export class PgQueueAppender {
     queues.forEach(([, items], q) => {
       items.forEach((p, i) => {
         const id = firstIds[q]! + i;
-        p.resolve({ id, offset: id });
+        p.resolve({ storage: 'row', id });
       });
       this.#onCommitted(items[0]!.tenant, items[0]!.flow);
     });

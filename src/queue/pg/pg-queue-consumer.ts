@@ -14,11 +14,17 @@
  * restarts, and delivering it again would run its handler twice.
  */
 import { settlementOf, type Settlement } from '../settlement.js';
-import type { QueueConsumerHandle } from '../contract.js';
-import type { ConsumerStateName, Outcome, QueueConsumerOptions, QueueMessage } from '../file/queue-consumer.js';
-import { DEFAULT_RETRY_POLICY, type QueueStats } from '../types.js';
+import {
+  DEFAULT_RETRY_POLICY,
+  type ConsumerStateName,
+  type QueueConsumerHandle,
+  type QueueConsumerOptions,
+  type QueueMessage,
+  type QueueStats,
+} from '../contract.js';
+import { InFlightHandler } from '../in-flight-handler.js';
 import type { PgDb } from '../../store/pg/pg-db.js';
-import { LeaseLostError, type NodeLease } from './node-lease.js';
+import { LeaseLostError, type NodeLease } from '../coordination/node-lease.js';
 
 /** Fresh messages read ahead at most. */
 const READ_AHEAD = 256;
@@ -67,7 +73,7 @@ export class PgQueueConsumer implements QueueConsumerHandle {
   #unsettled: { readonly msg: QueueMessage; readonly settlement: Settlement } | undefined;
   #wake: (() => void) | undefined;
   #notified = false;
-  #abandon: (() => void) | undefined;
+  readonly #inFlight: InFlightHandler;
   #loop: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
 
@@ -75,6 +81,7 @@ export class PgQueueConsumer implements QueueConsumerHandle {
     this.#q = q;
     this.#lock = queueLockName(q.tenant, q.flow);
     this.#opts = { pollIntervalMs: 500, checkpointEvery: 64, closeGraceMs: 5000, deliveriesPerTurn: 16, ...opts };
+    this.#inFlight = new InFlightHandler(opts.handler, opts.defaultPolicy ?? DEFAULT_RETRY_POLICY);
   }
 
   /** Takes the queue's lock and starts the loop; undefined when a worker runs on any node. */
@@ -105,11 +112,9 @@ export class PgQueueConsumer implements QueueConsumerHandle {
       if (this.#state === 'closed') return;
       this.#state = 'closing';
       this.#wake?.();
-      const grace = setTimeout(() => this.#abandon?.(), this.#opts.closeGraceMs);
       try {
-        await this.#loop;
+        await this.#inFlight.closeWithin(this.#loop, this.#opts.closeGraceMs);
       } finally {
-        clearTimeout(grace);
         // Not written by then: the message's row is as it was, and whichever worker takes the queue next delivers it again.
         await this.#writeSettlement().catch((err: unknown) => this.#opts.onError?.(err));
         await this.#flushAcks().catch((err: unknown) => this.#opts.onError?.(err));
@@ -234,30 +239,10 @@ export class PgQueueConsumer implements QueueConsumerHandle {
     };
     // Fenced here too: the read may have waited on a pause past the lease.
     await this.#q.lease.assertHeld(this.#lock);
-    const outcome = await this.#runHandler(msg);
+    const outcome = await this.#inFlight.run(msg);
     if (outcome === 'abandoned') return;
     this.#unsettled = { msg, settlement: settlementOf(msg, outcome, Date.now()) };
     await this.#writeSettlement();
-  }
-
-  async #runHandler(msg: QueueMessage): Promise<Outcome | 'abandoned'> {
-    const abandoned = new Promise<'abandoned'>((resolve) => (this.#abandon = () => resolve('abandoned')));
-    const run = (async (): Promise<Outcome> => {
-      try {
-        return await this.#opts.handler(msg);
-      } catch (err) {
-        return {
-          kind: 'retry',
-          error: err instanceof Error ? err.message : String(err),
-          policy: this.#opts.defaultPolicy ?? DEFAULT_RETRY_POLICY,
-        };
-      }
-    })();
-    try {
-      return await Promise.race([run, abandoned]);
-    } finally {
-      this.#abandon = undefined;
-    }
   }
 
   /** Writes the held outcome, if any; it stays held when that fails (the caller tries again later). */

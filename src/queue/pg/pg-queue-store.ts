@@ -1,21 +1,32 @@
 /**
- * The queues of a cluster on PostgreSQL (the QueueStore contract, backend.ts): appends by group
+ * The queues of a cluster on PostgreSQL (the QueueStore contract, contract.ts): appends by group
  * commit (pg-appender.ts), one worker per queue across every node (node-lease.ts), retries and
  * dead letters in rows beside the messages. Nothing of a queue is on a node's disk.
  */
 import { randomUUID } from 'node:crypto';
 import { SvcError } from '../../common/errors.js';
 import type { PgDb } from '../../store/pg/pg-db.js';
-import { workerName, type DeadLetterRow, type QueueStore, type QueueConsumerHandle } from '../contract.js';
-import type { QueueCompaction } from '../file/compaction.js';
-import { deadLetterNotFound, type DeadLetter, type ReplayResult } from '../file/dead-letters.js';
-import { ConsumerRegistry } from '../file/consumer-registry.js';
-import { checkQueueNames } from '../file/queue-paths.js';
-import type { QueueConsumerOptions } from '../file/queue-consumer.js';
-import type { AppendInput, AppendResult, QueueStats } from '../types.js';
+import {
+  checkQueueNames,
+  deadLetterNotFound,
+  workerName,
+  type AppendInput,
+  type CompactionPass,
+  type DeadLetter,
+  type DeadLetterRow,
+  type QueueConsumerHandle,
+  type QueueConsumerOptions,
+  type QueueName,
+  type QueueStats,
+  type QueueStore,
+  type ReplayResult,
+  type RowAppendResult,
+} from '../contract.js';
+import { leaseCoordination, type Coordination } from '../coordination/coordination.js';
+import { NodeLease, type NodeLeaseOptions } from '../coordination/node-lease.js';
+import { ConsumerRegistry } from '../consumer-registry.js';
 import { insertQueueBatch, PgQueueAppender, QUEUE_CHANNEL } from './pg-appender.js';
 import { PgQueueConsumer, queueLockName, queueStats } from './pg-queue-consumer.js';
-import { NodeLease, type NodeLeaseOptions } from './node-lease.js';
 
 export interface PgQueueStoreOptions {
   /** The lease of this node's queue locks (see NodeLease). */
@@ -37,7 +48,11 @@ interface DeadLetterDbRow {
 
 export class PgQueueStore implements QueueStore {
   readonly #db: PgDb;
+  /** This node's lease: its cluster-wide locks (every queue it runs, the scheduler, the housekeeping). */
   readonly lease: NodeLease;
+  readonly coordination: Coordination;
+  /** A node that dies leaves its queues to the live nodes once its lease ends: a server adopts them (see QueueStore). */
+  readonly adoptsOrphans = true;
   readonly #appender: PgQueueAppender;
   readonly #consumers = new ConsumerRegistry<PgQueueConsumer>();
   #closed = false;
@@ -55,13 +70,14 @@ export class PgQueueStore implements QueueStore {
         },
       },
     });
+    this.coordination = leaseCoordination(this.lease);
   }
 
   checkNames(tenant: string, flow: string): void {
     checkQueueNames(tenant, flow);
   }
 
-  append(tenant: string, flow: string, input: AppendInput): Promise<AppendResult> {
+  append(tenant: string, flow: string, input: AppendInput): Promise<RowAppendResult> {
     if (this.#closed) return Promise.reject(new SvcError('SVC_ERR_INTERNAL', 'the queue store is closed'));
     try {
       checkQueueNames(tenant, flow);
@@ -104,18 +120,17 @@ export class PgQueueStore implements QueueStore {
     return holder === undefined ? undefined : workerName(holder.pid, holder.host);
   }
 
-  async listQueues(): Promise<{ tenant: string; flow: string }[]> {
+  async listQueues(): Promise<QueueName[]> {
     return (
-      await this.#db.query<{ tenant: string; flow: string }>(
+      await this.#db.query<QueueName>(
         'SELECT tenant, flow FROM queue_heads ORDER BY tenant COLLATE "C", flow COLLATE "C"',
       )
     ).rows;
   }
 
-  /** Queues holding messages that no node consumes now are what a node that died left behind. */
-  async queuesWithMessages(): Promise<{ tenant: string; flow: string }[]> {
-    return (await this.#db.query<{ tenant: string; flow: string }>('SELECT DISTINCT tenant, flow FROM queue_messages'))
-      .rows;
+  /** Every queue with a row in queue_messages (a message waiting, or in the retry schedule). */
+  async queuesWithMessages(): Promise<QueueName[]> {
+    return (await this.#db.query<QueueName>('SELECT DISTINCT tenant, flow FROM queue_messages')).rows;
   }
 
   async stats(tenant: string, flow: string): Promise<QueueStats> {
@@ -124,9 +139,12 @@ export class PgQueueStore implements QueueStore {
     return c !== undefined ? c.stats() : queueStats(this.#db, tenant, flow);
   }
 
-  /** Acknowledged messages are deleted as they go, and the database reclaims the space (autovacuum): nothing to do. */
-  async compact(): Promise<QueueCompaction[]> {
-    return [];
+  /**
+   * Nothing for a pass to do: a message's row is deleted as it settles, a dead letter's as it is
+   * replayed or discarded, and the database's (auto)vacuum gives the space back (CompactionPass).
+   */
+  async compact(): Promise<CompactionPass> {
+    return { reclaimedBy: 'database', queues: [] };
   }
 
   async listDeadLetters(filter: { tenant?: string; flow?: string } = {}): Promise<DeadLetterRow[]> {
@@ -161,7 +179,7 @@ export class PgQueueStore implements QueueStore {
       return { entry, newId };
     });
     this.#consumers.get(`${tenant}/${flow}`)?.notify();
-    return { entry, message: { id: newId, offset: newId, correlationId } };
+    return { entry, message: { storage: 'row', id: newId, correlationId } };
   }
 
   async discardDeadLetter(tenant: string, flow: string, id: number): Promise<DeadLetter> {

@@ -1,15 +1,13 @@
 /**
- * The queue contract (queue/backend.ts QueueStore, with the consumer options and outcomes of
- * queue-consumer.ts), one behaviour per test, run against every backend: appends and ids, FIFO,
- * what a handler is given, retries and dead letters, counters, names, and one worker per queue
- * across several handles sharing a store.
+ * The queue contract (queue/contract.ts QueueStore, with the consumer options and outcomes of
+ * queue/contract/), one behaviour per test, run against every backend: appends and ids, FIFO,
+ * what a handler is given, retries and dead letters, counters, names, the queues holding messages,
+ * compaction, the scheduler's lock, and one worker per queue across several handles sharing a store.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sleep } from '../../helpers/wait.js';
-import type { QueueStore } from '../../../src/queue/contract.js';
-import type { Outcome } from '../../../src/queue/file/queue-consumer.js';
-import type { AppendInput, RetryPolicy } from '../../../src/queue/types.js';
+import type { AppendInput, Outcome, QueueStore, RetryPolicy } from '../../../src/queue/contract.js';
 import type { QueueBackendHandle, QueueBackendKind } from './backend-kind.js';
 import { startRecorded, until, type RecordedWorker } from './recorded-worker.js';
 
@@ -761,6 +759,58 @@ export function queueConformance(kind: QueueBackendKind): void {
             `${where}: due ${s.retries[0]!.dueMs - t1} ms from now`,
           );
         }
+      }),
+    );
+  });
+
+  describe(`queues holding messages, compaction and coordination (${kind.name})`, () => {
+    test(
+      'queuesWithMessages lists the queues with messages waiting or a retry scheduled, on any handle, and not those processed or holding only dead letters',
+      withS(2, async ([b0, b1]) => {
+        await appendInTurn(b0!, 'acme', 'waiting', 2);
+        const slow: RetryPolicy = { ...FAST, initialDelayMs: 60_000, maxDelayMs: 60_000 };
+        for (const [flow, decide] of [
+          ['retrying', () => ({ kind: 'retry', error: 'later', policy: slow })],
+          ['done', () => ({ kind: 'ack' })],
+          ['dead', () => ({ kind: 'dead', error: 'bad' })],
+        ] as const) {
+          await appendInTurn(b0!, 'acme', flow, 1);
+          const w = await startRecorded(b0!, 'acme', flow, decide as () => Outcome);
+          await w.delivered(1);
+          if (flow !== 'done') await until(`${flow}: the outcome recorded`, () => w.failures.length >= 1);
+          // Closing writes what the worker acknowledged.
+          await b0!.stopConsumer('acme', flow);
+        }
+        for (const b of [b0!, b1!])
+          assert.deepEqual((await b.queuesWithMessages()).map(queueKey).sort(), ['acme/retrying', 'acme/waiting']);
+      }),
+    );
+
+    test(
+      'compact says how the space of processed messages is given back: by the pass, queue by queue, or by the database',
+      withB(async (b) => {
+        await appendInTurn(b, 'acme', 'orders', 2);
+        const w = await startRecorded(b, 'acme', 'orders');
+        await w.delivered(2);
+        await b.stopConsumer('acme', 'orders');
+        const queues = (await b.listQueues()).map(queueKey);
+        const pass = await b.compact();
+        if (pass.reclaimedBy === 'database') assert.deepEqual(pass.queues, []);
+        else assert.deepEqual(pass.queues.map(queueKey), queues);
+      }),
+    );
+
+    test(
+      "one handle at a time holds the scheduler's lock; another takes it once it is released",
+      withS(2, async ([b0, b1]) => {
+        const first = await b0!.coordination.takeSchedulerLock(30_000);
+        assert.ok(first !== undefined, 'the first handle takes the lock');
+        assert.equal(first.stillHeldSync(), true);
+        assert.equal(await b1!.coordination.takeSchedulerLock(30_000), undefined, 'held: the other gets none');
+        await first.release();
+        const second = await b1!.coordination.takeSchedulerLock(30_000);
+        assert.ok(second !== undefined, 'released: the other takes it');
+        await second.release();
       }),
     );
   });

@@ -1,13 +1,14 @@
 /** A queue worker started through the contract that records what it is handed and what its callbacks report (for the conformance suite). */
 import { waitFor } from '../../helpers/wait.js';
-import type { QueueStore, QueueConsumerHandle } from '../../../src/queue/contract.js';
 import type {
   AttemptFailure,
   DeadLettering,
   Outcome,
+  QueueConsumerHandle,
   QueueConsumerOptions,
   QueueMessage,
-} from '../../../src/queue/file/queue-consumer.js';
+  QueueStore,
+} from '../../../src/queue/contract.js';
 
 /** Longest any test waits for something to happen. Milliseconds. */
 export const WAIT_MS = 10_000;

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { waitFor } from '../../../helpers/wait.js';
 import { FileQueueStore } from '../../../../src/queue/file/file-queue-store.js';
-import type { Outcome, QueueMessage } from '../../../../src/queue/file/queue-consumer.js';
+import type { Outcome, QueueMessage } from '../../../../src/queue/contract.js';
 
 const dirs: string[] = [];
 after(() => {
@@ -66,7 +66,7 @@ describe('queue compaction and disk space', () => {
       full.bytes > MESSAGES * 1000 && full.allocated > MESSAGES * 1000,
       `segment holds the processed records: ${JSON.stringify(full)}`,
     );
-    const results = await s.compact();
+    const results = (await s.compact()).queues;
     assert.deepEqual(
       results.map((r) => r.result),
       ['drained'],
@@ -103,7 +103,7 @@ describe('queue compaction and disk space', () => {
     const p = s.paths('acme', 'orders');
     await filledAndDrained(s, () => ({ kind: 'ack' }));
     await s.stopConsumer('acme', 'orders');
-    const results = await s.compact();
+    const results = (await s.compact()).queues;
     assert.deepEqual(
       results.map((r) => r.result),
       ['deleted'],

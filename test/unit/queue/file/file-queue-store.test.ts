@@ -16,8 +16,8 @@ import { encodeFrame } from '../../../../src/queue/file/frame.js';
 import { scanFile } from '../../../../src/queue/file/file-io.js';
 import { waitFor } from '../../../helpers/wait.js';
 import { FileQueueStore } from '../../../../src/queue/file/file-queue-store.js';
-import type { Outcome, QueueMessage } from '../../../../src/queue/file/queue-consumer.js';
-import type { RetryPolicy, SegmentRecord } from '../../../../src/queue/types.js';
+import type { Outcome, QueueMessage, RetryPolicy } from '../../../../src/queue/contract.js';
+import type { SegmentRecord } from '../../../../src/queue/file/segment-record.js';
 
 const dirs: string[] = [];
 function tempQueues(): string {
@@ -92,12 +92,12 @@ describe('queue store', () => {
       results.map((r) => r.id),
       Array.from({ length: 50 }, (_, i) => i + 1),
     );
-    assert.equal(results[0]!.offset, 0);
-    for (let i = 1; i < results.length; i++) assert.ok(results[i]!.offset > results[i - 1]!.offset);
+    assert.equal(results[0]!.byteOffset, 0);
+    for (let i = 1; i < results.length; i++) assert.ok(results[i]!.byteOffset > results[i - 1]!.byteOffset);
     const scan = await scanFile<SegmentRecord>(store.paths('acme', 'orders').segment);
     assert.deepEqual(
       scan.frames.map((f) => f.offset),
-      results.map((r) => r.offset),
+      results.map((r) => r.byteOffset),
     );
     assert.deepEqual(scan.frames[3]!.value, {
       id: 4,
@@ -134,7 +134,7 @@ describe('queue store', () => {
     appendFileSync(seg, 'garbage');
     store = new FileQueueStore({ queuesDir });
     const r = await store.append('acme', 'torn', { correlationId: 'c3', payload: { n: 3 } });
-    assert.equal(r.offset, good, 'the torn tail was truncated before the new record');
+    assert.equal(r.byteOffset, good, 'the torn tail was truncated before the new record');
     const seen = await consume(
       store,
       'acme',
@@ -226,9 +226,9 @@ describe('queue store', () => {
       () => ({ kind: 'ack' }),
       (s) => s.length >= 3,
     );
-    const report = await store.compact();
+    const report = (await store.compact()).queues;
     assert.deepEqual(report, [{ tenant: 'acme', flow: 'ids', result: 'deleted' }]);
-    assert.deepEqual(await store.compact(), [{ tenant: 'acme', flow: 'ids', result: 'absent' }]);
+    assert.deepEqual((await store.compact()).queues, [{ tenant: 'acme', flow: 'ids', result: 'absent' }]);
     assert.deepEqual(await store.stats('acme', 'ids'), {
       tenant: 'acme',
       flow: 'ids',
@@ -243,7 +243,7 @@ describe('queue store', () => {
     store = new FileQueueStore({ queuesDir, idBlockSize: 4 });
     const second = await store.append('acme', 'ids', { correlationId: 'c4', payload: 4 });
     assert.ok(second.id > Math.max(...first.map((r) => r.id)), `id ${second.id} is new`);
-    assert.equal(second.offset, 0, 'the segment started over');
+    assert.equal(second.byteOffset, 0, 'the segment started over');
     await store.close();
   });
 
@@ -261,7 +261,7 @@ describe('queue store', () => {
     const before = await store.stats('acme', 'drain');
     assert.equal(before.total, 5);
     assert.equal(before.processed, 5);
-    assert.deepEqual(await store.compact(), [{ tenant: 'acme', flow: 'drain', result: 'drained' }]);
+    assert.deepEqual((await store.compact()).queues, [{ tenant: 'acme', flow: 'drain', result: 'drained' }]);
     assert.equal(statSync(store.paths('acme', 'drain').segment).size, 0);
     const afterStats = await store.stats('acme', 'drain');
     assert.equal(afterStats.total, 0);
@@ -285,7 +285,7 @@ describe('queue store', () => {
       () => ({ kind: 'dead', error: 'boom' }),
       (s) => s.length >= 1,
     );
-    const report = await store.compact();
+    const report = (await store.compact()).queues;
     assert.deepEqual(report, [
       { tenant: 'acme', flow: 'dead', result: 'drained' },
       { tenant: 'acme', flow: 'waiting', result: 'kept' },
@@ -308,9 +308,9 @@ describe('queue store', () => {
       onAttemptFailed: () => failed(),
     });
     await retried;
-    assert.deepEqual(await b.compact(), [{ tenant: 'acme', flow: 'later', result: 'busy' }]);
+    assert.deepEqual((await b.compact()).queues, [{ tenant: 'acme', flow: 'later', result: 'busy' }]);
     await a.stopConsumer('acme', 'later');
-    assert.deepEqual(await b.compact(), [{ tenant: 'acme', flow: 'later', result: 'drained' }]);
+    assert.deepEqual((await b.compact()).queues, [{ tenant: 'acme', flow: 'later', result: 'drained' }]);
     // The segment is given back; the retry, with its message, stays in the consumer log.
     assert.equal(statSync(b.paths('acme', 'later').segment).size, 0);
     assert.ok(existsSync(b.paths('acme', 'later').consumerLog));
@@ -338,7 +338,7 @@ describe('queue store', () => {
       },
     });
     await waitFor('c1 and c3 acked, c2 waiting', () => seen.length === 3 || undefined);
-    assert.deepEqual(await store.compact(), [{ tenant: 'acme', flow: 'q', result: 'drained' }]);
+    assert.deepEqual((await store.compact()).queues, [{ tenant: 'acme', flow: 'q', result: 'drained' }]);
     assert.equal(statSync(store.paths('acme', 'q').segment).size, 0);
     assert.equal((await store.stats('acme', 'q')).retriesScheduled, 1);
     await waitFor('the retry of c2 delivered', () => seen.includes('c2#2') || undefined, 5000);
@@ -525,7 +525,7 @@ describe('queue store', () => {
     // The handled bodies are physically removed at the drain.
     const dlqFile = store.paths('acme', 'dlq').deadLetters;
     assert.match(readFileSync(dlqFile, 'utf8'), /"b":2/);
-    assert.deepEqual(await store.compact(), [{ tenant: 'acme', flow: 'dlq', result: 'deleted' }]);
+    assert.deepEqual((await store.compact()).queues, [{ tenant: 'acme', flow: 'dlq', result: 'deleted' }]);
     assert.equal(existsSync(dlqFile), false);
     await store.close();
   });

@@ -6,8 +6,8 @@ import { adminQuery, freshPgSchema, type PgSchema } from '../../../helpers/pg.js
 import { sleep, waitFor } from '../../../helpers/wait.js';
 import { StorageUnavailableError } from '../../../../src/common/errors.js';
 import { openPgStore, type PgStore } from '../../../../src/store/pg/pg-store.js';
-import type { QueueMessage } from '../../../../src/queue/file/queue-consumer.js';
-import { advisoryLockKey } from '../../../../src/queue/pg/node-lease.js';
+import type { QueueMessage } from '../../../../src/queue/contract.js';
+import { advisoryLockKey } from '../../../../src/queue/coordination/node-lease.js';
 import { queueLockName } from '../../../../src/queue/pg/pg-queue-consumer.js';
 import { PgQueueStore } from '../../../../src/queue/pg/pg-queue-store.js';
 

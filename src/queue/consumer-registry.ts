@@ -3,8 +3,7 @@
  * through its handle is forgotten, and one whose lock went to another process or node is forgotten
  * and closed before the caller hears of it.
  */
-import type { QueueConsumerHandle } from '../contract.js';
-import type { QueueConsumerOptions } from './queue-consumer.js';
+import type { QueueConsumerHandle, QueueConsumerOptions } from './contract.js';
 
 export class ConsumerRegistry<C extends QueueConsumerHandle> {
   readonly #byQueue = new Map<string, C>();
@@ -23,10 +22,10 @@ export class ConsumerRegistry<C extends QueueConsumerHandle> {
    * (the queue counts as consumed elsewhere), closed, and then the caller is told.
    * @returns undefined when `start` found the queue's lock held
    */
-  async start(
+  async start<O extends QueueConsumerOptions>(
     key: string,
-    opts: QueueConsumerOptions,
-    start: (opts: QueueConsumerOptions) => Promise<C | undefined>,
+    opts: O,
+    start: (opts: O) => Promise<C | undefined>,
   ): Promise<C | undefined> {
     const c = await start({
       ...opts,

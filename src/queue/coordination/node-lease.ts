@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { PgDb, PgSession } from '../../store/pg/pg-db.js';
-import type { LeaderLock } from '../contract.js';
+import type { LeaderLock } from './leader-lock.js';
 
 /** The application name of every lease session, followed by the node's `host:pid` (pg_stat_activity). */
 export const LEASE_APPLICATION = 'svc-lease';

@@ -1,22 +1,4 @@
-/** Shapes shared by the queue's files and its callers. */
-
-/** One message as stored in the segment (field names are the file format). */
-export interface SegmentRecord {
-  readonly id: number;
-  readonly correlation_id: string;
-  /** ISO 8601 UTC. */
-  readonly enqueued_at: string;
-  /** Attempts already consumed; 0 for a fresh message. */
-  readonly attempts: number;
-  /** The body as a JSON value (XML is flattened by the caller before it gets here). */
-  readonly payload: unknown;
-  /**
-   * W3C trace context of the submission, opaque to the queue and handed back on delivery. Absent
-   * in records written before it existed, and when the caller gave none.
-   */
-  readonly traceparent?: string;
-  readonly tracestate?: string;
-}
+/** The queue contract's messages: what is appended, what a worker is handed, what it decides, and the retry policy. */
 
 /** A message's W3C trace context, carried through the queue unread (segment, retry schedule, delivery). */
 export interface QueuedTraceContext {
@@ -32,11 +14,37 @@ export interface AppendInput extends QueuedTraceContext {
   readonly enqueuedAt?: string;
 }
 
-/** What `append` resolves with once the record is fdatasync'ed. */
-export interface AppendResult {
+/**
+ * What `append` resolves with once the message is durable: its id, and where the backend wrote it,
+ * in the backend's own terms (`storage` says which).
+ */
+export type AppendResult = SegmentAppendResult | RowAppendResult;
+
+/** The file backend: the message is a record of its queue's segment file. */
+export interface SegmentAppendResult {
+  readonly storage: 'segment';
   readonly id: number;
-  /** Byte position of the record in the segment (identifies it internally; not a handle). */
-  readonly offset: number;
+  /**
+   * Byte position of the record in the segment. It identifies the record internally and is not a
+   * handle: a drain empties the segment and positions start again at 0.
+   */
+  readonly byteOffset: number;
+}
+
+/** PostgreSQL: the message is a row of `queue_messages`, placed by its queue and id alone (no byte position). */
+export interface RowAppendResult {
+  readonly storage: 'row';
+  readonly id: number;
+}
+
+/**
+ * The `offset` the spec puts in the 202 body of /enqueue (`{"queued":true,"offset":...}`), in the
+ * `queue_enqueued` event and in the `queue.message.enqueued` audit entry: the record's byte offset
+ * on files; on PostgreSQL, which has no byte positions, the message id (it grows with every append,
+ * as an offset does). The name is the wire's, kept as the spec has it.
+ */
+export function wireOffset(r: AppendResult): number {
+  return r.storage === 'segment' ? r.byteOffset : r.id;
 }
 
 /** Retry policy of one message, taken by the caller from the flow's latest version at pick-up. */
@@ -61,22 +69,6 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
 /** Delay after failed attempt `n` (1-based): min(initial × factor^(n−1), max). Milliseconds. */
 export function retryDelayMs(policy: RetryPolicy, n: number): number {
   return Math.min(policy.initialDelayMs * policy.backoffFactor ** Math.max(0, n - 1), policy.maxDelayMs);
-}
-
-/** Counters of one queue. */
-export interface QueueStats {
-  readonly tenant: string;
-  readonly flow: string;
-  /** Messages in the segment since the last drain. */
-  readonly total: number;
-  /** Messages the checkpoint has passed (acked, dead-lettered or moved to the retry schedule). */
-  readonly processed: number;
-  /** Messages not yet delivered for the first time. */
-  readonly pending: number;
-  readonly retriesScheduled: number;
-  /** The scheduled retries, soonest first: message id, attempts consumed, due time (epoch milliseconds). */
-  readonly retries: readonly { readonly id: number; readonly attempts: number; readonly dueMs: number }[];
-  readonly deadLettersPending: number;
 }
 
 /** One delivery handed to the handler. */

@@ -3,8 +3,8 @@
  * lease, asked for again every few seconds by every node that does not hold it, so the duty moves
  * to another node within the lease plus one retry after its holder dies.
  */
-import type { Logger } from '../common/logger.js';
-import type { NodeLease } from '../queue/pg/node-lease.js';
+import type { Logger } from '../../common/logger.js';
+import type { NodeLease } from './node-lease.js';
 
 /** How often a node without the duty asks for it. Milliseconds. */
 const RETRY_MS = 3000;

@@ -10,7 +10,7 @@ import { mkdir, open, readFile, rmdir, stat, unlink, utimes, writeFile, type Fil
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { StorageUnavailableError } from '../../common/errors.js';
-import { isErrno } from './file-io.js';
+import { isErrno } from '../../common/errno.js';
 
 /** What a lock file holds (one JSON line). */
 export interface LockOwner {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { waitFor } from '../../../helpers/wait.js';
-import { LockFile, readLockOwner } from '../../../../src/queue/file/lock-file.js';
+import { LockFile, readLockOwner } from '../../../../src/queue/coordination/lock-file.js';
 import { queuePaths } from '../../../../src/queue/file/queue-paths.js';
 import { SegmentAppender } from '../../../../src/queue/file/segment-appender.js';
 

@@ -1,0 +1,66 @@
+/** The queue contract's worker: the handler it runs, what it reports, the options every backend takes, and its handle. */
+import type { Outcome, QueueMessage, RetryPolicy } from './messages.js';
+import type { QueueStats } from './stats.js';
+
+export type QueueHandler = (msg: QueueMessage) => Promise<Outcome>;
+
+/** Passed to `onAttemptFailed` (log `queue_failed`). */
+export interface AttemptFailure {
+  readonly message: QueueMessage;
+  readonly error: string;
+  /** Delay before the next attempt; undefined when dead-lettered. Milliseconds. */
+  readonly retryInMs: number | undefined;
+  readonly deadLettered: boolean;
+  /** True for `retry-fixed` (no attempt consumed). */
+  readonly fixed: boolean;
+}
+
+/** Passed to `onDeadLettered` (log `dlq_moved`: the only place the correlation id survives). */
+export interface DeadLettering {
+  readonly message: QueueMessage;
+  readonly error: string;
+  /** Attempts consumed. */
+  readonly attempts: number;
+}
+
+/** What every backend's worker takes (a backend may take more: see the file backend's FileQueueConsumerOptions). */
+export interface QueueConsumerOptions {
+  readonly handler: QueueHandler;
+  /** Idle poll interval. Milliseconds. @default 500 */
+  readonly pollIntervalMs?: number;
+  /** Policy applied when the handler throws instead of returning an outcome. @default 3 / 1000 / 2 / 60000 */
+  readonly defaultPolicy?: RetryPolicy;
+  /**
+   * Acknowledgements written per batch while busy (and always when idle): on files, per
+   * consumer-log write (the written checkpoint is synced at most every 100 ms); on PostgreSQL, per
+   * DELETE of acknowledged rows. A crash redelivers at most this many. @default 64
+   */
+  readonly checkpointEvery?: number;
+  /** How long close() waits for the in-flight handler before abandoning it unacked. Milliseconds. @default 5000 */
+  readonly closeGraceMs?: number;
+  /**
+   * Deliveries in a row before the loop lets the event loop take its I/O (requests, other
+   * queues). A backlog then never holds up a turn for long. @default 16
+   */
+  readonly deliveriesPerTurn?: number;
+  readonly onAttemptFailed?: (f: AttemptFailure) => void;
+  readonly onDeadLettered?: (d: DeadLettering) => void;
+  /** Storage errors of the loop itself (it backs off one poll interval and carries on). */
+  readonly onError?: (err: unknown) => void;
+  /**
+   * The worker found its lock taken by another process or node (this one was paused or stalled
+   * past the lease): it stopped before delivering anything more or recording any progress.
+   */
+  readonly onLockLost?: () => void;
+}
+
+/** `running` → `closing` (close() called; in-flight handler finishing) → `closed`. */
+export type ConsumerStateName = 'running' | 'closing' | 'closed';
+
+/** This process's worker of one queue. */
+export interface QueueConsumerHandle {
+  readonly state: ConsumerStateName;
+  stats(): Promise<QueueStats>;
+  /** Stops delivering; the handler in flight gets its grace period; progress is written. */
+  close(): Promise<void>;
+}
