@@ -4,7 +4,7 @@ import { DEFAULT_AUDIT_LIMIT, latestAuditEntries, verifyAuditChain } from '../ap
 import { ExitError } from '../common/errors.js';
 import { defaultDbPath } from '../common/paths.js';
 import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
-import { withAudit } from './stores.js';
+import { withStore } from './stores.js';
 import { formatTable, out } from './table.js';
 
 export function registerAudit(program: Command): void {
@@ -41,10 +41,11 @@ export async function auditCommand(opts: AuditOptions): Promise<void> {
     await verify(opts);
     return;
   }
-  const listing = await withAudit(
+  // A missing audit.db lists nothing and is not created.
+  const listing = await withStore(
     opts,
-    async (stores) =>
-      stores === undefined ? { entries: [], total: 0 } : latestAuditEntries(stores.audit, opts.tenant, opts.limit),
+    async (s) =>
+      !s.has('audit') ? { entries: [], total: 0 } : latestAuditEntries(s.audit, opts.tenant, opts.limit),
     {
       readOnly: true,
     },
@@ -80,9 +81,9 @@ export async function auditCommand(opts: AuditOptions): Promise<void> {
 }
 
 async function verify(opts: AuditOptions): Promise<void> {
-  const result = await withAudit(
+  const result = await withStore(
     opts,
-    async (stores) => (stores === undefined ? undefined : verifyAuditChain(stores.audit, opts.tenant)),
+    async (s) => (!s.has('audit') ? undefined : verifyAuditChain(s.audit, opts.tenant)),
     { readOnly: true },
   );
   if (opts.json) {

@@ -14,7 +14,7 @@ import {
 } from '../app/use-cases/certificates.js';
 import { ExitError } from '../common/errors.js';
 import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
-import { withRegistry, withRegistryAndAudit } from './stores.js';
+import { withStore } from './stores.js';
 import { formatTable, out } from './table.js';
 
 const ACTOR = 'cli';
@@ -57,7 +57,7 @@ export function registerCert(program: Command): void {
       .addOption(kind())
       .action(async (path: string, opts: { tenant: string; name: string; kind: string } & StoreFlags) => {
         const pem = readPem(path);
-        await withRegistryAndAudit(opts, async (stores) => {
+        await withStore(opts, async (stores) => {
           const input = { tenant: opts.tenant, name: opts.name, kind: opts.kind, pem };
           if (verb === 'add') {
             const row = await addCertificate(stores, input, ACTOR);
@@ -86,7 +86,7 @@ export function registerCert(program: Command): void {
     )
     .addOption(new Option('--json', 'print a JSON array'))
     .action(async (opts: { tenant: string; expiringIn?: number; json?: boolean } & StoreFlags) => {
-      const views = await withRegistry(
+      const views = await withStore(
         opts,
         async (s) =>
           listCertificates(s, {
@@ -116,7 +116,7 @@ export function registerCert(program: Command): void {
     .addOption(name())
     .addOption(new Option('--json', 'print a JSON array'))
     .action(async (opts: { tenant: string; name: string; json?: boolean } & StoreFlags) => {
-      const views = await withRegistry(
+      const views = await withStore(
         opts,
         async (s) => showCertificate(s, opts.tenant, opts.name, await s.settings.get('cert_warning_days')),
         { readOnly: true },
@@ -145,7 +145,7 @@ export function registerCert(program: Command): void {
     .addOption(new Option('--tenant <t>', 'only this tenant').argParser(nameArg('tenant')))
     .addOption(new Option('--json', 'print a JSON array'))
     .action(async (opts: { tenant?: string; json?: boolean } & StoreFlags) => {
-      const findings = await withRegistry(
+      const findings = await withStore(
         opts,
         (s) => reconcileDeployedFlows(s, (p) => readFileSync(p, 'utf8'), opts.tenant),
         { readOnly: true },

@@ -5,7 +5,7 @@ import { discardDeadLetter, listDeadLetters, replayDeadLetter } from '../app/use
 import type { DeadLetterRow } from '../queue/index.js';
 import { defaultDbPath } from '../common/paths.js';
 import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
-import { withQueues } from './stores.js';
+import { withStore } from './stores.js';
 
 /** `--db`: for dlq it only locates the `queues/` directory beside the registry database. */
 function queuesDbOption(): Option {
@@ -56,6 +56,12 @@ interface ActFlags extends StoreFlags {
 }
 
 /** Turns a refusal of the library into exit 1 with its message. */
+/**
+ * Message ids are reserved one at a time so a command wastes none. The audit trail (audit.db) is
+ * opened at the first entry a replay or discard writes: a listing does not create it.
+ */
+const QUEUE_OPTS = { queues: { idBlockSize: 1 } } as const;
+
 async function refusing<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
@@ -83,7 +89,7 @@ function table(rows: DeadLetterRow[]): string {
 
 async function listCommand(flags: ListFlags): Promise<void> {
   const rows = await refusing(() =>
-    withQueues(flags, (queues) => listDeadLetters(queues, { tenant: flags.tenant, flow: flags.flow })),
+    withStore(flags, (s) => listDeadLetters({ store: s.queues }, { tenant: flags.tenant, flow: flags.flow }), QUEUE_OPTS),
   );
   if (flags.json) process.stdout.write(`${JSON.stringify(rows)}\n`);
   else if (rows.length === 0) process.stdout.write('DLQ is empty.\n');
@@ -92,8 +98,10 @@ async function listCommand(flags: ListFlags): Promise<void> {
 
 async function replay(flags: ActFlags): Promise<void> {
   const r = await refusing(() =>
-    withQueues(flags, (queues, audit) =>
-      replayDeadLetter(queues, flags.tenant, flags.flow, flags.id, { audit, actor: 'cli' }),
+    withStore(
+      flags,
+      (s) => replayDeadLetter({ store: s.queues }, flags.tenant, flags.flow, flags.id, { audit: s.audit, actor: 'cli' }),
+      QUEUE_OPTS,
     ),
   );
   process.stdout.write(
@@ -103,8 +111,10 @@ async function replay(flags: ActFlags): Promise<void> {
 
 async function discard(flags: ActFlags): Promise<void> {
   const e = await refusing(() =>
-    withQueues(flags, (queues, audit) =>
-      discardDeadLetter(queues, flags.tenant, flags.flow, flags.id, { audit, actor: 'cli' }),
+    withStore(
+      flags,
+      (s) => discardDeadLetter({ store: s.queues }, flags.tenant, flags.flow, flags.id, { audit: s.audit, actor: 'cli' }),
+      QUEUE_OPTS,
     ),
   );
   process.stdout.write(`discarded dead letter ${e.id} of ${flags.tenant}/${flags.flow}\n`);

@@ -19,7 +19,8 @@ import {
   type FlowWarning,
 } from '../flow/diagnostics.js';
 import { addStoreOptions, type StoreFlags } from './options.js';
-import { withPgStore } from './stores.js';
+import type { PgStores } from '../storage/index.js';
+import { withStore } from './stores.js';
 import { formatTable, out } from './table.js';
 
 const libsOption = () => new Option('--libs <dir>', 'directory of *.lib.md step libraries for "use: <library>/<step>"');
@@ -134,7 +135,7 @@ export async function deploy(opts: DeployCommandOptions): Promise<void> {
     r =
       store === undefined
         ? guard(() => deployFlows(opts))
-        : await withPgStore(store, (pg) => deployFlowsToPg(opts, pg.db)).catch((err: unknown) => {
+        : await withStore({ db: opts.db, store }, (s) => deployFlowsToPg(opts, (s as PgStores).db)).catch((err: unknown) => {
             throw exitFor(err);
           });
   } catch (err) {

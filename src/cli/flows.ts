@@ -5,7 +5,7 @@ import { listFlows, showFlow, type FlowDetails, type FlowSummary } from '../app/
 import { ExitError, SvcError } from '../common/errors.js';
 import { nonEmptyArg } from './args.js';
 import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
-import { withRegistry } from './stores.js';
+import { withStore } from './stores.js';
 import { formatTable, out } from './table.js';
 
 export function registerFlows(program: Command): void {
@@ -41,7 +41,7 @@ export interface FlowsListOptions extends StoreFlags {
 }
 
 export async function flowsList(opts: FlowsListOptions): Promise<void> {
-  const flows = await withRegistry(opts, (s) => listFlows(s.artifacts, opts.tenant), { readOnly: true });
+  const flows = await withStore(opts, (s) => listFlows(s.artifacts, opts.tenant), { readOnly: true });
   if (opts.json) out(JSON.stringify(flows, null, 2));
   else if (flows.length === 0)
     out(
@@ -82,7 +82,7 @@ export interface FlowsShowOptions extends StoreFlags {
 export async function flowsShow(opts: FlowsShowOptions): Promise<void> {
   let details: FlowDetails;
   try {
-    details = await withRegistry(opts, (s) => showFlow(s.artifacts, opts.tenant, opts.flow, opts.version), {
+    details = await withStore(opts, (s) => showFlow(s.artifacts, opts.tenant, opts.flow, opts.version), {
       readOnly: true,
     });
   } catch (err) {

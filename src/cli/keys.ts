@@ -14,7 +14,7 @@ import {
 import { keyStatus, type ApiKeyRow } from '../store/sqlite/sqlite-keys-store.js';
 import { nonEmptyArg, svcArg } from './args.js';
 import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
-import { withRegistry } from './stores.js';
+import { withStore } from './stores.js';
 import { formatTable, out } from './table.js';
 
 export function registerKeys(program: Command): void {
@@ -81,7 +81,7 @@ export interface KeysCreateOptions extends StoreFlags {
 
 export async function keysCreate(opts: KeysCreateOptions): Promise<void> {
   const now = new Date();
-  const { row, rawKey } = await withRegistry(opts, (stores) =>
+  const { row, rawKey } = await withStore(opts, (stores) =>
     createApiKey(
       stores,
       {
@@ -126,7 +126,7 @@ export interface KeysListOptions extends StoreFlags {
 }
 
 export async function keysList(opts: KeysListOptions): Promise<void> {
-  const views = await withRegistry(opts, (stores) => listApiKeys(stores, opts.tenant), { readOnly: true });
+  const views = await withStore(opts, (stores) => listApiKeys(stores, opts.tenant), { readOnly: true });
   if (opts.json) {
     out(
       JSON.stringify(
@@ -164,7 +164,7 @@ export interface KeysRevokeOptions extends StoreFlags {
 }
 
 export async function keysRevoke(opts: KeysRevokeOptions): Promise<void> {
-  const row = await withRegistry(opts, (stores) => revokeApiKey(stores.keys, opts.id));
+  const row = await withStore(opts, (stores) => revokeApiKey(stores.keys, opts.id));
   out(`revoked API key ${row.id} (tenant ${row.tenant}, label ${row.label}) at ${row.revokedAt}`);
 }
 

@@ -11,7 +11,7 @@ import { statePaths } from '../common/paths.js';
 import { SqliteEventLogStore, type EventLogStore, type StoredEvent } from '../store/sqlite/sqlite-event-log-store.js';
 import { nonEmptyArg, svcArg } from './args.js';
 import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
-import { withPgStore } from './stores.js';
+import { withStore } from './stores.js';
 
 /** Rows read per query while printing or following: what bounds the command's memory. */
 const BATCH_ROWS = 100;
@@ -88,7 +88,7 @@ export async function logs(opts: LogsOptions): Promise<void> {
   };
   const reader = { filter, opts, printer: new RowPrinter(opts.json === true), stop: new StopSignal() };
   try {
-    if (opts.store !== undefined) await withPgStore(opts.store, (pg) => printLog(pg.events, reader));
+    if (opts.store !== undefined) await withStore(opts, (s) => printLog(s.eventLog, reader));
     else await logsFromFile(statePaths(opts.db).logDb, reader);
   } finally {
     reader.stop.dispose();

@@ -5,7 +5,14 @@ import { deployDescriptor, listDescriptors, showDescriptor, type ServiceInfo } f
 import { ExitError, SvcError } from '../common/errors.js';
 import { statePaths } from '../common/paths.js';
 import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
-import { registryLocation, withDescriptors } from './stores.js';
+import type { OpenedStore } from '../storage/index.js';
+import type { DescriptorsStore } from '../store/contracts/index.js';
+import { registryLocation, withStore } from './stores.js';
+
+/** The descriptors, or undefined when the state directory has no registry (a read or a refusal must not create it). */
+function descriptorsOf(s: OpenedStore): DescriptorsStore | undefined {
+  return s.has('registry') ? s.descriptors : undefined;
+}
 
 export function registerProto(program: Command): void {
   const proto = program
@@ -60,7 +67,8 @@ export async function protoDeploy(path: string, flags: DeployFlags): Promise<voi
       `error: cannot read descriptor set ${path}: ${err instanceof Error ? err.message : String(err)}`,
     );
   }
-  await withDescriptors(flags, async (store) => {
+  await withStore(flags, async (s) => {
+    const store = descriptorsOf(s);
     if (store === undefined) {
       throw new ExitError(
         1,
@@ -94,9 +102,10 @@ export async function protoDeploy(path: string, flags: DeployFlags): Promise<voi
 }
 
 export async function protoList(flags: { tenant: string; json?: boolean } & StoreFlags): Promise<void> {
-  const rows = await withDescriptors(flags, async (store) =>
-    store === undefined ? [] : listDescriptors(store, flags.tenant),
-  );
+  const rows = await withStore(flags, async (s) => {
+    const store = descriptorsOf(s);
+    return store === undefined ? [] : listDescriptors(store, flags.tenant);
+  });
   if (flags.json) {
     process.stdout.write(
       `${JSON.stringify(
@@ -128,7 +137,8 @@ export async function protoList(flags: { tenant: string; json?: boolean } & Stor
 export async function protoShow(
   flags: { tenant: string; name: string; version?: string; json?: boolean } & StoreFlags,
 ): Promise<void> {
-  await withDescriptors(flags, async (store) => {
+  await withStore(flags, async (s) => {
+    const store = descriptorsOf(s);
     if (store === undefined)
       throw new ExitError(
         1,

@@ -4,7 +4,7 @@ import { ExitError } from '../common/errors.js';
 import { keyFingerprint, STATE_KEY_ENV, stateKeyFromEnv } from '../app/runtime/dedup-fingerprint.js';
 import type { CorrelationRow, InboxRow } from '../store/sqlite/sqlite-flow-state-store.js';
 import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
-import { withFlowState } from './stores.js';
+import { withStore } from './stores.js';
 import { formatTable, out } from './table.js';
 
 const INBOX_STATUSES = ['in_flight', 'done', 'failed'] as const;
@@ -72,9 +72,9 @@ async function list(flags: ListFlags): Promise<void> {
       : s === 'all'
         ? CORRELATION_STATUSES
         : CORRELATION_STATUSES.filter((x) => x === s);
-  await withFlowState(
+  await withStore(
     flags,
-    async (store) => {
+    async ({ flowState: store }) => {
       const filter = { tenant: flags.tenant, flow: flags.flow, limit: flags.limit };
       const inbox = await store.listInbox({ ...filter, statuses: inboxStatuses });
       const corr = await store.listCorrelations({ ...filter, statuses: corrStatuses });
@@ -190,9 +190,9 @@ async function release(flags: ReleaseFlags): Promise<void> {
     }
     keyHash = keyFingerprint(flags.tenant, flags.flow, flags.key, stateKey);
   }
-  await withFlowState(
+  await withStore(
     flags,
-    async (store) => {
+    async ({ flowState: store }) => {
       const row = await store.getInbox(flags.tenant, flags.flow, keyHash!);
       if (row === undefined)
         throw new ExitError(

@@ -7,7 +7,7 @@ import { CLI_OPERATOR } from '../app/accounts/roles.js';
 import { listTraceFlags, setTraceFlag, type TraceToggleResult } from '../app/use-cases/trace.js';
 import type { TraceFlag } from '../store/sqlite/sqlite-traces-store.js';
 import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
-import { withRegistry, withRegistryAndAudit } from './stores.js';
+import { withStore } from './stores.js';
 import { formatTable, out } from './table.js';
 
 export function registerTrace(program: Command): void {
@@ -50,7 +50,7 @@ export interface TraceToggleOptions extends StoreFlags {
 }
 
 export async function traceToggle(opts: TraceToggleOptions, enabled: boolean): Promise<void> {
-  const r = await withRegistryAndAudit(opts, (stores) =>
+  const r = await withStore(opts, (stores) =>
     setTraceFlag(stores, { tenant: opts.tenant, flow: opts.flow, enabled }, CLI_OPERATOR),
   );
   out(describeToggle(r));
@@ -69,7 +69,7 @@ export interface TraceListOptions extends StoreFlags {
 }
 
 export async function traceList(opts: TraceListOptions): Promise<void> {
-  const flags = await withRegistry(opts, (stores) => listTraceFlags(stores.traces, opts.tenant), { readOnly: true });
+  const flags = await withStore(opts, (stores) => listTraceFlags(stores.traces, opts.tenant), { readOnly: true });
   if (opts.json) {
     out(JSON.stringify(flags, null, 2));
     return;

@@ -17,6 +17,7 @@ import {
   type InboxRow,
   type StateFilter,
 } from '../sqlite/sqlite-flow-state-store.js';
+import type { ReclaimOptions, ReclaimResult } from '../sqlite/auto-vacuum.js';
 import type { PgTx } from './pg-db.js';
 
 /**
@@ -195,6 +196,11 @@ export class PgFlowStateStore implements FlowStateStore {
         (await this.db.query("DELETE FROM flow_correlations WHERE status <> 'open' AND deadline < $1", [cutoff]))
           .rowCount ?? 0,
     );
+  }
+
+  /** Nothing to give back: PostgreSQL's autovacuum reclaims the space of deleted rows itself. */
+  async reclaimFreePages(_opts: ReclaimOptions): Promise<ReclaimResult> {
+    return { pagesFreed: 0, slices: 0, longestSliceMs: 0, stopped: false };
   }
 
   async listCorrelations(f: StateFilter): Promise<CorrelationRow[]> {

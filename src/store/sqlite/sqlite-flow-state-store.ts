@@ -113,6 +113,12 @@ export interface FlowStateStore {
   purgeCorrelations(cutoff: string): Awaitable<number>;
   /** Newest opening first. */
   listCorrelations(f: StateFilter): Awaitable<CorrelationRow[]>;
+  /**
+   * Gives the space the purges freed back to the file system, in slices paced by `opts.between`
+   * (housekeeping's step after the purges). PostgreSQL's autovacuum reclaims its own space: there
+   * it gives nothing back and says so (0 pages).
+   */
+  reclaimFreePages(opts: ReclaimOptions): Promise<ReclaimResult>;
 }
 
 /** The outcome `finish` records. */
