@@ -81,6 +81,8 @@ export interface SqliteStores extends Stores {
   readonly paths: StatePaths;
   /** The registry database (serve's in-memory reads revalidate on its change counter). */
   readonly registry: Db;
+  /** The database of `part`, opened at this first use (the conformance suite's inspection). */
+  database(part: StorePart): Db;
   readonly tenants: SqliteTenantsStore;
   readonly keys: SqliteKeysStore;
   readonly artifacts: SqliteArtifactsStore;
@@ -256,6 +258,7 @@ function openStateDir(dbPath: string, opts: OpenStoreOptions): SqliteStores {
     get queues() {
       return queues();
     },
+    database: (part) => ({ registry, audit: auditDb, ui: uiDb, log: logDb })[part](),
     has: (part) => existsSync(fileOf[part]),
     close: () => closing.run(),
   };
