@@ -13,7 +13,7 @@ import {
   type ReconcileFinding,
 } from '../app/use-cases/certificates.js';
 import { ExitError } from '../common/errors.js';
-import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
+import { addStoreOptions, intArg, nameArg, type StoreFlags, tenantOption } from './options.js';
 import { withStore } from './stores.js';
 import { formatTable, out } from './table.js';
 
@@ -31,7 +31,7 @@ export function registerCert(program: Command): void {
   const cert = program
     .command('cert')
     .description('the certificate registry: add, replace, list, show, reconcile against the flows');
-  const tenant = () => new Option('--tenant <t>', 'tenant id').makeOptionMandatory().argParser(nameArg('tenant'));
+  const tenant = () => tenantOption('tenant id', { required: true });
   const name = () =>
     new Option('--name <n>', 'certificate name, unique per tenant')
       .makeOptionMandatory()
@@ -142,7 +142,7 @@ export function registerCert(program: Command): void {
     .description(
       "read-only: check the TLS paths of every flow's latest version against the registry (of --db, or of --store), the paths read on the machine that runs it; exit 1 unless all is in order",
     )
-    .addOption(new Option('--tenant <t>', 'only this tenant').argParser(nameArg('tenant')))
+    .addOption(tenantOption('only this tenant'))
     .addOption(new Option('--json', 'print a JSON array'))
     .action(async (opts: { tenant?: string; json?: boolean } & StoreFlags) => {
       const findings = await withStore(

@@ -22,7 +22,7 @@ import { ExitError } from '../common/errors.js';
 import { formatDiagnostic, formatWarning } from '../flow/diagnostics.js';
 import type { OpenedStore } from '../storage/index.js';
 import { FolderWatcher } from './dev-watch.js';
-import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
+import { addStoreOptions, type StoreFlags, tenantOption } from './options.js';
 import { registryLocation, withStore } from './stores.js';
 import { out } from './table.js';
 
@@ -37,10 +37,7 @@ export function registerDev(program: Command): void {
     )
     .argument('<dir>', 'folder of *.flow.md files (its subfolders are not watched)')
     .addOption(
-      new Option(
-        '--tenant <t>',
-        "deploy every flow under this tenant instead of its front matter's (registered when missing)",
-      ).argParser(nameArg('tenant')),
+      tenantOption("deploy every flow under this tenant instead of its front matter's (registered when missing)"),
     )
     .addOption(
       new Option(

@@ -4,7 +4,7 @@ import { ExitError, SvcError } from '../common/errors.js';
 import { discardDeadLetter, listDeadLetters, replayDeadLetter } from '../app/use-cases/dlq.js';
 import type { DeadLetterRow } from '../queue/index.js';
 import { defaultDbPath } from '../common/paths.js';
-import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
+import { addStoreOptions, intArg, nameArg, type StoreFlags, tenantOption } from './options.js';
 import { withStore } from './stores.js';
 
 /** `--db`: for dlq it only locates the `queues/` directory beside the registry database. */
@@ -20,7 +20,7 @@ export function registerDlq(program: Command): void {
   const list = dlq
     .command('list')
     .description('list pending dead letters (tenant, flow, id, attempts, enqueued_at, failed_at, last_error)')
-    .addOption(new Option('--tenant <tenant>', 'only this tenant').argParser(nameArg('tenant')))
+    .addOption(tenantOption('only this tenant'))
     .addOption(new Option('--flow <flow>', 'only this flow').argParser(nameArg('flow')))
     .addOption(new Option('--json', 'print one JSON array (with payloads) instead of a table'))
     .action(listCommand);
@@ -35,7 +35,7 @@ export function registerDlq(program: Command): void {
     const command = dlq
       .command(name)
       .description(what)
-      .requiredOption('--tenant <tenant>', 'tenant of the queue', nameArg('tenant'))
+      .addOption(tenantOption('tenant of the queue', { required: true }))
       .requiredOption('--flow <flow>', 'flow of the queue', nameArg('flow'))
       .requiredOption('--id <n>', 'message id of the dead letter (see svc dlq list)', intArg('--id', 1))
       .action(name === 'replay' ? replay : discard);
@@ -89,7 +89,11 @@ function table(rows: DeadLetterRow[]): string {
 
 async function listCommand(flags: ListFlags): Promise<void> {
   const rows = await refusing(() =>
-    withStore(flags, (s) => listDeadLetters({ store: s.queues }, { tenant: flags.tenant, flow: flags.flow }), QUEUE_OPTS),
+    withStore(
+      flags,
+      (s) => listDeadLetters({ store: s.queues }, { tenant: flags.tenant, flow: flags.flow }),
+      QUEUE_OPTS,
+    ),
   );
   if (flags.json) process.stdout.write(`${JSON.stringify(rows)}\n`);
   else if (rows.length === 0) process.stdout.write('DLQ is empty.\n');
@@ -100,7 +104,8 @@ async function replay(flags: ActFlags): Promise<void> {
   const r = await refusing(() =>
     withStore(
       flags,
-      (s) => replayDeadLetter({ store: s.queues }, flags.tenant, flags.flow, flags.id, { audit: s.audit, actor: 'cli' }),
+      (s) =>
+        replayDeadLetter({ store: s.queues }, flags.tenant, flags.flow, flags.id, { audit: s.audit, actor: 'cli' }),
       QUEUE_OPTS,
     ),
   );
@@ -113,7 +118,8 @@ async function discard(flags: ActFlags): Promise<void> {
   const e = await refusing(() =>
     withStore(
       flags,
-      (s) => discardDeadLetter({ store: s.queues }, flags.tenant, flags.flow, flags.id, { audit: s.audit, actor: 'cli' }),
+      (s) =>
+        discardDeadLetter({ store: s.queues }, flags.tenant, flags.flow, flags.id, { audit: s.audit, actor: 'cli' }),
       QUEUE_OPTS,
     ),
   );

@@ -135,9 +135,11 @@ export async function deploy(opts: DeployCommandOptions): Promise<void> {
     r =
       store === undefined
         ? guard(() => deployFlows(opts))
-        : await withStore({ db: opts.db, store }, (s) => deployFlowsToPg(opts, (s as PgStores).db)).catch((err: unknown) => {
-            throw exitFor(err);
-          });
+        : await withStore({ db: opts.db, store }, (s) => deployFlowsToPg(opts, (s as PgStores).db)).catch(
+            (err: unknown) => {
+              throw exitFor(err);
+            },
+          );
   } catch (err) {
     if (!(err instanceof DeployRefusedError)) throw err;
     if (opts.json) out(JSON.stringify({ deployed: [], refused: err.refusals.map(refusalJson) }, null, 2));

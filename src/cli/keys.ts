@@ -13,7 +13,7 @@ import {
 } from '../app/use-cases/keys.js';
 import { keyStatus, type ApiKeyRow } from '../store/sqlite/sqlite-keys-store.js';
 import { nonEmptyArg, svcArg } from './args.js';
-import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
+import { addStoreOptions, intArg, type StoreFlags, tenantOption } from './options.js';
 import { withStore } from './stores.js';
 import { formatTable, out } from './table.js';
 
@@ -22,9 +22,7 @@ export function registerKeys(program: Command): void {
   keys
     .command('create')
     .description('create an API key for a registered, enabled tenant and print it once')
-    .addOption(
-      new Option('--tenant <tenant>', 'tenant the key belongs to').makeOptionMandatory().argParser(nameArg('tenant')),
-    )
+    .addOption(tenantOption('tenant the key belongs to', { required: true }))
     .addOption(
       new Option('--label <text>', 'what the key is for').makeOptionMandatory().argParser(nonEmptyArg('--label')),
     )
@@ -54,7 +52,7 @@ export function registerKeys(program: Command): void {
   keys
     .command('list')
     .description("list a tenant's keys: id, label, status, flows, scopes, created_at (never the key)")
-    .addOption(new Option('--tenant <tenant>', 'tenant').makeOptionMandatory().argParser(nameArg('tenant')))
+    .addOption(tenantOption('tenant', { required: true }))
     .addOption(new Option('--json', 'print a JSON array'))
     .action(keysList);
   keys

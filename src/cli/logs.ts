@@ -10,7 +10,7 @@ import { checkEventKind, eventsAfter, parseSince, tailStart, type LogFilter } fr
 import { statePaths } from '../common/paths.js';
 import { SqliteEventLogStore, type EventLogStore, type StoredEvent } from '../store/sqlite/sqlite-event-log-store.js';
 import { nonEmptyArg, svcArg } from './args.js';
-import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
+import { addStoreOptions, nameArg, type StoreFlags, tenantOption } from './options.js';
 import { withStore } from './stores.js';
 
 /** Rows read per query while printing or following: what bounds the command's memory. */
@@ -25,7 +25,7 @@ export function registerLogs(program: Command): void {
     .description(
       'print the structured event log (log.db beside --db, or the PostgreSQL store of --store), oldest first: the newest --limit matching rows, then with --follow each new row until Ctrl-C or SIGTERM (exit 0). Trace rows (step_traced, egress_traced) are never printed',
     )
-    .addOption(new Option('--tenant <t>', 'only this tenant').argParser(nameArg('tenant')))
+    .addOption(tenantOption('only this tenant'))
     .addOption(new Option('--flow <name>', 'only this flow').argParser(nameArg('flow')))
     .addOption(
       new Option(

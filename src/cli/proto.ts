@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { deployDescriptor, listDescriptors, showDescriptor, type ServiceInfo } from '../app/use-cases/proto.js';
 import { ExitError, SvcError } from '../common/errors.js';
 import { statePaths } from '../common/paths.js';
-import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
+import { addStoreOptions, nameArg, type StoreFlags, tenantOption } from './options.js';
 import type { OpenedStore } from '../storage/index.js';
 import type { DescriptorsStore } from '../store/contracts/index.js';
 import { registryLocation, withStore } from './stores.js';
@@ -23,7 +23,7 @@ export function registerProto(program: Command): void {
     .description(
       'publish a FileDescriptorSet built with imports (protoc --include_imports --descriptor_set_out=<path>)',
     )
-    .requiredOption('--tenant <t>', 'tenant (must be registered and enabled)', nameArg('tenant'))
+    .addOption(tenantOption('tenant (must be registered and enabled)', { required: true }))
     .requiredOption('--name <name>', 'descriptor name', nameArg('descriptor name'))
     .requiredOption('--version <v>', 'version label; publishing a version twice is an error')
     .addOption(
@@ -36,13 +36,13 @@ export function registerProto(program: Command): void {
   proto
     .command('list')
     .description('list descriptor versions: name, version, hash, latest, deployed')
-    .requiredOption('--tenant <t>', 'tenant', nameArg('tenant'))
+    .addOption(tenantOption('tenant', { required: true }))
     .option('--json', 'print JSON for scripts')
     .action(protoList);
   proto
     .command('show')
     .description('list services and methods with their streaming kind (default version: latest)')
-    .requiredOption('--tenant <t>', 'tenant', nameArg('tenant'))
+    .addOption(tenantOption('tenant', { required: true }))
     .requiredOption('--name <name>', 'descriptor name', nameArg('descriptor name'))
     .option('--version <v>', 'version label (default: latest)')
     .option('--json', 'print one JSON object: the descriptor version and its services with their methods')

@@ -3,7 +3,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { ExitError } from '../common/errors.js';
 import { keyFingerprint, STATE_KEY_ENV, stateKeyFromEnv } from '../app/runtime/dedup-fingerprint.js';
 import type { CorrelationRow, InboxRow } from '../store/sqlite/sqlite-flow-state-store.js';
-import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
+import { addStoreOptions, intArg, nameArg, type StoreFlags, tenantOption } from './options.js';
 import { withStore } from './stores.js';
 import { formatTable, out } from './table.js';
 
@@ -20,7 +20,7 @@ export function registerState(program: Command): void {
   state
     .command('list')
     .description('two sections, deduplication and correlations (default statuses: in_flight; open and timed_out)')
-    .addOption(new Option('--tenant <tenant>', 'only this tenant').argParser(nameArg('tenant')))
+    .addOption(tenantOption('only this tenant'))
     .addOption(new Option('--flow <flow>', 'only this flow').argParser(nameArg('flow')))
     .addOption(new Option('--status <status>', `one of ${ALL_STATUSES.join(', ')}`).argParser(statusArg))
     .addOption(new Option('--limit <n>', 'most rows per section').argParser(intArg('--limit', 1)).default(50))
@@ -36,7 +36,7 @@ export function registerState(program: Command): void {
     .description(
       'clear the lease of an in_flight deduplication row so the next delivery of the key runs (it may run twice)',
     )
-    .requiredOption('--tenant <tenant>', 'tenant of the flow', nameArg('tenant'))
+    .addOption(tenantOption('tenant of the flow', { required: true }))
     .requiredOption('--flow <flow>', 'flow of the row', nameArg('flow'))
     .option('--key-hash <hash>', "the row's key fingerprint, as printed by svc state list")
     .option('--key <key>', `the business key itself (needs ${STATE_KEY_ENV} in the environment)`)

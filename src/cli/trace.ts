@@ -6,7 +6,7 @@ import { Command, Option } from 'commander';
 import { CLI_OPERATOR } from '../app/accounts/roles.js';
 import { listTraceFlags, setTraceFlag, type TraceToggleResult } from '../app/use-cases/trace.js';
 import type { TraceFlag } from '../store/sqlite/sqlite-traces-store.js';
-import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
+import { addStoreOptions, nameArg, type StoreFlags, tenantOption } from './options.js';
 import { withStore } from './stores.js';
 import { formatTable, out } from './table.js';
 
@@ -27,7 +27,7 @@ export function registerTrace(program: Command): void {
           ? 'record step_traced and egress_traced rows for every delivery of the flow, from every process, until disabled; writes audit trace_enabled'
           : 'stop recording trace rows for the flow; writes audit trace_disabled',
       )
-      .addOption(new Option('--tenant <t>', 'tenant id').makeOptionMandatory().argParser(nameArg('tenant')))
+      .addOption(tenantOption('tenant id', { required: true }))
       .addOption(
         new Option('--flow <name>', 'a deployed flow of the tenant').makeOptionMandatory().argParser(nameArg('flow')),
       )
@@ -38,7 +38,7 @@ export function registerTrace(program: Command): void {
     .description(
       'list the trace flags that were ever set (a flow not listed is off): tenant, flow, enabled, updated_at',
     )
-    .addOption(new Option('--tenant <t>', 'only this tenant').argParser(nameArg('tenant')))
+    .addOption(tenantOption('only this tenant'))
     .addOption(new Option('--json', 'print a JSON array'))
     .action(traceList);
   for (const c of trace.commands) addStoreOptions(c);

@@ -168,7 +168,8 @@ function openStateDir(dbPath: string, opts: OpenStoreOptions): SqliteStores {
   const file = (path: string, migrations: readonly Migration[]) =>
     lazy(() => {
       // Read-only use of a missing file reads an empty in-memory database instead of creating it.
-      const db = opts.readOnly === true && !existsSync(path) ? openDb(':memory:', migrations) : openDb(path, migrations);
+      const db =
+        opts.readOnly === true && !existsSync(path) ? openDb(':memory:', migrations) : openDb(path, migrations);
       closing.add(() => db.close());
       return db;
     });

@@ -11,32 +11,31 @@ export const pgBackend: BackendKind = {
     const schema = await freshPgSchema('svcconf');
     let open = n;
     const stores: PgStores[] = [];
-    for (let i = 0; i < n; i += 1) stores.push((await openStore(schema.url, { pg: { maxConnections: 4 } })) as PgStores);
-    return stores.map(
-      (s): StoreBackend => ({
-        tenants: s.tenants,
-        tenantAdmin: s.tenantAdmin,
-        keys: s.keys,
-        artifacts: s.artifacts,
-        settings: s.settings,
-        traces: s.traces,
-        uiUsers: s.uiUsers,
-        uiSessions: s.uiSessions,
-        certificates: s.certificates,
-        descriptors: s.descriptors,
-        flowState: s.flowState,
-        audit: s.audit,
-        auditSql: async (sql: string) => {
-          await s.db.query(sql);
-        },
-        eventLog: s.eventLog,
-        openEventWriter: (opts = {}) => new EventLog({ ...opts, pg: s.db }),
-        eventSql: async (sql: string) => (await s.db.query(sql)).rows,
-        close: async () => {
-          await s.close();
-          if (--open === 0) await schema.drop();
-        },
-      }),
-    );
+    for (let i = 0; i < n; i += 1)
+      stores.push((await openStore(schema.url, { pg: { maxConnections: 4 } })) as PgStores);
+    return stores.map((s): StoreBackend => ({
+      tenants: s.tenants,
+      tenantAdmin: s.tenantAdmin,
+      keys: s.keys,
+      artifacts: s.artifacts,
+      settings: s.settings,
+      traces: s.traces,
+      uiUsers: s.uiUsers,
+      uiSessions: s.uiSessions,
+      certificates: s.certificates,
+      descriptors: s.descriptors,
+      flowState: s.flowState,
+      audit: s.audit,
+      auditSql: async (sql: string) => {
+        await s.db.query(sql);
+      },
+      eventLog: s.eventLog,
+      openEventWriter: (opts = {}) => new EventLog({ ...opts, pg: s.db }),
+      eventSql: async (sql: string) => (await s.db.query(sql)).rows,
+      close: async () => {
+        await s.close();
+        if (--open === 0) await schema.drop();
+      },
+    }));
   },
 };
