@@ -5,8 +5,9 @@ import tseslint from 'typescript-eslint';
 
 /**
  * Every folder of src/ and what it may import besides itself; everything else in src/ is refused.
- * The direction: common -> ir/expr -> flow; common -> store -> queue -> engine -> gate -> app ->
- * doors/housekeeping -> serve -> cli -> main.
+ * The direction: common -> ir/expr -> flow; common -> store -> queue -> storage; common -> store ->
+ * queue -> engine -> gate -> app -> doors/housekeeping -> serve -> cli -> main. storage/ (openStore:
+ * a target opened into every store and the queue backend) is taken by app, serve and cli only.
  */
 const LAYERS = {
   common: { allowed: [], why: 'common/ is the leaf layer' },
@@ -15,10 +16,14 @@ const LAYERS = {
   flow: { allowed: ['common', 'ir', 'expr'], why: 'the compiler is pure: it imports only common, ir and expr' },
   store: { allowed: ['common', 'ir'], why: 'stores know no HTTP, engine or app' },
   queue: { allowed: ['common', 'ir', 'store'], why: 'the queue sits below the engine' },
+  storage: {
+    allowed: ['common', 'ir', 'store', 'queue'],
+    why: 'storage/ opens the stores and the queue backend of a target, and knows nothing above them',
+  },
   engine: { allowed: ['common', 'ir', 'expr', 'store', 'queue'], why: 'the engine reads IR, never Markdown or HTTP' },
   gate: { allowed: ['common', 'store'], why: 'the gate knows stores, not doors' },
   app: {
-    allowed: ['common', 'ir', 'expr', 'flow', 'store', 'queue', 'engine', 'gate'],
+    allowed: ['common', 'ir', 'expr', 'flow', 'store', 'queue', 'storage', 'engine', 'gate'],
     why: 'app/ holds the use cases every door calls and imports no door',
   },
   doors: {
@@ -30,11 +35,11 @@ const LAYERS = {
     why: 'housekeeping runs app/ and store work on timers; it knows no door',
   },
   serve: {
-    allowed: ['common', 'ir', 'expr', 'store', 'queue', 'engine', 'gate', 'app', 'doors', 'housekeeping'],
+    allowed: ['common', 'ir', 'expr', 'store', 'queue', 'storage', 'engine', 'gate', 'app', 'doors', 'housekeeping'],
     why: 'serve/ is the composition root: it wires everything below it, but not the CLI or the compiler',
   },
   cli: {
-    allowed: ['common', 'ir', 'expr', 'flow', 'store', 'queue', 'engine', 'gate', 'app', 'serve'],
+    allowed: ['common', 'ir', 'expr', 'flow', 'store', 'queue', 'storage', 'engine', 'gate', 'app', 'serve'],
     why: 'the CLI parses flags and calls app/ (and serve/ for `svc serve`), never a door',
   },
 };

@@ -5,10 +5,9 @@ import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { SqliteAuditStore } from '../src/store/sqlite/sqlite-audit-store.js';
 import { openDb } from '../src/store/sqlite/db.js';
 import { auditMigrations } from '../src/store/sqlite/migrations/audit.js';
-import { openPgStore } from '../src/store/pg/pg-store.js';
+import { openStore } from '../src/storage/index.js';
 import { storeRows, withStore, type StoreSql } from './helpers/store-sql.js';
 import { makeSandbox, onlyOn, storeArgs, svc, SVC_BIN, type CliResult, type Sandbox } from './helpers/svc.js';
 import { auditHash, type AuditRow } from '../src/store/contracts/index.js';
@@ -28,20 +27,12 @@ function createAuditTrail(sb: Sandbox): void {
 /** Appends `count` entries to `tenant`'s chain through the store's own code (SqliteAuditStore, or PgAuditStore in the PostgreSQL pass). */
 async function appendEntries(sb: Sandbox, tenant: string, count: number): Promise<void> {
   const input = { tenant, eventType: 'test.event' };
-  if (sb.store !== undefined) {
-    const pg = await openPgStore(sb.store, { maxConnections: 1 });
-    try {
-      for (let i = 0; i < count; i++) await pg.audit.append(input);
-    } finally {
-      await pg.close();
-    }
-    return;
+  const store = await openStore(sb.store ?? sb.db, { pg: { maxConnections: 1 } });
+  try {
+    for (let i = 0; i < count; i++) await store.audit.append(input);
+  } finally {
+    await store.close();
   }
-  createAuditTrail(sb);
-  const db = openDb(auditDbOf(sb), auditMigrations);
-  const repo = new SqliteAuditStore(db);
-  for (let i = 0; i < count; i++) repo.append(input);
-  db.close();
 }
 
 /** Copies the audit trail of `from` into the empty sandbox `to`: the state directory's files, or the schema's audit tables. */

@@ -2,9 +2,8 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { statePaths } from '../src/common/paths.js';
-import { FileQueueStore, type QueueStore, type QueueMessage } from '../src/queue/index.js';
-import { PgQueueStore } from '../src/queue/pg/pg-queue-store.js';
-import { openPgStore } from '../src/store/pg/pg-store.js';
+import type { QueueStore, QueueMessage } from '../src/queue/index.js';
+import { openStore } from '../src/storage/index.js';
 import { makeSandbox, svc } from './helpers/svc.js';
 
 describe('svc dlq', () => {
@@ -14,13 +13,11 @@ describe('svc dlq', () => {
 
   /** Runs `fn` on the sandbox's queues through the library: the state directory's files, or in the PostgreSQL pass the store's tables. */
   async function withQueues<T>(fn: (queues: QueueStore) => Promise<T>): Promise<T> {
-    const pg = sandbox.store === undefined ? undefined : await openPgStore(sandbox.store, { maxConnections: 2 });
-    const queues = pg === undefined ? new FileQueueStore({ queuesDir }) : new PgQueueStore(pg.db);
+    const store = await openStore(sandbox.store ?? sandbox.db, { pg: { maxConnections: 2 } });
     try {
-      return await fn(queues);
+      return await fn(store.queues);
     } finally {
-      await queues.close();
-      await pg?.close();
+      await store.close();
     }
   }
 

@@ -3,17 +3,15 @@ import { Command, Option } from 'commander';
 import { DEFAULT_AUDIT_LIMIT, latestAuditEntries, verifyAuditChain } from '../app/use-cases/audit.js';
 import { ExitError } from '../common/errors.js';
 import { defaultDbPath } from '../common/paths.js';
-import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
-import { withAudit } from './stores.js';
+import { addStoreOptions, intArg, type StoreFlags, tenantOption } from './options.js';
+import { withStore } from './stores.js';
 import { formatTable, out } from './table.js';
 
 export function registerAudit(program: Command): void {
   const audit = program
     .command('audit')
     .description("show a tenant's latest audit entries, or verify its hash chain (exit 1 when broken)")
-    .addOption(
-      new Option('--tenant <tenant>', 'tenant whose chain to read').makeOptionMandatory().argParser(nameArg('tenant')),
-    )
+    .addOption(tenantOption('tenant whose chain to read', { required: true }))
     .addOption(
       new Option('-l, --limit <n>', 'entries to show').default(DEFAULT_AUDIT_LIMIT).argParser(intArg('--limit', 1)),
     )
@@ -41,10 +39,10 @@ export async function auditCommand(opts: AuditOptions): Promise<void> {
     await verify(opts);
     return;
   }
-  const listing = await withAudit(
+  // A missing audit.db lists nothing and is not created.
+  const listing = await withStore(
     opts,
-    async (stores) =>
-      stores === undefined ? { entries: [], total: 0 } : latestAuditEntries(stores.audit, opts.tenant, opts.limit),
+    async (s) => (!s.has('audit') ? { entries: [], total: 0 } : latestAuditEntries(s.audit, opts.tenant, opts.limit)),
     {
       readOnly: true,
     },
@@ -80,9 +78,9 @@ export async function auditCommand(opts: AuditOptions): Promise<void> {
 }
 
 async function verify(opts: AuditOptions): Promise<void> {
-  const result = await withAudit(
+  const result = await withStore(
     opts,
-    async (stores) => (stores === undefined ? undefined : verifyAuditChain(stores.audit, opts.tenant)),
+    async (s) => (!s.has('audit') ? undefined : verifyAuditChain(s.audit, opts.tenant)),
     { readOnly: true },
   );
   if (opts.json) {

@@ -13,8 +13,8 @@ import {
   type ReconcileFinding,
 } from '../app/use-cases/certificates.js';
 import { ExitError } from '../common/errors.js';
-import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
-import { withRegistry, withRegistryAndAudit } from './stores.js';
+import { addStoreOptions, intArg, nameArg, type StoreFlags, tenantOption } from './options.js';
+import { withStore } from './stores.js';
 import { formatTable, out } from './table.js';
 
 const ACTOR = 'cli';
@@ -31,7 +31,7 @@ export function registerCert(program: Command): void {
   const cert = program
     .command('cert')
     .description('the certificate registry: add, replace, list, show, reconcile against the flows');
-  const tenant = () => new Option('--tenant <t>', 'tenant id').makeOptionMandatory().argParser(nameArg('tenant'));
+  const tenant = () => tenantOption('tenant id', { required: true });
   const name = () =>
     new Option('--name <n>', 'certificate name, unique per tenant')
       .makeOptionMandatory()
@@ -57,7 +57,7 @@ export function registerCert(program: Command): void {
       .addOption(kind())
       .action(async (path: string, opts: { tenant: string; name: string; kind: string } & StoreFlags) => {
         const pem = readPem(path);
-        await withRegistryAndAudit(opts, async (stores) => {
+        await withStore(opts, async (stores) => {
           const input = { tenant: opts.tenant, name: opts.name, kind: opts.kind, pem };
           if (verb === 'add') {
             const row = await addCertificate(stores, input, ACTOR);
@@ -86,7 +86,7 @@ export function registerCert(program: Command): void {
     )
     .addOption(new Option('--json', 'print a JSON array'))
     .action(async (opts: { tenant: string; expiringIn?: number; json?: boolean } & StoreFlags) => {
-      const views = await withRegistry(
+      const views = await withStore(
         opts,
         async (s) =>
           listCertificates(s, {
@@ -116,7 +116,7 @@ export function registerCert(program: Command): void {
     .addOption(name())
     .addOption(new Option('--json', 'print a JSON array'))
     .action(async (opts: { tenant: string; name: string; json?: boolean } & StoreFlags) => {
-      const views = await withRegistry(
+      const views = await withStore(
         opts,
         async (s) => showCertificate(s, opts.tenant, opts.name, await s.settings.get('cert_warning_days')),
         { readOnly: true },
@@ -142,10 +142,10 @@ export function registerCert(program: Command): void {
     .description(
       "read-only: check the TLS paths of every flow's latest version against the registry (of --db, or of --store), the paths read on the machine that runs it; exit 1 unless all is in order",
     )
-    .addOption(new Option('--tenant <t>', 'only this tenant').argParser(nameArg('tenant')))
+    .addOption(tenantOption('only this tenant'))
     .addOption(new Option('--json', 'print a JSON array'))
     .action(async (opts: { tenant?: string; json?: boolean } & StoreFlags) => {
-      const findings = await withRegistry(
+      const findings = await withStore(
         opts,
         (s) => reconcileDeployedFlows(s, (p) => readFileSync(p, 'utf8'), opts.tenant),
         { readOnly: true },

@@ -10,7 +10,7 @@ import {
 import type { Awaitable } from '../common/awaitable.js';
 import { configNeeds } from '../app/runtime/deployed-flows.js';
 import { addStoreOptions, type StoreFlags } from './options.js';
-import { registryLocation, withRegistry } from './stores.js';
+import { registryLocation, withStore } from './stores.js';
 
 /** Where the flows come from; the registry supplies it. Throwing means the registry cannot be listed. */
 export interface ConfigListSource {
@@ -71,5 +71,5 @@ export function registerConfigCheck(program: Command, source: ConfigListSource):
 
 /** The registry of `--db` or `--store`: every latest artifact (a missing SQLite registry lists nothing). */
 export const registryConfigSource: ConfigListSource = {
-  list: (target) => withRegistry(target, ({ artifacts }) => configNeeds(artifacts), { readOnly: true }),
+  list: (target) => withStore(target, ({ artifacts }) => configNeeds(artifacts), { readOnly: true }),
 };

@@ -13,14 +13,17 @@ import {
   claimDevState,
   DEV_STATE_MARKER,
   NotDevStateError,
+  pgStoreMarker,
+  stateDirMarker,
   type DevStateClaim,
   type DevStateMarker,
 } from '../app/maintenance/dev-state.js';
 import { ExitError } from '../common/errors.js';
 import { formatDiagnostic, formatWarning } from '../flow/diagnostics.js';
+import type { OpenedStore } from '../storage/index.js';
 import { FolderWatcher } from './dev-watch.js';
-import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
-import { registryLocation, withDevStateMarker, withRegistryAndAudit } from './stores.js';
+import { addStoreOptions, type StoreFlags, tenantOption } from './options.js';
+import { registryLocation, withStore } from './stores.js';
 import { out } from './table.js';
 
 const FLOW_SUFFIX = '.flow.md';
@@ -34,10 +37,7 @@ export function registerDev(program: Command): void {
     )
     .argument('<dir>', 'folder of *.flow.md files (its subfolders are not watched)')
     .addOption(
-      new Option(
-        '--tenant <t>',
-        "deploy every flow under this tenant instead of its front matter's (registered when missing)",
-      ).argParser(nameArg('tenant')),
+      tenantOption("deploy every flow under this tenant instead of its front matter's (registered when missing)"),
     )
     .addOption(
       new Option(
@@ -66,7 +66,8 @@ export interface DevOptions extends StoreFlags {
 export async function dev(dir: string, opts: DevOptions): Promise<void> {
   requireFolder(dir, '<dir>');
   if (opts.libs !== undefined) requireFolder(opts.libs, '--libs');
-  const claim = await withDevStateMarker(opts, async (marker) => {
+  const claim = await withStore(opts, async (s) => {
+    const marker = await devStateMarker(s);
     try {
       return { marker, claim: await claimDevState(marker, { init: opts.init, force: opts.force }) };
     } catch (err) {
@@ -80,7 +81,14 @@ export async function dev(dir: string, opts: DevOptions): Promise<void> {
   });
   process.stderr.write(`${describeClaim(claim.claim, claim.marker)}\n`);
   // One registry for the whole loop: on a store, one pool of connections rather than one per save.
-  await withRegistryAndAudit(opts, (stores) => watchAndDeploy(dir, opts, stores));
+  await withStore(opts, (stores) => watchAndDeploy(dir, opts, stores));
+}
+
+/** `svc dev`'s guard of the target: the state directory's marker file (nothing is opened), or the PostgreSQL store's marker row. */
+async function devStateMarker(s: OpenedStore): Promise<DevStateMarker> {
+  if (s.kind === 'sqlite') return stateDirMarker(s.paths);
+  const { PgDevState } = await import('../store/pg/pg-dev-state.js');
+  return pgStoreMarker(new PgDevState(s.db), s.location);
 }
 
 /** Deploys the folder, then each save, until a signal or a broken watch. */

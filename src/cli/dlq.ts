@@ -4,8 +4,8 @@ import { ExitError, SvcError } from '../common/errors.js';
 import { discardDeadLetter, listDeadLetters, replayDeadLetter } from '../app/use-cases/dlq.js';
 import type { DeadLetterRow } from '../queue/index.js';
 import { defaultDbPath } from '../common/paths.js';
-import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
-import { withQueues } from './stores.js';
+import { addStoreOptions, intArg, nameArg, type StoreFlags, tenantOption } from './options.js';
+import { withStore } from './stores.js';
 
 /** `--db`: for dlq it only locates the `queues/` directory beside the registry database. */
 function queuesDbOption(): Option {
@@ -20,7 +20,7 @@ export function registerDlq(program: Command): void {
   const list = dlq
     .command('list')
     .description('list pending dead letters (tenant, flow, id, attempts, enqueued_at, failed_at, last_error)')
-    .addOption(new Option('--tenant <tenant>', 'only this tenant').argParser(nameArg('tenant')))
+    .addOption(tenantOption('only this tenant'))
     .addOption(new Option('--flow <flow>', 'only this flow').argParser(nameArg('flow')))
     .addOption(new Option('--json', 'print one JSON array (with payloads) instead of a table'))
     .action(listCommand);
@@ -35,7 +35,7 @@ export function registerDlq(program: Command): void {
     const command = dlq
       .command(name)
       .description(what)
-      .requiredOption('--tenant <tenant>', 'tenant of the queue', nameArg('tenant'))
+      .addOption(tenantOption('tenant of the queue', { required: true }))
       .requiredOption('--flow <flow>', 'flow of the queue', nameArg('flow'))
       .requiredOption('--id <n>', 'message id of the dead letter (see svc dlq list)', intArg('--id', 1))
       .action(name === 'replay' ? replay : discard);
@@ -56,6 +56,12 @@ interface ActFlags extends StoreFlags {
 }
 
 /** Turns a refusal of the library into exit 1 with its message. */
+/**
+ * Message ids are reserved one at a time so a command wastes none. The audit trail (audit.db) is
+ * opened at the first entry a replay or discard writes: a listing does not create it.
+ */
+const QUEUE_OPTS = { queues: { idBlockSize: 1 } } as const;
+
 async function refusing<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
@@ -83,7 +89,11 @@ function table(rows: DeadLetterRow[]): string {
 
 async function listCommand(flags: ListFlags): Promise<void> {
   const rows = await refusing(() =>
-    withQueues(flags, (queues) => listDeadLetters(queues, { tenant: flags.tenant, flow: flags.flow })),
+    withStore(
+      flags,
+      (s) => listDeadLetters({ store: s.queues }, { tenant: flags.tenant, flow: flags.flow }),
+      QUEUE_OPTS,
+    ),
   );
   if (flags.json) process.stdout.write(`${JSON.stringify(rows)}\n`);
   else if (rows.length === 0) process.stdout.write('DLQ is empty.\n');
@@ -92,8 +102,11 @@ async function listCommand(flags: ListFlags): Promise<void> {
 
 async function replay(flags: ActFlags): Promise<void> {
   const r = await refusing(() =>
-    withQueues(flags, (queues, audit) =>
-      replayDeadLetter(queues, flags.tenant, flags.flow, flags.id, { audit, actor: 'cli' }),
+    withStore(
+      flags,
+      (s) =>
+        replayDeadLetter({ store: s.queues }, flags.tenant, flags.flow, flags.id, { audit: s.audit, actor: 'cli' }),
+      QUEUE_OPTS,
     ),
   );
   process.stdout.write(
@@ -103,8 +116,11 @@ async function replay(flags: ActFlags): Promise<void> {
 
 async function discard(flags: ActFlags): Promise<void> {
   const e = await refusing(() =>
-    withQueues(flags, (queues, audit) =>
-      discardDeadLetter(queues, flags.tenant, flags.flow, flags.id, { audit, actor: 'cli' }),
+    withStore(
+      flags,
+      (s) =>
+        discardDeadLetter({ store: s.queues }, flags.tenant, flags.flow, flags.id, { audit: s.audit, actor: 'cli' }),
+      QUEUE_OPTS,
     ),
   );
   process.stdout.write(`discarded dead letter ${e.id} of ${flags.tenant}/${flags.flow}\n`);

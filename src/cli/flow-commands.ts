@@ -18,7 +18,7 @@ import {
   type FlowWarning,
 } from '../flow/diagnostics.js';
 import { addStoreOptions, type StoreFlags } from './options.js';
-import { registryLocation, withRegistry } from './stores.js';
+import { registryLocation, withStore } from './stores.js';
 import { formatTable, out } from './table.js';
 
 const libsOption = () => new Option('--libs <dir>', 'directory of *.lib.md step libraries for "use: <library>/<step>"');
@@ -129,11 +129,9 @@ export async function deploy(opts: DeployCommandOptions): Promise<void> {
   try {
     // Opened read-only: a missing SQLite registry reads as empty and is not created (a deploy to it
     // is refused anyway, as no tenant is registered there).
-    r = await withRegistry(
-      opts,
-      ({ artifacts }) => deployFlows(opts, { artifacts, location: registryLocation(opts) }),
-      { readOnly: true },
-    ).catch((err: unknown) => {
+    r = await withStore(opts, ({ artifacts }) => deployFlows(opts, { artifacts, location: registryLocation(opts) }), {
+      readOnly: true,
+    }).catch((err: unknown) => {
       throw exitFor(err);
     });
   } catch (err) {

@@ -4,8 +4,8 @@ import { stringify } from 'yaml';
 import { listFlows, showFlow, type FlowDetails, type FlowSummary } from '../app/use-cases/flow-catalog.js';
 import { ExitError, SvcError } from '../common/errors.js';
 import { nonEmptyArg } from './args.js';
-import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
-import { withRegistry } from './stores.js';
+import { addStoreOptions, nameArg, type StoreFlags, tenantOption } from './options.js';
+import { withStore } from './stores.js';
 import { formatTable, out } from './table.js';
 
 export function registerFlows(program: Command): void {
@@ -17,7 +17,7 @@ export function registerFlows(program: Command): void {
     .description(
       "every flow's latest version: tenant, flow, latest version, hash, created_at, and the SOAP (WSDL), gRPC and schedule markers; exit 1 when an artifact is unreadable",
     )
-    .addOption(new Option('--tenant <t>', 'only this tenant').argParser(nameArg('tenant')))
+    .addOption(tenantOption('only this tenant'))
     .addOption(new Option('--json', 'print a JSON array (full hashes)'))
     .action(flowsList);
   flows
@@ -25,7 +25,7 @@ export function registerFlows(program: Command): void {
     .description(
       'every version of a flow (oldest first), then the front matter (as compiled, defaults filled in) and the doors of one version',
     )
-    .addOption(new Option('--tenant <t>', 'tenant id').makeOptionMandatory().argParser(nameArg('tenant')))
+    .addOption(tenantOption('tenant id', { required: true }))
     .addOption(new Option('--flow <name>', 'flow name').makeOptionMandatory().argParser(nameArg('flow')))
     .addOption(
       new Option('--version <v>', 'the version to describe (default: latest)').argParser(nonEmptyArg('--version')),
@@ -41,7 +41,7 @@ export interface FlowsListOptions extends StoreFlags {
 }
 
 export async function flowsList(opts: FlowsListOptions): Promise<void> {
-  const flows = await withRegistry(opts, (s) => listFlows(s.artifacts, opts.tenant), { readOnly: true });
+  const flows = await withStore(opts, (s) => listFlows(s.artifacts, opts.tenant), { readOnly: true });
   if (opts.json) out(JSON.stringify(flows, null, 2));
   else if (flows.length === 0)
     out(
@@ -82,7 +82,7 @@ export interface FlowsShowOptions extends StoreFlags {
 export async function flowsShow(opts: FlowsShowOptions): Promise<void> {
   let details: FlowDetails;
   try {
-    details = await withRegistry(opts, (s) => showFlow(s.artifacts, opts.tenant, opts.flow, opts.version), {
+    details = await withStore(opts, (s) => showFlow(s.artifacts, opts.tenant, opts.flow, opts.version), {
       readOnly: true,
     });
   } catch (err) {

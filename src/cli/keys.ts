@@ -12,8 +12,8 @@ import {
   type KeyView,
 } from '../app/use-cases/keys.js';
 import { nonEmptyArg, svcArg } from './args.js';
-import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
-import { withRegistry } from './stores.js';
+import { addStoreOptions, intArg, type StoreFlags, tenantOption } from './options.js';
+import { withStore } from './stores.js';
 import { formatTable, out } from './table.js';
 import { keyStatus, type ApiKeyRow } from '../store/contracts/index.js';
 
@@ -22,9 +22,7 @@ export function registerKeys(program: Command): void {
   keys
     .command('create')
     .description('create an API key for a registered, enabled tenant and print it once')
-    .addOption(
-      new Option('--tenant <tenant>', 'tenant the key belongs to').makeOptionMandatory().argParser(nameArg('tenant')),
-    )
+    .addOption(tenantOption('tenant the key belongs to', { required: true }))
     .addOption(
       new Option('--label <text>', 'what the key is for').makeOptionMandatory().argParser(nonEmptyArg('--label')),
     )
@@ -54,7 +52,7 @@ export function registerKeys(program: Command): void {
   keys
     .command('list')
     .description("list a tenant's keys: id, label, status, flows, scopes, created_at (never the key)")
-    .addOption(new Option('--tenant <tenant>', 'tenant').makeOptionMandatory().argParser(nameArg('tenant')))
+    .addOption(tenantOption('tenant', { required: true }))
     .addOption(new Option('--json', 'print a JSON array'))
     .action(keysList);
   keys
@@ -81,7 +79,7 @@ export interface KeysCreateOptions extends StoreFlags {
 
 export async function keysCreate(opts: KeysCreateOptions): Promise<void> {
   const now = new Date();
-  const { row, rawKey } = await withRegistry(opts, (stores) =>
+  const { row, rawKey } = await withStore(opts, (stores) =>
     createApiKey(
       stores,
       {
@@ -126,7 +124,7 @@ export interface KeysListOptions extends StoreFlags {
 }
 
 export async function keysList(opts: KeysListOptions): Promise<void> {
-  const views = await withRegistry(opts, (stores) => listApiKeys(stores, opts.tenant), { readOnly: true });
+  const views = await withStore(opts, (stores) => listApiKeys(stores, opts.tenant), { readOnly: true });
   if (opts.json) {
     out(
       JSON.stringify(
@@ -164,7 +162,7 @@ export interface KeysRevokeOptions extends StoreFlags {
 }
 
 export async function keysRevoke(opts: KeysRevokeOptions): Promise<void> {
-  const row = await withRegistry(opts, (stores) => revokeApiKey(stores.keys, opts.id));
+  const row = await withStore(opts, (stores) => revokeApiKey(stores.keys, opts.id));
   out(`revoked API key ${row.id} (tenant ${row.tenant}, label ${row.label}) at ${row.revokedAt}`);
 }
 

@@ -10,8 +10,8 @@ import { checkEventKind, eventsAfter, parseSince, tailStart, type LogFilter } fr
 import { statePaths } from '../common/paths.js';
 import { SqliteEventLogStore } from '../store/sqlite/sqlite-event-log-store.js';
 import { nonEmptyArg, svcArg } from './args.js';
-import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
-import { withPgStore } from './stores.js';
+import { addStoreOptions, nameArg, type StoreFlags, tenantOption } from './options.js';
+import { withStore } from './stores.js';
 import type { EventLogStore, StoredEvent } from '../store/contracts/index.js';
 
 /** Rows read per query while printing or following: what bounds the command's memory. */
@@ -26,7 +26,7 @@ export function registerLogs(program: Command): void {
     .description(
       'print the structured event log (log.db beside --db, or the PostgreSQL store of --store), oldest first: the newest --limit matching rows, then with --follow each new row until Ctrl-C or SIGTERM (exit 0). Trace rows (step_traced, egress_traced) are never printed',
     )
-    .addOption(new Option('--tenant <t>', 'only this tenant').argParser(nameArg('tenant')))
+    .addOption(tenantOption('only this tenant'))
     .addOption(new Option('--flow <name>', 'only this flow').argParser(nameArg('flow')))
     .addOption(
       new Option(
@@ -89,7 +89,7 @@ export async function logs(opts: LogsOptions): Promise<void> {
   };
   const reader = { filter, opts, printer: new RowPrinter(opts.json === true), stop: new StopSignal() };
   try {
-    if (opts.store !== undefined) await withPgStore(opts.store, (pg) => printLog(pg.events, reader));
+    if (opts.store !== undefined) await withStore(opts, (s) => printLog(s.eventLog, reader));
     else await logsFromFile(statePaths(opts.db).logDb, reader);
   } finally {
     reader.stop.dispose();

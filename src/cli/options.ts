@@ -115,3 +115,9 @@ export function intArg(what: string, min = 0): (value: string) => number {
     return Number(value);
   };
 }
+
+/** `--tenant <t>`: a tenant id, refused when it breaks the name rule; mandatory with `required`. */
+export function tenantOption(description: string, opts: { required?: boolean } = {}): Option {
+  const option = new Option('--tenant <t>', description).argParser(nameArg('tenant'));
+  return opts.required === true ? option.makeOptionMandatory() : option;
+}

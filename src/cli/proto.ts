@@ -4,8 +4,15 @@ import { readFileSync } from 'node:fs';
 import { deployDescriptor, listDescriptors, showDescriptor, type ServiceInfo } from '../app/use-cases/proto.js';
 import { ExitError, SvcError } from '../common/errors.js';
 import { statePaths } from '../common/paths.js';
-import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
-import { registryLocation, withDescriptors } from './stores.js';
+import { addStoreOptions, nameArg, type StoreFlags, tenantOption } from './options.js';
+import type { OpenedStore } from '../storage/index.js';
+import type { DescriptorsStore } from '../store/contracts/index.js';
+import { registryLocation, withStore } from './stores.js';
+
+/** The descriptors, or undefined when the state directory has no registry (a read or a refusal must not create it). */
+function descriptorsOf(s: OpenedStore): DescriptorsStore | undefined {
+  return s.has('registry') ? s.descriptors : undefined;
+}
 
 export function registerProto(program: Command): void {
   const proto = program
@@ -16,7 +23,7 @@ export function registerProto(program: Command): void {
     .description(
       'publish a FileDescriptorSet built with imports (protoc --include_imports --descriptor_set_out=<path>)',
     )
-    .requiredOption('--tenant <t>', 'tenant (must be registered and enabled)', nameArg('tenant'))
+    .addOption(tenantOption('tenant (must be registered and enabled)', { required: true }))
     .requiredOption('--name <name>', 'descriptor name', nameArg('descriptor name'))
     .requiredOption('--version <v>', 'version label; publishing a version twice is an error')
     .addOption(
@@ -29,13 +36,13 @@ export function registerProto(program: Command): void {
   proto
     .command('list')
     .description('list descriptor versions: name, version, hash, latest, deployed')
-    .requiredOption('--tenant <t>', 'tenant', nameArg('tenant'))
+    .addOption(tenantOption('tenant', { required: true }))
     .option('--json', 'print JSON for scripts')
     .action(protoList);
   proto
     .command('show')
     .description('list services and methods with their streaming kind (default version: latest)')
-    .requiredOption('--tenant <t>', 'tenant', nameArg('tenant'))
+    .addOption(tenantOption('tenant', { required: true }))
     .requiredOption('--name <name>', 'descriptor name', nameArg('descriptor name'))
     .option('--version <v>', 'version label (default: latest)')
     .option('--json', 'print one JSON object: the descriptor version and its services with their methods')
@@ -60,7 +67,8 @@ export async function protoDeploy(path: string, flags: DeployFlags): Promise<voi
       `error: cannot read descriptor set ${path}: ${err instanceof Error ? err.message : String(err)}`,
     );
   }
-  await withDescriptors(flags, async (store) => {
+  await withStore(flags, async (s) => {
+    const store = descriptorsOf(s);
     if (store === undefined) {
       throw new ExitError(
         1,
@@ -94,9 +102,10 @@ export async function protoDeploy(path: string, flags: DeployFlags): Promise<voi
 }
 
 export async function protoList(flags: { tenant: string; json?: boolean } & StoreFlags): Promise<void> {
-  const rows = await withDescriptors(flags, async (store) =>
-    store === undefined ? [] : listDescriptors(store, flags.tenant),
-  );
+  const rows = await withStore(flags, async (s) => {
+    const store = descriptorsOf(s);
+    return store === undefined ? [] : listDescriptors(store, flags.tenant);
+  });
   if (flags.json) {
     process.stdout.write(
       `${JSON.stringify(
@@ -128,7 +137,8 @@ export async function protoList(flags: { tenant: string; json?: boolean } & Stor
 export async function protoShow(
   flags: { tenant: string; name: string; version?: string; json?: boolean } & StoreFlags,
 ): Promise<void> {
-  await withDescriptors(flags, async (store) => {
+  await withStore(flags, async (s) => {
+    const store = descriptorsOf(s);
     if (store === undefined)
       throw new ExitError(
         1,

@@ -8,7 +8,7 @@ import { createLogger } from '../common/logger.js';
 import { statePaths } from '../common/paths.js';
 import { Closers } from '../serve/closers.js';
 import { buildExecutor } from '../serve/executor.js';
-import { openServeStores } from '../serve/open-stores.js';
+import { openServeStores } from '../serve/stores.js';
 import { buildQueues } from '../serve/queues.js';
 import { addStoreOptions, type StoreFlags } from './options.js';
 import { registryLocation } from './stores.js';
@@ -51,7 +51,7 @@ async function seed(flags: SeedFlags): Promise<void> {
       closers,
     );
     const run = buildExecutor(stores, closers);
-    await buildQueues(paths, stores, run, createLogger({ LOG_LEVEL: 'warn' }), closers, { adoptOrphans: false });
+    await buildQueues(stores, run, createLogger({ LOG_LEVEL: 'warn' }), closers, { adoptOrphans: false });
     // The demo is published through the stores; the executor and the queue workers read the
     // registry through the server's copy of it, which must hold the demo before the first run.
     let caughtUp: Promise<void> | undefined;

@@ -2,10 +2,10 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ExitError } from '../common/errors.js';
 import { keyFingerprint, STATE_KEY_ENV, stateKeyFromEnv } from '../app/runtime/dedup-fingerprint.js';
-import { addStoreOptions, intArg, nameArg, type StoreFlags } from './options.js';
-import { withFlowState } from './stores.js';
-import { formatTable, out } from './table.js';
 import type { CorrelationRow, InboxRow } from '../store/contracts/index.js';
+import { addStoreOptions, intArg, nameArg, type StoreFlags, tenantOption } from './options.js';
+import { withStore } from './stores.js';
+import { formatTable, out } from './table.js';
 
 const INBOX_STATUSES = ['in_flight', 'done', 'failed'] as const;
 const CORRELATION_STATUSES = ['open', 'timed_out', 'closed', 'closed_late'] as const;
@@ -20,7 +20,7 @@ export function registerState(program: Command): void {
   state
     .command('list')
     .description('two sections, deduplication and correlations (default statuses: in_flight; open and timed_out)')
-    .addOption(new Option('--tenant <tenant>', 'only this tenant').argParser(nameArg('tenant')))
+    .addOption(tenantOption('only this tenant'))
     .addOption(new Option('--flow <flow>', 'only this flow').argParser(nameArg('flow')))
     .addOption(new Option('--status <status>', `one of ${ALL_STATUSES.join(', ')}`).argParser(statusArg))
     .addOption(new Option('--limit <n>', 'most rows per section').argParser(intArg('--limit', 1)).default(50))
@@ -36,7 +36,7 @@ export function registerState(program: Command): void {
     .description(
       'clear the lease of an in_flight deduplication row so the next delivery of the key runs (it may run twice)',
     )
-    .requiredOption('--tenant <tenant>', 'tenant of the flow', nameArg('tenant'))
+    .addOption(tenantOption('tenant of the flow', { required: true }))
     .requiredOption('--flow <flow>', 'flow of the row', nameArg('flow'))
     .option('--key-hash <hash>', "the row's key fingerprint, as printed by svc state list")
     .option('--key <key>', `the business key itself (needs ${STATE_KEY_ENV} in the environment)`)
@@ -72,9 +72,9 @@ async function list(flags: ListFlags): Promise<void> {
       : s === 'all'
         ? CORRELATION_STATUSES
         : CORRELATION_STATUSES.filter((x) => x === s);
-  await withFlowState(
+  await withStore(
     flags,
-    async (store) => {
+    async ({ flowState: store }) => {
       const filter = { tenant: flags.tenant, flow: flags.flow, limit: flags.limit };
       const inbox = await store.listInbox({ ...filter, statuses: inboxStatuses });
       const corr = await store.listCorrelations({ ...filter, statuses: corrStatuses });
@@ -190,9 +190,9 @@ async function release(flags: ReleaseFlags): Promise<void> {
     }
     keyHash = keyFingerprint(flags.tenant, flags.flow, flags.key, stateKey);
   }
-  await withFlowState(
+  await withStore(
     flags,
-    async (store) => {
+    async ({ flowState: store }) => {
       const row = await store.getInbox(flags.tenant, flags.flow, keyHash!);
       if (row === undefined)
         throw new ExitError(

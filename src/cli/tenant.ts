@@ -10,7 +10,7 @@ import {
 } from '../app/use-cases/tenants.js';
 import { nonEmptyArg, svcArg } from './args.js';
 import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
-import { withRegistry, withRegistryAndAudit } from './stores.js';
+import { withStore } from './stores.js';
 import { formatTable, out } from './table.js';
 import type { Tenant } from '../store/contracts/index.js';
 
@@ -65,7 +65,7 @@ export interface TenantCreateOptions extends StoreFlags {
 }
 
 export async function tenantCreate(opts: TenantCreateOptions): Promise<void> {
-  const tenant = await withRegistryAndAudit(opts, (stores) =>
+  const tenant = await withStore(opts, (stores) =>
     createTenant(
       stores,
       { id: opts.id, displayName: opts.displayName, authMethods: parseAuthMethods(opts.authMethods) },
@@ -81,7 +81,7 @@ export interface TenantListOptions extends StoreFlags {
 }
 
 export async function tenantList(opts: TenantListOptions): Promise<void> {
-  const tenants = await withRegistry(opts, (stores) => listTenants(stores.tenants), { readOnly: true });
+  const tenants = await withStore(opts, (stores) => listTenants(stores.tenants), { readOnly: true });
   if (opts.json) {
     out(JSON.stringify(tenants.map(toJson), null, 2));
     return;
@@ -103,11 +103,11 @@ export interface TenantSwitchOptions extends StoreFlags {
 }
 
 export async function tenantDisable(opts: TenantSwitchOptions): Promise<void> {
-  report(await withRegistryAndAudit(opts, (stores) => disableTenant(stores, opts.id, { actor: ACTOR })), 'disabled');
+  report(await withStore(opts, (stores) => disableTenant(stores, opts.id, { actor: ACTOR })), 'disabled');
 }
 
 export async function tenantEnable(opts: TenantSwitchOptions): Promise<void> {
-  report(await withRegistryAndAudit(opts, (stores) => enableTenant(stores, opts.id, { actor: ACTOR })), 'enabled');
+  report(await withStore(opts, (stores) => enableTenant(stores, opts.id, { actor: ACTOR })), 'enabled');
 }
 
 function report(change: StatusChange, verb: string): void {

@@ -5,10 +5,10 @@
 import { Command, Option } from 'commander';
 import { CLI_OPERATOR } from '../app/accounts/roles.js';
 import { listTraceFlags, setTraceFlag, type TraceToggleResult } from '../app/use-cases/trace.js';
-import { addStoreOptions, nameArg, type StoreFlags } from './options.js';
-import { withRegistry, withRegistryAndAudit } from './stores.js';
-import { formatTable, out } from './table.js';
 import type { TraceFlag } from '../store/contracts/index.js';
+import { addStoreOptions, nameArg, type StoreFlags, tenantOption } from './options.js';
+import { withStore } from './stores.js';
+import { formatTable, out } from './table.js';
 
 export function registerTrace(program: Command): void {
   const trace = program
@@ -27,7 +27,7 @@ export function registerTrace(program: Command): void {
           ? 'record step_traced and egress_traced rows for every delivery of the flow, from every process, until disabled; writes audit trace_enabled'
           : 'stop recording trace rows for the flow; writes audit trace_disabled',
       )
-      .addOption(new Option('--tenant <t>', 'tenant id').makeOptionMandatory().argParser(nameArg('tenant')))
+      .addOption(tenantOption('tenant id', { required: true }))
       .addOption(
         new Option('--flow <name>', 'a deployed flow of the tenant').makeOptionMandatory().argParser(nameArg('flow')),
       )
@@ -38,7 +38,7 @@ export function registerTrace(program: Command): void {
     .description(
       'list the trace flags that were ever set (a flow not listed is off): tenant, flow, enabled, updated_at',
     )
-    .addOption(new Option('--tenant <t>', 'only this tenant').argParser(nameArg('tenant')))
+    .addOption(tenantOption('only this tenant'))
     .addOption(new Option('--json', 'print a JSON array'))
     .action(traceList);
   for (const c of trace.commands) addStoreOptions(c);
@@ -50,7 +50,7 @@ export interface TraceToggleOptions extends StoreFlags {
 }
 
 export async function traceToggle(opts: TraceToggleOptions, enabled: boolean): Promise<void> {
-  const r = await withRegistryAndAudit(opts, (stores) =>
+  const r = await withStore(opts, (stores) =>
     setTraceFlag(stores, { tenant: opts.tenant, flow: opts.flow, enabled }, CLI_OPERATOR),
   );
   out(describeToggle(r));
@@ -69,7 +69,7 @@ export interface TraceListOptions extends StoreFlags {
 }
 
 export async function traceList(opts: TraceListOptions): Promise<void> {
-  const flags = await withRegistry(opts, (stores) => listTraceFlags(stores.traces, opts.tenant), { readOnly: true });
+  const flags = await withStore(opts, (stores) => listTraceFlags(stores.traces, opts.tenant), { readOnly: true });
   if (opts.json) {
     out(JSON.stringify(flags, null, 2));
     return;

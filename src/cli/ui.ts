@@ -4,7 +4,13 @@ import { CLI_OPERATOR, ROLES } from '../app/accounts/roles.js';
 import { addUiUser, listUiUsers, setUiUserDisabled, setUiUserPassword } from '../app/accounts/ui-accounts.js';
 import { addStoreOptions, type StoreFlags } from './options.js';
 import { readPassword } from './password-input.js';
-import { withUi } from './stores.js';
+import type { OpenedStore } from '../storage/index.js';
+import { withStore } from './stores.js';
+
+/** The UI accounts of a store, as the account use cases take them. */
+function accounts(s: OpenedStore) {
+  return { users: s.uiUsers, sessions: s.uiSessions };
+}
 import { formatTable, out } from './table.js';
 
 export function registerUi(program: Command): void {
@@ -24,8 +30,8 @@ export function registerUi(program: Command): void {
     )
     .action(async (opts: { username: string; role: string } & StoreFlags) => {
       const password = await readPassword();
-      const created = await withUi(opts, (stores) =>
-        addUiUser(stores, { username: opts.username, role: opts.role, password }, CLI_OPERATOR),
+      const created = await withStore(opts, (s) =>
+        addUiUser(accounts(s), { username: opts.username, role: opts.role, password }, CLI_OPERATOR),
       );
       out(`created UI user ${created.username} (${created.role})`);
     });
@@ -34,7 +40,7 @@ export function registerUi(program: Command): void {
     .description('list UI accounts: username, role, status, created_at')
     .addOption(new Option('--json', 'print a JSON array'))
     .action(async (opts: { json?: boolean } & StoreFlags) => {
-      const users = await withUi(opts, (stores) => listUiUsers(stores), { readOnly: true });
+      const users = await withStore(opts, (s) => listUiUsers(accounts(s)), { readOnly: true });
       if (opts.json)
         return out(
           JSON.stringify(
@@ -66,8 +72,8 @@ export function registerUi(program: Command): void {
       .description(disabled ? 'disable a UI account; its sessions end at once' : 'enable a disabled UI account')
       .addOption(username())
       .action(async (opts: { username: string } & StoreFlags) => {
-        const changed = await withUi(opts, (stores) =>
-          setUiUserDisabled(stores, opts.username, disabled, CLI_OPERATOR),
+        const changed = await withStore(opts, (s) =>
+          setUiUserDisabled(accounts(s), opts.username, disabled, CLI_OPERATOR),
         );
         out(
           changed
@@ -82,7 +88,7 @@ export function registerUi(program: Command): void {
     .addOption(username())
     .action(async (opts: { username: string } & StoreFlags) => {
       const password = await readPassword('new password: ');
-      await withUi(opts, (stores) => setUiUserPassword(stores, opts.username, password, CLI_OPERATOR));
+      await withStore(opts, (s) => setUiUserPassword(accounts(s), opts.username, password, CLI_OPERATOR));
       out(`password of UI user ${opts.username} changed; their sessions ended`);
     });
   for (const c of user.commands) addStoreOptions(c);

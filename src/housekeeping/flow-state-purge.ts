@@ -14,7 +14,7 @@ export interface PurgeResult {
   pagesFreed: number;
 }
 
-/** Gives a store's free pages back to the file system in slices (SqliteFlowStateStore.reclaimFreePages). */
+/** Gives a store's free pages back to the file system in slices (FlowStateStore.reclaimFreePages). */
 export type ReclaimFn = (opts: ReclaimOptions) => Promise<ReclaimResult>;
 
 export interface PurgeOptions {
@@ -23,8 +23,8 @@ export interface PurgeOptions {
   /** Asked between vacuum slices; true stops there (shutdown). */
   stopping?: () => boolean;
   /**
-   * The vacuum step after the deletes. Not part of the FlowStateStore contract: only the embedded
-   * SQLite store has one (PostgreSQL's autovacuum reclaims its own space). @default none
+   * The vacuum step after the deletes (serve passes FlowStateStore.reclaimFreePages, which gives
+   * nothing back on PostgreSQL: its autovacuum reclaims its own space). @default none
    */
   reclaim?: ReclaimFn | undefined;
 }

@@ -21,7 +21,7 @@ export interface HousekeepingDeps {
   /** `log_retention_days`, read at the start of each cycle. */
   logRetentionDays: () => number;
   flowState: FlowStateStore;
-  /** The SQLite registry's vacuum step after the flow-state purge (SqliteFlowStateStore.reclaimFreePages); absent on PostgreSQL. */
+  /** The vacuum step after the flow-state purge (FlowStateStore.reclaimFreePages: nothing to give back on PostgreSQL). */
   reclaimFlowStatePages?: ReclaimFn | undefined;
   /** `flow_state_retention_hours`, read once at startup. */
   flowStateRetentionHours: number;

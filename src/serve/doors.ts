@@ -1,5 +1,4 @@
 /** The doors of `svc serve`: HTTP (with the queue's /enqueue) and, when asked, gRPC. */
-import { ExitError } from '../common/errors.js';
 import type { FlowExecutor } from '../app/runtime/flow-executor.js';
 import { scanDeployedFlows, type DeployedFlows } from '../app/runtime/deployed-flows.js';
 import { LoginThrottle } from '../app/accounts/login-throttle.js';
@@ -14,10 +13,8 @@ import { buildServer } from '../doors/http/server.js';
 import type { HttpObserver, MetricsExposition } from '../doors/http/observer.js';
 import type { LoadedFlow } from '../engine/index.js';
 import type { Gate } from '../gate/gate.js';
-import { SqliteDescriptorsStore } from '../store/sqlite/sqlite-descriptors-store.js';
 import type { Closers } from './closers.js';
 import type { ServeStores } from './stores.js';
-import type { DescriptorReads } from '../store/contracts/index.js';
 
 export interface DoorOptions {
   readonly host: string;
@@ -103,15 +100,8 @@ export async function startGrpcDoorIfAsked(
   }
   // Loaded only when asked: grpc-js and protobufjs are about 100 modules a start without gRPC skips.
   const { startGrpcDoor } = await import('../doors/grpc/server.js');
-  // The door reads descriptors synchronously on every call: the SQLite repository (revalidated by
-  // the file's change counter) or, on PostgreSQL, the node's copy of the registry.
-  let descriptors: DescriptorReads;
-  if (stores.registry !== undefined) {
-    const repo = new SqliteDescriptorsStore(stores.registry);
-    closers.add(() => repo.close());
-    descriptors = repo;
-  } else if (stores.descriptorReads !== undefined) descriptors = stores.descriptorReads;
-  else throw new ExitError(2, 'svc serve: the gRPC door has no descriptors to read');
+  // The door reads descriptors synchronously on every call (ServeStores.descriptorReads).
+  const descriptors = stores.descriptorReads;
   const grpc = await startGrpcDoor({
     host: opts.host,
     port: opts.grpcPort,

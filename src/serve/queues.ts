@@ -2,16 +2,13 @@
 import { queuePublishEffect } from '../app/runtime/queue-publish.js';
 import { QueueWorkers } from '../app/runtime/queue-workers.js';
 import type { Logger } from '../common/logger.js';
-import type { StatePaths } from '../common/paths.js';
 import { Settings } from '../common/settings.js';
-import { housekeepingIntervals } from '../housekeeping/intervals.js';
 import { startPeriodicTask } from '../housekeeping/periodic-task.js';
-import { FileQueueStore, type QueueStore } from '../queue/index.js';
-import { PgQueueStore } from '../queue/pg/pg-queue-store.js';
+import type { QueueStore } from '../queue/index.js';
+import { isAccepted } from '../store/contracts/index.js';
 import type { Closers } from './closers.js';
 import type { ServeExecutor } from './executor.js';
 import type { ServeStores } from './stores.js';
-import { isAccepted } from '../store/contracts/index.js';
 
 /** How often a node of a cluster looks for queues holding messages that no node runs (a node died). Milliseconds. */
 export const ORPHAN_SWEEP_MS = 2000;
@@ -32,26 +29,15 @@ export interface BuildQueuesOptions {
   readonly adoptOrphans?: boolean;
 }
 
+/** Starts the workers on the queue backend of the opened store (its lease on PostgreSQL: serve/stores.ts). */
 export async function buildQueues(
-  paths: StatePaths,
   stores: ServeStores,
   run: ServeExecutor,
   log: Logger,
   closers: Closers,
   opts: BuildQueuesOptions = {},
 ): Promise<ServeQueues> {
-  const leaseMs = housekeepingIntervals().nodeLeaseMs;
-  const store: QueueStore =
-    stores.pg === undefined
-      ? new FileQueueStore({ queuesDir: paths.queuesDir })
-      : new PgQueueStore(stores.pg, {
-          lease: { leaseMs, heartbeatMs: Math.min(1000, Math.floor(leaseMs / 4)) },
-          onLeaseLost: (err) =>
-            log.warn(
-              { err: err.message },
-              'the node lease session was lost: this node stopped its queue workers; they are taken over (here or on another node) once a lease is held again',
-            ),
-        });
+  const store: QueueStore = stores.opened.queues;
   // Closed after the HTTP door (closers run in reverse): workers stop, checkpoints are written, locks released.
   closers.add(() => store.close());
   // Read once, at start (a startup setting).

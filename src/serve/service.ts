@@ -20,7 +20,7 @@ import { buildQueues } from './queues.js';
 import { parseStoreUrl } from '../store/pg/store-url.js';
 import { claimScheduleTick } from '../store/pg/pg-schedule-ticks.js';
 import { hostname } from 'node:os';
-import { openServeStores } from './open-stores.js';
+import { openServeStores } from './stores.js';
 import { startCompaction, startTimers } from './timers.js';
 
 export interface ServeOptions {
@@ -96,7 +96,7 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
         startRefusalRecords(stores, log, closers, metrics?.refused),
       );
   const run = buildExecutor(stores, closers, metrics?.executions);
-  const queues = await buildQueues(paths, stores, run, log, closers);
+  const queues = await buildQueues(stores, run, log, closers);
   if (metricsParts !== undefined && metrics !== undefined)
     metrics.attach(metricsParts.metricsSources(stores, queues.store, queues.workers));
   startCompaction({ stores, queueStore: queues.store, log }, closers);
@@ -125,7 +125,7 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
       : opts.metricsPort === undefined
         ? `${address}/metrics`
         : `${await metricsParts.startMetricsDoor(opts.host, opts.metricsPort, metrics, log, closers)}/metrics`;
-  const pg = stores.pg;
+  const pg = stores.opened.kind === 'postgres' ? stores.opened.db : undefined;
   const node = `${hostname()}:${process.pid}`;
   await startTimers(
     {

@@ -1,28 +1,19 @@
-/** The state directory of `svc serve` opened: the registry and its repositories, the event log and the audit writer. */
+/**
+ * The stores `svc serve` runs on, opened through openStore (storage/): the state directory of
+ * `--db` or the PostgreSQL store of `--store`. What only a server needs is built here on top: the
+ * request path's registry reads from memory, the flow loader, and the batching event-log and
+ * audit writers.
+ */
 import { mkdirSync } from 'node:fs';
 import { FlowLoader } from '../app/runtime/flow-loader.js';
+import { LogThrottle } from '../common/log-throttle.js';
 import type { Logger } from '../common/logger.js';
 import type { StatePaths } from '../common/paths.js';
 import type { SettingName } from '../common/settings.js';
-import { SqliteArtifactsStore } from '../store/sqlite/sqlite-artifacts-store.js';
-import { AuditThreadWriter } from '../store/audit/audit-thread.js';
-import { openDb, type Db } from '../store/sqlite/db.js';
-import { EventLog } from '../store/event-log/event-log.js';
-import { SqliteEventLogStore } from '../store/sqlite/sqlite-event-log-store.js';
-import { SqliteAuditStore } from '../store/sqlite/sqlite-audit-store.js';
-import { uiMigrations } from '../store/sqlite/migrations/ui.js';
-import { SqliteUiSessionsStore } from '../store/sqlite/sqlite-ui-sessions-store.js';
-import { SqliteUiUsersStore } from '../store/sqlite/sqlite-ui-users-store.js';
-import { SqliteFlowStateStore } from '../store/sqlite/sqlite-flow-state-store.js';
-import { SqliteKeysStore } from '../store/sqlite/sqlite-keys-store.js';
-import { auditMigrations } from '../store/sqlite/migrations/audit.js';
-import { registryMigrations } from '../store/sqlite/migrations/registry.js';
-import { RegistryCache } from '../store/sqlite/registry-cache.js';
-import { SqliteSettingsStore } from '../store/sqlite/sqlite-settings-store.js';
-import { SqliteTenantAdmin } from '../store/sqlite/sqlite-tenant-admin-store.js';
-import { SqliteTenantsStore } from '../store/sqlite/sqlite-tenants-store.js';
-import { SqliteTraceStore } from '../store/sqlite/sqlite-traces-store.js';
-import { SqliteCertificatesStore } from '../store/sqlite/sqlite-certificates-store.js';
+import { housekeepingIntervals } from '../housekeeping/intervals.js';
+import { openStore, type OpenedStore, type PgStores, type SqliteStores } from '../storage/index.js';
+import { AuditThreadWriter, type AuditAppender } from '../store/audit/audit-thread.js';
+import { PgAuditWriter } from '../store/audit/pg-audit-writer.js';
 import type {
   ArtifactsStore,
   AuditStore,
@@ -39,20 +30,20 @@ import type {
   RegistryReads,
   DescriptorReads,
 } from '../store/contracts/index.js';
-import type { AuditAppender } from '../store/audit/audit-thread.js';
-import type { ReclaimOptions, ReclaimResult } from '../store/sqlite/auto-vacuum.js';
-import type { PgDb } from '../store/pg/pg-db.js';
+import { EventLog } from '../store/event-log/event-log.js';
+import { PgRegistryMirror } from '../store/pg/pg-registry-mirror.js';
+import { RegistryCache } from '../store/sqlite/registry-cache.js';
 import type { Closers } from './closers.js';
 
 /**
  * The stores `svc serve` runs on, whichever database holds them: every aggregate behind its
- * storage contract (store/contracts.ts), and the request path's reads from memory (`cache`,
- * `flows`). Opened by openStores (the state directory) or openPgStores (serve/pg-stores.ts).
+ * storage contract (store/contracts/), and the request path's reads from memory (`cache`,
+ * `flows`, `descriptorReads`).
  */
 export interface ServeStores {
   readonly kind: 'sqlite' | 'postgres';
-  /** The SQLite registry (the gRPC door's descriptors and their change counter); undefined on PostgreSQL. */
-  readonly registry: Db | undefined;
+  /** The opened store: the queue backend, and on PostgreSQL the pool the cluster's locks use. */
+  readonly opened: OpenedStore;
   readonly settings: SettingsStore;
   readonly tenants: TenantsStore;
   readonly keys: KeysStore;
@@ -64,8 +55,6 @@ export interface ServeStores {
   /** Latest artifacts, verified and parsed once per hash. */
   readonly flows: FlowLoader;
   readonly flowState: FlowStateStore;
-  /** SQLite only: gives the registry's free pages back after a flow-state purge. */
-  readonly reclaimFlowStatePages?: (opts: ReclaimOptions) => Promise<ReclaimResult>;
   readonly events: EventLog;
   readonly audit: AuditAppender & { readonly queuedEntries: number };
   /** The audit chains read and appended in-line (the UI's changes and its Audit page). */
@@ -76,34 +65,86 @@ export interface ServeStores {
   readonly logRepo: EventLogStore;
   readonly uiUsers: UiUsersStore;
   readonly uiSessions: UiSessionsStore;
-  /** On PostgreSQL: the latest descriptors from the registry copy (the gRPC door); on SQLite the door opens the repository. */
-  readonly descriptorReads?: DescriptorReads;
-  /** The PostgreSQL pool, on PostgreSQL (the queues and the cluster's locks use it too). */
-  readonly pg?: PgDb;
+  /**
+   * The latest descriptors, read synchronously (the gRPC door): the SQLite repository, revalidated
+   * by the file's change counter, or the node's copy of the PostgreSQL registry.
+   */
+  readonly descriptorReads: DescriptorReads;
   /** A platform setting as the registry holds it now (cached). */
   setting(name: SettingName): number;
 }
 
-/** Opens (and migrates) every store; each is closed by `closers` in reverse order. */
 /** Told of each writer batch (metrics). */
 export interface WriterHooks {
   eventBatchWritten(rows: number, seconds: number): void;
   auditBatchWritten(entries: number, seconds: number): void;
 }
 
-export function openStores(paths: StatePaths, log: Logger, closers: Closers, hooks?: WriterHooks): ServeStores {
-  for (const dir of [paths.stateDir, paths.queuesDir, paths.logsDir]) mkdirSync(dir, { recursive: true });
-  const registry = openDb(paths.registryDb, registryMigrations);
-  closers.add(() => registry.close());
-  // Opened (and migrated) before the audit writer thread starts, so a broken audit database stops the start.
-  const auditDb = openDb(paths.auditDb, auditMigrations);
-  closers.add(() => auditDb.close());
+export interface ServeStoreOptions {
+  /** PostgreSQL: directory of this node's daily JSON Lines files of the event log. @default none */
+  readonly logFilesDir?: string;
+}
 
-  const artifacts = new SqliteArtifactsStore(registry);
-  const settings = new SqliteSettingsStore(registry);
-  const tenants = new SqliteTenantsStore(registry);
-  const keys = new SqliteKeysStore(registry);
-  const traces = new SqliteTraceStore(registry);
+/** Connections of one node: requests' flow state, the workers, the writers, the UI. */
+const POOL_CONNECTIONS = 16;
+
+/**
+ * Opens (and migrates) every store of `store` when given, else of the state directory of `paths`;
+ * each part is closed by `closers` in reverse order (the opened store last: every writer flushes
+ * through it first).
+ */
+export async function openServeStores(
+  paths: StatePaths,
+  store: string | undefined,
+  log: Logger,
+  closers: Closers,
+  hooks?: WriterHooks,
+  opts: ServeStoreOptions = {},
+): Promise<ServeStores> {
+  if (store === undefined)
+    for (const dir of [paths.stateDir, paths.queuesDir, paths.logsDir]) mkdirSync(dir, { recursive: true });
+  const throttle = new LogThrottle(10_000);
+  const leaseMs = housekeepingIntervals().nodeLeaseMs;
+  const opened = await openStore(store ?? paths.registryDb, {
+    pg: {
+      maxConnections: POOL_CONNECTIONS,
+      applicationName: 'svc',
+      // A transaction this node leaves open while paused or cut off (its row locks hold up every node) ends with its lease.
+      idleInTransactionTimeoutMs: leaseMs,
+      onIdleError: (err) => {
+        const ok = throttle.admit('idle');
+        if (ok)
+          log.warn(
+            { err: err.message, held_back: ok.heldBack },
+            'a PostgreSQL connection was lost (the pool replaces it)',
+          );
+      },
+    },
+    queues: {
+      lease: { leaseMs, heartbeatMs: Math.min(1000, Math.floor(leaseMs / 4)) },
+      onLeaseLost: (err) =>
+        log.warn(
+          { err: err.message },
+          'the node lease session was lost: this node stopped its queue workers; they are taken over (here or on another node) once a lease is held again',
+        ),
+    },
+  });
+  closers.add(() => opened.close());
+  return opened.kind === 'sqlite'
+    ? serveStateDir(opened, paths, log, closers, hooks)
+    : servePg(opened, log, closers, hooks, throttle, opts);
+}
+
+function serveStateDir(
+  opened: SqliteStores,
+  paths: StatePaths,
+  log: Logger,
+  closers: Closers,
+  hooks: WriterHooks | undefined,
+): ServeStores {
+  const { registry, artifacts, settings, tenants, keys, traces } = opened;
+  // Opened (and migrated) before the audit writer thread starts, so a broken audit database stops the start.
+  const auditRepo = opened.audit;
   const cache = new RegistryCache(registry, { keys, tenants, artifacts, traces, settings });
   closers.add(() => cache.close());
   const setting = (name: SettingName) => cache.setting(name);
@@ -123,33 +164,90 @@ export function openStores(paths: StatePaths, log: Logger, closers: Closers, hoo
     onBatchWritten: hooks?.auditBatchWritten,
   });
   closers.add(() => audit.close());
-  const logRepo = SqliteEventLogStore.open(paths.logDb);
+  const logRepo = opened.eventLog;
   logRepo.tuneForScans();
-  closers.add(() => logRepo.close());
-  const auditRepo = new SqliteAuditStore(auditDb);
-  const uiDb = openDb(paths.uiDb, uiMigrations);
-  closers.add(() => uiDb.close());
-  const flowState = new SqliteFlowStateStore(registry);
   return {
     kind: 'sqlite',
-    registry,
+    opened,
     settings,
     tenants,
     keys,
     artifacts,
     traces,
-    certificates: new SqliteCertificatesStore(registry),
+    certificates: opened.certificates,
     cache,
     flows,
-    flowState,
-    reclaimFlowStatePages: (opts) => flowState.reclaimFreePages(opts),
+    flowState: opened.flowState,
     events,
     audit,
     auditRepo,
-    tenantAdmin: new SqliteTenantAdmin(tenants, auditRepo),
+    tenantAdmin: opened.tenantAdmin,
     logRepo,
-    uiUsers: new SqliteUiUsersStore(uiDb),
-    uiSessions: new SqliteUiSessionsStore(uiDb),
+    uiUsers: opened.uiUsers,
+    uiSessions: opened.uiSessions,
+    descriptorReads: opened.descriptors,
+    setting,
+  };
+}
+
+/** Nothing of the service's state is on this node's disk: the registry read from a copy kept current by the change log. */
+async function servePg(
+  opened: PgStores,
+  log: Logger,
+  closers: Closers,
+  hooks: WriterHooks | undefined,
+  throttle: LogThrottle,
+  opts: ServeStoreOptions,
+): Promise<ServeStores> {
+  const cache = await PgRegistryMirror.open(opened.db, {
+    onError: (err) => {
+      const ok = throttle.admit('mirror');
+      if (ok)
+        log.error(
+          { err: (err as Error).message, held_back: ok.heldBack },
+          'the registry copy could not be refreshed from PostgreSQL (requests answer 503 while it is stale)',
+        );
+    },
+  });
+  closers.add(() => cache.close());
+  const setting = (name: SettingName) => cache.setting(name);
+  const flows = new FlowLoader(cache, (tenant, name) => cache.resolveLatest(tenant, name));
+  const events = new EventLog({
+    pg: opened.db,
+    logsDir: opts.logFilesDir,
+    flushIntervalMs: 100,
+    maxBatchRows: 4096,
+    payloadMaxBytes: () => setting('log_payload_max_bytes'),
+    onError: (err) => log.error({ err }, 'event log write failed'),
+    onBatchWritten: hooks?.eventBatchWritten,
+  });
+  closers.add(() => events.close());
+  const audit = new PgAuditWriter(opened.db, {
+    flushIntervalMs: 100,
+    onError: (message) => log.error(message),
+    onBatchWritten: hooks?.auditBatchWritten,
+  });
+  closers.add(() => audit.close());
+  return {
+    kind: 'postgres',
+    opened,
+    settings: opened.settings,
+    tenants: opened.tenants,
+    keys: opened.keys,
+    artifacts: opened.artifacts,
+    traces: opened.traces,
+    certificates: opened.certificates,
+    cache,
+    descriptorReads: cache,
+    flows,
+    flowState: opened.flowState,
+    events,
+    audit,
+    auditRepo: opened.audit,
+    tenantAdmin: opened.tenantAdmin,
+    logRepo: opened.eventLog,
+    uiUsers: opened.uiUsers,
+    uiSessions: opened.uiSessions,
     setting,
   };
 }

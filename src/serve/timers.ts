@@ -75,8 +75,8 @@ export async function startTimers(parts: TimerParts, closers: Closers): Promise<
     logsDir: parts.logFilesDir ?? '',
     logRetentionDays: () => stores.setting('log_retention_days'),
     flowState: stores.flowState,
-    // The registry is SQLite here: the purge gives its free pages back afterwards.
-    reclaimFlowStatePages: stores.reclaimFlowStatePages,
+    // On SQLite the purge gives the registry's free pages back afterwards (PostgreSQL: nothing to give back).
+    reclaimFlowStatePages: (opts) => stores.flowState.reclaimFreePages(opts),
     flowStateRetentionHours: stores.setting('flow_state_retention_hours'),
     correlations: parts.correlations,
     enqueue: compensatingEnqueue,
@@ -92,7 +92,7 @@ export async function startTimers(parts: TimerParts, closers: Closers): Promise<
   if (duty !== undefined) closers.add(() => duty.stop());
   housekeeping.start();
   closers.add(() => housekeeping.stop());
-  const pg = stores.pg;
+  const pg = stores.opened.kind === 'postgres' ? stores.opened.db : undefined;
   if (pg !== undefined) {
     // The registry change log every node follows: pruned once per cluster, by the housekeeping node.
     const prune = startPeriodicTask({

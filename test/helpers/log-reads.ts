@@ -1,10 +1,8 @@
 /** Reads of what the server wrote beside the registry: log.db rows, the daily JSONL files, audit.db chains. */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { statePaths } from '../../src/common/paths.js';
-import { SqliteEventLogStore } from '../../src/store/sqlite/sqlite-event-log-store.js';
 import type { EventRow } from '../../src/store/event-log/event-log-row.js';
-import { openPgStore } from '../../src/store/pg/pg-store.js';
+import { openStore } from '../../src/storage/index.js';
 import { storeRows } from './store-sql.js';
 import type { Sandbox } from './svc.js';
 import { waitFor } from './wait.js';
@@ -41,19 +39,13 @@ export function waitForLogRows(
  * role rules above them): log.db's repository, or in the PostgreSQL pass the store's. Closed after.
  */
 export async function withEventLog<T>(sandbox: Sandbox, fn: (log: EventLogStore) => T | Promise<T>): Promise<T> {
-  if (sandbox.store !== undefined) {
-    const store = await openPgStore(sandbox.store, { maxConnections: 1, applicationName: 'svc-test-log' });
-    try {
-      return await fn(store.events);
-    } finally {
-      await store.close();
-    }
-  }
-  const repo = SqliteEventLogStore.open(statePaths(sandbox.db).logDb);
+  const store = await openStore(sandbox.store ?? sandbox.db, {
+    pg: { maxConnections: 1, applicationName: 'svc-test-log' },
+  });
   try {
-    return await fn(repo);
+    return await fn(store.eventLog);
   } finally {
-    repo.close();
+    await store.close();
   }
 }
 

@@ -1,13 +1,5 @@
 /** Dead-letter use cases shared by `svc dlq` and the management UI, plus the queue figures the UI shows. */
-import { statePaths } from '../../common/paths.js';
-import {
-  FileQueueStore,
-  type DeadLetter,
-  type DeadLetterRow,
-  type QueueStore,
-  type QueueStats,
-  type ReplayResult,
-} from '../../queue/index.js';
+import type { DeadLetter, DeadLetterRow, QueueStore, QueueStats, ReplayResult } from '../../queue/index.js';
 import type { AuditEntryInput } from '../../store/contracts/index.js';
 
 /** Who acted, for the audit entry every replay and discard writes on the queue's tenant chain. */
@@ -19,20 +11,15 @@ export interface DlqAction {
 }
 
 /**
- * Where the queues are: a registry database path (an operator command opens a short-lived store
- * beside it), or the store a running server already holds.
+ * Where the queues are: the queue backend of an opened store (storage/openStore), a running
+ * server's or an operator command's.
  */
-export type DlqTarget = { readonly db: string } | { readonly store: QueueStore };
+export interface DlqTarget {
+  readonly store: QueueStore;
+}
 
-async function withStore<T>(target: DlqTarget, fn: (store: QueueStore) => Promise<T>): Promise<T> {
-  if ('store' in target) return fn(target.store);
-  // Ids are reserved one at a time so a command wastes none.
-  const store = new FileQueueStore({ queuesDir: statePaths(target.db).queuesDir, idBlockSize: 1 });
-  try {
-    return await fn(store);
-  } finally {
-    await store.close();
-  }
+function withStore<T>(target: DlqTarget, fn: (store: QueueStore) => Promise<T>): Promise<T> {
+  return fn(target.store);
 }
 
 /** Pending dead letters, optionally narrowed to a tenant and/or flow. */

@@ -106,6 +106,31 @@ export interface FlowStateStore {
   purgeCorrelations(cutoff: string): Awaitable<number>;
   /** Newest opening first. */
   listCorrelations(f: StateFilter): Awaitable<CorrelationRow[]>;
+  /**
+   * Gives the space the purges freed back to the file system, in slices paced by `opts.between`
+   * (housekeeping's step after the purges). PostgreSQL's autovacuum reclaims its own space: there
+   * it gives nothing back and says so (0 pages).
+   */
+  reclaimFreePages(opts: ReclaimOptions): Promise<ReclaimResult>;
+}
+
+/** How housekeeping paces a reclaim of free pages. */
+export interface ReclaimOptions {
+  /** Awaited after each slice; false stops (shutdown). Give the event loop a turn in it. */
+  between: () => Promise<boolean>;
+  /** @default VACUUM_PAGES_PER_SLICE (store/sqlite/auto-vacuum.ts) */
+  pagesPerSlice?: number;
+}
+
+/** What a reclaim of free pages gave back. */
+export interface ReclaimResult {
+  /** Pages taken off the free list (and cut from the end of the file). */
+  pagesFreed: number;
+  slices: number;
+  /** Longest single `incremental_vacuum` statement, in ms. */
+  longestSliceMs: number;
+  /** True when `between` stopped it with free pages left. */
+  stopped: boolean;
 }
 
 /** The outcome `finish` records. */

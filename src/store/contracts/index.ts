@@ -66,6 +66,8 @@ export type {
   StateFilter,
   FlowStateStore,
   FinishRequest,
+  ReclaimOptions,
+  ReclaimResult,
 } from './flow-state.js';
 export {
   GENESIS_HASH,

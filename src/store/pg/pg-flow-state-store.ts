@@ -17,6 +17,8 @@ import {
   type FlowStateStore,
   type InboxRow,
   type StateFilter,
+  type ReclaimOptions,
+  type ReclaimResult,
 } from '../contracts/index.js';
 
 /**
@@ -195,6 +197,11 @@ export class PgFlowStateStore implements FlowStateStore {
         (await this.db.query("DELETE FROM flow_correlations WHERE status <> 'open' AND deadline < $1", [cutoff]))
           .rowCount ?? 0,
     );
+  }
+
+  /** Nothing to give back: PostgreSQL's autovacuum reclaims the space of deleted rows itself. */
+  async reclaimFreePages(_opts: ReclaimOptions): Promise<ReclaimResult> {
+    return { pagesFreed: 0, slices: 0, longestSliceMs: 0, stopped: false };
   }
 
   async listCorrelations(f: StateFilter): Promise<CorrelationRow[]> {

@@ -34,22 +34,9 @@ export function fileBytes(path: string): number {
   }
 }
 
-export interface ReclaimOptions {
-  /** Awaited after each slice; false stops (shutdown). Give the event loop a turn in it. */
-  between: () => Promise<boolean>;
-  /** @default VACUUM_PAGES_PER_SLICE */
-  pagesPerSlice?: number;
-}
+import type { ReclaimOptions, ReclaimResult } from '../contracts/index.js';
 
-export interface ReclaimResult {
-  /** Pages taken off the free list (and cut from the end of the file). */
-  pagesFreed: number;
-  slices: number;
-  /** Longest single `incremental_vacuum` statement, in ms. */
-  longestSliceMs: number;
-  /** True when `between` stopped it with free pages left. */
-  stopped: boolean;
-}
+export type { ReclaimOptions, ReclaimResult };
 
 /**
  * Gives the free pages of `db` back to the file system, `pagesPerSlice` at a time, one short

@@ -1,8 +1,8 @@
-/** The file backend of the queue conformance suite: FileQueueStore instances on a `queues/` directory in a temporary directory. */
+/** The file backend of the queue conformance suite: FileQueueStore instances (each of a state directory opened by openStore) on one `queues/` directory in a temporary directory. */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FileQueueStore } from '../../../src/queue/file/file-queue-store.js';
+import { openStore } from '../../../src/storage/index.js';
 import type { QueueBackendHandle, QueueBackendKind } from './backend-kind.js';
 
 export const fileBackend: QueueBackendKind = {
@@ -10,24 +10,26 @@ export const fileBackend: QueueBackendKind = {
   open: async () => (await fileBackend.openShared(1))[0]!,
   openShared: async (n) => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-queue-conf-'));
-    const queuesDir = join(dir, 'queues');
     let open = n;
-    return Array.from({ length: n }, (): QueueBackendHandle => {
-      const backend = new FileQueueStore({ queuesDir });
+    const handles: QueueBackendHandle[] = [];
+    for (let i = 0; i < n; i++) {
+      const store = await openStore(join(dir, 'registry.db'));
+      const backend = store.queues;
       let closed = false;
-      return {
+      handles.push({
         backend,
         close: async () => {
           if (closed) return;
           closed = true;
           try {
-            await backend.close();
+            await store.close();
           } finally {
             if (--open === 0) rmSync(dir, { recursive: true, force: true });
           }
         },
-      };
-    });
+      });
+    }
+    return handles;
   },
   // Two QueueStores in one process do exclude each other's workers (the consumer lock is a file
   // created with O_EXCL, and its holder's PID is alive), but consumedElsewhere tells another

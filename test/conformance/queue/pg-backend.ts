@@ -1,7 +1,6 @@
-/** The PostgreSQL backend of the queue conformance suite: one schema per store, each handle a node of its own (its own pool and lease). */
+/** The PostgreSQL backend of the queue conformance suite: one schema per store opened by openStore, each handle a node of its own (its own pool and lease). */
 import { freshPgSchema } from '../../helpers/pg.js';
-import { openPgStore } from '../../../src/store/pg/pg-store.js';
-import { PgQueueStore } from '../../../src/queue/pg/pg-queue-store.js';
+import { openStore } from '../../../src/storage/index.js';
 import type { QueueBackendHandle, QueueBackendKind } from './backend-kind.js';
 
 export const pgQueueBackend: QueueBackendKind = {
@@ -12,8 +11,11 @@ export const pgQueueBackend: QueueBackendKind = {
     let open = n;
     const handles: QueueBackendHandle[] = [];
     for (let i = 0; i < n; i++) {
-      const store = await openPgStore(schema.url, { maxConnections: 4 });
-      const backend = new PgQueueStore(store.db, { lease: { leaseMs: 4000, heartbeatMs: 500 } });
+      const store = await openStore(schema.url, {
+        pg: { maxConnections: 4 },
+        queues: { lease: { leaseMs: 4000, heartbeatMs: 500 } },
+      });
+      const backend = store.queues;
       let closed = false;
       handles.push({
         backend,
@@ -21,7 +23,6 @@ export const pgQueueBackend: QueueBackendKind = {
           if (closed) return;
           closed = true;
           try {
-            await backend.close();
             await store.close();
           } finally {
             if (--open === 0) await schema.drop();

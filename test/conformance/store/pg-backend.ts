@@ -1,8 +1,8 @@
-/** The PostgreSQL backend of the conformance suite: a schema of its own per store, dropped on close. */
+/** The PostgreSQL backend of the conformance suite: a schema of its own per store, opened by openStore, dropped on close. */
 import { freshPgSchema } from '../../helpers/pg.js';
 import { EventLog } from '../../../src/store/event-log/event-log.js';
-import { openPgStore } from '../../../src/store/pg/pg-store.js';
-import type { BackendKind } from './backend.js';
+import { openStore, type PgStores } from '../../../src/storage/index.js';
+import type { BackendKind, StoreBackend } from './backend.js';
 
 export const pgBackend: BackendKind = {
   name: 'postgres',
@@ -10,14 +10,26 @@ export const pgBackend: BackendKind = {
   openShared: async (n) => {
     const schema = await freshPgSchema('svcconf');
     let open = n;
-    const stores = [];
-    for (let i = 0; i < n; i += 1) stores.push(await openPgStore(schema.url, { maxConnections: 4 }));
-    return stores.map((s) => ({
-      ...s,
+    const stores: PgStores[] = [];
+    for (let i = 0; i < n; i += 1)
+      stores.push((await openStore(schema.url, { pg: { maxConnections: 4 } })) as PgStores);
+    return stores.map((s): StoreBackend => ({
+      tenants: s.tenants,
+      tenantAdmin: s.tenantAdmin,
+      keys: s.keys,
+      artifacts: s.artifacts,
+      settings: s.settings,
+      traces: s.traces,
+      uiUsers: s.uiUsers,
+      uiSessions: s.uiSessions,
+      certificates: s.certificates,
+      descriptors: s.descriptors,
+      flowState: s.flowState,
+      audit: s.audit,
       auditSql: async (sql: string) => {
         await s.db.query(sql);
       },
-      eventLog: s.events,
+      eventLog: s.eventLog,
       openEventWriter: (opts = {}) => new EventLog({ ...opts, pg: s.db }),
       eventSql: async (sql: string) => (await s.db.query(sql)).rows,
       close: async () => {

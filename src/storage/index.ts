@@ -1,0 +1,11 @@
+/** The storage layer: what other layers import to open a state directory or a PostgreSQL store. */
+export {
+  openStore,
+  type OpenedStore,
+  type OpenStoreOptions,
+  type PgStores,
+  type QueueOptions,
+  type SqliteStores,
+  type StorePart,
+  type Stores,
+} from './open-store.js';
