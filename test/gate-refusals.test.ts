@@ -356,7 +356,7 @@ describe('the gate on key-protected routes', () => {
   });
 
   // On PostgreSQL the gate reads the registry copy in memory; its storage failure (the database
-  // cut away) is tested in src/store/pg/pg-registry-mirror.test.ts and test/cluster-pg.test.ts.
+  // cut away) is tested in test/unit/store/pg/pg-registry-mirror.test.ts and test/cluster-pg.test.ts.
   describe(
     '(f) storage failure',
     { skip: onlyOn('sqlite', 'the gate reads the SQLite tables on each request') },

@@ -96,7 +96,7 @@ async function drainAll(
 
 // The PostgreSQL queue across processes: test/cluster-pg.test.ts (appends from three nodes, kill -9 of a
 // worker's node), test/cluster-pg-pause.test.ts (a worker's node paused past its lease), queue-crash
-// in the PostgreSQL pass (kill -9 of a --store server mid-storm), src/queue/conformance/postgres.test.ts.
+// in the PostgreSQL pass (kill -9 of a --store server mid-storm), test/conformance/queue/postgres.test.ts.
 describe(
   'queue across processes',
   { skip: onlyOn('sqlite', "the state directory's file queue and lock files, driven by child processes") },

@@ -198,7 +198,7 @@ describe('W3C trace context without an OpenTelemetry SDK', () => {
     );
     // The message as the file queue stores it. On --store the row is deleted once acknowledged: the
     // worker's call above carried the stored context, and the queue conformance suite checks the
-    // traceparent and tracestate columns round-trip (src/queue/conformance/queue.conformance.ts).
+    // traceparent and tracestate columns round-trip (test/conformance/queue/queue.conformance.ts).
     if (!ON_PG_STORE) {
       const segment = readFileSync(join(statePaths(sandbox.db).queuesDir, 'acme', 'queued', 'segment.log'), 'latin1');
       assert.match(segment, new RegExp(`"traceparent":"00-${traceId}-[0-9a-f]{16}-01","tracestate":"${TRACESTATE}"`));

@@ -1,6 +1,6 @@
 /**
  * Event-log part of `npm run bench:scale`: a log database of 1,000,000 and of 10,000,000 rows,
- * written in-process straight into the real schema (src/store/migrations/log.ts) in big
+ * written in-process straight into the real schema (src/store/sqlite/migrations/log.ts) in big
  * transactions, their timestamps spread evenly over the last log_retention_days + 1 days, so a
  * retention cycle has a day's rows to delete.
  *

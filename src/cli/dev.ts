@@ -1,8 +1,8 @@
 /**
  * `svc dev <dir>`: the development loop. Every `*.flow.md` of the folder is deployed at start and
- * again on each save, under an automatic version label (app/dev-deploy.ts); a file that does not
+ * again on each save, under an automatic version label (app/use-cases/dev-deploy.ts); a file that does not
  * compile is reported as `file:line: step: message` and the loop goes on. Only against a state
- * directory, or a PostgreSQL store (`--store`), marked as a development one (app/dev-state.ts).
+ * directory, or a PostgreSQL store (`--store`), marked as a development one (app/maintenance/dev-state.ts).
  * Stops on SIGINT or SIGTERM, exit 0.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';

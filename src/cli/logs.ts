@@ -1,7 +1,7 @@
 /**
  * `svc logs`: the structured event log (`log.db` beside --db, or the store of --store), oldest first, optionally followed
  * until SIGINT or SIGTERM. Trace rows are never printed (docs/tracing.md): the reads go through
- * app/event-search.ts, the same use case as the UI's Executions page.
+ * app/use-cases/event-search.ts, the same use case as the UI's Executions page.
  */
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';

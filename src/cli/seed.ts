@@ -1,4 +1,4 @@
-/** `svc seed`: the demo set published, keys and UI users made, each flow run once (see app/seed.ts). */
+/** `svc seed`: the demo set published, keys and UI users made, each flow run once (see app/use-cases/seed.ts). */
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
@@ -9,7 +9,7 @@ import { statePaths } from '../common/paths.js';
 import { Closers } from '../serve/closers.js';
 import { buildExecutor } from '../serve/executor.js';
 import { openServeStores } from '../serve/stores.js';
-import { buildQueues } from '../serve/queues.js';
+import { buildQueues, queuePublishTarget } from '../serve/queues.js';
 import { addStoreOptions, type StoreFlags } from './options.js';
 import { registryLocation } from './stores.js';
 import { out } from './table.js';
@@ -50,8 +50,11 @@ async function seed(flags: SeedFlags): Promise<void> {
       createLogger({ LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }),
       closers,
     );
-    const run = buildExecutor(stores, closers);
-    await buildQueues(stores, run, createLogger({ LOG_LEVEL: 'warn' }), closers, { adoptOrphans: false });
+    const publishTarget = queuePublishTarget();
+    const run = buildExecutor(stores, closers, publishTarget.effect);
+    await buildQueues(stores, run, publishTarget, createLogger({ LOG_LEVEL: 'warn' }), closers, {
+      adoptOrphans: false,
+    });
     // The demo is published through the stores; the executor and the queue workers read the
     // registry through the server's copy of it, which must hold the demo before the first run.
     let caughtUp: Promise<void> | undefined;

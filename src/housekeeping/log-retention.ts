@@ -32,7 +32,7 @@ export interface RetentionOptions {
   prefix?: string;
   /** Asked while the rows are deleted and the pages given back; true stops the cycle there (shutdown). */
   stopping?: () => boolean;
-  /** Pages per incremental-vacuum slice. @default VACUUM_PAGES_PER_SLICE (store/auto-vacuum.ts) */
+  /** Pages per incremental-vacuum slice. @default VACUUM_PAGES_PER_SLICE (store/sqlite/auto-vacuum.ts) */
   vacuumPagesPerSlice?: number;
   /** Row ids per DELETE slice. @default 2000 */
   sliceRows?: number;

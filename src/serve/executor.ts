@@ -14,16 +14,23 @@ export interface ServeExecutor {
   readonly executor: FlowExecutor;
   /** The correlations the reconcile timer times out. */
   readonly correlations: Correlations;
-  /** Adds the `queue_publish` effect once the queue workers it submits through exist. */
-  setQueuePublish(handler: EffectHandler): void;
 }
 
-export function buildExecutor(stores: ServeStores, closers: Closers, observer?: ExecutionObserver): ServeExecutor {
+/**
+ * Builds the executor with every effect it runs, `queue_publish` included (its handler from
+ * serve/queues.ts queuePublishTarget, which reaches the queue workers once they are built).
+ */
+export function buildExecutor(
+  stores: ServeStores,
+  closers: Closers,
+  queuePublish: EffectHandler,
+  observer?: ExecutionObserver,
+): ServeExecutor {
   const { setting, flows, events } = stores;
   const egress = httpEgressEffect(setting);
   closers.add(() => egress.close());
   const engine: RunDeps = {
-    effects: { http_egress: egress.handler },
+    effects: { http_egress: egress.handler, queue_publish: queuePublish },
     loadFlow: (tenant, name) => flows.latest(tenant, name),
     events,
   };
@@ -48,11 +55,5 @@ export function buildExecutor(stores: ServeStores, closers: Closers, observer?: 
     engine,
     observer,
   });
-  return {
-    executor,
-    correlations,
-    setQueuePublish: (handler) => {
-      engine.effects = { ...engine.effects, queue_publish: handler };
-    },
-  };
+  return { executor, correlations };
 }

@@ -23,7 +23,7 @@ const BATCH_BUCKETS = [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 
 
 /** What is read at scrape time. Each may throw: the scrape then answers without that family's values. */
 export interface ScrapeSources {
-  /** Every queue on disk with its counters (app/dlq.ts `queueFigures`). */
+  /** Every queue on disk with its counters (app/use-cases/dlq.ts `queueFigures`). */
   queues(): Promise<QueueFigures[]>;
   /** Queue workers this process runs. */
   workersRunning(): number;

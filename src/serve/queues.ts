@@ -2,6 +2,7 @@
 import { queuePublishEffect } from '../app/runtime/queue-publish.js';
 import { QueueWorkers } from '../app/runtime/queue-workers.js';
 import type { Logger } from '../common/logger.js';
+import type { EffectHandler } from '../engine/index.js';
 import { Settings } from '../common/settings.js';
 import { startPeriodicTask } from '../housekeeping/periodic-task.js';
 import type { QueueStore } from '../queue/index.js';
@@ -29,10 +30,35 @@ export interface BuildQueuesOptions {
   readonly adoptOrphans?: boolean;
 }
 
+/**
+ * The `queue_publish` effect, handed to the executor when it is built, and the queue workers it
+ * submits through, connected once they exist. A run may publish to a queue whose worker runs
+ * flows, so the executor and the workers need each other; the executor is built first (its HTTP
+ * pools are closed after the workers, which may still use them in their grace period: closers run
+ * in reverse), and this is the one reference filled in after. Nothing runs a flow before
+ * buildQueues returns: the doors and timers start after it.
+ */
+export interface QueuePublishTarget {
+  readonly effect: EffectHandler;
+  connect(workers: Pick<QueueWorkers, 'publish'>): void;
+}
+
+export function queuePublishTarget(): QueuePublishTarget {
+  let workers: Pick<QueueWorkers, 'publish'> | undefined;
+  const effect = queuePublishEffect({
+    publish: (...args) => {
+      if (workers === undefined) throw new Error('queue_publish ran before the queue workers were built');
+      return workers.publish(...args);
+    },
+  });
+  return { effect, connect: (w) => void (workers = w) };
+}
+
 /** Starts the workers on the queue backend of the opened store (its lease on PostgreSQL: serve/stores.ts). */
 export async function buildQueues(
   stores: ServeStores,
   run: ServeExecutor,
+  publishTarget: QueuePublishTarget,
   log: Logger,
   closers: Closers,
   opts: BuildQueuesOptions = {},
@@ -55,7 +81,7 @@ export async function buildQueues(
     log,
   });
   closers.add(() => workers.close());
-  run.setQueuePublish(queuePublishEffect(workers));
+  publishTarget.connect(workers);
   if (store.adoptsOrphans && opts.adoptOrphans !== false) {
     // A cluster: the queues a dead node ran (its lease gone) are taken over by whichever node looks first.
     const sweep = startPeriodicTask({

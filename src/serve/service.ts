@@ -16,7 +16,7 @@ import { registryGateLookups } from '../gate/registry-lookups.js';
 import { Closers } from './closers.js';
 import { startGrpcDoorIfAsked, startHttpDoor } from './doors.js';
 import { buildExecutor } from './executor.js';
-import { buildQueues } from './queues.js';
+import { buildQueues, queuePublishTarget } from './queues.js';
 import { parseStoreUrl } from '../store/pg/store-url.js';
 import { claimScheduleTick } from '../store/pg/pg-schedule-ticks.js';
 import { hostname } from 'node:os';
@@ -76,7 +76,7 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
   );
   const stores = await openServeStores(paths, opts.store, log, closers, metrics, { logFilesDir: opts.logFilesDir });
   if (stores.kind === 'sqlite') {
-    // Offline commands (svc store migrate) refuse a state directory a server uses (app/state-users.ts).
+    // Offline commands (svc store migrate) refuse a state directory a server uses (app/maintenance/state-users.ts).
     const marker = await markServing(paths);
     closers.add(() => marker.release());
   }
@@ -95,8 +95,9 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
         registryGateLookups(stores.cache, (tenant, flow) => stores.flows.latest(tenant, flow)),
         startRefusalRecords(stores, log, closers, metrics?.refused),
       );
-  const run = buildExecutor(stores, closers, metrics?.executions);
-  const queues = await buildQueues(stores, run, log, closers);
+  const publishTarget = queuePublishTarget();
+  const run = buildExecutor(stores, closers, publishTarget.effect, metrics?.executions);
+  const queues = await buildQueues(stores, run, publishTarget, log, closers);
   if (metricsParts !== undefined && metrics !== undefined)
     metrics.attach(metricsParts.metricsSources(stores, queues.store, queues.workers));
   startCompaction({ stores, queueStore: queues.store, log }, closers);
@@ -170,7 +171,7 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
     bootLines.push(`  WARNING: ${hint}`);
     log.warn(hint);
   }
-  // Files older than incremental auto-vacuum and too large to convert at open (store/db.ts).
+  // Files older than incremental auto-vacuum and too large to convert at open (store/sqlite/db.ts).
   const unconverted = stores.kind === 'sqlite' ? databasesWithoutIncrementalVacuum(paths) : [];
   if (unconverted.length > 0) {
     const files = unconverted.map((f) => `${f.path} (${(f.bytes / 1048576).toFixed(0)} MiB)`).join(', ');

@@ -150,19 +150,9 @@ function serveStateDir(
   const setting = (name: SettingName) => cache.setting(name);
   const flows = new FlowLoader(artifacts, (tenant, name) => cache.resolveLatest(tenant, name));
 
-  const events = EventLog.open(paths, {
-    flushIntervalMs: 100,
-    maxBatchRows: 4096,
-    payloadMaxBytes: () => setting('log_payload_max_bytes'),
-    onError: (err) => log.error({ err }, 'event log write failed'),
-    onBatchWritten: hooks?.eventBatchWritten,
-  });
+  const events = EventLog.open(paths, eventLogTuning(log, hooks, setting));
   closers.add(() => events.close());
-  const audit = new AuditThreadWriter(paths.auditDb, {
-    flushIntervalMs: 100,
-    onError: (message) => log.error(message),
-    onBatchWritten: hooks?.auditBatchWritten,
-  });
+  const audit = new AuditThreadWriter(paths.auditDb, auditWriterTuning(log, hooks));
   closers.add(() => audit.close());
   const logRepo = opened.eventLog;
   logRepo.tuneForScans();
@@ -212,21 +202,9 @@ async function servePg(
   closers.add(() => cache.close());
   const setting = (name: SettingName) => cache.setting(name);
   const flows = new FlowLoader(cache, (tenant, name) => cache.resolveLatest(tenant, name));
-  const events = new EventLog({
-    pg: opened.db,
-    logsDir: opts.logFilesDir,
-    flushIntervalMs: 100,
-    maxBatchRows: 4096,
-    payloadMaxBytes: () => setting('log_payload_max_bytes'),
-    onError: (err) => log.error({ err }, 'event log write failed'),
-    onBatchWritten: hooks?.eventBatchWritten,
-  });
+  const events = new EventLog({ pg: opened.db, logsDir: opts.logFilesDir, ...eventLogTuning(log, hooks, setting) });
   closers.add(() => events.close());
-  const audit = new PgAuditWriter(opened.db, {
-    flushIntervalMs: 100,
-    onError: (message) => log.error(message),
-    onBatchWritten: hooks?.auditBatchWritten,
-  });
+  const audit = new PgAuditWriter(opened.db, auditWriterTuning(log, hooks));
   closers.add(() => audit.close());
   return {
     kind: 'postgres',
@@ -249,5 +227,25 @@ async function servePg(
     uiUsers: opened.uiUsers,
     uiSessions: opened.uiSessions,
     setting,
+  };
+}
+
+/** How a node batches its event-log rows, on either store: every 100 ms or 4096 rows. */
+function eventLogTuning(log: Logger, hooks: WriterHooks | undefined, setting: (name: SettingName) => number) {
+  return {
+    flushIntervalMs: 100,
+    maxBatchRows: 4096,
+    payloadMaxBytes: () => setting('log_payload_max_bytes'),
+    onError: (err: unknown) => log.error({ err }, 'event log write failed'),
+    onBatchWritten: hooks?.eventBatchWritten,
+  };
+}
+
+/** How a node batches its audit entries, on either store. */
+function auditWriterTuning(log: Logger, hooks: WriterHooks | undefined) {
+  return {
+    flushIntervalMs: 100,
+    onError: (message: string) => log.error(message),
+    onBatchWritten: hooks?.auditBatchWritten,
   };
 }

@@ -2,7 +2,7 @@
  * Disk space of the state directory's databases: which files were created before incremental
  * auto-vacuum (their freed pages are reused but never given back), and the offline conversion that
  * `svc storage vacuum` runs. New files are created in incremental mode and small old ones are
- * converted when opened (store/db.ts); this is for the large ones.
+ * converted when opened (store/sqlite/db.ts); this is for the large ones.
  */
 import { existsSync, statfsSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';

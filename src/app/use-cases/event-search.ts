@@ -1,7 +1,7 @@
 /**
  * Searching the structured event log: the one reader behind the UI's Executions page and `svc logs`.
  * Trace rows (`step_traced`, `egress_traced`) are never part of it: only the support role reads
- * them, through `readTraceRows` (src/app/trace.ts, docs/tracing.md).
+ * them, through `readTraceRows` (src/app/use-cases/trace.ts, docs/tracing.md).
  */
 import { SvcError } from '../../common/errors.js';
 import { EVENT_KINDS, TRACE_EVENTS, type EventLogStore, type StoredEvent } from '../../store/contracts/index.js';

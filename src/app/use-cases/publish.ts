@@ -1,4 +1,4 @@
-/** Use cases behind validate and compile, and deploy's compile step (app/deploy.ts publishes): read the flow and its libraries, compile. */
+/** Use cases behind validate and compile, and deploy's compile step (app/use-cases/deploy.ts publishes): read the flow and its libraries, compile. */
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { sha256Hex } from '../../common/digest.js';

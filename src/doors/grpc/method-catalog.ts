@@ -8,7 +8,7 @@ import { parseDescriptorSet, type MethodInfo, type ParsedDescriptorSet } from '.
 import { IntegrityError } from '../../common/errors.js';
 import type { StoredDescriptor } from '../../store/contracts/index.js';
 
-/** What the catalog reads: the descriptors repo (src/store/descriptors-repo.ts) fits. */
+/** What the catalog reads: the descriptors repo (src/store/contracts/descriptors.ts) fits. */
 export interface DescriptorSource {
   latestOfTenant(tenant: string): StoredDescriptor[];
   /** Changes whenever a descriptor or its latest pointer may have changed. */

@@ -69,7 +69,7 @@ export interface GrpcDoorDeps<F = unknown> {
    * `admitted`: the flow the gate's pass carried (undefined: none; invoke looks it up).
    */
   invoke(tenant: string, flow: string, input: unknown, meta: GrpcInvokeMeta, admitted?: F): Promise<GrpcInvokeResult>;
-  /** The descriptors repo (src/store/descriptors-repo.ts). */
+  /** The descriptors repo (src/store/contracts/descriptors.ts). */
   readonly descriptors: DescriptorSource;
   /** Extra change token for `routes()` when they live outside the registry database. @default none */
   routesToken?(): string;

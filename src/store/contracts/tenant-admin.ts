@@ -14,7 +14,7 @@ export interface TenantStatusChange {
 }
 
 /**
- * The storage contract (store/contracts.ts) for the tenant changes that are audited: each method is
+ * The storage contract (store/contracts/index.ts) for the tenant changes that are audited: each method is
  * one step that writes the change and its audit entry, so the trail records every change once and
  * never one that did not happen. It replaces the open-ended `SqliteAuditStore.transaction(() => ...)` the
  * use cases held across two repositories.

@@ -4,7 +4,7 @@
  * kept alive until the batch is written); every few milliseconds (or every N rows) the batch goes
  * to a worker thread, which writes it in one SQLite transaction plus one buffered append per daily
  * JSON Lines file. With a PostgreSQL store (`pg`) the batch is one multi-row INSERT on the calling
- * thread instead (store/pg/pg-event-writer.ts), the daily files beside it when `logsDir` is given.
+ * thread instead (store/event-log/pg-event-writer.ts), the daily files beside it when `logsDir` is given.
  * The request path never waits on a commit or an fsync. `flush()` waits for everything emitted so
  * far; `close()` flushes and stops.
  */

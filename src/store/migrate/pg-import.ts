@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL side of `svc store migrate` (src/app/store-migrate.ts): the target checked and
+ * The PostgreSQL side of `svc store migrate` (src/app/maintenance/store-migrate.ts): the target checked and
  * claimed for one source installation, rows inserted as they are (ON CONFLICT DO NOTHING), and
  * each part recorded done in `store_imports` in the transaction of its last rows, so a rerun
  * copies nothing twice and finishes what a killed run left.

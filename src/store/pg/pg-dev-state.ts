@@ -1,7 +1,7 @@
 /**
  * The marker of a development store (`dev_state`, migration 0005): what lets `svc dev` publish
  * every save into a PostgreSQL store, as the `dev-state` file does for a state directory
- * (app/dev-state.ts).
+ * (app/maintenance/dev-state.ts).
  */
 import type { PgTx } from './pg-db.js';
 

@@ -1,5 +1,5 @@
 /**
- * The audit trail's contract (store/audit-repo.ts), one behaviour per test, run against every
+ * The audit trail's contract (store/contracts/audit.ts), one behaviour per test, run against every
  * backend: chaining, latest and count, verify finding tampering, and one unbroken chain per tenant
  * when several connections append at once.
  */

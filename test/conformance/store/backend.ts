@@ -18,6 +18,7 @@ import type {
   UiUsersStore,
   TenantAdmin,
 } from '../../../src/store/contracts/index.js';
+import type { Stores } from '../../../src/storage/index.js';
 import type { EventLog, EventLogTuning } from '../../../src/store/event-log/event-log.js';
 
 export interface StoreBackend {
@@ -56,4 +57,23 @@ export interface BackendKind {
   open(): Promise<StoreBackend>;
   /** Opens `n` handles on one new store (several processes or nodes sharing it). */
   openShared(n: number): Promise<StoreBackend[]>;
+}
+
+/** The contracts of an opened store, as a backend hands them to the suites (each backend adds its inspection hooks). */
+export function contractsOf(s: Stores): Omit<StoreBackend, 'auditSql' | 'openEventWriter' | 'eventSql' | 'close'> {
+  return {
+    tenants: s.tenants,
+    tenantAdmin: s.tenantAdmin,
+    keys: s.keys,
+    artifacts: s.artifacts,
+    settings: s.settings,
+    traces: s.traces,
+    uiUsers: s.uiUsers,
+    uiSessions: s.uiSessions,
+    certificates: s.certificates,
+    descriptors: s.descriptors,
+    flowState: s.flowState,
+    audit: s.audit,
+    eventLog: s.eventLog,
+  };
 }

@@ -1,5 +1,5 @@
 /**
- * The certificate registry's contract (store/certificates-repo.ts), one behaviour per test, run
+ * The certificate registry's contract (store/sqlite/sqlite-certificates-store.ts), one behaviour per test, run
  * against every backend: one current entry per (tenant, name), replaced atomically, and the
  * once-per-interval task claim.
  */

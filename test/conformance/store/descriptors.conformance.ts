@@ -1,5 +1,5 @@
 /**
- * The protobuf descriptor registry's contract (store/descriptors-repo.ts), one behaviour per test,
+ * The protobuf descriptor registry's contract (store/contracts/descriptors.ts), one behaviour per test,
  * run against every backend: versions never replaced, the latest pointer, the tenant's status.
  */
 import { describe, test } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * The event log contract (store/event-log-repo.ts EventLogStore) and its writer, one behaviour per
+ * The event log contract (store/sqlite/sqlite-event-log-store.ts EventLogStore) and its writer, one behaviour per
  * test, run against every backend: rows emitted through EventLog read back with the same filters,
  * limits and order; trace rows; counts; retention's cut, in slices, and on PostgreSQL by dropping
  * whole day partitions.

@@ -1,5 +1,5 @@
 /**
- * The flow state contract (store/flow-state-repo.ts FlowStateStore), one behaviour per test, run
+ * The flow state contract (store/sqlite/sqlite-flow-state-store.ts FlowStateStore), one behaviour per test, run
  * against every backend: the deduplication inbox and correlations, including claims, closes and
  * timeouts racing from several connections.
  */

@@ -2,7 +2,7 @@
 import { freshPgSchema } from '../../helpers/pg.js';
 import { EventLog } from '../../../src/store/event-log/event-log.js';
 import { openStore, type PgStores } from '../../../src/storage/index.js';
-import type { BackendKind, StoreBackend } from './backend.js';
+import { contractsOf, type BackendKind, type StoreBackend } from './backend.js';
 
 export const pgBackend: BackendKind = {
   name: 'postgres',
@@ -14,22 +14,10 @@ export const pgBackend: BackendKind = {
     for (let i = 0; i < n; i += 1)
       stores.push((await openStore(schema.url, { pg: { maxConnections: 4 } })) as PgStores);
     return stores.map((s): StoreBackend => ({
-      tenants: s.tenants,
-      tenantAdmin: s.tenantAdmin,
-      keys: s.keys,
-      artifacts: s.artifacts,
-      settings: s.settings,
-      traces: s.traces,
-      uiUsers: s.uiUsers,
-      uiSessions: s.uiSessions,
-      certificates: s.certificates,
-      descriptors: s.descriptors,
-      flowState: s.flowState,
-      audit: s.audit,
+      ...contractsOf(s),
       auditSql: async (sql: string) => {
         await s.db.query(sql);
       },
-      eventLog: s.eventLog,
       openEventWriter: (opts = {}) => new EventLog({ ...opts, pg: s.db }),
       eventSql: async (sql: string) => (await s.db.query(sql)).rows,
       close: async () => {

@@ -4,28 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EventLog } from '../../../src/store/event-log/event-log.js';
 import { openStore, type SqliteStores } from '../../../src/storage/index.js';
-import type { BackendKind, StoreBackend } from './backend.js';
+import { contractsOf, type BackendKind, type StoreBackend } from './backend.js';
 
 /** The registry, the audit trail, the UI's accounts and the event log, each in its file of `dir`, as in a state directory. */
 async function openFiles(dir: string, cleanup: () => void): Promise<StoreBackend> {
   const s = (await openStore(join(dir, 'registry.db'))) as SqliteStores;
   return {
-    tenants: s.tenants,
-    tenantAdmin: s.tenantAdmin,
-    keys: s.keys,
-    artifacts: s.artifacts,
-    settings: s.settings,
-    traces: s.traces,
-    uiUsers: s.uiUsers,
-    uiSessions: s.uiSessions,
-    certificates: s.certificates,
-    descriptors: s.descriptors,
-    flowState: s.flowState,
-    audit: s.audit,
+    ...contractsOf(s),
     auditSql: async (sql) => {
       s.database('audit').exec(sql);
     },
-    eventLog: s.eventLog,
     openEventWriter: (opts = {}) =>
       new EventLog({ ...opts, logDb: join(dir, 'log.db'), logsDir: join(dir, 'logs'), inline: true }),
     eventSql: async (sql) => s.database('log').prepare(sql).all() as Record<string, unknown>[],

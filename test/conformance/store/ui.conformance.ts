@@ -1,6 +1,6 @@
 /**
  * The management UI's contracts, one behaviour per test, run against every backend: accounts
- * (store/ui-users-repo.ts) and sessions with the installation's CSRF key (store/ui-sessions-repo.ts).
+ * (store/contracts/ui-users.ts) and sessions with the installation's CSRF key (store/contracts/ui-sessions.ts).
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

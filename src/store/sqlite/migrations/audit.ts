@@ -14,7 +14,7 @@ export const auditMigrations: readonly Migration[] = [
         correlation_id TEXT NOT NULL,
         payload TEXT NOT NULL,               -- JSON text, hashed exactly as stored
         prev_hash TEXT NOT NULL,             -- hash of seq - 1; 64 zeros for seq 1
-        hash TEXT NOT NULL,                  -- hex SHA-256 of the canonical encoding (store/audit-repo.ts)
+        hash TEXT NOT NULL,                  -- hex SHA-256 of the canonical encoding (store/contracts/audit.ts)
         PRIMARY KEY (tenant, seq)
       ) WITHOUT ROWID;
       -- The last appended entry of each chain, written in the same transaction as the entry, so a
