@@ -82,8 +82,13 @@ const APP_ROOMS = {
     // Use cases see only the store contracts: the CLI and serve/ open the stores and pass them in.
     // Their unit tests (*.test.ts) are left out: they build real SQLite stores to run a use case on.
     extra: {
-      group: ['sqlite', 'pg', 'event-log', 'audit', 'migrate'].map((r) => `**/store/${r}/**`),
-      message: 'use cases see only the store contracts (store/contracts/index.js); the caller opens the stores',
+      group: [
+        ...['sqlite', 'pg', 'event-log', 'audit', 'migrate'].map((r) => `**/store/${r}/**`),
+        ...['file', 'pg'].map((r) => `**/queue/${r}/**`),
+        '**/storage/**',
+      ],
+      message:
+        'use cases see only the store and queue contracts (store/contracts/index.js, queue/index.js); the caller opens the stores',
       ignores: ['src/app/use-cases/**/*.test.ts'],
     },
   },
