@@ -147,12 +147,12 @@ const NO_MAINTENANCE = {
  */
 const STORE_ROOMS = {
   sqlite: {
-    group: ['**/store/pg/**', '../pg/**'],
-    why: 'store/sqlite/ implements the contracts; it never imports the PostgreSQL backend',
+    group: ['pg', 'event-log', 'audit', 'migrate'].flatMap((r) => [`**/store/${r}/**`, `../${r}/**`]),
+    why: 'store/sqlite/ implements the contracts; it imports them, never the PostgreSQL backend or a writer room',
   },
   pg: {
-    group: ['**/sqlite/**'],
-    why: 'store/pg/ implements the contracts; it never imports the SQLite backend',
+    group: ['**/sqlite/**', ...['event-log', 'audit', 'migrate'].flatMap((r) => [`**/store/${r}/**`, `../${r}/**`])],
+    why: 'store/pg/ implements the contracts; it imports them, never the SQLite backend or a writer room',
   },
   contracts: {
     group: ['sqlite', 'pg', 'event-log', 'audit', 'migrate'].flatMap((r) => [`**/store/${r}/**`, `../${r}/**`]),

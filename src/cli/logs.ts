@@ -3,14 +3,12 @@
  * until SIGINT or SIGTERM. Trace rows are never printed (docs/tracing.md): the reads go through
  * app/use-cases/event-search.ts, the same use case as the UI's Executions page.
  */
-import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { checkEventKind, eventsAfter, parseSince, tailStart, type LogFilter } from '../app/use-cases/event-search.js';
-import { statePaths } from '../common/paths.js';
-import { SqliteEventLogStore } from '../store/sqlite/sqlite-event-log-store.js';
 import { nonEmptyArg, svcArg } from './args.js';
 import { addStoreOptions, nameArg, type StoreFlags, tenantOption } from './options.js';
+import type { OpenedStore } from '../storage/index.js';
 import { withStore } from './stores.js';
 import type { EventLogStore, StoredEvent } from '../store/contracts/index.js';
 
@@ -89,8 +87,7 @@ export async function logs(opts: LogsOptions): Promise<void> {
   };
   const reader = { filter, opts, printer: new RowPrinter(opts.json === true), stop: new StopSignal() };
   try {
-    if (opts.store !== undefined) await withStore(opts, (s) => printLog(s.eventLog, reader));
-    else await logsFromFile(statePaths(opts.db).logDb, reader);
+    await withStore(opts, (store) => printStoreLog(store, reader), { readOnly: true });
   } finally {
     reader.stop.dispose();
   }
@@ -103,25 +100,23 @@ interface LogReader {
   readonly stop: StopSignal;
 }
 
-/** `log.db` beside --db: missing, nothing to print; followed, waited for until the server creates it. */
-async function logsFromFile(path: string, reader: LogReader): Promise<void> {
+/**
+ * The store's event log. On a state directory `log.db` may not exist yet: then there is nothing to
+ * print, or, followed, it is waited for until the server creates it (every row is then new); the
+ * store is opened read-only, so a missing file is never created here.
+ */
+async function printStoreLog(store: OpenedStore, reader: LogReader): Promise<void> {
   const { opts, stop } = reader;
-  let log = SqliteEventLogStore.openExisting(path);
-  if (log === undefined && !opts.follow) {
-    if (!opts.json) process.stderr.write(`No log rows: ${path} does not exist yet (svc serve creates it).\n`);
+  if (!store.has('log') && !opts.follow) {
+    if (!opts.json) process.stderr.write(`No log rows: ${logFile(store)} does not exist yet (svc serve creates it).\n`);
     return;
   }
-  // Following a log that does not exist yet: wait for the server to create it; every row is then new.
-  while (log === undefined && !stop.requested) {
-    await stop.sleep(FOLLOW_POLL_MS);
-    if (existsSync(path)) log = SqliteEventLogStore.openExisting(path);
-  }
-  if (log === undefined) return;
-  try {
-    await printLog(log, reader);
-  } finally {
-    log.close();
-  }
+  while (!store.has('log') && !stop.requested) await stop.sleep(FOLLOW_POLL_MS);
+  if (store.has('log')) await printLog(store.eventLog, reader);
+}
+
+function logFile(store: OpenedStore): string {
+  return store.kind === 'sqlite' ? store.paths.logDb : store.location;
 }
 
 /** The newest --limit matching rows, oldest first, then with --follow every new row until stopped. */

@@ -148,3 +148,30 @@ export function exactMatches<Q extends object>(
     }
   }
 }
+
+/** Values per row in a packed batch, in `EventRow` field order. */
+export const ROW_WIDTH = 12;
+
+/**
+ * A batch of rows as one flat array of primitives (`ROW_WIDTH` per row). The writer keeps no
+ * object per event while a batch fills, and the array crosses to the writer thread cheaply.
+ */
+export type RowColumns = (string | number | null)[];
+
+/** A stored row as a packed batch of one. */
+export function packRow(r: EventRow): RowColumns {
+  return [
+    r.ts,
+    r.correlation_id,
+    r.tenant,
+    r.flow,
+    r.step,
+    r.event,
+    r.payload,
+    r.payload_truncated,
+    r.http_status,
+    r.outcome,
+    r.reason,
+    r.trace_id ?? null,
+  ];
+}

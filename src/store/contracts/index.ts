@@ -92,10 +92,20 @@ export type {
   AuditSnapshot,
 } from './audit.js';
 export type { TenantStatusChange, TenantAdmin } from './tenant-admin.js';
-export { EVENT_KINDS, TRACE_EVENTS, TRACE_KINDS_SQL, toStoredEvent, toEventCounts, exactMatches } from './event-log.js';
+export {
+  EVENT_KINDS,
+  TRACE_EVENTS,
+  TRACE_KINDS_SQL,
+  toStoredEvent,
+  toEventCounts,
+  exactMatches,
+  packRow,
+  ROW_WIDTH,
+} from './event-log.js';
 export type {
   EventKind,
   EventRow,
+  RowColumns,
   EventQuery,
   TraceQuery,
   StoredEvent,

@@ -5,10 +5,19 @@ import { jsonString } from '../../common/json-text.js';
 import { GLOBAL_MASK, MaskSet, maskPayload } from '../../common/mask.js';
 import type { XmlValue } from '../../common/xml-value.js';
 import type { LogLevel } from '../../ir/types.js';
-import { EVENT_KINDS, TRACE_EVENTS, type EventKind, type EventRow } from '../contracts/index.js';
+import {
+  EVENT_KINDS,
+  packRow,
+  ROW_WIDTH,
+  TRACE_EVENTS,
+  type EventKind,
+  type EventRow,
+  type RowColumns,
+} from '../contracts/index.js';
 
-// The event kinds, the trace kinds and the stored row are part of the read contract; re-exported for the writers.
-export { EVENT_KINDS, TRACE_EVENTS, type EventKind, type EventRow };
+// The event kinds, the trace kinds, the stored row and its packed form are part of the store's contract
+// (both stores insert packed batches); re-exported for the writers.
+export { EVENT_KINDS, packRow, ROW_WIDTH, TRACE_EVENTS, type EventKind, type EventRow, type RowColumns };
 
 /** Boundary events never carry a step: the writer clears it. */
 export const BOUNDARY_EVENTS: ReadonlySet<string> = new Set([
@@ -55,15 +64,6 @@ export function toEventRow(e: LogEventInput, payloadMaxBytes: number): EventRow 
   packEventRow(flat, e, e.ts ?? isoSeconds(Date.now()), () => payloadMaxBytes);
   return unpackEventRows(flat)[0]!;
 }
-
-/** Values per row in a packed batch, in `EventRow` field order. */
-export const ROW_WIDTH = 12;
-
-/**
- * A batch of rows as one flat array of primitives (`ROW_WIDTH` per row). The writer keeps no
- * object per event while a batch fills, and the array crosses to the writer thread cheaply.
- */
-export type RowColumns = (string | number | null)[];
 
 /**
  * Appends `e` as a row to `out` (see `toEventRow` for the rules). The payload limit is asked only
@@ -144,24 +144,6 @@ export function jsonLineAt(flat: Readonly<RowColumns>, i: number): string {
 /** The JSON Lines form of a row. */
 export function rowToJsonLine(r: EventRow): string {
   return jsonLineAt(packRow(r), 0);
-}
-
-/** A stored row as a packed batch of one. */
-export function packRow(r: EventRow): RowColumns {
-  return [
-    r.ts,
-    r.correlation_id,
-    r.tenant,
-    r.flow,
-    r.step,
-    r.event,
-    r.payload,
-    r.payload_truncated,
-    r.http_status,
-    r.outcome,
-    r.reason,
-    r.trace_id ?? null,
-  ];
 }
 
 /** An XML value is logged as this marker naming its root element, never as XML. */

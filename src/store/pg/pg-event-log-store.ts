@@ -3,7 +3,7 @@
  * as SqliteEventLogStore does on log.db: the same filters, limits, order by id and row shape. Rows are
  * written by EventLog through pg-event-writer.ts.
  */
-import type { EventRow } from '../event-log/event-log-row.js';
+import type { EventRow } from '../contracts/index.js';
 import type { PgTx } from './pg-db.js';
 import {
   exactMatches,

@@ -1,9 +1,8 @@
 /** The log database's event table: batch inserts, a simple reader, retention deletes. */
-import { existsSync } from 'node:fs';
 import { reclaimFreePagesInSlices, type ReclaimOptions, type ReclaimResult } from './auto-vacuum.js';
 import { openDb, type Db } from './db.js';
 import { logMigrations } from './migrations/log.js';
-import { packRow, ROW_WIDTH, type EventRow, type RowColumns } from '../event-log/event-log-row.js';
+import { packRow, ROW_WIDTH, type EventRow, type RowColumns } from '../contracts/index.js';
 import {
   type EventQuery,
   type TraceQuery,
@@ -54,11 +53,6 @@ export class SqliteEventLogStore implements EventLogStore {
   /** Opens (creating and migrating) the log database at `path`. */
   static open(path: string): SqliteEventLogStore {
     return new SqliteEventLogStore(openDb(path, logMigrations));
-  }
-
-  /** Opens the log database at `path` when the file exists; undefined otherwise (a reader never creates one). */
-  static openExisting(path: string): SqliteEventLogStore | undefined {
-    return existsSync(path) ? new SqliteEventLogStore(openDb(path, logMigrations, { create: false })) : undefined;
   }
 
   /**
