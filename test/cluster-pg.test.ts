@@ -11,7 +11,7 @@ import { dirname } from 'node:path';
 import { after, before, test } from 'node:test';
 import { advisoryLockKey } from '../src/queue/coordination/node-lease.js';
 import { queueLockName } from '../src/queue/pg/pg-queue-consumer.js';
-import { openPgStore, type PgStore } from '../src/store/pg/pg-store.js';
+import { openStore, type PgStores } from '../src/storage/index.js';
 import { adminQuery, freshPgSchema, PG_TEST_URL, type PgSchema } from './helpers/pg.js';
 import { createKey, createTenant, deployFlow, flow } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, svc, type Sandbox, type ServerProcess } from './helpers/svc.js';
@@ -24,7 +24,7 @@ let stub: Server;
 let stubUrl: string;
 let seed: Sandbox;
 let key: string;
-let store: PgStore;
+let store: PgStores;
 const sandboxes: Sandbox[] = [];
 const nodes: ServerProcess[] = [];
 /** What the stub received: queue message ids by queue, and the arrival time of each cron tick. */
@@ -102,7 +102,7 @@ before(async () => {
   );
   const moved = svc(seed, ['store', 'migrate', '--from', dirname(seed.db), '--to', schema.url]);
   assert.equal(moved.code, 0, moved.stderr);
-  store = await openPgStore(schema.url, { maxConnections: 2 });
+  store = (await openStore(schema.url, { pg: { maxConnections: 2 } })) as PgStores;
   for (let i = 0; i < 3; i++) await node();
 });
 

@@ -7,7 +7,7 @@ import { statePaths } from '../src/common/paths.js';
 import { SqliteEventLogStore } from '../src/store/sqlite/sqlite-event-log-store.js';
 import { packRow, type EventRow } from '../src/store/event-log/event-log-row.js';
 import { PgEventWriter } from '../src/store/event-log/pg-event-writer.js';
-import { openPgStore } from '../src/store/pg/pg-store.js';
+import { openStore, type PgStores } from '../src/storage/index.js';
 import { withEventLog } from './helpers/log-reads.js';
 import { createTenant, setSystemConfig } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, type Sandbox, type ServerProcess } from './helpers/svc.js';
@@ -50,7 +50,7 @@ async function writeRows(sandbox: Sandbox, rows: readonly EventRow[]): Promise<v
     repo.close();
     return;
   }
-  const store = await openPgStore(sandbox.store, { maxConnections: 1 });
+  const store = (await openStore(sandbox.store, { pg: { maxConnections: 1 } })) as PgStores;
   try {
     const writer = new PgEventWriter(store.db, { prefix: 'events' });
     await writer.write(rows.flatMap(packRow));

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { statePaths } from '../src/common/paths.js';
 import { DEFAULT_RETRY_POLICY, FileQueueStore } from '../src/queue/index.js';
 import { readCounter } from '../src/queue/file/id-allocator.js';
-import { openPgStore } from '../src/store/pg/pg-store.js';
+import { openStore, type PgStores } from '../src/storage/index.js';
 import { startCli } from './helpers/cli-child.js';
 import { adminQuery, freshPgSchema, PG_TEST_URL, type PgSchema } from './helpers/pg.js';
 import { makeSandbox, startServer, svc, type CliResult, type Sandbox } from './helpers/svc.js';
@@ -169,7 +169,7 @@ describe('svc store migrate', () => {
   });
 
   it("verifies every tenant's audit chain on PostgreSQL, and the chain goes on from its head", async () => {
-    const store = await openPgStore(main.url);
+    const store = (await openStore(main.url)) as PgStores;
     try {
       for (const tenant of ['acme', 'globex']) {
         const r = await store.audit.verify(tenant);
@@ -186,7 +186,7 @@ describe('svc store migrate', () => {
   });
 
   it('keeps key ids and hashes, and a new key takes an id past the copied ones', async () => {
-    const store = await openPgStore(main.url);
+    const store = (await openStore(main.url)) as PgStores;
     try {
       const db = new Database(paths.registryDb, { readonly: true });
       const hash = (db.prepare('SELECT key_hash FROM api_keys WHERE id = 3').get() as { key_hash: string }).key_hash;
@@ -311,7 +311,7 @@ describe('svc store migrate', () => {
     ]) {
       assert.equal(await count(target, t), (await count(main, t)) - (t === 'audit_entries' ? 1 : 0), t); // main has one entry appended above
     }
-    const store = await openPgStore(target.url);
+    const store = (await openStore(target.url)) as PgStores;
     assert.equal((await store.audit.verify('acme')).ok, true);
     await store.close();
   });
@@ -352,7 +352,7 @@ describe('svc store migrate', () => {
       assert.equal(await count(main, 'tenants'), tenants);
 
       const born = await schema();
-      const store = await openPgStore(born.url);
+      const store = (await openStore(born.url)) as PgStores;
       await store.db.query(
         "INSERT INTO tenants (id, display_name, status, auth_methods, created_at) VALUES ('native', 'Native', 'active', '[\"api_key\"]', '2026-01-01T00:00:00Z')",
       );

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { dirname } from 'node:path';
 import { after, before, test } from 'node:test';
-import { openPgStore, type PgStore } from '../src/store/pg/pg-store.js';
+import { openStore, type PgStores } from '../src/storage/index.js';
 import { freshPgSchema, type PgSchema } from './helpers/pg.js';
 import { createKey, createTenant, deployFlow, flow } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, svc, type Sandbox, type ServerProcess } from './helpers/svc.js';
@@ -18,7 +18,7 @@ let schema: PgSchema;
 let seed: Sandbox;
 let sb: Sandbox;
 let server: ServerProcess;
-let store: PgStore;
+let store: PgStores;
 let cookie = '';
 
 async function page(path: string): Promise<{ status: number; text: string }> {
@@ -36,7 +36,7 @@ before(async () => {
   assert.equal(moved.code, 0, moved.stderr);
   sb = makeSandbox();
   server = await startServer(sb, ['--store', schema.url], { SVC_UI_ADMIN_USER: 'admin', SVC_UI_ADMIN_PASS: PASSWORD });
-  store = await openPgStore(schema.url, { maxConnections: 2 });
+  store = (await openStore(schema.url, { pg: { maxConnections: 2 } })) as PgStores;
 });
 
 after(async () => {

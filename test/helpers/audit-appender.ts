@@ -17,7 +17,7 @@ import { AuditThreadWriter } from '../../src/store/audit/audit-thread.js';
 import { openDb } from '../../src/store/sqlite/db.js';
 import { auditMigrations } from '../../src/store/sqlite/migrations/audit.js';
 import { PgAuditWriter } from '../../src/store/audit/pg-audit-writer.js';
-import { openPgStore } from '../../src/store/pg/pg-store.js';
+import { openStore, type PgStores } from '../../src/storage/index.js';
 import type { AuditEntryInput } from '../../src/store/contracts/index.js';
 
 const [target, tenant, countText, mode, label, barrier, partiesText] = process.argv.slice(2);
@@ -38,7 +38,7 @@ interface Appender {
 
 async function openAppender(): Promise<Appender> {
   if (target!.startsWith('postgres://')) {
-    const pg = await openPgStore(target!, { maxConnections: 1 });
+    const pg = (await openStore(target!, { pg: { maxConnections: 1 } })) as PgStores;
     if (mode === 'sync') return { append: async (e) => void (await pg.audit.append(e)), close: () => pg.close() };
     const writer = new PgAuditWriter(pg.db, { flushIntervalMs: 2, onError });
     return {
