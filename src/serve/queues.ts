@@ -21,10 +21,12 @@ export interface ServeQueues {
 
 export interface BuildQueuesOptions {
   /**
-   * On a store whose queues a dead worker's holder leaves behind (QueueStore.adoptsOrphans:
-   * PostgreSQL), look every ORPHAN_SWEEP_MS for queues that hold messages and have no worker on
-   * any node, and run them here. A server does; a one-off command that runs flows (`svc seed`) does
-   * not take over the cluster's queues, it runs only those its own runs publish to, while it runs.
+   * Serve the queues that already hold messages: on a state directory once at start (the backlog a
+   * stopped process left); on a store whose queues a dead worker's holder leaves behind
+   * (QueueStore.adoptsOrphans: PostgreSQL), at start and every ORPHAN_SWEEP_MS, for queues that
+   * hold messages and have no worker on any node. A server does; a one-off command that runs flows
+   * (`svc seed`) does not take over the installation's queues, it runs only those its own runs
+   * publish to, while it runs.
    * @default true
    */
   readonly adoptOrphans?: boolean;
@@ -82,6 +84,17 @@ export async function buildQueues(
   });
   closers.add(() => workers.close());
   publishTarget.connect(workers);
+  if (!store.adoptsOrphans && opts.adoptOrphans !== false) {
+    // A state directory: the backlog a stopped or killed process left (waiting messages, due or
+    // scheduled retries) is served from the start, with no new submission (docs/queues.md, where
+    // we differ from the specification). The scan runs after start-up, not in its way.
+    const resuming = (async () => {
+      const started = await workers.adoptOrphans(await store.queuesWithMessages());
+      if (started > 0) log.info({ queues: started }, 'resumed the backlog of the queues holding messages');
+    })().catch((err: unknown) => log.error({ err }, 'the backlog of the queues could not be resumed at start'));
+    // Awaited before the workers close (closers run in reverse): no worker starts after they did.
+    closers.add(() => resuming);
+  }
   if (store.adoptsOrphans && opts.adoptOrphans !== false) {
     // A cluster: the queues a dead node ran (its lease gone) are taken over by whichever node looks first.
     const sweep = startPeriodicTask({

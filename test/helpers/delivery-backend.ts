@@ -14,6 +14,8 @@ export interface DeliveryBackend {
   readonly delivered: ReadonlyMap<string, number>;
   /** Calls per id, refused ones included. */
   readonly called: ReadonlyMap<string, number>;
+  /** Each id once, in the order of its first successful delivery. */
+  readonly firstDelivered: readonly string[];
   /** Every call received, failed ones included. */
   calls(): number;
   close(): Promise<void>;
@@ -26,6 +28,7 @@ export const DELIVER_STEP =
 export async function startDeliveryBackend(opts: DeliveryBackendOptions = {}): Promise<DeliveryBackend> {
   const seen = new Map<string, number>();
   const delivered = new Map<string, number>();
+  const firstDelivered: string[] = [];
   let calls = 0;
   const server = createServer((req, res) => {
     req.resume();
@@ -36,6 +39,7 @@ export async function startDeliveryBackend(opts: DeliveryBackendOptions = {}): P
       seen.set(id, n);
       if (n === 1 && opts.failFirstCall?.(id))
         return void res.writeHead(503, { 'content-type': 'text/plain' }).end('first call refused');
+      if (!delivered.has(id)) firstDelivered.push(id);
       delivered.set(id, (delivered.get(id) ?? 0) + 1);
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
     });
@@ -45,6 +49,7 @@ export async function startDeliveryBackend(opts: DeliveryBackendOptions = {}): P
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     delivered,
     called: seen,
+    firstDelivered,
     calls: () => calls,
     close: () =>
       new Promise<void>((r) => {
