@@ -334,7 +334,7 @@ export const benchQueueScale: ScalePart = async (ctx: ScaleContext): Promise<Sca
     figures,
     notes: [
       `Backlogs written in-process with FileQueueStore.append in batches of ${SEED_BATCH.toLocaleString('en-US')} before the server starts (seed: ${measured.map((f) => `${f.seedSec.toFixed(1)} s`).join(' / ')}); one-step ntd flow per queue, log_level event_only.`,
-      'A worker starts on the first submission after start-up (docs/queues.md), so one /enqueue per queue is sent the moment the server listens; "processed" is read from the checkpoint in the consumer log (written every 64 acknowledgements and when the worker catches up).',
+      'A queue holding messages gets its worker at start (docs/queues.md); one /enqueue per queue is still sent the moment the server listens (the first-answer figure); "processed" is read from the checkpoint in the consumer log (written every 64 acknowledgements and when the worker catches up).',
       `${named.many.queues} queues: max_queue_workers raised to ${named.many.queues}. At the default (4 per core, at most 64) all but that many queues would get no worker until restart, /enqueue still answering 202.`,
       `Compaction timed in-process with the server stopped (FileQueueStore.compact(), the function the hourly task calls; no worker runs, so emptied queues are deleted): ${measured.map((f) => f.compactionResults).join(' / ')}. A queue is drained once every record has been delivered (src/queue/file/drain.ts); one that never empties gives back its processed prefix at a pass once it fills 64 MiB and at most 8 MiB is left to deliver (src/queue/file/prefix-cut.ts).`,
     ],
