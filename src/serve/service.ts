@@ -17,8 +17,6 @@ import { Closers } from './closers.js';
 import { startGrpcDoorIfAsked, startHttpDoor } from './doors.js';
 import { buildExecutor } from './executor.js';
 import { buildQueues, queuePublishTarget } from './queues.js';
-import { parseStoreUrl } from '../store/pg/store-url.js';
-import { claimScheduleTick } from '../store/pg/pg-schedule-ticks.js';
 import { hostname } from 'node:os';
 import { openServeStores } from './stores.js';
 import { startCompaction, startTimers } from './timers.js';
@@ -126,14 +124,16 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
       : opts.metricsPort === undefined
         ? `${address}/metrics`
         : `${await metricsParts.startMetricsDoor(opts.host, opts.metricsPort, metrics, log, closers)}/metrics`;
-  const pg = stores.opened.kind === 'postgres' ? stores.opened.db : undefined;
+  const cluster = stores.opened.cluster;
   const node = `${hostname()}:${process.pid}`;
   await startTimers(
     {
       logFilesDir: stores.kind === 'sqlite' ? paths.logsDir : opts.logFilesDir,
       coordination: queues.store.coordination,
       claimTick:
-        pg === undefined ? undefined : (tenant, flow, tickAt) => claimScheduleTick(pg, tenant, flow, tickAt, node),
+        cluster === undefined
+          ? undefined
+          : (tenant, flow, tickAt) => cluster.claimScheduleTick(tenant, flow, tickAt, node),
       stores,
       executor: run.executor,
       correlations: run.correlations,
@@ -150,9 +150,7 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
     `svc listening on ${address}`,
     grpc ? `grpc listening on ${grpc.address}` : '  grpc:       off (--grpc-port not given)',
     ...(opts.store !== undefined
-      ? [
-          `  store:      ${parseStoreUrl(opts.store).redacted} (registry, audit, log, queues, ui: shared by every node on it)`,
-        ]
+      ? [`  store:      ${stores.opened.location} (registry, audit, log, queues, ui: shared by every node on it)`]
       : [`  registry:   ${paths.registryDb}`]),
     `  ui:         ${address}/ui (${uiAccountLine(ui, await stores.uiUsers.count())})`,
     ...(opts.store !== undefined

@@ -11,7 +11,6 @@ import { startQueueCompaction } from '../housekeeping/queue-compaction.js';
 import type { Coordination, QueueStore } from '../queue/index.js';
 import type { Closers } from './closers.js';
 import { startPeriodicTask } from '../housekeeping/periodic-task.js';
-import { pruneRegistryChanges } from '../store/pg/pg-registry-mirror.js';
 
 /** How long registry changes are kept, and how often older ones are pruned. Milliseconds. */
 const REGISTRY_CHANGES_KEEP_MS = 3_600_000;
@@ -92,15 +91,15 @@ export async function startTimers(parts: TimerParts, closers: Closers): Promise<
   if (duty !== undefined) closers.add(() => duty.stop());
   housekeeping.start();
   closers.add(() => housekeeping.stop());
-  const pg = stores.opened.kind === 'postgres' ? stores.opened.db : undefined;
-  if (pg !== undefined) {
+  const cluster = stores.opened.cluster;
+  if (cluster !== undefined) {
     // The registry change log every node follows: pruned once per cluster, by the housekeeping node.
     const prune = startPeriodicTask({
       name: 'registry change log prune',
       intervalMs: () => REGISTRY_CHANGES_PRUNE_MS,
       log,
       runAtStart: false,
-      run: async () => void (leading() ? await pruneRegistryChanges(pg, REGISTRY_CHANGES_KEEP_MS) : 0),
+      run: async () => void (leading() ? await cluster.pruneRegistryChanges(REGISTRY_CHANGES_KEEP_MS) : 0),
     });
     closers.add(() => prune.stop());
   }

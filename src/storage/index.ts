@@ -1,6 +1,7 @@
 /** The storage layer: what other layers import to open a state directory or a PostgreSQL store. */
 export {
   openStore,
+  type ClusterStore,
   type OpenedStore,
   type OpenStoreOptions,
   type PgStores,

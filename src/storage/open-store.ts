@@ -69,10 +69,23 @@ export interface Stores {
   readonly uiUsers: UiUsersStore;
   readonly uiSessions: UiSessionsStore;
   readonly queues: QueueStore;
+  /** What only a store several nodes share has (PostgreSQL); undefined on a state directory. */
+  readonly cluster: ClusterStore | undefined;
   /** Whether the database of `part` exists already, so that a read can skip one that was never written. */
   has(part: StorePart): boolean;
   /** Closes what was opened (the queue backend first, the databases last), every step even when one fails. */
   close(): Promise<void>;
+}
+
+/**
+ * The cluster's own bookkeeping on a shared store: each cron tick claimed by one node, and the
+ * registry change log (which every node's registry copy follows) pruned.
+ */
+export interface ClusterStore {
+  /** True when this node claimed the tick (it runs it); false when another node did. */
+  claimScheduleTick(tenant: string, flow: string, tickAt: string, node: string): Promise<boolean>;
+  /** Deletes change-log entries older than `keepMs`; returns how many. */
+  pruneRegistryChanges(keepMs: number): Promise<number>;
 }
 
 /** A state directory opened: each database file is opened (created, migrated) when first used. */
@@ -96,6 +109,7 @@ export interface SqliteStores extends Stores {
   readonly tenantAdmin: SqliteTenantAdmin;
   readonly eventLog: SqliteEventLogStore;
   readonly queues: FileQueueStore;
+  readonly cluster: undefined;
 }
 
 /** A PostgreSQL store opened: the pool, the schema migrated. */
@@ -105,6 +119,7 @@ export interface PgStores extends Stores {
   readonly db: PgDb;
   /** Also this node's lease (its cluster-wide locks). */
   readonly queues: PgQueueStore;
+  readonly cluster: ClusterStore;
 }
 
 export type OpenedStore = SqliteStores | PgStores;
@@ -213,6 +228,7 @@ function openStateDir(dbPath: string, opts: OpenStoreOptions): SqliteStores {
   return {
     kind: 'sqlite',
     location: paths.registryDb,
+    cluster: undefined,
     paths,
     get registry() {
       return registry();
@@ -267,9 +283,11 @@ function openStateDir(dbPath: string, opts: OpenStoreOptions): SqliteStores {
 
 async function openPg(url: string, opts: OpenStoreOptions): Promise<PgStores> {
   // Loaded only here: a command on the state directory never loads the PostgreSQL client.
-  const [{ openPgStore }, { PgQueueStore }] = await Promise.all([
+  const [{ openPgStore }, { PgQueueStore }, { claimScheduleTick }, { pruneRegistryChanges }] = await Promise.all([
     import('../store/pg/pg-store.js'),
     import('../queue/pg/pg-queue-store.js'),
+    import('../store/pg/pg-schedule-ticks.js'),
+    import('../store/pg/pg-registry-mirror.js'),
   ]);
   const pg = await openPgStore(url, opts.pg);
   const closing = new Closing();
@@ -301,6 +319,10 @@ async function openPg(url: string, opts: OpenStoreOptions): Promise<PgStores> {
     uiSessions: pg.uiSessions,
     get queues() {
       return queues();
+    },
+    cluster: {
+      claimScheduleTick: (tenant, flow, tickAt, node) => claimScheduleTick(pg.db, tenant, flow, tickAt, node),
+      pruneRegistryChanges: (keepMs) => pruneRegistryChanges(pg.db, keepMs),
     },
     has: () => true,
     close: () => closing.run(),
