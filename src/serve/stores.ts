@@ -11,60 +11,56 @@ import type { Logger } from '../common/logger.js';
 import type { StatePaths } from '../common/paths.js';
 import type { SettingName } from '../common/settings.js';
 import { housekeepingIntervals } from '../housekeeping/intervals.js';
-import { openStore, type OpenedStore, type PgStores, type SqliteStores } from '../storage/index.js';
+import { openStore, type OpenedStore, type PgStores, type SqliteStores, type Stores } from '../storage/index.js';
 import { AuditThreadWriter, type AuditAppender } from '../store/audit/audit-thread.js';
 import { PgAuditWriter } from '../store/audit/pg-audit-writer.js';
-import type {
-  ArtifactsStore,
-  AuditStore,
-  CertificatesStore,
-  EventLogStore,
-  FlowStateStore,
-  KeysStore,
-  SettingsStore,
-  TenantAdmin,
-  TenantsStore,
-  TraceStore,
-  UiSessionsStore,
-  UiUsersStore,
-  RegistryReads,
-  DescriptorReads,
-} from '../store/contracts/index.js';
+import type { AuditStore, DescriptorReads, EventLogStore, RegistryReads } from '../store/contracts/index.js';
 import { EventLog } from '../store/event-log/event-log.js';
 import { PgRegistryMirror } from '../store/pg/pg-registry-mirror.js';
 import { RegistryCache } from '../store/sqlite/registry-cache.js';
 import type { Closers } from './closers.js';
 
+/** The opened store's aggregates a server hands on as they are (the rest it wraps: see ServeStores). */
+const SHARED_STORES = [
+  'settings',
+  'tenants',
+  'keys',
+  'artifacts',
+  'traces',
+  'certificates',
+  'flowState',
+  'tenantAdmin',
+  'uiUsers',
+  'uiSessions',
+] as const;
+type SharedStores = Pick<Stores, (typeof SHARED_STORES)[number]>;
+
+/** Read once at start: the request path then reads plain properties. */
+function sharedStores(opened: Stores): SharedStores {
+  return Object.fromEntries(SHARED_STORES.map((name) => [name, opened[name]])) as unknown as SharedStores;
+}
+
 /**
- * The stores `svc serve` runs on, whichever database holds them: every aggregate behind its
- * storage contract (store/contracts/), and the request path's reads from memory (`cache`,
+ * The stores `svc serve` runs on, whichever database holds them: the opened store's aggregates
+ * behind their contracts (store/contracts/), and the request path's reads from memory (`cache`,
  * `flows`, `descriptorReads`).
  */
-export interface ServeStores {
+export interface ServeStores extends SharedStores {
   readonly kind: 'sqlite' | 'postgres';
   /** The opened store: the queue backend, and on PostgreSQL the pool the cluster's locks use. */
   readonly opened: OpenedStore;
-  readonly settings: SettingsStore;
-  readonly tenants: TenantsStore;
-  readonly keys: KeysStore;
-  readonly artifacts: ArtifactsStore;
-  readonly traces: TraceStore;
-  readonly certificates: CertificatesStore;
   /** Keys, tenants, `latest`, trace flags and settings from memory, revalidated by a change signal. */
   readonly cache: RegistryReads;
   /** Latest artifacts, verified and parsed once per hash. */
   readonly flows: FlowLoader;
-  readonly flowState: FlowStateStore;
+  /** The batching event-log writer. */
   readonly events: EventLog;
+  /** The batching audit writer. */
   readonly audit: AuditAppender & { readonly queuedEntries: number };
   /** The audit chains read and appended in-line (the UI's changes and its Audit page). */
   readonly auditRepo: AuditStore;
-  /** Tenant registration and status changes with their audit entries (the UI's and `svc seed`'s). */
-  readonly tenantAdmin: TenantAdmin;
   /** The event log's read side (the UI). Retention runs on the writer (`events`). */
   readonly logRepo: EventLogStore;
-  readonly uiUsers: UiUsersStore;
-  readonly uiSessions: UiSessionsStore;
   /**
    * The latest descriptors, read synchronously (the gRPC door): the SQLite repository, revalidated
    * by the file's change counter, or the node's copy of the PostgreSQL registry.
@@ -159,22 +155,13 @@ function serveStateDir(
   return {
     kind: 'sqlite',
     opened,
-    settings,
-    tenants,
-    keys,
-    artifacts,
-    traces,
-    certificates: opened.certificates,
+    ...sharedStores(opened),
     cache,
     flows,
-    flowState: opened.flowState,
     events,
     audit,
     auditRepo,
-    tenantAdmin: opened.tenantAdmin,
     logRepo,
-    uiUsers: opened.uiUsers,
-    uiSessions: opened.uiSessions,
     descriptorReads: opened.descriptors,
     setting,
   };
@@ -209,23 +196,14 @@ async function servePg(
   return {
     kind: 'postgres',
     opened,
-    settings: opened.settings,
-    tenants: opened.tenants,
-    keys: opened.keys,
-    artifacts: opened.artifacts,
-    traces: opened.traces,
-    certificates: opened.certificates,
+    ...sharedStores(opened),
     cache,
     descriptorReads: cache,
     flows,
-    flowState: opened.flowState,
     events,
     audit,
     auditRepo: opened.audit,
-    tenantAdmin: opened.tenantAdmin,
     logRepo: opened.eventLog,
-    uiUsers: opened.uiUsers,
-    uiSessions: opened.uiSessions,
     setting,
   };
 }
