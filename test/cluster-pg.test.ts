@@ -220,23 +220,21 @@ test('each cron tick runs once on the cluster, and again after kill -9 of the no
 
 test('kill -9 of a node holding a queue: another node takes it over and delivers what it had acknowledged', async () => {
   const alive = nodes.filter((n) => n.child.exitCode === null && n.child.signalCode === null);
-  const pids = await Promise.all(QUEUES.map((q) => queueHolderPid(q)));
-  const victim = alive.find((n) => pids.includes(n.child.pid!));
-  assert.ok(victim, `a live node runs a queue (holders ${pids.join(', ')})`);
-  const survivor = alive.find((n) => n !== victim)!;
-  // Messages for every queue go in through the survivor; then the victim dies mid-stream.
+  const [victim, survivor] = alive as [(typeof alive)[number], (typeof alive)[number]];
+  // Messages for every queue go in through the victim first (its workers take the queues, and keep
+  // them while they have work or for their idle time); then it dies, and the rest go in through the survivor.
   const acked: string[] = [];
-  const sends: Promise<void>[] = [];
-  for (let i = 0; i < 60; i++) {
+  const send = (n: typeof victim, i: number) => {
     const q = QUEUES[i % 3]!;
     const id = `${q}-k${i}`;
-    sends.push(
-      post(survivor, `/flows/acme/${q}/enqueue`, { id }).then((r) => void (r.status === 202 && acked.push(id))),
-    );
-    if (i === 20) await victim.kill9();
-  }
-  await Promise.all(sends);
-  assert.equal(acked.length, 60, 'the survivor acknowledged every message');
+    return post(n, `/flows/acme/${q}/enqueue`, { id }).then((r) => void (r.status === 202 && acked.push(id)));
+  };
+  await Promise.all(Array.from({ length: 21 }, (_, i) => send(victim, i)));
+  const pids = await Promise.all(QUEUES.map((q) => queueHolderPid(q)));
+  assert.ok(pids.includes(victim.child.pid!), `the victim runs a queue (holders ${pids.join(', ')})`);
+  await victim.kill9();
+  await Promise.all(Array.from({ length: 39 }, (_, i) => send(survivor, 21 + i)));
+  assert.equal(acked.length, 60, 'every message acknowledged');
   await waitFor(
     'every acknowledged message delivered after the hand-over',
     () => acked.every((id) => QUEUES.some((q) => received.get(q)?.includes(id))),

@@ -41,14 +41,29 @@ export const Settings = {
     'startup',
     () => Math.min(32 * cores(), 256),
   ),
-  max_queue_workers: def('max_queue_workers', 'Queue workers per process, one per (tenant, flow)', 'startup', () =>
-    Math.min(4 * cores(), 64),
+  max_queue_workers: def(
+    'max_queue_workers',
+    'Queues served at once per process (a pool: queues with work take turns)',
+    'startup',
+    () => Math.min(4 * cores(), 64),
   ),
   max_queue_workers_per_tenant: def(
     'max_queue_workers_per_tenant',
-    'Queue workers one tenant may hold (no row: equals max_queue_workers)',
+    'Queues one tenant may have served at once (no row: equals max_queue_workers)',
     'startup',
     () => Math.min(4 * cores(), 64),
+  ),
+  queue_worker_idle_ms: def(
+    'queue_worker_idle_ms',
+    'Milliseconds a queue worker with nothing to deliver keeps its slot (at once given back when a queue waits)',
+    'startup',
+    () => 1000,
+  ),
+  queue_worker_turn_ms: def(
+    'queue_worker_turn_ms',
+    'Milliseconds a busy queue worker keeps its slot while another queue waits for one',
+    'startup',
+    () => 2000,
   ),
   flow_max_duration_secs: def(
     'flow_max_duration_secs',

@@ -9,7 +9,7 @@ import type { CompactionPass } from './contract/compaction.js';
 import type { QueueConsumerHandle, QueueConsumerOptions } from './contract/consumer.js';
 import type { DeadLetter, DeadLetterRow, ReplayResult } from './contract/dead-letters.js';
 import type { AppendInput, AppendResult } from './contract/messages.js';
-import type { QueueName } from './contract/names.js';
+import type { QueueBacklog, QueueName } from './contract/names.js';
 import type { QueueStats } from './contract/stats.js';
 
 export * from './contract/messages.js';
@@ -38,11 +38,13 @@ export interface QueueStore {
   listQueues(): Promise<QueueName[]>;
   /**
    * The queues that hold messages now: waiting for a first delivery, or in the retry schedule (due
-   * or not). Dead letters do not count (no worker runs them). What a worker should run for, found
-   * cheaply: on files by reading each queue's checkpoint and the size of its segment (not every
-   * record), on PostgreSQL by one query.
+   * or not), each with when it has something to deliver. Dead letters do not count (no worker runs
+   * them). What a worker should run for, found cheaply: on files by reading each queue's checkpoint
+   * and the size of its segment (not every record), on PostgreSQL by one query.
    */
-  queuesWithMessages(): Promise<QueueName[]>;
+  queuesWithMessages(): Promise<QueueBacklog[]>;
+  /** queuesWithMessages for one queue: undefined when it holds nothing to deliver, now or later. */
+  backlogOf(tenant: string, flow: string): Promise<QueueBacklog | undefined>;
   /**
    * Whether a server should look every few seconds for queues with messages and no worker anywhere
    * and run them (QueueWorkers.adoptOrphans): true on PostgreSQL, where a node that dies leaves its

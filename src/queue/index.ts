@@ -16,6 +16,7 @@ export type {
   RetryPolicy,
   QueueStats,
   QueueName,
+  QueueBacklog,
   DeadLetter,
   DeadLetterRow,
   ReplayResult,

@@ -65,7 +65,7 @@ export async function startHttpDoor(opts: DoorOptions, parts: DoorParts, closers
       settings: stores.settings,
       audit: stores.auditRepo,
       events: stores.logRepo,
-      queues: { store: parts.queueStore },
+      queues: { store: parts.queueStore, waiting: () => parts.queues.waiting() },
       caughtUp: () => stores.cache.refresh(),
       ensureWorker: (tenant, flow) =>
         void parts.queues

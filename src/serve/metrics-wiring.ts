@@ -1,7 +1,7 @@
 /** Where the metrics' scrape-time figures come from, and the listener of `--metrics-port`. */
 import { listCertificates } from '../app/use-cases/certificates.js';
 import { queueFigures, type QueueFigures } from '../app/use-cases/dlq.js';
-import type { QueueWorkers } from '../app/runtime/queue-workers.js';
+import type { QueueWait, QueueWorkers } from '../app/runtime/queue-workers.js';
 import type { Logger } from '../common/logger.js';
 import { startMetricsListener } from '../doors/http/metrics-route.js';
 import type { MetricsExposition } from '../doors/http/observer.js';
@@ -18,6 +18,8 @@ export function metricsSources(stores: ServeStores, queueStore: QueueStore, work
         (tenant, flow) => stores.flows.latest(tenant, flow) !== undefined,
       ),
     workersRunning: () => workers.workerCount,
+    queuesWaiting: () =>
+      boundedWaitLabels(workers.waiting(), (tenant, flow) => stores.flows.latest(tenant, flow) !== undefined),
     eventLog: () => ({ queuedRows: stores.events.queuedRows, droppedRows: stores.events.droppedRows }),
     auditQueued: () => stores.audit.queuedEntries,
     // The current entry of each name (a replaced one no longer serves), as `svc cert list` reads them.
@@ -63,6 +65,21 @@ export function boundedQueueLabels(
             deadLettersPending: sum.deadLettersPending + q.deadLettersPending,
           },
     );
+  }
+  return [...out.values()];
+}
+
+/** Waiting queues with labels bounded as boundedQueueLabels does: one per tenant for flows not deployed, with the longest wait. */
+export function boundedWaitLabels(
+  waits: readonly QueueWait[],
+  deployed: (tenant: string, flow: string) => boolean,
+): QueueWait[] {
+  const out = new Map<string, QueueWait>();
+  for (const w of waits) {
+    const own = deployed(w.tenant, w.flow);
+    const key = own ? `${w.tenant}/${w.flow}` : `${w.tenant}/`;
+    const was = out.get(key);
+    if (was === undefined || w.waitedMs > was.waitedMs) out.set(key, own ? w : { ...w, flow: UNDEPLOYED_FLOW_LABEL });
   }
   return [...out.values()];
 }

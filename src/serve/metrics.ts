@@ -27,6 +27,8 @@ export interface ScrapeSources {
   queues(): Promise<QueueFigures[]>;
   /** Queue workers this process runs. */
   workersRunning(): number;
+  /** Queues waiting for a worker's slot with something to deliver, and for how long (milliseconds). */
+  queuesWaiting(): { tenant: string; flow: string; waitedMs: number }[];
   /** Event-log rows waiting to be written, and lost since start. */
   eventLog(): { queuedRows: number; droppedRows: number };
   /** Audit entries waiting to be committed. */
@@ -50,6 +52,7 @@ export interface ServiceMetrics extends MetricsExposition {
 const NO_SOURCES: ScrapeSources = {
   queues: async () => [],
   workersRunning: () => 0,
+  queuesWaiting: () => [],
   eventLog: () => ({ queuedRows: 0, droppedRows: 0 }),
   auditQueued: () => 0,
   certificates: async () => [],
@@ -147,6 +150,25 @@ export function createServiceMetrics(onScrapeError: (family: string, err: unknow
     registers: [registry],
     async collect() {
       this.set(await scraped('queue workers', () => sources.workersRunning(), 0));
+    },
+  });
+  new Gauge({
+    name: name('queue_waiting_for_worker_seconds'),
+    help: 'How long each queue with messages has waited for a worker slot (max_queue_workers), by tenant and flow; absent when served',
+    labelNames: ['tenant', 'flow'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const q of await scraped('queue workers', () => sources.queuesWaiting(), []))
+        this.set({ tenant: q.tenant, flow: q.flow }, q.waitedMs / 1000);
+    },
+  });
+  new Gauge({
+    name: name('queues_waiting_for_worker'),
+    help: 'Queues with messages waiting for a worker slot (max_queue_workers)',
+    registers: [registry],
+    async collect() {
+      this.set((await scraped('queue workers', () => sources.queuesWaiting(), [])).length);
     },
   });
   new Gauge({

@@ -92,6 +92,13 @@ export function deployFlow(sandbox: Sandbox, text: string, opts: DeployOptions =
   must(sandbox, ['deploy', file, '-v', version], opts.env);
 }
 
+/** Deploys many flow texts (version 1) with one `svc deploy <folder>` (one cold start, not one per flow). */
+export function deployFlows(sandbox: Sandbox, texts: readonly string[]): void {
+  const files: Record<string, string> = {};
+  texts.forEach((text, i) => (files[`f${i}.flow.md`] = text));
+  must(sandbox, ['deploy', flowFolder(sandbox, files), '-v', '1']);
+}
+
 /** A fresh folder under the sandbox holding the given files (name → text), for `svc deploy <dir>`. */
 export function flowFolder(sandbox: Sandbox, files: Record<string, string>): string {
   const dir = mkdtempSync(join(sandbox.home, 'flows-'));

@@ -4,7 +4,7 @@
  * library, the registry loader and the engine. Retry, dead-letter and drop decisions are taken
  * here by error class.
  */
-import { IntegrityError, StorageUnavailableError, EgressError, HeldBackError } from '../../common/errors.js';
+import { IntegrityError, StorageUnavailableError, HeldBackError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import type { SettingName } from '../../common/settings.js';
 import { startTrace, traceIdOf, type IncomingTraceContext, type TraceSpan } from '../../common/trace-context/spans.js';
@@ -12,7 +12,8 @@ import { maskOf, type LoadedFlow } from '../../engine/index.js';
 import {
   wireOffset,
   type QueueStore,
-  type QueueConsumerHandle,
+  type QueueBacklog,
+  type QueueConsumerOptions,
   type QueueMessage,
   type Outcome,
   type AppendResult,
@@ -20,17 +21,16 @@ import {
 import type { AuditAppender } from '../../store/audit/audit-thread.js';
 import type { EventEmitter } from '../../store/event-log/event-sink.js';
 import type { FlowExecutor } from './flow-executor.js';
+import { QueuePool, type QueueWait, type WorkerStatus } from './queue-pool.js';
 
 /** Fixed retry interval when the registry cannot be read (never dead-letters). Milliseconds. */
 export const REGISTRY_RETRY_MS = 1000;
-/** How often a queue whose worker runs in another process is asked again (that process may have died). Milliseconds. */
-const ELSEWHERE_RECHECK_MS = 1000;
 
 export interface QueueWorkersDeps {
   readonly store: QueueStore;
   /** Resolves `latest`; throws IntegrityError (dead-letter) or anything else (registry unreadable: retry at 1 s). */
   loadFlow(tenant: string, name: string): LoadedFlow | undefined;
-  /** Platform settings: `max_message_bytes` per request, worker ceilings at construction. */
+  /** Platform settings: `max_message_bytes` per request, the pool's settings at construction. */
   setting(name: SettingName): number;
   /**
    * Whether `max_queue_workers_per_tenant` is set (a `system_config` row the reader accepts).
@@ -49,8 +49,7 @@ export interface QueueWorkersDeps {
   readonly pollIntervalMs?: number;
 }
 
-/** Whether a queue has a worker after `ensureWorker`. */
-export type WorkerStatus = 'running' | 'started' | 'elsewhere' | 'ceiling';
+export type { WorkerStatus, QueueWait } from './queue-pool.js';
 
 /** Where a submission came from (for the log and audit rows). */
 export type SubmissionSource = 'enqueue' | 'queue_publish';
@@ -60,23 +59,24 @@ export type QueueWorkersState = 'running' | 'stopped';
 
 export class QueueWorkers {
   readonly #deps: QueueWorkersDeps;
-  readonly #maxWorkers: number;
-  readonly #maxPerTenant: number;
-  /** Queues this process consumes (key `tenant/flow`). */
-  readonly #mine = new Set<string>();
-  readonly #perTenant = new Map<string, number>();
-  /** Queues consumed by another live process: when we asked last. */
-  readonly #elsewhere = new Map<string, number>();
-  /** In-flight starts, so concurrent first submissions start one worker. */
-  readonly #starting = new Map<string, Promise<WorkerStatus>>();
+  readonly #pool: QueuePool;
   #state: QueueWorkersState = 'running';
 
   constructor(deps: QueueWorkersDeps) {
     this.#deps = deps;
     // Capacity settings are read once, at startup (spec: Limits).
-    this.#maxWorkers = deps.setting('max_queue_workers');
-    this.#maxPerTenant =
-      (deps.perTenantSet?.() ?? true) ? deps.setting('max_queue_workers_per_tenant') : this.#maxWorkers;
+    const maxWorkers = deps.setting('max_queue_workers');
+    this.#pool = new QueuePool({
+      store: deps.store,
+      limits: {
+        maxWorkers,
+        maxPerTenant: (deps.perTenantSet?.() ?? true) ? deps.setting('max_queue_workers_per_tenant') : maxWorkers,
+        idleMs: deps.setting('queue_worker_idle_ms'),
+        turnMs: deps.setting('queue_worker_turn_ms'),
+      },
+      workerOptions: (tenant, flow) => this.#workerOptions(tenant, flow),
+      log: deps.log,
+    });
   }
 
   get state(): QueueWorkersState {
@@ -85,7 +85,12 @@ export class QueueWorkers {
 
   /** Workers this process runs. */
   get workerCount(): number {
-    return this.#mine.size;
+    return this.#pool.workerCount;
+  }
+
+  /** The queues waiting for a worker's slot with something to deliver, longest first. */
+  waiting(): QueueWait[] {
+    return this.#pool.waiting();
   }
 
   /**
@@ -105,7 +110,7 @@ export class QueueWorkers {
 
   /**
    * /enqueue: appends the message and resolves once an fdatasync covers it; then makes sure the
-   * queue has a worker (past the ceiling it gets none, and the message still counts as accepted).
+   * queue is served (its worker runs, or it waits in line for a slot of the pool).
    */
   async enqueue(
     tenant: string,
@@ -124,15 +129,13 @@ export class QueueWorkers {
     });
     const r = await this.#append(tenant, flow, { correlationId, payload }, span);
     this.#recordEnqueued(tenant, flow, r, correlationId, payload, 'enqueue', traced, span.traceId);
-    void this.ensureWorker(tenant, flow).catch((err: unknown) =>
-      this.#deps.log.error({ err, tenant, flow }, 'queue worker could not be started'),
-    );
+    this.#serve(tenant, flow);
     return r;
   }
 
   /**
-   * queue_publish: the step fails (EgressError, 502 class) before anything is written when no
-   * worker can exist for the target queue; otherwise as enqueue.
+   * queue_publish: as enqueue; the step fails only when the message cannot be written (every
+   * queue with messages is served, by the pool of workers, however many queues there are).
    */
   async publish(
     tenant: string,
@@ -142,13 +145,6 @@ export class QueueWorkers {
     step: string,
     parentSpan: TraceSpan,
   ): Promise<AppendResult> {
-    const status = await this.ensureWorker(tenant, flow);
-    if (status === 'ceiling') {
-      throw new EgressError(
-        step,
-        `step '${step}': no worker can be started for queue '${tenant}/${flow}' (max_queue_workers ${this.#maxWorkers}, max_queue_workers_per_tenant ${this.#maxPerTenant} reached until restart)`,
-      );
-    }
     // A child of the publishing step: the target flow's execution continues the publisher's trace.
     const span = parentSpan.child(`enqueue ${tenant}/${flow}`, 'producer', {
       'svc.tenant': tenant,
@@ -167,6 +163,7 @@ export class QueueWorkers {
       this.#traceSafe(tenant, flow),
       span.traceId,
     );
+    this.#serve(tenant, flow);
     return r;
   }
 
@@ -191,48 +188,39 @@ export class QueueWorkers {
     }
   }
 
+  /** Makes sure the queue is served (QueuePool.ensure), reporting a failure to the log. */
+  #serve(tenant: string, flow: string): void {
+    this.ensureWorker(tenant, flow).catch((err: unknown) =>
+      this.#deps.log.error({ err, tenant, flow }, 'queue worker could not be started'),
+    );
+  }
+
   /**
-   * Starts this process's worker of the queue unless it runs here already, runs in another live
-   * process (the library's lock; asked again at most once a second, in case that process died),
-   * or the ceiling is reached (then never, until restart).
+   * Makes sure the queue is served: its worker runs here, starts now, waits for a slot of the pool,
+   * or runs in another live process (the backend's lock; asked again at most once a second, in
+   * case that process died).
    */
   ensureWorker(tenant: string, flow: string): Promise<WorkerStatus> {
-    const key = `${tenant}/${flow}`;
-    if (this.#mine.has(key)) return Promise.resolve('running');
-    if (this.#state !== 'running') return Promise.resolve('ceiling');
-    const askedAt = this.#elsewhere.get(key);
-    if (askedAt !== undefined && Date.now() - askedAt < ELSEWHERE_RECHECK_MS) return Promise.resolve('elsewhere');
-    let p = this.#starting.get(key);
-    if (!p) {
-      p = this.#start(tenant, flow, key).finally(() => this.#starting.delete(key));
-      this.#starting.set(key, p);
-    }
-    return p;
+    return this.#pool.ensure(tenant, flow);
   }
 
   /**
-   * Starts a worker for each queue that holds messages and has none anywhere: on a cluster, the
-   * queues of a node that died (its lease gone), and retries that came due meanwhile fire at once.
-   * A queue another node runs is asked about at most once a second, as in ensureWorker.
-   * @returns how many workers were started
+   * Serves each queue holding messages that has no worker anywhere: at start, the backlog a stopped
+   * process left; on a cluster, the queues of a node that died (its lease gone). Each joins the
+   * pool's line; retries scheduled later wait until they are due.
+   * @returns how many workers were started at once
    */
-  async adoptOrphans(queues: readonly { tenant: string; flow: string }[]): Promise<number> {
-    let started = 0;
-    for (const { tenant, flow } of queues) {
-      if (this.#state !== 'running') break;
-      if ((await this.ensureWorker(tenant, flow)) === 'started') started++;
-    }
-    return started;
+  adoptOrphans(queues: readonly QueueBacklog[]): Promise<number> {
+    return this.#pool.adopt(queues);
   }
 
-  async #start(tenant: string, flow: string, key: string): Promise<WorkerStatus> {
-    const tenantCount = this.#perTenant.get(tenant) ?? 0;
-    if (this.#mine.size >= this.#maxWorkers || tenantCount >= this.#maxPerTenant) {
-      // A queue another live process consumes still has a worker: that is not a refusal.
-      return (await this.#consumedElsewhere(tenant, flow)) ? 'elsewhere' : 'ceiling';
-    }
-    const consumer: QueueConsumerHandle | undefined = await this.#deps.store.startConsumer(tenant, flow, {
-      handler: (msg) => this.#handle(tenant, flow, msg),
+  /** What every worker of this process is given: the delivery handler and its reports. */
+  #workerOptions(tenant: string, flow: string): QueueConsumerOptions {
+    return {
+      handler: (msg) => {
+        this.#pool.delivering(tenant, flow);
+        return this.#handle(tenant, flow, msg);
+      },
       pollIntervalMs: this.#deps.pollIntervalMs ?? 500,
       onAttemptFailed: (f) => {
         this.#deps.events.emit({
@@ -266,31 +254,7 @@ export class QueueWorkers {
         });
       },
       onError: (err) => this.#deps.log.error({ err, tenant, flow }, 'queue worker storage error (retrying)'),
-      onLockLost: () => {
-        // Paused or stalled past the lease: another process runs this queue now, and this one
-        // stopped before delivering anything more.
-        this.#mine.delete(key);
-        this.#perTenant.set(tenant, Math.max(0, (this.#perTenant.get(tenant) ?? 1) - 1));
-        this.#elsewhere.set(key, Date.now());
-        this.#deps.log.warn(
-          { tenant, flow },
-          'queue worker lock lost (this process was paused or stalled past the lease); another process runs the queue now',
-        );
-      },
-    });
-    if (!consumer) {
-      this.#elsewhere.set(key, Date.now());
-      return 'elsewhere';
-    }
-    this.#elsewhere.delete(key);
-    this.#mine.add(key);
-    this.#perTenant.set(tenant, tenantCount + 1);
-    return 'started';
-  }
-
-  /** True when the queue's consumer lock names a live process (read only; nothing is taken). */
-  async #consumedElsewhere(tenant: string, flow: string): Promise<boolean> {
-    return this.#deps.store.consumedElsewhere(tenant, flow);
+    };
   }
 
   /** One delivery: decides the outcome by error class, never by message text. */
@@ -412,8 +376,9 @@ export class QueueWorkers {
     });
   }
 
-  /** Stops accepting new workers; the store's close() stops the running ones and releases their locks. */
+  /** Stops starting workers; the store's close() stops the running ones and releases their locks. */
   close(): void {
     this.#state = 'stopped';
+    this.#pool.close();
   }
 }

@@ -1,6 +1,7 @@
 /** Dead-letter use cases shared by `svc dlq` and the management UI, plus the queue figures the UI shows. */
 import type { DeadLetter, DeadLetterRow, QueueStore, QueueStats, ReplayResult } from '../../queue/index.js';
 import type { AuditEntryInput } from '../../store/contracts/index.js';
+import type { QueueWait } from '../runtime/queue-pool.js';
 
 /** Who acted, for the audit entry every replay and discard writes on the queue's tenant chain. */
 export interface DlqAction {
@@ -16,6 +17,8 @@ export interface DlqAction {
  */
 export interface DlqTarget {
   readonly store: QueueStore;
+  /** In a server: the queues waiting for a worker's slot of its pool (QueueWorkers.waiting). */
+  readonly waiting?: () => readonly QueueWait[];
 }
 
 function withStore<T>(target: DlqTarget, fn: (store: QueueStore) => Promise<T>): Promise<T> {
@@ -95,14 +98,22 @@ export async function actOnDeadLetters(
 export interface QueueFigures extends QueueStats {
   /** `pid N on <host>` of the live process holding the queue's consumer lock; undefined: no worker runs. */
   readonly worker: string | undefined;
+  /** How long it has waited for a worker's slot with something to deliver (milliseconds); undefined: not waiting in this server. */
+  readonly waitingMs?: number;
 }
 
-/** Every queue's counters (backlog, retries, dead letters) and its worker, by tenant and flow. */
+/** Every queue's counters (backlog, retries, dead letters), its worker, and how long it waits for one, by tenant and flow. */
 export function queueFigures(target: DlqTarget): Promise<QueueFigures[]> {
   return withStore(target, async (store) => {
+    const waits = new Map((target.waiting?.() ?? []).map((w) => [`${w.tenant}/${w.flow}`, w.waitedMs]));
     const out: QueueFigures[] = [];
     for (const { tenant, flow } of await store.listQueues()) {
-      out.push({ ...(await store.stats(tenant, flow)), worker: await store.workerOf(tenant, flow) });
+      const waitingMs = waits.get(`${tenant}/${flow}`);
+      out.push({
+        ...(await store.stats(tenant, flow)),
+        worker: await store.workerOf(tenant, flow),
+        ...(waitingMs === undefined ? {} : { waitingMs }),
+      });
     }
     return out;
   });

@@ -8,6 +8,13 @@ const RETRY_HEADERS = ['Queue', 'Message id', 'Attempts', 'Due (UTC)'];
 /** Retries listed at most; the counters above say how many there are. */
 const RETRIES_SHOWN = 200;
 
+/** Who runs the queue, or how long it has waited for a slot of the server's pool of workers. */
+function workerCell(q: QueueFigures): string {
+  if (q.worker !== undefined) return q.worker;
+  if (q.waitingMs !== undefined) return `waiting for a worker slot, ${(q.waitingMs / 1000).toFixed(1)} s`;
+  return 'none';
+}
+
 export function queueTable(queues: readonly QueueFigures[]): Html {
   const rows = queues.map(
     (q) =>
@@ -17,7 +24,7 @@ export function queueTable(queues: readonly QueueFigures[]): Html {
         <td class="num">${q.retriesScheduled}</td>
         <td class="num">${q.processed}</td>
         <td class="num">${q.deadLettersPending}</td>
-        <td>${q.worker ?? 'none'}</td>
+        <td>${workerCell(q)}</td>
       </tr>`,
   );
   const retries = queues.flatMap((q) =>

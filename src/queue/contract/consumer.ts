@@ -48,6 +48,11 @@ export interface QueueConsumerOptions {
   /** Storage errors of the loop itself (it backs off one poll interval and carries on). */
   readonly onError?: (err: unknown) => void;
   /**
+   * The worker found nothing to deliver now and is about to wait (called at every such moment):
+   * with the due time of its earliest scheduled retry, if any (epoch milliseconds).
+   */
+  readonly onIdle?: (nextRetryDueMs: number | undefined) => void;
+  /**
    * The worker found its lock taken by another process or node (this one was paused or stalled
    * past the lease): it stopped before delivering anything more or recording any progress.
    */
@@ -63,4 +68,10 @@ export interface QueueConsumerHandle {
   stats(): Promise<QueueStats>;
   /** Stops delivering; the handler in flight gets its grace period; progress is written. */
   close(): Promise<void>;
+  /**
+   * Stops delivering once the delivery in flight (if any) is settled, never abandoning it (a
+   * worker giving its slot back to another queue); then as close(). A close() meanwhile still
+   * applies its grace period.
+   */
+  finish(): Promise<void>;
 }

@@ -8,6 +8,15 @@ export interface QueueName {
   readonly flow: string;
 }
 
+/** A queue holding messages, and from when it has something to deliver. */
+export interface QueueBacklog extends QueueName {
+  /**
+   * Epoch milliseconds: 0 when messages wait for a first delivery, else the due time of its
+   * earliest scheduled retry (in the past when one is due).
+   */
+  readonly readyAt: number;
+}
+
 /** Throws SVC_ERR_INVALID_NAME when `tenant` or `flow` breaks the name rule. */
 export function checkQueueNames(tenant: string, flow: string): void {
   const problem = describeNameProblem('tenant', tenant) ?? describeNameProblem('flow', flow);

@@ -15,6 +15,7 @@ import {
   type DeadLetterRow,
   type QueueCompaction,
   type QueueName,
+  type QueueBacklog,
   type QueueStats,
   type QueueStore,
   type ReplayResult,
@@ -23,7 +24,7 @@ import {
 import { stateDirectoryCoordination, type Coordination } from '../coordination/coordination.js';
 import { liveLockOwner } from '../coordination/lock-file.js';
 import { ConsumerRegistry } from '../consumer-registry.js';
-import { queuesWithMessages } from './queues-with-messages.js';
+import { backlogOf, queuesWithMessages } from './queues-with-messages.js';
 import { queuePaths, type QueuePaths } from './queue-paths.js';
 import { QueueConsumer, type FileQueueConsumerOptions } from './queue-consumer.js';
 import type { PrefixCutOptions } from './prefix-cut.js';
@@ -157,8 +158,12 @@ export class FileQueueStore implements QueueStore {
   }
 
   /** The queues whose segment runs past their checkpoint, or whose retry schedule is not empty (queues-with-messages.ts). */
-  queuesWithMessages(): Promise<QueueName[]> {
+  queuesWithMessages(): Promise<QueueBacklog[]> {
     return queuesWithMessages(this.queuesDir);
+  }
+
+  backlogOf(tenant: string, flow: string): Promise<QueueBacklog | undefined> {
+    return backlogOf(this.paths(tenant, flow));
   }
 
   /** Counters of one queue: total, processed, pending, retries scheduled, dead letters pending. */

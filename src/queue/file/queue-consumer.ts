@@ -77,7 +77,10 @@ export class QueueConsumer implements QueueConsumerHandle {
   readonly paths: QueuePaths;
   #state: ConsumerStateName = 'running';
   readonly #opts: Required<
-    Omit<FileQueueConsumerOptions, 'onAttemptFailed' | 'onDeadLettered' | 'onError' | 'onLockLost' | 'prefixCut'>
+    Omit<
+      FileQueueConsumerOptions,
+      'onAttemptFailed' | 'onDeadLettered' | 'onError' | 'onLockLost' | 'onIdle' | 'prefixCut'
+    >
   > &
     FileQueueConsumerOptions;
   #ownershipCheckedAt = Date.now();
@@ -107,6 +110,8 @@ export class QueueConsumer implements QueueConsumerHandle {
   #onFile = false;
   #loop: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
+  /** finish() was called: the loop ends after the delivery in flight. */
+  #finishing = false;
 
   private constructor(
     paths: QueuePaths,
@@ -221,6 +226,17 @@ export class QueueConsumer implements QueueConsumerHandle {
     return this.#closing;
   }
 
+  finish(): Promise<void> {
+    this.#finishing = true;
+    this.#wake?.();
+    // The loop ends at its next turn; close() then finds no handler in flight (unless it is called
+    // meanwhile, with its own grace).
+    return (this.#loop ?? Promise.resolve()).then(
+      () => this.close(),
+      () => this.close(),
+    );
+  }
+
   async #closeOnce(): Promise<void> {
     this.#state = 'closing';
     this.#wake?.();
@@ -262,7 +278,7 @@ export class QueueConsumer implements QueueConsumerHandle {
 
   async #run(): Promise<void> {
     let inTurn = 0;
-    while (this.#state === 'running') {
+    while (this.#state === 'running' && !this.#finishing) {
       try {
         this.#assertOwner();
         // Measured: a worker draining a backlog ran up to a whole read chunk or checkpoint
@@ -290,6 +306,8 @@ export class QueueConsumer implements QueueConsumerHandle {
         // since under steady load the consumer catches up after every append batch and a sync
         // each time competed with the appenders' own syncs.
         await this.#flush(now - this.#syncedAt >= CHECKPOINT_SYNC_MS);
+        this.#opts.onIdle?.(this.#nextRetryDueMs());
+        if (this.#finishing) break;
         await this.#sleep(this.#logDirty ? Math.min(CHECKPOINT_SYNC_MS, this.#idleWaitMs(now)) : this.#idleWaitMs(now));
       } catch (err) {
         if (err instanceof LockLostError || this.#lockLost) {
@@ -317,6 +335,12 @@ export class QueueConsumer implements QueueConsumerHandle {
     return best;
   }
 
+  #nextRetryDueMs(): number | undefined {
+    let due: number | undefined;
+    for (const r of this.#cs.retries.values()) if (due === undefined || r.due < due) due = r.due;
+    return due;
+  }
+
   #idleWaitMs(now: number): number {
     let wait = this.#opts.pollIntervalMs;
     for (const r of this.#cs.retries.values()) wait = Math.min(wait, Math.max(0, r.due - now));
@@ -325,7 +349,7 @@ export class QueueConsumer implements QueueConsumerHandle {
 
   /** Waits `ms`, or less if notify() or close() comes first (a notify while busy skips the next wait). */
   #sleep(ms: number): Promise<void> {
-    if (this.#notified || this.#state !== 'running') {
+    if (this.#notified || this.#state !== 'running' || this.#finishing) {
       this.#notified = false;
       return Promise.resolve();
     }

@@ -76,6 +76,8 @@ export class PgQueueConsumer implements QueueConsumerHandle {
   readonly #inFlight: InFlightHandler;
   #loop: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
+  /** finish() was called: the loop ends after the delivery in flight. */
+  #finishing = false;
 
   private constructor(q: PgQueueRef, opts: QueueConsumerOptions) {
     this.#q = q;
@@ -125,9 +127,20 @@ export class PgQueueConsumer implements QueueConsumerHandle {
     return this.#closing;
   }
 
+  finish(): Promise<void> {
+    this.#finishing = true;
+    this.#wake?.();
+    // The loop ends at its next turn; close() then finds no handler in flight (unless it is called
+    // meanwhile, with its own grace).
+    return (this.#loop ?? Promise.resolve()).then(
+      () => this.close(),
+      () => this.close(),
+    );
+  }
+
   async #run(): Promise<void> {
     let inTurn = 0;
-    while (this.#state === 'running') {
+    while (this.#state === 'running' && !this.#finishing) {
       try {
         await this.#q.lease.assertHeld(this.#lock);
         // Only after a write failed: the usual turn of the loop costs no extra await.
@@ -142,7 +155,7 @@ export class PgQueueConsumer implements QueueConsumerHandle {
           const retries = await this.#dueRetries(now);
           if (retries.length > 0) {
             for (const r of retries) {
-              if (this.#state !== 'running') break;
+              if (this.#state !== 'running' || this.#finishing) break;
               await this.#deliver(r);
               inTurn++;
             }
@@ -158,6 +171,8 @@ export class PgQueueConsumer implements QueueConsumerHandle {
         }
         inTurn = 0;
         await this.#flushAcks();
+        this.#opts.onIdle?.(this.#nextRetryDueMs);
+        if (this.#finishing) break;
         await this.#sleep(now);
       } catch (err) {
         if (err instanceof LeaseLostError) {
@@ -176,7 +191,7 @@ export class PgQueueConsumer implements QueueConsumerHandle {
   }
 
   async #sleep(now: number): Promise<void> {
-    if (this.#notified) {
+    if (this.#notified || this.#finishing) {
       this.#notified = false;
       return;
     }

@@ -17,6 +17,7 @@ import {
   type QueueConsumerHandle,
   type QueueConsumerOptions,
   type QueueName,
+  type QueueBacklog,
   type QueueStats,
   type QueueStore,
   type ReplayResult,
@@ -45,6 +46,9 @@ interface DeadLetterDbRow {
   attempts: number;
   last_error: string;
 }
+
+/** A queue's QueueBacklog.readyAt over its rows: 0 when a fresh message waits, else its earliest retry's due time. */
+const READY_AT = '(CASE WHEN bool_or(due_ms IS NULL) THEN 0 ELSE min(due_ms) END)::bigint AS "readyAt"';
 
 export class PgQueueStore implements QueueStore {
   readonly #db: PgDb;
@@ -129,8 +133,20 @@ export class PgQueueStore implements QueueStore {
   }
 
   /** Every queue with a row in queue_messages (a message waiting, or in the retry schedule). */
-  async queuesWithMessages(): Promise<QueueName[]> {
-    return (await this.#db.query<QueueName>('SELECT DISTINCT tenant, flow FROM queue_messages')).rows;
+  async queuesWithMessages(): Promise<QueueBacklog[]> {
+    return (
+      await this.#db.query<QueueBacklog>(`SELECT tenant, flow, ${READY_AT} FROM queue_messages GROUP BY tenant, flow`)
+    ).rows;
+  }
+
+  async backlogOf(tenant: string, flow: string): Promise<QueueBacklog | undefined> {
+    checkQueueNames(tenant, flow);
+    return (
+      await this.#db.query<QueueBacklog>(
+        `SELECT tenant, flow, ${READY_AT} FROM queue_messages WHERE tenant = $1 AND flow = $2 GROUP BY tenant, flow`,
+        [tenant, flow],
+      )
+    ).rows[0];
   }
 
   async stats(tenant: string, flow: string): Promise<QueueStats> {

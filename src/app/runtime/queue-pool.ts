@@ -1,0 +1,213 @@
+/**
+ * The bounded pool of queue workers of one process: does what WorkerSlots decides. A queue with
+ * work asks for a slot (ensure); when one is free its worker starts on the queue backend; a worker
+ * gives its slot back by finishing after its delivery in flight (never abandoning it), and the
+ * queue, if it still holds messages, joins the line again. One worker per queue across processes
+ * and nodes stays the backend's lock: a queue whose lock another process holds is left to it.
+ */
+import type { Logger } from '../../common/logger.js';
+import type { QueueBacklog, QueueConsumerOptions, QueueStore } from '../../queue/index.js';
+import { queueKey, waitedMs, WorkerSlots, type QueueRef, type SlotLimits } from './worker-slots.js';
+
+/**
+ * On a store whose queues a periodic sweep hands over (QueueStore.adoptsOrphans: PostgreSQL), how
+ * long a queue found run by another node is not asked about again. Milliseconds. That node may give
+ * its slot back meanwhile, after reading the queue's backlog, and a message appended then waits
+ * for the sweep (serve/queues.ts ORPHAN_SWEEP_MS). On files every submission asks (a lock file
+ * read): no sweep would serve it.
+ */
+const ELSEWHERE_RECHECK_MS = 1000;
+/** How often the pool looks for workers past their idle time or turn, and retries coming due. Milliseconds. */
+const TICK_MS = 100;
+/** A queue whose worker could not be started (a storage error) is tried again after this. Milliseconds. */
+const START_RETRY_MS = 1000;
+
+/** Whether a queue is served after `ensure`. */
+export type WorkerStatus = 'running' | 'started' | 'waiting' | 'elsewhere' | 'stopped';
+
+/** A queue waiting for a slot, as /metrics and the UI show it. */
+export interface QueueWait extends QueueRef {
+  /** How long it has waited with something to deliver. Milliseconds. */
+  readonly waitedMs: number;
+}
+
+export interface QueuePoolDeps {
+  readonly store: QueueStore;
+  readonly limits: SlotLimits;
+  /** The worker's options for a queue (handler, reports); the pool adds its own onIdle and wraps onLockLost. */
+  workerOptions(tenant: string, flow: string): QueueConsumerOptions;
+  readonly log: Logger;
+}
+
+export class QueuePool {
+  readonly #deps: QueuePoolDeps;
+  readonly #slots: WorkerSlots;
+  /** Queues consumed by another live process: when we asked last. */
+  readonly #elsewhere = new Map<string, number>();
+  /** Workers being started (their slot is held). */
+  readonly #starting = new Map<string, Promise<WorkerStatus>>();
+  /** Workers giving their slot back. */
+  readonly #leaving = new Map<string, Promise<void>>();
+  readonly #tick: NodeJS.Timeout;
+  #stopped = false;
+
+  constructor(deps: QueuePoolDeps) {
+    this.#deps = deps;
+    this.#slots = new WorkerSlots(deps.limits);
+    this.#tick = setInterval(() => this.#rebalance(), TICK_MS).unref();
+  }
+
+  /** Workers this process runs (or is starting). */
+  get workerCount(): number {
+    return this.#slots.held;
+  }
+
+  /**
+   * Makes sure the queue is served: running here already, started now, waiting in line for a
+   * slot, or run by another live process. `readyAt` (epoch ms): when it has something to deliver.
+   */
+  ensure(tenant: string, flow: string, readyAt = 0): Promise<WorkerStatus> {
+    const key = queueKey(tenant, flow);
+    // The hot path of every /enqueue to a served queue: one lookup, no await.
+    if (this.#slots.holds(key)) return this.#starting.get(key) ?? Promise.resolve('running');
+    if (this.#stopped) return Promise.resolve('stopped');
+    const askedAt = this.#elsewhere.get(key);
+    const now = Date.now();
+    if (askedAt !== undefined && now - askedAt < ELSEWHERE_RECHECK_MS) return Promise.resolve('elsewhere');
+    this.#slots.wait({ tenant, flow }, readyAt, now);
+    this.#pump(now);
+    if (!this.#slots.holds(key)) this.#rebalance();
+    return this.#starting.get(key) ?? Promise.resolve(this.#slots.holds(key) ? 'running' : 'waiting');
+  }
+
+  /**
+   * Serves every queue of `backlogs` (the queues holding messages at start, or a dead node's):
+   * each joins the line.
+   * @returns how many workers were started at once
+   */
+  async adopt(backlogs: readonly QueueBacklog[]): Promise<number> {
+    const starts: Promise<WorkerStatus>[] = [];
+    for (const b of backlogs) {
+      if (this.#stopped) break;
+      starts.push(this.ensure(b.tenant, b.flow, b.readyAt));
+    }
+    return (await Promise.all(starts)).filter((s) => s === 'started').length;
+  }
+
+  /** The worker of the queue delivers a message (it is not idle). */
+  delivering(tenant: string, flow: string): void {
+    this.#slots.busy(queueKey(tenant, flow));
+  }
+
+  /** The queues waiting for a slot with something to deliver now, longest first. */
+  waiting(): QueueWait[] {
+    const now = Date.now();
+    return this.#slots.waitingNow(now).map((q) => ({ tenant: q.tenant, flow: q.flow, waitedMs: waitedMs(q, now) }));
+  }
+
+  /** Stops starting workers; the store's close() stops the running ones and releases their locks. */
+  close(): void {
+    this.#stopped = true;
+    clearInterval(this.#tick);
+    this.#slots.clearWaiting();
+  }
+
+  /** Starts a worker for each queue given a free slot. */
+  #pump(now: number): void {
+    if (this.#stopped) return;
+    for (let q = this.#slots.take(now); q !== undefined; q = this.#slots.take(now)) {
+      const { key } = q;
+      const p = this.#start(q).finally(() => this.#starting.delete(key));
+      this.#starting.set(key, p);
+    }
+  }
+
+  /** Lets go the workers WorkerSlots names (idle, or past their turn while a queue waits), then fills free slots. */
+  #rebalance(): void {
+    if (this.#stopped) return;
+    const now = Date.now();
+    for (const key of this.#slots.leavers(now)) this.#leave(key);
+    this.#pump(now);
+  }
+
+  async #start(q: QueueRef & { key: string }): Promise<WorkerStatus> {
+    const { tenant, flow, key } = q;
+    let started;
+    try {
+      started = await this.#deps.store.startConsumer(tenant, flow, {
+        ...this.#deps.workerOptions(tenant, flow),
+        onIdle: () => this.#onIdle(key),
+        onLockLost: () => this.#onLockLost(q),
+      });
+    } catch (err) {
+      this.#deps.log.error({ err, tenant, flow }, 'queue worker could not be started; trying again in 1 s');
+      this.#slots.release(key);
+      if (!this.#stopped) this.#slots.wait(q, Date.now() + START_RETRY_MS, Date.now());
+      return 'waiting';
+    }
+    if (started === undefined) {
+      // Another process (or node) runs it: its lock is the rule, and its slot goes to another queue.
+      this.#slots.release(key);
+      if (this.#deps.store.adoptsOrphans) this.#elsewhere.set(key, Date.now());
+      this.#pump(Date.now());
+      return 'elsewhere';
+    }
+    this.#elsewhere.delete(key);
+    if (this.#stopped) await started.close().catch(() => undefined);
+    return 'started';
+  }
+
+  #onIdle(key: string): void {
+    const now = Date.now();
+    this.#slots.idle(key, now);
+    // A queue waiting for a slot gets this one at once.
+    if (this.#slots.waitingCount > 0) this.#rebalance();
+  }
+
+  #onLockLost(q: QueueRef & { key: string }): void {
+    // Paused or stalled past the lease: another process runs this queue now, and this one
+    // stopped before delivering anything more.
+    this.#slots.release(q.key);
+    if (this.#deps.store.adoptsOrphans) this.#elsewhere.set(q.key, Date.now());
+    this.#deps.log.warn(
+      { tenant: q.tenant, flow: q.flow },
+      'queue worker lock lost (this process was paused or stalled past the lease); another process runs the queue now',
+    );
+    this.#pump(Date.now());
+  }
+
+  /** The worker of `key` finishes after its delivery in flight; the queue joins the line again if it holds messages. */
+  #leave(key: string): void {
+    if (this.#leaving.has(key)) return;
+    const [tenant, flow] = splitKey(key);
+    const p = (async () => {
+      try {
+        await this.#deps.store.consumer(tenant, flow)?.finish();
+      } catch (err) {
+        this.#deps.log.error({ err, tenant, flow }, 'queue worker could not give its slot back cleanly');
+      }
+      this.#slots.release(key);
+      if (this.#stopped) return;
+      // Read after the lock is released: a message appended before is seen here, one appended
+      // after finds the lock free and its submitter serves it.
+      let backlog: QueueBacklog | undefined | 'unknown';
+      try {
+        backlog = await this.#deps.store.backlogOf(tenant, flow);
+      } catch (err) {
+        this.#deps.log.error({ err, tenant, flow }, 'queue backlog unreadable; the queue waits for a slot again');
+        backlog = 'unknown';
+      }
+      if (this.#stopped) return;
+      const now = Date.now();
+      if (backlog === 'unknown') this.#slots.wait({ tenant, flow }, now, now);
+      else if (backlog !== undefined) this.#slots.wait({ tenant, flow }, backlog.readyAt, now);
+      this.#pump(now);
+    })().finally(() => this.#leaving.delete(key));
+    this.#leaving.set(key, p);
+  }
+}
+
+function splitKey(key: string): [string, string] {
+  const at = key.indexOf('/');
+  return [key.slice(0, at), key.slice(at + 1)];
+}
