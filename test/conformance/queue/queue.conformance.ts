@@ -7,15 +7,27 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sleep } from '../../helpers/wait.js';
-import type { AppendInput, Outcome, QueueStore, RetryPolicy } from '../../../src/queue/contract.js';
+import type {
+  AppendInput,
+  Outcome,
+  QueueConsumerOptions,
+  QueueStore,
+  RetryPolicy,
+} from '../../../src/queue/contract.js';
 import type { QueueBackendHandle, QueueBackendKind } from './backend-kind.js';
-import { startRecorded, until, type RecordedWorker } from './recorded-worker.js';
+import { ackAll, startRecorded, until, type Decide, type RecordedWorker } from './recorded-worker.js';
 
 /** How long a test watches for something that must not happen (a delivery too many). Milliseconds. */
 const QUIET_MS = 150;
 
 /** Three attempts, 20 ms then 40 ms apart. */
 const FAST: RetryPolicy = Object.freeze({ maxAttempts: 3, initialDelayMs: 20, backoffFactor: 2, maxDelayMs: 1000 });
+
+/** A retry a minute away (or up to two with its own delayMs): never due while a test runs. */
+const SLOW: RetryPolicy = Object.freeze({ ...FAST, initialDelayMs: 60_000, maxDelayMs: 120_000 });
+
+/** How far apart two readings of one due time may be (epoch milliseconds, as each backend stores them). */
+const NEAR_MS = 5;
 
 const TRACE = Object.freeze({
   traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
@@ -64,6 +76,61 @@ async function assertQuiet(w: RecordedWorker, n: number): Promise<void> {
 }
 
 const queueKey = (q: { tenant: string; flow: string }): string => `${q.tenant}/${q.flow}`;
+
+/** One onIdle call: the due time it was given, and how many deliveries and failed attempts the worker had made by then. */
+interface IdleCall {
+  readonly nextRetryDueMs: number | undefined;
+  readonly delivered: number;
+  readonly failed: number;
+}
+
+/** A recorded worker that also records its onIdle calls and when each failed attempt was reported. */
+interface WatchedWorker extends RecordedWorker {
+  readonly idle: IdleCall[];
+  /** When each onAttemptFailed came (epoch milliseconds), by index of `failures`. */
+  readonly failedAtMs: number[];
+}
+
+async function startWatched(
+  b: QueueStore,
+  tenant: string,
+  flow: string,
+  decide: Decide = ackAll,
+  opts: Partial<Omit<QueueConsumerOptions, 'handler'>> = {},
+): Promise<WatchedWorker> {
+  const idle: IdleCall[] = [];
+  const failedAtMs: number[] = [];
+  let delivered = 0;
+  const counting: Decide = (m, nth) => {
+    delivered = nth;
+    return decide(m, nth);
+  };
+  const w = await startRecorded(b, tenant, flow, counting, {
+    ...opts,
+    onAttemptFailed: () => failedAtMs.push(Date.now()),
+    onIdle: (nextRetryDueMs) => idle.push({ nextRetryDueMs, delivered, failed: failedAtMs.length }),
+  });
+  return { ...w, idle, failedAtMs };
+}
+
+/**
+ * Where failure `i` of `w` puts its retry's due time: its delay after the handler was called at
+ * the earliest, its delay after the failure was reported at the latest.
+ */
+function retryDueWindow(w: WatchedWorker, i: number): readonly [number, number] {
+  const f = w.failures[i]!;
+  const at = w.seen.findIndex((m) => m.id === f.message.id && m.attempt === f.message.attempt);
+  assert.ok(at >= 0 && f.retryInMs !== undefined, `failure ${i} is a retry of a delivery seen`);
+  return [w.seenAtMs[at]! + f.retryInMs!, w.failedAtMs[i]! + f.retryInMs!];
+}
+
+function assertWithin(value: number | undefined, [lo, hi]: readonly [number, number], what: string): void {
+  assert.ok(value !== undefined && value >= lo && value <= hi, `${what}: ${value} not within [${lo}, ${hi}]`);
+}
+
+function assertNear(value: number | undefined, expected: number, what: string): void {
+  assert.ok(value !== undefined && Math.abs(value - expected) <= NEAR_MS, `${what}: ${value}, not ${expected}`);
+}
 
 export function queueConformance(kind: QueueBackendKind): void {
   /** A test body on a fresh store. */
@@ -194,7 +261,7 @@ export function queueConformance(kind: QueueBackendKind): void {
     );
 
     test(
-      'startConsumer, stats, consumedElsewhere, replay and discard refuse a name breaking the rule',
+      'startConsumer, stats, consumedElsewhere, backlogOf, replay and discard refuse a name breaking the rule',
       withB(async (b) => {
         await assert.rejects(
           async () => b.startConsumer('Acme', 'orders', { handler: async () => ({ kind: 'ack' }) }),
@@ -202,6 +269,7 @@ export function queueConformance(kind: QueueBackendKind): void {
         );
         await assert.rejects(async () => b.stats('acme', '../x'), INVALID_NAME);
         await assert.rejects(async () => b.consumedElsewhere('Acme', 'orders'), INVALID_NAME);
+        await assert.rejects(async () => b.backlogOf('acme', '../x'), INVALID_NAME);
         await assert.rejects(async () => b.replayDeadLetter('Acme', 'orders', 1), INVALID_NAME);
         await assert.rejects(async () => b.discardDeadLetter('acme', '../x', 1), INVALID_NAME);
       }),
@@ -765,24 +833,78 @@ export function queueConformance(kind: QueueBackendKind): void {
 
   describe(`queues holding messages, compaction and coordination (${kind.name})`, () => {
     test(
-      'queuesWithMessages lists the queues with messages waiting or a retry scheduled, on any handle, and not those processed or holding only dead letters',
+      'queuesWithMessages lists the queues with messages waiting (readyAt 0) or a retry scheduled (readyAt its due time), on any handle, and not those processed or holding only dead letters; backlogOf gives the same per queue',
       withS(2, async ([b0, b1]) => {
         await appendInTurn(b0!, 'acme', 'waiting', 2);
-        const slow: RetryPolicy = { ...FAST, initialDelayMs: 60_000, maxDelayMs: 60_000 };
+        let retryDue: number | undefined;
         for (const [flow, decide] of [
-          ['retrying', () => ({ kind: 'retry', error: 'later', policy: slow })],
+          ['retrying', () => ({ kind: 'retry', error: 'later', policy: SLOW })],
           ['done', () => ({ kind: 'ack' })],
           ['dead', () => ({ kind: 'dead', error: 'bad' })],
         ] as const) {
           await appendInTurn(b0!, 'acme', flow, 1);
-          const w = await startRecorded(b0!, 'acme', flow, decide as () => Outcome);
+          const w = await startWatched(b0!, 'acme', flow, decide as () => Outcome);
           await w.delivered(1);
           if (flow !== 'done') await until(`${flow}: the outcome recorded`, () => w.failures.length >= 1);
+          if (flow === 'retrying') {
+            await until('the worker idle with its retry', () => w.idle.some((c) => c.failed === 1));
+            retryDue = w.idle.find((c) => c.failed === 1)!.nextRetryDueMs;
+            assertWithin(retryDue, retryDueWindow(w, 0), 'the due time onIdle gave');
+          }
           // Closing writes what the worker acknowledged.
           await b0!.stopConsumer('acme', flow);
         }
-        for (const b of [b0!, b1!])
-          assert.deepEqual((await b.queuesWithMessages()).map(queueKey).sort(), ['acme/retrying', 'acme/waiting']);
+        for (const [i, b] of [b0!, b1!].entries()) {
+          const listed = (await b.queuesWithMessages()).sort((x, y) => queueKey(x).localeCompare(queueKey(y)));
+          assert.deepEqual(listed.map(queueKey), ['acme/retrying', 'acme/waiting'], `handle ${i}`);
+          assertNear(listed[0]!.readyAt, retryDue!, `handle ${i}: readyAt of the queue with only a retry`);
+          assert.equal(listed[1]!.readyAt, 0, `handle ${i}: readyAt of the queue with messages waiting`);
+          for (const q of listed) assert.deepEqual(await b.backlogOf(q.tenant, q.flow), q, `handle ${i}: ${q.flow}`);
+          for (const flow of ['done', 'dead', 'never'])
+            assert.equal(await b.backlogOf('acme', flow), undefined, `handle ${i}: backlogOf ${flow}`);
+        }
+      }),
+    );
+
+    test(
+      'backlogOf is undefined for a queue never written and for one fully processed, and readyAt 0 while messages wait for a first delivery, on any handle',
+      withS(2, async ([b0, b1]) => {
+        const backlogs = () => Promise.all([b0!, b1!].map((b) => b.backlogOf('acme', 'orders')));
+        assert.deepEqual(await backlogs(), [undefined, undefined], 'never written');
+        await appendInTurn(b0!, 'acme', 'orders', 2);
+        const waiting = { tenant: 'acme', flow: 'orders', readyAt: 0 };
+        assert.deepEqual(await backlogs(), [waiting, waiting], 'messages waiting');
+        const w = await startRecorded(b0!, 'acme', 'orders');
+        await w.delivered(2);
+        await w.handle.finish();
+        assert.deepEqual(await backlogs(), [undefined, undefined], 'processed');
+      }),
+    );
+
+    test(
+      "backlogOf gives a scheduled retry's due time, still once it is due with no worker to deliver it (then in the past), and 0 again when a message is appended beside it",
+      withB(async (b) => {
+        await b.append('acme', 'orders', { correlationId: 'c', payload: 1 });
+        const w = await startWatched(b, 'acme', 'orders', () => ({
+          kind: 'retry',
+          error: 'later',
+          policy: SLOW,
+          delayMs: 500,
+        }));
+        await until('the worker idle with its retry', () => w.idle.some((c) => c.failed === 1));
+        const due = w.idle.find((c) => c.failed === 1)!.nextRetryDueMs!;
+        assertWithin(due, retryDueWindow(w, 0), 'the due time onIdle gave');
+        await w.handle.finish();
+        assert.equal(w.seen.length, 1, 'the worker finished before its retry came due');
+        assertNear((await b.backlogOf('acme', 'orders'))?.readyAt, due, 'readyAt before the due time');
+        // On purpose: the retry comes due with nobody to deliver it.
+        await sleep(Math.max(0, due - Date.now()) + 20);
+        const late = await b.backlogOf('acme', 'orders');
+        assertNear(late?.readyAt, due, 'readyAt once due');
+        assert.ok(late!.readyAt < Date.now(), 'in the past');
+        assert.deepEqual(await b.queuesWithMessages(), [late]);
+        await b.append('acme', 'orders', { correlationId: 'd', payload: 2 });
+        assert.deepEqual(await b.backlogOf('acme', 'orders'), { tenant: 'acme', flow: 'orders', readyAt: 0 });
       }),
     );
 
@@ -982,6 +1104,161 @@ export function queueConformance(kind: QueueBackendKind): void {
         );
         await assertQuiet(w, 300);
         assert.deepEqual(w.failures, []);
+      }),
+    );
+  });
+
+  describe(`queue workers finishing and idling (${kind.name})`, () => {
+    test(
+      'finish() waits for a handler outliving closeGraceMs and records its outcome; the worker delivers nothing more and its lock is free: a worker on another handle gets only what follows',
+      withS(2, async ([b0, b1]) => {
+        const [first, second] = await appendInTurn(b0!, 'acme', 'orders', 2);
+        let handlerDoneAt: number | undefined;
+        const w0 = await startRecorded(
+          b0!,
+          'acme',
+          'orders',
+          async () => {
+            // On purpose: a handler running six times the grace close() would give it.
+            await sleep(300);
+            handlerDoneAt = Date.now();
+            return { kind: 'ack' };
+          },
+          { closeGraceMs: 50 },
+        );
+        await w0.delivered(1);
+        await w0.handle.finish();
+        const finishedAt = Date.now();
+        assert.ok(handlerDoneAt !== undefined && handlerDoneAt <= finishedAt, 'finish() resolved after the handler');
+        assert.equal(w0.handle.state, 'closed');
+        assert.equal(b0!.consumer('acme', 'orders'), undefined);
+        assert.deepEqual(
+          w0.seen.map((m) => m.id),
+          [first],
+        );
+        const w1 = await startRecorded(b1!, 'acme', 'orders');
+        assert.deepEqual(
+          (await w1.delivered(1)).map((m) => m.id),
+          [second],
+        );
+        await assertQuiet(w1, 1);
+      }),
+    );
+
+    test(
+      'finish() amid a backlog stops after the delivery in flight: the next worker delivers the rest in order, and none the first acknowledged',
+      withS(2, async ([b0, b1]) => {
+        const ids = await appendInTurn(b0!, 'acme', 'orders', 10);
+        let release!: () => void;
+        const gate = new Promise<void>((r) => (release = r));
+        const w0 = await startRecorded(b0!, 'acme', 'orders', async (_m, nth) =>
+          nth === 3 ? (await gate, { kind: 'ack' }) : { kind: 'ack' },
+        );
+        await w0.delivered(3);
+        const finishing = w0.handle.finish();
+        release();
+        await finishing;
+        assert.deepEqual(
+          w0.seen.map((m) => m.id),
+          ids.slice(0, 3),
+        );
+        const w1 = await startRecorded(b1!, 'acme', 'orders');
+        assert.deepEqual(
+          (await w1.delivered(7)).map((m) => m.id),
+          ids.slice(3),
+        );
+        await assertQuiet(w1, 7);
+      }),
+    );
+
+    test(
+      'finish() on an idle worker returns without waiting out its poll interval; the next worker delivers only what was appended since',
+      withS(2, async ([b0, b1]) => {
+        const before = await appendInTurn(b0!, 'acme', 'orders', 3);
+        const w0 = await startWatched(b0!, 'acme', 'orders', ackAll, { pollIntervalMs: 10_000 });
+        await until('the worker idle', () => w0.idle.length >= 1);
+        const t0 = Date.now();
+        await w0.handle.finish();
+        assert.ok(Date.now() - t0 < 1000, `finish() took ${Date.now() - t0} ms with a 10 s poll interval`);
+        assert.equal(w0.handle.state, 'closed');
+        const after = await appendInTurn(b0!, 'acme', 'orders', 2, 'after');
+        const w1 = await startRecorded(b1!, 'acme', 'orders');
+        assert.deepEqual(
+          (await w1.delivered(2)).map((m) => m.id),
+          after,
+        );
+        await assertQuiet(w1, 2);
+        assert.deepEqual(
+          w0.seen.map((m) => m.id),
+          before,
+        );
+      }),
+    );
+
+    test(
+      'a close() during finish() still applies its grace: finish() alone waits past closeGraceMs, close() abandons the handler, both return, and the message is delivered again',
+      withS(2, async ([b0, b1]) => {
+        const { id } = await b0!.append('acme', 'orders', { correlationId: 'c', payload: 1 });
+        const w0 = await startRecorded(b0!, 'acme', 'orders', () => new Promise<Outcome>(() => undefined), {
+          closeGraceMs: 100,
+        });
+        await w0.delivered(1);
+        let finished = false;
+        const finishing = w0.handle.finish().then(() => (finished = true));
+        // On purpose: finish() must still be waiting for the handler once closeGraceMs has passed.
+        await sleep(QUIET_MS);
+        assert.equal(finished, false, 'finish() abandoned the handler');
+        const t0 = Date.now();
+        await w0.handle.close();
+        await finishing;
+        assert.ok(Date.now() - t0 < 3000, `close() and finish() took ${Date.now() - t0} ms with a 100 ms grace`);
+        assert.equal(w0.handle.state, 'closed');
+        const w1 = await startRecorded(b1!, 'acme', 'orders');
+        assert.deepEqual(
+          (await w1.delivered(1)).map((m) => [m.id, m.attempt]),
+          [[id, 1]],
+        );
+      }),
+    );
+
+    test(
+      'onIdle is first called once every waiting message was delivered, with undefined when no retry is scheduled, and again after a later delivery',
+      withB(async (b) => {
+        await appendInTurn(b, 'acme', 'orders', 40);
+        const w = await startWatched(b, 'acme', 'orders');
+        await until('the worker idle', () => w.idle.length >= 1);
+        assert.equal(w.idle[0]!.delivered, 40, 'deliveries before the first onIdle');
+        await b.append('acme', 'orders', { correlationId: 'later', payload: 1 });
+        await until('the worker idle after the 41st delivery', () => w.idle.some((c) => c.delivered === 41));
+        assert.deepEqual(
+          w.idle.filter((c) => c.nextRetryDueMs !== undefined),
+          [],
+        );
+      }),
+    );
+
+    test(
+      'onIdle gives the due time of the earliest scheduled retry once nothing else is to deliver, as backlogOf does after the worker finished',
+      withB(async (b) => {
+        const [later, sooner] = await appendInTurn(b, 'acme', 'orders', 3);
+        const delays = new Map([
+          [later!, 120_000],
+          [sooner!, 60_000],
+        ]);
+        const w = await startWatched(b, 'acme', 'orders', (m) =>
+          delays.has(m.id)
+            ? { kind: 'retry', error: 'later', policy: SLOW, delayMs: delays.get(m.id)! }
+            : { kind: 'ack' },
+        );
+        await until('the worker idle', () => w.idle.length >= 1);
+        assert.deepEqual([w.idle[0]!.delivered, w.idle[0]!.failed], [3, 2], 'deliveries and failures before onIdle');
+        const soonest = retryDueWindow(
+          w,
+          w.failures.findIndex((f) => f.message.id === sooner),
+        );
+        for (const c of w.idle) assertWithin(c.nextRetryDueMs, soonest, 'the due time onIdle gave');
+        await w.handle.finish();
+        assertNear((await b.backlogOf('acme', 'orders'))?.readyAt, w.idle[0]!.nextRetryDueMs!, 'backlogOf readyAt');
       }),
     );
   });
