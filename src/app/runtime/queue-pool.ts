@@ -86,11 +86,19 @@ export class QueuePool {
    * @returns how many workers were started at once
    */
   async adopt(backlogs: readonly QueueBacklog[]): Promise<number> {
-    const starts: Promise<WorkerStatus>[] = [];
+    if (this.#stopped) return 0;
+    // All join the line before any slot is given: the first slots go by the fairness rule too, not
+    // to the queues listed first.
+    const now = Date.now();
     for (const b of backlogs) {
-      if (this.#stopped) break;
-      starts.push(this.ensure(b.tenant, b.flow, b.readyAt));
+      const key = queueKey(b.tenant, b.flow);
+      const askedAt = this.#elsewhere.get(key);
+      if (this.#slots.holds(key) || (askedAt !== undefined && now - askedAt < ELSEWHERE_RECHECK_MS)) continue;
+      this.#slots.wait(b, b.readyAt, now);
     }
+    const before = new Set(this.#starting.keys());
+    this.#rebalance();
+    const starts = [...this.#starting].filter(([key]) => !before.has(key)).map(([, p]) => p);
     return (await Promise.all(starts)).filter((s) => s === 'started').length;
   }
 
