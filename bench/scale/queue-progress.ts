@@ -5,7 +5,6 @@
  * `svc`'s own counters (readQueueStats) scan the segment from the checkpoint on every call.
  */
 import { open } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { openDb, type Db } from '../../src/store/sqlite/db.js';
 import { logMigrations } from '../../src/store/sqlite/migrations/log.js';
 import { decodeFrames, FRAME_MAGIC } from '../../src/queue/file/frame.js';
@@ -42,10 +41,7 @@ export async function checkpointedCount(consumerLogPath: string): Promise<number
   }
 }
 
-/**
- * The event log's view of a drain: how many queue deliveries it holds, and the time from the first
- * to the last by their rows' timestamps (what the server itself recorded, not when a poll saw it).
- */
+/** The event log's view of a drain: how many queue deliveries it holds (one query, however many queues). */
 export class LogProgress {
   readonly #path: string;
   #db: Db | undefined;
@@ -59,17 +55,6 @@ export class LogProgress {
     const db = this.#open();
     if (db === undefined) return 0;
     return (db.prepare("SELECT count(*) AS n FROM events WHERE event = 'queue_processed'").get() as { n: number }).n;
-  }
-
-  /** Milliseconds from the first queue_processed row to the last, once `total` are written (the writer batches: waits up to 5 s). */
-  async drainMs(total: number): Promise<number> {
-    for (let i = 0; i < 50 && this.processed() < total; i++) await sleep(100);
-    const db = this.#open();
-    if (db === undefined) return NaN;
-    const r = db
-      .prepare("SELECT min(ts) AS first, max(ts) AS last FROM events WHERE event = 'queue_processed'")
-      .get() as { first: string | null; last: string | null };
-    return r.first === null || r.last === null ? NaN : Date.parse(r.last) - Date.parse(r.first);
   }
 
   close(): void {

@@ -113,7 +113,12 @@ function runPg<R>(url: string, sql: string, params: unknown[], migrate = true): 
       ? { $bytes: Buffer.from((v as { data: number[] }).data).toString('base64') }
       : v,
   );
-  const r = spawnSync(process.execPath, [CHILD], { input, encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync(process.execPath, [CHILD], {
+    input,
+    encoding: 'utf8',
+    timeout: 30_000,
+    maxBuffer: 256 * 1024 * 1024,
+  });
   if (r.status !== 0) throw new Error(`SQL on ${parseStoreUrl(url).redacted} failed: ${sql}\n${r.stderr}`);
   const [rows] = JSON.parse(r.stdout, (_k, v: unknown) =>
     v !== null && typeof v === 'object' && '$bytes' in v ? Buffer.from((v as { $bytes: string }).$bytes, 'base64') : v,
