@@ -189,21 +189,24 @@ export class QueuePool {
     if (this.#leaving.has(key)) return;
     const [tenant, flow] = splitKey(key);
     const p = (async () => {
+      // What the queue still holds, read after its lock is released: a message appended before
+      // is seen here, one appended after finds the lock free and its submitter serves it.
+      let backlog: QueueBacklog | undefined | 'unknown';
       try {
-        await this.#deps.store.consumer(tenant, flow)?.finish();
+        const worker = this.#deps.store.consumer(tenant, flow);
+        backlog = worker === undefined ? 'unknown' : await worker.finish();
       } catch (err) {
         this.#deps.log.error({ err, tenant, flow }, 'queue worker could not give its slot back cleanly');
+        backlog = 'unknown';
       }
       this.#slots.release(key);
       if (this.#stopped) return;
-      // Read after the lock is released: a message appended before is seen here, one appended
-      // after finds the lock free and its submitter serves it.
-      let backlog: QueueBacklog | undefined | 'unknown';
-      try {
-        backlog = await this.#deps.store.backlogOf(tenant, flow);
-      } catch (err) {
-        this.#deps.log.error({ err, tenant, flow }, 'queue backlog unreadable; the queue waits for a slot again');
-        backlog = 'unknown';
+      if (backlog === 'unknown') {
+        try {
+          backlog = await this.#deps.store.backlogOf(tenant, flow);
+        } catch (err) {
+          this.#deps.log.error({ err, tenant, flow }, 'queue backlog unreadable; the queue waits for a slot again');
+        }
       }
       if (this.#stopped) return;
       const now = Date.now();

@@ -1,5 +1,6 @@
 /** The queue contract's worker: the handler it runs, what it reports, the options every backend takes, and its handle. */
 import type { Outcome, QueueMessage, RetryPolicy } from './messages.js';
+import type { QueueBacklog } from './names.js';
 import type { QueueStats } from './stats.js';
 
 export type QueueHandler = (msg: QueueMessage) => Promise<Outcome>;
@@ -71,7 +72,9 @@ export interface QueueConsumerHandle {
   /**
    * Stops delivering once the delivery in flight (if any) is settled, never abandoning it (a
    * worker giving its slot back to another queue); then as close(). A close() meanwhile still
-   * applies its grace period.
+   * applies its grace period. Resolves with what the queue still holds to deliver as seen once its
+   * lock is released (QueueStore.backlogOf, answered from what the worker knows where it can);
+   * rejects when its progress could not be written.
    */
-  finish(): Promise<void>;
+  finish(): Promise<QueueBacklog | undefined>;
 }

@@ -7,7 +7,7 @@
 import { ftruncateSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { encodeFrame } from './frame.js';
-import { atomicWrite, readAt, scanHandle, writeAllSync, isErrno } from './file-io.js';
+import { atomicWrite, readAt, readAtSync, scanHandle, writeAllSync, isErrno, SYNC_READ_MAX_BYTES } from './file-io.js';
 import { decodeFrames } from './frame.js';
 import type { SegmentRecord } from './segment-record.js';
 
@@ -48,7 +48,8 @@ export interface ConsumerState {
 export async function firstRecordId(fh: FileHandle): Promise<number | undefined> {
   let len = 4096;
   for (;;) {
-    const buf = await readAt(fh, 0, len);
+    // The first record's header, on this thread (read each time a worker of the pool gets the queue).
+    const buf = len <= SYNC_READ_MAX_BYTES ? readAtSync(fh, 0, len) : await readAt(fh, 0, len);
     const r = decodeFrames<{ id: number }>(buf, 0);
     if (r.frames.length > 0) return r.frames[0]!.value.id;
     if (r.stop === 'incomplete' && r.needBytes !== undefined && r.needBytes > len && buf.length === len) {

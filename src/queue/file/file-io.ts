@@ -71,12 +71,15 @@ export function writeAllSync(fh: FileHandle, buf: Buffer): void {
  * each record instead of collecting them (so big files are counted without holding them).
  */
 export async function scanHandle<T>(fh: FileHandle, from = 0, onFrame?: (f: Frame<T>) => void): Promise<ScanResult<T>> {
-  const size = (await fh.stat()).size;
+  const size = sizeSync(fh);
   const frames: Frame<T>[] = [];
   let pos = from;
   let chunk = SCAN_CHUNK_BYTES;
   while (pos < size) {
-    const buf = await readAt(fh, pos, Math.min(chunk, size - pos));
+    // A small file (a consumer log, a queue's short segment) in one read on this thread: a worker
+    // of the pool opens a queue's files each time it gets a slot.
+    const len = Math.min(chunk, size - pos);
+    const buf = len <= SYNC_READ_MAX_BYTES ? readAtSync(fh, pos, len) : await readAt(fh, pos, len);
     const r = decodeFrames<T>(buf, pos);
     for (const f of r.frames) {
       if (onFrame) onFrame(f);

@@ -34,6 +34,7 @@ import {
   type QueueConsumerOptions,
   type QueueMessage,
   type QueueStats,
+  type QueueBacklog,
 } from '../contract.js';
 import { readDeadLetters } from './dead-letters.js';
 
@@ -226,15 +227,33 @@ export class QueueConsumer implements QueueConsumerHandle {
     return this.#closing;
   }
 
-  finish(): Promise<void> {
+  async finish(): Promise<QueueBacklog | undefined> {
     this.#finishing = true;
     this.#wake?.();
     // The loop ends at its next turn; close() then finds no handler in flight (unless it is called
     // meanwhile, with its own grace).
-    return (this.#loop ?? Promise.resolve()).then(
-      () => this.close(),
-      () => this.close(),
-    );
+    await this.#loop?.catch(() => undefined);
+    await this.close();
+    return this.#backlogAfterRelease();
+  }
+
+  /**
+   * What the queue holds to deliver now that the lock is released: messages past the checkpoint
+   * this worker wrote (one stat of the segment, read after the release: an append another process
+   * made before it is seen, one made after finds the lock free), or its retry schedule.
+   */
+  #backlogAfterRelease(): QueueBacklog | undefined {
+    const { tenant, flow } = this.paths;
+    let size = 0;
+    try {
+      size = statSync(this.paths.segment).size;
+    } catch (err) {
+      if (!isErrno(err, 'ENOENT')) throw err;
+    }
+    // Not equal: more was appended (or, had the file been replaced, deliver and see).
+    if (size !== this.#ckWritten.off) return { tenant, flow, readyAt: 0 };
+    const due = this.#nextRetryDueMs();
+    return due === undefined ? undefined : { tenant, flow, readyAt: due };
   }
 
   async #closeOnce(): Promise<void> {

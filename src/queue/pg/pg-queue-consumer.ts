@@ -21,6 +21,7 @@ import {
   type QueueConsumerOptions,
   type QueueMessage,
   type QueueStats,
+  type QueueBacklog,
 } from '../contract.js';
 import { InFlightHandler } from '../in-flight-handler.js';
 import type { PgDb } from '../../store/pg/pg-db.js';
@@ -127,15 +128,14 @@ export class PgQueueConsumer implements QueueConsumerHandle {
     return this.#closing;
   }
 
-  finish(): Promise<void> {
+  async finish(): Promise<QueueBacklog | undefined> {
     this.#finishing = true;
     this.#wake?.();
     // The loop ends at its next turn; close() then finds no handler in flight (unless it is called
     // meanwhile, with its own grace).
-    return (this.#loop ?? Promise.resolve()).then(
-      () => this.close(),
-      () => this.close(),
-    );
+    await this.#loop?.catch(() => undefined);
+    await this.close();
+    return backlogOf(this.#q.db, this.#q.tenant, this.#q.flow);
   }
 
   async #run(): Promise<void> {
@@ -326,6 +326,19 @@ export class PgQueueConsumer implements QueueConsumerHandle {
       throw err;
     }
   }
+}
+
+/** A queue's QueueBacklog.readyAt over its rows: 0 when a fresh message waits, else its earliest retry's due time. */
+export const READY_AT = '(CASE WHEN bool_or(due_ms IS NULL) THEN 0 ELSE min(due_ms) END)::bigint AS "readyAt"';
+
+/** What one queue holds to deliver (QueueStore.backlogOf): one query. */
+export async function backlogOf(db: PgDb, tenant: string, flow: string): Promise<QueueBacklog | undefined> {
+  return (
+    await db.query<QueueBacklog>(
+      `SELECT tenant, flow, ${READY_AT} FROM queue_messages WHERE tenant = $1 AND flow = $2 GROUP BY tenant, flow`,
+      [tenant, flow],
+    )
+  ).rows[0];
 }
 
 /** Counters of one queue: ids issued, messages waiting, retries scheduled, dead letters pending. */

@@ -27,7 +27,7 @@ import { leaseCoordination, type Coordination } from '../coordination/coordinati
 import { NodeLease, type NodeLeaseOptions } from '../coordination/node-lease.js';
 import { ConsumerRegistry } from '../consumer-registry.js';
 import { insertQueueBatch, PgQueueAppender, QUEUE_CHANNEL } from './pg-appender.js';
-import { PgQueueConsumer, queueLockName, queueStats } from './pg-queue-consumer.js';
+import { backlogOf, PgQueueConsumer, queueLockName, queueStats, READY_AT } from './pg-queue-consumer.js';
 
 export interface PgQueueStoreOptions {
   /** The lease of this node's queue locks (see NodeLease). */
@@ -46,9 +46,6 @@ interface DeadLetterDbRow {
   attempts: number;
   last_error: string;
 }
-
-/** A queue's QueueBacklog.readyAt over its rows: 0 when a fresh message waits, else its earliest retry's due time. */
-const READY_AT = '(CASE WHEN bool_or(due_ms IS NULL) THEN 0 ELSE min(due_ms) END)::bigint AS "readyAt"';
 
 export class PgQueueStore implements QueueStore {
   readonly #db: PgDb;
@@ -141,12 +138,7 @@ export class PgQueueStore implements QueueStore {
 
   async backlogOf(tenant: string, flow: string): Promise<QueueBacklog | undefined> {
     checkQueueNames(tenant, flow);
-    return (
-      await this.#db.query<QueueBacklog>(
-        `SELECT tenant, flow, ${READY_AT} FROM queue_messages WHERE tenant = $1 AND flow = $2 GROUP BY tenant, flow`,
-        [tenant, flow],
-      )
-    ).rows[0];
+    return backlogOf(this.#db, tenant, flow);
   }
 
   async stats(tenant: string, flow: string): Promise<QueueStats> {
