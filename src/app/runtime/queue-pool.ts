@@ -62,6 +62,11 @@ export class QueuePool {
     return this.#slots.held;
   }
 
+  /** True when this process's worker holds the queue's slot (the hot path of a submission: no promise made). */
+  holds(tenant: string, flow: string): boolean {
+    return this.#slots.holds(queueKey(tenant, flow));
+  }
+
   /**
    * Makes sure the queue is served: running here already, started now, waiting in line for a
    * slot, or run by another live process. `readyAt` (epoch ms): when it has something to deliver.

@@ -190,6 +190,8 @@ export class QueueWorkers {
 
   /** Makes sure the queue is served (QueuePool.ensure), reporting a failure to the log. */
   #serve(tenant: string, flow: string): void {
+    // The usual case of a busy queue: its worker runs here (one lookup, no promise made).
+    if (this.#pool.holds(tenant, flow)) return;
     this.ensureWorker(tenant, flow).catch((err: unknown) =>
       this.#deps.log.error({ err, tenant, flow }, 'queue worker could not be started'),
     );
