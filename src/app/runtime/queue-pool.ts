@@ -107,9 +107,9 @@ export class QueuePool {
     return (await Promise.all(starts)).filter((s) => s === 'started').length;
   }
 
-  /** The worker of the queue delivers a message (it is not idle). */
-  delivering(tenant: string, flow: string): void {
-    this.#slots.busy(queueKey(tenant, flow));
+  /** The worker of the queue (by its `queueKey`) delivers a message (it is not idle). */
+  delivering(key: string): void {
+    this.#slots.busy(key);
   }
 
   /** The queues waiting for a slot with something to deliver now, longest first. */

@@ -22,6 +22,7 @@ import type { AuditAppender } from '../../store/audit/audit-thread.js';
 import type { EventEmitter } from '../../store/event-log/event-sink.js';
 import type { FlowExecutor } from './flow-executor.js';
 import { QueuePool, type QueueWait, type WorkerStatus } from './queue-pool.js';
+import { queueKey } from './worker-slots.js';
 
 /** Fixed retry interval when the registry cannot be read (never dead-letters). Milliseconds. */
 export const REGISTRY_RETRY_MS = 1000;
@@ -218,9 +219,10 @@ export class QueueWorkers {
 
   /** What every worker of this process is given: the delivery handler and its reports. */
   #workerOptions(tenant: string, flow: string): QueueConsumerOptions {
+    const key = queueKey(tenant, flow);
     return {
       handler: (msg) => {
-        this.#pool.delivering(tenant, flow);
+        this.#pool.delivering(key);
         return this.#handle(tenant, flow, msg);
       },
       pollIntervalMs: this.#deps.pollIntervalMs ?? 500,

@@ -4,7 +4,7 @@
  * of the segment's first record, so a checkpoint left over from before a drain is recognised and
  * dropped (ids are never reissued), even if new records have since refilled the segment.
  */
-import { ftruncateSync } from 'node:fs';
+import { closeSync, ftruncateSync, openSync, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { encodeFrame } from './frame.js';
 import { atomicWrite, readAt, readAtSync, scanHandle, writeAllSync, isErrno, SYNC_READ_MAX_BYTES } from './file-io.js';
@@ -60,19 +60,34 @@ export async function firstRecordId(fh: FileHandle): Promise<number | undefined>
   }
 }
 
-/** Reads the id of the record at offset 0 of the segment (undefined when empty or torn). */
+/**
+ * Reads the id of the record at offset 0 of the segment (undefined when empty or torn). Opened,
+ * read and closed on the calling thread: a header read, done each time a worker of the pool gets
+ * the queue (three pool round trips cost more than the calls).
+ */
 export async function firstSegmentId(segmentPath: string): Promise<number | undefined> {
-  let fh: FileHandle;
+  let fd: number;
   try {
-    fh = await open(segmentPath, 'r');
+    fd = openSync(segmentPath, 'r');
   } catch (err) {
     if (isErrno(err, 'ENOENT')) return undefined;
     throw err;
   }
   try {
-    return await firstRecordId(fh);
+    let len = 4096;
+    for (;;) {
+      const buf = Buffer.allocUnsafe(len);
+      const got = readSync(fd, buf, 0, len, 0);
+      const r = decodeFrames<{ id: number }>(buf.subarray(0, got), 0);
+      if (r.frames.length > 0) return r.frames[0]!.value.id;
+      if (r.stop === 'incomplete' && r.needBytes !== undefined && r.needBytes > len && got === len) {
+        len = r.needBytes;
+        continue;
+      }
+      return undefined;
+    }
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
 

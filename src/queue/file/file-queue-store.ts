@@ -33,6 +33,11 @@ import { SegmentAppender } from './segment-appender.js';
 
 /** How long a compaction pass waits for a busy local worker before moving on. Milliseconds. */
 const LOCAL_COMPACT_WAIT_MS = 1000;
+/**
+ * Queues a compaction pass works on at once. Measured: 1,000 drained queues took 2.6 to 2.8 s one
+ * after the other, most of it each queue's syncs and lock files.
+ */
+const COMPACT_CONCURRENCY = 8;
 
 export interface FileQueueStoreOptions {
   /** The `queues/` directory (statePaths(db).queuesDir). */
@@ -180,26 +185,36 @@ export class FileQueueStore implements QueueStore {
   /**
    * One compaction pass over every queue: a queue this process consumes is drained if empty
    * (between deliveries); one nobody consumes is drained, or deleted when it holds nothing;
-   * one another process consumes is left to that process.
+   * one another process consumes is left to that process. COMPACT_CONCURRENCY queues at a time.
    */
   async compact(): Promise<CompactionPass> {
-    const out: QueueCompaction[] = [];
-    for (const { tenant, flow } of await this.listQueues()) {
-      const c = this.consumer(tenant, flow);
-      if (c) {
-        // A worker inside a long handler drains when it returns; the pass does not wait for it.
-        const r = await Promise.race([
-          c.compact(),
-          new Promise<'deferred'>((res) => setTimeout(() => res('deferred'), LOCAL_COMPACT_WAIT_MS).unref()),
-        ]);
-        out.push({
-          tenant,
-          flow,
-          result: r === 'deferred' ? 'deferred' : r.drained ? 'drained' : r.cutBytes > 0 ? 'trimmed' : 'kept',
-        });
-      } else out.push(await compactIdleQueue(this.paths(tenant, flow), this.#prefixCut));
-    }
+    const queues = await this.listQueues();
+    const out: QueueCompaction[] = new Array<QueueCompaction>(queues.length);
+    let next = 0;
+    // A queue's part of the pass waits mostly on its own syncs and locks: several at once.
+    const lane = async (): Promise<void> => {
+      while (next < queues.length) {
+        const i = next++;
+        out[i] = await this.#compactOne(queues[i]!);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(COMPACT_CONCURRENCY, queues.length) }, lane));
     return { reclaimedBy: 'pass', queues: out };
+  }
+
+  async #compactOne({ tenant, flow }: QueueName): Promise<QueueCompaction> {
+    const c = this.consumer(tenant, flow);
+    if (!c) return compactIdleQueue(this.paths(tenant, flow), this.#prefixCut);
+    // A worker inside a long handler drains when it returns; the pass does not wait for it.
+    const r = await Promise.race([
+      c.compact(),
+      new Promise<'deferred'>((res) => setTimeout(() => res('deferred'), LOCAL_COMPACT_WAIT_MS).unref()),
+    ]);
+    return {
+      tenant,
+      flow,
+      result: r === 'deferred' ? 'deferred' : r.drained ? 'drained' : r.cutBytes > 0 ? 'trimmed' : 'kept',
+    };
   }
 
   /** Pending dead letters, optionally of one tenant and/or flow, by queue then death order. */

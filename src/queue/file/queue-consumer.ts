@@ -4,7 +4,7 @@
  * least once: acks are checkpointed in batches, so a crash between a run and its checkpoint
  * redelivers. Only the holder of the queue's consumer lock runs one.
  */
-import { statSync } from 'node:fs';
+import { fstatSync, statSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { decodeFrames, type Frame } from './frame.js';
 import { isErrno, readAt, readAtSync, scanHandle, sizeSync, SCAN_CHUNK_BYTES, SYNC_READ_MAX_BYTES } from './file-io.js';
@@ -399,7 +399,8 @@ export class QueueConsumer implements QueueConsumerHandle {
     if (this.#seg && ino === this.#segIno) return this.#seg;
     await this.#seg?.close();
     this.#seg = await open(this.paths.segment, 'r');
-    const { ino: openedIno, size } = await this.#seg.stat();
+    // From the inode, on this thread (the open itself is the pool's).
+    const { ino: openedIno, size } = fstatSync(this.#seg.fd);
     this.#segIno = openedIno;
     if (this.#cs.ck.off > size) {
       // Records read before a power loss took them: start again at what the disk holds.
