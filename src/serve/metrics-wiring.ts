@@ -39,49 +39,46 @@ export function metricsSources(stores: ServeStores, queueStore: QueueStore, work
 export const UNDEPLOYED_FLOW_LABEL = '_undeployed';
 
 /**
- * Queue figures with labels bounded by what is deployed: the queues of flows that are not (an
- * /enqueue to any name is stored, as the spec says) are summed into one per tenant.
+ * Series with labels bounded by what is deployed: those of flows that are not (an /enqueue to any
+ * name is stored, as the spec says) are folded by `merge` into one per tenant, flow `_undeployed`.
  */
-export function boundedQueueLabels(
-  figures: readonly QueueFigures[],
+function foldUndeployed<T extends { readonly tenant: string; readonly flow: string }>(
+  items: readonly T[],
   deployed: (tenant: string, flow: string) => boolean,
-): QueueFigures[] {
-  const out = new Map<string, QueueFigures>();
-  for (const q of figures) {
-    if (deployed(q.tenant, q.flow)) {
-      out.set(`${q.tenant}/${q.flow}`, q);
+  merge: (sum: T, next: T) => T,
+): T[] {
+  const out = new Map<string, T>();
+  for (const item of items) {
+    if (deployed(item.tenant, item.flow)) {
+      out.set(`${item.tenant}/${item.flow}`, item);
       continue;
     }
-    const key = `${q.tenant}/`;
+    const key = `${item.tenant}/`;
     const sum = out.get(key);
-    out.set(
-      key,
-      sum === undefined
-        ? { ...q, flow: UNDEPLOYED_FLOW_LABEL }
-        : {
-            ...sum,
-            pending: sum.pending + q.pending,
-            retriesScheduled: sum.retriesScheduled + q.retriesScheduled,
-            deadLettersPending: sum.deadLettersPending + q.deadLettersPending,
-          },
-    );
+    out.set(key, sum === undefined ? { ...item, flow: UNDEPLOYED_FLOW_LABEL } : merge(sum, item));
   }
   return [...out.values()];
 }
 
-/** Waiting queues with labels bounded as boundedQueueLabels does: one per tenant for flows not deployed, with the longest wait. */
+/** Queue figures with bounded labels: the counters of queues of flows not deployed summed per tenant. */
+export function boundedQueueLabels(
+  figures: readonly QueueFigures[],
+  deployed: (tenant: string, flow: string) => boolean,
+): QueueFigures[] {
+  return foldUndeployed(figures, deployed, (sum, q) => ({
+    ...sum,
+    pending: sum.pending + q.pending,
+    retriesScheduled: sum.retriesScheduled + q.retriesScheduled,
+    deadLettersPending: sum.deadLettersPending + q.deadLettersPending,
+  }));
+}
+
+/** Waiting queues with bounded labels: those of flows not deployed one per tenant, with the longest wait. */
 export function boundedWaitLabels(
   waits: readonly QueueWait[],
   deployed: (tenant: string, flow: string) => boolean,
 ): QueueWait[] {
-  const out = new Map<string, QueueWait>();
-  for (const w of waits) {
-    const own = deployed(w.tenant, w.flow);
-    const key = own ? `${w.tenant}/${w.flow}` : `${w.tenant}/`;
-    const was = out.get(key);
-    if (was === undefined || w.waitedMs > was.waitedMs) out.set(key, own ? w : { ...w, flow: UNDEPLOYED_FLOW_LABEL });
-  }
-  return [...out.values()];
+  return foldUndeployed(waits, deployed, (sum, w) => (w.waitedMs > sum.waitedMs ? { ...w, flow: sum.flow } : sum));
 }
 
 /** `--metrics-port`: `GET /metrics` alone on its own port; resolves to its base URL. */

@@ -89,8 +89,8 @@ export async function buildQueues(
     // scheduled retries) is served from the start, with no new submission (docs/queues.md, where
     // we differ from the specification). The scan runs after start-up, not in its way.
     const resuming = (async () => {
-      const started = await workers.adoptOrphans(await store.queuesWithMessages());
-      if (started > 0) log.info({ queues: started }, 'resumed the backlog of the queues holding messages');
+      const lined = workers.adoptOrphans(await store.queuesWithMessages());
+      if (lined > 0) log.info({ queues: lined }, 'resumed the backlog of the queues holding messages');
     })().catch((err: unknown) => log.error({ err }, 'the backlog of the queues could not be resumed at start'));
     // Awaited before the workers close (closers run in reverse): no worker starts after they did.
     closers.add(() => resuming);
@@ -102,7 +102,7 @@ export async function buildQueues(
       intervalMs: () => ORPHAN_SWEEP_MS,
       log,
       runAtStart: true,
-      run: async () => void (await workers.adoptOrphans(await store.queuesWithMessages())),
+      run: async () => void workers.adoptOrphans(await store.queuesWithMessages()),
     });
     closers.add(() => sweep.stop());
   }

@@ -7,7 +7,7 @@
  */
 import type { Logger } from '../../common/logger.js';
 import type { QueueBacklog, QueueConsumerOptions, QueueStore } from '../../queue/index.js';
-import { queueKey, waitedMs, WorkerSlots, type QueueRef, type SlotLimits } from './worker-slots.js';
+import { queueKey, waitedMs, WorkerSlots, type HeldQueue, type QueueRef, type SlotLimits } from './worker-slots.js';
 
 /**
  * On a store whose queues a periodic sweep hands over (QueueStore.adoptsOrphans: PostgreSQL), how
@@ -76,35 +76,39 @@ export class QueuePool {
     // The hot path of every /enqueue to a served queue: one lookup, no await.
     if (this.#slots.holds(key)) return this.#starting.get(key) ?? Promise.resolve('running');
     if (this.#stopped) return Promise.resolve('stopped');
-    const askedAt = this.#elsewhere.get(key);
     const now = Date.now();
-    if (askedAt !== undefined && now - askedAt < ELSEWHERE_RECHECK_MS) return Promise.resolve('elsewhere');
+    if (this.#askedRecently(key, now)) return Promise.resolve('elsewhere');
     this.#slots.wait({ tenant, flow }, readyAt, now);
-    this.#pump(now);
-    if (!this.#slots.holds(key)) this.#rebalance();
+    // A free slot, or one an idle worker gives back at once.
+    this.#rebalance();
     return this.#starting.get(key) ?? Promise.resolve(this.#slots.holds(key) ? 'running' : 'waiting');
   }
 
   /**
    * Serves every queue of `backlogs` (the queues holding messages at start, or a dead node's):
-   * each joins the line.
-   * @returns how many workers were started at once
+   * each joins the line, and the free slots are given out.
+   * @returns how many queues joined the line (not held here, not just found run elsewhere)
    */
-  async adopt(backlogs: readonly QueueBacklog[]): Promise<number> {
+  adopt(backlogs: readonly QueueBacklog[]): number {
     if (this.#stopped) return 0;
     // All join the line before any slot is given: the first slots go by the fairness rule too, not
     // to the queues listed first.
     const now = Date.now();
+    let lined = 0;
     for (const b of backlogs) {
       const key = queueKey(b.tenant, b.flow);
-      const askedAt = this.#elsewhere.get(key);
-      if (this.#slots.holds(key) || (askedAt !== undefined && now - askedAt < ELSEWHERE_RECHECK_MS)) continue;
+      if (this.#slots.holds(key) || this.#askedRecently(key, now)) continue;
       this.#slots.wait(b, b.readyAt, now);
+      lined++;
     }
-    const before = new Set(this.#starting.keys());
     this.#rebalance();
-    const starts = [...this.#starting].filter(([key]) => !before.has(key)).map(([, p]) => p);
-    return (await Promise.all(starts)).filter((s) => s === 'started').length;
+    return lined;
+  }
+
+  /** A queue found run by another node within ELSEWHERE_RECHECK_MS is not asked about again (PostgreSQL only). */
+  #askedRecently(key: string, now: number): boolean {
+    const askedAt = this.#elsewhere.get(key);
+    return askedAt !== undefined && now - askedAt < ELSEWHERE_RECHECK_MS;
   }
 
   /** The worker of the queue (by its `queueKey`) delivers a message (it is not idle). */
@@ -139,11 +143,11 @@ export class QueuePool {
   #rebalance(): void {
     if (this.#stopped) return;
     const now = Date.now();
-    for (const key of this.#slots.leavers(now)) this.#leave(key);
+    for (const q of this.#slots.leavers(now)) this.#leave(q);
     this.#pump(now);
   }
 
-  async #start(q: QueueRef & { key: string }): Promise<WorkerStatus> {
+  async #start(q: HeldQueue): Promise<WorkerStatus> {
     const { tenant, flow, key } = q;
     let started;
     try {
@@ -177,7 +181,7 @@ export class QueuePool {
     if (this.#slots.waitingCount > 0) this.#rebalance();
   }
 
-  #onLockLost(q: QueueRef & { key: string }): void {
+  #onLockLost(q: HeldQueue): void {
     // Paused or stalled past the lease: another process runs this queue now, and this one
     // stopped before delivering anything more.
     this.#slots.release(q.key);
@@ -190,9 +194,8 @@ export class QueuePool {
   }
 
   /** The worker of `key` finishes after its delivery in flight; the queue joins the line again if it holds messages. */
-  #leave(key: string): void {
+  #leave({ tenant, flow, key }: HeldQueue): void {
     if (this.#leaving.has(key)) return;
-    const [tenant, flow] = splitKey(key);
     const p = (async () => {
       // What the queue still holds, read after its lock is released: a message appended before
       // is seen here, one appended after finds the lock free and its submitter serves it.
@@ -221,9 +224,4 @@ export class QueuePool {
     })().finally(() => this.#leaving.delete(key));
     this.#leaving.set(key, p);
   }
-}
-
-function splitKey(key: string): [string, string] {
-  const at = key.indexOf('/');
-  return [key.slice(0, at), key.slice(at + 1)];
 }

@@ -211,9 +211,9 @@ export class QueueWorkers {
    * Serves each queue holding messages that has no worker anywhere: at start, the backlog a stopped
    * process left; on a cluster, the queues of a node that died (its lease gone). Each joins the
    * pool's line; retries scheduled later wait until they are due.
-   * @returns how many workers were started at once
+   * @returns how many queues joined the line
    */
-  adoptOrphans(queues: readonly QueueBacklog[]): Promise<number> {
+  adoptOrphans(queues: readonly QueueBacklog[]): number {
     return this.#pool.adopt(queues);
   }
 

@@ -39,6 +39,11 @@ export interface WaitingQueue extends QueueRef {
 /** How long a waiting queue has waited for a slot with something to deliver (0 before it is ready). Milliseconds. */
 export const waitedMs = (q: WaitingQueue, now: number): number => Math.max(0, now - Math.max(q.since, q.readyAt));
 
+/** A queue holding a slot, with its key. */
+export interface HeldQueue extends QueueRef {
+  readonly key: string;
+}
+
 interface Holder extends QueueRef {
   /** When it got its slot. Epoch ms. */
   readonly since: number;
@@ -159,8 +164,8 @@ export class WorkerSlots {
    * idle for idleMs; idle while a waiting queue could use the slot; or working for turnMs while
    * one could. At most as many go for waiting queues as there are ready ones.
    */
-  leavers(now: number): string[] {
-    const out: string[] = [];
+  leavers(now: number): HeldQueue[] {
+    const out: HeldQueue[] = [];
     let wanted = this.#readyCount(now);
     for (const [key, h] of this.#holders) {
       if (h.leaving) {
@@ -176,7 +181,7 @@ export class WorkerSlots {
       if (leave) {
         h.leaving = true;
         if (wanted > 0) wanted--;
-        out.push(key);
+        out.push({ tenant: h.tenant, flow: h.flow, key });
       }
     }
     return out;
