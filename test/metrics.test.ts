@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { enqueue, flowSource, tenantWithKey } from './helpers/queue-flows.js';
 import { deployFlow } from './helpers/registry-setup.js';
+import { sample } from './helpers/metrics-text.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -19,12 +20,6 @@ const BROKEN = flowSource(
   ['effects: [secret_read]', 'queue_max_attempts: 1'],
   '## Step: gate_open\neffects: [secret_read]\n',
 );
-
-/** The value of one sample, by its exact series (`name{labels}`), or undefined. */
-function sample(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
 
 describe('GET /metrics with svc serve --metrics', () => {
   const sandbox = makeSandbox();

@@ -8,18 +8,14 @@ import { after, before, describe, it } from 'node:test';
 import { groupedDeliverStep, startDeliveryBackend, type DeliveryBackend } from './helpers/delivery-backend.js';
 import { enqueue, tenantWithKey } from './helpers/queue-flows.js';
 import { deployFlows, flow, setSystemConfig } from './helpers/registry-setup.js';
+import { sample } from './helpers/metrics-text.js';
 import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
+import { uiLogin } from './helpers/ui-login.js';
 import { waitFor } from './helpers/wait.js';
 
 const PASSWORD = 'a long enough passphrase 42';
 const SLOW = 8;
 const HOLD_MS = 400;
-
-/** The value of one sample line of the exposition (`name{labels} value`); undefined when absent. */
-function sample(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
 
 describe('a queue waiting for a worker slot', () => {
   const sandbox = makeSandbox();
@@ -48,26 +44,8 @@ describe('a queue waiting for a worker slot', () => {
     sandbox.cleanup();
   });
 
-  async function login(): Promise<string> {
-    const form = await fetch(`${server.url}/ui/login`);
-    let cookie = form.headers
-      .getSetCookie()
-      .map((c) => c.split(';', 1)[0])
-      .join('; ');
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
-    const r = await fetch(`${server.url}/ui/login`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ _csrf: csrf, username: 'admin', password: PASSWORD }),
-    });
-    assert.equal(r.status, 303);
-    cookie = [cookie, ...r.headers.getSetCookie().map((c) => c.split(';', 1)[0])].join('; ');
-    return cookie;
-  }
-
   it('is counted and timed in /metrics and named on the Queues page while it waits, then served', async () => {
-    const cookie = await login();
+    const cookie = await uiLogin(server.url, 'admin', PASSWORD);
     for (let i = 0; i < SLOW; i++)
       assert.equal((await enqueue(server.url, 'slow', '{}', { key, correlationId: `slow-${i}` })).status, 202);
     await waitFor('the slow queue served', () => backend.firstDelivered.length > 0);

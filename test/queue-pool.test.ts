@@ -6,28 +6,20 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { openStore } from '../src/storage/index.js';
 import { groupedDeliverStep, startDeliveryBackend, type DeliveryBackend } from './helpers/delivery-backend.js';
-import { events } from './helpers/queue-flows.js';
+import { events, writeBacklog, type BacklogQueue } from './helpers/queue-flows.js';
 import { createTenant, deployFlows, flow, setSystemConfig } from './helpers/registry-setup.js';
 import { storeRows } from './helpers/store-sql.js';
-import { makeSandbox, startServer, type Sandbox, type ServerProcess } from './helpers/svc.js';
+import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
 import { sleep, waitFor } from './helpers/wait.js';
 
-/** Appends `perQueue` messages `<tenant>/<flow>-<i>` to each queue through the library while no server runs. */
-async function writeBacklog(sandbox: Sandbox, queues: readonly [string, string][], perQueue: number): Promise<void> {
-  const store = await openStore(sandbox.store ?? sandbox.db, { pg: { maxConnections: 4 } });
-  try {
-    for (let i = 0; i < perQueue; i++)
-      await Promise.all(
-        queues.map(([tenant, name]) =>
-          store.queues.append(tenant, name, { correlationId: `${tenant}/${name}-${i}`, payload: { i } }),
-        ),
-      );
-  } finally {
-    await store.close();
-  }
-}
+/** Each queue's i-th message: correlation id `<tenant>/<flow>-<i>`. */
+const numbered = (queues: readonly [string, string][]): BacklogQueue[] =>
+  queues.map(([tenant, flow]) => ({
+    tenant,
+    flow,
+    message: (i) => ({ correlationId: `${tenant}/${flow}-${i}`, payload: { i } }),
+  }));
 
 describe('1,000 queues of 100 messages, max_queue_workers 8', () => {
   const sandbox = makeSandbox();
@@ -53,7 +45,7 @@ describe('1,000 queues of 100 messages, max_queue_workers 8', () => {
       ),
     );
     setSystemConfig(sandbox, { max_queue_workers: 8 });
-    await writeBacklog(sandbox, queues, PER_QUEUE);
+    await writeBacklog(sandbox, numbered(queues), PER_QUEUE);
   });
   after(async () => {
     await server?.stop();
@@ -127,11 +119,7 @@ describe('two servers sharing one store, pools of 4, one paused while it holds q
       names.map((n) => flow('acme', n, 'effects: [http_egress]', groupedDeliverStep(n))),
     );
     setSystemConfig(sandbox, { max_queue_workers: 4, queue_worker_turn_ms: 200 });
-    await writeBacklog(
-      sandbox,
-      names.map((n): [string, string] => ['acme', n]),
-      PER_QUEUE,
-    );
+    await writeBacklog(sandbox, numbered(names.map((n): [string, string] => ['acme', n])), PER_QUEUE);
     backend = await startDeliveryBackend({ holdMs: 3 });
   });
   after(async () => {

@@ -6,9 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { openStore } from '../src/storage/index.js';
 import { DELIVER_STEP, startDeliveryBackend, type DeliveryBackend } from './helpers/delivery-backend.js';
-import { flowSource, tenantWithKey } from './helpers/queue-flows.js';
+import { flowSource, tenantWithKey, writeBacklog } from './helpers/queue-flows.js';
 import { deployFlow } from './helpers/registry-setup.js';
 import { makeSandbox, startServer } from './helpers/svc.js';
 import { waitFor } from './helpers/wait.js';
@@ -32,20 +31,18 @@ describe('a backlog resumes at start, with no new submission', () => {
   });
 
   /** Appends `ids` to acme/backlog through the library, while no server runs. */
-  async function writeBacklog(ids: readonly string[]): Promise<void> {
-    const store = await openStore(sandbox.store ?? sandbox.db, { pg: { maxConnections: 2 } });
-    try {
-      for (const id of ids) await store.queues.append('acme', 'backlog', { correlationId: id, payload: { id } });
-    } finally {
-      await store.close();
-    }
-  }
+  const writeIds = (ids: readonly string[]) =>
+    writeBacklog(
+      sandbox,
+      [{ tenant: 'acme', flow: 'backlog', message: (i) => ({ correlationId: ids[i]!, payload: { id: ids[i] } }) }],
+      ids.length,
+    );
 
   const firstOf = (prefix: string) => backend.firstDelivered.filter((id) => id.startsWith(prefix));
 
   it(`${BACKLOG} messages written while no server ran are all delivered once, in order, after a start`, async () => {
     const ids = Array.from({ length: BACKLOG }, (_, i) => `w-${i}`);
-    await writeBacklog(ids);
+    await writeIds(ids);
     const server = await startServer(sandbox, [], { BACKEND_URL: backend.url });
     try {
       await waitFor(`${BACKLOG} deliveries`, () => firstOf('w-').length === BACKLOG, 60_000, 50);
@@ -62,7 +59,7 @@ describe('a backlog resumes at start, with no new submission', () => {
 
   it(`a server killed with SIGKILL mid-drain: the next start delivers the rest, each at least once, in order`, async () => {
     const ids = Array.from({ length: BACKLOG }, (_, i) => `k-${i}`);
-    await writeBacklog(ids);
+    await writeIds(ids);
     const first = await startServer(sandbox, [], { BACKEND_URL: backend.url });
     try {
       await waitFor('100 deliveries before the kill', () => firstOf('k-').length >= 100, 60_000, 1);

@@ -7,9 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { groupedDeliverStep, startDeliveryBackend, type DeliveryBackend } from './helpers/delivery-backend.js';
-import { tenantWithKey } from './helpers/queue-flows.js';
+import { tenantWithKey, writeBacklog } from './helpers/queue-flows.js';
 import { createTenant, deployFlows, flow, setSystemConfig } from './helpers/registry-setup.js';
-import { openStore } from '../src/storage/index.js';
 import { waitFor } from './helpers/wait.js';
 import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
 
@@ -29,18 +28,18 @@ describe('max_queue_workers_per_tenant', () => {
     deployFlows(sandbox, [slowFlow('acme', 'ok'), slowFlow('acme', 'second'), slowFlow('beta', 'ok')]);
     setSystemConfig(sandbox, { max_queue_workers_per_tenant: 1, queue_worker_turn_ms: 250 });
     backend = await startDeliveryBackend({ holdMs: HOLD_MS });
-    const store = await openStore(sandbox.store ?? sandbox.db, { pg: { maxConnections: 2 } });
-    try {
-      for (const [tenant, name] of [
+    const queues = (
+      [
         ['acme', 'ok'],
         ['acme', 'second'],
         ['beta', 'ok'],
-      ] as const)
-        for (let i = 0; i < PER_QUEUE; i++)
-          await store.queues.append(tenant, name, { correlationId: `${tenant}-${name}-${i}`, payload: { i } });
-    } finally {
-      await store.close();
-    }
+      ] as const
+    ).map(([tenant, flow]) => ({
+      tenant,
+      flow,
+      message: (i: number) => ({ correlationId: `${tenant}-${flow}-${i}`, payload: { i } }),
+    }));
+    await writeBacklog(sandbox, queues, PER_QUEUE);
     server = await startServer(sandbox, [], { BACKEND_URL: backend.url });
   });
   after(async () => {

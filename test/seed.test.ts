@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
+import { uiLogin } from './helpers/ui-login.js';
 
 const DEMO = resolve(dirname(fileURLToPath(import.meta.url)), '../../examples/demo');
 
@@ -85,19 +86,6 @@ describe('svc seed', () => {
       body: '{"name": "Ada"}',
     });
     assert.equal(run.status, 200);
-    const page = await fetch(`${server.url}/ui/login`);
-    const cookie = page.headers
-      .getSetCookie()
-      .map((c) => c.split(';', 1)[0])
-      .join('; ');
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())![1]!;
-    const login = await fetch(`${server.url}/ui/login`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ _csrf: csrf, username: 'demo-support', password }),
-    });
-    assert.equal(login.status, 303);
-    assert.equal(login.headers.get('location'), '/ui');
+    await uiLogin(server.url, 'demo-support', password);
   });
 });

@@ -12,6 +12,7 @@ import { openStore, type PgStores } from '../src/storage/index.js';
 import { freshPgSchema, type PgSchema } from './helpers/pg.js';
 import { createKey, createTenant, deployFlow, flow } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, svc, type Sandbox, type ServerProcess } from './helpers/svc.js';
+import { uiLogin } from './helpers/ui-login.js';
 
 const PASSWORD = 'a long enough passphrase 42';
 let schema: PgSchema;
@@ -50,20 +51,7 @@ after(async () => {
 test('the first account is made in the store; a login with the CSRF token opens a server-side session there', async () => {
   assert.match(server.output(), /ui:\s+\S+\/ui \(account admin created from SVC_UI_ADMIN_USER as sysadmin\)/);
   assert.equal(await store.uiUsers.count(), 1);
-  const login = await fetch(`${server.url}/ui/login`);
-  cookie = login.headers
-    .getSetCookie()
-    .map((c) => c.split(';', 1)[0])
-    .join('; ');
-  const csrf = /name="_csrf" value="([^"]+)"/.exec(await login.text())![1]!;
-  const r = await fetch(`${server.url}/ui/login`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ _csrf: csrf, username: 'admin', password: PASSWORD }),
-  });
-  assert.equal(r.status, 303);
-  cookie = [cookie, ...r.headers.getSetCookie().map((c) => c.split(';', 1)[0])].join('; ');
+  cookie = await uiLogin(server.url, 'admin', PASSWORD);
   const sessions = await store.db.query<{ n: number }>('SELECT count(*)::int AS n FROM ui_sessions');
   assert.equal(sessions.rows[0]!.n, 1);
 });

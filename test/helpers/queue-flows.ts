@@ -1,4 +1,5 @@
 /** Shared helpers of the queue black-box tests: flow sources of tenant acme, signed /enqueue calls, log.db reads. */
+import { openStore } from '../../src/storage/index.js';
 import { sign } from './raw-http.js';
 import { createKey, createTenant, flow, type KeyOptions } from './registry-setup.js';
 import { storeRows } from './store-sql.js';
@@ -67,4 +68,26 @@ export function events(sandbox: Sandbox, where = '1=1', args: unknown[] = []): E
     `SELECT event, correlation_id, flow, step, outcome, payload, reason FROM events WHERE ${where} ORDER BY id`,
     ...args,
   );
+}
+
+/** One queue of a backlog written offline: `message(i)` is its i-th message. */
+export interface BacklogQueue {
+  readonly tenant: string;
+  readonly flow: string;
+  message(i: number): { correlationId: string; payload: unknown };
+}
+
+/**
+ * Appends `perQueue` messages to each queue through the library while no server runs, on the
+ * sandbox's store (a state directory or PostgreSQL): round by round, the queues of a round at once,
+ * so each queue's messages are in the order of `i`.
+ */
+export async function writeBacklog(sandbox: Sandbox, queues: readonly BacklogQueue[], perQueue: number): Promise<void> {
+  const store = await openStore(sandbox.store ?? sandbox.db, { pg: { maxConnections: 4 } });
+  try {
+    for (let i = 0; i < perQueue; i++)
+      await Promise.all(queues.map((q) => store.queues.append(q.tenant, q.flow, q.message(i))));
+  } finally {
+    await store.close();
+  }
 }

@@ -69,6 +69,16 @@ function failureRows(w: RecordedWorker): unknown[][] {
 }
 
 /** Asserts nothing more is delivered to `w` for a while. */
+/** A worker started on `b` for acme/orders delivers exactly `ids`, in order, and nothing more. */
+async function nextWorkerGets(b: QueueStore, ids: readonly number[]): Promise<void> {
+  const w = await startRecorded(b, 'acme', 'orders');
+  assert.deepEqual(
+    (await w.delivered(ids.length)).map((m) => m.id),
+    ids,
+  );
+  await assertQuiet(w, ids.length);
+}
+
 async function assertQuiet(w: RecordedWorker, n: number): Promise<void> {
   // On purpose: watching for a delivery that must not come.
   await sleep(QUIET_MS);
@@ -1033,12 +1043,7 @@ export function queueConformance(kind: QueueBackendKind): void {
           w0.seen.map((m) => m.id),
           [first],
         );
-        const w1 = await startRecorded(b1!, 'acme', 'orders');
-        assert.deepEqual(
-          (await w1.delivered(1)).map((m) => m.id),
-          [second],
-        );
-        await assertQuiet(w1, 1);
+        await nextWorkerGets(b1!, [second]);
       }),
     );
 
@@ -1056,12 +1061,7 @@ export function queueConformance(kind: QueueBackendKind): void {
         );
         await w0.delivered(5);
         await w0.handle.close();
-        const w1 = await startRecorded(b1!, 'acme', 'orders');
-        assert.deepEqual(
-          (await w1.delivered(6)).map((m) => m.id),
-          ids.slice(4),
-        );
-        await assertQuiet(w1, 6);
+        await nextWorkerGets(b1!, ids.slice(4));
       }),
     );
 
@@ -1136,12 +1136,7 @@ export function queueConformance(kind: QueueBackendKind): void {
           w0.seen.map((m) => m.id),
           [first],
         );
-        const w1 = await startRecorded(b1!, 'acme', 'orders');
-        assert.deepEqual(
-          (await w1.delivered(1)).map((m) => m.id),
-          [second],
-        );
-        await assertQuiet(w1, 1);
+        await nextWorkerGets(b1!, [second]);
       }),
     );
 
@@ -1162,12 +1157,7 @@ export function queueConformance(kind: QueueBackendKind): void {
           w0.seen.map((m) => m.id),
           ids.slice(0, 3),
         );
-        const w1 = await startRecorded(b1!, 'acme', 'orders');
-        assert.deepEqual(
-          (await w1.delivered(7)).map((m) => m.id),
-          ids.slice(3),
-        );
-        await assertQuiet(w1, 7);
+        await nextWorkerGets(b1!, ids.slice(3));
       }),
     );
 
@@ -1182,12 +1172,7 @@ export function queueConformance(kind: QueueBackendKind): void {
         assert.ok(Date.now() - t0 < 1000, `finish() took ${Date.now() - t0} ms with a 10 s poll interval`);
         assert.equal(w0.handle.state, 'closed');
         const after = await appendInTurn(b0!, 'acme', 'orders', 2, 'after');
-        const w1 = await startRecorded(b1!, 'acme', 'orders');
-        assert.deepEqual(
-          (await w1.delivered(2)).map((m) => m.id),
-          after,
-        );
-        await assertQuiet(w1, 2);
+        await nextWorkerGets(b1!, after);
         assert.deepEqual(
           w0.seen.map((m) => m.id),
           before,
