@@ -45,7 +45,7 @@ export {
 export { FileQueueStore, type FileQueueStoreOptions } from './file/file-queue-store.js';
 export { QueueConsumer, type FileQueueConsumerOptions } from './file/queue-consumer.js';
 export { SegmentAppender, type SegmentAppenderOptions } from './file/segment-appender.js';
-export { queuePaths, type QueuePaths } from './file/queue-paths.js';
+export { queuePaths, consumerLockOptions, type QueuePaths } from './file/queue-paths.js';
 export type { SegmentRecord } from './file/segment-record.js';
 export { listQueueDirs } from './file/compaction.js';
 export { readQueueSnapshot, type QueueSnapshot } from './file/queue-snapshot.js';

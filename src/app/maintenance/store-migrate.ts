@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { statePaths, type StatePaths } from '../../common/paths.js';
-import { listQueueDirs, LockFile, queuePaths, readQueueSnapshot, type QueueSnapshot } from '../../queue/index.js';
+import { consumerLockOptions, listQueueDirs, LockFile, queuePaths, readQueueSnapshot, type QueueSnapshot } from '../../queue/index.js';
 import {
   insertQueue,
   insertRows,
@@ -101,7 +101,8 @@ export async function migrateStore(opts: StoreMigrateOptions): Promise<StoreMigr
     const queues = await listQueueDirs(paths.queuesDir);
     // Held for the whole run: a worker started meanwhile cannot consume what is being copied.
     for (const q of queues) {
-      const lock = await LockFile.tryAcquire(queuePaths(paths.queuesDir, q.tenant, q.flow).consumerLock);
+      const qp = queuePaths(paths.queuesDir, q.tenant, q.flow);
+      const lock = await LockFile.tryAcquire(qp.consumerLock, consumerLockOptions(qp));
       if (lock === undefined)
         refuse(
           'source_in_use',

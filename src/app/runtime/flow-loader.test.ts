@@ -68,20 +68,28 @@ test('the IR cache is bounded and keeps what is read: the entry not read since t
   assert.notEqual(loader.ir(h2), first.get(h2), 'h2 was evicted and parsed again');
 });
 
-test('peekIr (the start-up scan) reads through the cache without filling it', () => {
+test('peekIr (the start-up scan) keeps what it parsed only in free room, never pushing out what traffic uses', () => {
   const repo = new SqliteArtifactsStore(db);
-  const r = compileFlow(SRC.replace('flow: hello', 'flow: peeked'));
-  repo.publish({
-    tenant: 'acme',
-    name: 'peeked',
-    version: '1.0.0',
-    bytes: r.bytes!,
-    hash: r.hash!,
-    createdAt: '2024-01-01T00:00:00Z',
+  const hashes = ['peek-a', 'peek-b', 'peek-c'].map((name) => {
+    const r = compileFlow(SRC.replace('flow: hello', `flow: ${name}`));
+    repo.publish({
+      tenant: 'acme',
+      name,
+      version: '1.0.0',
+      bytes: r.bytes!,
+      hash: r.hash!,
+      createdAt: '2024-01-01T00:00:00Z',
+    });
+    return r.hash!;
   });
-  const loader = new FlowLoader(repo);
-  const peeked = loader.peekIr(r.hash!);
-  assert.notEqual(loader.peekIr(r.hash!), peeked, 'not kept');
-  const cached = loader.ir(r.hash!);
-  assert.equal(loader.peekIr(r.hash!), cached, 'a cached IR is returned as is');
+  const [a, b, c] = hashes as [string, string, string];
+  const loader = new FlowLoader(repo, undefined, { irCacheMax: 2 });
+  const used = loader.ir(a);
+  const peeked = loader.peekIr(b);
+  assert.equal(loader.peekIr(b), peeked, 'room left: kept');
+  assert.equal(loader.ir(b), peeked, 'traffic gets the scanned IR without parsing it again');
+  const full = loader.peekIr(c);
+  assert.notEqual(loader.peekIr(c), full, 'full: not kept');
+  assert.equal(loader.ir(a), used, 'what traffic used stays');
+  assert.equal(loader.peekIr(a), used, 'a cached IR is returned as is');
 });

@@ -1,8 +1,9 @@
 /**
  * The bounded pool of queue workers of one process: does what WorkerSlots decides. A queue with
  * work asks for a slot (ensure); when one is free its worker starts on the queue backend; a worker
- * gives its slot back by finishing after its delivery in flight (never abandoning it), and the
- * queue, if it still holds messages, joins the line again. One worker per queue across processes
+ * gives its slot back by finishing after its delivery in flight (never abandoning it; an idle one's
+ * slot goes to the next queue while it closes its files), and the queue, if it still holds
+ * messages, joins the line again once it has closed. One worker per queue across processes
  * and nodes stays the backend's lock: a queue whose lock another process holds is left to it.
  */
 import type { Logger } from '../../common/logger.js';

@@ -200,3 +200,52 @@ describe('WorkerSlots: who gives a slot back', () => {
     assert.deepEqual(slots.leavers(5000), []);
   });
 });
+
+describe('WorkerSlots: when a leaver frees its slot', () => {
+  it('an idle leaver at once: the waiting queue starts while it closes, and it is not put in line meanwhile', () => {
+    const slots = new WorkerSlots(LIMITS);
+    fill(slots, ['a/1', 'a/2']);
+    slots.idle('a/1', 100);
+    slots.wait(q('b/1'), 0, 100);
+    assert.deepEqual(
+      slots.leavers(150).map((h) => h.key),
+      ['a/1'],
+    );
+    assert.equal(slots.held, 1, 'its slot is free while it closes');
+    assert.equal(slots.take(150)?.key, 'b/1');
+    assert.equal(slots.held, 2);
+    assert.ok(slots.holds('a/1'), 'still held: not started again until it has closed');
+    slots.wait(q('a/1'), 0, 160);
+    assert.equal(slots.isWaiting('a', 'a/1'), false);
+    slots.release('a/1');
+    assert.equal(slots.held, 2, 'releasing a freed slot frees nothing more');
+    assert.equal(slots.take(170), undefined);
+  });
+
+  it('a busy leaver when it has closed: its delivery in flight still counts against the ceilings', () => {
+    const slots = new WorkerSlots({ ...LIMITS, maxPerTenant: 2 });
+    fill(slots, ['a/1', 'a/2']);
+    slots.wait(q('b/1'), 0, 0);
+    assert.deepEqual(
+      slots.leavers(2000).map((h) => h.key),
+      ['a/1'],
+    );
+    assert.equal(slots.held, 2);
+    assert.equal(slots.take(2000), undefined);
+    assert.deepEqual(slots.leavers(2001), [], 'the waiting queue has a slot coming: nobody else is asked to leave');
+    slots.release('a/1');
+    assert.equal(slots.take(2002)?.key, 'b/1');
+  });
+
+  it("an idle leaver's tenant is under its own ceiling at once", () => {
+    const slots = new WorkerSlots({ ...LIMITS, maxWorkers: 3, maxPerTenant: 1 });
+    fill(slots, ['a/1']);
+    slots.idle('a/1', 0);
+    slots.wait(q('a/2'), 0, 0);
+    assert.deepEqual(
+      slots.leavers(10).map((h) => h.key),
+      ['a/1'],
+    );
+    assert.equal(slots.take(10)?.key, 'a/2');
+  });
+});

@@ -8,6 +8,9 @@
  * is ready (a future retry is not) and its tenant is under its own ceiling. A worker gives its slot
  * back when it has been idle for `idleMs`, at once when it is idle and a queue waits that could use
  * the slot, and after `turnMs` of work while such a queue waits (it then waits at the back itself).
+ * An idle worker named to leave delivers nothing more, so its slot is free at once (it counts
+ * against no ceiling while it closes its files); a busy one keeps its slot until its delivery in
+ * flight is done and it has closed. Either way the queue is not started again until it has closed.
  */
 
 export interface SlotLimits {
@@ -51,13 +54,19 @@ interface Holder extends QueueRef {
   idleSince: number | undefined;
   /** Giving its slot back: the worker is finishing. */
   leaving: boolean;
+  /** Leaving with nothing in flight: its slot is free already, while its worker closes. */
+  slotFree: boolean;
 }
 
 export const queueKey = (tenant: string, flow: string): string => `${tenant}/${flow}`;
 
 export class WorkerSlots {
   readonly limits: SlotLimits;
+  /** Queues held: served, or leaving (closing). */
   readonly #holders = new Map<string, Holder>();
+  /** Holders whose slot is free already (see Holder.slotFree). */
+  #freeCount = 0;
+  /** Slots held per tenant (those free already not counted). */
   readonly #perTenant = new Map<string, number>();
   /** Waiting queues per tenant, in the order they started waiting; tenants in the order they first waited. */
   readonly #waiting = new Map<string, Map<string, WaitingQueue>>();
@@ -67,14 +76,16 @@ export class WorkerSlots {
     this.limits = limits;
   }
 
+  /** Slots held (an idle worker that is leaving has freed its slot already). */
   get held(): number {
-    return this.#holders.size;
+    return this.#holders.size - this.#freeCount;
   }
 
   get waitingCount(): number {
     return this.#waitingCount;
   }
 
+  /** True while the queue is served here, or its worker is still closing. */
   holds(key: string): boolean {
     return this.#holders.has(key);
   }
@@ -116,7 +127,7 @@ export class WorkerSlots {
    * when no slot is free or nothing startable waits.
    */
   take(now: number): WaitingQueue | undefined {
-    if (this.#holders.size >= this.limits.maxWorkers) return undefined;
+    if (this.held >= this.limits.maxWorkers) return undefined;
     const next = this.#nextStartable(now, undefined);
     if (next === undefined) return undefined;
     this.forget(next.tenant, next.key);
@@ -132,16 +143,23 @@ export class WorkerSlots {
       since: now,
       idleSince: undefined,
       leaving: false,
+      slotFree: false,
     });
     this.#perTenant.set(next.tenant, (this.#perTenant.get(next.tenant) ?? 0) + 1);
     return next;
   }
 
-  /** Frees the slot of `key` (its worker has stopped, or could not start). */
+  /** Forgets the queue held by `key` (its worker has stopped, or could not start), freeing its slot if not yet free. */
   release(key: string): void {
     const h = this.#holders.get(key);
     if (h === undefined) return;
     this.#holders.delete(key);
+    if (h.slotFree) this.#freeCount--;
+    else this.#freeSlot(h);
+  }
+
+  /** Frees the slot of a holder: it counts against no ceiling from now. */
+  #freeSlot(h: Holder): void {
     const n = (this.#perTenant.get(h.tenant) ?? 1) - 1;
     if (n > 0) this.#perTenant.set(h.tenant, n);
     else this.#perTenant.delete(h.tenant);
@@ -160,17 +178,18 @@ export class WorkerSlots {
   }
 
   /**
-   * The workers that should give their slot back now (each marked leaving, so it is named once):
-   * idle for idleMs; idle while a waiting queue could use the slot; or working for turnMs while
-   * one could. At most as many go for waiting queues as there are ready ones.
+   * The workers that should give their slot back now (each marked leaving, so it is named once;
+   * an idle one's slot is freed at once): idle for idleMs; idle while a waiting queue could use the
+   * slot; or working for turnMs while one could. At most as many go for waiting queues as there
+   * are ready ones.
    */
   leavers(now: number): HeldQueue[] {
     const out: HeldQueue[] = [];
     let wanted = this.#readyCount(now);
     for (const [key, h] of this.#holders) {
       if (h.leaving) {
-        // Its slot is about to be free: one waiting queue fewer needs another.
-        if (wanted > 0) wanted--;
+        // A busy one's slot is about to be free: one waiting queue fewer needs another.
+        if (!h.slotFree && wanted > 0) wanted--;
         continue;
       }
       const idleFor = h.idleSince === undefined ? -1 : now - h.idleSince;
@@ -180,6 +199,11 @@ export class WorkerSlots {
       }
       if (leave) {
         h.leaving = true;
+        if (idleFor >= 0) {
+          h.slotFree = true;
+          this.#freeCount++;
+          this.#freeSlot(h);
+        }
         if (wanted > 0) wanted--;
         out.push({ tenant: h.tenant, flow: h.flow, key });
       }

@@ -1,23 +1,32 @@
 /**
- * Exclusive lock files shared by processes on one state directory (Node has no flock): created
- * with O_EXCL, owner recorded inside, kept fresh by a heartbeat on its mtime. A holder that died
- * (its PID is gone on this host) or stopped heartbeating past the lease (PID reuse, another host,
- * a frozen process) is broken by whoever next asks, so a crash never wedges the others.
+ * Exclusive lock files shared by processes on one state directory (Node has no flock): an entry
+ * made only if absent, owner recorded inside, kept fresh by a heartbeat on its mtime. A holder that
+ * died (its PID is gone on this host) or stopped heartbeating past the lease (PID reuse, another
+ * host, a frozen process) is broken by whoever next asks, so a crash never wedges the others.
+ *
+ * With `ownersDir`, a lock is a hard link to this process's owner record there (owner-record.ts):
+ * no inode is made per lock. Without it, or where links are refused, the lock is a file of its
+ * own, created with O_EXCL.
  */
 import { randomBytes } from 'node:crypto';
-import { fstatSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { fstatSync, linkSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { mkdir, open, readFile, rmdir, stat, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { StorageUnavailableError } from '../../common/errors.js';
 import { isErrno } from '../../common/errno.js';
+import { OwnerRecord } from './owner-record.js';
 
 /** What a lock file holds (one JSON line). */
 export interface LockOwner {
   readonly pid: number;
   readonly host: string;
-  /** Random per acquisition, so a re-created lock is never mistaken for the one judged stale. */
+  /**
+   * Random per lock file, or per owner record for linked locks (one per process and directory of
+   * owners): the holder's identity beyond a PID that may be reused.
+   */
   readonly token: string;
+  /** When the lock file (or the owner record it links to) was made. */
   readonly acquiredAt: string;
 }
 
@@ -29,6 +38,11 @@ export interface LockFileOptions {
   leaseMs?: number;
   /** How often the holder refreshes the mtime. Milliseconds. @default leaseMs / 3 */
   heartbeatMs?: number;
+  /**
+   * Where this process's owner record lives, on the lock's file system: the lock is taken as a
+   * hard link to it (no inode made per lock). Every user of one lock passes the same directory.
+   */
+  ownersDir?: string;
 }
 
 export interface AcquireOptions extends LockFileOptions {
@@ -43,7 +57,7 @@ export interface AcquireOptions extends LockFileOptions {
  * is still its own just before it writes (`assertHeldSync`), so one resumed after losing it
  * writes nothing under it. Every user of one lock must judge it by the same lease.
  */
-export const WRITE_LOCK_OPTIONS: Readonly<Required<LockFileOptions>> = Object.freeze({
+export const WRITE_LOCK_OPTIONS: Readonly<Required<Omit<LockFileOptions, 'ownersDir'>>> = Object.freeze({
   leaseMs: 3000,
   heartbeatMs: 500,
 });
@@ -93,31 +107,53 @@ export async function liveLockOwner(path: string): Promise<LockOwner | undefined
   return owner !== undefined && (owner.host !== HOST || pidAlive(owner.pid)) ? owner : undefined;
 }
 
+/** How a lock is held: a file of its own (kept open for its heartbeat), or a link to the owner record. */
+type Holding =
+  | { readonly kind: 'file'; readonly fh: FileHandle; readonly timer?: NodeJS.Timeout }
+  | { readonly kind: 'link'; readonly record: OwnerRecord };
+
 /** An exclusive lock held by this process until `release()`. */
 export class LockFile {
   readonly path: string;
   readonly owner: LockOwner;
   /** True when acquiring it meant breaking a stale lock (its holder may have left work torn). */
   readonly tookOver: boolean;
-  /** The lock file, kept open for the heartbeat; undefined once released. */
-  #fh: FileHandle | undefined;
+  /** Undefined once released. */
+  #holding: Holding | undefined;
   readonly #ino: number;
-  #timer: NodeJS.Timeout | undefined;
 
-  /** @internal Use LockFile.tryAcquire or LockFile.acquire. */
-  constructor(path: string, owner: LockOwner, fh: FileHandle, ino: number, tookOver: boolean, heartbeatMs: number) {
+  private constructor(path: string, owner: LockOwner, holding: Holding, ino: number, tookOver: boolean) {
     this.path = path;
     this.owner = owner;
-    this.#fh = fh;
+    this.#holding = holding;
     this.#ino = ino;
     this.tookOver = tookOver;
+    if (holding.kind === 'link') holding.record.holders.set(path, this);
+  }
+
+  /** @internal A lock file of its own, created with O_EXCL, with its heartbeat. */
+  static ofFile(
+    path: string,
+    owner: LockOwner,
+    fh: FileHandle,
+    ino: number,
+    tookOver: boolean,
+    heartbeatMs: number,
+  ): LockFile {
+    let timer: NodeJS.Timeout | undefined;
     if (heartbeatMs > 0) {
-      this.#timer = setInterval(() => {
+      timer = setInterval(() => {
         const now = new Date();
-        this.#fh?.utimes(now, now).catch(() => undefined);
+        fh.utimes(now, now).catch(() => undefined);
       }, heartbeatMs);
-      this.#timer.unref();
+      timer.unref();
     }
+    return new LockFile(path, owner, { kind: 'file', fh, timer }, ino, tookOver);
+  }
+
+  /** @internal A link to this process's owner record (its heartbeat is the record's). */
+  static ofLink(path: string, record: OwnerRecord, tookOver: boolean): LockFile {
+    return new LockFile(path, record.owner, { kind: 'link', record }, record.ino, tookOver);
   }
 
   /** Takes the lock if it is free or stale; undefined when a live holder has it. */
@@ -126,7 +162,10 @@ export class LockFile {
     const heartbeatMs = opts.heartbeatMs ?? Math.max(1, Math.floor(leaseMs / 3));
     let tookOver = false;
     for (let round = 0; round < 3; round++) {
-      const got = await create(path, heartbeatMs, tookOver);
+      const got =
+        opts.ownersDir === undefined
+          ? await create(path, heartbeatMs, tookOver)
+          : await link(path, opts.ownersDir, heartbeatMs, tookOver);
       if (got) return got;
       const broke = await breakIfStale(path, leaseMs);
       if (broke === 'held') return undefined;
@@ -171,7 +210,7 @@ export class LockFile {
    * for checks that must not yield to the event loop between the check and what it guards.
    */
   stillHeldSync(): boolean {
-    if (!this.#fh) return false;
+    if (!this.#holds()) return false;
     try {
       return statSync(this.path).ino === this.#ino;
     } catch {
@@ -184,9 +223,9 @@ export class LockFile {
     if (!this.stillHeldSync()) throw new LockLostError(this.path);
   }
 
-  /** True while the file at `path` is still the one this process created. */
+  /** True while the entry at `path` is still the one this process made for this lock. */
   async stillHeld(): Promise<boolean> {
-    if (!this.#fh) return false;
+    if (!this.#holds()) return false;
     try {
       return (await stat(this.path)).ino === this.#ino;
     } catch {
@@ -194,21 +233,28 @@ export class LockFile {
     }
   }
 
-  /** Releases the lock (removing the file only if it is still ours). Safe to call twice. */
+  /** Not released, and (linked) not lost and taken again by another LockFile of this process since. */
+  #holds(): boolean {
+    const h = this.#holding;
+    return h !== undefined && (h.kind === 'file' || h.record.holders.get(this.path) === this);
+  }
+
+  /** Releases the lock (removing the entry only if it is still ours). Safe to call twice. */
   async release(): Promise<void> {
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = undefined;
-    const fh = this.#fh;
-    if (!fh) return;
-    this.#fh = undefined;
+    const h = this.#holding;
+    if (!h) return;
+    const ours = this.#holds();
+    this.#holding = undefined;
+    if (h.kind === 'link' && ours) h.record.holders.delete(this.path);
+    if (h.kind === 'file' && h.timer) clearInterval(h.timer);
     // The check and the removal on this thread: nothing runs between them (a worker of the pool
     // takes and gives back a queue's lock each time it gets and leaves a slot).
     try {
-      if (statSync(this.path).ino === this.#ino) unlinkSync(this.path);
+      if (ours && statSync(this.path).ino === this.#ino) unlinkSync(this.path);
     } catch (err) {
       if (!isErrno(err, 'ENOENT')) throw err;
     } finally {
-      await fh.close();
+      if (h.kind === 'file') await h.fh.close();
     }
   }
 }
@@ -225,6 +271,38 @@ async function announceWait(path: string): Promise<void> {
   } catch (err) {
     // Missing: the first wait creates it. Any other failure only costs the waiter its turn sooner.
     if (isErrno(err, 'ENOENT')) await writeFile(wantPath(path), '').catch(() => undefined);
+  }
+}
+
+/** Links in refusing to link here (another file system, no hard links, too many links): a file of its own. */
+const NO_LINK = new Set(['EXDEV', 'EPERM', 'EMLINK', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
+
+/**
+ * Takes the lock as a hard link to this process's owner record in `ownersDir`; undefined when the
+ * entry exists. On this thread: a link and a futimes, microseconds (no inode is made).
+ */
+async function link(
+  path: string,
+  ownersDir: string,
+  heartbeatMs: number,
+  tookOver: boolean,
+): Promise<LockFile | undefined> {
+  let record = OwnerRecord.in(ownersDir, HOST, pidAlive);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      linkSync(record.path, path);
+    } catch (err) {
+      if (isErrno(err, 'EEXIST')) return undefined;
+      if (NO_LINK.has((err as NodeJS.ErrnoException).code ?? '')) return create(path, heartbeatMs, tookOver);
+      if (!isErrno(err, 'ENOENT') || attempt >= 2) throw err;
+      // The lock's directory is not there yet, or the record is gone (its directory removed).
+      await mkdir(dirname(path), { recursive: true });
+      record = OwnerRecord.in(ownersDir, HOST, pidAlive, { recheck: true });
+      continue;
+    }
+    // Fresh from now: a record untouched for a while must not make the new lock look stale.
+    record.touch(heartbeatMs, path);
+    return LockFile.ofLink(path, record, tookOver);
   }
 }
 
@@ -257,7 +335,7 @@ async function create(path: string, heartbeatMs: number, tookOver: boolean): Pro
   try {
     writeSync(fh.fd, `${JSON.stringify(owner)}\n`);
     const { ino } = fstatSync(fh.fd);
-    return new LockFile(path, owner, fh, ino, tookOver, heartbeatMs);
+    return LockFile.ofFile(path, owner, fh, ino, tookOver, heartbeatMs);
   } catch (err) {
     await fh.close();
     await unlink(path).catch(() => undefined);

@@ -8,8 +8,8 @@ import { ConsumerLog, readConsumerState, retrySummary } from './consumer-log.js'
 import { readDeadLetters } from './dead-letters.js';
 import { drainIfEmpty } from './drain.js';
 import { isErrno, scanFile } from './file-io.js';
-import { LockFile, WRITE_LOCK_OPTIONS } from '../coordination/lock-file.js';
-import { queuePaths, type QueuePaths } from './queue-paths.js';
+import { LockFile } from '../coordination/lock-file.js';
+import { consumerLockOptions, queuePaths, writeLockOptions, type QueuePaths } from './queue-paths.js';
 import { cutProcessedPrefix, type PrefixCutOptions } from './prefix-cut.js';
 import { SegmentRecordCount } from './record-count.js';
 import type { QueueCompaction, QueueName, QueueStats } from '../contract.js';
@@ -49,7 +49,7 @@ export async function compactIdleQueue(paths: QueuePaths, prefixCut?: PrefixCutO
     ),
   );
   if (!present.includes(true)) return { ...base, result: 'absent' };
-  const lock = await LockFile.tryAcquire(paths.consumerLock);
+  const lock = await LockFile.tryAcquire(paths.consumerLock, consumerLockOptions(paths));
   if (!lock) return { ...base, result: 'busy' };
   try {
     const { log, state } = await ConsumerLog.open(paths.consumerLog, paths.segment);
@@ -59,7 +59,7 @@ export async function compactIdleQueue(paths: QueuePaths, prefixCut?: PrefixCutO
       drained = await drainIfEmpty(paths, log, state);
       if (!drained) cutBytes = await cutProcessedPrefix(paths, log, state, prefixCut);
     } finally {
-      await log.close();
+      log.close();
     }
     if (!drained) return { ...base, result: cutBytes > 0 ? 'trimmed' : 'kept' };
     // A pending retry lives in the consumer log, which must stay with it.
@@ -74,9 +74,9 @@ export async function compactIdleQueue(paths: QueuePaths, prefixCut?: PrefixCutO
 /** Deletes the segment (with its tail hint), consumer log and dead-letter file if no append or dead letter slipped in. */
 async function deleteIfStillEmpty(paths: QueuePaths): Promise<boolean> {
   // Same lock order as a replay (dead-letter lock, then append lock), so the two cannot deadlock.
-  const dlq = await LockFile.acquire(paths.deadLetterLock, WRITE_LOCK_OPTIONS);
+  const dlq = await LockFile.acquire(paths.deadLetterLock, writeLockOptions(paths));
   try {
-    const append = await LockFile.acquire(paths.appendLock, WRITE_LOCK_OPTIONS);
+    const append = await LockFile.acquire(paths.appendLock, writeLockOptions(paths));
     try {
       const seg = await scanFile(paths.segment, 0, () => undefined);
       if (seg.size > 0 || (await readDeadLetters(paths)).pending.length > 0) return false;

@@ -4,11 +4,12 @@
  * of the segment's first record, so a checkpoint left over from before a drain is recognised and
  * dropped (ids are never reissued), even if new records have since refilled the segment.
  */
-import { closeSync, ftruncateSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { encodeFrame } from './frame.js';
 import { atomicWrite, readAt, readAtSync, scanHandle, writeAllSync, isErrno, SYNC_READ_MAX_BYTES } from './file-io.js';
 import { decodeFrames } from './frame.js';
+import { FdFile } from './fd-file.js';
 import type { SegmentRecord } from './segment-record.js';
 
 /** Position of the consumer in the segment. */
@@ -91,15 +92,18 @@ export async function firstSegmentId(segmentPath: string): Promise<number | unde
   }
 }
 
-/** The open consumer log; only the consumer-lock holder creates one. */
+/**
+ * The open consumer log; only the consumer-lock holder creates one. Opened and closed on the
+ * calling thread (fd-file.ts): a worker of the pool does both on each turn it gets.
+ */
 export class ConsumerLog {
   readonly path: string;
-  #fh: FileHandle;
+  #fh: FdFile;
   #bytes: number;
   /** A failed append may have left part of a record past `#bytes`. */
   #torn = false;
 
-  private constructor(path: string, fh: FileHandle, bytes: number) {
+  private constructor(path: string, fh: FdFile, bytes: number) {
     this.path = path;
     this.#fh = fh;
     this.#bytes = bytes;
@@ -115,18 +119,18 @@ export class ConsumerLog {
    * segment: a checkpoint whose first id no longer matches the segment predates a drain.
    */
   static async open(path: string, segmentPath: string): Promise<{ log: ConsumerLog; state: ConsumerState }> {
-    const fh = await open(path, 'a+');
+    const fh = await FdFile.open(path, 'append');
     try {
       const scan = await scanHandle<ConsumerLogRecord>(fh, 0);
       if (scan.validEnd < scan.size) {
-        await fh.truncate(scan.validEnd);
+        fh.truncateSync(scan.validEnd);
         await fh.datasync();
       }
       const state = foldConsumerLog(scan.frames.map((f) => f.value));
       state.ck = await reconcileCheckpoint(state.ck, segmentPath);
       return { log: new ConsumerLog(path, fh, scan.validEnd), state };
     } catch (err) {
-      await fh.close();
+      fh.close();
       throw err;
     }
   }
@@ -158,7 +162,7 @@ export class ConsumerLog {
   }
 
   #cutTornTail(): void {
-    ftruncateSync(this.#fh.fd, this.#bytes);
+    this.#fh.truncateSync(this.#bytes);
     this.#torn = false;
   }
 
@@ -174,13 +178,13 @@ export class ConsumerLog {
     ];
     const buf = Buffer.concat(records.map((r) => encodeFrame(r)));
     await atomicWrite(this.path, buf);
-    await this.#fh.close();
-    this.#fh = await open(this.path, 'a+');
+    this.#fh.close();
+    this.#fh = await FdFile.open(this.path, 'append');
     this.#bytes = buf.length;
   }
 
-  async close(): Promise<void> {
-    await this.#fh.close();
+  close(): void {
+    this.#fh.close();
   }
 }
 

@@ -9,8 +9,8 @@ import { access, mkdir, open } from 'node:fs/promises';
 import type { SvcError } from '../../common/errors.js';
 import { encodeFrame } from './frame.js';
 import { atomicWrite, scanFile, writeAll } from './file-io.js';
-import { LockFile, WRITE_LOCK_OPTIONS } from '../coordination/lock-file.js';
-import type { QueuePaths } from './queue-paths.js';
+import { LockFile } from '../coordination/lock-file.js';
+import { writeLockOptions, type QueuePaths } from './queue-paths.js';
 import { deadLetterNotFound, type DeadLetter, type ReplayResult, type SegmentAppendResult } from '../contract.js';
 
 export type DeadLetterRecord =
@@ -54,7 +54,7 @@ async function appendRecords(paths: QueuePaths, lock: LockFile, records: DeadLet
 
 /** Adds a dead letter; resolves once it is fdatasync'ed. */
 export async function addDeadLetter(paths: QueuePaths, entry: DeadLetter): Promise<void> {
-  const lock = await LockFile.acquire(paths.deadLetterLock, WRITE_LOCK_OPTIONS);
+  const lock = await LockFile.acquire(paths.deadLetterLock, writeLockOptions(paths));
   try {
     await appendRecords(paths, lock, [{ t: 'dead', ...entry }]);
   } finally {
@@ -78,7 +78,7 @@ async function requireFile(paths: QueuePaths, id: number): Promise<void> {
 /** Marks a pending entry handled without replaying it; hidden from listings at once. */
 export async function discardDeadLetter(paths: QueuePaths, id: number): Promise<DeadLetter> {
   await requireFile(paths, id);
-  const lock = await LockFile.acquire(paths.deadLetterLock, WRITE_LOCK_OPTIONS);
+  const lock = await LockFile.acquire(paths.deadLetterLock, writeLockOptions(paths));
   try {
     const entry = (await readDeadLetters(paths)).pending.find((e) => e.id === id);
     if (!entry) throw notFound(paths, id);
@@ -100,7 +100,7 @@ export async function replayDeadLetter(
   correlationId: string = randomUUID(),
 ): Promise<ReplayResult> {
   await requireFile(paths, id);
-  const lock = await LockFile.acquire(paths.deadLetterLock, WRITE_LOCK_OPTIONS);
+  const lock = await LockFile.acquire(paths.deadLetterLock, writeLockOptions(paths));
   try {
     const entry = (await readDeadLetters(paths)).pending.find((e) => e.id === id);
     if (!entry) throw notFound(paths, id);
@@ -114,7 +114,7 @@ export async function replayDeadLetter(
 
 /** Rewrites the file with the pending entries only (handled bodies are physically removed). */
 export async function pruneDeadLetters(paths: QueuePaths): Promise<{ kept: number; removed: number }> {
-  const lock = await LockFile.acquire(paths.deadLetterLock, WRITE_LOCK_OPTIONS);
+  const lock = await LockFile.acquire(paths.deadLetterLock, writeLockOptions(paths));
   try {
     const { pending, handled } = await readDeadLetters(paths);
     if (handled === 0) return { kept: pending.length, removed: 0 };

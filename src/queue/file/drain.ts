@@ -3,8 +3,8 @@ import { open } from 'node:fs/promises';
 import { isErrno } from './file-io.js';
 import { EMPTY_CHECKPOINT, type ConsumerLog, type ConsumerState } from './consumer-log.js';
 import { pruneDeadLetters } from './dead-letters.js';
-import { LockFile, WRITE_LOCK_OPTIONS } from '../coordination/lock-file.js';
-import type { QueuePaths } from './queue-paths.js';
+import { LockFile } from '../coordination/lock-file.js';
+import { writeLockOptions, type QueuePaths } from './queue-paths.js';
 
 /**
  * Empties the segment when every record has been delivered once (the checkpoint is at its end),
@@ -20,7 +20,7 @@ import type { QueuePaths } from './queue-paths.js';
  * entries are the same before and after the rewrite.
  */
 export async function drainIfEmpty(paths: QueuePaths, log: ConsumerLog, state: ConsumerState): Promise<boolean> {
-  const lock = await LockFile.acquire(paths.appendLock, WRITE_LOCK_OPTIONS);
+  const lock = await LockFile.acquire(paths.appendLock, writeLockOptions(paths));
   let drained = false;
   try {
     let fh;

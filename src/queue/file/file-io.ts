@@ -12,6 +12,7 @@ import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { isErrno } from '../../common/errno.js';
 import { decodeFrames, type Frame, type StopReason } from './frame.js';
+import type { ReadableFile } from './fd-file.js';
 
 export { isErrno };
 
@@ -29,7 +30,7 @@ export interface ScanResult<T> {
 }
 
 /** Reads up to `length` bytes at `position` (fewer at end of file). */
-export async function readAt(fh: FileHandle, position: number, length: number): Promise<Buffer> {
+export async function readAt(fh: ReadableFile, position: number, length: number): Promise<Buffer> {
   const buf = Buffer.allocUnsafe(length);
   let got = 0;
   while (got < length) {
@@ -44,7 +45,7 @@ export async function readAt(fh: FileHandle, position: number, length: number): 
 export const SYNC_READ_MAX_BYTES = 64 * 1024;
 
 /** `readAt` on the calling thread, for reads up to SYNC_READ_MAX_BYTES of a file just written. */
-export function readAtSync(fh: FileHandle, position: number, length: number): Buffer {
+export function readAtSync(fh: { readonly fd: number }, position: number, length: number): Buffer {
   const buf = Buffer.allocUnsafe(length);
   let got = 0;
   while (got < length) {
@@ -56,12 +57,12 @@ export function readAtSync(fh: FileHandle, position: number, length: number): Bu
 }
 
 /** The file's size, asked on the calling thread (fstat answers from the inode, no disk wait). */
-export function sizeSync(fh: FileHandle): number {
+export function sizeSync(fh: { readonly fd: number }): number {
   return fstatSync(fh.fd).size;
 }
 
 /** `writeAll` on the calling thread: for small appends to the page cache, synced separately. */
-export function writeAllSync(fh: FileHandle, buf: Buffer): void {
+export function writeAllSync(fh: { readonly fd: number }, buf: Buffer): void {
   let done = 0;
   while (done < buf.length) done += writeSync(fh.fd, buf, done, buf.length - done);
 }
@@ -70,7 +71,11 @@ export function writeAllSync(fh: FileHandle, buf: Buffer): void {
  * Reads the valid records from `from` up to the end of the file; `onFrame`, when given, receives
  * each record instead of collecting them (so big files are counted without holding them).
  */
-export async function scanHandle<T>(fh: FileHandle, from = 0, onFrame?: (f: Frame<T>) => void): Promise<ScanResult<T>> {
+export async function scanHandle<T>(
+  fh: ReadableFile,
+  from = 0,
+  onFrame?: (f: Frame<T>) => void,
+): Promise<ScanResult<T>> {
   const size = sizeSync(fh);
   const frames: Frame<T>[] = [];
   let pos = from;

@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { atomicWrite, isErrno } from './file-io.js';
-import { LockFile, WRITE_LOCK_OPTIONS } from '../coordination/lock-file.js';
+import { LockFile, WRITE_LOCK_OPTIONS, type LockFileOptions } from '../coordination/lock-file.js';
 
 /** Reads the next unreserved id (1 when the counter was never written). */
 export async function readCounter(counterPath: string): Promise<number> {
@@ -31,11 +31,13 @@ export class IdAllocator {
    * @param counterPath the queue's `counter.json`
    * @param lockPath the queue's `counter.lock`
    * @param blockSize ids reserved per counter write; 1 for one-shot writers such as the CLI
+   * @param lockOptions the counter lock's (queue-paths.ts writeLockOptions)
    */
   constructor(
     readonly counterPath: string,
     readonly lockPath: string,
     readonly blockSize: number,
+    readonly lockOptions: LockFileOptions = WRITE_LOCK_OPTIONS,
   ) {}
 
   /** Hands out `count` fresh ids, reserving new blocks as needed. */
@@ -74,7 +76,7 @@ export class IdAllocator {
   }
 
   async #reserve(size: number): Promise<void> {
-    const lock = await LockFile.acquire(this.lockPath, WRITE_LOCK_OPTIONS);
+    const lock = await LockFile.acquire(this.lockPath, this.lockOptions);
     try {
       const next = await readCounter(this.counterPath);
       // Fenced: a holder paused past the lease must not write back a counter another has

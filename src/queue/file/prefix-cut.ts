@@ -23,8 +23,8 @@ import { join } from 'node:path';
 import { atomicWrite, isErrno, readAt } from './file-io.js';
 import { decodeFrames } from './frame.js';
 import type { ConsumerLog, ConsumerState } from './consumer-log.js';
-import { LockFile, WRITE_LOCK_OPTIONS } from '../coordination/lock-file.js';
-import type { QueuePaths } from './queue-paths.js';
+import { LockFile } from '../coordination/lock-file.js';
+import { writeLockOptions, type QueuePaths } from './queue-paths.js';
 import type { SegmentRecord } from './segment-record.js';
 
 export interface PrefixCutOptions {
@@ -55,7 +55,7 @@ export async function cutProcessedPrefix(
 ): Promise<number> {
   const cut = state.ck.off;
   if (cut < (opts.minPrefixBytes ?? DEFAULT_MIN_PREFIX_BYTES)) return 0;
-  const lock = await LockFile.acquire(paths.appendLock, WRITE_LOCK_OPTIONS);
+  const lock = await LockFile.acquire(paths.appendLock, writeLockOptions(paths));
   let firstId: number;
   try {
     let fh;

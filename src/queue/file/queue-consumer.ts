@@ -5,7 +5,8 @@
  * redelivers. Only the holder of the queue's consumer lock runs one.
  */
 import { fstatSync, statSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
+import { FdFile } from './fd-file.js';
 import { decodeFrames, type Frame } from './frame.js';
 import { isErrno, readAt, readAtSync, scanHandle, sizeSync, SCAN_CHUNK_BYTES, SYNC_READ_MAX_BYTES } from './file-io.js';
 import {
@@ -20,8 +21,8 @@ import { addDeadLetter } from './dead-letters.js';
 import { drainIfEmpty } from './drain.js';
 import { cutProcessedPrefix, type PrefixCutOptions } from './prefix-cut.js';
 import { SegmentRecordCount } from './record-count.js';
-import { LockFile, WRITE_LOCK_OPTIONS } from '../coordination/lock-file.js';
-import type { QueuePaths } from './queue-paths.js';
+import { LockFile } from '../coordination/lock-file.js';
+import { consumerLockOptions, writeLockOptions, type QueuePaths } from './queue-paths.js';
 import type { CommittedBatch } from './segment-appender.js';
 import type { SegmentRecord } from './segment-record.js';
 import { settlementOf } from '../settlement.js';
@@ -89,7 +90,8 @@ export class QueueConsumer implements QueueConsumerHandle {
   readonly #lock: LockFile;
   readonly #log: ConsumerLog;
   readonly #cs: ConsumerState;
-  #seg: FileHandle | undefined;
+  /** The segment, read by descriptor (fd-file.ts): opened and closed on this thread each turn. */
+  #seg: FdFile | undefined;
   #segIno = -1;
   readonly #recordCount = new SegmentRecordCount();
   #readPos: number;
@@ -99,7 +101,12 @@ export class QueueConsumer implements QueueConsumerHandle {
   #unsynced = 0;
   /** Records written to the consumer log but not yet covered by a sync. */
   #logDirty = false;
-  #syncedAt = 0;
+  /**
+   * When the consumer log was last synced; start counts as one (nothing of this worker is written
+   * yet), so a worker's first checkpoints wait CHECKPOINT_SYNC_MS like the others: a pool worker
+   * serving a short queue synced twice per turn (at its 64th ack and at its finish), measured.
+   */
+  #syncedAt = Date.now();
   #wake: (() => void) | undefined;
   #notified = false;
   readonly #inFlight: InFlightHandler;
@@ -144,7 +151,7 @@ export class QueueConsumer implements QueueConsumerHandle {
    * included) already consumes the queue.
    */
   static async start(paths: QueuePaths, opts: FileQueueConsumerOptions): Promise<QueueConsumer | undefined> {
-    const lock = await LockFile.tryAcquire(paths.consumerLock, { leaseMs: opts.lockLeaseMs ?? 30_000 });
+    const lock = await LockFile.tryAcquire(paths.consumerLock, consumerLockOptions(paths, opts.lockLeaseMs));
     if (!lock) return undefined;
     try {
       const { log, state } = await ConsumerLog.open(paths.consumerLog, paths.segment);
@@ -387,7 +394,7 @@ export class QueueConsumer implements QueueConsumerHandle {
   }
 
   /** The segment read handle, reopened if compaction replaced the file. */
-  async #segment(): Promise<FileHandle | undefined> {
+  async #segment(): Promise<FdFile | undefined> {
     let ino: number;
     try {
       // A path lookup answered from the dentry cache: on this thread, not worth a pool round trip.
@@ -397,9 +404,15 @@ export class QueueConsumer implements QueueConsumerHandle {
       throw err;
     }
     if (this.#seg && ino === this.#segIno) return this.#seg;
-    await this.#seg?.close();
-    this.#seg = await open(this.paths.segment, 'r');
-    // From the inode, on this thread (the open itself is the pool's).
+    this.#seg?.close();
+    this.#seg = undefined;
+    try {
+      this.#seg = await FdFile.open(this.paths.segment, 'read');
+    } catch (err) {
+      // Drained between the look and the open.
+      if (isErrno(err, 'ENOENT')) return undefined;
+      throw err;
+    }
     const { ino: openedIno, size } = fstatSync(this.#seg.fd);
     this.#segIno = openedIno;
     if (this.#cs.ck.off > size) {
@@ -455,10 +468,10 @@ export class QueueConsumer implements QueueConsumerHandle {
     }
   }
 
-  async #repairTailAt(fh: FileHandle): Promise<void> {
+  async #repairTailAt(fh: FdFile): Promise<void> {
     // Not waited for: a held lock means a write may be in progress, and its commit wakes this
     // consumer; waiting would only stall appends, which hand the lock back to a waiter.
-    const lock = await LockFile.tryAcquire(this.paths.appendLock, WRITE_LOCK_OPTIONS);
+    const lock = await LockFile.tryAcquire(this.paths.appendLock, writeLockOptions(this.paths));
     if (!lock) return;
     try {
       const scan = await scanHandle(fh, this.#readPos, () => undefined);
@@ -637,7 +650,7 @@ export class QueueConsumer implements QueueConsumerHandle {
           value: f.value,
         }));
         this.#ckWritten = this.#cs.ck;
-        await this.#seg?.close();
+        this.#seg?.close();
         this.#seg = undefined;
         this.#segIno = -1;
       } else if (this.#log.bytes > 1024 * 1024) {

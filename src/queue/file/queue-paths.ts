@@ -1,6 +1,10 @@
 /** Where one queue's files live: `queues/{tenant}/{flow}/`, names checked before the disk is touched. */
 import { join } from 'node:path';
 import { checkQueueNames } from '../contract.js';
+import { WRITE_LOCK_OPTIONS, type LockFileOptions } from '../coordination/lock-file.js';
+
+/** Under the queues directory: each process's owner record, which the queues' locks link to (owner-record.ts). */
+const LOCK_OWNERS_DIR = '.lock-owners';
 
 export interface QueuePaths {
   readonly tenant: string;
@@ -24,6 +28,8 @@ export interface QueuePaths {
   readonly counterLock: string;
   /** Held briefly around every dead-letter file change. */
   readonly deadLetterLock: string;
+  /** Where the owner records live that this queue's locks are links to (shared by every queue; not a tenant name). */
+  readonly lockOwners: string;
 }
 
 /** @throws SvcError SVC_ERR_INVALID_NAME when `tenant` or `flow` breaks the name rule (checked before any path is made). */
@@ -43,5 +49,16 @@ export function queuePaths(queuesDir: string, tenant: string, flow: string): Que
     appendLock: join(dir, 'append.lock'),
     counterLock: join(dir, 'counter.lock'),
     deadLetterLock: join(dir, 'dlq.lock'),
+    lockOwners: join(queuesDir, LOCK_OWNERS_DIR),
   });
+}
+
+/** Options of the locks held around one write to a queue's files (append, id counter, dead letters, drain). */
+export function writeLockOptions(paths: QueuePaths): LockFileOptions {
+  return { ...WRITE_LOCK_OPTIONS, ownersDir: paths.lockOwners };
+}
+
+/** Options of a queue's consumer lock (its worker's, or a compaction pass's while no worker runs). */
+export function consumerLockOptions(paths: QueuePaths, leaseMs = 30_000): LockFileOptions {
+  return { leaseMs, ownersDir: paths.lockOwners };
 }

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { encodeFrame } from '../../../../src/queue/file/frame.js';
 import { scanFile } from '../../../../src/queue/file/file-io.js';
+import { FdFile } from '../../../../src/queue/file/fd-file.js';
 import { waitFor } from '../../../helpers/wait.js';
 import { FileQueueStore } from '../../../../src/queue/file/file-queue-store.js';
 import type { Outcome, QueueMessage, RetryPolicy } from '../../../../src/queue/contract.js';
@@ -211,6 +212,45 @@ describe('queue store', () => {
     await store.stopConsumer('acme', 'backlog');
     await store.close();
     assert.ok(longest <= 8, `${longest} deliveries in a row without a turn`);
+  });
+
+  it("a worker's turn on a short queue makes no file, takes its lock as a link, and syncs its log once", async (t) => {
+    const store = new FileQueueStore({ queuesDir: tempQueues() });
+    await Promise.all(
+      Array.from({ length: 100 }, (_, n) => store.append('acme', 'short', { correlationId: `c${n}`, payload: { n } })),
+    );
+    const paths = store.paths('acme', 'short');
+    assert.ok(existsSync(paths.consumerLog), 'made with the segment by the first append');
+    // Locks come and go (the appender lets its own go after a linger): the files are what counts.
+    const files = () =>
+      readdirSync(paths.dir)
+        .filter((n) => !n.endsWith('.lock'))
+        .sort();
+    const filesBefore = files();
+    const syncs = t.mock.method(FdFile.prototype, 'datasync');
+    let seen = 0;
+    let done!: () => void;
+    const all = new Promise<void>((r) => (done = r));
+    const worker = await store.startConsumer('acme', 'short', {
+      pollIntervalMs: 10_000,
+      checkpointEvery: 64,
+      handler: async () => {
+        if (++seen === 100) done();
+        return { kind: 'ack' };
+      },
+    });
+    assert.ok(worker);
+    const records = readdirSync(paths.lockOwners).map((n) => statSync(join(paths.lockOwners, n)).ino);
+    assert.ok(
+      records.includes(statSync(paths.consumerLock).ino),
+      "the consumer lock is a link to this process's owner record",
+    );
+    await all;
+    assert.equal(await worker.finish(), undefined, 'nothing left');
+    const logSyncs = syncs.mock.calls.filter((c) => (c.this as FdFile).path === paths.consumerLog);
+    assert.equal(logSyncs.length, 1, 'one sync of the consumer log per turn (at its end)');
+    assert.deepEqual(files(), filesBefore, 'no file made or left by the turn');
+    await store.close();
   });
 
   it('never reissues an id, across a drain and a reopen', async () => {
