@@ -127,6 +127,19 @@ describe('POST /flows/{tenant}/{name}/run over HTTP', () => {
       assert.equal(refused.status, 422, 'the rules still judge the data');
     });
 
+    it('treats a key named like an object internal as data whatever its value, null included', async () => {
+      for (const name of ['constructor', '__proto__', 'toString', 'valueOf', 'hasOwnProperty'])
+        for (const value of ['null', '0', '""', '{}', '[]', '{"name": "Map"}']) {
+          const fields = `"${name}": ${value}, "nested": {"${name}": ${value}}`;
+          const ok = await run('rules', `{"id": 1, ${fields}, "amount": 5}`);
+          assert.equal(ok.status, 200, `${fields}: ${await ok.clone().text()}`);
+          const refused = await run('rules', `{"id": 1, ${fields}, "amount": -5}`);
+          assert.equal(refused.status, 422, `${fields}: the rules still judge the data`);
+          const echoed = await run('echo', `{${fields}}`);
+          assert.equal(echoed.status, 200, `${fields} echoed: ${await echoed.clone().text()}`);
+        }
+    });
+
     it('answers 400 for XML whose character references name characters XML forbids', async () => {
       const xml = '<r>&#0;&#xD800;&#x110000;</r>';
       const res = await run('echo', xml, { 'content-type': 'application/xml' });

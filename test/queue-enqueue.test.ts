@@ -224,6 +224,19 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
     );
   });
 
+  it('a body with keys named like object internals (constructor: null and friends) is data: processed once, no retry', async () => {
+    const body =
+      '{"status": "paid", "constructor": null, "__proto__": null, "toString": null, "nested": {"constructor": null}}';
+    await send('filter', body, { correlationId: 'proto-null-1' });
+    const done = await waitEvent('proto-null-1', 'queue_processed');
+    assert.equal(done.outcome, 'succeeded');
+    const rows = rowsOf('proto-null-1').map((x) => x.event);
+    assert.deepEqual(
+      rows.filter((e) => e.startsWith('queue_') || e === 'dlq_moved'),
+      ['queue_enqueued', 'queue_processed'],
+    );
+  });
+
   it('accepts a message for a flow that does not exist and drops it with an operational error', async () => {
     const r = await send('ghost', '{"a": 1}', { correlationId: 'ghost-1' });
     assert.equal(r.status, 202, r.text);

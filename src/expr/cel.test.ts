@@ -110,6 +110,61 @@ test('JSON keys named like object internals (constructor, __proto__, toString, h
   assert.throws(() => compileExpr('ctx.input.missing.deeper')({ input }), ExprEvalError, 'a real failure still fails');
 });
 
+test('a key named like an object internal is data whatever its value (null included), at any depth', () => {
+  const names = [
+    'constructor',
+    '__proto__',
+    'toString',
+    'valueOf',
+    'hasOwnProperty',
+    'isPrototypeOf',
+    '__defineGetter__',
+  ];
+  // Values a client chooses; {"name": "Map"} and friends would spoof a class if the evaluator believed them.
+  const values = [
+    'null',
+    '0',
+    '1',
+    '""',
+    '"Map"',
+    'true',
+    'false',
+    '{}',
+    '[]',
+    '[null]',
+    '{"name": "Map"}',
+    '{"name": null}',
+  ];
+  const exprs: [string, unknown][] = [
+    ['ctx.input.amount > 0', true],
+    ['ctx.input.id == 1', true],
+    ['has(ctx.input.amount)', true],
+    ['"amount" in ctx.input', true],
+    ['ctx.input.nested.amount + 1', 6],
+  ];
+  const failed: string[] = [];
+  for (const name of names)
+    for (const value of values) {
+      const body = `{"id": 1, "${name}": ${value}, "amount": 5, "nested": {"${name}": ${value}, "amount": 5}}`;
+      const input = JSON.parse(body) as unknown;
+      for (const [src, want] of exprs) {
+        try {
+          const got = compileExpr(src)({ input });
+          if (got !== want) failed.push(`${body} ${src}: ${String(got)}`);
+        } catch (err) {
+          failed.push(`${body} ${src}: ${(err as Error).message}`);
+        }
+      }
+    }
+  assert.deepEqual(failed, []);
+  const withNull = JSON.parse('{"constructor": null}') as unknown;
+  assert.throws(
+    () => compileExpr('ctx.input.missing.deeper')({ input: withNull }),
+    ExprEvalError,
+    'a real failure still fails',
+  );
+});
+
 test('expressions building lists and maps around values nested 10,000 deep convert their result without running out of stack', () => {
   let list: unknown = 7n;
   let map: unknown = 1;

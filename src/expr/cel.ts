@@ -101,9 +101,10 @@ export function compileExpr(src: string): CompiledExpr {
       out = parsed({ ctx });
     } catch (err) {
       // The evaluator types an object by its `constructor` property, so JSON data holding a key named
-      // "constructor" looks like an unknown class. Such data is ordinary JSON: evaluate once more
-      // over a copy where those objects are Maps (only on this rare path; the result is made plain).
-      if (isUnsupportedType(err) && hasConstructorKey(ctx)) {
+      // "constructor" looks like an unknown class (or, null, breaks the evaluator outright). Such
+      // data is ordinary JSON: whatever the evaluator threw, evaluate once more over a copy where
+      // those objects are Maps (only on this rare path; the result is made plain).
+      if (hasConstructorKey(ctx)) {
         try {
           return toPlain(parsed({ ctx: mapsForConstructorKeys(ctx) }));
         } catch (again) {
@@ -163,10 +164,6 @@ function describe(err: unknown): { message: string; column?: number } {
 function firstLine(err: unknown): string {
   const msg = err instanceof Error ? err.message : String(err);
   return msg.split('\n')[0] ?? msg;
-}
-
-function isUnsupportedType(err: unknown): boolean {
-  return err instanceof Error && err.message.startsWith('Unsupported type');
 }
 
 /**

@@ -8,7 +8,14 @@ import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { statePaths, type StatePaths } from '../../common/paths.js';
-import { consumerLockOptions, listQueueDirs, LockFile, queuePaths, readQueueSnapshot, type QueueSnapshot } from '../../queue/index.js';
+import {
+  consumerLockOptions,
+  listQueueDirs,
+  LockFile,
+  queuePaths,
+  readQueueSnapshot,
+  type QueueSnapshot,
+} from '../../queue/index.js';
 import {
   insertQueue,
   insertRows,
