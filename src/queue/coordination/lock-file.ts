@@ -15,20 +15,9 @@ import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { StorageUnavailableError } from '../../common/errors.js';
 import { isErrno } from '../../common/errno.js';
-import { OwnerRecord } from './owner-record.js';
+import { OwnerRecord, type LockOwner } from './owner-record.js';
 
-/** What a lock file holds (one JSON line). */
-export interface LockOwner {
-  readonly pid: number;
-  readonly host: string;
-  /**
-   * Random per lock file, or per owner record for linked locks (one per process and directory of
-   * owners): the holder's identity beyond a PID that may be reused.
-   */
-  readonly token: string;
-  /** When the lock file (or the owner record it links to) was made. */
-  readonly acquiredAt: string;
-}
+export type { LockOwner } from './owner-record.js';
 
 export interface LockFileOptions {
   /**

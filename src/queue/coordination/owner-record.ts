@@ -27,9 +27,21 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import type { LockOwner } from './lock-file.js';
 
 const SUFFIX = '.owner';
+
+/** What a lock file holds (one JSON line). */
+export interface LockOwner {
+  readonly pid: number;
+  readonly host: string;
+  /**
+   * Random per lock file, or per owner record for linked locks (one per process and directory of
+   * owners): the holder's identity beyond a PID that may be reused.
+   */
+  readonly token: string;
+  /** When the lock file (or the owner record it links to) was made. */
+  readonly acquiredAt: string;
+}
 
 export class OwnerRecord {
   static readonly #byDir = new Map<string, OwnerRecord>();
