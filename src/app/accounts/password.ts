@@ -1,8 +1,10 @@
 /**
  * UI passwords: scrypt at OWASP's cost (N=2^17, r=8, p=1; 128 MiB, so `maxmem` is raised), a random
  * salt per password, compared in constant time. Stored as `scrypt$N$r$p$<salt>$<hash>` (base64url).
+ * Derived on a thread of its own (scrypt-thread.ts), never on libuv's pool.
  */
-import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { scryptOnThread, type ScryptRequest } from './scrypt-thread.js';
 
 const N = 2 ** 17;
 const R = 8;
@@ -11,10 +13,8 @@ const KEY_BYTES = 32;
 /** 128 * N * r bytes are needed; leave room above it. */
 const MAXMEM = 256 * 1024 * 1024;
 
-function derive(password: string, salt: Buffer, opts: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) =>
-    scrypt(password.normalize('NFC'), salt, KEY_BYTES, opts, (err, key) => (err ? reject(err) : resolve(key))),
-  );
+function derive(password: string, salt: Buffer, opts: ScryptRequest['opts']): Promise<Buffer> {
+  return scryptOnThread(password.normalize('NFC'), salt, KEY_BYTES, opts);
 }
 
 export async function hashPassword(password: string): Promise<string> {

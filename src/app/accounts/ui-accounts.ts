@@ -146,8 +146,9 @@ const hashToken = (token: string) => createHash('sha256').update(token).digest('
 
 /**
  * Checks a login and opens a new session (a fresh id every time). Refused alike for an unknown
- * user, a wrong password and a disabled account (401), after the same scrypt work; 429 while the
- * account or the address is throttled.
+ * user, a wrong password and a disabled account (401), after the same scrypt work; 429 before any
+ * hash while the (account, address) pair or the address is throttled, or while too many hashes
+ * are in flight (LoginThrottle).
  */
 export async function login(
   deps: UiAccountDeps,
@@ -155,20 +156,28 @@ export async function login(
   input: { username: string; password: string; address: string },
   now = Date.now(),
 ): Promise<UiSession> {
-  const wait = throttle.blockedForSecs(input.username, input.address);
-  if (wait > 0)
+  const attempt = throttle.begin(input.username, input.address);
+  if (attempt.refused !== undefined) {
+    const wait = attempt.retryAfterSecs;
     throw new SvcError(
       'SVC_ERR_RATE_LIMITED',
-      `too many failed logins; try again in ${Math.ceil(wait / 60)} minute(s)`,
+      attempt.refused === 'busy'
+        ? 'too many logins are being checked; try again in a moment'
+        : `too many failed logins; try again in ${wait < 60 ? `${wait} second(s)` : `${Math.ceil(wait / 60)} minute(s)`}`,
       { headers: { 'retry-after': String(wait) } },
     );
-  const found = await deps.users.credentials(input.username);
-  const ok = await verifyPassword(input.password, found?.passwordHash ?? (await dummyHash()));
-  if (found === undefined || !ok || found.user.disabled) {
-    throttle.failed(input.username, input.address);
-    throw new SvcError('SVC_ERR_UNAUTHORIZED', 'unknown user or wrong password');
   }
-  throttle.succeeded(input.username);
+  let found;
+  let ok = false;
+  try {
+    found = await deps.users.credentials(input.username);
+    ok = await verifyPassword(input.password, found?.passwordHash ?? (await dummyHash()));
+  } finally {
+    if (!ok || found === undefined || found.user.disabled) attempt.failed();
+  }
+  if (found === undefined || !ok || found.user.disabled)
+    throw new SvcError('SVC_ERR_UNAUTHORIZED', 'unknown user or wrong password');
+  attempt.succeeded();
   const token = randomBytes(32).toString('base64url');
   await deps.sessions.insert({ idHash: hashToken(token), userId: found.user.id, createdAtMs: now, lastSeenMs: now });
   return { token, user: found.user };
