@@ -96,4 +96,30 @@ describe('a refused caller repeating itself', () => {
     const verify = svc(sandbox, ['audit', '--tenant', 'acme', '--verify', '--db', sandbox.db]);
     assert.equal(verify.code, 0, verify.stdout + verify.stderr);
   });
+
+  it('a keyless client varying the flow and tenant names costs a few rows, not a row per name (issue 33, item 5)', async () => {
+    server = await startServer(sandbox);
+    for (let i = 0; i < REFUSALS; i++) {
+      const res = await fetch(`${server.url}/flows/t${i % 7}/flow-${i}/run`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
+      await res.arrayBuffer();
+      assert.equal(res.status, 401);
+    }
+    // A clean stop closes the last window.
+    assert.equal(await server.stop(), 0);
+    const all = logRows(sandbox, { event: 'access_denied' });
+    const mine = all.filter((r) => r.reason === 'missing Authorization header' || r.payload?.includes('variants'));
+    assert.equal(represented(mine), REFUSALS, 'every refusal is recorded');
+    assert.ok(mine.length <= 12, `${mine.length} log rows for ${REFUSALS} refusals, each to a new flow name`);
+    const summary = mine.find((r) => r.payload?.includes('variants'));
+    assert.ok(summary, 'a summary of the varied refusals');
+    assert.equal(summary.tenant, null);
+    assert.equal(summary.flow, null);
+    assert.ok(
+      Number(String((JSON.parse(summary.payload!) as { variants: number | string }).variants).replace('+', '')) > 1,
+    );
+  });
 });

@@ -264,6 +264,52 @@ describe(
       }
     });
 
+    it('a worker paused (SIGSTOP) mid-drain past its lease: the new holder redelivers at most one checkpoint interval and the running message (issue 33, item 7)', async () => {
+      const dir = join(root, 'paused-drain');
+      const seed = new FileQueueStore({ queuesDir: dir });
+      await Promise.all(
+        Array.from({ length: 5000 }, (_, n) =>
+          seed.append('acme', 'drain', { correlationId: `d-${n}`, payload: { n } }),
+        ),
+      );
+      await seed.close();
+      const a = child(['consume-drain', dir, 'acme', 'drain', '600']);
+      let b: FileQueueStore | undefined;
+      try {
+        // Stopped at an arbitrary moment of the drain (not when it has caught up and written its checkpoint).
+        await a.waitFor((l) => l.length >= 1000 + Math.floor(Math.random() * 64));
+        a.proc.kill('SIGSTOP');
+        const byA = new Set(
+          a
+            .lines()
+            .filter((x) => x.startsWith('got '))
+            .map((x) => Number(x.slice(4))),
+        );
+        await new Promise((r) => setTimeout(r, 1200)); // past the 600 ms lease
+        b = new FileQueueStore({ queuesDir: dir });
+        const got: number[] = [];
+        assert.ok(
+          await b.startConsumer('acme', 'drain', {
+            pollIntervalMs: 20,
+            lockLeaseMs: 600,
+            handler: async (m) => (got.push(m.id), { kind: 'ack' }),
+          }),
+        );
+        const deadline = Date.now() + 10_000;
+        while (got.length + byA.size < 5000 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        const again = got.filter((id) => byA.has(id));
+        assert.ok(
+          again.length <= 16 + 1,
+          `B delivered again ${again.length} messages A had run: at most 16 acknowledged since A's last checkpoint write and the one running`,
+        );
+        assert.equal(new Set([...byA, ...got]).size, 5000, 'nothing lost');
+      } finally {
+        if (a.proc.signalCode === null && a.proc.exitCode === null) a.proc.kill('SIGCONT');
+        await kill9(a);
+        await b?.close();
+      }
+    });
+
     it('a writer paused (SIGSTOP) holding the append lock holds up the appends of another process for at most the lease, and once resumed (SIGCONT) loses and duplicates nothing', async () => {
       const queuesDir = join(root, 'paused-append');
       const paths = queuePaths(queuesDir, 'acme', 'held');

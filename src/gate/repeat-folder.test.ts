@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { RepeatFolder } from './repeat-folder.js';
+import { MAX_VARIANTS, RepeatFolder } from './repeat-folder.js';
 
 /** One step: a record of `kind` noted at `at` ms, or a window closed. */
 type Step = { note: string; at: number } | { close: true };
@@ -39,11 +39,18 @@ const CASES: readonly Case[] = [
     summaries: [['a x1 2..2', 'b x2 3..4']],
   },
   {
-    name: 'a closed window starts every kind afresh',
+    name: 'a closed window starts afresh every kind that did not repeat',
+    opts: { recordedPerWindow: 2 },
+    steps: [n('a', 0), n('b', 1), close, n('a', 2), n('b', 3), close],
+    verdicts: 'RRRR',
+    summaries: [[], []],
+  },
+  {
+    name: 'a kind still repeating when its window closes is folded from the start of the next: one summary per window',
     opts: { recordedPerWindow: 1 },
-    steps: [n('a', 0), n('a', 1), close, n('a', 2), close],
-    verdicts: 'RFR',
-    summaries: [['a x1 1..1'], []],
+    steps: [n('a', 0), n('a', 1), close, n('a', 2), n('a', 3), close, close, n('a', 4), close],
+    verdicts: 'RFFFR',
+    summaries: [['a x1 1..1'], ['a x2 2..3'], [], []],
   },
   {
     name: 'past maxKinds a new kind folds into its overflow kind, recorded by summary only',
@@ -95,6 +102,27 @@ describe('RepeatFolder', () => {
     assert.deepEqual(
       out.map((f) => [f.sample, f.repeats]),
       [[-1, 1_000_000 - 100]],
+    );
+  });
+});
+
+describe('RepeatFolder variants', () => {
+  it('counts what varies within a kind, up to MAX_VARIANTS, and says when there were more', () => {
+    const folder = new RepeatFolder<{ kind: string; flow: string }>({
+      recordedPerWindow: 0,
+      variantOf: (r) => r.flow,
+    });
+    const overflow = () => ({ kind: 'many', record: { kind: 'many', flow: '' } });
+    for (let i = 0; i < 3; i++) folder.note('same', { kind: 'same', flow: 'orders' }, i, overflow);
+    for (let i = 0; i < MAX_VARIANTS + 5; i++) folder.note('sprayed', { kind: 'sprayed', flow: `f${i}` }, i, overflow);
+    const out = folder.closeWindow().sort((a, b) => a.sample.kind.localeCompare(b.sample.kind));
+    assert.deepEqual(
+      out.map((f) => [f.sample.kind, f.repeats, f.variants, f.moreVariants]),
+      [
+        // The first of each kind is recorded one by one, the rest folded.
+        ['same', 2, 1, false],
+        ['sprayed', MAX_VARIANTS + 4, MAX_VARIANTS, true],
+      ],
     );
   });
 });

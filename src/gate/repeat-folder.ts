@@ -3,7 +3,10 @@
  * at any rate (a refusal) costs a bounded number of records: the first few of each kind in a
  * window are recorded at once, one by one, as they come (an occasional repeat, a person trying
  * again, loses nothing); past them the repeats are only counted, and come back as one summary
- * when the window is closed. Pure: the caller supplies the clock and closes the windows.
+ * when the window is closed. A kind still repeating when its window closes stays folded in the
+ * next one (no record one by one until a window passes without repeats): a caller repeating for
+ * hours costs one summary per window, not six. Pure: the caller supplies the clock and closes the
+ * windows.
  */
 
 /** The repeats of one kind since the window opened. */
@@ -15,9 +18,16 @@ export interface FoldedRepeats<T> {
   /** When the first and the last folded record came. Epoch milliseconds. */
   readonly firstMs: number;
   readonly lastMs: number;
+  /** Distinct variants among the folded records (see RepeatFolderOptions.variantOf), at most MAX_VARIANTS. */
+  readonly variants: number;
+  /** More variants than counted. */
+  readonly moreVariants: boolean;
 }
 
-export interface RepeatFolderOptions {
+/** Variants counted per kind and window (what a caller varies is counted, never kept whole). */
+export const MAX_VARIANTS = 100;
+
+export interface RepeatFolderOptions<T = unknown> {
   /** Records of one kind recorded one by one per window before the rest are folded. @default 5 */
   readonly recordedPerWindow?: number;
   /**
@@ -26,6 +36,8 @@ export interface RepeatFolderOptions {
    * without bound. @default 1024
    */
   readonly maxKinds?: number;
+  /** What may vary within a kind (for a refusal: the tenant, flow and reason the caller chose). @default none */
+  readonly variantOf?: (record: T) => string;
 }
 
 interface Tally<T> {
@@ -34,16 +46,20 @@ interface Tally<T> {
   repeats: number;
   firstMs: number;
   lastMs: number;
+  variants: Set<string>;
+  moreVariants: boolean;
 }
 
 export class RepeatFolder<T> {
   readonly #tallies = new Map<string, Tally<T>>();
   readonly #maxKinds: number;
   readonly #recordedPerWindow: number;
+  readonly #variantOf: ((record: T) => string) | undefined;
 
-  constructor(opts: RepeatFolderOptions = {}) {
+  constructor(opts: RepeatFolderOptions<T> = {}) {
     this.#maxKinds = opts.maxKinds ?? 1024;
     this.#recordedPerWindow = opts.recordedPerWindow ?? 5;
+    this.#variantOf = opts.variantOf;
   }
 
   /**
@@ -62,7 +78,7 @@ export class RepeatFolder<T> {
       return 'folded';
     }
     if (this.#tallies.size < this.#maxKinds) {
-      this.#tallies.set(kind, { recorded: 1, sample: undefined, repeats: 0, firstMs: nowMs, lastMs: nowMs });
+      this.#tallies.set(kind, fresh(1, nowMs));
       return 'record';
     }
     const coarse = overflow();
@@ -70,21 +86,34 @@ export class RepeatFolder<T> {
     if (bucket === undefined) {
       // Overflow kinds may exceed maxKinds: there are as few of them as coarse kinds. None of
       // their records is recorded one by one: the caller is varying what it sends.
-      bucket = { recorded: this.#recordedPerWindow, sample: undefined, repeats: 0, firstMs: nowMs, lastMs: nowMs };
+      bucket = fresh(this.#recordedPerWindow, nowMs);
       this.#tallies.set(coarse.kind, bucket);
     }
     this.#fold(bucket, coarse.record, nowMs);
     return 'folded';
   }
 
-  /** Closes the window: the kinds with repeats, each once, and a fresh start for every kind. */
+  /**
+   * Closes the window: the kinds with repeats, each once. A kind without repeats starts afresh; one
+   * with repeats stays folded in the next window (its records go straight to its next summary).
+   */
   closeWindow(): FoldedRepeats<T>[] {
     const out: FoldedRepeats<T>[] = [];
-    for (const t of this.#tallies.values()) {
-      if (t.sample !== undefined && t.repeats > 0)
-        out.push({ sample: t.sample, repeats: t.repeats, firstMs: t.firstMs, lastMs: t.lastMs });
+    const hot = new Map<string, Tally<T>>();
+    for (const [kind, t] of this.#tallies) {
+      if (t.sample === undefined || t.repeats === 0) continue;
+      out.push({
+        sample: t.sample,
+        repeats: t.repeats,
+        firstMs: t.firstMs,
+        lastMs: t.lastMs,
+        variants: Math.max(1, t.variants.size),
+        moreVariants: t.moreVariants,
+      });
+      hot.set(kind, fresh(this.#recordedPerWindow, t.lastMs));
     }
     this.#tallies.clear();
+    for (const [kind, t] of hot) this.#tallies.set(kind, t);
     return out;
   }
 
@@ -95,5 +124,21 @@ export class RepeatFolder<T> {
     }
     tally.repeats++;
     tally.lastMs = nowMs;
+    if (this.#variantOf === undefined) return;
+    const v = this.#variantOf(record);
+    if (tally.variants.size < MAX_VARIANTS) tally.variants.add(v);
+    else if (!tally.variants.has(v)) tally.moreVariants = true;
   }
+}
+
+function fresh<T>(recorded: number, nowMs: number): Tally<T> {
+  return {
+    recorded,
+    sample: undefined,
+    repeats: 0,
+    firstMs: nowMs,
+    lastMs: nowMs,
+    variants: new Set(),
+    moreVariants: false,
+  };
 }

@@ -8,6 +8,8 @@
  *   a message whose payload has `hang: true` never finishes;
  * - `consume-print <queuesDir> <tenant> <flow> <leaseMs>`: consumes with that lock lease, prints
  *   `got <id>` per delivery and `lost` when another process takes the lock over.
+ * - `consume-drain <queuesDir> <tenant> <flow> <leaseMs>`: as consume-print with the default
+ *   checkpoint interval, each delivery spending 0.2 ms: a worker draining a backlog.
  * - `consume-trim <queuesDir> <tenant> <flow>`: consumes slowly (1 ms a message, checkpoint per
  *   ack), printing `got <id>`, while compaction passes run back to back with a prefix cut at any
  *   size, printing `trimmed` for each cut: a worker that lags behind its producers.
@@ -76,13 +78,15 @@ async function main(): Promise<void> {
     setInterval(() => undefined, 1 << 30);
     return;
   }
-  if (mode === 'consume-print') {
+  if (mode === 'consume-print' || mode === 'consume-drain') {
+    const draining = mode === 'consume-drain';
     await store.startConsumer(tenant, flow, {
       pollIntervalMs: 20,
-      checkpointEvery: 1,
+      ...(draining ? {} : { checkpointEvery: 1 }),
       lockLeaseMs: Number(args[3]),
       handler: async (msg) => {
         out(`got ${msg.id}`);
+        if (draining) for (const until = performance.now() + 0.2; performance.now() < until;);
         return { kind: 'ack' };
       },
       onLockLost: () => out('lost'),

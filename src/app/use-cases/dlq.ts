@@ -1,4 +1,5 @@
 /** Dead-letter use cases shared by `svc dlq` and the management UI, plus the queue figures the UI shows. */
+import { GLOBAL_MASK, maskPayload, type MaskSet } from '../../common/mask.js';
 import type { DeadLetter, DeadLetterRow, QueueStore, QueueStats, ReplayResult } from '../../queue/index.js';
 import type { AuditEntryInput } from '../../store/contracts/index.js';
 import type { QueueWait } from '../runtime/queue-pool.js';
@@ -19,6 +20,8 @@ export interface DlqTarget {
   readonly store: QueueStore;
   /** In a server: the queues waiting for a worker's slot of its pool (QueueWorkers.waiting). */
   readonly waiting?: () => readonly QueueWait[];
+  /** The log mask of a queue's flow (its `log_extra_mask_fields` and the global list). @default the global list */
+  readonly maskFor?: (tenant: string, flow: string) => MaskSet;
 }
 
 function withStore<T>(target: DlqTarget, fn: (store: QueueStore) => Promise<T>): Promise<T> {
@@ -34,6 +37,21 @@ export function listDeadLetters(
     if (filter.tenant !== undefined && filter.flow !== undefined) store.checkNames(filter.tenant, filter.flow);
     return store.listDeadLetters(filter);
   });
+}
+
+/**
+ * Pending dead letters as a page shows them: each payload through its flow's log mask, as every
+ * payload the event log keeps (a `password` is `***` here too, for every role).
+ */
+export async function deadLettersToShow(
+  target: DlqTarget,
+  filter: { tenant?: string; flow?: string } = {},
+): Promise<DeadLetterRow[]> {
+  const maskFor = target.maskFor ?? (() => GLOBAL_MASK);
+  return (await listDeadLetters(target, filter)).map((d) => ({
+    ...d,
+    payload: maskPayload(d.payload, maskFor(d.tenant, d.flow)),
+  }));
 }
 
 /**

@@ -33,8 +33,10 @@ export interface QueueConsumerOptions {
   readonly defaultPolicy?: RetryPolicy;
   /**
    * Acknowledgements written per batch while busy (and always when idle): on files, per
-   * consumer-log write (the written checkpoint is synced at most every 100 ms); on PostgreSQL, per
-   * DELETE of acknowledged rows. A crash redelivers at most this many. @default 64
+   * consumer-log write (the written checkpoint is synced at most every 100 ms; 16, one write per
+   * turn of the event loop); on PostgreSQL, per DELETE of acknowledged rows (64, each a round trip).
+   * A crash, or a takeover of a worker paused past its lease, redelivers at most this many, and the
+   * message that was running. @default 16 on files, 64 on PostgreSQL
    */
   readonly checkpointEvery?: number;
   /** How long close() waits for the in-flight handler before abandoning it unacked. Milliseconds. @default 5000 */

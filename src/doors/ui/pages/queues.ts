@@ -2,6 +2,7 @@
 import { can, requirePermission } from '../../../app/accounts/roles.js';
 import {
   actOnDeadLetters,
+  deadLettersToShow,
   discardDeadLetter,
   listDeadLetters,
   queueFigures,
@@ -16,7 +17,7 @@ import { paged } from '../paging.js';
 import { queueTable } from '../queue-table.js';
 import { done, name, noticeOf, send, type PageRoutes, type Query } from '../respond.js';
 
-type DeadLetter = Awaited<ReturnType<typeof listDeadLetters>>[number];
+type DeadLetter = Awaited<ReturnType<typeof deadLettersToShow>>[number];
 
 const DEAD_HEADERS = ['Queue', 'Id', 'Attempts', 'Failed', 'Last error', 'Payload', ''];
 
@@ -51,7 +52,7 @@ export const queuesPages: PageRoutes = (app, deps, context) => {
       flow: q.flow && isValidName(q.flow) ? q.flow : undefined,
     };
     const queues = await queueFigures(deps.queues);
-    const allDead = await listDeadLetters(deps.queues, filter);
+    const allDead = await deadLettersToShow(deps.queues, filter);
     const { rows: dead, nav } = paged(allDead, '/ui/queues', q);
     const act = can(ctx.actor, 'manage_dead_letters');
     const scope = scopeFields(filter);
