@@ -35,14 +35,17 @@ required_scope: orders
 interface Kind {
   readonly label: string;
   readonly status: number;
-  /** The Authorization value, from the keys made for this sandbox. */
-  authorization(keys: { plain: string; limited: string }): string;
+  /** The Authorization value, from the keys made for this sandbox (none: the header is left out). */
+  authorization(keys: { plain: string; limited: string }): string | undefined;
+  /** A new tenant and flow name in the path of every request (what a hostile caller chooses). */
+  readonly varyPath?: boolean;
 }
 
 const KINDS: readonly Kind[] = [
   { label: 'unknown key (401)', status: 401, authorization: () => `Bearer svk_${'0'.repeat(32)}` },
   { label: 'over its rate limit (429)', status: 429, authorization: (k) => `Bearer ${k.limited}` },
   { label: 'without the scope (403)', status: 403, authorization: (k) => `Bearer ${k.plain}` },
+  { label: 'no key, new names each (401)', status: 401, authorization: () => undefined, varyPath: true },
 ];
 
 function svc(env: NodeJS.ProcessEnv, args: string[]): string {
@@ -117,13 +120,27 @@ async function measure(kind: Kind, count: number): Promise<void> {
     const server = await spawnListening(process.execPath, [SVC, ...serve], env);
     let statuses: Record<string, number> = {};
     try {
+      const authorization = kind.authorization(keys);
+      let n = 0;
       const result = await autocannon({
         url: `${server.url}/flows/bench/guarded/run`,
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: kind.authorization(keys) },
+        headers: { 'content-type': 'application/json', ...(authorization === undefined ? {} : { authorization }) },
         body: '{"n":1}',
         connections: 16,
         amount: count,
+        ...(kind.varyPath
+          ? {
+              requests: [
+                {
+                  setupRequest: (req: autocannon.Request) => ({
+                    ...req,
+                    path: `/flows/t${n % 97}/flow-${n++}/run`,
+                  }),
+                },
+              ],
+            }
+          : {}),
       });
       statuses = Object.fromEntries(
         Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, s.count ?? 0]),

@@ -28,11 +28,12 @@ export interface RefusalRecords extends GateSinks {
  * `last_at` in the payload (and a kind still repeating then gets only its summary in the next
  * window: see RepeatFolder).
  *
- * A kind is the caller and the verdict: the status and the key (none for a keyless caller). The
- * tenant, flow and reason are the caller's choice (the path, and reasons naming it), so they only
- * vary a kind: a summary of one variant names them as before, one of several says how many
- * (`variants`) and names none. Measured before: a keyless client varying the flow name wrote
- * about 300 bytes per refused request (every name a new kind with five records of its own).
+ * A kind is the caller and the verdict: the status, the key (none for a keyless caller) and the
+ * reason with the path's tenant and flow taken out (`'<tenant>'`, `'<flow>'`). The tenant and flow
+ * are the caller's choice, so they only vary a kind: a summary of one variant names them as
+ * before, one of several says how many (`variants`) and names neither. Measured before: a keyless
+ * client varying the flow name wrote about 300 bytes per refused request (every name a new kind
+ * with five records of its own).
  */
 export function refusalRecords(
   events: EventEmitter,
@@ -113,10 +114,18 @@ function auditPayload(r: GateRefusal): Record<string, unknown> {
 
 /** The caller and the verdict. */
 function kindOf(r: GateRefusal): string {
-  return `${r.status}\u0000${r.subjectTenant ?? ''}\u0000${r.keyId ?? ''}`;
+  return `${r.status}\u0000${r.subjectTenant ?? ''}\u0000${r.keyId ?? ''}\u0000${reasonShape(r)}`;
 }
 
-/** What the caller chose. */
+/** What the caller chose: the path's tenant and flow. */
 function variantOf(r: GateRefusal): string {
-  return `${r.tenant}\u0000${r.flow}\u0000${r.reason}`;
+  return `${r.tenant}\u0000${r.flow}`;
+}
+
+/** The reason without the names the caller chose (reasons quote the path's tenant and flow). */
+function reasonShape(r: GateRefusal): string {
+  let shape = r.reason;
+  if (r.tenant !== '') shape = shape.replaceAll(`'${r.tenant}'`, "'<tenant>'");
+  if (r.flow !== '') shape = shape.replaceAll(`'${r.flow}'`, "'<flow>'");
+  return shape;
 }
