@@ -264,7 +264,7 @@ describe(
       }
     });
 
-    it('a worker paused (SIGSTOP) mid-drain past its lease: the new holder redelivers at most one checkpoint interval and the running message (issue 33, item 7)', async () => {
+    it('a worker paused (SIGSTOP) mid-drain past its lease: the new holder redelivers at most one checkpoint interval and the running message (issue 33, item 7)', async (t) => {
       const dir = join(root, 'paused-drain');
       const seed = new FileQueueStore({ queuesDir: dir });
       await Promise.all(
@@ -298,6 +298,7 @@ describe(
         const deadline = Date.now() + 10_000;
         while (got.length + byA.size < 5000 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         const again = got.filter((id) => byA.has(id));
+        t.diagnostic(`A ran ${byA.size} before its pause; B delivered ${again.length} of them again`);
         assert.ok(
           again.length <= 16 + 1,
           `B delivered again ${again.length} messages A had run: at most 16 acknowledged since A's last checkpoint write and the one running`,
