@@ -43,9 +43,9 @@ test('the loader returns the latest IR, parsed once per hash, and a new loader r
   assert.throws(() => new FlowLoader(repo).latest('acme', 'hello'), IntegrityError);
 });
 
-test('the IR cache is bounded and keeps what is read: the entry not read since the last pass goes first', () => {
-  const repo = new SqliteArtifactsStore(db);
-  const hashes = ['a1', 'a2', 'a3', 'a4'].map((name) => {
+/** Publishes the hello flow under each name (version 1.0.0); their artifact hashes, in order. */
+function publishNamed(repo: SqliteArtifactsStore, names: readonly string[]): string[] {
+  return names.map((name) => {
     const r = compileFlow(SRC.replace('flow: hello', `flow: ${name}`));
     repo.publish({
       tenant: 'acme',
@@ -57,6 +57,11 @@ test('the IR cache is bounded and keeps what is read: the entry not read since t
     });
     return r.hash!;
   });
+}
+
+test('the IR cache is bounded and keeps what is read: the entry not read since the last pass goes first', () => {
+  const repo = new SqliteArtifactsStore(db);
+  const hashes = publishNamed(repo, ['a1', 'a2', 'a3', 'a4']);
   const [h1, h2, h3, h4] = hashes as [string, string, string, string];
   const loader = new FlowLoader(repo, undefined, { irCacheMax: 3 });
   const first = new Map(hashes.slice(0, 3).map((h) => [h, loader.ir(h)]));
@@ -70,18 +75,7 @@ test('the IR cache is bounded and keeps what is read: the entry not read since t
 
 test('peekIr (the start-up scan) keeps what it parsed only in free room, never pushing out what traffic uses', () => {
   const repo = new SqliteArtifactsStore(db);
-  const hashes = ['peek-a', 'peek-b', 'peek-c'].map((name) => {
-    const r = compileFlow(SRC.replace('flow: hello', `flow: ${name}`));
-    repo.publish({
-      tenant: 'acme',
-      name,
-      version: '1.0.0',
-      bytes: r.bytes!,
-      hash: r.hash!,
-      createdAt: '2024-01-01T00:00:00Z',
-    });
-    return r.hash!;
-  });
+  const hashes = publishNamed(repo, ['peek-a', 'peek-b', 'peek-c']);
   const [a, b, c] = hashes as [string, string, string];
   const loader = new FlowLoader(repo, undefined, { irCacheMax: 2 });
   const used = loader.ir(a);
