@@ -36,7 +36,7 @@ export interface RepeatFolderOptions<T = unknown> {
    * without bound. @default 1024
    */
   readonly maxKinds?: number;
-  /** What may vary within a kind (for a refusal: the tenant, flow and reason the caller chose). @default none */
+  /** What may vary within a kind (for a refusal: the tenant and flow the caller chose). @default none */
   readonly variantOf?: (record: T) => string;
 }
 

@@ -11,8 +11,7 @@ import type { GrpcDoor } from '../doors/grpc/server.js';
 import { createEnqueueHandler } from '../doors/http/enqueue-handler.js';
 import { buildServer } from '../doors/http/server.js';
 import type { HttpObserver, MetricsExposition } from '../doors/http/observer.js';
-import { maskOf, type LoadedFlow } from '../engine/index.js';
-import { GLOBAL_MASK, type MaskSet } from '../common/mask.js';
+import type { LoadedFlow } from '../engine/index.js';
 import type { Gate } from '../gate/gate.js';
 import type { Closers } from './closers.js';
 import type { ServeStores } from './stores.js';
@@ -69,7 +68,7 @@ export async function startHttpDoor(opts: DoorOptions, parts: DoorParts, closers
       queues: {
         store: parts.queueStore,
         waiting: () => parts.queues.waiting(),
-        maskFor: (tenant, flow) => latestMask(stores.flows, tenant, flow),
+        maskFor: (tenant, flow) => parts.queues.maskOf(tenant, flow),
       },
       caughtUp: () => stores.cache.refresh(),
       ensureWorker: (tenant, flow) =>
@@ -123,18 +122,4 @@ export async function startGrpcDoorIfAsked(
   });
   closers.add(() => grpc.close());
   return grpc;
-}
-
-/** The log mask of a flow's latest version; the global list when it is not deployed or cannot be read. */
-function latestMask(
-  flows: { latest(tenant: string, name: string): LoadedFlow | undefined },
-  tenant: string,
-  flow: string,
-): MaskSet {
-  try {
-    const loaded = flows.latest(tenant, flow);
-    return loaded === undefined ? GLOBAL_MASK : maskOf(loaded.ir);
-  } catch {
-    return GLOBAL_MASK;
-  }
 }

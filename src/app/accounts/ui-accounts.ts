@@ -168,15 +168,16 @@ export async function login(
     );
   }
   let found;
-  let ok = false;
+  let accepted = false;
   try {
     found = await deps.users.credentials(input.username);
-    ok = await verifyPassword(input.password, found?.passwordHash ?? (await dummyHash()));
+    const ok = await verifyPassword(input.password, found?.passwordHash ?? (await dummyHash()));
+    accepted = ok && found !== undefined && !found.user.disabled;
   } finally {
-    if (!ok || found === undefined || found.user.disabled) attempt.failed();
+    // Whatever happened (a storage error included), the attempt ends here and stays counted.
+    if (!accepted) attempt.failed();
   }
-  if (found === undefined || !ok || found.user.disabled)
-    throw new SvcError('SVC_ERR_UNAUTHORIZED', 'unknown user or wrong password');
+  if (!accepted || found === undefined) throw new SvcError('SVC_ERR_UNAUTHORIZED', 'unknown user or wrong password');
   attempt.succeeded();
   const token = randomBytes(32).toString('base64url');
   await deps.sessions.insert({ idHash: hashToken(token), userId: found.user.id, createdAtMs: now, lastSeenMs: now });

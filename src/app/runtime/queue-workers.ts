@@ -9,6 +9,7 @@ import type { Logger } from '../../common/logger.js';
 import type { SettingName } from '../../common/settings.js';
 import { startTrace, traceIdOf, type IncomingTraceContext, type TraceSpan } from '../../common/trace-context/spans.js';
 import { maskOf, type LoadedFlow } from '../../engine/index.js';
+import { GLOBAL_MASK, type MaskSet } from '../../common/mask.js';
 import {
   wireOffset,
   type QueueStore,
@@ -321,13 +322,17 @@ export class QueueWorkers {
     }
   }
 
-  /** The flow's mask for a traced submission; the global list when the flow cannot be read (it need not exist for /enqueue). */
-  #maskOf(tenant: string, flow: string) {
+  /**
+   * The log mask of a queue's flow (its `log_extra_mask_fields` and the global list): for a traced
+   * submission, and for every page that shows a queued payload (dead letters). The global list
+   * when the flow cannot be read (it need not exist for /enqueue).
+   */
+  maskOf(tenant: string, flow: string): MaskSet {
     try {
       const loaded = this.#deps.loadFlow(tenant, flow);
-      return loaded === undefined ? undefined : maskOf(loaded.ir);
+      return loaded === undefined ? GLOBAL_MASK : maskOf(loaded.ir);
     } catch {
-      return undefined;
+      return GLOBAL_MASK;
     }
   }
 
@@ -359,7 +364,7 @@ export class QueueWorkers {
         step: 'enqueued',
         payload,
         logLevel: 'full',
-        mask: this.#maskOf(tenant, flow),
+        mask: this.maskOf(tenant, flow),
         trace_id: traceId,
       });
     events.emit({

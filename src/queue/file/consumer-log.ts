@@ -4,12 +4,11 @@
  * of the segment's first record, so a checkpoint left over from before a drain is recognised and
  * dropped (ids are never reissued), even if new records have since refilled the segment.
  */
-import { closeSync, openSync, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { encodeFrame } from './frame.js';
 import { atomicWrite, readAt, readAtSync, scanHandle, writeAllSync, isErrno, SYNC_READ_MAX_BYTES } from './file-io.js';
 import { decodeFrames } from './frame.js';
-import { FdFile } from './fd-file.js';
+import { FdFile, type ReadableFile } from './fd-file.js';
 import type { SegmentRecord } from './segment-record.js';
 
 /** Position of the consumer in the segment. */
@@ -46,7 +45,7 @@ export interface ConsumerState {
 }
 
 /** The id of the record at offset 0 of an open segment (undefined when empty or torn). */
-export async function firstRecordId(fh: FileHandle): Promise<number | undefined> {
+export async function firstRecordId(fh: ReadableFile): Promise<number | undefined> {
   let len = 4096;
   for (;;) {
     // The first record's header, on this thread (read each time a worker of the pool gets the queue).
@@ -62,33 +61,21 @@ export async function firstRecordId(fh: FileHandle): Promise<number | undefined>
 }
 
 /**
- * Reads the id of the record at offset 0 of the segment (undefined when empty or torn). Opened,
- * read and closed on the calling thread: a header read, done each time a worker of the pool gets
- * the queue (three pool round trips cost more than the calls).
+ * Reads the id of the record at offset 0 of the segment (undefined when empty or torn), opened and
+ * closed on the calling thread (fd-file.ts): done each time a worker of the pool gets the queue.
  */
 export async function firstSegmentId(segmentPath: string): Promise<number | undefined> {
-  let fd: number;
+  let f: FdFile;
   try {
-    fd = openSync(segmentPath, 'r');
+    f = await FdFile.open(segmentPath, 'read');
   } catch (err) {
     if (isErrno(err, 'ENOENT')) return undefined;
     throw err;
   }
   try {
-    let len = 4096;
-    for (;;) {
-      const buf = Buffer.allocUnsafe(len);
-      const got = readSync(fd, buf, 0, len, 0);
-      const r = decodeFrames<{ id: number }>(buf.subarray(0, got), 0);
-      if (r.frames.length > 0) return r.frames[0]!.value.id;
-      if (r.stop === 'incomplete' && r.needBytes !== undefined && r.needBytes > len && got === len) {
-        len = r.needBytes;
-        continue;
-      }
-      return undefined;
-    }
+    return await firstRecordId(f);
   } finally {
-    closeSync(fd);
+    f.close();
   }
 }
 
