@@ -29,6 +29,12 @@ export const ErrorCodes = {
   SVC_ERR_SOAP_MALFORMED: 400,
   /** An outbound response passed its size ceiling (the spec's Limits table: over the cap gives 413). */
   SVC_ERR_EGRESS_TOO_LARGE: 413,
+  /**
+   * A tenant's queues reached `max_queues_per_tenant` or `max_queue_bytes_per_tenant`: the message
+   * is not stored (WebDAV's Insufficient Storage, RFC 4918). Not a 503: nothing is busy, and it
+   * passes only as the tenant's own workers drain its queues.
+   */
+  SVC_ERR_QUEUE_QUOTA: 507,
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;
@@ -83,6 +89,17 @@ export class HeldBackError extends SvcError {
   constructor(message: string, opts: SvcErrorOptions = {}) {
     super('SVC_ERR_CONFLICT', message, opts);
     this.name = 'HeldBackError';
+  }
+}
+
+/**
+ * A submission refused because the tenant's queues reached one of their bounds (app/runtime/queue-quota.ts):
+ * the message is not written; the text names the bound and the setting that sets it.
+ */
+export class QueueQuotaError extends SvcError {
+  constructor(message: string) {
+    super('SVC_ERR_QUEUE_QUOTA', message);
+    this.name = 'QueueQuotaError';
   }
 }
 

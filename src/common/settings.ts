@@ -65,6 +65,18 @@ export const Settings = {
     'startup',
     () => 2000,
   ),
+  max_queues_per_tenant: def(
+    'max_queues_per_tenant',
+    'Queues one tenant may have (a queue stays once made: ids are never reissued); a submission making one more answers 507',
+    'startup',
+    () => 1000,
+  ),
+  max_queue_bytes_per_tenant: def(
+    'max_queue_bytes_per_tenant',
+    "Bytes one tenant's queues may take on disk (or in their rows on PostgreSQL) before a submission answers 507",
+    'startup',
+    () => 1_073_741_824,
+  ),
   flow_max_duration_secs: def(
     'flow_max_duration_secs',
     'Wall time of one execution, checked between steps',

@@ -11,6 +11,7 @@ import type { DeadLetter, DeadLetterRow, ReplayResult } from './contract/dead-le
 import type { AppendInput, AppendResult } from './contract/messages.js';
 import type { QueueBacklog, QueueName } from './contract/names.js';
 import type { QueueStats } from './contract/stats.js';
+import type { TenantQueueUsage } from './contract/usage.js';
 
 export * from './contract/messages.js';
 export * from './contract/stats.js';
@@ -18,6 +19,7 @@ export * from './contract/consumer.js';
 export * from './contract/dead-letters.js';
 export * from './contract/compaction.js';
 export * from './contract/names.js';
+export * from './contract/usage.js';
 export type { Coordination } from './coordination/coordination.js';
 export type { LeaderLock } from './coordination/leader-lock.js';
 
@@ -56,6 +58,8 @@ export interface QueueStore {
   /** How the processes (or nodes) sharing this store take turns at the scheduler and the housekeeping. */
   readonly coordination: Coordination;
   stats(tenant: string, flow: string): Promise<QueueStats>;
+  /** What the tenant's queues hold: the live queues and the bytes they take (the per-tenant bounds). */
+  tenantUsage(tenant: string): Promise<TenantQueueUsage>;
   /** One pass giving back the space of processed messages (what it means on each backend: CompactionPass). */
   compact(): Promise<CompactionPass>;
   listDeadLetters(filter?: { tenant?: string; flow?: string }): Promise<DeadLetterRow[]>;

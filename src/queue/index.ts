@@ -22,6 +22,7 @@ export type {
   ReplayResult,
   QueueCompaction,
   CompactionPass,
+  TenantQueueUsage,
 } from './contract.js';
 export { DEFAULT_RETRY_POLICY, retryDelayMs, wireOffset, checkQueueNames } from './contract.js';
 export {

@@ -7,6 +7,7 @@
  * and nodes stays the backend's lock: a queue whose lock another process holds is left to it.
  */
 import type { Logger } from '../../common/logger.js';
+import { LogThrottle } from '../../common/log-throttle.js';
 import type { QueueBacklog, QueueConsumerOptions, QueueStore } from '../../queue/index.js';
 import { queueKey, waitedMs, WorkerSlots, type HeldQueue, type QueueRef, type SlotLimits } from './worker-slots.js';
 
@@ -50,6 +51,8 @@ export class QueuePool {
   /** Workers giving their slot back. */
   readonly #leaving = new Map<string, Promise<void>>();
   readonly #tick: NodeJS.Timeout;
+  /** One line about queues waiting for a slot per 10 s at most (a thousand queues may wait at once). */
+  readonly #waitLine = new LogThrottle();
   #stopped = false;
 
   constructor(deps: QueuePoolDeps) {
@@ -82,7 +85,11 @@ export class QueuePool {
     this.#slots.wait({ tenant, flow }, readyAt, now);
     // A free slot, or one an idle worker gives back at once.
     this.#rebalance();
-    return this.#starting.get(key) ?? Promise.resolve(this.#slots.holds(key) ? 'running' : 'waiting');
+    const starting = this.#starting.get(key);
+    if (starting !== undefined) return starting;
+    if (this.#slots.holds(key)) return Promise.resolve('running');
+    this.#reportWaiting();
+    return Promise.resolve('waiting');
   }
 
   /**
@@ -103,6 +110,7 @@ export class QueuePool {
       lined++;
     }
     this.#rebalance();
+    if (this.#slots.waitingCount > 0) this.#reportWaiting();
     return lined;
   }
 
@@ -121,6 +129,18 @@ export class QueuePool {
   waiting(): QueueWait[] {
     const now = Date.now();
     return this.#slots.waitingNow(now).map((q) => ({ tenant: q.tenant, flow: q.flow, waitedMs: waitedMs(q, now) }));
+  }
+
+  /** Tells the operator that queues wait for a slot (at most one line per 10 s, with how many lines were held back). */
+  #reportWaiting(): void {
+    const line = this.#waitLine.admit('waiting');
+    if (line === undefined) return;
+    const { maxWorkers, maxPerTenant } = this.#deps.limits;
+    const waiting = this.#slots.waitingCount;
+    this.#deps.log.warn(
+      { waiting, max_queue_workers: maxWorkers, max_queue_workers_per_tenant: maxPerTenant, held_back: line.heldBack },
+      `${waiting} queue(s) wait for a worker slot (max_queue_workers ${maxWorkers}, per tenant ${maxPerTenant}); they are served in turn`,
+    );
   }
 
   /** Stops starting workers; the store's close() stops the running ones and releases their locks. */

@@ -4,7 +4,8 @@
  * library, the registry loader and the engine. Retry, dead-letter and drop decisions are taken
  * here by error class.
  */
-import { IntegrityError, StorageUnavailableError, HeldBackError } from '../../common/errors.js';
+import { IntegrityError, StorageUnavailableError, HeldBackError, QueueQuotaError } from '../../common/errors.js';
+import { LogThrottle } from '../../common/log-throttle.js';
 import type { Logger } from '../../common/logger.js';
 import type { SettingName } from '../../common/settings.js';
 import { startTrace, traceIdOf, type IncomingTraceContext, type TraceSpan } from '../../common/trace-context/spans.js';
@@ -23,6 +24,7 @@ import type { AuditAppender } from '../../store/audit/audit-thread.js';
 import type { EventEmitter } from '../../store/event-log/event-sink.js';
 import type { FlowExecutor } from './flow-executor.js';
 import { QueuePool, type QueueWait, type WorkerStatus } from './queue-pool.js';
+import { QueueQuota } from './queue-quota.js';
 import { queueKey } from './worker-slots.js';
 
 /** Fixed retry interval when the registry cannot be read (never dead-letters). Milliseconds. */
@@ -62,6 +64,8 @@ export type QueueWorkersState = 'running' | 'stopped';
 export class QueueWorkers {
   readonly #deps: QueueWorkersDeps;
   readonly #pool: QueuePool;
+  readonly #quota: QueueQuota;
+  readonly #refusalLines = new LogThrottle();
   #state: QueueWorkersState = 'running';
 
   constructor(deps: QueueWorkersDeps) {
@@ -78,6 +82,13 @@ export class QueueWorkers {
       },
       workerOptions: (tenant, flow) => this.#workerOptions(tenant, flow),
       log: deps.log,
+    });
+    this.#quota = new QueueQuota({
+      limits: {
+        maxQueues: deps.setting('max_queues_per_tenant'),
+        maxBytes: deps.setting('max_queue_bytes_per_tenant'),
+      },
+      usage: (tenant) => deps.store.tenantUsage(tenant),
     });
   }
 
@@ -113,6 +124,8 @@ export class QueueWorkers {
   /**
    * /enqueue: appends the message and resolves once an fdatasync covers it; then makes sure the
    * queue is served (its worker runs, or it waits in line for a slot of the pool).
+   * @param bodyBytes the request body's size, counted against the tenant's byte bound
+   * @throws QueueQuotaError (507) when the tenant's queues reached a bound (nothing is written)
    */
   async enqueue(
     tenant: string,
@@ -120,6 +133,7 @@ export class QueueWorkers {
     payload: unknown,
     correlationId: string,
     traceContext?: IncomingTraceContext,
+    bodyBytes = 0,
   ): Promise<AppendResult> {
     const traced = this.#traceSafe(tenant, flow);
     // The submission's span (a child of the caller's) is what the message carries: the worker's
@@ -129,7 +143,7 @@ export class QueueWorkers {
       'svc.flow': flow,
       'svc.correlation_id': correlationId,
     });
-    const r = await this.#append(tenant, flow, { correlationId, payload }, span);
+    const r = await this.#append(tenant, flow, { correlationId, payload }, span, bodyBytes);
     this.#recordEnqueued(tenant, flow, r, correlationId, payload, 'enqueue', traced, span.traceId);
     this.#serve(tenant, flow);
     return r;
@@ -154,7 +168,7 @@ export class QueueWorkers {
       'svc.step': step,
       'svc.correlation_id': correlationId,
     });
-    const r = await this.#append(tenant, flow, { correlationId, payload }, span);
+    const r = await this.#append(tenant, flow, { correlationId, payload }, span, JSON.stringify(payload).length);
     this.#recordEnqueued(
       tenant,
       flow,
@@ -169,14 +183,25 @@ export class QueueWorkers {
     return r;
   }
 
-  /** Appends with the submission span's trace context, ending the span with the write's outcome. */
+  /**
+   * Appends with the submission span's trace context, ending the span with the write's outcome,
+   * once the tenant's queue bounds admit it.
+   */
   async #append(
     tenant: string,
     flow: string,
     input: { correlationId: string; payload: unknown },
     span: TraceSpan,
+    bodyBytes: number,
   ): Promise<AppendResult> {
     try {
+      try {
+        const admitting = this.#quota.admit(tenant, flow, bodyBytes);
+        if (admitting !== undefined) await admitting;
+      } catch (err) {
+        if (err instanceof QueueQuotaError) this.#reportRefusal(tenant, err);
+        throw err;
+      }
       const r = await this.#deps.store.append(tenant, flow, {
         ...input,
         traceparent: span.traceparent(),
@@ -188,6 +213,18 @@ export class QueueWorkers {
       span.end(err);
       throw err;
     }
+  }
+
+  /** Tells the operator a tenant reached a queue bound: one line per tenant per 10 s at most. */
+  #reportRefusal(tenant: string, err: QueueQuotaError): void {
+    // Kinds are registered tenants (the gate let the submission through): the map stays small.
+    const line = this.#refusalLines.admit(tenant);
+    if (line === undefined) return;
+    const more = line.heldBack > 0 ? ` (${line.heldBack} more since the last such line)` : '';
+    this.#deps.log.warn(
+      { tenant, held_back: line.heldBack },
+      `queue submission refused with 507: ${err.message}${more}`,
+    );
   }
 
   /** Makes sure the queue is served (QueuePool.ensure), reporting a failure to the log. */

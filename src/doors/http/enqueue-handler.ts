@@ -3,7 +3,7 @@
  * parse, correlation id, append + fdatasync, 202. Framework-free (the node:http fast path writes
  * the answer). Never refused for execution load: no limiter here.
  */
-import { SvcError } from '../../common/errors.js';
+import { QueueQuotaError, SvcError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { LogThrottle } from '../../common/log-throttle.js';
 import { xmlToJson } from '../../common/xml.js';
@@ -36,9 +36,11 @@ export function createEnqueueHandler(deps: EnqueueHandlerDeps): FlowRouteHandler
       let offset: number;
       try {
         offset = wireOffset(
-          await deps.queues.enqueue(tenant, name, payload, correlationIdOf(raw), traceContextOf(raw)),
+          await deps.queues.enqueue(tenant, name, payload, correlationIdOf(raw), traceContextOf(raw), body.length),
         );
       } catch (err) {
+        // A tenant's bound reached is the tenant's answer (507, the bound named), not a failed write.
+        if (err instanceof QueueQuotaError) throw err;
         // Whatever stopped the write (disk, lock, closed store), the caller's answer is the spec's 500.
         // One line per 10 s at most (a full disk fails every write), with the count held back.
         const line = throttle.admit('queue write failed');

@@ -23,6 +23,12 @@ export function checkQueueNames(tenant: string, flow: string): void {
   if (problem !== undefined) throw new SvcError('SVC_ERR_INVALID_NAME', problem);
 }
 
+/** Throws SVC_ERR_INVALID_NAME when `tenant` breaks the name rule. */
+export function checkTenantName(tenant: string): void {
+  const problem = describeNameProblem('tenant', tenant);
+  if (problem !== undefined) throw new SvcError('SVC_ERR_INVALID_NAME', problem);
+}
+
 /** How a worker is named to the operator, by every backend. */
 export function workerName(pid: number, host: string): string {
   return `pid ${pid}${pid === process.pid ? ' (this server)' : ''} on ${host}`;

@@ -5,6 +5,7 @@
  */
 import { SvcError } from '../../common/errors.js';
 import { dirname, join } from 'node:path';
+import { tenantUsage } from './tenant-usage.js';
 import { compactIdleQueue, listQueueDirs, readQueueStats } from './compaction.js';
 import { discardDeadLetter, readDeadLetters, replayDeadLetter } from './dead-letters.js';
 import {
@@ -19,6 +20,7 @@ import {
   type QueueStats,
   type QueueStore,
   type ReplayResult,
+  type TenantQueueUsage,
   type SegmentAppendResult,
 } from '../contract.js';
 import { stateDirectoryCoordination, type Coordination } from '../coordination/coordination.js';
@@ -180,6 +182,10 @@ export class FileQueueStore implements QueueStore {
     let count = this.#recordCounts.get(key);
     if (count === undefined) this.#recordCounts.set(key, (count = new SegmentRecordCount()));
     return readQueueStats(this.queuesDir, tenant, flow, count);
+  }
+
+  tenantUsage(tenant: string): Promise<TenantQueueUsage> {
+    return tenantUsage(this.queuesDir, tenant);
   }
 
   /**

@@ -22,6 +22,8 @@ import {
   type QueueStore,
   type ReplayResult,
   type RowAppendResult,
+  type TenantQueueUsage,
+  checkTenantName,
 } from '../contract.js';
 import { leaseCoordination, type Coordination } from '../coordination/coordination.js';
 import { NodeLease, type NodeLeaseOptions } from '../coordination/node-lease.js';
@@ -145,6 +147,22 @@ export class PgQueueStore implements QueueStore {
     checkQueueNames(tenant, flow);
     const c = this.#consumers.get(`${tenant}/${flow}`);
     return c !== undefined ? c.stats() : queueStats(this.#db, tenant, flow);
+  }
+
+  /** Queues: the tenant's rows in queue_heads (kept for good: ids are never reissued); bytes: its message and dead-letter rows. */
+  async tenantUsage(tenant: string): Promise<TenantQueueUsage> {
+    checkTenantName(tenant);
+    const [heads, rows] = await Promise.all([
+      this.#db.query<{ flow: string }>('SELECT flow FROM queue_heads WHERE tenant = $1 ORDER BY flow COLLATE "C"', [
+        tenant,
+      ]),
+      this.#db.query<{ bytes: string }>(
+        `SELECT (SELECT coalesce(sum(pg_column_size(m.*)), 0) FROM queue_messages m WHERE tenant = $1)
+              + (SELECT coalesce(sum(pg_column_size(d.*)), 0) FROM queue_dead_letters d WHERE tenant = $1) AS bytes`,
+        [tenant],
+      ),
+    ]);
+    return { flows: heads.rows.map((r) => r.flow), bytes: Number(rows.rows[0]?.bytes ?? 0) };
   }
 
   /**
