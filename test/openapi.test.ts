@@ -58,6 +58,9 @@ const SERVED = [
   `HEAD ${OPENAPI}`,
 ];
 
+/** max_queues_per_tenant of the server: tenant `full` passes it (acme's probes stay far below). */
+const QUEUE_BOUND = 20;
+
 /** Documented statuses no probe provokes, with the reason. */
 const NOT_PROVOKED = new Map<string, string>([
   [
@@ -146,12 +149,13 @@ describe('GET /openapi.json, held against the running server', () => {
   let backend: Server;
   let doc: Record<string, unknown>;
   let checker: ConformanceChecker;
-  const keys: Record<'all' | 'reader' | 'echoOnly' | 'limited' | 'gone', string> = {
+  const keys: Record<'all' | 'reader' | 'echoOnly' | 'limited' | 'gone' | 'full', string> = {
     all: '',
     reader: '',
     echoOnly: '',
     limited: '',
     gone: '',
+    full: '',
   };
   /** Calls the backend holds until released: /run executions kept in flight. */
   const held: (() => void)[] = [];
@@ -546,6 +550,16 @@ describe('GET /openapi.json, held against the running server', () => {
     },
     {
       op: `POST ${ENQUEUE}`,
+      status: '507',
+      what: 'a tenant past max_queues_per_tenant (tenant full, one new queue per submission)',
+      send: async () => {
+        let last: Awaited<ReturnType<typeof post>> | undefined;
+        for (let i = 0; i <= QUEUE_BOUND; i++) last = await post(`/flows/full/q${i}/enqueue`, '{}', { key: keys.full });
+        return last!;
+      },
+    },
+    {
+      op: `POST ${ENQUEUE}`,
       status: '503',
       what: "the gate's storage failing",
       send: () => withGateStorageFailing(() => post('/flows/acme/echo/enqueue', '{}')),
@@ -698,6 +712,8 @@ describe('GET /openapi.json, held against the running server', () => {
     keys.echoOnly = createKey(sandbox, 'acme', { flows: 'echo' });
     keys.limited = createKey(sandbox, 'acme', { rateLimit: 1 });
     keys.gone = createKey(sandbox, 'gone');
+    createTenant(sandbox, 'full');
+    keys.full = createKey(sandbox, 'full');
     setTenantEnabled(sandbox, 'gone', false);
     await deployAll(sandbox, [
       'echo',
@@ -712,7 +728,11 @@ describe('GET /openapi.json, held against the running server', () => {
       'corrupt',
     ]);
     for (const text of FLOWS) deployFlow(sandbox, text);
-    setSystemConfig(sandbox, { max_concurrent_flow_executions: SLOTS, request_body_timeout_secs: 1 });
+    setSystemConfig(sandbox, {
+      max_concurrent_flow_executions: SLOTS,
+      request_body_timeout_secs: 1,
+      max_queues_per_tenant: QUEUE_BOUND,
+    });
     // Broken before the server reads them: verified artifacts are cached by hash.
     corruptArtifact(sandbox, 'acme', 'corrupt');
     corruptArtifact(sandbox, 'acme', 'soap-corrupt');

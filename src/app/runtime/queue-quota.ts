@@ -9,8 +9,9 @@
  * filled from the store (QueueStore.tenantUsage) on a tenant's first submission, counts what this
  * process adds, and is read again from the store when a bound looks reached (the tenant's workers
  * may have drained since) and, in the background, when a bound is near (other processes and nodes
- * add too). So a bound may be passed by what other processes wrote since the last look, and by
- * at most one message per submission in flight when it is reached here.
+ * add too). The queue bound holds exactly within a process (a queue never goes away, so every one
+ * known here keeps counting); what other processes made since the last look may pass it, and the
+ * byte bound may be passed by the messages being written when the store is read.
  */
 import { QueueQuotaError } from '../../common/errors.js';
 import type { TenantQueueUsage } from '../../queue/index.js';
@@ -59,8 +60,8 @@ interface Ledger {
   bytes: number;
   /** When the store was last read (its start). */
   readAt: number;
-  /** What this process added since the read in progress started (kept on top of its result). */
-  addedSince: { flows: Set<string>; bytes: number } | undefined;
+  /** Bytes this process added since the read in progress started (kept on top of its result). */
+  addedSince: { bytes: number } | undefined;
 }
 
 export class QueueQuota {
@@ -104,10 +105,7 @@ export class QueueQuota {
     if (quotaRefusal(tenant, ledger, flow, bytes, this.#deps.limits) !== undefined) return false;
     ledger.flows.add(flow);
     ledger.bytes += bytes;
-    if (ledger.addedSince !== undefined) {
-      ledger.addedSince.flows.add(flow);
-      ledger.addedSince.bytes += bytes;
-    }
+    if (ledger.addedSince !== undefined) ledger.addedSince.bytes += bytes;
     if (this.#near(ledger) && !this.#reads.has(tenant) && this.#now() - ledger.readAt >= RECHECK_MS)
       void this.#read(tenant).catch(() => undefined);
     return true;
@@ -130,19 +128,17 @@ export class QueueQuota {
     if (pending !== undefined) return pending;
     const startedAt = this.#now();
     const before = this.#ledgers.get(tenant);
-    if (before !== undefined) before.addedSince = { flows: new Set(), bytes: 0 };
+    if (before !== undefined) before.addedSince = { bytes: 0 };
     const reading = this.#deps
       .usage(tenant)
       .then((usage) => {
-        const added = this.#ledgers.get(tenant)?.addedSince ?? { flows: [], bytes: 0 };
+        const current = this.#ledgers.get(tenant);
+        // A queue never goes away (its id counter stays), so every queue known here still counts,
+        // written yet or not: the union keeps the queue bound exact within this process.
         const flows = new Set(usage.flows);
-        for (const f of added.flows) flows.add(f);
-        this.#ledgers.set(tenant, {
-          flows,
-          bytes: usage.bytes + added.bytes,
-          readAt: startedAt,
-          addedSince: undefined,
-        });
+        for (const f of current?.flows ?? []) flows.add(f);
+        const addedBytes = current?.addedSince?.bytes ?? 0;
+        this.#ledgers.set(tenant, { flows, bytes: usage.bytes + addedBytes, readAt: startedAt, addedSince: undefined });
       })
       .finally(() => {
         this.#reads.delete(tenant);

@@ -19,6 +19,7 @@ describe('gRPC status table', () => {
     [418, status.FAILED_PRECONDITION],
     [500, status.INTERNAL],
     [502, status.UNAVAILABLE],
+    [507, status.RESOURCE_EXHAUSTED],
     [503, status.UNAVAILABLE],
     [504, status.DEADLINE_EXCEEDED],
     [599, status.INTERNAL],

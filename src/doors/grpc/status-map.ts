@@ -34,6 +34,7 @@ export function grpcCodeFor(httpStatus: number): GrpcStatus {
       return GrpcStatus.ALREADY_EXISTS;
     case 413:
     case 429:
+    case 507:
       return GrpcStatus.RESOURCE_EXHAUSTED;
     case 502:
     case 503:

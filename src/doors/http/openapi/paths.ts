@@ -194,6 +194,10 @@ const enqueue: OperationObject = {
     '429': ref('responses', 'RateLimited'),
     '500': internalError('The queue could not be written (the cause is in the operational log).'),
     '503': gateUnavailable,
+    '507': errorAnswer(
+      "The tenant's queues reached one of their bounds: `max_queues_per_tenant` (a submission that would make one more queue) or `max_queue_bytes_per_tenant` (the bytes its queues take). Nothing is written. Not a load refusal: it passes when the tenant's workers drain its queues (bytes) or the operator raises the bound. The text names the bound and the setting.",
+      { type: 'string', pattern: '^queue (limit|storage limit) reached: ' },
+    ),
   },
   security: KEY,
 };
