@@ -43,6 +43,18 @@ export const KNOWN_CASES: readonly HttpCase[] = [
   // Character references XML forbids (defect 6), DOCTYPEs and entities.
   known({ contentType: 'application/xml', body: '<r>&#0;&#xD800;&#x110000;</r>', expect: [400] }),
   known({ contentType: 'application/xml', body: '<!DOCTYPE r [<!ENTITY a "aaaa">]><r>&a;</r>', expect: [400] }),
+  // The same characters written literally (item 9.1): refused by the one scan as well.
+  known({ contentType: 'application/xml', body: '<r>a\u0000b</r>', expect: [400] }),
+  known({ contentType: 'application/xml', body: '<r k="\u000B"/>', expect: [400] }),
+  known({ contentType: 'application/xml', body: '<r>\uFFFE\uFFFF</r>', expect: [400] }),
+  known({
+    route: 'enqueue',
+    target: '/flows/acme/echo/enqueue',
+    contentType: 'application/xml',
+    body: '<r>\u001F</r>',
+    expect: [400],
+  }),
+
   known({
     contentType: 'application/xml',
     body: '<!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]><r>&x;</r>',
