@@ -141,6 +141,47 @@ describe('/run execution limits (flow_max_duration_secs = 1, max_concurrent_flow
     assert.deepEqual(failures, []);
   });
 
+  it('a body no route reads that is still arriving, chunked or above 16 KiB, closes the connection after the answer; a small one that arrived keeps it', async () => {
+    const cases: { name: string; request: string; status: number; closed: boolean }[] = [
+      {
+        name: 'an unknown route, a chunked body never finished',
+        request: 'POST /nope HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n0123456789abcdef\r\n',
+        status: 404,
+        closed: true,
+      },
+      {
+        name: 'an unknown route, 100 KiB announced, 10 bytes sent',
+        request: 'POST /nope HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n0123456789',
+        status: 404,
+        closed: true,
+      },
+      {
+        name: 'GET /health with 100 KiB announced',
+        request: 'GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n0123456789',
+        status: 200,
+        closed: true,
+      },
+      {
+        name: 'a UI form of another content type, 100 KiB announced',
+        request: 'POST /ui/login HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 100000\r\n\r\n0123',
+        status: 403,
+        closed: true,
+      },
+      {
+        name: 'an unknown route, a small body all sent',
+        request: 'POST /nope HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n0123456789',
+        status: 404,
+        closed: false,
+      },
+    ];
+    for (const c of cases) {
+      const res = await rawRequest(server.port, c.request, { untilClose: true, waitMs: 1500 });
+      assert.equal(res.status, c.status, `${c.name}: ${res.raw.slice(0, 200)}`);
+      assert.equal(res.closed, c.closed, `${c.name}: closed`);
+      assert.equal(/^connection: close$/im.test(res.head), c.closed, `${c.name}: Connection: close`);
+    }
+  });
+
   describe('malformed requests answer in the service body shape', () => {
     const CASES: { name: string; request: string; status: number; error: RegExp; closed: boolean }[] = [
       {

@@ -21,6 +21,18 @@ export function bodyAbandoned(raw: IncomingMessage | undefined): boolean {
   return raw !== undefined && abandonedBodies.has(raw);
 }
 
+/**
+ * True when the answer about to be written must close the connection because of the request's
+ * body: a route gave up reading it (bodyAbandoned), or no route read it and it has not all arrived
+ * while unbounded or large (refusalMustClose: Node would otherwise read and discard the rest before
+ * the next request, under no limit of ours). Checked by both writers: `writeAnswer` (the fast path)
+ * and the Fastify app's `onSend` hook (every other route, the UI's included).
+ */
+export function answerMustClose(raw: IncomingMessage | undefined): boolean {
+  if (raw === undefined) return false;
+  return abandonedBodies.has(raw) || (!raw.complete && refusalMustClose(raw));
+}
+
 /** Refuses a declared Content-Length over `limitBytes` without reading a byte. */
 export function checkDeclaredLength(raw: IncomingMessage, limitBytes: number): void {
   const declared = raw.headers['content-length'];
