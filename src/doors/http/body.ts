@@ -16,14 +16,9 @@ export function payloadTooLarge(): SvcError {
  */
 const abandonedBodies = new WeakSet<IncomingMessage>();
 
-/** True when a route gave up reading this request's body: its answer must close the connection. */
-export function bodyAbandoned(raw: IncomingMessage | undefined): boolean {
-  return raw !== undefined && abandonedBodies.has(raw);
-}
-
 /**
  * True when the answer about to be written must close the connection because of the request's
- * body: a route gave up reading it (bodyAbandoned), or no route read it and it has not all arrived
+ * body: a route gave up reading it (abandonedBodies), or no route read it and it has not all arrived
  * while unbounded or large (refusalMustClose: Node would otherwise read and discard the rest before
  * the next request, under no limit of ours). Checked by both writers: `writeAnswer` (the fast path)
  * and the Fastify app's `onSend` hook (every other route, the UI's included).
@@ -70,7 +65,7 @@ export function refusalMustClose(raw: IncomingMessage): boolean {
 
 /**
  * The 408 for a body that did not arrive in time. Its connection is closed because readBody marks
- * the request (bodyAbandoned), not by a header on the error: a route that answers it otherwise (the
+ * the request (abandonedBodies, answerMustClose), not by a header on the error: a route that answers it otherwise (the
  * connector's 400) must close the connection too.
  */
 export function bodyTimedOut(timeoutMs: number): SvcError {
@@ -86,7 +81,7 @@ export const DEFAULT_BODY_TIMEOUT_MS = 30_000;
 /**
  * Buffers the body; stops reading and throws 413 as soon as it passes `limitBytes`, 408 when the
  * whole body has not arrived `timeoutMs` after reading began (a slow client holds a connection no
- * longer). Every way of giving up marks the request (bodyAbandoned), so its answer closes the connection.
+ * longer). Every way of giving up marks the request (abandonedBodies), so its answer closes the connection.
  */
 export function readBody(
   raw: IncomingMessage,
