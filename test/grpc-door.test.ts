@@ -45,7 +45,8 @@ syntax = "proto3";
 package check.v1;
 message Req { string id = 1; }
 message Rep { string id = 1; string corr = 2; string ref = 3; }
-service Checker { rpc Check (Req) returns (Rep); rpc Late (Req) returns (Rep); rpc Listy (Req) returns (Rep); }
+message Tree { string id = 1; repeated Tree kids = 2; }
+service Checker { rpc Check (Req) returns (Rep); rpc Late (Req) returns (Rep); rpc Listy (Req) returns (Rep); rpc Deep (Tree) returns (Rep); }
 `;
 
 const CHECK_FLOW = `---
@@ -76,6 +77,17 @@ const LISTY_FLOW = CHECK_FLOW.replace('flow: check', 'flow: listy')
 const LATE_FLOW = LISTY_FLOW.replace('flow: listy', 'flow: late')
   .replace('Checker/Listy', 'Checker/Late')
   .replace('[{"id": "a"}]', '{"id": "late {{ ctx.input.id }}"}');
+
+const DEEP_FLOW = LISTY_FLOW.replace('flow: listy', 'flow: deep')
+  .replace('Checker/Listy', 'Checker/Deep')
+  .replace('[{"id": "a"}]', '{"id": "deep {{ ctx.input.id }}"}');
+
+/** A Tree of `n` nested messages: each adds an object and its `kids` array to the JSON form. */
+const tree = (n: number): Record<string, unknown> => {
+  let node: Record<string, unknown> = { id: 'leaf' };
+  for (let i = 1; i < n; i++) node = { id: `n${i}`, kids: [node] };
+  return node;
+};
 
 describe('svc serve --grpc-port 0', () => {
   const sandbox = makeSandbox();
@@ -128,6 +140,7 @@ describe('svc serve --grpc-port 0', () => {
     assert.equal(checkDeployed.code, 0, checkDeployed.stderr);
     deployFlow(sandbox, CHECK_FLOW);
     deployFlow(sandbox, LISTY_FLOW);
+    deployFlow(sandbox, DEEP_FLOW);
     readerKey = createKey(sandbox, 'acme', { scopes: 'read' });
     createTenant(sandbox, 'globex');
     otherTenantKey = createKey(sandbox, 'globex');
@@ -236,6 +249,24 @@ describe('svc serve --grpc-port 0', () => {
         },
       );
     }
+  });
+
+  it('a request whose JSON form nests deeper than 128 levels gets INVALID_ARGUMENT, within protobufjs own limit of 100 messages; a shallow one runs', async () => {
+    const auth = { authorization: `Bearer ${apiKey}` };
+    assert.deepEqual(await checker.unary('check.v1.Checker/Deep', tree(10), auth), {
+      id: 'deep n9',
+      corr: '',
+      ref: '',
+    });
+    // 90 messages: 179 levels of objects and arrays, which protobufjs decodes but the door refuses.
+    await assert.rejects(
+      checker.unary('check.v1.Checker/Deep', tree(90), auth),
+      (err: { code: number; details: string }) => {
+        assert.equal(err.code, status.INVALID_ARGUMENT);
+        assert.equal(err.details, 'request nests deeper than 128 levels');
+        return true;
+      },
+    );
   });
 
   it('a unary method whose flow answers a list fails with INTERNAL', async () => {

@@ -233,6 +233,43 @@ describe('the event log of /run deliveries', () => {
     assert.equal(bad.status, 400, bad.raw);
   });
 
+  it('refuses a connector event nesting deeper than 128 levels with the 400 /run gives (128 accepted), and records nothing', async () => {
+    const post = (body: string) =>
+      fetch(`${server.url}/connector/events/acme/echo`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body,
+      });
+    // The event object is the first level: a field nesting n more makes the body n + 1 deep.
+    const event = (correlationId: string, extra: string) =>
+      `{"event_type":"connector_received","correlation_id":"${correlationId}","extra":${extra}}`;
+    const arrays = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
+    const objects = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
+    const atLimit = await post(event('conn-deep-128', arrays(127)));
+    assert.equal(atLimit.status, 202, await atLimit.text());
+    await waitForLogRows(sandbox, { correlation_id: 'conn-deep-128' });
+    const runAnswer = await run('masked', JSON.parse(arrays(129)) as unknown, 'deep-run');
+    assert.equal(runAnswer.status, 400);
+    const expected = await runAnswer.json();
+    assert.deepEqual(expected, { ok: false, error: 'JSON body nests deeper than 128 levels' });
+    const bodies = [
+      event('conn-deep-129', arrays(128)),
+      event('conn-deep-obj', objects(128)),
+      event('conn-deep-10k', arrays(10_000)),
+    ];
+    for (const body of bodies) {
+      assert.ok(Buffer.byteLength(body) < 64 * 1024, 'within the connector body limit');
+      const res = await post(body);
+      assert.equal(res.status, 400, body.slice(0, 80));
+      assert.deepEqual(await res.json(), expected);
+    }
+    // Flush marker: rows are written in order.
+    assert.equal((await post(event('conn-deep-after', '1'))).status, 202);
+    await waitForLogRows(sandbox, { correlation_id: 'conn-deep-after' });
+    for (const id of ['conn-deep-129', 'conn-deep-obj', 'conn-deep-10k'])
+      assert.deepEqual(logRows(sandbox, { correlation_id: id }), [], `${id} recorded nothing`);
+  });
+
   it('writes the same rows to logs/events-YYYY-MM-DD.jsonl (flushed on shutdown)', async () => {
     await run('masked', { file: true }, 'ev-file-1');
     assert.equal(await server.stop(), 0);

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { logRows, waitForLogRows } from './helpers/log-reads.js';
 import { createKey, createTenant, deployAll, setSystemConfig } from './helpers/registry-setup.js';
-import { rawRequest } from './helpers/raw-http.js';
+import { rawRequest, trickleRequest } from './helpers/raw-http.js';
 import { makeSandbox, startServer, type ServerProcess } from './helpers/svc.js';
 
 /** How long the loopback backend takes to answer: more than flow_max_duration_secs (1 s). */
@@ -95,6 +95,90 @@ describe('/run execution limits (flow_max_duration_secs = 1, max_concurrent_flow
       assert.match(res.body, /the request body did not arrive within 1 s/);
       assert.ok(res.closed, 'the connection is closed');
       assert.ok(Date.now() - started < 4000, 'answered about a second after reading began');
+    }
+  });
+
+  it('a connector event whose body stops arriving gets 400 once request_body_timeout_secs passes, and the connection is closed', async () => {
+    const head = `POST /connector/events/acme/echo HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"event_type":`;
+    const res = await trickleRequest(server.port, head, '', { everyMs: 1000, waitMs: 5000 });
+    assert.equal(res.status, 400, res.raw);
+    assert.match(res.head, /^connection: close$/im);
+    assert.match(res.body, /the request body did not arrive within 1 s/);
+    assert.ok(res.closedAfterMs !== undefined, `the connection is closed: ${res.raw}`);
+    assert.ok(res.closedAfterMs - res.answeredAfterMs! < 1000, 'closed right after the answer');
+  });
+
+  it('a body trickled a byte every 200 ms is cut off at request_body_timeout_secs on every route that reads one: 408 (a connector event: 400), then the connection closes', async () => {
+    const form = '_csrf=x&username=admin&password=a-long-enough-passphrase';
+    const cases: { path: string; type: string; body: string; status: number }[] = [
+      { path: '/flows/acme/echo/run', type: 'application/json', body: `{"pad":"${'x'.repeat(60)}"}`, status: 408 },
+      { path: '/flows/acme/echo/enqueue', type: 'application/json', body: `{"pad":"${'x'.repeat(60)}"}`, status: 408 },
+      {
+        path: '/connector/events/acme/echo',
+        type: 'application/json',
+        body: `{"event_type":"connector_received","pad":"${'x'.repeat(40)}"}`,
+        status: 400,
+      },
+      // The UI forms: the login, the logout, and a page's form (the body is read before the session check).
+      { path: '/ui/login', type: 'application/x-www-form-urlencoded', body: form, status: 408 },
+      { path: '/ui/logout', type: 'application/x-www-form-urlencoded', body: form, status: 408 },
+      { path: '/ui/tenants', type: 'application/x-www-form-urlencoded', body: form, status: 408 },
+    ];
+    const outcomes = await Promise.allSettled(
+      cases.map(async (c) => {
+        const head = `POST ${c.path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: ${c.type}\r\nContent-Length: ${c.body.length}\r\n\r\n`;
+        const res = await trickleRequest(server.port, head, c.body, { everyMs: 200, waitMs: 6000 });
+        assert.equal(res.status, c.status, `${c.path}: ${res.raw}`);
+        assert.match(res.body, /the request body did not arrive within 1 s/, c.path);
+        assert.ok(res.answeredAfterMs! < 3000, `${c.path}: answered ${res.answeredAfterMs} ms in, about 1 s`);
+        assert.match(res.head, /^connection: close$/im, c.path);
+        assert.ok(res.closedAfterMs !== undefined, `${c.path}: the connection is closed`);
+        assert.ok(res.closedAfterMs - res.answeredAfterMs! < 1000, `${c.path}: closed right after the answer`);
+      }),
+    );
+    // Every route's outcome, not only the first failure.
+    const failures = outcomes.flatMap((o) => (o.status === 'rejected' ? [String(o.reason)] : []));
+    assert.deepEqual(failures, []);
+  });
+
+  it('a body no route reads that is still arriving, chunked or above 16 KiB, closes the connection after the answer; a small one that arrived keeps it', async () => {
+    const cases: { name: string; request: string; status: number; closed: boolean }[] = [
+      {
+        name: 'an unknown route, a chunked body never finished',
+        request: 'POST /nope HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n0123456789abcdef\r\n',
+        status: 404,
+        closed: true,
+      },
+      {
+        name: 'an unknown route, 100 KiB announced, 10 bytes sent',
+        request: 'POST /nope HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n0123456789',
+        status: 404,
+        closed: true,
+      },
+      {
+        name: 'GET /health with 100 KiB announced',
+        request: 'GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n0123456789',
+        status: 200,
+        closed: true,
+      },
+      {
+        name: 'a UI form of another content type, 100 KiB announced',
+        request: 'POST /ui/login HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 100000\r\n\r\n0123',
+        status: 403,
+        closed: true,
+      },
+      {
+        name: 'an unknown route, a small body all sent',
+        request: 'POST /nope HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n0123456789',
+        status: 404,
+        closed: false,
+      },
+    ];
+    for (const c of cases) {
+      const res = await rawRequest(server.port, c.request, { untilClose: true, waitMs: 1500 });
+      assert.equal(res.status, c.status, `${c.name}: ${res.raw.slice(0, 200)}`);
+      assert.equal(res.closed, c.closed, `${c.name}: closed`);
+      assert.equal(/^connection: close$/im.test(res.head), c.closed, `${c.name}: Connection: close`);
     }
   });
 

@@ -147,6 +147,20 @@ describe('POST /flows/{tenant}/{name}/run over HTTP', () => {
       assert.match(((await res.json()) as { error: string }).error, /character reference &#0;/);
     });
 
+    it('answers 400 for XML holding a literal character XML forbids (NUL, controls, U+FFFE, U+FFFF), and still takes tab, LF and CR', async () => {
+      for (const c of ['\u0000', '\u0001', '\u0008', '\u000B', '\u000C', '\u001F', '\uFFFE', '\uFFFF']) {
+        const hex = c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+        for (const xml of [`<r>a${c}b</r>`, `<r k="${c}"/>`]) {
+          const res = await run('echo', xml, { 'content-type': 'application/xml' });
+          assert.equal(res.status, 400, `U+${hex} in ${JSON.stringify(xml)}`);
+          assert.match(((await res.json()) as { error: string }).error, new RegExp(`character U\\+${hex}`));
+        }
+      }
+      const ok = await run('echo', '<r>a\tb\nc\r\nd</r>', { 'content-type': 'application/xml' });
+      assert.equal(ok.status, 200);
+      assert.equal(await ok.text(), '<r>a\tb\nc\r\nd</r>');
+    });
+
     it('answers 400 {"error","step"} for a failed syntactic rule', async () => {
       const res = await run('rules', '{"amount":1}');
       assert.equal(res.status, 400);

@@ -121,13 +121,21 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
     assert.deepEqual(JSON.parse(done.payload!), { n: '42' });
   });
 
-  it('refuses malformed JSON, JSON nested too deep and malformed XML with 400 and writes nothing', async () => {
+  it('refuses malformed JSON, JSON nested too deep and malformed XML (forbidden literal characters too) with 400 and writes nothing', async () => {
     const before = events(sandbox, "event = 'queue_enqueued'").length;
     const j = await send('ok', '{"n": ', { correlationId: 'bad-json' });
     assert.equal(j.status, 400);
     assert.equal((JSON.parse(j.text) as { ok: boolean }).ok, false);
     const x = await send('ok', '<order><n>1</order>', { contentType: 'application/xml', correlationId: 'bad-xml' });
     assert.equal(x.status, 400);
+    for (const c of ['\u0000', '\u000B', '\u001F', '\uFFFE']) {
+      const nul = await send('ok', `<order><n>1${c}</n></order>`, {
+        contentType: 'application/xml',
+        correlationId: 'bad-char',
+      });
+      assert.equal(nul.status, 400, `a literal U+${c.charCodeAt(0).toString(16)} in XML`);
+      assert.match(nul.text, /which XML does not allow/);
+    }
     const deep = await send('ok', '['.repeat(5000) + ']'.repeat(5000), { correlationId: 'bad-deep' });
     assert.equal(deep.status, 400);
     assert.match(deep.text, /nests deeper than 128 levels/);

@@ -312,6 +312,25 @@ describe('SOAP on /run and GET .../wsdl through svc serve', () => {
       assert.match(noBody.body, /<soap:Value>soap:Sender<\/soap:Value>.*no Body/);
     });
 
+    it('a literal character XML forbids (NUL, U+000C, U+FFFF) inside an envelope is a 400 Fault on both versions', async () => {
+      for (const c of ['\u0000', '\u000C', '\uFFFF']) {
+        const v11 = await post(
+          '/flows/acme/echo/run',
+          `<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body><Echo>a${c}b</Echo></s:Body></s:Envelope>`,
+          { 'content-type': 'text/xml', soapaction: 'Echo' },
+        );
+        assert.equal(v11.status, 400);
+        assert.match(v11.body, /<faultcode>soap:Client<\/faultcode>.*which XML does not allow/s);
+        const v12 = await post(
+          '/flows/acme/echo/run',
+          `<env:Envelope xmlns:env="${NS12}"><env:Body><Echo k="${c}"/></env:Body></env:Envelope>`,
+          { 'content-type': 'application/soap+xml' },
+        );
+        assert.equal(v12.status, 400);
+        assert.match(v12.body, /soap:Sender.*which XML does not allow/s);
+      }
+    });
+
     it('a DOCTYPE inside a SOAP request is a 400 Fault and never reaches a parser', async () => {
       const r = await post(
         '/flows/acme/echo/run',

@@ -1,4 +1,5 @@
 /** The one catalogue of service errors: stable codes, their HTTP status and wire message. */
+import { JSON_MAX_DEPTH } from './json-depth.js';
 
 export const ErrorCodes = {
   SVC_ERR_INVALID_NAME: 400,
@@ -198,6 +199,14 @@ export function flowNotFound(tenant: string, flow: string): SvcError {
 /** The 400 for a tenant or flow name breaking the name rule, on every door. */
 export function invalidFlowIdentifier(): SvcError {
   return new SvcError('SVC_ERR_INVALID_NAME', 'invalid flow identifier');
+}
+
+/**
+ * The 400 for a JSON body nesting deeper than JSON_MAX_DEPTH, the same on every route that takes
+ * client JSON (/run, /enqueue, connector events), refused before the body is parsed.
+ */
+export function jsonBodyTooDeep(): SvcError {
+  return new SvcError('SVC_ERR_INVALID_INPUT', `JSON body nests deeper than ${JSON_MAX_DEPTH} levels`);
 }
 
 /** The 503 for a request that arrives while the server closes. */

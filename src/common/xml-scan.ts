@@ -1,8 +1,9 @@
 /**
  * A linear, allocation-light XML tag scanner: the safety pass run before any parser sees a document.
  * It refuses DOCTYPE and other markup declarations (so no entity can ever be defined, expanded or
- * fetched), bounds nesting depth, checks tag balance, a single root and entity references, and
- * records the source spans of the shallow elements so SOAP can cut the Body out verbatim.
+ * fetched), characters XML does not allow (written literally or as references), bounds nesting
+ * depth, checks tag balance, a single root and entity references, and records the source spans of
+ * the shallow elements so SOAP can cut the Body out verbatim.
  */
 
 /** Why a document was refused; `message` is the caller-facing sentence. */
@@ -72,6 +73,25 @@ function isXmlChar(code: number): boolean {
   );
 }
 
+/**
+ * A character outside the Char production, written literally. With the `u` flag a surrogate pair is
+ * one code point (allowed) and a lone surrogate matches. BOM (U+FEFF) is an allowed character.
+ */
+const FORBIDDEN_CHAR = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
+
+/**
+ * Refuses a literal character XML forbids anywhere in the document (text, attributes, names,
+ * comments, CDATA, processing instructions): the parsers behind this scan would otherwise carry a
+ * NUL or U+FFFE into a flow, an answer or a log. One pass over the whole text, before anything else.
+ */
+function checkChars(text: string): void {
+  const m = FORBIDDEN_CHAR.exec(text);
+  if (m === null) return;
+  const code = m[0].codePointAt(0)!;
+  const hex = code.toString(16).toUpperCase().padStart(4, '0');
+  throw new XmlScanProblem(`XML holds the character U+${hex} at offset ${m.index}, which XML does not allow`);
+}
+
 function checkText(text: string, where: string): void {
   if (text.indexOf('&') < 0) return;
   if (BAD_REFERENCE.test(text)) {
@@ -92,6 +112,7 @@ function checkText(text: string, where: string): void {
 export function scanXml(text: string, opts: XmlScanOptions = {}): XmlScan {
   const maxDepth = opts.maxDepth ?? DEFAULT_XML_MAX_DEPTH;
   const recordDepth = opts.recordDepth ?? 2;
+  checkChars(text);
   const stack: { name: string; span?: XmlElementSpan }[] = [];
   const elements: XmlElementSpan[] = [];
   let root: XmlElementSpan | undefined;

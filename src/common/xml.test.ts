@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ErrorCodes } from './errors.js';
+import { readEnvelope } from './soap-envelope.js';
 import { checkXml, decodeXmlText, DOCTYPE_REFUSED, escapeXml, parseXmlValue, XmlError, xmlToJson } from './xml.js';
 
 const BILLION_LAUGHS = `<?xml version="1.0"?>
@@ -114,4 +115,72 @@ test('a character reference to a character XML forbids is malformed (400); allow
   }
   for (const good of ['&#9;', '&#xA;', '&#65;', '&#0000065;', '&#x1F600;', '&#xFFFD;', '&#x10FFFF;'])
     assert.doesNotThrow(() => checkXml(`<r>${good}</r>`), good);
+});
+
+/** Literal characters outside XML 1.0's Char production, as a probe sent them (raw, not references). */
+const FORBIDDEN_LITERALS: readonly [string, string][] = [
+  ['NUL', '\u0000'],
+  ['U+0001', '\u0001'],
+  ['U+0008', '\u0008'],
+  ['U+000B', '\u000B'],
+  ['U+000C', '\u000C'],
+  ['U+000E', '\u000E'],
+  ['U+001F', '\u001F'],
+  ['U+FFFE', '\uFFFE'],
+  ['U+FFFF', '\uFFFF'],
+  ['a lone high surrogate', '\uD800'],
+  ['a lone low surrogate', '\uDFFF'],
+];
+
+/** Every place a character can sit in a document, and every entry point that parses one. */
+const PLACES: readonly [string, (c: string) => string][] = [
+  ['text', (c) => `<r>a${c}b</r>`],
+  ['an attribute value', (c) => `<r k="a${c}b"/>`],
+  ['a comment', (c) => `<r><!-- ${c} --></r>`],
+  ['a CDATA section', (c) => `<r><![CDATA[${c}]]></r>`],
+  ['a processing instruction', (c) => `<?pi ${c}?><r/>`],
+  ['whitespace outside the root', (c) => `<r/>${c}`],
+];
+const ENTRY_POINTS: readonly [string, (xml: string) => unknown][] = [
+  ['checkXml', (xml) => checkXml(xml)],
+  ['parseXmlValue', (xml) => parseXmlValue(xml)],
+  ['xmlToJson', (xml) => xmlToJson(xml)],
+  ['readEnvelope (SOAP)', (xml) => readEnvelope(xml)],
+];
+
+test('a literal character XML forbids is malformed XML (400) wherever it sits, through every entry point', () => {
+  for (const [name, c] of FORBIDDEN_LITERALS) {
+    const hex = c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+    for (const [where, doc] of PLACES) {
+      for (const [entry, parse] of ENTRY_POINTS) {
+        assert.throws(
+          () => parse(doc(c)),
+          (e: unknown) => e instanceof XmlError && ErrorCodes[e.code] === 400 && e.message.includes(`U+${hex}`),
+          `${name} in ${where} through ${entry}`,
+        );
+      }
+    }
+  }
+});
+
+test('tab, LF, CR, a BOM, U+FFFD and characters past U+FFFF (surrogate pairs) are still accepted', () => {
+  for (const [name, c] of [
+    ['tab', '\t'],
+    ['LF', '\n'],
+    ['CR', '\r'],
+    ['U+FFFD', '\uFFFD'],
+    ['an emoji', '\u{1F600}'],
+    ['U+10FFFF', '\u{10FFFF}'],
+    ['U+E000', '\uE000'],
+    ['U+D7FF', '\uD7FF'],
+    ['text', 'plain text, é and 漢字'],
+  ] as const) {
+    for (const [where, doc] of PLACES) {
+      // Only whitespace may stand outside the root, whatever characters XML allows.
+      if (where === 'whitespace outside the root' && c.trim() !== '') continue;
+      assert.doesNotThrow(() => checkXml(doc(c)), `${name} in ${where}`);
+    }
+  }
+  assert.equal(parseXmlValue('\uFEFF<r>x</r>').root, 'r');
+  assert.deepEqual(xmlToJson('<r><a>1\t2</a></r>'), { a: '1\t2' });
 });

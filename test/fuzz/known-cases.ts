@@ -2,6 +2,7 @@
  * The hostile requests issue 20 found or named, and those this fuzzer found, run first in every
  * fuzz run with the status the spec gives each; random cases follow.
  */
+import { utf8Bytes } from './body-arbitraries.js';
 import type { HttpCase } from './http-case.js';
 
 const base: HttpCase = {
@@ -43,6 +44,19 @@ export const KNOWN_CASES: readonly HttpCase[] = [
   // Character references XML forbids (defect 6), DOCTYPEs and entities.
   known({ contentType: 'application/xml', body: '<r>&#0;&#xD800;&#x110000;</r>', expect: [400] }),
   known({ contentType: 'application/xml', body: '<!DOCTYPE r [<!ENTITY a "aaaa">]><r>&a;</r>', expect: [400] }),
+  // The same characters written literally (item 9.1): refused by the one scan as well.
+  known({ contentType: 'application/xml', body: '<r>a\u0000b</r>', expect: [400] }),
+  known({ contentType: 'application/xml', body: '<r k="\u000B"/>', expect: [400] }),
+  // Bodies are byte strings: U+FFFE and U+FFFF go as their UTF-8 bytes.
+  known({ contentType: 'application/xml', body: utf8Bytes('<r>\uFFFE\uFFFF</r>'), expect: [400] }),
+  known({
+    route: 'enqueue',
+    target: '/flows/acme/echo/enqueue',
+    contentType: 'application/xml',
+    body: '<r>\u001F</r>',
+    expect: [400],
+  }),
+
   known({
     contentType: 'application/xml',
     body: '<!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]><r>&x;</r>',

@@ -76,6 +76,73 @@ export function rawRequest(
   });
 }
 
+export interface TrickledResponse extends RawResponse {
+  /** Milliseconds from connecting to the first byte of the answer (undefined: no answer). */
+  readonly answeredAfterMs: number | undefined;
+  /** Milliseconds from connecting to the server ending the connection (undefined: it did not in time). */
+  readonly closedAfterMs: number | undefined;
+}
+
+/**
+ * A slow client: writes `head` at once, then `body` one byte every `everyMs` (stopping when the
+ * server ends the connection), and collects the answer until the server closes or `waitMs` passes.
+ */
+export function trickleRequest(
+  port: number,
+  head: string,
+  body: string,
+  opts: { everyMs: number; waitMs: number },
+): Promise<TrickledResponse> {
+  return new Promise((resolvePromise, reject) => {
+    const started = Date.now();
+    const socket = connect(port, '127.0.0.1');
+    let data = '';
+    let answeredAfterMs: number | undefined;
+    let closedAfterMs: number | undefined;
+    let sent = 0;
+    const dripper = setInterval(() => {
+      if (sent >= body.length || socket.destroyed || closedAfterMs !== undefined) return;
+      socket.write(body[sent++]!);
+    }, opts.everyMs);
+    const finish = () => {
+      clearInterval(dripper);
+      clearTimeout(timer);
+      socket.destroy();
+      const split = data.indexOf('\r\n\r\n');
+      const headText = split < 0 ? data : data.slice(0, split);
+      const m = /^HTTP\/1\.1 (\d{3})/.exec(headText);
+      if (!m) {
+        reject(new Error(`no HTTP answer after ${Date.now() - started} ms: ${JSON.stringify(data)}`));
+        return;
+      }
+      resolvePromise({
+        status: Number(m[1]),
+        head: headText,
+        body: split < 0 ? '' : data.slice(split + 4),
+        raw: data,
+        closed: closedAfterMs !== undefined,
+        answeredAfterMs,
+        closedAfterMs,
+      });
+    };
+    const timer = setTimeout(finish, opts.waitMs);
+    socket.setEncoding('utf8');
+    socket.on('data', (d: string) => {
+      answeredAfterMs ??= Date.now() - started;
+      data += d;
+    });
+    socket.on('end', () => {
+      closedAfterMs = Date.now() - started;
+      finish();
+    });
+    socket.on('error', () => {
+      closedAfterMs ??= Date.now() - started;
+      finish();
+    });
+    socket.write(head);
+  });
+}
+
 export interface HeadersResponse {
   readonly status: number;
   readonly headers: Record<string, string | string[] | undefined>;

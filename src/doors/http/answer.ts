@@ -1,6 +1,7 @@
 /** An HTTP answer as plain data, written either through Fastify or straight to a node:http response. */
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
+import { answerMustClose } from './body.js';
 import { toWireError } from './reply-error.js';
 
 export interface HttpAnswer {
@@ -21,6 +22,8 @@ export function writeAnswer(res: ServerResponse, answer: HttpAnswer): void {
   // A flat name/value list: no copy of the headers object per response. The length is ours.
   const list: (string | number)[] = [];
   for (const name in answer.headers) if (name !== 'content-length') list.push(name, answer.headers[name]!);
+  // A body given up on, or left unread, may still be arriving: this connection carries no other request.
+  if (answer.headers.connection === undefined && answerMustClose(res.req)) list.push('connection', 'close');
   const body = answer.body;
   if (body !== undefined) list.push('content-length', typeof body === 'string' ? Buffer.byteLength(body) : body.length);
   else if (answer.status !== 204 && answer.status !== 304) list.push('content-length', 0);

@@ -8,10 +8,33 @@ export function payloadTooLarge(): SvcError {
   return new SvcError('SVC_ERR_PAYLOAD_TOO_LARGE', PAYLOAD_TOO_LARGE);
 }
 
+/**
+ * Requests whose body a route began to read and gave up on (too slow, over the ceiling, failed):
+ * the rest of it may still be on its way, so the connection cannot carry another request. Whoever
+ * answers such a request sends `Connection: close`, and Node ends the socket once the answer is
+ * written (`writeAnswer` for the fast path, the Fastify app's `onSend` hook for the rest).
+ */
+const abandonedBodies = new WeakSet<IncomingMessage>();
+
+/**
+ * True when the answer about to be written must close the connection because of the request's
+ * body: a route gave up reading it (abandonedBodies), or no route read it and it has not all arrived
+ * while unbounded or large (refusalMustClose: Node would otherwise read and discard the rest before
+ * the next request, under no limit of ours). Checked by both writers: `writeAnswer` (the fast path)
+ * and the Fastify app's `onSend` hook (every other route, the UI's included).
+ */
+export function answerMustClose(raw: IncomingMessage | undefined): boolean {
+  if (raw === undefined) return false;
+  return abandonedBodies.has(raw) || (!raw.complete && refusalMustClose(raw));
+}
+
 /** Refuses a declared Content-Length over `limitBytes` without reading a byte. */
 export function checkDeclaredLength(raw: IncomingMessage, limitBytes: number): void {
   const declared = raw.headers['content-length'];
-  if (declared !== undefined && Number(declared) > limitBytes) throw payloadTooLarge();
+  if (declared !== undefined && Number(declared) > limitBytes) {
+    abandonedBodies.add(raw);
+    throw payloadTooLarge();
+  }
 }
 
 /**
@@ -40,12 +63,15 @@ export function refusalMustClose(raw: IncomingMessage): boolean {
   return !/^\d{1,9}$/.test(length) || Number(length) > REFUSED_BODY_DISCARD_MAX_BYTES;
 }
 
-/** The 408 for a body that did not arrive in time. */
+/**
+ * The 408 for a body that did not arrive in time. Its connection is closed because readBody marks
+ * the request (abandonedBodies, answerMustClose), not by a header on the error: a route that answers it otherwise (the
+ * connector's 400) must close the connection too.
+ */
 export function bodyTimedOut(timeoutMs: number): SvcError {
   return new SvcError(
     'SVC_ERR_REQUEST_TIMEOUT',
     `the request body did not arrive within ${Math.round(timeoutMs / 1000)} s`,
-    { headers: { connection: 'close' } },
   );
 }
 
@@ -54,7 +80,8 @@ export const DEFAULT_BODY_TIMEOUT_MS = 30_000;
 
 /**
  * Buffers the body; stops reading and throws 413 as soon as it passes `limitBytes`, 408 when the
- * whole body has not arrived `timeoutMs` after reading began (a slow client holds a connection no longer).
+ * whole body has not arrived `timeoutMs` after reading began (a slow client holds a connection no
+ * longer). Every way of giving up marks the request (abandonedBodies), so its answer closes the connection.
  */
 export function readBody(
   raw: IncomingMessage,
@@ -73,7 +100,7 @@ export function readBody(
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > limitBytes) {
-        cleanup();
+        abandon();
         raw.resume(); // drain the rest so the socket can answer
         reject(payloadTooLarge());
         return;
@@ -86,15 +113,16 @@ export function readBody(
       resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     };
     const onError = (err: Error) => {
-      cleanup();
+      abandon();
       reject(err);
     };
     const timer = setTimeout(() => {
-      cleanup();
+      abandon();
       reject(bodyTimedOut(timeoutMs));
     }, timeoutMs);
     timer.unref();
-    const cleanup = () => {
+    const abandon = () => {
+      abandonedBodies.add(raw);
       clearTimeout(timer);
       raw.off('data', onData);
       raw.off('end', onEnd);

@@ -1,7 +1,8 @@
 /** POST /connector/events/{tenant}/{flow}: a connector reports a received or oversized message. */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { SvcError } from '../../common/errors.js';
+import { jsonBodyTooDeep, SvcError } from '../../common/errors.js';
+import { jsonNestsDeeperThan } from '../../common/json-depth.js';
 import type { Gate } from '../../gate/gate.js';
 import type { EventEmitter } from '../../store/event-log/event-sink.js';
 import { readBody } from './body.js';
@@ -77,6 +78,9 @@ async function readConnectorBody(raw: Parameters<typeof readBody>[0], timeoutMs:
 }
 
 function parseConnectorEvent(body: Buffer): ConnectorEvent {
+  // The same limit and answer as /run: 64 KiB of brackets would parse, but nest far past what any
+  // walk of the value (masking, logging) is written for.
+  if (jsonNestsDeeperThan(body)) throw jsonBodyTooDeep();
   let value: unknown;
   try {
     value = JSON.parse(body.toString('utf8'));

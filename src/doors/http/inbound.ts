@@ -2,10 +2,10 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { invalidFlowIdentifier, SvcError } from '../../common/errors.js';
+import { invalidFlowIdentifier, jsonBodyTooDeep, SvcError } from '../../common/errors.js';
 import type { IncomingTraceContext } from '../../common/trace-context/spans.js';
 import { isValidName } from '../../common/names.js';
-import { JSON_MAX_DEPTH, jsonNestsDeeperThan } from '../../common/json-depth.js';
+import { jsonNestsDeeperThan } from '../../common/json-depth.js';
 import type { Gate, GateFlow, GateRoute } from '../../gate/gate.js';
 import { signatureMatches, signatureMismatch } from '../../gate/signature.js';
 import { refusalMustClose } from './body.js';
@@ -123,11 +123,10 @@ export function traceContextOf(req: IncomingMessage): IncomingTraceContext | und
   return { traceparent: String(traceparent), tracestate: tracestate === undefined ? undefined : String(tracestate) };
 }
 
-/** Parses a JSON body; an empty body is `null`; one nesting deeper than JSON_MAX_DEPTH is refused (400) before parsing. */
+/** Parses a JSON body; an empty body is `null`; one nesting deeper than JSON_MAX_DEPTH is refused (jsonBodyTooDeep) before parsing. */
 export function parseJsonBody(body: Buffer): unknown {
   if (body.length === 0) return null;
-  if (jsonNestsDeeperThan(body))
-    throw new SvcError('SVC_ERR_INVALID_INPUT', `JSON body nests deeper than ${JSON_MAX_DEPTH} levels`);
+  if (jsonNestsDeeperThan(body)) throw jsonBodyTooDeep();
   try {
     return JSON.parse(body.toString('utf8'));
   } catch (err) {

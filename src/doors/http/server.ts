@@ -9,7 +9,7 @@ import type { Gate } from '../../gate/gate.js';
 import type { EventEmitter } from '../../store/event-log/event-sink.js';
 import { SvcError } from '../../common/errors.js';
 import { sendAnswer } from './answer.js';
-import { awaitingContinue } from './body.js';
+import { answerMustClose, awaitingContinue } from './body.js';
 import { connectorRoutes } from './connector-route.js';
 import { closingAnswer, createFastPath, type FlowRouteHandler } from './fast-path.js';
 import { healthRoutes } from './health.js';
@@ -88,6 +88,14 @@ export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (_req, reply) => {
     if (closing) await sendAnswer(reply, closingAnswer());
   });
+  // A body a route gave up reading (connector events, the UI's forms read through readBody), or a
+  // large or unbounded one no route read (an unknown route, a GET with a body), may still be
+  // arriving: the answer closes the connection, whatever status the route chose (the connector's
+  // 400, the UI's page). The fast path does the same in writeAnswer.
+  app.addHook('onSend', async (req, reply, payload) => {
+    if (answerMustClose(req.raw)) reply.header('connection', 'close');
+    return payload;
+  });
   const observer = deps.observer;
   if (observer !== undefined) {
     // The route template (bounded), never the path: a request no route took is `unmatched`.
@@ -120,7 +128,8 @@ export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
   await app.register(metadataRoutes({ gate: deps.gate, executor: deps.executor }));
   await app.register(connectorRoutes({ gate: deps.gate, events: deps.events, bodyTimeoutMs: deps.bodyTimeoutMs }));
   await app.register(wsdlRoutes(deps.wsdl, deps.log));
-  if (deps.ui !== undefined) await app.register(uiRoutes(deps.ui), { prefix: '/ui' });
+  if (deps.ui !== undefined)
+    await app.register(uiRoutes(deps.ui, { bodyTimeoutMs: deps.bodyTimeoutMs }), { prefix: '/ui' });
   return app;
 }
 

@@ -5,11 +5,11 @@
  */
 import fastifyCookie from '@fastify/cookie';
 import fastifyCsrf from '@fastify/csrf-protection';
-import fastifyFormbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { csrfSigningKey, login, logout, resumeSession, type UiSession } from '../../app/accounts/ui-accounts.js';
 import { SvcError } from '../../common/errors.js';
 import type { UiDeps } from './deps.js';
+import { registerFormBody } from './form-body.js';
 import { frame, type PageContext } from './layout.js';
 import { html } from './html.js';
 import { registerPages } from './pages/index.js';
@@ -43,11 +43,16 @@ function cookieOptions(req: FastifyRequest) {
   return { path: '/ui', httpOnly: true, sameSite: 'strict' as const, secure: overHttps(req) };
 }
 
+export interface UiRoutesOptions {
+  /** `request_body_timeout_secs` in milliseconds: the time a form body has to arrive. @default DEFAULT_BODY_TIMEOUT_MS */
+  readonly bodyTimeoutMs?: number;
+}
+
 /** Registers the UI as an encapsulated plugin; mount it with `{ prefix: '/ui' }`. */
-export function uiRoutes(deps: UiDeps) {
+export function uiRoutes(deps: UiDeps, opts: UiRoutesOptions = {}) {
   return async function uiPlugin(app: FastifyInstance): Promise<void> {
     await app.register(fastifyCookie);
-    await app.register(fastifyFormbody, { bodyLimit: 64 * 1024 });
+    registerFormBody(app, opts.bodyTimeoutMs);
     const hmacKey = await csrfSigningKey(deps.accounts);
     await app.register(fastifyCsrf, {
       sessionPlugin: '@fastify/cookie',

@@ -250,7 +250,7 @@ const connector: OperationObject = {
   tags: ['connector'],
   parameters: [ref('parameters', 'Tenant'), ref('parameters', 'ConnectorFlow')],
   requestBody: {
-    description: `At most ${CONNECTOR_BODY_MAX_BYTES} bytes (${CONNECTOR_BODY_MAX_BYTES / 1024} KiB); a larger or too slow body is reported as invalid JSON (400), not 413 or 408.`,
+    description: `At most ${CONNECTOR_BODY_MAX_BYTES} bytes (${CONNECTOR_BODY_MAX_BYTES / 1024} KiB); a larger or too slow body is reported as invalid JSON (400), not 413 or 408, and the connection is closed after the answer.`,
     required: true,
     content: json(ref('schemas', 'ConnectorEvent')),
   },
