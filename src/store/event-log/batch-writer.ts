@@ -36,6 +36,11 @@ export interface EventLogBackend {
   retain(request: RowRetentionRequest): Promise<RowRetentionStats>;
   /** Ends a running retention pass at its next slice. */
   stopRetention(): void;
+  /**
+   * The log is closing: a writer holding batches through an outage (PostgreSQL) stops waiting for
+   * the database after a grace period, so a stop is never held up for good. @default nothing
+   */
+  closing?(): void;
   close(): Promise<void>;
 }
 
@@ -56,6 +61,8 @@ export abstract class EventBatchWriter implements EventLogBackend {
   #retentionStop = false;
   /** Set by close(): no retention pass runs on. */
   #closing = false;
+  /** When the log said it is closing (closing()), epoch ms; undefined while it runs. */
+  #closingSince: number | undefined;
   /** The running retention pass, awaited by close() so its answer goes out before the database closes. */
   #retention: Promise<unknown> = Promise.resolve();
 
@@ -104,6 +111,15 @@ export abstract class EventBatchWriter implements EventLogBackend {
   /** Ends a running retention pass at its next slice. */
   stopRetention(): void {
     this.#retentionStop = true;
+  }
+
+  closing(): void {
+    this.#closingSince ??= Date.now();
+  }
+
+  /** Since when the log is closing (epoch ms), undefined while it runs. */
+  protected get closingSince(): number | undefined {
+    return this.#closingSince;
   }
 
   /** Waits for the running retention pass and the batches handed over, then ends the files and the database side. */

@@ -51,6 +51,8 @@ export interface EventLogTuning {
   onError?: (err: Error) => void;
   /** Told of each batch written: its rows and the time from hand-over to written, in seconds (metrics). */
   onBatchWritten?: (rows: number, seconds: number) => void;
+  /** Rows held unwritten past which a new batch is dropped (and counted). @default MAX_HELD_ROWS */
+  maxHeldRows?: number;
 }
 
 /** Rows go to `log.db` and the daily files of `logsDir`. */
@@ -72,6 +74,13 @@ export interface PgEventLogTarget {
 }
 
 export type EventLogOptions = EventLogTuning & (SqliteEventLogTarget | PgEventLogTarget);
+
+/**
+ * Rows a writer may hold unwritten (a PostgreSQL outage: its batches wait for the database); past
+ * it a new batch is dropped, counted and reported, so an outage cannot take the process's memory.
+ * About 30 to 60 MB of rows.
+ */
+export const MAX_HELD_ROWS = 100_000;
 
 /** How often a running retention pass asks `stopping()`. Milliseconds. */
 const RETENTION_STOP_POLL_MS = 100;
@@ -95,6 +104,7 @@ export class EventLog implements EventEmitter {
   readonly #onBatchWritten: ((rows: number, seconds: number) => void) | undefined;
   /** Rows handed to the writer and not yet written or dropped. */
   #inFlightRows = 0;
+  readonly #maxHeldRows: number;
 
   constructor(opts: EventLogOptions) {
     const prefix = opts.prefix ?? 'events';
@@ -110,6 +120,7 @@ export class EventLog implements EventEmitter {
     this.#payloadMaxBytes = opts.payloadMaxBytes ?? (() => defaultMax);
     this.#onError = opts.onError ?? ((err) => process.stderr.write(`event log: batch not written: ${err.message}\n`));
     this.#onBatchWritten = opts.onBatchWritten;
+    this.#maxHeldRows = opts.maxHeldRows ?? MAX_HELD_ROWS;
   }
 
   /** The service's event log: `log.db` and `logs/<prefix>-YYYY-MM-DD.jsonl` of a state directory. */
@@ -187,6 +198,7 @@ export class EventLog implements EventEmitter {
   close(): Promise<void> {
     this.#closePromise ??= (async () => {
       this.#state = 'closing';
+      this.#backend.closing?.();
       try {
         await this.flush();
       } finally {
@@ -206,6 +218,15 @@ export class EventLog implements EventEmitter {
     const batch = this.#batch;
     this.#batch = [];
     const rows = Math.floor(batch.length / ROW_WIDTH);
+    if (this.#inFlightRows + rows > this.#maxHeldRows) {
+      this.#dropped += rows;
+      this.#onError(
+        new Error(
+          `${rows} event row(s) not written (${this.#dropped} lost since start): ${this.#inFlightRows} rows are already held for the database`,
+        ),
+      );
+      return;
+    }
     this.#inFlightRows += rows;
     const started = performance.now();
     const p: Promise<void> = this.#backend.write(batch).then(

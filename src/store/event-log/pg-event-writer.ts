@@ -51,6 +51,11 @@ const DELETE_SLICE_SQL = `WITH gone AS (
 /** Column of the packed row that is a 0/1 flag (payload_truncated) and goes in as a boolean. */
 const TRUNCATED_COLUMN = 7;
 
+/** A batch the database could not take for want of a connection is tried again this often, ms. */
+export const OUTAGE_RETRY_MS = 1000;
+/** Once the log is closing, how long a batch held through an outage is still tried, ms. */
+export const CLOSING_GRACE_MS = 5000;
+
 /** After a partition could not be created (the table stayed busy), how long the writer waits before trying again, ms. */
 const PARTITION_RETRY_MS = 60_000;
 
@@ -68,10 +73,30 @@ export class PgEventWriter extends EventBatchWriter {
     this.#now = opts.now ?? Date.now;
   }
 
-  /** One INSERT for the packed batch, its day partitions made first. */
+  /**
+   * One INSERT for the packed batch, its day partitions made first. While the database cannot be
+   * reached (StorageUnavailableError: a lost connection, a restart) the batch is kept and tried
+   * again every OUTAGE_RETRY_MS, and the batches after it wait behind it in order (EventLog bounds
+   * how many rows are held); once the log is closing, for CLOSING_GRACE_MS more. Any other error
+   * fails the batch at once. An INSERT whose COMMIT went through just as the connection broke is
+   * written twice: the event log is at least once through an outage.
+   */
   protected async insert(batch: Readonly<RowColumns>): Promise<void> {
-    await this.#ensurePartitions(batch);
-    if (batch.length >= ROW_WIDTH) await this.#db.query(INSERT_SQL, columnArrays(batch));
+    for (;;) {
+      try {
+        await this.#ensurePartitions(batch);
+        if (batch.length >= ROW_WIDTH) await this.#db.query(INSERT_SQL, columnArrays(batch));
+        return;
+      } catch (err) {
+        const since = this.closingSince;
+        if (
+          !(err instanceof StorageUnavailableError) ||
+          (since !== undefined && Date.now() - since >= CLOSING_GRACE_MS)
+        )
+          throw err;
+        await new Promise((r) => setTimeout(r, OUTAGE_RETRY_MS).unref());
+      }
+    }
   }
 
   /**
