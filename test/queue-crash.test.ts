@@ -25,11 +25,12 @@ describe('a kill -9 in the middle of an /enqueue storm (one state directory, one
     it(`trial ${trial}: loses no message that got a 202; after a restart every one is delivered at least once, none dead-lettered`, async (t) => {
       const r = await runKillTrial(sandbox, setup!, trial, random);
       t.diagnostic(
-        `seed ${SEED}: ${r.acked} acked (kill after ${r.killAfterAcks}, ${r.deliveredAtKill} delivered by then), lost ${r.lost.length}, duplicates ${r.duplicates}, ${r.durationMs} ms`,
+        `seed ${SEED}: ${r.acked} acked (kill after ${r.killAfterAcks}, ${r.deliveredAtKill} delivered by then), lost ${r.lost.length}, duplicates ${r.duplicates}, acknowledged without an audit entry ${r.unaudited.length}, delivered without one ${r.deliveriesUnaudited.length}, ${r.durationMs} ms`,
       );
       assert.deepEqual(r.otherAnswers, [], 'a healthy disk answers every submission 202');
       assert.ok(r.acked >= r.killAfterAcks, `the kill came after ${r.killAfterAcks} acknowledgements`);
       assert.deepEqual(r.lost, []);
+      assert.deepEqual(r.unaudited, [], 'every acknowledged message has its queue.message.enqueued entry');
       assert.ok(r.dlqEmpty, 'nothing dead-lettered');
     });
   }

@@ -7,6 +7,7 @@
 import { DELIVER_STEP, startDeliveryBackend, type DeliveryBackend } from './delivery-backend.js';
 import { enqueue, flowSource, tenantWithKey } from './queue-flows.js';
 import { deployFlow } from './registry-setup.js';
+import { storeRows } from './store-sql.js';
 import { startServer, svc, type Sandbox } from './svc.js';
 import { waitFor } from './wait.js';
 
@@ -55,6 +56,10 @@ export interface KillTrialResult {
   readonly lost: readonly string[];
   /** Deliveries beyond one per message (delivery is at least once: a kill between a run and its checkpoint). */
   readonly duplicates: number;
+  /** Acknowledged correlation ids without their `queue.message.enqueued` audit entry. */
+  readonly unaudited: readonly string[];
+  /** Delivered correlation ids without a `queue.message.processed` audit entry. */
+  readonly deliveriesUnaudited: readonly string[];
   readonly dlqEmpty: boolean;
   readonly durationMs: number;
 }
@@ -150,9 +155,25 @@ export async function runKillTrial(
   } finally {
     await second.stop();
   }
+  const entries = (eventType: string) =>
+    new Set(
+      storeRows<{ correlation_id: string }>(
+        sandbox,
+        'audit',
+        'SELECT correlation_id FROM audit_entries WHERE tenant = ? AND event_type = ?',
+        'acme',
+        eventType,
+      ).map((r) => r.correlation_id),
+    );
+  const enqueued = entries('queue.message.enqueued');
+  const processed = entries('queue.message.processed');
   return {
     trial,
     acked: ackedAtKill,
+    unaudited: [...want].filter((c) => !enqueued.has(c)),
+    deliveriesUnaudited: deliveredOfTrial()
+      .map(([c]) => c)
+      .filter((c) => !processed.has(c)),
     killAfterAcks,
     deliveredAtKill,
     otherAnswers,

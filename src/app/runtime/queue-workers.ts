@@ -122,8 +122,9 @@ export class QueueWorkers {
   }
 
   /**
-   * /enqueue: appends the message and resolves once an fdatasync covers it; then makes sure the
-   * queue is served (its worker runs, or it waits in line for a slot of the pool).
+   * /enqueue: appends the message and resolves once an fdatasync covers it and its
+   * `queue.message.enqueued` audit entry is committed; makes sure the queue is served (its worker
+   * runs, or it waits in line for a slot of the pool).
    * @param bodyBytes the request body's size, counted against the tenant's byte bound
    * @throws QueueQuotaError (507) when the tenant's queues reached a bound (nothing is written)
    */
@@ -144,8 +145,10 @@ export class QueueWorkers {
       'svc.correlation_id': correlationId,
     });
     const r = await this.#append(tenant, flow, { correlationId, payload }, span, bodyBytes);
-    this.#recordEnqueued(tenant, flow, r, correlationId, payload, 'enqueue', traced, span.traceId);
+    const audited = this.#recordEnqueued(tenant, flow, r, correlationId, payload, 'enqueue', traced, span.traceId);
     this.#serve(tenant, flow);
+    // No acknowledgement without its audit entry: a kill -9 after the 202 cannot lose it.
+    await audited;
     return r;
   }
 
@@ -169,7 +172,7 @@ export class QueueWorkers {
       'svc.correlation_id': correlationId,
     });
     const r = await this.#append(tenant, flow, { correlationId, payload }, span, JSON.stringify(payload).length);
-    this.#recordEnqueued(
+    const audited = this.#recordEnqueued(
       tenant,
       flow,
       r,
@@ -180,6 +183,7 @@ export class QueueWorkers {
       span.traceId,
     );
     this.#serve(tenant, flow);
+    await audited;
     return r;
   }
 
@@ -390,7 +394,7 @@ export class QueueWorkers {
     source: SubmissionSource,
     traced: boolean,
     traceId: string,
-  ): void {
+  ): Promise<void> {
     const { events, audit } = this.#deps;
     if (traced)
       events.emit({
@@ -414,7 +418,7 @@ export class QueueWorkers {
       logLevel: 'full',
       trace_id: traceId,
     });
-    audit.append({
+    return audit.appendCommitted({
       tenant,
       eventType: 'queue.message.enqueued',
       correlationId,

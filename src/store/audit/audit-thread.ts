@@ -5,6 +5,7 @@
  * in the worker and is retried every second, in order.
  */
 import { Worker } from 'node:worker_threads';
+import { CommitTickets } from './commit-tickets.js';
 import {
   packAuditEntries,
   prepareAuditEntry,
@@ -14,7 +15,14 @@ import {
 
 /** What the request path needs of an audit writer. */
 export interface AuditAppender {
+  /** Queues one entry; never waits. */
   append(input: AuditEntryInput): void;
+  /**
+   * Queues one entry and resolves once it is committed (written ahead of the batch timer): for an
+   * acknowledgement that must not go out without its entry (a 202 of /enqueue).
+   * @throws StorageUnavailableError when it is not committed within COMMIT_WAIT_MS (it stays queued)
+   */
+  appendCommitted(input: AuditEntryInput): Promise<void>;
 }
 
 /** `entries` is a packed batch (packAuditEntries): strings clone far faster than objects. */
@@ -44,6 +52,8 @@ export class AuditThreadWriter implements AuditAppender {
   #closed: Promise<void> | undefined;
   /** Entries handed to the worker and not yet committed. */
   #unwritten = 0;
+  readonly #tickets = new CommitTickets();
+  #immediate: NodeJS.Immediate | undefined;
 
   constructor(auditDb: string, opts: AuditThreadOptions = {}) {
     this.#intervalMs = opts.flushIntervalMs ?? 5;
@@ -54,6 +64,7 @@ export class AuditThreadWriter implements AuditAppender {
       if (reply.type === 'error') return onError(reply.message);
       if (reply.type === 'written') {
         this.#unwritten -= reply.count;
+        this.#tickets.committed(reply.count);
         opts.onBatchWritten?.(reply.count, reply.seconds);
         return;
       }
@@ -73,7 +84,21 @@ export class AuditThreadWriter implements AuditAppender {
   append(input: AuditEntryInput): void {
     if (this.#closed !== undefined) return;
     this.#queue.push(prepareAuditEntry(input));
+    this.#tickets.issue();
     this.#timer ??= setTimeout(() => this.#send(), this.#intervalMs).unref();
+  }
+
+  /** Queues one entry, handed to the worker at the end of this turn, and resolves once it is committed. */
+  appendCommitted(input: AuditEntryInput): Promise<void> {
+    if (this.#closed !== undefined) return Promise.reject(new Error('the audit writer is closed'));
+    this.#queue.push(prepareAuditEntry(input));
+    const ticket = this.#tickets.issue();
+    // Every acknowledgement of this turn goes in one batch: one commit covers them all.
+    this.#immediate ??= setImmediate(() => {
+      this.#immediate = undefined;
+      this.#send();
+    });
+    return this.#tickets.wait(ticket);
   }
 
   /** Resolves once every entry appended before the call is committed. */

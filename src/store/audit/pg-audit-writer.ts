@@ -6,6 +6,7 @@
  * away) is kept, in order, and tried again; nothing queued is dropped.
  */
 import type { AuditAppender } from './audit-thread.js';
+import { CommitTickets } from './commit-tickets.js';
 import { appendAuditIn } from '../pg/pg-audit-store.js';
 import type { PgDb } from '../pg/pg-db.js';
 import { prepareAuditEntry, type AuditEntryInput, type PreparedAuditEntry } from '../contracts/index.js';
@@ -29,6 +30,9 @@ export class PgAuditWriter implements AuditAppender {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #closed = false;
+  readonly #tickets = new CommitTickets();
+  /** An acknowledgement waits for an entry queued: the next batch goes at once, not after the interval. */
+  #urgent = false;
 
   constructor(db: PgDb, opts: PgAuditWriterOptions = {}) {
     this.#db = db;
@@ -45,7 +49,21 @@ export class PgAuditWriter implements AuditAppender {
   append(input: AuditEntryInput): void {
     if (this.#closed) return;
     this.#queue.push(prepareAuditEntry(input));
+    this.#tickets.issue();
     this.#schedule(this.#intervalMs);
+  }
+
+  appendCommitted(input: AuditEntryInput): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error('the audit writer is closed'));
+    this.#queue.push(prepareAuditEntry(input));
+    const ticket = this.#tickets.issue();
+    this.#urgent = true;
+    if (this.#timer !== undefined) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    this.#schedule(0);
+    return this.#tickets.wait(ticket);
   }
 
   /** Resolves once every entry appended before the call is committed (it keeps trying until then). */
@@ -82,6 +100,7 @@ export class PgAuditWriter implements AuditAppender {
       if (this.#writing.length === 0) {
         this.#writing = this.#queue;
         this.#queue = [];
+        this.#urgent = false;
       }
       const batch = this.#writing;
       if (batch.length === 0) return;
@@ -89,6 +108,7 @@ export class PgAuditWriter implements AuditAppender {
       try {
         await this.#db.transaction((tx) => appendAuditIn(tx, batch));
         this.#writing = [];
+        this.#tickets.committed(batch.length);
         this.#opts.onBatchWritten?.(batch.length, (performance.now() - started) / 1000);
       } catch (err) {
         this.#opts.onError?.(
@@ -98,7 +118,7 @@ export class PgAuditWriter implements AuditAppender {
     } finally {
       this.#running = undefined;
       if (this.#writing.length > 0) this.#schedule(this.#retryMs);
-      else if (this.#queue.length > 0) this.#schedule(this.#intervalMs);
+      else if (this.#queue.length > 0) this.#schedule(this.#urgent ? 0 : this.#intervalMs);
     }
   }
 }
