@@ -268,6 +268,8 @@ export class QueueWorkers {
         return this.#handle(tenant, flow, msg);
       },
       pollIntervalMs: this.#deps.pollIntervalMs ?? 500,
+      // A delivery's progress (checkpoint, deleted row) waits for its audit entries to be committed.
+      recordsDurable: () => this.#deps.audit.committed(),
       onAttemptFailed: (f) => {
         this.#deps.events.emit({
           event: 'queue_failed',

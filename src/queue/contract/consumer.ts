@@ -48,6 +48,16 @@ export interface QueueConsumerOptions {
   readonly deliveriesPerTurn?: number;
   readonly onAttemptFailed?: (f: AttemptFailure) => void;
   readonly onDeadLettered?: (d: DeadLettering) => void;
+  /**
+   * Resolves once what the handler and the callbacks recorded elsewhere for the deliveries so far
+   * (their audit entries) is durable; a rejection counts as resolved (the records stay queued
+   * where they are). A delivery's progress is made durable only after it: on files a checkpoint is
+   * written only past the deliveries of a barrier that resolved (asked in the background while
+   * acknowledgements go on; retries, dead letters, compaction, idle and close wait for one); on
+   * PostgreSQL acknowledged rows are deleted after one. So a crash never leaves a delivery passed
+   * without its record: it is delivered again instead (at least once). @default none
+   */
+  readonly recordsDurable?: () => Promise<void>;
   /** Storage errors of the loop itself (it backs off one poll interval and carries on). */
   readonly onError?: (err: unknown) => void;
   /**

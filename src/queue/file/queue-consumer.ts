@@ -81,7 +81,7 @@ export class QueueConsumer implements QueueConsumerHandle {
   readonly #opts: Required<
     Omit<
       FileQueueConsumerOptions,
-      'onAttemptFailed' | 'onDeadLettered' | 'onError' | 'onLockLost' | 'onIdle' | 'prefixCut'
+      'onAttemptFailed' | 'onDeadLettered' | 'onError' | 'onLockLost' | 'onIdle' | 'prefixCut' | 'recordsDurable'
     >
   > &
     FileQueueConsumerOptions;
@@ -98,6 +98,15 @@ export class QueueConsumer implements QueueConsumerHandle {
   #buffered: Frame<SegmentRecord>[] = [];
   #pendingRecords: ConsumerLogRecord[] = [];
   #ckWritten: Checkpoint;
+  /**
+   * The checkpoint a consumer-log write may record: past the deliveries whose records are durable
+   * (recordsDurable). Without that option it is the checkpoint itself.
+   */
+  #ckSafe: Checkpoint;
+  /** Bumped when the checkpoint is rewritten other than by a delivery (drain, prefix cut, torn tail): an answer asked before it is stale. */
+  #ckEpoch = 0;
+  /** A recordsDurable() asked in the background and not yet answered. */
+  #barrier: Promise<void> | undefined;
   #unsynced = 0;
   /** Records written to the consumer log but not yet covered by a sync. */
   #logDirty = false;
@@ -146,6 +155,7 @@ export class QueueConsumer implements QueueConsumerHandle {
     this.#cs = cs;
     this.#readPos = cs.ck.off;
     this.#ckWritten = cs.ck;
+    this.#ckSafe = cs.ck;
   }
 
   /**
@@ -271,6 +281,7 @@ export class QueueConsumer implements QueueConsumerHandle {
     await this.#inFlight.closeWithin(this.#loop, this.#opts.closeGraceMs);
     const errors: unknown[] = [];
     for (const step of [
+      () => this.#durableNow(),
       () => this.#flush(true),
       () => this.#log.close(),
       () => this.#seg?.close(),
@@ -333,6 +344,7 @@ export class QueueConsumer implements QueueConsumerHandle {
         // Caught up: the checkpoint is written now but synced at most every CHECKPOINT_SYNC_MS,
         // since under steady load the consumer catches up after every append batch and a sync
         // each time competed with the appenders' own syncs.
+        await this.#durableNow();
         await this.#flush(now - this.#syncedAt >= CHECKPOINT_SYNC_MS);
         this.#opts.onIdle?.(this.#nextRetryDueMs());
         if (this.#finishing) break;
@@ -420,6 +432,8 @@ export class QueueConsumer implements QueueConsumerHandle {
     if (this.#cs.ck.off > size) {
       // Records read before a power loss took them: start again at what the disk holds.
       this.#cs.ck = { ...this.#cs.ck, off: size };
+      this.#ckEpoch++;
+      this.#ckSafe = this.#cs.ck;
       this.#readPos = size;
       this.#buffered = [];
     }
@@ -557,6 +571,7 @@ export class QueueConsumer implements QueueConsumerHandle {
     const s = settlementOf(msg, outcome, Date.now());
     if (s.kind === 'ack') {
       passed();
+      this.#askDurable();
       // Measured draining a backlog on a 2-vCPU VM: an fdatasync every 64 acks left the event
       // loop idle a quarter of the time, and each hand-over to the pool cost it ~270 us more.
       if (++this.#unsynced >= this.#opts.checkpointEvery)
@@ -577,6 +592,8 @@ export class QueueConsumer implements QueueConsumerHandle {
       passed();
       this.#cs.retries.set(entry.id, entry);
       this.#pendingRecords.push({ t: 'retry', entry });
+      // The retry record moves the checkpoint past the message: it may not pass unrecorded deliveries.
+      await this.#durableNow();
       await this.#flush(true);
       this.#opts.onAttemptFailed?.({
         message: msg,
@@ -598,9 +615,39 @@ export class QueueConsumer implements QueueConsumerHandle {
       last_error: error,
     });
     passed();
+    await this.#durableNow();
     await this.#flush(true);
     this.#opts.onAttemptFailed?.({ message: msg, error, retryInMs: undefined, deadLettered: true, fixed: false });
     this.#opts.onDeadLettered?.({ message: msg, error, attempts: msg.attempt });
+    // Its audit entry committed before the next delivery (a crash within this wait leaves the dead letter without it).
+    await this.#durableNow();
+  }
+
+  /** Asks in the background, unless already asking, for the deliveries so far to be made durable; the checkpoint written follows. */
+  #askDurable(): void {
+    const durable = this.#opts.recordsDurable;
+    if (durable === undefined) {
+      this.#ckSafe = this.#cs.ck;
+      return;
+    }
+    if (this.#barrier !== undefined) return;
+    const target = this.#cs.ck;
+    const epoch = this.#ckEpoch;
+    this.#barrier = durable()
+      .catch(() => undefined)
+      .then(() => {
+        this.#barrier = undefined;
+        if (epoch === this.#ckEpoch && target.off >= this.#ckSafe.off) this.#ckSafe = target;
+      });
+  }
+
+  /** Waits until the deliveries so far are durable; the checkpoint written may then pass them all. */
+  async #durableNow(): Promise<void> {
+    const durable = this.#opts.recordsDurable;
+    const target = this.#cs.ck;
+    const epoch = this.#ckEpoch;
+    if (durable !== undefined && target !== this.#ckSafe) await durable().catch(() => undefined);
+    if (epoch === this.#ckEpoch) this.#ckSafe = target;
   }
 
   /**
@@ -610,8 +657,8 @@ export class QueueConsumer implements QueueConsumerHandle {
   async #flush(sync: boolean): Promise<void> {
     if (this.#lockLost) return;
     const records = this.#pendingRecords;
-    if (records.length > 0 || this.#cs.ck !== this.#ckWritten) this.#assertOwner();
-    const ck = this.#cs.ck;
+    const ck = this.#ckSafe;
+    if (records.length > 0 || ck !== this.#ckWritten) this.#assertOwner();
     if (ck !== this.#ckWritten) records.push({ t: 'ck', ck });
     if (records.length > 0) {
       this.#pendingRecords = [];
@@ -638,10 +685,13 @@ export class QueueConsumer implements QueueConsumerHandle {
     this.#onFile = true;
     try {
       // Synced first: a prefix cut copies from the checkpoint on disk (prefix-cut.ts).
+      await this.#durableNow();
       await this.#flush(true);
       if (this.#buffered.length === 0) drained = await drainIfEmpty(this.paths, this.#log, this.#cs);
       if (drained) {
         this.#readPos = 0;
+        this.#ckEpoch++;
+        this.#ckSafe = this.#cs.ck;
         this.#ckWritten = this.#cs.ck;
       } else if ((cutBytes = await cutProcessedPrefix(this.paths, this.#log, this.#cs, this.#opts.prefixCut)) > 0) {
         // The records read ahead are in the new file too, `cutBytes` earlier.
@@ -651,6 +701,8 @@ export class QueueConsumer implements QueueConsumerHandle {
           end: f.end - cutBytes,
           value: f.value,
         }));
+        this.#ckEpoch++;
+        this.#ckSafe = this.#cs.ck;
         this.#ckWritten = this.#cs.ck;
         this.#seg?.close();
         this.#seg = undefined;

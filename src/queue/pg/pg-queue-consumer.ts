@@ -309,6 +309,8 @@ export class PgQueueConsumer implements QueueConsumerHandle {
       fixed: false,
     });
     this.#opts.onDeadLettered?.({ message: msg, error: s.error, attempts: s.attempts });
+    // Its audit entry committed before the next delivery (a crash within this wait leaves the dead letter without it).
+    await this.#opts.recordsDurable?.().catch(() => undefined);
   }
 
   async #flushAcks(): Promise<void> {
@@ -316,6 +318,8 @@ export class PgQueueConsumer implements QueueConsumerHandle {
     const ids = this.#acks;
     this.#acks = [];
     try {
+      // Their records (audit entries) durable first: a crash never leaves a delivery deleted without its entry.
+      await this.#opts.recordsDurable?.().catch(() => undefined);
       await this.#q.db.query('DELETE FROM queue_messages WHERE tenant = $1 AND flow = $2 AND id = ANY($3::bigint[])', [
         this.#q.tenant,
         this.#q.flow,

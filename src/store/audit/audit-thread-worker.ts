@@ -48,8 +48,24 @@ function drain(): void {
   }
 }
 
+let drainScheduled = false;
+
+/**
+ * Every message already waiting on the port is taken before the commit (setImmediate runs after
+ * them): under load one commit covers the batches of many turns of the main thread, instead of
+ * one commit, with its fsync, per batch.
+ */
+function scheduleDrain(): void {
+  if (drainScheduled) return;
+  drainScheduled = true;
+  setImmediate(() => {
+    drainScheduled = false;
+    drain();
+  });
+}
+
 port.on('message', (msg: AuditThreadRequest) => {
-  if (msg.type === 'append') pending = pending.concat(unpackAuditEntries(msg.entries));
+  if (msg.type === 'append') for (const e of unpackAuditEntries(msg.entries)) pending.push(e);
   else waiting.push(msg);
-  drain();
+  scheduleDrain();
 });

@@ -19,10 +19,12 @@ export interface AuditAppender {
   append(input: AuditEntryInput): void;
   /**
    * Queues one entry and resolves once it is committed (written ahead of the batch timer): for an
-   * acknowledgement that must not go out without its entry (a 202 of /enqueue).
-   * @throws StorageUnavailableError when it is not committed within COMMIT_WAIT_MS (it stays queued)
+   * acknowledgement that must not go out without its entry (a 202 of /enqueue). Also resolves,
+   * uncommitted, when the writer fails a batch or after COMMIT_WAIT_MS (CommitTickets); never rejects.
    */
   appendCommitted(input: AuditEntryInput): Promise<void>;
+  /** Resolves once every entry appended so far is committed (the batch goes at the end of this turn); ends as appendCommitted. */
+  committed(): Promise<void>;
 }
 
 /** `entries` is a packed batch (packAuditEntries): strings clone far faster than objects. */
@@ -61,7 +63,10 @@ export class AuditThreadWriter implements AuditAppender {
     this.#worker = new Worker(new URL('./audit-thread-worker.js', import.meta.url), { workerData: { auditDb } });
     this.#worker.unref();
     this.#worker.on('message', (reply: AuditThreadReply) => {
-      if (reply.type === 'error') return onError(reply.message);
+      if (reply.type === 'error') {
+        this.#tickets.failed();
+        return onError(reply.message);
+      }
       if (reply.type === 'written') {
         this.#unwritten -= reply.count;
         this.#tickets.committed(reply.count);
@@ -92,7 +97,15 @@ export class AuditThreadWriter implements AuditAppender {
   appendCommitted(input: AuditEntryInput): Promise<void> {
     if (this.#closed !== undefined) return Promise.reject(new Error('the audit writer is closed'));
     this.#queue.push(prepareAuditEntry(input));
-    const ticket = this.#tickets.issue();
+    return this.#waitFor(this.#tickets.issue());
+  }
+
+  committed(): Promise<void> {
+    return this.#waitFor(this.#tickets.appended);
+  }
+
+  #waitFor(ticket: number): Promise<void> {
+    if (this.#tickets.isCommitted(ticket)) return Promise.resolve();
     // Every acknowledgement of this turn goes in one batch: one commit covers them all.
     this.#immediate ??= setImmediate(() => {
       this.#immediate = undefined;

@@ -3,10 +3,16 @@
  * is (an acknowledgement: AuditAppender.appendCommitted). Both writers commit their entries in the
  * order they were appended, so a running count of entries appended and one of entries committed
  * say it: entry n is committed once the committed count reaches n.
+ *
+ * A wait also ends, without the commit, when the writer reports a failed batch (a full disk, the
+ * database away: the writer holds the entries and tries again) or after COMMIT_WAIT_MS. What the
+ * caller acknowledges is then already stored (a queued message): refusing it would have the
+ * client send it again, and a refusal must mean "not stored". So the guarantee is "committed
+ * before the answer while the audit store takes writes"; while it does not, the entries wait in
+ * memory, and only a crash before it is back loses them (the writer reports every failure).
  */
-import { StorageUnavailableError } from '../../common/errors.js';
 
-/** How long an acknowledgement waits for its audit entry before it is refused (the entry stays queued). Milliseconds. */
+/** Longest an acknowledgement waits for its audit entry. Milliseconds. */
 export const COMMIT_WAIT_MS = 10_000;
 
 interface Waiter {
@@ -25,6 +31,15 @@ export class CommitTickets {
     return ++this.#appended;
   }
 
+  /** The ticket of the last entry appended. */
+  get appended(): number {
+    return this.#appended;
+  }
+
+  isCommitted(ticket: number): boolean {
+    return ticket <= this.#committed;
+  }
+
   /** `count` more entries were committed, in append order. */
   committed(count: number): void {
     this.#committed += count;
@@ -34,16 +49,19 @@ export class CommitTickets {
     if (done > 0) this.#waiters = this.#waiters.slice(done);
   }
 
-  /**
-   * Resolves once the entry of `ticket` is committed.
-   * @throws StorageUnavailableError after `timeoutMs` (the writer keeps the entry and goes on trying)
-   */
+  /** The writer failed a batch (it keeps it and tries again): every wait ends now, without the commit. */
+  failed(): void {
+    for (const w of this.#waiters) w.resolve();
+    this.#waiters = [];
+  }
+
+  /** Resolves once the entry of `ticket` is committed, a batch failed, or `timeoutMs` passed. Never rejects. */
   wait(ticket: number, timeoutMs = COMMIT_WAIT_MS): Promise<void> {
     if (ticket <= this.#committed) return Promise.resolve();
-    return new Promise((resolve, reject) => {
+    return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.#waiters = this.#waiters.filter((w) => w.resolve !== done);
-        reject(new StorageUnavailableError(`the audit entry was not committed within ${timeoutMs / 1000} s`));
+        resolve();
       }, timeoutMs);
       timer.unref();
       const done = () => {

@@ -56,9 +56,18 @@ export class PgAuditWriter implements AuditAppender {
   appendCommitted(input: AuditEntryInput): Promise<void> {
     if (this.#closed) return Promise.reject(new Error('the audit writer is closed'));
     this.#queue.push(prepareAuditEntry(input));
-    const ticket = this.#tickets.issue();
+    return this.#waitFor(this.#tickets.issue());
+  }
+
+  committed(): Promise<void> {
+    return this.#waitFor(this.#tickets.appended);
+  }
+
+  #waitFor(ticket: number): Promise<void> {
+    if (this.#tickets.isCommitted(ticket)) return Promise.resolve();
     this.#urgent = true;
-    if (this.#timer !== undefined) {
+    // A batch failing waits for its retry: an acknowledgement does not hurry a database that is away.
+    if (this.#timer !== undefined && this.#writing.length === 0) {
       clearTimeout(this.#timer);
       this.#timer = undefined;
     }
@@ -111,6 +120,7 @@ export class PgAuditWriter implements AuditAppender {
         this.#tickets.committed(batch.length);
         this.#opts.onBatchWritten?.(batch.length, (performance.now() - started) / 1000);
       } catch (err) {
+        this.#tickets.failed();
         this.#opts.onError?.(
           `audit batch of ${batch.length} entries not written (tried again in ${this.#retryMs} ms): ${(err as Error).message}`,
         );
