@@ -10,7 +10,6 @@
  *    autocannon per server, run together, summed).
  */
 import { availableParallelism } from 'node:os';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { deployFlow, seedBenchState, svcCli } from './bench-state.js';
@@ -76,11 +75,9 @@ export async function benchPg(o: PgBenchOptions): Promise<void> {
   try {
     svcCli(o.svcBin, o.env, ['store', 'migrate', '--from', join(o.workDir, 'state'), '--to', storeUrl.toString()]);
     const startNode = async (): Promise<Child> => {
-      const db = join(o.workDir, `node-${children.length}`, 'registry.db');
-      mkdirSync(join(db, '..'), { recursive: true });
       const child = await spawnListening(
         process.execPath,
-        [o.svcBin, 'serve', '--host', '127.0.0.1', '--port', '0', '--store', storeUrl.toString(), '--db', db],
+        [o.svcBin, 'serve', '--host', '127.0.0.1', '--port', '0', '--store', storeUrl.toString()],
         o.env,
       );
       children.push(child);

@@ -56,3 +56,15 @@ test('an unreachable database: the start fails naming the URL without its passwo
   assert.match(r.stderr, /unavailable/);
   assert.doesNotMatch(r.stdout + r.stderr, /topsecretpw/);
 });
+
+test('--db with --store, or with SVC_STORE_URL, names two stores: refused (exit 2) before anything starts', () => {
+  const both = svc(sb, ['serve', '--port', '0', '--store', withPassword(schema.url), '--db', sb.db]);
+  assert.equal(both.code, 2, both.stdout + both.stderr);
+  assert.match(both.stderr, /--db and --store name two different stores/);
+  const fromEnv = svc(sb, ['serve', '--port', '0', '--db', sb.db], {
+    env: { SVC_STORE_URL: withPassword(schema.url) },
+  });
+  assert.equal(fromEnv.code, 2, fromEnv.stdout + fromEnv.stderr);
+  assert.match(fromEnv.stderr, /--db and --store \(from SVC_STORE_URL\) name two different stores/);
+  assert.doesNotMatch(both.stdout + both.stderr + fromEnv.stdout + fromEnv.stderr, /topsecretpw/);
+});

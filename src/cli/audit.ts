@@ -1,6 +1,13 @@
 /** `svc audit --tenant <t> [-l N] [--verify]`: a tenant's audit chain, read from audit.db beside --db. */
 import { Command, Option } from 'commander';
-import { DEFAULT_AUDIT_LIMIT, latestAuditEntries, verifyAuditChain } from '../app/use-cases/audit.js';
+import {
+  checkQueueEntries,
+  DEFAULT_AUDIT_LIMIT,
+  latestAuditEntries,
+  verifyAuditChain,
+  type QueueEntryCheck,
+  type QueueIdsWithout,
+} from '../app/use-cases/audit.js';
 import { ExitError } from '../common/errors.js';
 import { defaultDbPath } from '../common/paths.js';
 import { addStoreOptions, intArg, type StoreFlags, tenantOption } from './options.js';
@@ -15,7 +22,12 @@ export function registerAudit(program: Command): void {
     .addOption(
       new Option('-l, --limit <n>', 'entries to show').default(DEFAULT_AUDIT_LIMIT).argParser(intArg('--limit', 1)),
     )
-    .addOption(new Option('--verify', 'recompute the whole chain and report the first broken entry'))
+    .addOption(
+      new Option(
+        '--verify',
+        'recompute the whole chain and report the first broken entry; check that every queued message and delivery has its entry',
+      ),
+    )
     .addOption(new Option('--json', 'print JSON'))
     .action(auditCommand);
   addStoreOptions(
@@ -78,30 +90,81 @@ export async function auditCommand(opts: AuditOptions): Promise<void> {
 }
 
 async function verify(opts: AuditOptions): Promise<void> {
-  const result = await withStore(
+  const checked = await withStore(
     opts,
-    async (s) => (!s.has('audit') ? undefined : verifyAuditChain(s.audit, opts.tenant)),
+    async (s) =>
+      !s.has('audit')
+        ? undefined
+        : {
+            chain: await verifyAuditChain(s.audit, opts.tenant),
+            queues: await checkQueueEntries(s.audit, s.queues, opts.tenant),
+          },
     { readOnly: true },
   );
+  const result = checked?.chain;
+  const queues = checked?.queues;
   if (opts.json) {
     const r = result ?? { ok: true, tenant: opts.tenant, count: 0, headHash: undefined };
+    const q = queues === undefined ? undefined : queueJson(queues);
     out(
       JSON.stringify(
         r.ok
-          ? { ok: true, tenant: r.tenant, count: r.count, head_hash: r.headHash }
-          : { ok: false, tenant: r.tenant, count: r.count, broken_seq: r.brokenSeq, reason: r.reason },
+          ? { ok: queues?.ok ?? true, tenant: r.tenant, count: r.count, head_hash: r.headHash, queues: q }
+          : { ok: false, tenant: r.tenant, count: r.count, broken_seq: r.brokenSeq, reason: r.reason, queues: q },
         null,
         2,
       ),
     );
-  } else if (result === undefined || result.ok) {
-    const count = result?.count ?? 0;
-    const head = result?.ok && count > 0 ? `, head ${result.headHash}` : '';
-    out(`audit chain of tenant ${opts.tenant}: OK (${count} ${count === 1 ? 'entry' : 'entries'} verified${head})`);
   } else {
-    out(
-      `audit chain of tenant ${opts.tenant}: BROKEN at seq ${result.brokenSeq}: ${result.reason} (${result.count} entries verified before it)`,
-    );
+    if (result === undefined || result.ok) {
+      const count = result?.count ?? 0;
+      const head = result?.ok && count > 0 ? `, head ${result.headHash}` : '';
+      out(`audit chain of tenant ${opts.tenant}: OK (${count} ${count === 1 ? 'entry' : 'entries'} verified${head})`);
+    } else {
+      out(
+        `audit chain of tenant ${opts.tenant}: BROKEN at seq ${result.brokenSeq}: ${result.reason} (${result.count} entries verified before it)`,
+      );
+    }
+    if (queues !== undefined) out(queueLine(opts.tenant, queues));
   }
-  if (result !== undefined && !result.ok) throw new ExitError(1, '');
+  if ((result !== undefined && !result.ok) || (queues !== undefined && !queues.ok)) throw new ExitError(1, '');
+}
+
+/** At most this many ids are named per queue. */
+const IDS_SHOWN = 10;
+
+function idList(without: readonly QueueIdsWithout[]): string {
+  return without
+    .map(
+      (w) =>
+        `${w.flow}: ${w.ids.slice(0, IDS_SHOWN).join(', ')}${w.ids.length > IDS_SHOWN ? `, and ${w.ids.length - IDS_SHOWN} more` : ''}`,
+    )
+    .join('; ');
+}
+
+function queueLine(tenant: string, q: QueueEntryCheck): string {
+  if (q.ok)
+    return `queue entries of tenant ${tenant}: OK (${q.held} held ${q.held === 1 ? 'message' : 'messages'} and ${q.deliveries} ${q.deliveries === 1 ? 'delivery' : 'deliveries'}, each with the entry of its acknowledgement)`;
+  const parts: string[] = [];
+  const heldMissing = q.heldWithout.reduce((n, w) => n + w.ids.length, 0);
+  const deliveriesMissing = q.deliveriesWithout.reduce((n, w) => n + w.ids.length, 0);
+  if (heldMissing > 0)
+    parts.push(
+      `${heldMissing} of ${q.held} held messages have no queue.message.enqueued entry (${idList(q.heldWithout)})`,
+    );
+  if (deliveriesMissing > 0)
+    parts.push(
+      `${deliveriesMissing} of ${q.deliveries} deliveries are of a message without one (${idList(q.deliveriesWithout)})`,
+    );
+  return `queue entries of tenant ${tenant}: MISSING: ${parts.join('; ')}`;
+}
+
+function queueJson(q: QueueEntryCheck): Record<string, unknown> {
+  return {
+    ok: q.ok,
+    held: q.held,
+    held_without_entry: q.heldWithout,
+    deliveries: q.deliveries,
+    deliveries_without_entry: q.deliveriesWithout,
+  };
 }

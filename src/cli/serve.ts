@@ -1,16 +1,16 @@
 /** `svc serve`: start the service and stop it cleanly on SIGINT or SIGTERM. */
 import { Command, Option } from 'commander';
 import { ExitError } from '../common/errors.js';
-import { dbOption, intArg, storeOption } from './options.js';
+import { addStoreOptions, intArg } from './options.js';
 
 export function registerServe(program: Command): void {
-  program
+  const serveCommand = program
     .command('serve')
     .description('start the service: HTTP routes, workers, scheduler and housekeeping')
     .addOption(new Option('--host <addr>', 'bind address').default('0.0.0.0'))
-    .addOption(new Option('-p, --port <n>', 'bind port').default(9090).argParser(intArg('--port')))
-    .addOption(dbOption())
-    .addOption(storeOption())
+    .addOption(new Option('-p, --port <n>', 'bind port').default(9090).argParser(intArg('--port')));
+  // --db and --store (or SVC_STORE_URL) name two different stores: both is a usage error (exit 2), as on every other command.
+  addStoreOptions(serveCommand)
     .addOption(
       new Option(
         '--log-files <dir>',

@@ -58,6 +58,12 @@ export interface QueueStore {
   /** How the processes (or nodes) sharing this store take turns at the scheduler and the housekeeping. */
   readonly coordination: Coordination;
   stats(tenant: string, flow: string): Promise<QueueStats>;
+  /**
+   * The ids of every message the queue still holds: waiting, in the retry schedule, delivered but
+   * not yet compacted away (files), and pending dead letters. For `svc audit --verify`'s check that
+   * each has its audit entry. Reads the whole queue.
+   */
+  heldIds(tenant: string, flow: string): Promise<number[]>;
   /** What the tenant's queues hold: the live queues and the bytes they take (the per-tenant bounds). */
   tenantUsage(tenant: string): Promise<TenantQueueUsage>;
   /** One pass giving back the space of processed messages (what it means on each backend: CompactionPass). */

@@ -135,7 +135,20 @@ export async function startServer(
       : ['--log-files', join(dirname(sandbox.db), 'logs')];
   const child = spawn(
     process.execPath,
-    [SVC_BIN, ...storeArgs(['serve', '--host', '127.0.0.1', '--port', '0', '--db', sandbox.db, ...logFiles, ...args])],
+    [
+      SVC_BIN,
+      // A node given its own --store takes no --db (both name a store: exit 2).
+      ...storeArgs([
+        'serve',
+        '--host',
+        '127.0.0.1',
+        '--port',
+        '0',
+        ...(args.includes('--store') ? [] : ['--db', sandbox.db]),
+        ...logFiles,
+        ...args,
+      ]),
+    ],
     {
       cwd: sandbox.home,
       env: { ...sandbox.env, ...env },

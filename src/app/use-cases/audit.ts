@@ -6,6 +6,7 @@
  * correlation id.
  */
 import { SvcError } from '../../common/errors.js';
+import type { QueueStore } from '../../queue/index.js';
 import type { AuditStore, AuditEntry, AuditVerifyResult } from '../../store/contracts/index.js';
 import { assertName } from './tenants.js';
 
@@ -34,4 +35,100 @@ export async function latestAuditEntries(
 export async function verifyAuditChain(audit: AuditStore, tenant: string): Promise<AuditVerifyResult> {
   assertName('tenant', tenant);
   return audit.verify(tenant);
+}
+
+/** Entries that stand for a message put on a queue: `/enqueue`, `queue_publish`, a compensation, a dead letter replayed. */
+const RECEIPTS = new Map([
+  ['queue.message.enqueued', 'id'],
+  ['queue.message.replayed', 'new_id'],
+]);
+/** Entries that stand for a delivery of a queued message. */
+const DELIVERIES = ['queue.message.processed', 'queue.message.failed'];
+/** Entries read per page by the check. */
+const CHECK_PAGE = 5000;
+
+/** Ids of one queue that lack an entry. */
+export interface QueueIdsWithout {
+  readonly flow: string;
+  readonly ids: readonly number[];
+}
+
+/** What `svc audit --verify` counts besides the chain: every message and delivery has its entry. */
+export interface QueueEntryCheck {
+  readonly ok: boolean;
+  /** Messages the tenant's queues hold (waiting, retrying, delivered and not compacted yet, dead letters). */
+  readonly held: number;
+  /** Of them, those without a `queue.message.enqueued` (or `queue.message.replayed`) entry. */
+  readonly heldWithout: readonly QueueIdsWithout[];
+  /** `queue.message.processed` and `queue.message.failed` entries. */
+  readonly deliveries: number;
+  /** Of them, those of a message with no `queue.message.enqueued` (or `replayed`) entry. */
+  readonly deliveriesWithout: readonly QueueIdsWithout[];
+}
+
+/**
+ * Counts the tenant's queue entries against what they stand for (issue 33: an acknowledgement
+ * whose entry a crash lost used to leave a chain that verified): every message its queues hold
+ * has the entry of its acknowledgement, and every delivery entry is of a message that has one.
+ * Reads the tenant's queue entries page by page and every queue of the tenant whole.
+ */
+export async function checkQueueEntries(
+  audit: AuditStore,
+  queues: QueueStore,
+  tenant: string,
+): Promise<QueueEntryCheck> {
+  assertName('tenant', tenant);
+  const receipts = new Map<string, Set<number>>();
+  const delivered: { flow: string; id: number }[] = [];
+  const types = [...RECEIPTS.keys(), ...DELIVERIES];
+  for (let after = 0; ;) {
+    const page = await audit.entriesOfTypes(tenant, types, after, CHECK_PAGE);
+    for (const e of page) {
+      const p = parsePayload(e.payload);
+      const idKey = RECEIPTS.get(e.eventType);
+      const id = p?.[idKey ?? 'id'];
+      if (typeof p?.flow !== 'string' || typeof id !== 'number') continue;
+      if (idKey === undefined) delivered.push({ flow: p.flow, id });
+      else {
+        let ids = receipts.get(p.flow);
+        if (ids === undefined) receipts.set(p.flow, (ids = new Set()));
+        ids.add(id);
+      }
+    }
+    if (page.length < CHECK_PAGE) break;
+    after = page.at(-1)!.seq;
+  }
+  let held = 0;
+  const heldWithout: QueueIdsWithout[] = [];
+  for (const q of await queues.listQueues()) {
+    if (q.tenant !== tenant) continue;
+    const ids = await queues.heldIds(tenant, q.flow);
+    held += ids.length;
+    const without = ids.filter((id) => !receipts.get(q.flow)?.has(id));
+    if (without.length > 0) heldWithout.push({ flow: q.flow, ids: without });
+  }
+  const byFlow = new Map<string, number[]>();
+  for (const d of delivered) {
+    if (receipts.get(d.flow)?.has(d.id)) continue;
+    let ids = byFlow.get(d.flow);
+    if (ids === undefined) byFlow.set(d.flow, (ids = []));
+    ids.push(d.id);
+  }
+  const deliveriesWithout = [...byFlow].map(([flow, ids]) => ({ flow, ids: [...new Set(ids)] }));
+  return {
+    ok: heldWithout.length === 0 && deliveriesWithout.length === 0,
+    held,
+    heldWithout,
+    deliveries: delivered.length,
+    deliveriesWithout,
+  };
+}
+
+function parsePayload(text: string): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }

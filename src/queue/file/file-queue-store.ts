@@ -32,6 +32,9 @@ import { QueueConsumer, type FileQueueConsumerOptions } from './queue-consumer.j
 import type { PrefixCutOptions } from './prefix-cut.js';
 import { SegmentRecordCount } from './record-count.js';
 import { SegmentAppender } from './segment-appender.js';
+import { scanFile } from './file-io.js';
+import { readConsumerState } from './consumer-log.js';
+import type { SegmentRecord } from './segment-record.js';
 
 /** How long a compaction pass waits for a busy local worker before moving on. Milliseconds. */
 const LOCAL_COMPACT_WAIT_MS = 1000;
@@ -182,6 +185,16 @@ export class FileQueueStore implements QueueStore {
     let count = this.#recordCounts.get(key);
     if (count === undefined) this.#recordCounts.set(key, (count = new SegmentRecordCount()));
     return readQueueStats(this.queuesDir, tenant, flow, count);
+  }
+
+  async heldIds(tenant: string, flow: string): Promise<number[]> {
+    const paths = this.paths(tenant, flow);
+    const ids: number[] = [];
+    await scanFile<SegmentRecord>(paths.segment, 0, (f) => ids.push(f.value.id));
+    const { retries } = await readConsumerState(paths.consumerLog, paths.segment);
+    for (const id of retries.keys()) ids.push(id);
+    for (const d of (await readDeadLetters(paths)).pending) ids.push(d.id);
+    return [...new Set(ids)].sort((a, b) => a - b);
   }
 
   tenantUsage(tenant: string): Promise<TenantQueueUsage> {

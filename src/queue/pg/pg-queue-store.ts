@@ -149,6 +149,16 @@ export class PgQueueStore implements QueueStore {
     return c !== undefined ? c.stats() : queueStats(this.#db, tenant, flow);
   }
 
+  async heldIds(tenant: string, flow: string): Promise<number[]> {
+    checkQueueNames(tenant, flow);
+    const r = await this.#db.query<{ id: string }>(
+      `SELECT id FROM queue_messages WHERE tenant = $1 AND flow = $2
+       UNION SELECT id FROM queue_dead_letters WHERE tenant = $1 AND flow = $2 ORDER BY id`,
+      [tenant, flow],
+    );
+    return r.rows.map((row) => Number(row.id));
+  }
+
   /** Queues: the tenant's rows in queue_heads (kept for good: ids are never reissued); bytes: its message and dead-letter rows. */
   async tenantUsage(tenant: string): Promise<TenantQueueUsage> {
     checkTenantName(tenant);

@@ -63,6 +63,8 @@ export interface AuditStore {
   /** The newest `limit` entries of the chain, oldest of them first. */
   latest(tenant: string, limit: number): Awaitable<AuditEntry[]>;
   count(tenant: string): Awaitable<number>;
+  /** Up to `limit` entries of the given event types with seq above `afterSeq`, in seq order (paging a check over the chain). */
+  entriesOfTypes(tenant: string, types: readonly string[], afterSeq: number, limit: number): Awaitable<AuditEntry[]>;
   /** Recomputes the chain as of the call's start; reports the first broken seq and why. */
   verify(tenant: string): Awaitable<AuditVerifyResult>;
 }

@@ -49,6 +49,19 @@ export class PgAuditStore implements AuditStore {
     return r.rows.map(auditEntryFromRow).reverse();
   }
 
+  async entriesOfTypes(
+    tenant: string,
+    types: readonly string[],
+    afterSeq: number,
+    limit: number,
+  ): Promise<AuditEntry[]> {
+    const r = await this.db.query<AuditRow>(
+      `SELECT ${AUDIT_COLUMNS} FROM audit_entries WHERE tenant = $1 AND seq > $2 AND event_type = ANY($3::text[]) ORDER BY seq LIMIT $4`,
+      [tenant, afterSeq, types, limit],
+    );
+    return r.rows.map(auditEntryFromRow);
+  }
+
   async count(tenant: string): Promise<number> {
     return (await this.db.query<{ n: number }>('SELECT COUNT(*) AS n FROM audit_entries WHERE tenant = $1', [tenant]))
       .rows[0]!.n;

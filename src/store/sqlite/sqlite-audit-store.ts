@@ -115,6 +115,16 @@ export class SqliteAuditStore implements AuditStore {
     return this.#count.get(tenant)!.n;
   }
 
+  entriesOfTypes(tenant: string, types: readonly string[], afterSeq: number, limit: number): AuditEntry[] {
+    if (types.length === 0) return [];
+    return this.#db
+      .prepare<unknown[], AuditRow>(
+        `SELECT ${AUDIT_COLUMNS} FROM audit_entries WHERE tenant = ? AND seq > ? AND event_type IN (${types.map(() => '?').join(', ')}) ORDER BY seq LIMIT ?`,
+      )
+      .all(tenant, afterSeq, ...types, limit)
+      .map(auditEntryFromRow);
+  }
+
   /**
    * Recomputes the chain as of the moment the call starts (entries appended meanwhile are left for
    * the next run). Reports the first broken seq and why: a changed entry, a missing or inserted
