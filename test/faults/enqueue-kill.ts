@@ -1,7 +1,8 @@
 /**
  * `npm run fault:enqueue-kill -- [--trials 20] [--seed N]`: the kill -9 trial of
- * test/queue-crash.test.ts, run many times against one state directory; prints each trial's
- * figures and a summary, and exits 1 if any acknowledged message was lost.
+ * test/queue-crash.test.ts, run many times against one state directory (or, with
+ * SVC_TEST_STORE=postgres, a PostgreSQL schema); prints each trial's figures and a summary, and
+ * exits 1 if any acknowledged message was lost, or any acknowledgement or delivery has no audit entry.
  */
 import { parseArgs } from 'node:util';
 import { prepareKillTrials, runKillTrial, seededRandom, type KillTrialResult } from '../helpers/enqueue-kill-trial.js';
@@ -22,6 +23,8 @@ function row(r: KillTrialResult): string {
     r.deliveredAtKill,
     r.lost.length,
     r.duplicates,
+    r.unaudited.length,
+    r.deliveriesUnaudited.length,
     r.otherAnswers.length,
     r.dlqEmpty ? 'yes' : 'NO',
     (r.durationMs / 1000).toFixed(1),
@@ -40,7 +43,7 @@ async function main(): Promise<void> {
     const random = seededRandom(seed);
     process.stdout.write(`kill -9 during an /enqueue storm: ${trials} trials, seed ${seed}\n`);
     process.stdout.write(
-      `${['trial', 'kill at', 'acked', 'delivered', 'lost', 'dupes', 'non-202', 'dlq empty', 'secs'].map((h) => h.padStart(11)).join('')}\n`,
+      `${['trial', 'kill at', 'acked', 'delivered', 'lost', 'dupes', 'ack no aud', 'dlv no aud', 'non-202', 'dlq empty', 'secs'].map((h) => h.padStart(11)).join('')}\n`,
     );
     for (let trial = 1; trial <= trials; trial++) {
       const r = await runKillTrial(sandbox, setup, trial, random);
@@ -48,6 +51,10 @@ async function main(): Promise<void> {
       process.stdout.write(`${row(r)}\n`);
       if (r.lost.length > 0)
         process.stdout.write(`  lost: ${r.lost.slice(0, 20).join(', ')}${r.lost.length > 20 ? ' ...' : ''}\n`);
+      if (r.unaudited.length > 0)
+        process.stdout.write(
+          `  acknowledged without an audit entry: ${r.unaudited.slice(0, 20).join(', ')}${r.unaudited.length > 20 ? ' ...' : ''}\n`,
+        );
     }
   } finally {
     await setup.backend.close();
@@ -55,9 +62,17 @@ async function main(): Promise<void> {
   }
   const sum = (f: (r: KillTrialResult) => number) => results.reduce((a, r) => a + f(r), 0);
   const lost = sum((r) => r.lost.length);
-  const failed = results.filter((r) => r.lost.length > 0 || r.otherAnswers.length > 0 || !r.dlqEmpty).length;
+  const failed = results.filter(
+    (r) =>
+      r.lost.length > 0 ||
+      r.unaudited.length > 0 ||
+      r.deliveriesUnaudited.length > 0 ||
+      r.otherAnswers.length > 0 ||
+      !r.dlqEmpty,
+  ).length;
   process.stdout.write(
     `total: ${sum((r) => r.acked)} acked, ${lost} lost, ${sum((r) => r.duplicates)} duplicates, ` +
+      `${sum((r) => r.unaudited.length)} acknowledged and ${sum((r) => r.deliveriesUnaudited.length)} delivered without an audit entry, ` +
       `acked per trial ${Math.min(...results.map((r) => r.acked))}-${Math.max(...results.map((r) => r.acked))}, ` +
       `${(sum((r) => r.durationMs) / 1000).toFixed(1)} s; ${failed} of ${trials} trials failed\n`,
   );
