@@ -55,6 +55,12 @@ export interface QueueStore {
    * taken up by the next append to it (the appending process starts a worker).
    */
   readonly adoptsOrphans: boolean;
+  /**
+   * Whether `append` commits each message's `receipt` (its audit entry) with the message, in one
+   * transaction (PostgreSQL), so an acknowledged message always has it. False on files: the caller
+   * commits the entry itself before acknowledging.
+   */
+  readonly commitsReceipts: boolean;
   /** How the processes (or nodes) sharing this store take turns at the scheduler and the housekeeping. */
   readonly coordination: Coordination;
   stats(tenant: string, flow: string): Promise<QueueStats>;

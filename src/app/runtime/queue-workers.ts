@@ -21,6 +21,7 @@ import {
   type AppendResult,
 } from '../../queue/index.js';
 import type { AuditAppender } from '../../store/audit/audit-thread.js';
+import type { AuditEntryInput } from '../../store/contracts/index.js';
 import type { EventEmitter } from '../../store/event-log/event-sink.js';
 import type { FlowExecutor } from './flow-executor.js';
 import { QueuePool, type QueueWait, type WorkerStatus } from './queue-pool.js';
@@ -54,6 +55,22 @@ export interface QueueWorkersDeps {
 }
 
 export type { WorkerStatus, QueueWait } from './queue-pool.js';
+
+/** The `queue.message.enqueued` entry of a message: the audit record of its acknowledgement. */
+function enqueuedEntry(
+  tenant: string,
+  flow: string,
+  correlationId: string,
+  source: SubmissionSource,
+  r: AppendResult,
+): AuditEntryInput {
+  return {
+    tenant,
+    eventType: 'queue.message.enqueued',
+    correlationId,
+    payload: { flow, id: r.id, offset: wireOffset(r), source },
+  };
+}
 
 /** Where a submission came from (for the log and audit rows). */
 export type SubmissionSource = 'enqueue' | 'queue_publish';
@@ -144,7 +161,7 @@ export class QueueWorkers {
       'svc.flow': flow,
       'svc.correlation_id': correlationId,
     });
-    const r = await this.#append(tenant, flow, { correlationId, payload }, span, bodyBytes);
+    const r = await this.#append(tenant, flow, { correlationId, payload }, 'enqueue', span, bodyBytes);
     const audited = this.#recordEnqueued(tenant, flow, r, correlationId, payload, 'enqueue', traced, span.traceId);
     this.#serve(tenant, flow);
     // No acknowledgement without its audit entry: a kill -9 after the 202 cannot lose it.
@@ -171,7 +188,14 @@ export class QueueWorkers {
       'svc.step': step,
       'svc.correlation_id': correlationId,
     });
-    const r = await this.#append(tenant, flow, { correlationId, payload }, span, JSON.stringify(payload).length);
+    const r = await this.#append(
+      tenant,
+      flow,
+      { correlationId, payload },
+      'queue_publish',
+      span,
+      JSON.stringify(payload).length,
+    );
     const audited = this.#recordEnqueued(
       tenant,
       flow,
@@ -195,6 +219,7 @@ export class QueueWorkers {
     tenant: string,
     flow: string,
     input: { correlationId: string; payload: unknown },
+    source: SubmissionSource,
     span: TraceSpan,
     bodyBytes: number,
   ): Promise<AppendResult> {
@@ -206,10 +231,15 @@ export class QueueWorkers {
         if (err instanceof QueueQuotaError) this.#reportRefusal(tenant, err);
         throw err;
       }
-      const r = await this.#deps.store.append(tenant, flow, {
+      const { store } = this.#deps;
+      const r = await store.append(tenant, flow, {
         ...input,
         traceparent: span.traceparent(),
         tracestate: span.tracestate,
+        // PostgreSQL commits the entry with the message; on files #recordEnqueued commits it before the answer.
+        receipt: store.commitsReceipts
+          ? (id) => enqueuedEntry(tenant, flow, input.correlationId, source, { storage: 'row', id })
+          : undefined,
       });
       span.end();
       return r;
@@ -420,12 +450,9 @@ export class QueueWorkers {
       logLevel: 'full',
       trace_id: traceId,
     });
-    return audit.appendCommitted({
-      tenant,
-      eventType: 'queue.message.enqueued',
-      correlationId,
-      payload: { flow, id: r.id, offset: wireOffset(r), source },
-    });
+    // Committed with the message on a store that can; else committed here before the acknowledgement.
+    if (this.#deps.store.commitsReceipts) return Promise.resolve();
+    return audit.appendCommitted(enqueuedEntry(tenant, flow, correlationId, source, r));
   }
 
   /** Stops starting workers; the store's close() stops the running ones and releases their locks. */

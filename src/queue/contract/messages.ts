@@ -1,3 +1,5 @@
+import type { AuditEntryInput } from '../../store/contracts/audit.js';
+
 /** The queue contract's messages: what is appended, what a worker is handed, what it decides, and the retry policy. */
 
 /** A message's W3C trace context, carried through the queue unread (segment, retry schedule, delivery). */
@@ -12,6 +14,12 @@ export interface AppendInput extends QueuedTraceContext {
   readonly payload: unknown;
   /** @default now */
   readonly enqueuedAt?: string;
+  /**
+   * The audit entry that stands for this message's acknowledgement, made from its id. A backend
+   * that can (QueueStore.commitsReceipts: PostgreSQL) commits it in the message's own transaction;
+   * otherwise the caller commits it before acknowledging.
+   */
+  readonly receipt?: (id: number) => AuditEntryInput;
 }
 
 /**

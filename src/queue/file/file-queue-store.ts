@@ -66,6 +66,7 @@ export class FileQueueStore implements QueueStore {
   readonly queuesDir: string;
   /** The processes of this state directory take turns by lock files; no queue is left without a worker by a sweep (see QueueStore). */
   readonly adoptsOrphans = false;
+  readonly commitsReceipts = false;
   readonly coordination: Coordination;
   readonly #idBlockSize: number;
   readonly #prefixCut: PrefixCutOptions | undefined;

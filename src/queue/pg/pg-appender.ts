@@ -11,6 +11,8 @@
  */
 import { SvcError } from '../../common/errors.js';
 import type { PgDb, PgTx } from '../../store/pg/pg-db.js';
+import { prepareAuditEntry, type PreparedAuditEntry } from '../../store/contracts/audit.js';
+import { appendAuditIn } from '../../store/pg/pg-audit-store.js';
 import type { AppendInput, RowAppendResult } from '../contract.js';
 
 /** Messages in one transaction at most. */
@@ -93,6 +95,14 @@ export class PgQueueAppender {
         const firsts: number[] = [];
         for (const [, items] of queues)
           firsts.push(await insertQueueBatch(tx, this.#db.schema, items[0]!.tenant, items[0]!.flow, items));
+        // Each message's audit entry in the same transaction: acknowledged means entered, whatever crashes.
+        const receipts: PreparedAuditEntry[] = [];
+        queues.forEach(([, items], q) =>
+          items.forEach((p, i) => {
+            if (p.input.receipt !== undefined) receipts.push(prepareAuditEntry(p.input.receipt(firsts[q]! + i)));
+          }),
+        );
+        await appendAuditIn(tx, receipts);
         return firsts;
       });
     } catch (err) {

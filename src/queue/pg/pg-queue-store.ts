@@ -56,6 +56,7 @@ export class PgQueueStore implements QueueStore {
   readonly coordination: Coordination;
   /** A node that dies leaves its queues to the live nodes once its lease ends: a server adopts them (see QueueStore). */
   readonly adoptsOrphans = true;
+  readonly commitsReceipts = true;
   readonly #appender: PgQueueAppender;
   readonly #consumers = new ConsumerRegistry<PgQueueConsumer>();
   #closed = false;
