@@ -97,22 +97,20 @@ export class AuditThreadWriter implements AuditAppender {
   appendCommitted(input: AuditEntryInput): Promise<void> {
     if (this.#closed !== undefined) return Promise.reject(new Error('the audit writer is closed'));
     this.#queue.push(prepareAuditEntry(input));
-    return this.#waitFor(this.#tickets.issue());
+    return this.#tickets.waitHurried(this.#tickets.issue(), this.#hurry);
   }
 
   committed(): Promise<void> {
-    return this.#waitFor(this.#tickets.appended);
+    return this.#tickets.waitHurried(this.#tickets.appended, this.#hurry);
   }
 
-  #waitFor(ticket: number): Promise<void> {
-    if (this.#tickets.isCommitted(ticket)) return Promise.resolve();
-    // Every acknowledgement of this turn goes in one batch: one commit covers them all.
+  /** Every acknowledgement of this turn goes in one batch: one commit covers them all. */
+  readonly #hurry = (): void => {
     this.#immediate ??= setImmediate(() => {
       this.#immediate = undefined;
       this.#send();
     });
-    return this.#tickets.wait(ticket);
-  }
+  };
 
   /** Resolves once every entry appended before the call is committed. */
   flush(): Promise<void> {

@@ -36,10 +36,6 @@ export class CommitTickets {
     return this.#appended;
   }
 
-  isCommitted(ticket: number): boolean {
-    return ticket <= this.#committed;
-  }
-
   /** `count` more entries were committed, in append order. */
   committed(count: number): void {
     this.#committed += count;
@@ -53,6 +49,16 @@ export class CommitTickets {
   failed(): void {
     for (const w of this.#waiters) w.resolve();
     this.#waiters = [];
+  }
+
+  /**
+   * As wait, asking the writer to hurry (`hurry`: send its batch now) unless the entry is committed
+   * already. The one way both writers answer appendCommitted and committed.
+   */
+  waitHurried(ticket: number, hurry: () => void): Promise<void> {
+    if (ticket <= this.#committed) return Promise.resolve();
+    hurry();
+    return this.wait(ticket);
   }
 
   /** Resolves once the entry of `ticket` is committed, a batch failed, or `timeoutMs` passed. Never rejects. */

@@ -56,15 +56,15 @@ export class PgAuditWriter implements AuditAppender {
   appendCommitted(input: AuditEntryInput): Promise<void> {
     if (this.#closed) return Promise.reject(new Error('the audit writer is closed'));
     this.#queue.push(prepareAuditEntry(input));
-    return this.#waitFor(this.#tickets.issue());
+    return this.#tickets.waitHurried(this.#tickets.issue(), this.#hurry);
   }
 
   committed(): Promise<void> {
-    return this.#waitFor(this.#tickets.appended);
+    return this.#tickets.waitHurried(this.#tickets.appended, this.#hurry);
   }
 
-  #waitFor(ticket: number): Promise<void> {
-    if (this.#tickets.isCommitted(ticket)) return Promise.resolve();
+  /** The next batch goes at once, not after the interval. */
+  readonly #hurry = (): void => {
     this.#urgent = true;
     // A batch failing waits for its retry: an acknowledgement does not hurry a database that is away.
     if (this.#timer !== undefined && this.#writing.length === 0) {
@@ -72,8 +72,7 @@ export class PgAuditWriter implements AuditAppender {
       this.#timer = undefined;
     }
     this.#schedule(0);
-    return this.#tickets.wait(ticket);
-  }
+  };
 
   /** Resolves once every entry appended before the call is committed (it keeps trying until then). */
   async flush(): Promise<void> {
