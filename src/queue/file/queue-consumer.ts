@@ -620,7 +620,7 @@ export class QueueConsumer implements QueueConsumerHandle {
     this.#opts.onAttemptFailed?.({ message: msg, error, retryInMs: undefined, deadLettered: true, fixed: false });
     this.#opts.onDeadLettered?.({ message: msg, error, attempts: msg.attempt });
     // Its audit entry committed before the next delivery (a crash within this wait leaves the dead letter without it).
-    await this.#durableNow();
+    await this.#durableNow(true);
   }
 
   /** Asks in the background, unless already asking, for the deliveries so far to be made durable; the checkpoint written follows. */
@@ -641,12 +641,15 @@ export class QueueConsumer implements QueueConsumerHandle {
       });
   }
 
-  /** Waits until the deliveries so far are durable; the checkpoint written may then pass them all. */
-  async #durableNow(): Promise<void> {
+  /**
+   * Waits until the deliveries so far are durable; the checkpoint written may then pass them all.
+   * @param always wait even when the checkpoint is already safe (records of a settlement made since: a dead letter's)
+   */
+  async #durableNow(always = false): Promise<void> {
     const durable = this.#opts.recordsDurable;
     const target = this.#cs.ck;
     const epoch = this.#ckEpoch;
-    if (durable !== undefined && target !== this.#ckSafe) await durable().catch(() => undefined);
+    if (durable !== undefined && (always || target !== this.#ckSafe)) await durable().catch(() => undefined);
     if (epoch === this.#ckEpoch) this.#ckSafe = target;
   }
 
