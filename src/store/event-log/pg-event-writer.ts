@@ -94,7 +94,8 @@ export class PgEventWriter extends EventBatchWriter {
           (since !== undefined && Date.now() - since >= CLOSING_GRACE_MS)
         )
           throw err;
-        await new Promise((r) => setTimeout(r, OUTAGE_RETRY_MS).unref());
+        // Not unref'd: a process closing its log during an outage waits out the grace instead of ending with rows untold.
+        await new Promise((r) => setTimeout(r, OUTAGE_RETRY_MS));
       }
     }
   }

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshPgSchema, type PgSchema } from '../../../helpers/pg.js';
 import { EventLog } from '../../../../src/store/event-log/event-log.js';
+import { CLOSING_GRACE_MS } from '../../../../src/store/event-log/pg-event-writer.js';
 import { migratePg } from '../../../../src/store/pg/migrate.js';
 import { PgDb } from '../../../../src/store/pg/pg-db.js';
 import { PgEventLogStore } from '../../../../src/store/pg/pg-event-log-store.js';
@@ -46,17 +47,22 @@ async function withPgLog(
 }
 
 describe('PostgreSQL event writer', () => {
-  test('a batch the unreachable database refuses is counted and reported, never blocks, and still reaches the daily file', async () => {
-    const db = new PgDb(parseStoreUrl('postgres://postgres@127.0.0.1:1/test'), { connectTimeoutMs: 500 });
+  test('a batch the unreachable database cannot take is held (never dropped while the log runs); a closing log gives up after its grace, counts and reports the rows, and they still reach the daily file', async () => {
+    const db = new PgDb(parseStoreUrl('postgres://postgres@127.0.0.1:1/test'), { connectTimeoutMs: 200 });
     const errors: Error[] = [];
     const logsDir = join(dir, 'lost');
-    const log = new EventLog({ pg: db, logsDir, flushIntervalMs: 60_000, onError: (err) => errors.push(err) });
+    const log = new EventLog({ pg: db, logsDir, flushIntervalMs: 1, onError: (err) => errors.push(err) });
     try {
       for (const e of rows(3)) log.emit(e);
-      assert.equal(log.queuedRows, 3);
-      await log.flush();
+      await new Promise((r) => setTimeout(r, 1500)); // past one try and its retry
+      assert.equal(log.queuedRows, 3, 'held for the database');
+      assert.equal(log.droppedRows, 0);
+      assert.equal(errors.length, 0);
+      const closing = Date.now();
+      await log.close();
+      const took = Date.now() - closing;
+      assert.ok(took >= CLOSING_GRACE_MS - 100 && took < CLOSING_GRACE_MS + 3000, `close took ${took} ms`);
       assert.equal(log.droppedRows, 3);
-      assert.equal(log.queuedRows, 0);
       assert.equal(errors.length, 1);
       assert.match(
         errors[0]!.message,
