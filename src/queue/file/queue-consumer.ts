@@ -344,10 +344,17 @@ export class QueueConsumer implements QueueConsumerHandle {
         // Caught up: the checkpoint is written now but synced at most every CHECKPOINT_SYNC_MS,
         // since under steady load the consumer catches up after every append batch and a sync
         // each time competed with the appenders' own syncs.
-        await this.#durableNow();
         await this.#flush(now - this.#syncedAt >= CHECKPOINT_SYNC_MS);
+        // Idle first, then the wait for the last deliveries' records: a pool worker leaving when
+        // idle frees its slot at once (its close waits for them), instead of holding it through
+        // an audit commit per turn (measured: 1,000 queues of 100 drained at 0.54 of one queue
+        // of the same total with the wait first, 0.85 without it).
         this.#opts.onIdle?.(this.#nextRetryDueMs());
         if (this.#finishing) break;
+        if (this.#ckSafe !== this.#cs.ck) {
+          await this.#durableNow();
+          await this.#flush(false);
+        }
         await this.#sleep(this.#logDirty ? Math.min(CHECKPOINT_SYNC_MS, this.#idleWaitMs(now)) : this.#idleWaitMs(now));
       } catch (err) {
         if (err instanceof LockLostError || this.#lockLost) {
