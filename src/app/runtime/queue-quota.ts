@@ -83,38 +83,31 @@ export class QueueQuota {
   admit(tenant: string, flow: string, bodyBytes: number): void | Promise<void> {
     const ledger = this.#ledgers.get(tenant);
     if (ledger === undefined) return this.#read(tenant).then(() => this.#admitOnce(tenant, flow, bodyBytes));
-    if (this.#fits(tenant, ledger, flow, bodyBytes)) return;
-    if (this.#now() - ledger.readAt < RECHECK_MS) return this.#refuse(tenant, ledger, flow, bodyBytes);
+    const refusal = this.#take(tenant, ledger, flow, bodyBytes);
+    if (refusal === undefined) return;
+    if (this.#now() - ledger.readAt < RECHECK_MS) throw new QueueQuotaError(refusal);
     return this.#read(tenant).then(() => this.#admitOnce(tenant, flow, bodyBytes));
   }
 
-  /** Forgets what is known of every tenant (the next submission reads the store again). */
-  clear(): void {
-    this.#ledgers.clear();
-  }
-
   #admitOnce(tenant: string, flow: string, bodyBytes: number): void {
-    const ledger = this.#ledgers.get(tenant)!;
-    if (!this.#fits(tenant, ledger, flow, bodyBytes)) this.#refuse(tenant, ledger, flow, bodyBytes);
+    const refusal = this.#take(tenant, this.#ledgers.get(tenant)!, flow, bodyBytes);
+    if (refusal !== undefined) throw new QueueQuotaError(refusal);
   }
 
-  /** Counts the message when it fits (reserving its place before the write, so concurrent ones see it). */
-  #fits(tenant: string, ledger: Ledger, flow: string, bodyBytes: number): boolean {
-    const isNew = !ledger.flows.has(flow);
-    const bytes = bodyBytes + RECORD_OVERHEAD_BYTES + (isNew ? NEW_QUEUE_BYTES : 0);
-    if (quotaRefusal(tenant, ledger, flow, bytes, this.#deps.limits) !== undefined) return false;
+  /**
+   * Counts the message when it fits, reserving its place before the write so concurrent ones see
+   * it; else answers why it does not.
+   */
+  #take(tenant: string, ledger: Ledger, flow: string, bodyBytes: number): string | undefined {
+    const bytes = bodyBytes + RECORD_OVERHEAD_BYTES + (ledger.flows.has(flow) ? 0 : NEW_QUEUE_BYTES);
+    const refusal = quotaRefusal(tenant, ledger, flow, bytes, this.#deps.limits);
+    if (refusal !== undefined) return refusal;
     ledger.flows.add(flow);
     ledger.bytes += bytes;
     if (ledger.addedSince !== undefined) ledger.addedSince.bytes += bytes;
     if (this.#near(ledger) && !this.#reads.has(tenant) && this.#now() - ledger.readAt >= RECHECK_MS)
       void this.#read(tenant).catch(() => undefined);
-    return true;
-  }
-
-  #refuse(tenant: string, ledger: Ledger, flow: string, bodyBytes: number): never {
-    const isNew = !ledger.flows.has(flow);
-    const bytes = bodyBytes + RECORD_OVERHEAD_BYTES + (isNew ? NEW_QUEUE_BYTES : 0);
-    throw new QueueQuotaError(quotaRefusal(tenant, ledger, flow, bytes, this.#deps.limits)!);
+    return undefined;
   }
 
   #near(ledger: Ledger): boolean {
