@@ -3,7 +3,7 @@
  * each its own commit) from the bench process, with as many sends in flight as autocannon holds
  * connections, over the same database as the service's store.
  */
-import PgBoss from 'pg-boss';
+import { PgBoss } from 'pg-boss';
 import type { LoadResult } from './load.js';
 
 export interface BossSender {
@@ -26,7 +26,7 @@ export interface BossSenderOptions {
   readonly dropSchema: (schema: string) => Promise<void>;
 }
 
-/** pg-boss 10, started with its defaults (a pool of 10 connections, the service's own default). */
+/** pg-boss 12, started with its defaults (a pool of 10 connections, the service's own default). */
 export async function startBossSender(o: BossSenderOptions): Promise<BossSender> {
   const boss = new PgBoss({ connectionString: o.connectionString, schema: o.schema });
   // Without a listener an 'error' event (a maintenance query that failed) would end the bench.
@@ -37,7 +37,7 @@ export async function startBossSender(o: BossSenderOptions): Promise<BossSender>
     round: (label, inFlight, durationSec) => sendRound(boss, o, label, inFlight, durationSec),
     close: async () => {
       try {
-        await boss.stop({ graceful: false, wait: true });
+        await boss.stop({ graceful: false }); // resolves once stopped (pg-boss 11 dropped the `wait` option)
       } finally {
         await o.dropSchema(o.schema);
       }

@@ -4,8 +4,14 @@ import { CommanderError } from 'commander';
 import { ExitError } from './common/errors.js';
 import { loadDotEnv } from './common/env.js';
 import { buildCli } from './cli/index.js';
+import { runtimeRefusal } from './common/runtime.js';
 
 async function main(argv: string[]): Promise<number> {
+  const refusal = runtimeRefusal(process.version, process.execPath);
+  if (refusal !== undefined) {
+    process.stderr.write(`${refusal}\n`);
+    return 2;
+  }
   loadDotEnv();
   try {
     await (await buildCli(argv)).parseAsync(argv);

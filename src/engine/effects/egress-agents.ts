@@ -83,7 +83,9 @@ export class AgentPool {
       if (tls.keyPath !== undefined) connect.key = this.#read(tls.keyPath, 'tls_client_key');
       if (tls.certPath !== undefined) connect.cert = this.#read(tls.certPath, 'tls_client_cert');
       if (tls.caPath !== undefined) connect.ca = this.#read(tls.caPath, 'tls_ca_cert');
-      agent = new Agent({ connect, keepAliveTimeout: this.#keepAliveTimeoutMs });
+      // HTTP/1.1 as the spec describes calls out (undici 8 offers HTTP/2 by ALPN by default): the
+      // headers a flow sets pass as they are, and the pool's keep-alive rules stay the documented ones.
+      agent = new Agent({ connect, keepAliveTimeout: this.#keepAliveTimeoutMs, allowH2: false });
       this.#agents.set(key, agent);
       this.#current.set(base, key);
     }
