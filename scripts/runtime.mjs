@@ -14,7 +14,12 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-export const majorOf = (version) => Number(String(version).replace(/^[v>=^~ ]+/, '').split('.')[0]);
+export const majorOf = (version) =>
+  Number(
+    String(version)
+      .replace(/^[v>=^~ ]+/, '')
+      .split('.')[0],
+  );
 
 /** The major line the project runs on: package.json's engines (`>=24`); src/common/runtime.ts says the same. */
 export const WANTED_MAJOR = majorOf(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).engines.node);

