@@ -9,6 +9,9 @@
 import { spawn } from 'node:child_process';
 import { bundledNode, RELAUNCHED_ENV, runtimeRefusal } from './common/runtime.js';
 
+/** How long a finished `svc` waits for what still holds its event loop before it exits. Milliseconds. */
+const EXIT_GRACE_MS = 2000;
+
 /** Runs this program again on `node` with the same arguments; forwards the stop signals; answers its exit code. */
 function relaunch(node: string): Promise<number> {
   const child = spawn(node, [...process.execArgv, ...process.argv.slice(1)], {
@@ -41,3 +44,8 @@ async function start(): Promise<number> {
 }
 
 process.exitCode = await start();
+// Done: the process ends now that its own work has ended, even when something else still holds the
+// event loop (measured: an OpenTelemetry SDK preload whose export failed kept a timer that held a
+// stopped `svc serve` alive). The grace lets pending output reach a pipe; unreferenced, it never
+// keeps the process alive itself.
+setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();

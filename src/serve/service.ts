@@ -65,10 +65,25 @@ export async function startService(opts: ServeOptions): Promise<RunningService> 
   }
 }
 
+/** What an SDK rejected with: an Error, or (the SDK's batch processor) an array of them. */
+function sdkFailureText(err: unknown): string {
+  const one = (e: unknown) => (e instanceof Error ? e.message : String(e));
+  return Array.isArray(err) ? err.map(one).join('; ') : one(err);
+}
+
 async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers: Closers): Promise<RunningService> {
   // Runs last: the spans of the executions that the doors let finish reach the SDK's exporter
   // before the process exits (svc exits by itself, so a preloaded SDK cannot flush on its own).
-  closers.add(() => flushSpans());
+  // An SDK that fails its export (a 2.x-style processor on the 3.x SDK rejects each one) is the
+  // operator's to mend, and the service itself closed cleanly: a warning, not a failed shutdown.
+  closers.add(() =>
+    flushSpans().catch((err: unknown) =>
+      log.warn(
+        { err: sdkFailureText(err) },
+        `the OpenTelemetry SDK did not export its last spans: ${sdkFailureText(err)}`,
+      ),
+    ),
+  );
   // prom-client and the scrape wiring are loaded only with --metrics or --metrics-port.
   const metricsParts = opts.metrics || opts.metricsPort !== undefined ? await loadMetricsParts() : undefined;
   const metrics = metricsParts?.createServiceMetrics((family, err) =>
