@@ -43,13 +43,14 @@ function bringNode(version) {
   return { bin, home };
 }
 
-const version = pinnedNodeVersion();
 const env = { ...process.env };
 let node = process.execPath;
-if (majorOf(process.versions.node) >= WANTED_MAJOR) {
+let version = process.versions.node;
+if (majorOf(version) >= WANTED_MAJOR) {
   console.log(`setup: installing on this machine's Node ${process.version}`);
 } else {
   console.log(`setup: this machine's Node is ${process.version}; the project runs on Node ${WANTED_MAJOR}`);
+  version = pinnedNodeVersion();
   const brought = bringNode(version);
   node = brought.bin;
   env.PATH = `${join(brought.home, 'bin')}${process.platform === 'win32' ? ';' : ':'}${env.PATH ?? ''}`;
@@ -58,4 +59,8 @@ if (majorOf(process.versions.node) >= WANTED_MAJOR) {
 const headers = headersDirOf(node);
 if (headers !== undefined) env.npm_config_nodedir = headers;
 run(node, [npmCli(), 'ci'], env);
-console.log(`setup: done; npm start, npm test and every npm script run on node_modules/.bin/node (Node ${version})`);
+const linked = join(ROOT, 'node_modules', '.bin', process.platform === 'win32' ? 'node.cmd' : 'node');
+const scriptsNode = existsSync(linked)
+  ? `node_modules/.bin/node (Node ${spawnSync(linked, ['--version'], { encoding: 'utf8' }).stdout.trim()})`
+  : `this machine's Node ${process.version} (the npm registry has no Node package for ${process.platform}-${process.arch})`;
+console.log(`setup: done; npm start, npm test and every npm script run on ${scriptsNode}`);
