@@ -139,7 +139,13 @@ export class FileQueueStore implements QueueStore {
     const key = `${tenant}/${flow}`;
     if (this.#closed || this.#consumers.get(key) !== undefined) return undefined;
     const paths = this.paths(tenant, flow);
-    return this.#consumers.start(key, opts, (o) => QueueConsumer.start(paths, { prefixCut: this.#prefixCut, ...o }));
+    return this.#consumers.start(key, opts, (o) =>
+      QueueConsumer.start(paths, {
+        prefixCut: this.#prefixCut,
+        unsyncedFrom: () => this.#appenders.get(key)?.unsyncedFrom,
+        ...o,
+      }),
+    );
   }
 
   /** This process's running consumer of the queue, if any (one closed through its handle is forgotten). */

@@ -55,6 +55,12 @@ export interface FileQueueConsumerOptions extends QueueConsumerOptions {
   readonly lockLeaseMs?: number;
   /** When a compaction pass gives back the processed prefix of a queue that is not empty (prefix-cut.ts). */
   readonly prefixCut?: PrefixCutOptions;
+  /**
+   * Where this process's own append to the queue is still being written, if one is (the segment
+   * offset its batch starts at; SegmentAppender.unsyncedFrom): nothing from there on is read until
+   * the commit offers it. Set by FileQueueStore.
+   */
+  readonly unsyncedFrom?: () => number | undefined;
 }
 
 /**
@@ -81,7 +87,14 @@ export class QueueConsumer implements QueueConsumerHandle {
   readonly #opts: Required<
     Omit<
       FileQueueConsumerOptions,
-      'onAttemptFailed' | 'onDeadLettered' | 'onError' | 'onLockLost' | 'onIdle' | 'prefixCut' | 'recordsDurable'
+      | 'onAttemptFailed'
+      | 'onDeadLettered'
+      | 'onError'
+      | 'onLockLost'
+      | 'onIdle'
+      | 'prefixCut'
+      | 'recordsDurable'
+      | 'unsyncedFrom'
     >
   > &
     FileQueueConsumerOptions;
@@ -460,7 +473,12 @@ export class QueueConsumer implements QueueConsumerHandle {
   async #readFresh(): Promise<Frame<SegmentRecord> | undefined> {
     const fh = await this.#segment();
     if (!fh) return undefined;
-    const size = sizeSync(fh);
+    // Records this process is still writing are visible before their write returns (O_DSYNC): read
+    // only up to where that write began. Its commit offers them (offer), after their submissions
+    // were answered and their queue_enqueued rows emitted, so in one process a message's row comes
+    // before its delivery's (a poll that read them mid-write once logged the delivery first).
+    const unsynced = this.#opts.unsyncedFrom?.();
+    const size = unsynced === undefined ? sizeSync(fh) : Math.min(sizeSync(fh), unsynced);
     if (size <= this.#readPos) return undefined;
     let len = Math.min(SCAN_CHUNK_BYTES, size - this.#readPos);
     for (;;) {

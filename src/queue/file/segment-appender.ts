@@ -98,6 +98,8 @@ export class SegmentAppender {
   #pending: Pending[] = [];
   #running = false;
   #scheduled = false;
+  /** The segment offset the batch being written starts at, until its results are given out; see unsyncedFrom. */
+  #writingFrom: number | undefined;
   #fh: FileHandle | undefined;
   #ino = -1;
   #closed = false;
@@ -121,6 +123,15 @@ export class SegmentAppender {
     this.#onAppended = opts.onAppended;
     this.#lingerMs = opts.lingerMs ?? 2;
     this.#maxHoldMs = opts.maxHoldMs ?? 25;
+  }
+
+  /**
+   * Where the batch being written starts in the segment, from just before its write until its
+   * appends are answered and it is offered (onAppended); undefined otherwise. What lies past it is
+   * in the file before it is durable: this process's consumer does not read it (queue-consumer.ts).
+   */
+  get unsyncedFrom(): number | undefined {
+    return this.#writingFrom;
   }
 
   /** Appends one message; resolves after an fdatasync that covers it. */
@@ -201,8 +212,10 @@ export class SegmentAppender {
             if (r instanceof Error) p.reject(r);
             else p.resolve(r);
           });
+          this.#writingFrom = undefined;
           this.#onAppended?.(committed);
         } catch (err) {
+          this.#writingFrom = undefined;
           for (const p of batch) p.reject(err);
           await this.#releaseLock().catch(() => undefined);
         }
@@ -288,6 +301,7 @@ export class SegmentAppender {
     // holds it across batches (up to maxHoldMs), so it knows the segment's end without asking.
     const fh = await this.#takeLock();
     const base = this.#end;
+    this.#writingFrom = base;
     const encodable = encoded.filter((e): e is { text: string; frame: Buffer } => !(e instanceof Error));
     const buf = Buffer.concat(encodable.map((e) => e.frame));
     let written = encodable;
