@@ -89,11 +89,18 @@ async function serve(flags: ServeFlags): Promise<void> {
   });
   process.stdout.write(`${service.bootLines.join('\n')}\n`);
   await new Promise<void>((resolve) => {
+    let stopping = false;
     const stop = () => {
+      if (stopping) return;
+      stopping = true;
       process.off('SIGINT', early);
       process.off('SIGTERM', early);
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
+      // A second Ctrl-C ends a lone server at once (the signal's default). A group's member keeps
+      // ignoring: a Ctrl-C reaches it and its group alike, and the group then asks it to stop too.
+      if (flags.groupMember !== true) {
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+      }
       service.close().then(resolve, (err: unknown) => {
         service.log.error({ err }, 'shutdown failed');
         resolve();
