@@ -5,6 +5,7 @@
  * one-file `svc deploy`; a run that names its command loads that group alone. Help, `svc help`
  * and anything not naming a known command load them all, in this order.
  */
+import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 
 type Register = (program: Command) => void;
@@ -46,6 +47,18 @@ const GROUPS: readonly CommandGroup[] = [
   },
 ];
 
+/** The package's version, from its package.json (dist/src/cli/ is three levels below it, in a checkout and installed alike). */
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+      version?: unknown;
+    };
+    return typeof pkg.version === 'string' ? pkg.version : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
 /**
  * The `svc` program. `argv` (process.argv) picks what is loaded: when its first argument names a
  * command, only that command's group; otherwise (no argument, an option such as `--help`, `help`,
@@ -54,7 +67,13 @@ const GROUPS: readonly CommandGroup[] = [
 export async function buildCli(argv?: readonly string[]): Promise<Command> {
   const program = new Command('svc')
     .description('Flow execution service: publish Markdown flows and run them over HTTP, queues, cron, gRPC and SOAP')
-    .showHelpAfterError()
+    .version(
+      `svc ${packageVersion()} (Node ${process.version})`,
+      '-V, --version',
+      'print the version of svc and of its Node',
+    )
+    // One line after an error, not the whole help (a mistyped command printed its suggestion, then 90 lines).
+    .showHelpAfterError('(svc --help lists the commands; svc <command> --help, their options)')
     .exitOverride();
   const first = argv?.[2];
   const named = first === undefined ? undefined : GROUPS.find((g) => g.names.includes(first));

@@ -65,6 +65,16 @@ export async function startService(opts: ServeOptions): Promise<RunningService> 
   }
 }
 
+/**
+ * The boot line's address: the one bound. Bound to every interface (`0.0.0.0`, `::`), it says so
+ * and adds the URL that reaches it on this machine (what Fastify answers, and what the ui line uses).
+ */
+export function listeningLine(host: string, local: string): string {
+  if (host !== '0.0.0.0' && host !== '::') return local;
+  const port = new URL(local).port;
+  return `http://${host === '::' ? '[::]' : host}:${port} (every interface; on this machine ${local})`;
+}
+
 /** What an SDK rejected with: an Error, or (the SDK's batch processor) an array of them. */
 function sdkFailureText(err: unknown): string {
   const one = (e: unknown) => (e instanceof Error ? e.message : String(e));
@@ -164,12 +174,14 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
   const grpc = await startGrpcDoorIfAsked(opts, parts, deployed, closers);
 
   const bootLines = [
-    `svc listening on ${address}`,
+    `svc listening on ${listeningLine(opts.host, address)}`,
     grpc ? `grpc listening on ${grpc.address}` : '  grpc:       off (--grpc-port not given)',
     ...(opts.store !== undefined
       ? [`  store:      ${stores.opened.location} (registry, audit, log, queues, ui: shared by every node on it)`]
       : [`  registry:   ${paths.registryDb}`]),
     `  ui:         ${address}/ui (${uiAccountLine(ui, await stores.uiUsers.count())})`,
+    // Every database the state directory holds, so a backup of what the boot output names misses none.
+    ...(opts.store !== undefined ? [] : [`  ui db:      ${paths.uiDb}`]),
     ...(opts.store !== undefined
       ? [`  log files:  ${opts.logFilesDir ?? 'off (--log-files not given)'}`]
       : [`  audit:      ${paths.auditDb}`, `  log:        ${paths.logDb}`, `  queues:     ${paths.queuesDir}`]),
