@@ -24,6 +24,7 @@ interface Summary {
   stopped: string;
   total: Row;
   flows: (Row & { flow: string })[];
+  withdrawn: { flow: string; route: string; status: number; reason: string }[];
 }
 
 describe('svc simulate', () => {
@@ -141,13 +142,21 @@ describe('svc simulate', () => {
       `demo=${key}`,
     ]);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stderr, /withdrawn: demo\/ghost via \/run answered 404/);
+    assert.match(
+      r.stderr,
+      /withdrawn: demo\/ghost: its \/(run|enqueue) answered 404 .*neither \/run nor \/enqueue is sent to it again/,
+    );
     assert.match(r.stderr, /tenant "other" has no key/);
     const s = summaryOf(r.stdout);
     const ghost = s.flows.find((f) => f.flow === 'demo/ghost')!;
     const hello = s.flows.find((f) => f.flow === 'demo/hello')!;
-    assert.equal(ghost.statuses['404'], 1, 'one 404, then never sent to /run again');
-    assert.equal(ghost.run, 1);
+    // The spec: "403 and 404 withdraw the flow from the rotation": one 404, then neither route.
+    assert.equal(ghost.statuses['404'], 1, 'one 404, then never sent again');
+    assert.equal(ghost.requests, 1, `ghost got nothing after its 404: ${JSON.stringify(ghost)}`);
+    assert.deepEqual(
+      s.withdrawn.map((w) => [w.flow, w.status]),
+      [['demo/ghost', 404]],
+    );
     assert.ok(hello.run > 10, `hello goes on: ${JSON.stringify(hello)}`);
     assert.equal(
       s.flows.find((f) => f.flow === 'other/elsewhere'),

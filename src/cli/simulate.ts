@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadDemoFlows } from './simulate/flows.js';
 import { collectKeys, flowLabel, keyedFlows, parseKeyPair, Rotation, KEY_FORM } from './simulate/plan.js';
-import { SimStats } from './simulate/stats.js';
+import { SimStats, type WithdrawnFlow } from './simulate/stats.js';
 import { ExitError, SvcError } from '../common/errors.js';
 import { svcArg } from './args.js';
 import { intArg } from './options.js';
@@ -110,6 +110,7 @@ export async function simulate(opts: SimulateOptions): Promise<void> {
   }
 
   const stats = new SimStats();
+  const withdrawn: WithdrawnFlow[] = [];
   const runId = `sim-${randomUUID().slice(0, 8)}`;
   const durationMs = opts.duration * 1000;
   const load = startLoad({
@@ -121,10 +122,12 @@ export async function simulate(opts: SimulateOptions): Promise<void> {
     rotation: new Rotation(used),
     stats,
     runId,
-    onWithdraw: (t, status, message) =>
+    onWithdraw: (t, status, message) => {
+      withdrawn.push({ flow: flowLabel(t), route: t.route, status, reason: message });
       process.stderr.write(
-        `withdrawn: ${flowLabel(t)} via /${t.route} answered ${status} (${message}); the other flows go on\n`,
-      ),
+        `withdrawn: ${flowLabel(t)}: its /${t.route} answered ${status} (${message}); neither /run nor /enqueue is sent to it again, the other flows go on\n`,
+      );
+    },
   });
   const onSigint = () => load.stop('interrupted');
   process.once('SIGINT', onSigint);
@@ -159,7 +162,14 @@ export async function simulate(opts: SimulateOptions): Promise<void> {
   clearInterval(ticker);
   process.off('SIGINT', onSigint);
   const summary = stats.summary(
-    { url: opts.url, run_id: runId, stopped: result.stopped, connections: opts.connections, rate: opts.rate ?? null },
+    {
+      url: opts.url,
+      run_id: runId,
+      stopped: result.stopped,
+      connections: opts.connections,
+      rate: opts.rate ?? null,
+      withdrawn,
+    },
     (performance.now() - started) / 1000,
   );
   out(opts.json ? JSON.stringify(summary, null, 2) : summaryText(summary));

@@ -49,6 +49,7 @@ export function summaryText(s: SimSummary): string {
   return [
     `Summary: ${s.total.requests} requests in ${s.elapsed_secs} s to ${s.url} (${mode}; correlation ids ${s.run_id}-<n>; ended: ${s.stopped})`,
     formatTable(SUMMARY_HEADERS, [...s.flows.map((f) => cells(f.flow, f)), cells('total', s.total)]),
+    ...s.withdrawn.map((w) => `withdrawn: ${w.flow} (its /${w.route} answered ${w.status}: ${w.reason})`),
   ].join('\n');
 }
 

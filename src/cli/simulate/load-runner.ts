@@ -17,7 +17,7 @@ export interface LoadRunOptions {
   readonly stats: SimStats;
   /** Prefix of every X-Correlation-ID. */
   readonly runId: string;
-  /** Told once per (flow, route) withdrawn by a 403 or 404. */
+  /** Told once per flow withdrawn by a 403 or 404 (on either route: both are withdrawn). */
   onWithdraw(target: SimTarget, status: number, message: string): void;
 }
 

@@ -71,27 +71,22 @@ describe('Rotation', () => {
     }
   });
 
-  it('a withdrawn (flow, route) is never picked again while the flow goes on via the other route', () => {
+  it('a 403 or 404 on either route withdraws the whole flow: neither route picks it again, the others go on', () => {
+    for (const route of ['run', 'enqueue'] as const) {
+      const r = new Rotation([flowOf('d', 'a'), flowOf('d', 'b')]);
+      assert.equal(r.withdraw({ tenant: 'd', flow: 'a' }), true, route);
+      assert.equal(r.withdraw({ tenant: 'd', flow: 'a' }), false, 'withdrawn once');
+      const picks = take(r, 60).map(key);
+      assert.ok(!picks.includes('a:run') && !picks.includes('a:enqueue'), route);
+      assert.ok(picks.includes('b:run') && picks.includes('b:enqueue'), route);
+    }
+  });
+
+  it('gives nothing once every flow is withdrawn', () => {
     const r = new Rotation([flowOf('d', 'a'), flowOf('d', 'b')]);
-    assert.equal(r.withdraw({ tenant: 'd', flow: 'a', route: 'run' }), true);
-    assert.equal(r.withdraw({ tenant: 'd', flow: 'a', route: 'run' }), false, 'withdrawn once');
-    const picks = take(r, 60).map(key);
-    assert.ok(!picks.includes('a:run'));
-    assert.ok(picks.includes('a:enqueue'));
-    assert.ok(picks.includes('b:run'));
-  });
-
-  it('a route with nothing left lends its turns to the other route', () => {
-    const r = new Rotation([flowOf('d', 'a')]);
-    r.withdraw({ tenant: 'd', flow: 'a', route: 'run' });
-    assert.deepEqual(take(r, 4).map(key), ['a:enqueue', 'a:enqueue', 'a:enqueue', 'a:enqueue']);
-  });
-
-  it('gives nothing once every (flow, route) is withdrawn', () => {
-    const r = new Rotation([flowOf('d', 'a')]);
-    r.withdraw({ tenant: 'd', flow: 'a', route: 'run' });
+    r.withdraw({ tenant: 'd', flow: 'a' });
     assert.equal(r.hasTargets, true);
-    r.withdraw({ tenant: 'd', flow: 'a', route: 'enqueue' });
+    r.withdraw({ tenant: 'd', flow: 'b' });
     assert.equal(r.hasTargets, false);
     assert.equal(r.next(), undefined);
   });

@@ -12,7 +12,7 @@ export interface SimFlow {
   readonly body: string;
 }
 
-/** A (flow, route) pair: the unit that a 403 or 404 withdraws. */
+/** A (flow, route) pair: one request's target. A 403 or 404 on either route withdraws the whole flow. */
 export interface SimTarget extends SimFlow {
   readonly route: SimRoute;
 }
@@ -73,7 +73,7 @@ export function keyedFlows(
 /** What an answer's status does to the run. */
 export type AnswerVerdict = 'count' | 'withdraw' | 'stop';
 
-/** 401: the key is wrong or revoked, nothing else will work: stop. 403/404: this flow (on this route) cannot be reached: withdraw it. Anything else is traffic. */
+/** 401: the key is wrong or revoked, nothing else will work: stop. 403/404: this flow cannot be reached: withdraw it (both routes). Anything else is traffic. */
 export function verdictFor(status: number): AnswerVerdict {
   if (status === 401) return 'stop';
   if (status === 403 || status === 404) return 'withdraw';
@@ -102,7 +102,7 @@ export class Rotation {
     };
   }
 
-  /** The next target, or undefined when every (flow, route) has been withdrawn. */
+  /** The next target, or undefined when every flow has been withdrawn. */
   next(): SimTarget | undefined {
     const preferred: SimRoute = this.#n++ % 3 === 2 ? 'enqueue' : 'run';
     const route = this.#active[preferred].length > 0 ? preferred : preferred === 'run' ? 'enqueue' : 'run';
@@ -112,13 +112,22 @@ export class Rotation {
     return target;
   }
 
-  /** Takes (flow, route) out of the rotation; true the first time (so the caller says so once). */
-  withdraw(t: { tenant: string; flow: string; route: SimRoute }): boolean {
-    const list = this.#active[t.route];
-    const i = list.findIndex((x) => x.tenant === t.tenant && x.flow === t.flow);
-    if (i < 0) return false;
-    list.splice(i, 1);
-    return true;
+  /**
+   * Takes the flow out of the rotation on both routes (spec: "403 and 404 withdraw the flow"; a
+   * flow answering 404 on /run would otherwise go on getting /enqueue traffic that is accepted and
+   * then dropped by the worker); true the first time, so the caller says so once.
+   */
+  withdraw(t: { tenant: string; flow: string }): boolean {
+    let found = false;
+    for (const route of ['run', 'enqueue'] as const) {
+      const list = this.#active[route];
+      const i = list.findIndex((x) => x.tenant === t.tenant && x.flow === t.flow);
+      if (i >= 0) {
+        list.splice(i, 1);
+        found = true;
+      }
+    }
+    return found;
   }
 
   /** True while some (flow, route) is left. */

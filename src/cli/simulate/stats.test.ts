@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { formatStatuses, SimStats } from './stats.js';
 
-const head = { url: 'http://x', run_id: 'sim-1', stopped: 'duration' as const, connections: 1, rate: null };
+const head = {
+  url: 'http://x',
+  run_id: 'sim-1',
+  stopped: 'duration' as const,
+  connections: 1,
+  rate: null,
+  withdrawn: [],
+};
 
 describe('SimStats', () => {
   it('summarises latency percentiles per flow and in total (to HdrHistogram precision)', () => {

@@ -33,6 +33,18 @@ export interface SimSummary {
   readonly rate: number | null;
   readonly total: StatsRow;
   readonly flows: ReadonlyArray<StatsRow & { readonly flow: string }>;
+  /** Flows taken out of the rotation by a 403 or 404, with the answer that did it, in the order withdrawn. */
+  readonly withdrawn: ReadonlyArray<WithdrawnFlow>;
+}
+
+/** A flow a 403 or 404 took out of the rotation (both routes). */
+export interface WithdrawnFlow {
+  readonly flow: string;
+  /** The route whose answer withdrew it. */
+  readonly route: 'run' | 'enqueue';
+  readonly status: number;
+  /** The answer's error text. */
+  readonly reason: string;
 }
 
 class Tally {
