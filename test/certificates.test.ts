@@ -303,5 +303,27 @@ describe('svc cert', () => {
       assert.equal(expired.length, 1);
       assert.equal(expired[0]!.payload.certificate, 'old');
     });
+
+    it('a restart sweeps again at start (the spec: "and at startup"), however recent the last periodic sweep', async () => {
+      // The servers of the test above swept at their start; stop them, as an operator does before a deploy.
+      for (const s of servers.splice(0)) assert.equal(await s.stop(), 0);
+      const before = eventRows('cert_expiring').length;
+      assert.equal(before, 1);
+      // Starts within this of another's start-up sweep share it (the two servers above); 1 s here
+      // instead of 10 s, so the test need not wait: it is past by now.
+      await new Promise((r) => setTimeout(r, 1100));
+      servers.push(await startServer(sandbox, ['--no-auth'], { SVC_TEST_CERT_START_SHARE_MS: '1000' }));
+      const rows = await waitFor(
+        'the restart sweep',
+        () => {
+          const r = eventRows('cert_expiring');
+          return r.length > before && r;
+        },
+        15_000,
+        200,
+      );
+      assert.equal(rows.length, 2, 'the current warning emitted again, once');
+      assert.equal(eventRows('cert_expired').length, 2);
+    });
   });
 });

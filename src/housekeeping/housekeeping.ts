@@ -6,7 +6,7 @@
 import type { Logger } from '../common/logger.js';
 import type { Correlations, EnqueueFn } from '../app/runtime/correlation.js';
 import type { FlowStateStore } from '../store/contracts/index.js';
-import { runCertSweep, type CertSweepDeps } from './cert-sweep.js';
+import { claimWindowMs, runCertSweep, type CertSweepDeps } from './cert-sweep.js';
 import { runFlowStatePurge, type ReclaimFn } from './flow-state-purge.js';
 import type { HousekeepingIntervals } from './intervals.js';
 import { runLogRetention, type LogRows } from './log-retention.js';
@@ -43,6 +43,7 @@ export class Housekeeping {
   readonly #deps: HousekeepingDeps;
   readonly #tasks: PeriodicTask[] = [];
   #stopped = false;
+  #certSweptOnce = false;
 
   constructor(deps: HousekeepingDeps) {
     this.#deps = deps;
@@ -117,7 +118,15 @@ export class Housekeeping {
   }
 
   async certSweep(): Promise<void> {
-    const r = await runCertSweep(this.#deps.certSweep);
+    // The first sweep of this process is its start-up sweep (claimWindowMs).
+    const atStart = !this.#certSweptOnce;
+    this.#certSweptOnce = true;
+    const { certSweep, intervals } = this.#deps;
+    const r = await runCertSweep(
+      certSweep,
+      Date.now(),
+      claimWindowMs(certSweep.intervalMs, atStart, intervals.certStartShareMs),
+    );
     if (r.swept && r.emitted > 0)
       this.#deps.log.warn(
         `certificate sweep: ${r.emitted} certificate(s) expiring or expired (cert_expiring / cert_expired in the event log)`,

@@ -17,6 +17,11 @@ export interface HousekeepingIntervals {
   schedulerLeaseMs: number;
   /** Certificate sweep; undefined: the `cert_check_interval_hours` setting decides. */
   certSweepMs?: number;
+  /**
+   * Processes of one installation that start within this of another's start-up certificate sweep
+   * share it (two started together emit each warning once); any later start sweeps again: 10 s.
+   */
+  certStartShareMs: number;
   /** The window in which repeats of one gate refusal fold into one summary record: 10 s. */
   refusalWindowMs: number;
   /** With `--store`: the node lease (`idle_session_timeout` of its session; a paused node's locks go after it): 10 s. */
@@ -33,6 +38,7 @@ export const TEST_INTERVAL_ENV: Readonly<Record<keyof HousekeepingIntervals, str
   schedulerPollMs: 'SVC_TEST_SCHEDULER_POLL_MS',
   schedulerLeaseMs: 'SVC_TEST_SCHEDULER_LEASE_MS',
   certSweepMs: 'SVC_TEST_CERT_SWEEP_INTERVAL_MS',
+  certStartShareMs: 'SVC_TEST_CERT_START_SHARE_MS',
   refusalWindowMs: 'SVC_TEST_REFUSAL_WINDOW_MS',
   nodeLeaseMs: 'SVC_TEST_NODE_LEASE_MS',
 });
@@ -43,6 +49,7 @@ export const DEFAULT_INTERVALS: Readonly<HousekeepingIntervals> = Object.freeze(
   correlationReconcileMs: 60_000,
   schedulerPollMs: 5_000,
   schedulerLeaseMs: 30_000,
+  certStartShareMs: 10_000,
   refusalWindowMs: 10_000,
   nodeLeaseMs: 10_000,
 });
