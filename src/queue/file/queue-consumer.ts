@@ -535,6 +535,10 @@ export class QueueConsumer implements QueueConsumerHandle {
     // Fenced here too, not only at the top of the loop: a worker stopped while it was reading
     // resumes with the read's records (written since by the new holder) and must not run them.
     this.#assertOwner();
+    // Named to leave while it read (finish): its slot may already be another worker's (an idle
+    // worker's is freed at once), so it starts nothing more; the next worker reads the message
+    // again from the checkpoint, which has not passed it. As pg-queue-consumer.ts's #deliver.
+    if (this.#finishing) return Promise.resolve('abandoned');
     return this.#inFlight.run(msg);
   }
 

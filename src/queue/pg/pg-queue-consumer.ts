@@ -254,6 +254,12 @@ export class PgQueueConsumer implements QueueConsumerHandle {
     };
     // Fenced here too: the read may have waited on a pause past the lease.
     await this.#q.lease.assertHeld(this.#lock);
+    // Named to leave meanwhile (finish): its slot may already be another worker's (an idle worker's
+    // is freed at once), so it starts nothing more; the row stays for the next worker. Checked
+    // after the last await, so no naming can come between the check and the handler. Without it a
+    // worker waking from its idle sleep delivered beside its successor: 9 and 10 calls in flight
+    // from two pools of 4 (test/queue-pool.test.ts, about 1 run in 6, on either runtime).
+    if (this.#finishing) return;
     const outcome = await this.#inFlight.run(msg);
     if (outcome === 'abandoned') return;
     this.#unsettled = { msg, settlement: settlementOf(msg, outcome, Date.now()) };
