@@ -72,6 +72,8 @@ export async function buildCli(argv?: readonly string[]): Promise<Command> {
       '-V, --version',
       'print the version of svc and of its Node',
     )
+    // svc's own options count only before a command: `svc flows show --version 1.0.0` is the command's.
+    .enablePositionalOptions()
     // One line after an error, not the whole help (a mistyped command printed its suggestion, then 90 lines).
     .showHelpAfterError('(svc --help lists the commands; svc <command> --help, their options)')
     .exitOverride();
