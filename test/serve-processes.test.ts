@@ -6,13 +6,14 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { DELIVER_STEP, startDeliveryBackend } from './helpers/delivery-backend.js';
 import { flowSource, tenantWithKey, writeBacklog } from './helpers/queue-flows.js';
 import { deployFlow } from './helpers/registry-setup.js';
-import { makeSandbox, startServer, storeArgs, svc, SVC_BIN } from './helpers/svc.js';
+import { startCli } from './helpers/cli-child.js';
+import { makeSandbox, startServer, svc } from './helpers/svc.js';
 import { waitFor } from './helpers/wait.js';
 
 const alive = (pid: number): boolean => {
@@ -159,26 +160,18 @@ describe('svc serve --processes', () => {
 
   it('a Ctrl-C (SIGINT to the whole process group, as a terminal sends it) stops every member cleanly: exit 0', async () => {
     const sb = makeSandbox();
-    // Its own process group, as a shell gives a foreground job.
-    const child = spawn(
-      process.execPath,
-      [SVC_BIN, ...storeArgs(['serve', '--host', '127.0.0.1', '--port', '0', '--db', sb.db, '--processes', '2'])],
-      { cwd: sb.home, env: sb.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let out = '';
-    let err = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    // Its own process group, as a shell gives a foreground job; stop() signals the whole group.
+    const group = startCli(sb, ['serve', '--host', '127.0.0.1', '--port', '0', '--db', sb.db, '--processes', '2'], {
+      detached: true,
+    });
     try {
-      await until('both boot blocks', () => (out.match(/listening on/g) ?? []).length >= 2);
-      const pids = memberPids(out);
-      process.kill(-child.pid!, 'SIGINT');
-      assert.equal(await exited, 0, err);
+      await until('both boot blocks', () => (group.stdout().match(/listening on/g) ?? []).length >= 2);
+      const pids = memberPids(group.stdout());
+      assert.equal(await group.stop('SIGINT'), 0, group.stderr());
       await until('both members to end', () => pids.every((p) => !alive(p)), 10_000);
-      assert.doesNotMatch(err, /did not stop cleanly/);
+      assert.doesNotMatch(group.stderr(), /did not stop cleanly/);
     } finally {
-      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
+      await group.stop('SIGKILL');
       sb.cleanup();
     }
   });

@@ -9,14 +9,19 @@ export interface CliChild {
   stderr(): string;
   /** Waits (bounded) until stdout or stderr matches; returns the match. */
   waitForOutput(stream: 'stdout' | 'stderr', pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
-  /** Sends `signal` to the child's PID and waits for its exit (SIGKILL after 10 s); resolves with the exit code. */
+  /**
+   * Sends `signal` to the child's PID (a `detached` child: to its whole process group, as a
+   * terminal's Ctrl-C reaches a foreground job) and waits for its exit (SIGKILL after 10 s); resolves with the exit code.
+   */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export function startCli(sandbox: Sandbox, args: string[]): CliChild {
+export function startCli(sandbox: Sandbox, args: string[], opts: { detached?: boolean } = {}): CliChild {
+  const detached = opts.detached === true;
   const child = spawn(process.execPath, [SVC_BIN, ...storeArgs(args)], {
     cwd: sandbox.home,
     env: sandbox.env,
+    detached,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -45,8 +50,8 @@ export function startCli(sandbox: Sandbox, args: string[]): CliChild {
     },
     stop: async (signal = 'SIGTERM') => {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-      process.kill(child.pid!, signal);
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      process.kill(detached ? -child.pid! : child.pid!, signal);
+      const timer = setTimeout(() => process.kill(detached ? -child.pid! : child.pid!, 'SIGKILL'), 10_000);
       const code = await exited;
       clearTimeout(timer);
       return code;
