@@ -2,6 +2,7 @@
 import { Command, Option } from 'commander';
 import {
   checkQueueEntries,
+  PLATFORM_CHAIN,
   DEFAULT_AUDIT_LIMIT,
   latestAuditEntries,
   verifyAuditChain,
@@ -17,8 +18,15 @@ import { formatTable, out } from './table.js';
 export function registerAudit(program: Command): void {
   const audit = program
     .command('audit')
-    .description("show a tenant's latest audit entries, or verify its hash chain (exit 1 when broken)")
-    .addOption(tenantOption('tenant whose chain to read', { required: true }))
+    .description(
+      "show a tenant's latest audit entries, or verify its hash chain (exit 1 when broken); --platform, the chain of the platform settings",
+    )
+    .addOption(tenantOption('tenant whose chain to read'))
+    .addOption(
+      new Option('--platform', "read the platform's chain (settings changes) instead of a tenant's").conflicts(
+        'tenant',
+      ),
+    )
     .addOption(
       new Option('-l, --limit <n>', 'entries to show').default(DEFAULT_AUDIT_LIMIT).argParser(intArg('--limit', 1)),
     )
@@ -40,21 +48,38 @@ export function registerAudit(program: Command): void {
 }
 
 export interface AuditOptions extends StoreFlags {
-  tenant: string;
+  tenant?: string;
+  platform?: boolean;
   limit: number;
   verify?: boolean;
   json?: boolean;
 }
 
+/** The chain read: the tenant's, or the platform's. */
+interface Chain {
+  readonly name: string;
+  /** For messages: "tenant acme", "the platform". */
+  readonly label: string;
+  readonly isTenant: boolean;
+}
+
+function chainOf(opts: AuditOptions): Chain {
+  if (opts.platform) return { name: PLATFORM_CHAIN, label: 'the platform', isTenant: false };
+  if (opts.tenant === undefined)
+    throw new ExitError(1, "error: say whose chain: --tenant <t>, or --platform for the platform's");
+  return { name: opts.tenant, label: `tenant ${opts.tenant}`, isTenant: true };
+}
+
 export async function auditCommand(opts: AuditOptions): Promise<void> {
+  const chain = chainOf(opts);
   if (opts.verify) {
-    await verify(opts);
+    await verify(opts, chain);
     return;
   }
   // A missing audit.db lists nothing and is not created.
   const listing = await withStore(
     opts,
-    async (s) => (!s.has('audit') ? { entries: [], total: 0 } : latestAuditEntries(s.audit, opts.tenant, opts.limit)),
+    async (s) => (!s.has('audit') ? { entries: [], total: 0 } : latestAuditEntries(s.audit, chain.name, opts.limit)),
     {
       readOnly: true,
     },
@@ -76,7 +101,7 @@ export async function auditCommand(opts: AuditOptions): Promise<void> {
     return;
   }
   if (listing.entries.length === 0) {
-    out(`No audit entries for tenant ${opts.tenant}.`);
+    out(`No audit entries for ${chain.label}.`);
     return;
   }
   out(
@@ -89,22 +114,23 @@ export async function auditCommand(opts: AuditOptions): Promise<void> {
     out(`(latest ${listing.entries.length} of ${listing.total} entries; -l <n> shows more)`);
 }
 
-async function verify(opts: AuditOptions): Promise<void> {
+async function verify(opts: AuditOptions, chain: Chain): Promise<void> {
   const checked = await withStore(
     opts,
     async (s) =>
       !s.has('audit')
         ? undefined
         : {
-            chain: await verifyAuditChain(s.audit, opts.tenant),
-            queues: await checkQueueEntries(s.audit, s.queues, opts.tenant),
+            chain: await verifyAuditChain(s.audit, chain.name),
+            // The platform has no queues.
+            queues: chain.isTenant ? await checkQueueEntries(s.audit, s.queues, chain.name) : undefined,
           },
     { readOnly: true },
   );
   const result = checked?.chain;
   const queues = checked?.queues;
   if (opts.json) {
-    const r = result ?? { ok: true, tenant: opts.tenant, count: 0, headHash: undefined };
+    const r = result ?? { ok: true, tenant: chain.name, count: 0, headHash: undefined };
     const q = queues === undefined ? undefined : queueJson(queues);
     out(
       JSON.stringify(
@@ -119,13 +145,13 @@ async function verify(opts: AuditOptions): Promise<void> {
     if (result === undefined || result.ok) {
       const count = result?.count ?? 0;
       const head = result?.ok && count > 0 ? `, head ${result.headHash}` : '';
-      out(`audit chain of tenant ${opts.tenant}: OK (${count} ${count === 1 ? 'entry' : 'entries'} verified${head})`);
+      out(`audit chain of ${chain.label}: OK (${count} ${count === 1 ? 'entry' : 'entries'} verified${head})`);
     } else {
       out(
-        `audit chain of tenant ${opts.tenant}: BROKEN at seq ${result.brokenSeq}: ${result.reason} (${result.count} entries verified before it)`,
+        `audit chain of ${chain.label}: BROKEN at seq ${result.brokenSeq}: ${result.reason} (${result.count} entries verified before it)`,
       );
     }
-    if (queues !== undefined) out(queueLine(opts.tenant, queues));
+    if (queues !== undefined) out(queueLine(chain.name, queues));
   }
   if ((result !== undefined && !result.ok) || (queues !== undefined && !queues.ok)) throw new ExitError(1, '');
 }

@@ -33,6 +33,7 @@ const GROUPS: readonly CommandGroup[] = [
   { names: ['state'], load: async () => (await import('./state.js')).registerState },
   { names: ['storage'], load: async () => (await import('./storage.js')).registerStorage },
   { names: ['store'], load: async () => (await import('./store.js')).registerStore },
+  { names: ['settings'], load: async () => (await import('./settings.js')).registerSettings },
   { names: ['trace'], load: async () => (await import('./trace.js')).registerTrace },
   { names: ['ui'], load: async () => (await import('./ui.js')).registerUi },
   { names: ['cert'], load: async () => (await import('./cert.js')).registerCert },

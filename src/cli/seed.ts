@@ -1,6 +1,5 @@
 /** `svc seed`: the demo set published, keys and UI users made, each flow run once (see app/use-cases/seed.ts). */
 import { randomUUID } from 'node:crypto';
-import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { readDemoFlows, seedDemo, type DemoRunner, type SeedResult } from '../app/use-cases/seed.js';
 import { ExitError } from '../common/errors.js';
@@ -10,6 +9,7 @@ import { Closers } from '../serve/closers.js';
 import { buildExecutor } from '../serve/executor.js';
 import { openServeStores } from '../serve/stores.js';
 import { buildQueues, queuePublishTarget } from '../serve/queues.js';
+import { demoSet, DEMO_DIR_DEFAULT_TEXT } from './demo-set.js';
 import { addStoreOptions, type StoreFlags } from './options.js';
 import { registryLocation } from './stores.js';
 import { out } from './table.js';
@@ -22,7 +22,8 @@ export function registerSeed(program: Command): void {
     )
     .addOption(
       new Option('--demo-dir <dir>', 'the demo flows (*.flow.md, each with its <name>.sample.json)').default(
-        './examples/demo',
+        undefined,
+        DEMO_DIR_DEFAULT_TEXT,
       ),
     )
     .addOption(new Option('--no-run', 'do not run the flows after deploying them'))
@@ -31,13 +32,13 @@ export function registerSeed(program: Command): void {
 }
 
 interface SeedFlags extends StoreFlags {
-  demoDir: string;
+  demoDir?: string;
   run: boolean;
 }
 
 async function seed(flags: SeedFlags): Promise<void> {
-  const dir = resolve(flags.demoDir);
-  out(`reading the demo flows in ${dir}`);
+  const { dir, from } = demoSet(flags.demoDir);
+  out(`reading the demo flows in ${dir} (${from})`);
   const flows = readDemoFlows(dir);
   const closers = new Closers();
   let result: SeedResult;

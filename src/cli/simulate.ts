@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadDemoFlows } from './simulate/flows.js';
+import { demoSet, DEMO_DIR_DEFAULT_TEXT } from './demo-set.js';
 import { collectKeys, flowLabel, keyedFlows, parseKeyPair, Rotation, KEY_FORM } from './simulate/plan.js';
 import { SimStats, type WithdrawnFlow } from './simulate/stats.js';
 import { ExitError, SvcError } from '../common/errors.js';
@@ -38,7 +39,7 @@ export function registerSimulate(program: Command): void {
       new Option(
         '--demo-dir <dir>',
         'directory of <name>.flow.md files, each with its sample input in <name>.sample.json',
-      ).default('./examples/demo'),
+      ).default(undefined, DEMO_DIR_DEFAULT_TEXT),
     )
     .addOption(
       new Option('--connections <n>', 'requests in flight at once, each on its own keep-alive connection')
@@ -59,7 +60,7 @@ export interface SimulateOptions {
   url: string;
   duration: number;
   apiKey: string[];
-  demoDir: string;
+  demoDir?: string;
   connections: number;
   rate?: number;
   json?: boolean;
@@ -96,7 +97,9 @@ function refuse<T>(fn: () => T): T {
 
 export async function simulate(opts: SimulateOptions): Promise<void> {
   const keys = refuse(() => collectKeys(opts.apiKey, process.env.SVC_SIMULATE_API_KEYS));
-  const flows = refuse(() => loadDemoFlows(opts.demoDir));
+  const demo = demoSet(opts.demoDir);
+  const flows = refuse(() => loadDemoFlows(demo.dir));
+  process.stderr.write(`demo flows: ${demo.dir} (${demo.from})\n`);
   const { used, skippedTenants } = keyedFlows(flows, keys);
   for (const t of skippedTenants)
     process.stderr.write(
@@ -105,7 +108,7 @@ export async function simulate(opts: SimulateOptions): Promise<void> {
   if (used.length === 0) {
     throw new ExitError(
       1,
-      `error: no demo flow of ${opts.demoDir} belongs to a tenant with a key; give one with ${KEY_FORM} or SVC_SIMULATE_API_KEYS`,
+      `error: no demo flow of ${demo.dir} belongs to a tenant with a key; give one with ${KEY_FORM} or SVC_SIMULATE_API_KEYS`,
     );
   }
 

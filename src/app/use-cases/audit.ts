@@ -10,6 +10,17 @@ import type { QueueStore } from '../../queue/index.js';
 import type { AuditStore, AuditEntry, AuditVerifyResult } from '../../store/contracts/index.js';
 import { assertName } from './tenants.js';
 
+/**
+ * The chain of what belongs to no tenant (platform settings): a name the name rule refuses to every
+ * tenant (names start with a letter or digit), so it can never be one tenant's chain.
+ */
+export const PLATFORM_CHAIN = '_platform';
+
+/** A tenant's name, or the platform's chain. */
+function assertChain(chain: string): void {
+  if (chain !== PLATFORM_CHAIN) assertName('tenant', chain);
+}
+
 /** `svc audit` shows this many entries unless `-l` says otherwise. */
 export const DEFAULT_AUDIT_LIMIT = 20;
 
@@ -25,7 +36,7 @@ export async function latestAuditEntries(
   tenant: string,
   limit: number = DEFAULT_AUDIT_LIMIT,
 ): Promise<AuditListing> {
-  assertName('tenant', tenant);
+  assertChain(tenant);
   if (!Number.isInteger(limit) || limit < 1)
     throw new SvcError('SVC_ERR_INVALID_INPUT', `the limit must be a whole number of at least 1, got ${limit}`);
   return { entries: await audit.latest(tenant, limit), total: await audit.count(tenant) };
@@ -33,7 +44,7 @@ export async function latestAuditEntries(
 
 /** Recomputes the tenant's whole chain; `ok: false` names the first broken seq and why. */
 export async function verifyAuditChain(audit: AuditStore, tenant: string): Promise<AuditVerifyResult> {
-  assertName('tenant', tenant);
+  assertChain(tenant);
   return audit.verify(tenant);
 }
 

@@ -57,7 +57,7 @@ export function readDemoFlows(dir: string): DemoFlow[] {
   if (!existsSync(dir) || !statSync(dir).isDirectory())
     throw new SvcError(
       'SVC_ERR_INVALID_INPUT',
-      `demo directory ${dir} does not exist; pass --demo-dir <dir> (default ./examples/demo, run from the project's root)`,
+      `demo directory ${dir} does not exist; pass --demo-dir <dir>, or leave it out to use ./examples/demo or the demo set installed with svc`,
     );
   const files = readdirSync(dir)
     .filter((n) => n.endsWith('.flow.md'))

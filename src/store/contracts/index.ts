@@ -30,7 +30,7 @@ export type {
   PublishRefusalReason,
   ArtifactsStore,
 } from './artifacts.js';
-export { isSettingName, isAccepted, settingText, settingValues } from './settings.js';
+export { assertSettingName, isSettingName, isAccepted, settingText, settingValues } from './settings.js';
 export type { SettingValue, SettingsStore } from './settings.js';
 export type { TraceFlag, TraceStore } from './traces.js';
 export { certificateFromRecord, certificateParams } from './certificates.js';

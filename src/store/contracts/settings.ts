@@ -33,8 +33,22 @@ export interface SettingsStore {
   raw(name: SettingName): Awaitable<string | undefined>;
   /** @throws SvcError `SVC_ERR_INVALID_INPUT` for an unknown name or a value the reader would not take. */
   set(name: string, value: number | string): Awaitable<void>;
+  /**
+   * Removes the stored row, so the default is in force again. True when a row was removed.
+   * @throws SvcError `SVC_ERR_INVALID_INPUT` for an unknown name.
+   */
+  unset(name: string): Awaitable<boolean>;
   /** Every known setting, in catalogue order. */
   list(): Awaitable<SettingValue[]>;
+}
+
+/** @throws SvcError `SVC_ERR_INVALID_INPUT` naming the known settings, for a name that is not one of them. */
+export function assertSettingName(name: string): asserts name is SettingName {
+  if (!isSettingName(name))
+    throw new SvcError(
+      'SVC_ERR_INVALID_INPUT',
+      `unknown setting "${name}"; known: ${Object.keys(Settings).join(', ')}`,
+    );
 }
 
 /**
@@ -43,11 +57,7 @@ export interface SettingsStore {
  * @throws SvcError `SVC_ERR_INVALID_INPUT`
  */
 export function settingText(name: string, value: number | string): string {
-  if (!isSettingName(name))
-    throw new SvcError(
-      'SVC_ERR_INVALID_INPUT',
-      `unknown setting "${name}"; known: ${Object.keys(Settings).join(', ')}`,
-    );
+  assertSettingName(name);
   const text = String(value).trim();
   const d: SettingDef = Settings[name];
   if (!isAccepted(d, text)) {

@@ -1,7 +1,7 @@
 /** Platform settings (`system_config`) in the PostgreSQL store; parsing and checks are store/contracts/settings.ts's. */
 import { parseSetting, type SettingName } from '../../common/settings.js';
 import type { PgTx } from './pg-db.js';
-import { settingText, settingValues, type SettingsStore, type SettingValue } from '../contracts/index.js';
+import { assertSettingName, settingText, settingValues, type SettingsStore, type SettingValue } from '../contracts/index.js';
 
 export class PgSettingsStore implements SettingsStore {
   constructor(private readonly db: PgTx) {}
@@ -22,6 +22,11 @@ export class PgSettingsStore implements SettingsStore {
       'INSERT INTO system_config (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value WHERE system_config.value <> excluded.value',
       [name, text],
     );
+  }
+
+  async unset(name: string): Promise<boolean> {
+    assertSettingName(name);
+    return ((await this.db.query('DELETE FROM system_config WHERE key = $1', [name])).rowCount ?? 0) > 0;
   }
 
   async list(): Promise<SettingValue[]> {

@@ -1,17 +1,25 @@
 /** Platform settings: `system_config` rows in the registry database, read through common/settings.ts. */
 import { parseSetting, type SettingName } from '../../common/settings.js';
 import type { Db } from './db.js';
-import { type SettingValue, type SettingsStore, settingText, settingValues } from '../contracts/index.js';
+import {
+  assertSettingName,
+  type SettingValue,
+  type SettingsStore,
+  settingText,
+  settingValues,
+} from '../contracts/index.js';
 
 export class SqliteSettingsStore implements SettingsStore {
   readonly #get;
   readonly #set;
+  readonly #unset;
 
   constructor(db: Db) {
     this.#get = db.prepare<[string], { value: string }>('SELECT value FROM system_config WHERE key = ?');
     this.#set = db.prepare(
       'INSERT INTO system_config (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
     );
+    this.#unset = db.prepare<[string]>('DELETE FROM system_config WHERE key = ?');
   }
 
   /** The value in force; an absent or unparseable row gives the documented default. */
@@ -30,6 +38,12 @@ export class SqliteSettingsStore implements SettingsStore {
    */
   set(name: string, value: number | string): void {
     this.#set.run(name, settingText(name, value));
+  }
+
+  /** Removes the stored row (the default is in force again); true when there was one. */
+  unset(name: string): boolean {
+    assertSettingName(name);
+    return this.#unset.run(name).changes > 0;
   }
 
   /** Every known setting with the value in force, in catalogue order. */

@@ -358,6 +358,20 @@ export function registryConformance(kind: BackendKind): void {
         assert.notEqual(before, 3);
       }));
 
+    test('unset removes the stored row (the default is in force again) and says whether there was one', async () =>
+      withStore(kind, async (s) => {
+        const fallback = await s.settings.get('log_retention_days');
+        await s.settings.set('log_retention_days', '3');
+        assert.equal(await s.settings.unset('log_retention_days'), true);
+        assert.equal(await s.settings.raw('log_retention_days'), undefined);
+        assert.equal(await s.settings.get('log_retention_days'), fallback);
+        assert.equal(await s.settings.unset('log_retention_days'), false);
+        await assert.rejects(
+          Promise.resolve().then(() => s.settings.unset('no_such_setting')),
+          /unknown setting "no_such_setting"/,
+        );
+      }));
+
     test('an unknown name or a value the reader would not take is refused, and nothing is stored', async () =>
       withStore(kind, async (s) => {
         await assert.rejects(

@@ -1,5 +1,5 @@
-/** The Audit page: one tenant's audit chain, newest first, and its verification on demand. */
-import { latestAuditEntries, verifyAuditChain } from '../../../app/use-cases/audit.js';
+/** The Audit page: one tenant's audit chain (or the platform's), newest first, and its verification on demand. */
+import { latestAuditEntries, PLATFORM_CHAIN, verifyAuditChain } from '../../../app/use-cases/audit.js';
 import { listTenants } from '../../../app/use-cases/tenants.js';
 import { isValidName } from '../../../common/names.js';
 import { html, type Html } from '../html.js';
@@ -12,8 +12,13 @@ const ENTRIES_SHOWN = 100;
 
 type Verified = Awaited<ReturnType<typeof verifyAuditChain>>;
 
+/** The chain a picker value names, for messages. */
+const chainLabel = (chain: string): string => (chain === PLATFORM_CHAIN ? 'the platform (settings)' : chain);
+
 function tenantPicker(tenants: readonly { readonly id: string }[], tenant: string | undefined): Html {
-  const options = tenants.map((t) => html`<option ${t.id === tenant ? 'selected' : ''}>${t.id}</option>`);
+  const options = [...tenants.map((t) => t.id), PLATFORM_CHAIN].map(
+    (id) => html`<option value="${id}" ${id === tenant ? 'selected' : ''}>${chainLabel(id)}</option>`,
+  );
   return html`<form method="get" class="filters">
     <label
       >Tenant
@@ -27,8 +32,12 @@ function tenantPicker(tenants: readonly { readonly id: string }[], tenant: strin
 function verdict(tenant: string, verified: Verified | undefined): Html | string {
   if (verified === undefined) return '';
   return verified.ok
-    ? html`<div class="notice" role="status">The chain of ${tenant} verifies: ${verified.count} entries.</div>`
-    : html`<div class="error" role="alert">The chain of ${tenant} is broken at seq ${verified.brokenSeq}.</div>`;
+    ? html`<div class="notice" role="status">
+        The chain of ${chainLabel(tenant)} verifies: ${verified.count} entries.
+      </div>`
+    : html`<div class="error" role="alert">
+        The chain of ${chainLabel(tenant)} is broken at seq ${verified.brokenSeq}.
+      </div>`;
 }
 
 export const auditPage: PageRoutes = (app, deps, context) => {
@@ -36,7 +45,7 @@ export const auditPage: PageRoutes = (app, deps, context) => {
     const ctx = context(req, reply);
     const q = req.query as Query;
     const tenants = await listTenants(deps.tenants);
-    const tenant = q.tenant && isValidName(q.tenant) ? q.tenant : tenants[0]?.id;
+    const tenant = q.tenant && (isValidName(q.tenant) || q.tenant === PLATFORM_CHAIN) ? q.tenant : tenants[0]?.id;
     if (tenant === undefined) return send(reply, page('Audit', ctx, html`<p class="muted">No tenants.</p>`));
     const verified = q.verify === '1' ? await verifyAuditChain(deps.audit, tenant) : undefined;
     const listing = await latestAuditEntries(deps.audit, tenant, ENTRIES_SHOWN);

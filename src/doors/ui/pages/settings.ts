@@ -1,6 +1,13 @@
 /** The Settings page: every platform setting, its default and value in force; a form per row for `edit_settings`. */
 import { can } from '../../../app/accounts/roles.js';
-import { changeSetting, listSettings, type SettingValue } from '../../../app/use-cases/settings.js';
+import {
+  changeSetting,
+  listSettings,
+  takesEffect,
+  unsetSetting,
+  type SettingChangeResult,
+  type SettingValue,
+} from '../../../app/use-cases/settings.js';
 import { html, type Html } from '../html.js';
 import { hidden, page, postForm, table, type PageContext } from '../layout.js';
 import { done, noticeOf, send, type PageRoutes, type Query } from '../respond.js';
@@ -13,9 +20,19 @@ function inForce(s: SettingValue): Html {
   return html`${s.value}${unreadable ? html` <span class="badge bad">stored "${s.raw}" does not parse</span>` : ''}`;
 }
 
+/** Save a value; and, for a stored one, go back to the default. */
 function editForm(ctx: PageContext, s: SettingValue): Html {
   const fields = html`${hidden('name', s.name)}<input name="value" size="10" value="${s.raw ?? ''}" />`;
-  return postForm(ctx, '/ui/settings', fields, 'Save');
+  const save = postForm(ctx, '/ui/settings', fields, 'Save');
+  if (s.raw === undefined) return save;
+  return html`${save}${postForm(ctx, '/ui/settings', html`${hidden('name', s.name)}${hidden('unset', 1)}`, 'Use the default')}`;
+}
+
+/** The notice after a change: what it did and when it takes effect (the words `svc settings` prints too). */
+function changed(r: SettingChangeResult): string {
+  if (!r.changed) return `${r.name}: nothing changed`;
+  const what = r.to === undefined ? `${r.name} back to its default ${r.value}` : `${r.name} = ${r.to}`;
+  return `${what}, ${takesEffect(r.readAt)}`;
 }
 
 export const settingsPages: PageRoutes = (app, deps, context) => {
@@ -39,7 +56,11 @@ export const settingsPages: PageRoutes = (app, deps, context) => {
   app.post('/settings', async (req, reply) => {
     const ctx = context(req, reply);
     const b = req.body as Query;
-    await changeSetting(deps.settings, { name: String(b.name ?? ''), value: String(b.value ?? '') }, ctx.actor);
-    return done(reply, '/ui/settings', `${b.name} = ${b.value}`);
+    const name = String(b.name ?? '');
+    const r =
+      b.unset === '1'
+        ? await unsetSetting(deps, name, ctx.actor)
+        : await changeSetting(deps, { name, value: String(b.value ?? '') }, ctx.actor);
+    return done(reply, '/ui/settings', changed(r));
   });
 };
