@@ -89,3 +89,30 @@ describe('svc seed', () => {
     await uiLogin(server.url, 'demo-support', password);
   });
 });
+
+describe('svc seed without --demo-dir', () => {
+  const sandbox = makeSandbox();
+  after(() => sandbox.cleanup());
+
+  it('reads ./examples/demo of the working directory when it exists, and says so', () => {
+    const dir = join(sandbox.home, 'project', 'examples', 'demo');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, 'mine.flow.md'),
+      '---\nflowdoc_version: "0.1"\nflow: mine\ntenant: own\n---\n## Step: answer\n```ntd\n{"ok": true}\n```\n',
+    );
+    writeFileSync(join(dir, 'mine.sample.json'), '{}');
+    const r = svc(sandbox, ['seed', '--db', sandbox.db], { cwd: join(sandbox.home, 'project') });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`^reading the demo flows in ${dir} \\(\\./examples/demo\\)$`, 'm'));
+    assert.match(r.stdout, /flow own\/mine 1\.0\.0: deployed/);
+    assert.doesNotMatch(r.stdout, /flow demo\//, "only the working directory's set");
+  });
+
+  it('reads the demo set installed with svc when the working directory has none, and says so', () => {
+    const r = svc(sandbox, ['seed', '--db', sandbox.db, '--no-run']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`^reading the demo flows in ${DEMO} \\(installed with svc\\)$`, 'm'));
+    assert.match(r.stdout, /flow demo\/hello 1\.0\.0: deployed/);
+  });
+});

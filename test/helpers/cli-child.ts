@@ -16,11 +16,27 @@ export interface CliChild {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export function startCli(sandbox: Sandbox, args: string[], opts: { detached?: boolean } = {}): CliChild {
+export interface CliChildOptions {
+  /** In a process group of its own (see `stop`). @default false */
+  readonly detached?: boolean;
+  /**
+   * The program to run `args` with (an installed `svc`, say); its args are taken as given.
+   * @default this checkout's svc on this Node, with `--db` swapped for `--store` in the PostgreSQL pass
+   */
+  readonly program?: string;
+  /** @default the sandbox's home */
+  readonly cwd?: string;
+  /** @default the sandbox's environment */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+export function startCli(sandbox: Sandbox, args: string[], opts: CliChildOptions = {}): CliChild {
   const detached = opts.detached === true;
-  const child = spawn(process.execPath, [SVC_BIN, ...storeArgs(args)], {
-    cwd: sandbox.home,
-    env: sandbox.env,
+  const [file, argv] =
+    opts.program === undefined ? [process.execPath, [SVC_BIN, ...storeArgs(args)]] : [opts.program, args];
+  const child = spawn(file, argv, {
+    cwd: opts.cwd ?? sandbox.home,
+    env: opts.env ?? sandbox.env,
     detached,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
