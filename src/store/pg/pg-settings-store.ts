@@ -1,7 +1,13 @@
 /** Platform settings (`system_config`) in the PostgreSQL store; parsing and checks are store/contracts/settings.ts's. */
 import { parseSetting, type SettingName } from '../../common/settings.js';
 import type { PgTx } from './pg-db.js';
-import { assertSettingName, settingText, settingValues, type SettingsStore, type SettingValue } from '../contracts/index.js';
+import {
+  assertSettingName,
+  settingText,
+  settingValues,
+  type SettingsStore,
+  type SettingValue,
+} from '../contracts/index.js';
 
 export class PgSettingsStore implements SettingsStore {
   constructor(private readonly db: PgTx) {}
