@@ -94,7 +94,10 @@ describe('values nesting deeper than the limit inside a flow', () => {
   it('the fault section handles it like any defect in the flow', async () => {
     const r = await post('deepen-handled/run', { n: 1 }, 'deep-run-2');
     assert.equal(r.status, 500, r.body);
-    assert.deepEqual(JSON.parse(r.body), { handled: 'flow execution failed', step: 'w2' });
+    assert.deepEqual(JSON.parse(r.body), {
+      handled: "step 'w2': its output nests deeper than 128 levels, the limit for JSON values",
+      step: 'w2',
+    });
   });
 
   it('a backend answering JSON nested 10,000 deep fails the egress step (502), and its egress_traced row is written', async () => {

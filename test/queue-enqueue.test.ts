@@ -407,7 +407,10 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
     const first = await waitEvent('dedup-a', 'queue_processed');
     assert.equal((await send('dedup', '{"id": "order-1"}', { correlationId: 'dedup-b' })).status, 202);
     const second = await waitEvent('dedup-b', 'queue_processed');
-    assert.equal(second.outcome, 'succeeded');
+    // Marked as a replay of the first (issue 36), not an ordinary run.
+    assert.equal(first.outcome, 'succeeded');
+    assert.equal(second.outcome, 'replayed');
+    assert.match(second.reason ?? '', /replayed the recorded answer of delivery dedup-a; the flow did not run/);
     // A second run would answer a new uuid; the replay answers the recorded body.
     assert.deepEqual(JSON.parse(second.payload!), JSON.parse(first.payload!));
     assert.equal((await send('dedup', '{"id": "order-2"}', { correlationId: 'dedup-c' })).status, 202);

@@ -289,6 +289,8 @@ describe('payload tracing', () => {
       fault_step: 'check',
       fault_error: 'n must be positive',
       fault_correlation_id: 'fault-1',
+      fault_status: 422,
+      fault_kind: 'validation',
     });
   });
 

@@ -87,9 +87,12 @@ export class StorageUnavailableError extends SvcError {
  * (409). Later it may pass: the queue worker tries again without spending an attempt.
  */
 export class HeldBackError extends SvcError {
-  constructor(message: string, opts: SvcErrorOptions = {}) {
+  /** The delivery it waits for (a duplicate's first delivery), for the log; the caller reads it in a header. */
+  readonly firstCorrelationId: string | undefined;
+  constructor(message: string, opts: SvcErrorOptions & { firstCorrelationId?: string } = {}) {
     super('SVC_ERR_CONFLICT', message, opts);
     this.name = 'HeldBackError';
+    this.firstCorrelationId = opts.firstCorrelationId;
   }
 }
 
@@ -136,6 +139,20 @@ export class FlowError extends SvcError {
   }
 }
 
+/**
+ * The operator's text of a failure: a flow error's detail (which step, why); a storage failure's
+ * fixed text with what the storage said; else the message. The log's `reason` and a fault
+ * handler's `fault_error` are this text.
+ */
+export function failureDetail(err: SvcError): string {
+  if (err instanceof FlowError) return err.detail;
+  if (err instanceof StorageUnavailableError && err.cause instanceof Error)
+    return `${err.message}: ${err.cause.message}`;
+  if (err instanceof HeldBackError && err.firstCorrelationId !== undefined)
+    return `${err.message} (first delivery ${err.firstCorrelationId})`;
+  return err.message;
+}
+
 /** A `validate` rule was false: 400 (syntactic) or 422 (semantic), body `{"error","step"}` exactly. */
 export class ValidationRejectedError extends FlowError {
   readonly kind: 'syntactic' | 'semantic';
@@ -153,6 +170,14 @@ export class FlowDefectError extends FlowError {
   constructor(step: string | undefined, detail: string, cause?: unknown) {
     super('SVC_ERR_FLOW_FAILED', 'flow execution failed', step, detail, { cause });
     this.name = 'FlowDefectError';
+  }
+}
+
+/** A flow defect of an expression: a CEL rule, condition, template or ntd that failed or gave the wrong type (500). */
+export class ExpressionError extends FlowDefectError {
+  constructor(step: string, detail: string, cause?: unknown) {
+    super(step, detail, cause);
+    this.name = 'ExpressionError';
   }
 }
 
@@ -266,6 +291,8 @@ export interface EgressErrorDetails {
   /** SOAP Fault code/string from the backend, when it answered with a Fault. */
   readonly faultCode?: string;
   readonly faultString?: string;
+  /** True when no answer came in time (connect or read timeout). */
+  readonly timedOut?: boolean;
 }
 
 /** An outbound response passed its size ceiling; reading stopped at the ceiling and the socket was dropped. */

@@ -13,6 +13,7 @@ import type { TraceSpan } from '../common/trace-context/spans.js';
 import { prepareFlow, type PreparedFlow } from './prepare.js';
 import { makeContext, makeExecution, type Execution, type FlowRun } from './execution.js';
 import { runSteps, trace } from './run-steps.js';
+import { faultInputOf } from './fault-input.js';
 import type { FlowContext, FlowResult, RunDeps, RunOptions } from './types.js';
 
 /**
@@ -93,12 +94,10 @@ function faultHandles(err: SvcError): boolean {
 
 async function runFault(run: FlowRun, flow: PreparedFlow, err: SvcError): Promise<FlowResult> {
   const failedStep = (err as { step?: string }).step ?? run.currentStep ?? null;
-  const faultInput = {
-    fault_step: failedStep,
-    // The public message only: a fault handler often echoes it to the caller.
-    fault_error: err.message,
-    fault_correlation_id: run.exec.correlationId,
-  };
+  // The cause, as the log says it (issue 36): the public text ("flow execution failed") told the
+  // handler nothing. A handler that echoes fault_error to its caller now says why, which an author
+  // choosing to do so decides (docs/flow-language.md).
+  const faultInput = faultInputOf(err, failedStep, run.exec.correlationId);
   run.status = undefined;
   if (err.headers !== undefined) Object.assign(run.headers, err.headers);
   trace(run, 'fault', faultInput);

@@ -1,5 +1,12 @@
 /** Runs a sequence of compiled steps, each as flow-format.md "What a step does, in order" says. */
-import { EgressError, FlowDefectError, FlowTimeoutError, SvcError, ValidationRejectedError } from '../common/errors.js';
+import {
+  EgressError,
+  ExpressionError,
+  FlowDefectError,
+  FlowTimeoutError,
+  SvcError,
+  ValidationRejectedError,
+} from '../common/errors.js';
 import { JSON_MAX_DEPTH, valueNestsDeeperThan } from '../common/json-depth.js';
 import { isXmlValue } from '../common/xml-value.js';
 import type { TraceSpan } from '../common/trace-context/spans.js';
@@ -90,7 +97,7 @@ function enter(run: FlowRun, cs: CompiledStep, input: unknown): typeof STOP | un
     const ok = evaluate(step.name, `validate rule on line ${rule.line}`, () => test(ctx));
     if (ok === true) continue;
     if (ok === false) throw new ValidationRejectedError(rule.kind, rule.message, step.name);
-    throw new FlowDefectError(
+    throw new ExpressionError(
       step.name,
       `step '${step.name}': validate rule on line ${rule.line} gave ${typeName(ok)}, not a bool`,
     );
@@ -99,7 +106,7 @@ function enter(run: FlowRun, cs: CompiledStep, input: unknown): typeof STOP | un
     const go = evaluate(step.name, 'condition', () => cs.condition!(ctx));
     if (go === false) return STOP;
     if (go !== true)
-      throw new FlowDefectError(step.name, `step '${step.name}': condition gave ${typeName(go)}, not a bool`);
+      throw new ExpressionError(step.name, `step '${step.name}': condition gave ${typeName(go)}, not a bool`);
   }
   return undefined;
 }
@@ -304,7 +311,7 @@ function evaluate<T>(step: string, what: string, fn: () => T): T {
     return fn();
   } catch (err) {
     if (err instanceof SvcError) throw err;
-    throw new FlowDefectError(step, `step '${step}': ${what} failed: ${(err as Error)?.message ?? String(err)}`, err);
+    throw new ExpressionError(step, `step '${step}': ${what} failed: ${(err as Error)?.message ?? String(err)}`, err);
   }
 }
 

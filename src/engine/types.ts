@@ -114,4 +114,6 @@ export interface FlowResult {
   faultResponseStatus?: number;
   /** `ctx.soap_fault_code` / `ctx.soap_fault_string` when the flow set them (the SOAP door's fault envelope). */
   soapFault?: { code?: string; string?: string };
+  /** A dedup replay: the correlation id of the delivery whose recorded answer this is (the flow did not run). */
+  replayOf?: string;
 }

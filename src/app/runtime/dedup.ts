@@ -12,6 +12,18 @@ import { keyFingerprint, keyText } from './dedup-fingerprint.js';
 import type { RunMeta } from './run-meta.js';
 import type { FlowStateStore, InboxRow } from '../../store/contracts/index.js';
 
+/** The log's reason on the row of a replayed answer (its outcome is `replayed`). */
+export function replayReason(firstCorrelationId: string): string {
+  return `duplicate dedup_key: replayed the recorded answer of delivery ${firstCorrelationId}; the flow did not run`;
+}
+
+/** The first delivery's correlation id named by a replayReason text, if it is one. */
+export function replayedFrom(reason: string): string | undefined {
+  return /^duplicate dedup_key: replayed the recorded answer of delivery (\S+); the flow did not run$/.exec(
+    reason,
+  )?.[1];
+}
+
 /** Header on every replayed answer. */
 export const REPLAY_HEADER = 'x-svc-idempotent-replay';
 /** Header naming the correlation id of the delivery whose answer is replayed. */
@@ -129,7 +141,10 @@ function replayOrHold(row: InboxRow): FlowResult {
   if (row.status === 'in_flight') {
     throw new HeldBackError(
       'duplicate delivery: the first delivery with this dedup_key is still in flight; retry later',
-      { headers: { [FIRST_CORRELATION_HEADER]: row.first_correlation_id } },
+      {
+        headers: { [FIRST_CORRELATION_HEADER]: row.first_correlation_id },
+        firstCorrelationId: row.first_correlation_id,
+      },
     );
   }
   const recorded = row.response_headers === null ? {} : (JSON.parse(row.response_headers) as Record<string, string>);
@@ -139,6 +154,7 @@ function replayOrHold(row: InboxRow): FlowResult {
     output: row.response_body === null ? null : decodeBody(row.response_body),
     filtered: false,
     faultHandled: false,
+    replayOf: row.first_correlation_id,
   };
 }
 

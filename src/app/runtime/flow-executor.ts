@@ -4,7 +4,7 @@
  * boundary log rows, the flow's mask, the payload tracing flag and the time limit. A feature added
  * here reaches every door at once.
  */
-import { FlowError, flowNotFound, StorageUnavailableError, SvcError } from '../../common/errors.js';
+import { failureDetail, flowNotFound, StorageUnavailableError, SvcError } from '../../common/errors.js';
 import type { SettingName } from '../../common/settings.js';
 import {
   startTrace,
@@ -25,6 +25,7 @@ import {
 import type { FlowIR } from '../../ir/types.js';
 import type { EventEmitter } from '../../store/event-log/event-sink.js';
 import type { RunGuard } from './dedup-guard.js';
+import { replayReason } from './dedup.js';
 import type { DoorCall } from './door-call.js';
 import { NULL_EXECUTION_OBSERVER, type ExecutionObserver, type ExecutionOutcome } from './execution-observer.js';
 import type { RunMeta } from './run-meta.js';
@@ -173,6 +174,8 @@ export class FlowExecutor {
     });
     try {
       const result = await this.#guarded(flow, input, meta, this.#traced(flow), span);
+      // A handled failure or a replay says so (issue 36); undefined on the usual answer's row.
+      const why = notedOutcome(result);
       events.emit({
         event: 'completed',
         correlation_id: meta.correlationId,
@@ -182,6 +185,8 @@ export class FlowExecutor {
         mask,
         payload: result.output,
         http_status: result.status,
+        outcome: why?.outcome,
+        reason: why?.reason,
         trace_id: traceId,
       });
       const outcome = outcomeOf(result);
@@ -238,6 +243,7 @@ export class FlowExecutor {
         trace_id: span.traceId,
       });
     } else {
+      const why = notedOutcome(result);
       this.#deps.events.emit({
         event: 'queue_processed',
         correlation_id: meta.correlationId,
@@ -245,9 +251,10 @@ export class FlowExecutor {
         flow: ir.flow,
         logLevel: ir.logLevel,
         mask,
-        outcome,
+        outcome: why?.outcome ?? outcome,
         payload: result.output,
         http_status: result.status,
+        reason: why?.reason,
         trace_id: span.traceId,
       });
     }
@@ -325,11 +332,26 @@ export const REGISTRY_UNAVAILABLE = 'registry unavailable: the flow registry cou
 
 /**
  * What the operator log says of a failure: a flow error's detail (which step, why); a storage
- * failure's fixed text with its cause (what the storage said); else the message.
+ * failure's fixed text with its cause (what the storage said); else the message. The same text a
+ * fault handler reads as `fault_error` (engine/fault-input.ts).
  */
 function detailOf(err: unknown): string {
-  if (err instanceof FlowError) return err.detail;
-  if (err instanceof StorageUnavailableError && err.cause instanceof Error)
-    return `${err.message}: ${err.cause.message}`;
-  return err instanceof Error ? err.message : String(err);
+  return err instanceof SvcError ? failureDetail(err) : err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * What the log row of an answered execution says beyond its status (issue 36): a failure the fault
+ * section handled keeps its cause (the boundary row carries no `step`, so the step is named in the
+ * text); a dedup replay says whose answer it repeats. Undefined for the usual answer.
+ */
+function notedOutcome(result: FlowResult): { outcome: string; reason: string } | undefined {
+  if (result.faultHandled && result.handledError !== undefined) {
+    const err = result.handledError;
+    const detail = failureDetail(err);
+    const step = (err as { step?: string }).step;
+    const named = step === undefined || detail.startsWith(`step '${step}'`) ? detail : `step '${step}': ${detail}`;
+    return { outcome: 'fault_handled', reason: `fault handled: ${named}` };
+  }
+  if (result.replayOf !== undefined) return { outcome: 'replayed', reason: replayReason(result.replayOf) };
+  return undefined;
 }

@@ -127,6 +127,15 @@ function describeTransportError(
   return `request failed: ${code !== undefined ? `${code} ` : ''}${e.message}`;
 }
 
+/** True for the transport errors of a call that got no (whole) answer in time. */
+function isTimeout(undiciErrors: Undici['errors'], err: unknown): boolean {
+  return (
+    err instanceof undiciErrors.ConnectTimeoutError ||
+    err instanceof undiciErrors.HeadersTimeoutError ||
+    err instanceof undiciErrors.BodyTimeoutError
+  );
+}
+
 export function createHttpEgress(deps: HttpEgressDeps = {}): HttpEgressHandler {
   const agents = deps.agents ?? new AgentPool();
   const tokens = deps.tokens ?? new OAuth2TokenCache();
@@ -252,7 +261,7 @@ export function createHttpEgress(deps: HttpEgressDeps = {}): HttpEgressHandler {
     } catch (err) {
       const why = describeTransportError(errors, err, readTimeoutMs, connectTimeoutMs);
       deps.onExchange?.({ step: name, status: undefined, headers: {}, body: null, error: why });
-      throw fail(why, {}, err);
+      throw fail(why, { timedOut: isTimeout(errors, err) }, err);
     }
     const status = res.statusCode;
     span.setAttribute('http.response.status_code', status);
@@ -263,7 +272,11 @@ export function createHttpEgress(deps: HttpEgressDeps = {}): HttpEgressHandler {
     } catch (err) {
       deps.onExchange?.({ step: name, status, headers: resHeaders, body: null });
       if (err instanceof ResponseTooLarge) throw new EgressTooLargeError(name, limit);
-      throw fail(describeTransportError(errors, err, readTimeoutMs, connectTimeoutMs), { upstreamStatus: status }, err);
+      throw fail(
+        describeTransportError(errors, err, readTimeoutMs, connectTimeoutMs),
+        { upstreamStatus: status, timedOut: isTimeout(errors, err) },
+        err,
+      );
     }
     if (status === 401 && oauth !== undefined) tokens.invalidate(oauth);
     const ok = status >= 200 && status <= 299;

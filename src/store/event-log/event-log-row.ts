@@ -43,7 +43,7 @@ export interface LogEventInput {
   http_status?: number | null;
   /** Queue rows: `succeeded`, `fault_handled`, `filtered`, `failed`, ... */
   outcome?: string | null;
-  /** access_denied: the operator-facing reason. */
+  /** Why, for an operator: access_denied, a failed or fault-handled delivery, a replay (docs/events.md). */
   reason?: string | null;
   /** W3C trace id (32 hex digits) of the execution or submission the row belongs to. */
   trace_id?: string | null;

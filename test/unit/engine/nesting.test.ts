@@ -145,7 +145,10 @@ test('nesting: the fault section handles a value past the limit like any defect'
   const r = await runFlow(flow('f', deepening, { fault }), { a: 1 }, opts);
   assert.equal(r.status, 500);
   assert.equal(r.faultHandled, true);
-  assert.deepEqual(r.output, { error: 'flow execution failed', step: 'w2' });
+  assert.deepEqual(r.output, {
+    error: "step 'w2': its output nests deeper than 128 levels, the limit for JSON values",
+    step: 'w2',
+  });
 });
 
 test('nesting: a fault section whose own output nests too deep fails as the handler', async () => {

@@ -291,7 +291,8 @@ test('a fault handler answers with the status the error would have had and its o
   const r = await runFlow(ir, {}, opts, { effects: { http_egress: () => Promise.reject(new Error('down')) } });
   assert.equal(r.status, 502);
   assert.equal(r.faultHandled, true);
-  assert.deepEqual(r.output, { error: 'flow execution failed', step: 'call', cid: 'cid-1' });
+  // The cause as the log says it (issue 36), not the public text.
+  assert.deepEqual(r.output, { error: "step 'call': http_egress failed: down", step: 'call', cid: 'cid-1' });
   assert.ok(r.handledError instanceof EgressError);
 });
 

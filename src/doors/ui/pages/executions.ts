@@ -1,5 +1,6 @@
 /** The Executions pages: the event log searched by field, and one delivery's story by correlation id. */
 import { can } from '../../../app/accounts/roles.js';
+import { replayedFrom } from '../../../app/runtime/dedup.js';
 import { searchEvents } from '../../../app/use-cases/event-search.js';
 import { filterField, filterForm } from '../filters.js';
 import { html, type Html } from '../html.js';
@@ -27,6 +28,15 @@ function deliveryLink(correlationId: string | null): Html | string {
   return html`<a href="/ui/executions/${encodeURIComponent(correlationId)}">${correlationId}</a>`;
 }
 
+/** The reason; a replay's links the delivery whose answer it repeats. */
+function reasonCell(e: EventRow): Html | string {
+  if (e.reason === null) return '';
+  const first = e.outcome === 'replayed' ? replayedFrom(e.reason) : undefined;
+  if (first === undefined) return e.reason;
+  return html`replayed the recorded answer of delivery ${deliveryLink(first)} (duplicate dedup_key); the flow did not
+  run`;
+}
+
 function eventRow(e: EventRow): Html {
   return html`<tr>
     <td>${e.ts}</td>
@@ -36,7 +46,7 @@ function eventRow(e: EventRow): Html {
     <td class="num">${e.http_status ?? ''}</td>
     <td>${e.outcome ?? ''}</td>
     <td>${deliveryLink(e.correlation_id)}</td>
-    <td>${e.reason ?? ''}</td>
+    <td>${reasonCell(e)}</td>
   </tr>`;
 }
 
@@ -47,7 +57,7 @@ function storyRow(e: EventRow): Html {
     <td>${e.flow ?? ''}</td>
     <td class="num">${e.http_status ?? ''}</td>
     <td>${e.outcome ?? ''}</td>
-    <td>${e.reason ?? ''}</td>
+    <td>${reasonCell(e)}</td>
     <td><pre>${json(e.payload)}</pre></td>
   </tr>`;
 }
