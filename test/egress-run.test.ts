@@ -64,7 +64,7 @@ const FLOWS = [
     'acme',
     'soapfault',
     'effects: [http_egress]',
-    `## Step: call\neffects: [http_egress]\nendpoint: \${BACKEND_URL}/soapfault\nsoap_version: "1.1"\nsoap_operation: GetQuote\n\`\`\`ntd\n<GetQuote xmlns="urn:quotes"/>\n\`\`\`\n\n## Fault: explain\n\`\`\`ntd\n{"code": "{{ ctx.soap_fault_code }}", "string": "{{ ctx.soap_fault_string }}", "step": "{{ ctx.input.fault_step }}"}\n\`\`\``,
+    `## Step: call\neffects: [http_egress]\nendpoint: \${BACKEND_URL}/soapfault\nsoap_version: "1.1"\nsoap_operation: GetQuote\n\`\`\`ntd\n<GetQuote xmlns="urn:quotes"/>\n\`\`\`\n\n## Fault: explain\n\`\`\`ntd\n{"code": "{{ ctx.soap_fault_code }}", "string": "{{ ctx.soap_fault_string }}", "step": "{{ ctx.input.fault_step }}", "kind": "{{ ctx.input.fault_kind }}", "backend": "{{ ctx.input.fault_backend_status }}", "in_code": "{{ ctx.input.fault_soap_code }}", "in_string": "{{ ctx.input.fault_soap_string }}"}\n\`\`\``,
   ),
   flow(
     'acme',
@@ -257,7 +257,17 @@ describe('http_egress through svc serve', () => {
   it('a SOAP Fault response fails the step and fills ctx.soap_fault_code / soap_fault_string', async () => {
     const r = await run('soapfault');
     assert.equal(r.status, 502, r.body);
-    assert.deepEqual(JSON.parse(r.body), { code: 'q:NoStock', string: 'out of stock', step: 'call' });
+    const body = JSON.parse(r.body) as Record<string, unknown>;
+    assert.deepEqual(
+      { code: body.code, string: body.string, step: body.step },
+      { code: 'q:NoStock', string: 'out of stock', step: 'call' },
+    );
+    // The handler's own input keeps the SOAP fault too, with the call out's kind and status (issue 36).
+    assert.deepEqual(
+      { kind: body.kind, in_code: body.in_code, in_string: body.in_string },
+      { kind: 'call_out', in_code: 'q:NoStock', in_string: 'out of stock' },
+    );
+    assert.equal(typeof body.backend, 'number');
   });
 
   it('bearer_token sends the secret read by secret_read as Authorization: Bearer', async () => {
