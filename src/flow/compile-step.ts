@@ -57,8 +57,8 @@ const BARE_CTX = /^\s*ctx(\.[A-Za-z_][\w]*|\[[^\]]*\])+\s*$/;
 
 export interface StepContext {
   chk: Checker;
-  /** Effects declared in the front matter. */
-  flowEffects: ReadonlySet<string>;
+  /** Effects declared in the front matter; undefined when it is missing or does not parse (that error is said once, not again per step). */
+  flowEffects: ReadonlySet<string> | undefined;
   /** Snapshots taken by earlier steps (grows as steps compile). */
   snapshots: Set<string>;
   /** Set when the step was expanded from a library: `<lib>/<step>`. */
@@ -89,7 +89,7 @@ export function compileStep(node: StepNode, sc: StepContext): StepIR {
   if (isHttp && !effects.includes('http_egress')) effects.push('http_egress');
   if (keys.has('queue') && !effects.includes('queue_publish')) effects.push('queue_publish');
   for (const eff of effects) {
-    if (!sc.flowEffects.has(eff))
+    if (sc.flowEffects !== undefined && !sc.flowEffects.has(eff))
       chk.error(FlowErrorCode.EFFECT_NOT_DECLARED, effectsEntry ?? { line: node.line }, stepName, { effect: eff });
   }
 

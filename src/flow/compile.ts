@@ -82,7 +82,11 @@ function lower(
 ): FlowIR | undefined {
   const chk = new Checker(doc.file, onError, onWarning);
   const head = compileFrontMatter(doc, chk);
-  const sc: StepContext = { chk, flowEffects: new Set(head.effects), snapshots: new Set() };
+  const sc: StepContext = {
+    chk,
+    flowEffects: doc.frontMatter === undefined ? undefined : new Set(head.effects),
+    snapshots: new Set(),
+  };
   const seen = new Map<string, number>();
   const libraries = new LibraryCache(libs, onError, libsGiven);
 

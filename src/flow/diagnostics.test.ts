@@ -405,6 +405,13 @@ const cases: Case[] = [
     step: 's1',
   },
   {
+    what: 'a fence left open before the next step',
+    text: src([], ['## Step: s1', '```validate', 'true | t | syntactic', '', '## Step: s2', '```ntd', '{}', '```']),
+    code: FlowErrorCode.FENCE_NOT_CLOSED_BEFORE,
+    line: 9,
+    step: 's1',
+  },
+  {
     what: 'use without a library',
     text: src([], ['## Step: s1', 'use: common/auth']),
     code: FlowErrorCode.UNKNOWN_LIBRARY,
@@ -431,6 +438,86 @@ for (const c of cases) {
     assert.equal(d.step, c.step);
     assert.equal(d.file, 'x.flow.md');
     assert.match(formatDiagnostic(d), new RegExp(`^x\\.flow\\.md:${c.line}: `));
+  });
+}
+
+/**
+ * One defect, one error (issue 36): a fence left open, or a YAML slip, used to be reported as
+ * every line after it (seven "a validate rule is ..." errors; six for one bracket, with a false
+ * "missing key"). Each case is the whole verdict: exactly one error, where the defect is, saying the fix.
+ */
+const oneDefectCases: { what: string; text: string; line: number; says: RegExp }[] = [
+  {
+    what: "a validate fence left open before the next step (its close is the next block's)",
+    text: src(
+      [],
+      [
+        '## Step: s1',
+        '```validate',
+        'has(ctx.input.id) | id is required | syntactic',
+        '',
+        '## Step: s2',
+        'response_status: 201',
+        '```ntd',
+        '{"ok": true}',
+        '```',
+      ],
+    ),
+    line: 9,
+    says: /^the "validate" block opened here is not closed before "## Step: s2" on line 12; end it with ``` on a line of its own before that line$/,
+  },
+  {
+    what: 'a validate fence left open before the ntd of the same step',
+    text: src([], ['## Step: s1', '```validate', 'true | t | syntactic', '```ntd', '{"ok": true}', '```']),
+    line: 9,
+    says: /not closed before "```ntd" on line 11/,
+  },
+  {
+    what: 'a fence left open before the fault section',
+    text: src([], ['## Step: s1', '```ntd', '{"a": 1}', '## Fault: f', '```ntd', '{}', '```']),
+    line: 9,
+    says: /not closed before "## Fault: f" on line 11/,
+  },
+  {
+    what: 'a fence left open to the end of the file',
+    text: src([], ['## Step: s1', '```validate', 'true | t | syntactic', 'false | f | semantic']),
+    line: 9,
+    says: /^the "validate" block opened here is never closed; end it with ``` on a line of its own$/,
+  },
+  {
+    what: 'a tilde fence left open',
+    text: src([], ['## Step: s1', '~~~ntd', '{"a": 1}']),
+    line: 9,
+    says: /end it with ~~~ on a line of its own/,
+  },
+  {
+    what: 'one bracket in the front matter (no follow-on "missing key")',
+    text: '---\nflowdoc_version: "0.1"\nflow: [f1\ntenant: acme\n---\n\n## Step: s1\n',
+    line: 4,
+    says: /^YAML does not parse \(column \d+\): /,
+  },
+  {
+    what: 'front matter that is not a mapping (no follow-on "missing key")',
+    text: '---\njust some words\n---\n\n## Step: s1\n',
+    line: 2,
+    says: /the front matter/,
+  },
+  {
+    what: "a bracket in a step's keys",
+    text: src([], ['## Step: s1', 'method: [GET', 'endpoint: http://x']),
+    line: 10,
+    says: /^YAML does not parse/,
+  },
+];
+
+for (const c of oneDefectCases) {
+  test(`one defect, one error: ${c.what}`, () => {
+    const r = compileFlow(c.text, { file: 'x.flow.md' });
+    assert.equal(r.ir, undefined);
+    const errors = r.diagnostics;
+    assert.equal(errors.length, 1, JSON.stringify(errors, null, 1));
+    assert.equal(errors[0]!.line, c.line, JSON.stringify(errors[0]));
+    assert.match(errors[0]!.message, c.says);
   });
 }
 

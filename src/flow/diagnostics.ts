@@ -27,6 +27,7 @@ export enum FlowErrorCode {
   DUPLICATE_FENCE = 'DUPLICATE_FENCE',
   FENCE_OUTSIDE_STEP = 'FENCE_OUTSIDE_STEP',
   UNCLOSED_FENCE = 'UNCLOSED_FENCE',
+  FENCE_NOT_CLOSED_BEFORE = 'FENCE_NOT_CLOSED_BEFORE',
   MULTIPLE_FAULT_SECTIONS = 'MULTIPLE_FAULT_SECTIONS',
   DUPLICATE_STEP = 'DUPLICATE_STEP',
   NO_STEPS = 'NO_STEPS',
@@ -46,7 +47,7 @@ export enum FlowErrorCode {
 /** Message templates; `{name}` placeholders are filled from the diagnostic's args. */
 export const FLOW_ERROR_MESSAGES: Record<FlowErrorCode, string> = {
   FRONT_MATTER_MISSING: 'the file must start with YAML front matter between two "---" lines',
-  YAML_SYNTAX: 'YAML does not parse: {detail}',
+  YAML_SYNTAX: 'YAML does not parse (column {column}): {detail}',
   NOT_A_MAPPING: '{what} must be a YAML mapping of "key: value" lines',
   UNKNOWN_FRONT_MATTER_KEY: 'unknown front-matter key "{key}"{hint}',
   UNKNOWN_STEP_KEY: 'unknown step key "{key}"{hint}',
@@ -67,7 +68,9 @@ export const FLOW_ERROR_MESSAGES: Record<FlowErrorCode, string> = {
   VALIDATE_RULE_SHAPE: 'a validate rule is "<expression> | <message> | syntactic|semantic", got "{value}"',
   DUPLICATE_FENCE: 'the step already has a "{fence}" block; write one per step',
   FENCE_OUTSIDE_STEP: 'a "{fence}" block must stand inside a "## Step:" or "## Fault:" section',
-  UNCLOSED_FENCE: 'the "{fence}" block opened here is never closed',
+  UNCLOSED_FENCE: 'the "{fence}" block opened here is never closed; end it with {marker} on a line of its own',
+  FENCE_NOT_CLOSED_BEFORE:
+    'the "{fence}" block opened here is not closed before "{what}" on line {at}; end it with {marker} on a line of its own before that line',
   MULTIPLE_FAULT_SECTIONS: 'a flow has at most one "## Fault:" section; the first is on line {first}',
   DUPLICATE_STEP: 'the step name "{name}" is already used on line {first}',
   NO_STEPS: 'the flow has no "## Step:" section',

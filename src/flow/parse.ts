@@ -97,14 +97,9 @@ export function parseFlowDoc(text: string, file: string, onError: OnError, opts:
     if (j < lines.length && KEY_LINE.test(lines[j]!)) {
       const start = j;
       while (j < lines.length && lines[j]!.trim() !== '' && !FENCE_OPEN.test(lines[j]!) && !isHeading(lines[j]!)) j++;
-      node.keys = parseKeyBlock(
-        lines.slice(start, j),
-        start + 1,
-        node.name,
-        `the keys of step "${node.name}"`,
-        file,
-        onError,
-      );
+      node.keys =
+        parseKeyBlock(lines.slice(start, j), start + 1, node.name, `the keys of step "${node.name}"`, file, onError) ??
+        [];
       i = j;
     }
   };
@@ -117,12 +112,27 @@ export function parseFlowDoc(text: string, file: string, onError: OnError, opts:
       const marker = fence[1]!;
       const info = fence[2]!.toLowerCase();
       const close = findFenceClose(lines, i + 1, marker);
-      const body = lines
-        .slice(i + 1, close < 0 ? lines.length : close)
-        .map((text, k) => ({ text, line: lineNo + 1 + k }));
       if (CONSTRUCTS.has(info)) {
         const step = current?.name ?? 'front matter';
-        if (close < 0) err(FlowErrorCode.UNCLOSED_FENCE, lineNo, step, { fence: info });
+        // A construct never holds a step heading or another construct's fence: one inside means
+        // this fence was left open (its close, if any, is that later block's). Said once, here,
+        // and the text from there on is read as what it is, not as this construct's lines.
+        const cut = openedInside(lines, i + 1, close < 0 ? lines.length : close);
+        if (cut >= 0) {
+          err(FlowErrorCode.FENCE_NOT_CLOSED_BEFORE, lineNo, step, {
+            fence: info,
+            marker,
+            what: lines[cut]!.trim(),
+            at: cut + 1,
+          });
+          i = cut;
+          continue;
+        }
+        if (close < 0) {
+          err(FlowErrorCode.UNCLOSED_FENCE, lineNo, step, { fence: info, marker });
+          break;
+        }
+        const body = lines.slice(i + 1, close).map((text, k) => ({ text, line: lineNo + 1 + k }));
         if (!current) err(FlowErrorCode.FENCE_OUTSIDE_STEP, lineNo, step, { fence: info });
         else if (current.fences.some((f) => f.kind === info))
           err(FlowErrorCode.DUPLICATE_FENCE, lineNo, step, { fence: info });
@@ -155,6 +165,17 @@ function isHeading(line: string): boolean {
   return STEP_HEADING.test(line) || FAULT_HEADING.test(line) || OTHER_HEADING.test(line);
 }
 
+/** The first line in [from, to) that opens a step, the fault section or a construct fence; -1 when none does. */
+function openedInside(lines: string[], from: number, to: number): number {
+  for (let k = from; k < to; k++) {
+    const line = lines[k]!;
+    if (STEP_HEADING.test(line) || FAULT_HEADING.test(line)) return k;
+    const fence = FENCE_OPEN.exec(line);
+    if (fence && CONSTRUCTS.has(fence[2]!.toLowerCase())) return k;
+  }
+  return -1;
+}
+
 function findFenceClose(lines: string[], from: number, marker: string): number {
   const ch = marker[0]!;
   for (let k = from; k < lines.length; k++) {
@@ -172,24 +193,24 @@ function parseKeyBlock(
   what: string,
   file: string,
   onError: OnError,
-): KeyEntry[] {
+): KeyEntry[] | undefined {
   const src = block.join('\n');
   if (src.trim() === '') return [];
   const counter = new LineCounter();
   const yamlDoc = parseDocument(src, { lineCounter: counter, uniqueKeys: true, prettyErrors: false });
   if (yamlDoc.errors.length > 0) {
-    for (const e of yamlDoc.errors) {
-      const pos = counter.linePos(e.pos[0]);
-      onError({
-        code: FlowErrorCode.YAML_SYNTAX,
-        message: formatMessage(FlowErrorCode.YAML_SYNTAX, { detail: e.message.split('\n')[0]! }),
-        file,
-        line: firstLine + pos.line - 1,
-        column: pos.col,
-        step,
-      });
-    }
-    return [];
+    // The first error only, at YAML's own line and column: one bracket made YAML report six.
+    const e = yamlDoc.errors[0]!;
+    const pos = counter.linePos(e.pos[0]);
+    onError({
+      code: FlowErrorCode.YAML_SYNTAX,
+      message: formatMessage(FlowErrorCode.YAML_SYNTAX, { detail: e.message.split('\n')[0]!, column: pos.col }),
+      file,
+      line: firstLine + pos.line - 1,
+      column: pos.col,
+      step,
+    });
+    return undefined;
   }
   const contents = yamlDoc.contents as Node | null;
   if (!isMap(contents)) {
@@ -201,7 +222,7 @@ function parseKeyBlock(
       column: 1,
       step,
     });
-    return [];
+    return undefined;
   }
   let js: Record<string, unknown>;
   try {
@@ -209,13 +230,13 @@ function parseKeyBlock(
   } catch (e) {
     onError({
       code: FlowErrorCode.YAML_SYNTAX,
-      message: formatMessage(FlowErrorCode.YAML_SYNTAX, { detail: (e as Error).message.split('\n')[0]! }),
+      message: formatMessage(FlowErrorCode.YAML_SYNTAX, { detail: (e as Error).message.split('\n')[0]!, column: 1 }),
       file,
       line: firstLine,
       column: 1,
       step,
     });
-    return [];
+    return undefined;
   }
   const out: KeyEntry[] = [];
   for (const pair of contents.items) {

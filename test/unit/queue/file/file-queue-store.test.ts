@@ -518,7 +518,9 @@ describe('queue store', () => {
       'acme',
       'fifo',
       (m) =>
-        m.payload === 1 && m.attempt === 1 ? { kind: 'retry', error: 'x', policy: FAST, delayMs: 30 } : { kind: 'ack' },
+        m.payload === 1 && m.attempt === 1
+          ? { kind: 'retry', error: 'x', policy: FAST, delayMs: 500 }
+          : { kind: 'ack' },
       (s) => s.length >= 5,
     );
     assert.deepEqual(
