@@ -180,3 +180,30 @@ test('expressions building lists and maps around values nested 10,000 deep conve
   while (Array.isArray(inner)) inner = inner[0];
   assert.equal(inner, 7, 'the BigInt at the bottom is made a number');
 });
+
+test('an evaluation error never carries a value of the data, only what the expression itself says', () => {
+  const card = '4111111111111111';
+  const ctx = { input: { card, m: {}, when: 'soon', re: '[' } };
+  const cases: [string, RegExp][] = [
+    ['bool(ctx.input.card)', /bool\(\) conversion error: invalid string value "<value>"$/],
+    ['ctx.input.m[ctx.input.card]', /No such key: <value>$/],
+    ['duration(ctx.input.when)', /Invalid duration string: <value>$/],
+    ['ctx.input.card.matches(ctx.input.re)', /Invalid regular expression: <value>$/],
+    // What the author wrote stays: the key name, the literal text.
+    ['ctx.input.totl + 1', /No such key: totl$/],
+    ['ctx.input.m["given"]', /No such key: given$/],
+    ['bool("maybe")', /invalid string value "maybe"$/],
+  ];
+  for (const [src, says] of cases) {
+    assert.throws(
+      () => compileExpr(src)(ctx),
+      (err: unknown) => {
+        assert.ok(err instanceof ExprEvalError);
+        assert.match(err.message, says, src);
+        for (const value of [card, 'soon', 'ecret'])
+          assert.ok(!err.message.includes(value) || src.includes(value), `${src}: ${err.message}`);
+        return true;
+      },
+    );
+  }
+});

@@ -108,10 +108,12 @@ export function compileExpr(src: string): CompiledExpr {
         try {
           return toPlain(parsed({ ctx: mapsForConstructorKeys(ctx) }));
         } catch (again) {
-          throw new ExprEvalError(`expression \`${src}\` failed: ${firstLine(again)}`, src, { cause: again });
+          throw new ExprEvalError(`expression \`${src}\` failed: ${valueFree(firstLine(again), src)}`, src, {
+            cause: again,
+          });
         }
       }
-      throw new ExprEvalError(`expression \`${src}\` failed: ${firstLine(err)}`, src, { cause: err });
+      throw new ExprEvalError(`expression \`${src}\` failed: ${valueFree(firstLine(err), src)}`, src, { cause: err });
     }
     return deep || typeof out !== 'object' ? toPlain(out) : out;
   };
@@ -159,6 +161,25 @@ function describe(err: unknown): { message: string; column?: number } {
     return { message: err.summary || firstLine(err), ...(typeof start === 'number' ? { column: start + 1 } : {}) };
   }
   return { message: firstLine(err) };
+}
+
+/** Evaluator messages that end with a value of the data (a key looked up, a text that did not parse). */
+const VALUE_TAIL = /^(.*(?:No such key|Invalid duration string|Invalid regular expression)): (.+)$/;
+
+/**
+ * The evaluator's message without the data it was given. Some messages quote a value of the
+ * context (`invalid string value "4111..."`, `No such key: <a key computed from the input>`), and
+ * this text is the log's `reason` and a fault handler's `fault_error`, which never hold a request's
+ * values, masked ones included. A quoted or trailing text that the expression's own source does not
+ * hold is replaced by `<value>`; what the author wrote stays (`No such key: totl` for `ctx.input.totl`).
+ */
+export function valueFree(message: string, src: string): string {
+  const quotedLeft = message.replace(/(["'])((?:(?!\1).)*)\1/g, (whole, q: string, v: string) =>
+    src.includes(v) ? whole : `${q}<value>${q}`,
+  );
+  const tail = VALUE_TAIL.exec(quotedLeft);
+  if (tail === null || src.includes(tail[2]!) || tail[2] === '"<value>"' || tail[2] === "'<value>'") return quotedLeft;
+  return `${tail[1]}: <value>`;
 }
 
 function firstLine(err: unknown): string {
