@@ -47,23 +47,17 @@ test('every example compiles as it is (the damage below is the only defect)', ()
   for (const e of EXAMPLES) assert.deepEqual(verdict(e.lines), [], e.name);
 });
 
-test('one damage (cut, lost, swapped or doubled line) never throws and gives at most a few errors', () => {
-  fc.assert(
-    fc.property(
-      fc.constantFrom(...EXAMPLES),
-      fc.constantFrom(...Object.keys(DAMAGES)),
-      fc.nat(),
-      (example, kind, n) => {
-        const at = n % example.lines.length;
-        const errors = verdict(DAMAGES[kind]!(example.lines, at));
+test('every single damage (each line cut at, lost, swapped or doubled) never throws and gives at most a few errors', () => {
+  // Exhaustive, not sampled: a sampled run once found a case the others had missed (a doubled first "---").
+  for (const example of EXAMPLES)
+    for (const [kind, damage] of Object.entries(DAMAGES))
+      for (let at = 0; at < example.lines.length; at++) {
+        const errors = verdict(damage(example.lines, at));
         assert.ok(
           errors.length <= ERRORS_PER_DAMAGE,
           `${kind} at line ${at + 1} of ${example.name}: ${errors.length} errors\n${errors.map((d) => `${d.line}: ${d.message}`).join('\n')}`,
         );
-      },
-    ),
-    { numRuns: 400 },
-  );
+      }
 });
 
 test('a few lines shuffled never throw and give errors bounded by the lines moved', () => {

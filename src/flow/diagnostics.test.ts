@@ -40,6 +40,13 @@ const cases: Case[] = [
     step: 'front matter',
   },
   {
+    what: 'empty front matter',
+    text: '---\n---\nflowdoc_version: "0.1"\n---\n## Step: a\n',
+    code: FlowErrorCode.FRONT_MATTER_EMPTY,
+    line: 1,
+    step: 'front matter',
+  },
+  {
     what: 'unknown front-matter key',
     text: src(['colour: red'], STEP),
     code: FlowErrorCode.UNKNOWN_FRONT_MATTER_KEY,
@@ -495,6 +502,12 @@ const oneDefectCases: { what: string; text: string; line: number; says: RegExp }
     text: '---\nflowdoc_version: "0.1"\nflow: [f1\ntenant: acme\n---\n\n## Step: s1\n',
     line: 4,
     says: /^YAML does not parse \(column \d+\): /,
+  },
+  {
+    what: 'a doubled first "---": empty front matter (no follow-on "missing key" nor "effect not declared")',
+    text: '---\n---\nflowdoc_version: "0.1"\nflow: f1\ntenant: acme\n---\n\n## Step: s1\nendpoint: http://x\n',
+    line: 1,
+    says: /^the front matter between the "---" lines 1 and 2 is empty; it needs at least flowdoc_version, flow and tenant$/,
   },
   {
     what: 'front matter that is not a mapping (no follow-on "missing key")',

@@ -5,6 +5,7 @@
 
 export enum FlowErrorCode {
   FRONT_MATTER_MISSING = 'FRONT_MATTER_MISSING',
+  FRONT_MATTER_EMPTY = 'FRONT_MATTER_EMPTY',
   YAML_SYNTAX = 'YAML_SYNTAX',
   NOT_A_MAPPING = 'NOT_A_MAPPING',
   UNKNOWN_FRONT_MATTER_KEY = 'UNKNOWN_FRONT_MATTER_KEY',
@@ -47,6 +48,8 @@ export enum FlowErrorCode {
 /** Message templates; `{name}` placeholders are filled from the diagnostic's args. */
 export const FLOW_ERROR_MESSAGES: Record<FlowErrorCode, string> = {
   FRONT_MATTER_MISSING: 'the file must start with YAML front matter between two "---" lines',
+  FRONT_MATTER_EMPTY:
+    'the front matter between the "---" lines 1 and {end} is empty; it needs at least flowdoc_version, flow and tenant',
   YAML_SYNTAX: 'YAML does not parse (column {column}): {detail}',
   NOT_A_MAPPING: '{what} must be a YAML mapping of "key: value" lines',
   UNKNOWN_FRONT_MATTER_KEY: 'unknown front-matter key "{key}"{hint}',

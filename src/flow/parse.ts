@@ -81,7 +81,11 @@ export function parseFlowDoc(text: string, file: string, onError: OnError, opts:
       err(FlowErrorCode.FRONT_MATTER_MISSING, 1, 'front matter');
       return doc;
     }
-    doc.frontMatter = parseKeyBlock(lines.slice(1, end), 2, 'front matter', 'the front matter', file, onError);
+    const block = lines.slice(1, end);
+    // Empty (a "---" doubled, say): one error, not a "missing key" per required key.
+    if (block.every((l) => l.trim() === '') && (opts.requireFrontMatter ?? true))
+      err(FlowErrorCode.FRONT_MATTER_EMPTY, 1, 'front matter', { end: end + 1 });
+    else doc.frontMatter = parseKeyBlock(block, 2, 'front matter', 'the front matter', file, onError);
     i = end + 1;
   } else if (opts.requireFrontMatter ?? true) {
     err(FlowErrorCode.FRONT_MATTER_MISSING, 1, 'front matter');
