@@ -96,6 +96,20 @@ const APP_ROOMS = {
     refused: ['runtime', 'use-cases', 'maintenance'],
     why: 'app/accounts/ (UI users, login throttle, passwords, roles) stands alone',
   },
+  testing: {
+    refused: ['accounts', 'maintenance'],
+    why: 'app/testing/ (svc test) runs flows with stubs in the process: it takes the runtime, never an account or a maintenance task',
+    // No state directory, no store, no queue backend: an example touches nothing on disk but the files it reads.
+    extra: {
+      group: [
+        ...['sqlite', 'pg', 'event-log', 'audit', 'migrate'].map((r) => `**/store/${r}/**`),
+        ...['file', 'pg'].map((r) => `**/queue/${r}/**`),
+        '**/storage/**',
+      ],
+      message: 'svc test opens no store, queue backend or state directory',
+      ignores: ['src/app/testing/**/*.test.ts'],
+    },
+  },
   maintenance: {
     refused: ['use-cases', 'accounts'],
     why: 'app/maintenance/ (offline tasks on a state directory or store) takes no use case or account',

@@ -2,6 +2,7 @@
 import type { PreparedFlow } from './prepare.js';
 import type { EffectHandler, FlowContext, LoadedFlow, RunDeps } from './types.js';
 import type { EffectName } from '../ir/types.js';
+import type { ExecutionProbe } from './probe.js';
 import { NULL_EVENTS, type EventEmitter } from '../store/event-log/event-sink.js';
 import { detachedSpan, type TraceSpan } from '../common/trace-context/spans.js';
 
@@ -21,6 +22,8 @@ export interface Execution {
   readonly limitSecs: number;
   readonly splitConcurrency: number;
   readonly maxCallDepth: number;
+  /** `svc test`'s coverage probe; undefined in the service. */
+  readonly probe: ExecutionProbe | undefined;
   /** The execution's span: its trace id is written in the trace rows; the top flow's steps are its children. */
   readonly span: TraceSpan;
   /** Runs another flow of the tenant on a message (call_flow, split, fork); set by run-flow.ts. */
@@ -85,6 +88,7 @@ export function makeExecution(
     limitSecs: opts.maxDurationSecs ?? 7200,
     splitConcurrency: Math.max(1, deps.splitConcurrency ?? 8),
     maxCallDepth: Math.max(1, deps.maxCallDepth ?? 16),
+    probe: deps.probe,
     span: opts.span ?? detachedSpan(),
     runChild,
   };

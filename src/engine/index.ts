@@ -5,6 +5,8 @@ export { encodeOutput, type EncodedOutput } from './output.js';
 export { ExecutionLimiter, BUSY_RETRY_AFTER_SECS } from './limiter.js';
 export { prepareFlow, flowReadsHeaders, maskOf } from './prepare.js';
 export { secretKeyOf } from './effects/secret-read.js';
+export { envName } from './execution.js';
+export { pointsOf, type ExecutionProbe, type FlowPoint, type ProbePoint } from './probe.js';
 export type {
   EffectCall,
   EffectHandler,

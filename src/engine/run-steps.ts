@@ -81,6 +81,8 @@ async function runSpanned(run: FlowRun, cs: CompiledStep, input: unknown): Promi
 function enter(run: FlowRun, cs: CompiledStep, input: unknown): typeof STOP | undefined {
   const { step } = cs;
   const ctx = run.ctx;
+  const probe = run.exec.probe;
+  if (probe !== undefined) probe(run.flow.ir, step.name, 'entered');
   let current = input;
   if (step.restoreBody !== undefined) {
     if (run.snapshots === undefined || !run.snapshots.has(step.restoreBody)) {
@@ -96,6 +98,7 @@ function enter(run: FlowRun, cs: CompiledStep, input: unknown): typeof STOP | un
   for (const { rule, test } of cs.validate) {
     const ok = evaluate(step.name, `validate rule on line ${rule.line}`, () => test(ctx));
     if (ok === true) continue;
+    if (ok === false && probe !== undefined) probe(run.flow.ir, step.name, `refused:${rule.line}`);
     if (ok === false) throw new ValidationRejectedError(rule.kind, rule.message, step.name);
     throw new ExpressionError(
       step.name,
@@ -104,6 +107,7 @@ function enter(run: FlowRun, cs: CompiledStep, input: unknown): typeof STOP | un
   }
   if (cs.condition !== undefined) {
     const go = evaluate(step.name, 'condition', () => cs.condition!(ctx));
+    if (probe !== undefined && typeof go === 'boolean') probe(run.flow.ir, step.name, `condition:${go}`);
     if (go === false) return STOP;
     if (go !== true)
       throw new ExpressionError(step.name, `step '${step.name}': condition gave ${typeName(go)}, not a bool`);
@@ -154,6 +158,7 @@ async function runStep(run: FlowRun, cs: CompiledStep, input: unknown): Promise<
   let sent: unknown;
   if (cs.foreach !== undefined) {
     const list = bounded(step.name, 'the foreach list', listOf(cs, 'foreach', cs.foreach(ctx)));
+    reached(run, step.name, 'foreach', list);
     const results: unknown[] = [];
     for (let i = 0; i < list.length; i++) {
       ctx.item = list[i];
@@ -167,6 +172,7 @@ async function runStep(run: FlowRun, cs: CompiledStep, input: unknown): Promise<
     output = results;
   } else if (cs.split !== undefined) {
     const list = bounded(step.name, 'the split list', listOf(cs, 'split', cs.split(ctx)));
+    reached(run, step.name, 'split', list);
     // Each branch gets its own shallow context so concurrent branches never see another's item.
     const branches = list.map((item, index) => {
       const bctx: FlowContext = { ...ctx, item, index };
@@ -182,6 +188,12 @@ async function runStep(run: FlowRun, cs: CompiledStep, input: unknown): Promise<
   }
   leave(run, cs, output, sent);
   return output;
+}
+
+/** Tells the probe, if any, whether a foreach or split ran over items or over an empty list. */
+function reached(run: FlowRun, step: string, kind: 'foreach' | 'split', list: readonly unknown[]): void {
+  const probe = run.exec.probe;
+  if (probe !== undefined) probe(run.flow.ir, step, list.length === 0 ? `${kind}:empty` : `${kind}:items`);
 }
 
 /** Step 5: the effects in order, then call_flow or fork. Without any, the message is the output. */

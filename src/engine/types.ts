@@ -4,6 +4,7 @@ import type { SvcError } from '../common/errors.js';
 import type { EffectName, FlowIR, StepIR } from '../ir/types.js';
 import type { EventEmitter } from '../store/event-log/event-sink.js';
 import type { TraceSpan } from '../common/trace-context/spans.js';
+import type { ExecutionProbe } from './probe.js';
 
 /** The flow context every expression reads as `ctx`. Known keys below; `ctx.<key>` from config, secret_read and set_ctx. */
 export type FlowContext = Record<string, unknown> & {
@@ -95,6 +96,8 @@ export interface RunDeps {
   splitConcurrency?: number;
   /** Nested call_flow/split/fork depth before the flow is declared defective. @default 16 */
   maxCallDepth?: number;
+  /** Told of every point an execution reaches (`svc test --coverage`). @default none */
+  probe?: ExecutionProbe;
 }
 
 /** A finished execution. Failures are thrown (SvcError subclasses), never returned. */

@@ -1,6 +1,6 @@
 /** The one CEL environment every flow expression runs in: `ctx` as the only variable, plus now/uuid/date_format. */
 import { Environment, ParseError, TypeError as CelTypeError } from '@marcbachmann/cel-js';
-import { randomUUID } from 'node:crypto';
+import { ambientNowMs, ambientUuid } from './ambient.js';
 import { XmlValue } from '../common/xml-value.js';
 import { formatDate } from './date-format.js';
 import { toPlain } from './to-plain.js';
@@ -49,8 +49,8 @@ function buildEnvironment(): Environment {
   const e = new Environment({ homogeneousAggregateLiterals: false })
     .registerType('XmlValue', { ctor: XmlValue, fields: { xml: 'string', root: 'string' } })
     .registerVariable('ctx', 'map')
-    .registerFunction('now(): string', () => new Date().toISOString())
-    .registerFunction('uuid(): string', () => randomUUID())
+    .registerFunction('now(): string', () => new Date(ambientNowMs()).toISOString())
+    .registerFunction('uuid(): string', () => ambientUuid())
     .registerFunction('date_format(google.protobuf.Timestamp, string): string', (d: Date, p: string) =>
       formatDate(d, p),
     )

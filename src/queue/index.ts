@@ -25,6 +25,7 @@ export type {
   TenantQueueUsage,
 } from './contract.js';
 export { DEFAULT_RETRY_POLICY, retryDelayMs, wireOffset, checkQueueNames } from './contract.js';
+export { settlementOf, type Settlement } from './settlement.js';
 export {
   type Coordination,
   stateDirectoryCoordination,

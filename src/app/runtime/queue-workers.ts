@@ -4,7 +4,8 @@
  * library, the registry loader and the engine. Retry, dead-letter and drop decisions are taken
  * here by error class.
  */
-import { IntegrityError, StorageUnavailableError, HeldBackError, QueueQuotaError } from '../../common/errors.js';
+import { IntegrityError, QueueQuotaError } from '../../common/errors.js';
+import { failedDeliveryOutcome, REGISTRY_RETRY_MS } from './delivery-outcome.js';
 import { LogThrottle } from '../../common/log-throttle.js';
 import type { Logger } from '../../common/logger.js';
 import type { SettingName } from '../../common/settings.js';
@@ -28,8 +29,7 @@ import { QueuePool, type QueueWait, type WorkerStatus } from './queue-pool.js';
 import { QueueQuota } from './queue-quota.js';
 import { queueKey } from './worker-slots.js';
 
-/** Fixed retry interval when the registry cannot be read (never dead-letters). Milliseconds. */
-export const REGISTRY_RETRY_MS = 1000;
+export { REGISTRY_RETRY_MS } from './delivery-outcome.js';
 
 export interface QueueWorkersDeps {
   readonly store: QueueStore;
@@ -385,13 +385,7 @@ export class QueueWorkers {
       }
       return { kind: 'ack' };
     } catch (err) {
-      const detail = (err as { detail?: string }).detail ?? (err as Error)?.message ?? String(err);
-      if (err instanceof IntegrityError) return { kind: 'dead', error: detail };
-      if (err instanceof StorageUnavailableError)
-        return { kind: 'retry-fixed', delayMs: REGISTRY_RETRY_MS, error: detail };
-      // A duplicate held back while its first delivery is in flight (or a correlation open for its key) waits without spending an attempt.
-      if (err instanceof HeldBackError) return { kind: 'retry-fixed', delayMs: REGISTRY_RETRY_MS, error: detail };
-      return { kind: 'retry', error: detail, policy: loaded.ir.queue };
+      return failedDeliveryOutcome(err, loaded.ir.queue);
     }
   }
 

@@ -12,7 +12,14 @@ import { wireOffset } from '../../queue/index.js';
 import { errorAnswer } from './answer.js';
 import { readBody } from './body.js';
 import type { FlowRouteHandler } from './fast-path.js';
-import { checkSignature, correlationIdOf, mediaType, parseJsonBody, traceContextOf } from './inbound.js';
+import {
+  checkSignature,
+  correlationIdOf,
+  mediaType,
+  parseJsonBody,
+  traceContextOf,
+  type InboundRequest,
+} from './inbound.js';
 
 export interface EnqueueHandlerDeps {
   readonly secret: string | undefined;
@@ -25,14 +32,21 @@ export interface EnqueueHandlerDeps {
 
 const ACCEPTED_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'application/json' });
 
+/**
+ * What a submission's body becomes on the queue: XML flattened to JSON (child elements become
+ * keys, the root is dropped), anything else parsed as JSON. `svc test`'s queue examples use it too.
+ */
+export function enqueuedPayload(raw: InboundRequest, body: Buffer): unknown {
+  return mediaType(raw) === 'application/xml' ? xmlToJson(body.toString('utf8')) : parseJsonBody(body);
+}
+
 export function createEnqueueHandler(deps: EnqueueHandlerDeps): FlowRouteHandler {
   const throttle = new LogThrottle();
   return async (raw, tenant, name) => {
     try {
       const body = await readBody(raw, deps.queues.ceiling(tenant, name), deps.bodyTimeoutMs);
       checkSignature(deps.secret, body, raw);
-      // XML is flattened to JSON before storage (child elements become keys, the root is dropped).
-      const payload = mediaType(raw) === 'application/xml' ? xmlToJson(body.toString('utf8')) : parseJsonBody(body);
+      const payload = enqueuedPayload(raw, body);
       let offset: number;
       try {
         offset = wireOffset(

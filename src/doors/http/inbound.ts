@@ -82,20 +82,26 @@ export function authorizationOf(raw: IncomingMessage): string | string[] | undef
   return values ?? first;
 }
 
+/**
+ * What the request readers below look at: the headers, as Node parsed them and as they came. A
+ * node:http request is one; `svc test` builds one from an example.
+ */
+export type InboundRequest = Pick<IncomingMessage, 'headers' | 'rawHeaders'>;
+
 /** Under `--secret`, the raw body must carry a matching `X-Svc-Signature`. */
-export function checkSignature(secret: string | undefined, body: Buffer, req: IncomingMessage): void {
+export function checkSignature(secret: string | undefined, body: Buffer, req: InboundRequest): void {
   if (secret === undefined) return;
   const header = req.headers['x-svc-signature'];
   if (!signatureMatches(secret, body, typeof header === 'string' ? header : undefined)) throw signatureMismatch();
 }
 
 /** `X-Correlation-ID`, else `X-Request-ID`, else a fresh UUID v4. A repeated header counts once (its first value). */
-export function correlationIdOf(req: IncomingMessage): string {
+export function correlationIdOf(req: InboundRequest): string {
   return givenCorrelationId(req) || randomUUID();
 }
 
 /** The correlation id the caller sent, if any (no id is made up). */
-export function givenCorrelationId(req: IncomingMessage): string | undefined {
+export function givenCorrelationId(req: InboundRequest): string | undefined {
   // Node joins repeated unknown headers with ", " in `headers`, so the first value of each is read
   // from `rawHeaders` (not `headersDistinct`, which builds a map of every header per request).
   const raw = req.rawHeaders;
@@ -116,7 +122,7 @@ export function givenCorrelationId(req: IncomingMessage): string | undefined {
  * lookup on the hot path). Repeated headers arrive joined by commas: an invalid `traceparent`, and
  * the spec's way of combining `tracestate`. Validated by the executor's span.
  */
-export function traceContextOf(req: IncomingMessage): IncomingTraceContext | undefined {
+export function traceContextOf(req: InboundRequest): IncomingTraceContext | undefined {
   const traceparent = req.headers.traceparent;
   if (traceparent === undefined) return undefined;
   const tracestate = req.headers.tracestate;
@@ -138,7 +144,7 @@ export function parseJsonBody(body: Buffer): unknown {
 }
 
 /** The media type of a request, lowercased without parameters ('' when absent). */
-export function mediaType(req: IncomingMessage): string {
+export function mediaType(req: InboundRequest): string {
   const ct = req.headers['content-type'];
   return ct === undefined ? '' : ct.split(';', 1)[0]!.trim().toLowerCase();
 }

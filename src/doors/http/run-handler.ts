@@ -16,7 +16,14 @@ import { buildSoapAnswer, faultFromContext, type SoapAnswer } from '../soap/resp
 import { errorAnswer, type HttpAnswer } from './answer.js';
 import { readBody } from './body.js';
 import type { FlowRouteHandler } from './fast-path.js';
-import { checkSignature, correlationIdOf, mediaType, parseJsonBody, traceContextOf } from './inbound.js';
+import {
+  checkSignature,
+  correlationIdOf,
+  mediaType,
+  parseJsonBody,
+  traceContextOf,
+  type InboundRequest,
+} from './inbound.js';
 
 export interface RunHandlerDeps {
   secret: string | undefined;
@@ -30,14 +37,16 @@ const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, s
 
 /** The door's side of /run: each request becomes one RunCall, which the executor serves. */
 export function createRunHandler(deps: RunHandlerDeps): FlowRouteHandler {
-  return (raw, tenant, name, admitted) => deps.executor.serve(new RunCall(deps, raw, tenant, name, admitted));
+  return (raw, tenant, name, admitted) => deps.executor.serve(new HttpRunCall(deps, raw, tenant, name, admitted));
 }
 
 /**
  * One /run request as the executor sees it (DoorCall), and the run's meta: `door`, `headers` and
  * `soap` are known once the body is parsed. A class, so every request's object has one shape.
+ * What reads the body is the subclass's: a node:http request's stream here, an example's bytes in
+ * `svc test` (which answers through the same parsing and the same answers).
  */
-class RunCall implements DoorCall<Buffer, HttpAnswer> {
+export abstract class RunCall implements DoorCall<Buffer, HttpAnswer> {
   readonly correlationId: string;
   readonly traceContext: IncomingTraceContext | undefined;
   readonly recordsRejection = true;
@@ -50,7 +59,7 @@ class RunCall implements DoorCall<Buffer, HttpAnswer> {
 
   constructor(
     readonly deps: RunHandlerDeps,
-    readonly raw: IncomingMessage,
+    readonly raw: InboundRequest,
     readonly tenant: string,
     readonly flow: string,
     readonly admitted: LoadedFlow | undefined,
@@ -59,9 +68,8 @@ class RunCall implements DoorCall<Buffer, HttpAnswer> {
     this.traceContext = traceContextOf(raw);
   }
 
-  read(ceilingBytes: number): Promise<Buffer> {
-    return readBody(this.raw, ceilingBytes, this.deps.bodyTimeoutMs);
-  }
+  /** The body, refused (413) past `ceilingBytes`. */
+  abstract read(ceilingBytes: number): Buffer | Promise<Buffer>;
 
   input(flow: LoadedFlow, body: Buffer): unknown {
     const raw = this.raw;
@@ -95,6 +103,23 @@ class RunCall implements DoorCall<Buffer, HttpAnswer> {
   fail(err: unknown): HttpAnswer {
     const malformedSoap = err instanceof SvcError && err.code === 'SVC_ERR_SOAP_MALFORMED';
     return this.envelope === undefined && !malformedSoap ? errorAnswer(err) : soapErrorAnswer(this.envelope, err);
+  }
+}
+
+/** A /run request on a node:http connection: its body is read from the socket under the ceiling and the body timeout. */
+class HttpRunCall extends RunCall {
+  constructor(
+    deps: RunHandlerDeps,
+    readonly incoming: IncomingMessage,
+    tenant: string,
+    flow: string,
+    admitted: LoadedFlow | undefined,
+  ) {
+    super(deps, incoming, tenant, flow, admitted);
+  }
+
+  read(ceilingBytes: number): Promise<Buffer> {
+    return readBody(this.incoming, ceilingBytes, this.deps.bodyTimeoutMs);
   }
 }
 

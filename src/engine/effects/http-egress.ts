@@ -38,6 +38,11 @@ export interface HttpEgressDeps {
    * abandoned; a call that got no response (refused, timed out) has no status and says why in `error`.
    */
   readonly onExchange?: (record: EgressExchange) => void;
+  /**
+   * Where a step's calls go instead of a pooled agent: `svc test` answers them from an example's
+   * stubs (and the step's TLS files are not read). @default the pool's agent for the step
+   */
+  readonly dispatcherFor?: (step: StepIR) => Dispatcher;
 }
 
 export interface EgressExchange {
@@ -192,11 +197,13 @@ export function createHttpEgress(deps: HttpEgressDeps = {}): HttpEgressHandler {
 
     let agent: Dispatcher;
     try {
-      agent = await agents.agentFor(connectTimeoutMs, {
-        keyPath: http.tlsClientKey,
-        certPath: http.tlsClientCert,
-        caPath: http.tlsCaCert,
-      });
+      agent =
+        deps.dispatcherFor?.(step) ??
+        (await agents.agentFor(connectTimeoutMs, {
+          keyPath: http.tlsClientKey,
+          certPath: http.tlsClientCert,
+          caPath: http.tlsCaCert,
+        }));
     } catch (err) {
       if (err instanceof TlsMaterialError) throw new StepConfigError(name, `step '${name}': ${err.message}`);
       throw err;

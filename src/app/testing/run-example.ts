@@ -1,0 +1,277 @@
+/**
+ * Runs one example: the flow's compiled IR through the one executor every door uses (validation,
+ * templates, CEL, constructs, composition, fault handler, limits), with the example's input, its
+ * stubs for every call out, its `now()`, its config and secrets, and nothing else: no server, no
+ * state directory, no network, no process environment. A queue example is delivered again after
+ * each failure, under the flow's own `queue_*` policy and the queue's own settlement, on a virtual
+ * clock, until it is acknowledged or dead-lettered.
+ */
+import { failureDetail, SvcError, ValidationRejectedError } from '../../common/errors.js';
+import { Settings, type SettingName } from '../../common/settings.js';
+import {
+  encodeOutput,
+  envName,
+  ExecutionLimiter,
+  type ExecutionProbe,
+  type FlowResult,
+  type LoadedFlow,
+} from '../../engine/index.js';
+import { numberedUuids, withAmbient } from '../../expr/ambient.js';
+import { settlementOf, type QueueMessage } from '../../queue/index.js';
+import { failedDeliveryOutcome } from '../runtime/delivery-outcome.js';
+import { httpEgressEffect } from '../runtime/effects.js';
+import { FlowExecutor } from '../runtime/flow-executor.js';
+import { queuePublishEffect } from '../runtime/queue-publish.js';
+import type { ExampleOutcome, ExampleSpec } from './example-spec.js';
+import { StubbedCalls, type RecordedCall } from './stub-calls.js';
+
+/** A request as the HTTP door reads it: header names lowercase, the body as sent. */
+export interface ExampleRequest {
+  readonly headers: Record<string, string>;
+  readonly body: Buffer;
+}
+
+/** An answer as the HTTP door writes it. */
+export interface DoorAnswer {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body?: string | Buffer;
+}
+
+/**
+ * The HTTP door's own translation, handed in by the composition (app/ imports no door): /run's
+ * parsing and answers (JSON, XML, SOAP in and out, error bodies, SOAP Faults), and what /enqueue
+ * stores of a body.
+ */
+export interface ExampleDoors {
+  serveRun(
+    executor: FlowExecutor,
+    flow: LoadedFlow,
+    request: ExampleRequest,
+  ): Promise<{ answer: DoorAnswer; result?: FlowResult; error?: unknown }>;
+  enqueuedPayload(request: ExampleRequest): unknown;
+}
+
+/** What an example did. */
+export interface ExampleRun {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  /** JSON as a value, XML and text as text, null when empty. */
+  readonly body: unknown;
+  readonly bodyKind: 'json' | 'xml' | 'text' | 'empty';
+  readonly outcome: ExampleOutcome;
+  readonly faultStep?: string;
+  readonly rule?: string;
+  /** The failure's cause (handled, answered or dead-lettered). */
+  readonly error?: string;
+  /** Steps of the example's flow in the order they ran; a called flow's as `flow:step`. */
+  readonly steps: string[];
+  readonly published: Record<string, unknown[]>;
+  readonly calls: RecordedCall[];
+  /** A call out no stub answers (the example fails on it). */
+  readonly missingStub?: string;
+  /** Queue: delivery attempts, and the delays between them (virtual). */
+  readonly attempts?: number;
+  readonly retryDelaysMs?: number[];
+}
+
+export interface ExampleContext {
+  /** Every flow of the run, for call_flow, split and fork: `tenant/flow` -> the flow. */
+  readonly flows: ReadonlyMap<string, LoadedFlow>;
+  readonly doors: ExampleDoors;
+  /** Variables every example starts from (`--env`), below its own. @default none */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Told of every point reached (coverage). */
+  readonly probe?: ExecutionProbe;
+}
+
+/** The most deliveries a queue example makes (a policy of more attempts is cut here, and says so). */
+const MAX_DELIVERIES = 1000;
+
+export async function runExample(flow: LoadedFlow, spec: ExampleSpec, context: ExampleContext): Promise<ExampleRun> {
+  const stubs = new StubbedCalls(spec.stubs);
+  const published: Record<string, unknown[]> = {};
+  const steps: string[] = [];
+  const probe: ExecutionProbe = (ir, step, point) => {
+    if (point === 'entered') steps.push(ir === flow.ir ? step : `${ir.flow}:${step}`);
+    context.probe?.(ir, step, point);
+  };
+  const env = exampleEnv(spec, context.env);
+  const setting = (name: SettingName): number => Settings[name].defaultValue();
+  const egress = httpEgressEffect(setting, { env, dispatcherFor: stubs.dispatcherFor });
+  const loadFlow = (tenant: string, name: string) => context.flows.get(`${tenant}/${name}`);
+  const executor = new FlowExecutor({
+    loadFlow,
+    setting,
+    limiter: new ExecutionLimiter(Number.MAX_SAFE_INTEGER),
+    // An example writes no log row: what it did is its result.
+    events: { emit: () => undefined },
+    traceEnabled: () => false,
+    maxDurationSecs: setting('flow_max_duration_secs'),
+    engine: {
+      effects: {
+        http_egress: egress.handler,
+        queue_publish: queuePublishEffect({
+          publish: async (_tenant, target, payload) => {
+            (published[target] ??= []).push(payload);
+            return { storage: 'row', id: 0 };
+          },
+        }),
+      },
+      loadFlow,
+      env,
+      probe,
+    },
+  });
+  const correlationId = spec.correlationId ?? spec.headers['x-correlation-id'] ?? 'example';
+  const request: ExampleRequest = requestOf(spec, correlationId);
+  const ambient = { nowMs: () => spec.nowMs, uuid: numberedUuids() };
+  try {
+    const done = await withAmbient(ambient, async () => {
+      if (spec.door === 'run') return runDoor(executor, flow, request, context.doors);
+      if (spec.door === 'cron') return settle(executor.run(flow, null, { door: 'cron', correlationId, headers: {} }));
+      return deliver(executor, flow, context.doors.enqueuedPayload(request), correlationId, spec.nowMs, ambient);
+    });
+    return { ...done, steps, published, calls: stubs.calls, missingStub: stubs.missing };
+  } finally {
+    await Promise.all([egress.close(), stubs.close()]);
+  }
+}
+
+type Done = Omit<ExampleRun, 'steps' | 'published' | 'calls' | 'missingStub'>;
+
+/** The example's variables: `--env`, its own `env:`, then its config and secrets by their variable names. */
+function exampleEnv(spec: ExampleSpec, base: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...base, ...spec.env };
+  for (const [k, v] of Object.entries(spec.config)) env[envName('SVC_CONFIG_', k)] = v;
+  for (const [k, v] of Object.entries(spec.secrets)) env[envName('SVC_SECRET_', k)] = v;
+  return env;
+}
+
+function requestOf(spec: ExampleSpec, correlationId: string): ExampleRequest {
+  const text = typeof spec.input === 'string';
+  const body =
+    spec.input === null ? Buffer.alloc(0) : Buffer.from(text ? (spec.input as string) : JSON.stringify(spec.input));
+  const headers: Record<string, string> = { 'x-correlation-id': correlationId, ...spec.headers };
+  const contentType = spec.contentType ?? headers['content-type'];
+  headers['content-type'] =
+    contentType ??
+    (text ? (/^\s*</.test(spec.input as string) ? 'application/xml' : 'text/plain') : 'application/json');
+  return { headers, body };
+}
+
+async function runDoor(
+  executor: FlowExecutor,
+  flow: LoadedFlow,
+  request: ExampleRequest,
+  doors: ExampleDoors,
+): Promise<Done> {
+  const { answer, result, error } = await doors.serveRun(executor, flow, request);
+  return {
+    status: answer.status,
+    headers: answer.headers,
+    ...decoded(answer.headers['content-type'], answer.body),
+    ...(result !== undefined ? answered(result) : failed(error)),
+  };
+}
+
+async function settle(running: Promise<FlowResult>): Promise<Done> {
+  try {
+    const result = await running;
+    const encoded = encodeOutput(result.output);
+    const headers =
+      encoded.contentType === undefined ? result.headers : { ...result.headers, 'content-type': encoded.contentType };
+    return { status: result.status, headers, ...decoded(encoded.contentType, encoded.body), ...answered(result) };
+  } catch (err) {
+    const status = err instanceof SvcError ? err.status : 500;
+    return { status, headers: {}, body: null, bodyKind: 'empty', ...failed(err) };
+  }
+}
+
+/** A queued message's deliveries until one is acknowledged or it is dead-lettered, on a virtual clock. */
+async function deliver(
+  executor: FlowExecutor,
+  flow: LoadedFlow,
+  payload: unknown,
+  correlationId: string,
+  startMs: number,
+  ambient: { nowMs: () => number },
+): Promise<Done> {
+  let nowMs = startMs;
+  ambient.nowMs = () => nowMs;
+  const delays: number[] = [];
+  let attempt = 1;
+  for (;;) {
+    try {
+      const result = await executor.run(flow, payload, { door: 'queue', correlationId, headers: {} });
+      const done = await settle(Promise.resolve(result));
+      return { ...done, attempts: attempt, retryDelaysMs: delays };
+    } catch (err) {
+      const message = {
+        id: 1,
+        correlationId,
+        enqueuedAt: new Date(startMs).toISOString(),
+        attempt,
+        payload,
+        isRetry: attempt > 1,
+      };
+      const settlement = settlementOf(message satisfies QueueMessage, failedDeliveryOutcome(err, flow.ir.queue), nowMs);
+      if (settlement.kind === 'retry' && attempt < MAX_DELIVERIES) {
+        delays.push(settlement.delayMs);
+        nowMs = settlement.dueMs;
+        attempt = settlement.attempts + 1;
+        continue;
+      }
+      const status = err instanceof SvcError ? err.status : 500;
+      const why = failed(err);
+      return {
+        status,
+        headers: {},
+        body: null,
+        bodyKind: 'empty',
+        ...why,
+        outcome: 'dead_lettered',
+        attempts: attempt,
+        retryDelaysMs: delays,
+      };
+    }
+  }
+}
+
+function answered(result: FlowResult): Pick<ExampleRun, 'outcome' | 'faultStep' | 'rule' | 'error'> {
+  if (result.filtered) return { outcome: 'filtered' };
+  if (!result.faultHandled) return { outcome: 'completed' };
+  return { outcome: 'fault_handled', ...causeOf(result.handledError) };
+}
+
+function failed(err: unknown): Pick<ExampleRun, 'outcome' | 'faultStep' | 'rule' | 'error'> {
+  return { outcome: err instanceof ValidationRejectedError ? 'refused' : 'failed', ...causeOf(err) };
+}
+
+function causeOf(err: unknown): Pick<ExampleRun, 'faultStep' | 'rule' | 'error'> {
+  if (err === undefined) return {};
+  const step = (err as { step?: unknown }).step;
+  return {
+    faultStep: typeof step === 'string' ? step : undefined,
+    rule: err instanceof ValidationRejectedError ? err.message : undefined,
+    error: err instanceof SvcError ? failureDetail(err) : err instanceof Error ? err.message : String(err),
+  };
+}
+
+/** An answer's body as an example compares it: JSON parsed, XML and text as text. */
+function decoded(
+  contentType: string | undefined,
+  body: string | Buffer | undefined,
+): Pick<ExampleRun, 'body' | 'bodyKind'> {
+  if (body === undefined || body.length === 0) return { body: null, bodyKind: 'empty' };
+  const text = typeof body === 'string' ? body : body.toString('utf8');
+  const type = (contentType ?? '').toLowerCase();
+  if (type.includes('json')) {
+    try {
+      return { body: JSON.parse(text) as unknown, bodyKind: 'json' };
+    } catch {
+      return { body: text, bodyKind: 'text' };
+    }
+  }
+  return { body: text, bodyKind: type.includes('xml') ? 'xml' : 'text' };
+}
