@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { XmlValue } from '../common/xml-value.js';
+import { parseXmlValue } from '../common/xml.js';
+import { numberedUuids, withAmbient } from './ambient.js';
 import { checkExpr, checkExprSyntax, compileExpr, ExprEvalError, ExprSyntaxError, toPlain } from './cel.js';
 
 const run = (src: string, ctx: Record<string, unknown> = {}): unknown => compileExpr(src)(ctx);
@@ -206,4 +208,29 @@ test('an evaluation error never carries a value of the data, only what the expre
       },
     );
   }
+});
+
+test('fields() reads a field of a JSON map and of an XML value alike; a missing one fails naming it', () => {
+  const xml = parseXmlValue('<GetQuote xmlns="urn:q"><symbol>ACME</symbol><qty>3</qty></GetQuote>');
+  assert.equal(run('fields(ctx.input).symbol', { input: xml }), 'ACME');
+  assert.equal(run('fields(ctx.input).symbol', { input: { symbol: 'X' } }), 'X');
+  assert.equal(run("'qty' in fields(ctx.input)", { input: xml }), true);
+  assert.throws(() => run('fields(ctx.input).price', { input: xml }), /No such key: price/);
+  assert.equal(run("'symbol' in fields(ctx.input)", { input: parseXmlValue('<Empty/>') }), false);
+});
+
+test('now() and uuid() read the ambient source: an example fixes them, and the wall clock is back after it', async () => {
+  const fixed = Date.parse('2026-05-01T12:00:00Z');
+  const seen = await withAmbient({ nowMs: () => fixed, uuid: numberedUuids() }, async () => [
+    run('now()'),
+    run('uuid()'),
+    run('uuid()'),
+  ]);
+  assert.deepEqual(seen, [
+    '2026-05-01T12:00:00.000Z',
+    '00000000-0000-4000-8000-000000000001',
+    '00000000-0000-4000-8000-000000000002',
+  ]);
+  assert.notEqual(run('now()'), '2026-05-01T12:00:00.000Z');
+  assert.notEqual(run('uuid()'), '00000000-0000-4000-8000-000000000001');
 });

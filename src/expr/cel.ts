@@ -2,6 +2,7 @@
 import { Environment, ParseError, TypeError as CelTypeError } from '@marcbachmann/cel-js';
 import { ambientNowMs, ambientUuid } from './ambient.js';
 import { XmlValue } from '../common/xml-value.js';
+import { xmlToJson } from '../common/xml.js';
 import { formatDate } from './date-format.js';
 import { toPlain } from './to-plain.js';
 
@@ -39,11 +40,19 @@ export class ExprEvalError extends Error {
 export const EXPR_FUNCTIONS: Readonly<Record<string, string>> = Object.freeze({
   'now()': 'the current instant as an ISO 8601 UTC string with milliseconds, e.g. "2024-05-01T12:00:00.000Z"',
   'uuid()': 'a random UUID v4 string',
+  'fields(value)':
+    'the fields of a message as a map: a map as it is, an XML value (a SOAP Body, an XML input) as its JSON form with child elements as keys, so fields(ctx.input).symbol reads either',
   'date_format(value, pattern)':
     'formats a timestamp or an ISO 8601 string in UTC; tokens YYYY YY MM M DD D HH H mm m ss s SSS Z, text in [brackets] is literal',
 });
 
 const env = buildEnvironment();
+
+/** An XML value's JSON form (child elements as keys, the root dropped), a map even when the element is empty or text. */
+function fieldsOfXml(x: XmlValue): unknown {
+  const json = xmlToJson(x.xml);
+  return typeof json === 'object' && json !== null && !Array.isArray(json) ? json : {};
+}
 
 function buildEnvironment(): Environment {
   const e = new Environment({ homogeneousAggregateLiterals: false })
@@ -51,6 +60,8 @@ function buildEnvironment(): Environment {
     .registerVariable('ctx', 'map')
     .registerFunction('now(): string', () => new Date(ambientNowMs()).toISOString())
     .registerFunction('uuid(): string', () => ambientUuid())
+    .registerFunction('fields(XmlValue): map', (x: XmlValue) => fieldsOfXml(x))
+    .registerFunction('fields(map): map', (m: unknown) => m)
     .registerFunction('date_format(google.protobuf.Timestamp, string): string', (d: Date, p: string) =>
       formatDate(d, p),
     )
