@@ -25,9 +25,12 @@ import { FolderWatcher } from './dev-watch.js';
 import { addStoreOptions, type StoreFlags, tenantOption } from './options.js';
 import { registryLocation, withStore } from './stores.js';
 import { out } from './table.js';
+import { testFiles } from './test.js';
+import { resultText, summaryText } from './test-report.js';
 
 const FLOW_SUFFIX = '.flow.md';
 const LIB_SUFFIX = '.lib.md';
+const SUITE_SUFFIX = '.test.md';
 
 export function registerDev(program: Command): void {
   const command = program
@@ -99,10 +102,23 @@ async function watchAndDeploy(dir: string, opts: DevOptions, stores: DevDeployDe
   // One deploy at a time, in the order the saves were seen: two deploys of one new tenant's flows
   // must not both find it unregistered.
   let deploys = Promise.resolve();
+  // The folder's examples run once after each burst of deploys (a save, or the whole folder).
+  let examplesQueued = false;
+  const testAfter = () => {
+    if (examplesQueued) return;
+    examplesQueued = true;
+    deploys = deploys
+      .then(() => {
+        examplesQueued = false;
+        return runExamples(dir, opts);
+      })
+      .catch((err: unknown) => stop(err instanceof Error ? err : new Error(String(err))));
+  };
   const deployOne = (name: string) => {
     deploys = deploys
       .then(() => report(join(dir, name), opts, stores))
       .catch((err: unknown) => stop(err instanceof Error ? err : new Error(String(err))));
+    testAfter();
   };
   const deployAll = () => {
     for (const name of flowFiles(dir)) deployOne(name);
@@ -114,6 +130,10 @@ async function watchAndDeploy(dir: string, opts: DevOptions, stores: DevDeployDe
     // Watching starts before the first pass, so a save made during it is not missed.
     watchers.push(
       new FolderWatcher({ dir, suffix: FLOW_SUFFIX, onChange: deployOne, onUnknown: deployAll, onError: stop }),
+    );
+    // A suite's save reruns the examples; nothing is deployed for it.
+    watchers.push(
+      new FolderWatcher({ dir, suffix: SUITE_SUFFIX, onChange: testAfter, onUnknown: testAfter, onError: stop }),
     );
     if (opts.libs !== undefined)
       watchers.push(
@@ -138,6 +158,30 @@ async function watchAndDeploy(dir: string, opts: DevOptions, stores: DevDeployDe
     for (const w of watchers) w.close();
     await deploys;
   }
+}
+
+/**
+ * The folder's examples (its own flow files and their suites), as `svc test` runs them: each
+ * failure with its differences, then one result line. A folder without examples prints nothing.
+ */
+async function runExamples(dir: string, opts: DevOptions): Promise<void> {
+  const files = flowFiles(dir).map((n) => join(dir, n));
+  if (files.length === 0) return;
+  const failures: string[] = [];
+  // A file that does not compile was reported by its deploy already.
+  const report = await testFiles(
+    files,
+    { libs: opts.libs },
+    () => undefined,
+    (r) => {
+      if (r.verdict === 'failed') failures.push(resultText(r));
+    },
+    () => undefined,
+  );
+  if (report.results.length === 0 && report.compileErrors.length === 0) return;
+  for (const f of failures) out(f);
+  const unrun = report.compileErrors.length > 0 ? ` (${report.compileErrors.length} file error(s): not run)` : '';
+  out(`examples: ${summaryText(report)}${unrun}`);
 }
 
 /** Every `*.flow.md` of the folder, sorted, hidden names left out (as the watcher does). */

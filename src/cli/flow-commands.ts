@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import {
   DeployRefusedError,
   deployFlows,
+  listFlowFiles,
   type DeployOptions,
   type DeployRefusal,
   type DeployResult,
@@ -20,6 +21,7 @@ import {
 import { addStoreOptions, type StoreFlags } from './options.js';
 import { registryLocation, withStore } from './stores.js';
 import { formatTable, out } from './table.js';
+import { testFiles } from './test.js';
 
 const libsOption = () => new Option('--libs <dir>', 'directory of *.lib.md step libraries for "use: <library>/<step>"');
 
@@ -60,7 +62,13 @@ export function registerFlowCommands(program: Command): void {
         'print one JSON object {db, deployed: [{file, tenant, flow, version, hash, warnings}]}; when refused {deployed: [], refused: [{file, message, code | diagnostics}]} and exit 1',
       ),
     )
-    .action((paths: string[], flags: { version: string; libs?: string; json?: boolean } & StoreFlags) =>
+    .addOption(
+      new Option(
+        '--test',
+        'run the examples of the files deployed first (svc test, in this process) and publish nothing unless every one passes',
+      ),
+    )
+    .action((paths: string[], flags: { version: string; libs?: string; json?: boolean; test?: boolean } & StoreFlags) =>
       deploy({ paths, ...flags }),
     );
   addStoreOptions(deployCommand);
@@ -122,9 +130,12 @@ export function compile(opts: SourceOptions & { out?: string; pretty?: boolean }
 
 export interface DeployCommandOptions extends DeployOptions, StoreFlags {
   json?: boolean;
+  /** Run the examples of the files deployed first; publish nothing unless every one passes. */
+  test?: boolean;
 }
 
 export async function deploy(opts: DeployCommandOptions): Promise<void> {
+  if (opts.test) await examplesPass(opts);
   let r: DeployResult;
   try {
     // Opened read-only: a missing SQLite registry reads as empty and is not created (a deploy to it
@@ -156,6 +167,26 @@ export async function deploy(opts: DeployCommandOptions): Promise<void> {
     );
     out(`deployed ${r.deployed.length} flow${r.deployed.length === 1 ? '' : 's'} to ${r.db}`);
   }
+}
+
+/**
+ * `deploy --test`: the examples of exactly the files a deploy would publish (a directory's own
+ * `*.flow.md`, with their `.test.md` suites), printed as `svc test` prints them (on stderr under
+ * `--json`, whose stdout is the deploy's one object). Any failure, or a file that does not
+ * compile, refuses the deploy before the registry is opened.
+ */
+async function examplesPass(opts: DeployCommandOptions): Promise<void> {
+  const { files } = listFlowFiles(opts.paths);
+  const print = opts.json ? (line: string) => process.stderr.write(`${line}\n`) : (line: string) => out(line);
+  const report = await testFiles(files, { libs: opts.libs }, print);
+  const failing = report.failed + report.compileErrors.length;
+  if (report.results.length === 0 && report.compileErrors.length === 0)
+    throw new ExitError(1, 'refused: --test found no example in the files deployed; nothing was published');
+  if (failing > 0)
+    throw new ExitError(
+      1,
+      `refused: ${report.failed} example(s) failed${report.compileErrors.length > 0 ? `, ${report.compileErrors.length} compile error(s)` : ''}; nothing was published`,
+    );
 }
 
 /** `file: reason`; a file with errors gets `file: N errors` and then each error as the one-file deploy prints it. */

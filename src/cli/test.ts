@@ -6,7 +6,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { runSuite, TestPathError, type SuiteReport } from '../app/testing/suite.js';
+import { runSuite, TestPathError, type ExampleResult, type SuiteReport } from '../app/testing/suite.js';
 import { ExitError } from '../common/errors.js';
 import { EXAMPLE_DOORS } from '../serve/example-doors.js';
 import { coverageText, junitXml, resultJson, resultText, summaryText } from './test-report.js';
@@ -59,6 +59,8 @@ export async function testFiles(
   paths: readonly string[],
   opts: Omit<TestOptions, 'junit'>,
   print: (line: string) => void,
+  onResult: (r: ExampleResult) => void = (r) => print(opts.json ? resultJson(r) : resultText(r)),
+  fileError: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
 ): Promise<SuiteReport> {
   let report: SuiteReport;
   try {
@@ -68,13 +70,13 @@ export async function testFiles(
       filter: opts.filter,
       env: opts.env === undefined ? undefined : readEnvFile(opts.env),
       doors: EXAMPLE_DOORS,
-      onResult: (r) => print(opts.json ? resultJson(r) : resultText(r)),
+      onResult,
     });
   } catch (err) {
     if (err instanceof TestPathError) throw new ExitError(1, `error: ${err.message}`);
     throw err;
   }
-  for (const e of report.compileErrors) process.stderr.write(`${e.file}:${e.line}: ${e.step}: ${e.message}\n`);
+  for (const e of report.compileErrors) fileError(`${e.file}:${e.line}: ${e.step}: ${e.message}`);
   if (opts.json) {
     if (opts.coverage) for (const c of report.coverage) print(JSON.stringify({ coverage: c }));
     print(
