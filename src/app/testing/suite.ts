@@ -120,23 +120,24 @@ export async function runSuite(opts: SuiteOptions): Promise<SuiteReport> {
     const flowName = flow === undefined ? basename(target, FLOW_SUFFIX) : keyOf(flow);
     const wanted = (name: string) =>
       filter === undefined || [name, flowName, source].some((t) => t.toLowerCase().includes(filter));
-    for (const p of problems) if (wanted(p.example)) report(problemResult(p, flowName));
-    if (examples.length === 0) continue;
-    if (flow === undefined) {
-      // The flow did not compile (its errors exit 2), or the suite has no flow file beside it.
-      if (!byFile.has(target))
-        compileErrors.push({
-          message: `no ${basename(target)} beside this suite: a ${SUITE_SUFFIX} file tests the ${FLOW_SUFFIX} file of the same name`,
-          file: source,
-          line: 1,
-          step: 'suite',
-        });
-      continue;
-    }
-    for (const example of examples) {
-      if (!wanted(example.name)) continue;
+    if (examples.length > 0 && flow === undefined && !byFile.has(target))
+      // A suite without its flow file (a flow that does not compile has its own errors).
+      compileErrors.push({
+        message: `no ${basename(target)} beside this suite: a ${SUITE_SUFFIX} file tests the ${FLOW_SUFFIX} file of the same name`,
+        file: source,
+        line: 1,
+        step: 'suite',
+      });
+    // Results in file order: an example that does not read where it stands among those that run.
+    const items = [...examples, ...problems].sort((a, b) => a.line - b.line);
+    for (const item of items) {
+      if ('message' in item) {
+        if (wanted(item.example)) report(problemResult(item, flowName));
+        continue;
+      }
+      if (flow === undefined || !wanted(item.name)) continue;
       examplesOf.set(keyOf(flow), (examplesOf.get(keyOf(flow)) ?? 0) + 1);
-      report(await runOne(example, flow, flows, opts, probe));
+      report(await runOne(item, flow, flows, opts, probe));
     }
   }
 
