@@ -106,6 +106,7 @@ expect:
     `door: enqueue\ninput: {id: A1}\nstubs:\n  price: [timeout, {status: 503}, {status: 200, body: {amount: 3}}]\nexpect:\n  outcome: completed\n  attempts: 3\n  published: {ship: [{price: 3}]}`,
   ],
   ['fail: a call out without a stub', `input: {id: A1}\nexpect:\n  status: 201`],
+  ['fail: a stub for no step', `input: {id: A1}\n${PRICED}\n  prcie: refused\nexpect:\n  status: 201`],
   ['fail: a mistyped key', `input: {id: A1}\n${PRICED}\nexpect:\n  stauts: 201`],
   ['pass: skipped', `skip: not today\nexpect:\n  status: 200`],
 ];

@@ -12,7 +12,13 @@ export function resultText(r: ExampleResult): string {
     lines.push(`      at ${r.file}:${r.line}`);
     if (r.note !== undefined) lines.push(`      ${r.note}`);
     for (const m of r.mismatches)
-      lines.push(m.what === 'stub' ? `      ${m.actual}` : `      ${m.what}: expected ${m.expected}, got ${m.actual}`);
+      lines.push(
+        m.what === 'stub'
+          ? `      ${m.actual}`
+          : m.what.startsWith('stubs.')
+            ? `      ${m.what}: ${m.actual}`
+            : `      ${m.what}: expected ${m.expected}, got ${m.actual}`,
+      );
     if (r.run !== undefined) lines.push(`      ${runStory(r)}`);
   }
   return lines.join('\n');

@@ -93,6 +93,38 @@ const flattener = new XMLParser({
   attributeValueProcessor: (_name, value) => decodeXmlText(value),
 });
 
+// The same rules, but every name as written (prefix included) and namespace declarations kept.
+const exact = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: JSON_ATTRIBUTE_PREFIX,
+  textNodeName: JSON_TEXT_KEY,
+  removeNSPrefix: false,
+  parseTagValue: false,
+  parseAttributeValue: false,
+  trimValues: true,
+  processEntities: false,
+  ignoreDeclaration: true,
+  ignorePiTags: true,
+  maxNestedTags: DEFAULT_XML_MAX_DEPTH + 1,
+  tagValueProcessor: (_name, value) => decodeXmlText(value),
+  attributeValueProcessor: (_name, value) => decodeXmlText(value),
+});
+
+/**
+ * A document as a JSON tree that keeps everything but layout: the root element, names with their
+ * prefixes, attributes with namespace declarations, text (whitespace between elements, comments,
+ * the declaration and the quoting of attributes do not count). Two documents that mean the same
+ * markup give equal trees (`svc test` compares XML answers so).
+ */
+export function xmlToExactJson(text: string, opts: SafeXmlOptions = {}): unknown {
+  checkXml(text, { ...opts, recordDepth: 0 });
+  try {
+    return exact.parse(text) as unknown;
+  } catch (err) {
+    throw new XmlError(`XML cannot be converted to JSON: ${(err as Error).message}`, err);
+  }
+}
+
 /**
  * Flattens XML to JSON for /enqueue. Rules: the root tag is dropped (its content is the result);
  * child elements become object keys by local name; a repeated child becomes an array in document

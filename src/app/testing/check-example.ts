@@ -3,7 +3,7 @@
  * naming where (a status, a header, a path in the body, a queue's message, a step's call) with the
  * expected and the actual value. Empty: the example passes.
  */
-import { xmlToJson } from '../../common/xml.js';
+import { xmlToExactJson, xmlToJson } from '../../common/xml.js';
 import type { ExpectedCall, Expectations } from './example-spec.js';
 import type { ExampleRun } from './run-example.js';
 import { differences, MISSING, parsePath, shown, valueAt } from './value-paths.js';
@@ -19,6 +19,12 @@ export function checkExample(expect: Expectations, run: ExampleRun): Mismatch[] 
   const out: Mismatch[] = [];
   const add = (what: string, expected: unknown, actual: unknown) =>
     out.push({ what, expected: shown(expected), actual: shown(actual) });
+  for (const step of run.strayStubs)
+    out.push({
+      what: `stubs.${step}`,
+      expected: 'a step that calls out',
+      actual: 'no step of the flow (or a flow it runs) calls out under that name',
+    });
   if (run.missingStub !== undefined) {
     out.push({ what: 'stub', expected: 'a stub for every call out', actual: run.missingStub });
     return out;
@@ -90,9 +96,9 @@ type Add = (what: string, expected: unknown, actual: unknown) => void;
 
 function checkBody(expected: unknown, run: ExampleRun, add: Add): void {
   if (run.bodyKind === 'xml' && typeof expected === 'string') {
-    // XML is compared as its elements and text: whitespace between elements, quoting and the declaration do not count.
-    const want = xmlOrText(expected);
-    for (const d of differences(want, xmlOrText(run.body as string)))
+    // XML is compared as its markup (root, prefixes, namespaces, attributes, text): layout does not count.
+    const want = exactXmlOrText(expected);
+    for (const d of differences(want, exactXmlOrText(run.body as string)))
       add(`body${d.path.slice(1)}`, d.expected, d.actual);
     return;
   }
@@ -112,9 +118,9 @@ function checkCall(what: string, want: ExpectedCall, got: ExampleRun['calls'][nu
   if (want.body !== undefined) {
     const body =
       typeof want.body === 'string' && typeof got.body === 'string' && /^\s*</.test(got.body)
-        ? xmlOrText(got.body)
+        ? exactXmlOrText(got.body)
         : got.body;
-    const expected = typeof want.body === 'string' && /^\s*</.test(want.body) ? xmlOrText(want.body) : want.body;
+    const expected = typeof want.body === 'string' && /^\s*</.test(want.body) ? exactXmlOrText(want.body) : want.body;
     for (const d of differences(expected, body))
       add(`${what}.body${d.path === '$' ? '' : d.path.slice(1)}`, d.expected, d.actual);
   }
@@ -125,6 +131,16 @@ function structured(run: ExampleRun): unknown {
   return run.bodyKind === 'xml' ? xmlOrText(run.body as string) : run.body;
 }
 
+/** XML as its exact markup tree (root, prefixes, namespaces kept), or the trimmed text when it is not XML. */
+function exactXmlOrText(text: string): unknown {
+  try {
+    return xmlToExactJson(text);
+  } catch {
+    return text.trim();
+  }
+}
+
+/** XML in the JSON form paths read (elements as keys, the root dropped), or the trimmed text. */
 function xmlOrText(text: string): unknown {
   try {
     return xmlToJson(text);

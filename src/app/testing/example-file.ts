@@ -130,7 +130,7 @@ function closes(line: string, marker: string): boolean {
 
 function readSpec(fence: Fence): { spec?: ExampleSpec; problems: SpecProblem[] } {
   const counter = new LineCounter();
-  const doc = parseDocument(fence.text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true });
+  const doc = parseDocument(fence.text, { lineCounter: counter, uniqueKeys: true });
   const firstLine = fence.line + 1;
   if (doc.errors.length > 0) {
     const e = doc.errors[0]!;

@@ -70,6 +70,8 @@ export interface ExampleRun {
   readonly calls: RecordedCall[];
   /** A call out no stub answers (the example fails on it). */
   readonly missingStub?: string;
+  /** Stubs named for no step that calls out, in this flow or a flow it runs (a typo, most likely). */
+  readonly strayStubs: string[];
   /** Queue: delivery attempts, and the delays between them (virtual). */
   readonly attempts?: number;
   readonly retryDelaysMs?: number[];
@@ -132,13 +134,23 @@ export async function runExample(flow: LoadedFlow, spec: ExampleSpec, context: E
       if (spec.door === 'cron') return settle(executor.run(flow, null, { door: 'cron', correlationId, headers: {} }));
       return deliver(executor, flow, context.doors.enqueuedPayload(request), correlationId, spec.nowMs, ambient);
     });
-    return { ...done, steps, published, calls: stubs.calls, missingStub: stubs.missing };
+    const strayStubs = stubs.unusedStubs(callingSteps(context.flows));
+    return { ...done, steps, published, calls: stubs.calls, missingStub: stubs.missing, strayStubs };
   } finally {
     await Promise.all([egress.close(), stubs.close()]);
   }
 }
 
-type Done = Omit<ExampleRun, 'steps' | 'published' | 'calls' | 'missingStub'>;
+type Done = Omit<ExampleRun, 'steps' | 'published' | 'calls' | 'missingStub' | 'strayStubs'>;
+
+/** The names of the steps that call out (http_egress), in every flow an example may run, fault sections included. */
+function callingSteps(flows: ReadonlyMap<string, LoadedFlow>): Set<string> {
+  const names = new Set<string>();
+  for (const { ir } of flows.values())
+    for (const step of [...ir.steps, ...(ir.fault?.steps ?? [])])
+      if (step.effects.includes('http_egress')) names.add(step.name);
+  return names;
+}
 
 /** The example's variables: `--env`, its own `env:`, then its config and secrets by their variable names. */
 function exampleEnv(spec: ExampleSpec, base: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv {
