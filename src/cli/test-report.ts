@@ -15,7 +15,7 @@ export function resultText(r: ExampleResult): string {
       lines.push(
         m.what === 'stub'
           ? `      ${m.actual}`
-          : m.what.startsWith('stubs.')
+          : m.what.startsWith('stubs.') || m.what.startsWith('masked.')
             ? `      ${m.what}: ${m.actual}`
             : `      ${m.what}: expected ${m.expected}, got ${m.actual}`,
       );

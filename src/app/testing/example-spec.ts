@@ -71,6 +71,8 @@ export interface ExampleSpec {
   readonly expect: Expectations;
   /** Skipped, with the reason given (true: none). */
   readonly skip: string | undefined;
+  /** Places a recording left masked (recorded-example.ts): the example fails until they are filled in and this is removed. */
+  readonly masked: readonly string[];
 }
 
 /** A problem with the spec, at a line of the file when known. */
@@ -95,6 +97,7 @@ const TOP_KEYS = [
   'stubs',
   'expect',
   'skip',
+  'masked',
 ] as const;
 const EXPECT_KEYS = [
   'status',
@@ -162,7 +165,9 @@ export function readExampleSpec(
     stubs,
     expect: expect ?? {},
     skip,
+    masked: Array.isArray(raw.masked) ? raw.masked.map(String) : [],
   };
+  if (raw.masked !== undefined && !Array.isArray(raw.masked)) problem(['masked'], 'must be a list of places');
   return problems.length > 0 ? { problems } : { spec, problems };
 }
 

@@ -178,9 +178,18 @@ async function runOne(
     return { ...base, verdict: 'skipped', ms: 0, mismatches: [], note: example.spec.skip || undefined };
   const started = performance.now();
   const run = await runExample(flow, example.spec, { flows, doors: opts.doors, env: opts.env, probe });
-  const mismatches = checkExample(example.spec.expect, run);
+  const mismatches = [...maskedPlaces(example.spec.masked), ...checkExample(example.spec.expect, run)];
   const ms = performance.now() - started;
   return { ...base, verdict: mismatches.length === 0 ? 'passed' : 'failed', ms, mismatches, run };
+}
+
+/** A recording's masked places, each a mismatch until filled in (and `masked:` removed). */
+function maskedPlaces(places: readonly string[]): Mismatch[] {
+  return places.map((at) => ({
+    what: `masked.${at}`,
+    expected: 'the real value, filled in (then remove masked:)',
+    actual: 'the log masked it when it was recorded',
+  }));
 }
 
 function problemResult(p: ExampleProblem, flow: string): ExampleResult {

@@ -18,6 +18,7 @@ import type {
 } from '../../store/contracts/index.js';
 import type { Actor } from '../accounts/roles.js';
 import { requireTenant } from './tenants.js';
+import { exampleFromDelivery, NotRecordedError } from '../testing/recorded-example.js';
 
 export interface TraceFlagDeps {
   readonly traces: TraceStore;
@@ -85,4 +86,29 @@ export async function listTraceFlags(traces: TraceStore, tenant?: string): Promi
  */
 export async function readTraceRows(log: EventLogStore, filter: TraceQuery, actor: Actor): Promise<StoredEvent[]> {
   return log.queryTrace(filter, actor.role === 'support');
+}
+
+/** Which delivery to turn into an example. */
+export interface RecordedExampleQuery {
+  readonly tenant: string;
+  readonly flow: string;
+  readonly correlationId: string;
+}
+
+/**
+ * A traced delivery as a `.test.md` example section (app/testing/recorded-example.ts), for the
+ * support role only, like every trace row it is made of. Throws SvcError 403 for another role,
+ * 404 when the delivery was not traced.
+ */
+export async function recordedExample(log: EventLogStore, q: RecordedExampleQuery, actor: Actor): Promise<string> {
+  if (actor.role !== 'support')
+    throw new SvcError('SVC_ERR_FORBIDDEN', 'only the support role reads trace rows, and an example made of them');
+  const traceRows = await log.queryTrace({ tenant: q.tenant, correlation_id: q.correlationId, limit: 1000 }, true);
+  const logRows = await log.query({ tenant: q.tenant, flow: q.flow, correlation_id: q.correlationId, limit: 100 });
+  try {
+    return exampleFromDelivery({ tenant: q.tenant, flow: q.flow, correlationId: q.correlationId, traceRows, logRows });
+  } catch (err) {
+    if (err instanceof NotRecordedError) throw new SvcError('SVC_ERR_NOT_FOUND', err.message);
+    throw err;
+  }
 }
