@@ -4,6 +4,7 @@
  * The same flow with payload tracing on is measured in the same alternating rounds, as a ratio of
  * tracing off (what turning tracing on costs a flow). Then /run with `--metrics` against without, on
  * a pair of servers of their own (metrics-ratio.ts).
+ * Then `svc test` over 100 flows of 10 examples each, wall time of one process (svc-test.ts).
  * With `-- --store postgres://...`, then the PostgreSQL store against SQLite and pg-boss (pg.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { benchEnqueue } from './enqueue.js';
 import { benchMetricsRatio } from './metrics-ratio.js';
 import { BARE_SERVER_SOURCE, combine, load, printTable, spawnListening, type LoadResult } from './load.js';
 import { benchPg } from './pg.js';
+import { benchSvcTest, reportSvcTest } from './svc-test.js';
 import { QUOTE_FLOW as FLOW } from './quote-flow.js';
 
 const { values: flags } = parseArgs({ options: { store: { type: 'string' } } });
@@ -94,6 +96,7 @@ async function main(): Promise<void> {
       process.stdout.write('WARNING: /run answered non-2xx or errored during the run\n');
     await benchEnqueue({ svcBin: SVC, env, db, key, bareUrl: bare.url, durationSec: DURATION });
     await bare.stop();
+    process.stdout.write(reportSvcTest(benchSvcTest()));
     if (flags.store !== undefined)
       await benchPg({ svcBin: SVC, env, workDir: join(home, 'pg'), storeUrl: flags.store, durationSec: DURATION });
   } finally {
