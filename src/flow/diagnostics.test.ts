@@ -419,6 +419,26 @@ const cases: Case[] = [
     step: 's1',
   },
   {
+    // An example's fences are not the construct's close (docs/testing.md): one error, at the fence.
+    what: 'a fence left open before an example',
+    text: src(
+      [],
+      [
+        '## Step: s1',
+        '```validate',
+        'true | t | syntactic',
+        '',
+        '## Example: e',
+        '```yaml',
+        'expect: {status: 200}',
+        '```',
+      ],
+    ),
+    code: FlowErrorCode.FENCE_NOT_CLOSED_BEFORE,
+    line: 9,
+    step: 's1',
+  },
+  {
     what: 'use without a library',
     text: src([], ['## Step: s1', 'use: common/auth']),
     code: FlowErrorCode.UNKNOWN_LIBRARY,

@@ -53,6 +53,7 @@ export interface FlowDoc {
 const STEP_HEADING = /^##[ \t]+Step:[ \t]*(.*?)[ \t]*#*[ \t]*$/;
 const FAULT_HEADING = /^##[ \t]+Fault:[ \t]*(.*?)[ \t]*#*[ \t]*$/;
 const OTHER_HEADING = /^#{1,2}[ \t]/;
+const EXAMPLE_HEADING = /^#{2,3}[ \t]+Example:/;
 const FENCE_OPEN = /^[ ]{0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)/;
 const KEY_LINE = /^[A-Za-z_][\w-]*[ \t]*:/;
 const CONSTRUCTS: ReadonlySet<string> = new Set(['validate', 'ntd', 'condition']);
@@ -169,11 +170,14 @@ function isHeading(line: string): boolean {
   return STEP_HEADING.test(line) || FAULT_HEADING.test(line) || OTHER_HEADING.test(line);
 }
 
-/** The first line in [from, to) that opens a step, the fault section or a construct fence; -1 when none does. */
+/**
+ * The first line in [from, to) that opens a step, the fault section, an example (docs/testing.md:
+ * its fences are never a construct's close) or a construct fence; -1 when none does.
+ */
 function openedInside(lines: string[], from: number, to: number): number {
   for (let k = from; k < to; k++) {
     const line = lines[k]!;
-    if (STEP_HEADING.test(line) || FAULT_HEADING.test(line)) return k;
+    if (STEP_HEADING.test(line) || FAULT_HEADING.test(line) || EXAMPLE_HEADING.test(line)) return k;
     const fence = FENCE_OPEN.exec(line);
     if (fence && CONSTRUCTS.has(fence[2]!.toLowerCase())) return k;
   }
