@@ -282,6 +282,17 @@ describe(
       await support.goto(`${server.url}/ui/traces?correlation_id=ui-trace-1`);
       const text = await support.locator('table').innerText();
       assert.match(text, /step_traced[\s\S]*received[\s\S]*step_traced[\s\S]*echo/);
+      // The delivery as a svc test example: a download of the support role's session (docs/testing.md).
+      const save = support.locator('a', { hasText: 'Save as an example of acme/hello (.test.md)' });
+      const href = await save.getAttribute('href');
+      assert.equal(href, '/ui/traces/example?tenant=acme&flow=hello&correlation_id=ui-trace-1');
+      const example = await support.request.get(`${server.url}${href}`);
+      assert.equal(example.status(), 200);
+      assert.equal(example.headers()['content-disposition'], 'attachment; filename="hello.test.md"');
+      assert.match(
+        await example.text(),
+        /## Example: recorded delivery ui-trace-1[\s\S]*input:\n {2}who: ada[\s\S]*body:\n {4}hello: ada/,
+      );
       await shot(support, 'traces');
       const dev = await as('developer').goto(`${server.url}/ui/traces?correlation_id=ui-trace-1`);
       assert.equal(dev?.status(), 403);
