@@ -169,4 +169,39 @@ describe('svc dev', () => {
       other.cleanup();
     }
   });
+  it("runs the folder's examples after each save that deploys, and after a suite's save: failures and one result line", async () => {
+    const other = makeSandbox();
+    const dir = join(other.home, 'flows');
+    mkdirSync(dir);
+    const withExample = (greeting: string) =>
+      `${helloText(greeting)}\n## Example: greets\n\n\`\`\`yaml\nexpect:\n  body: {hi: one}\n\`\`\`\n`;
+    writeFileSync(join(dir, 'hello.flow.md'), withExample('one'));
+    const dev = startCli(other, ['dev', dir, '--db', other.db]);
+    try {
+      await dev.waitForOutput('stdout', /examples: 1 passed, 0 failed/);
+      // A save that changes the answer: deployed (a flow may change), and its example says what broke.
+      writeFileSync(join(dir, 'hello.flow.md'), withExample('two'));
+      await dev.waitForOutput(
+        'stdout',
+        /FAIL {2}acme\/hello {2}greets[^]*body\.hi: expected "one", got "two"[^]*examples: 0 passed, 1 failed/,
+      );
+      // A suite beside it is run on its own save, with nothing deployed for it.
+      const deploys = dev
+        .stdout()
+        .split('\n')
+        .filter((l) => l.startsWith('deployed acme/hello ')).length;
+      writeFileSync(join(dir, 'hello.test.md'), '## Example: greets two\n\n```yaml\nexpect:\n  body: {hi: two}\n```\n');
+      await dev.waitForOutput('stdout', /examples: 1 passed, 1 failed/);
+      assert.equal(
+        dev
+          .stdout()
+          .split('\n')
+          .filter((l) => l.startsWith('deployed acme/hello ')).length,
+        deploys,
+      );
+    } finally {
+      assert.equal(await dev.stop('SIGTERM'), 0, dev.stderr());
+      other.cleanup();
+    }
+  });
 });
