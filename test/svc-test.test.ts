@@ -91,6 +91,7 @@ expect:
     'pass: a refused connection fails the call out',
     `input: {id: A1}\nstubs: {price: refused}\nexpect:\n  outcome: failed\n  status: 502\n  fault_step: price\n  error: ECONNREFUSED`,
   ],
+  ['fail: another cause', `input: {id: A1}\nstubs: {price: refused}\nexpect:\n  outcome: failed\n  error: ETIMEDOUT`],
   [
     'fail: the wrong failing step',
     `input: {id: A1}\nstubs: {price: refused}\nexpect:\n  outcome: failed\n  fault_step: publish`,
@@ -257,6 +258,39 @@ describe('svc test', () => {
     const r = svc(sb, ['test', changed, '--filter', 'pass: everything']);
     assert.equal(r.code, 1);
     assert.match(r.stdout, /status: expected 201, got 200/);
+  });
+
+  it('reads secrets and config from the example or --env, never from the process environment', () => {
+    const dir2 = join(sb.home, 'secrets');
+    mkdirSync(dir2);
+    const text = `---
+flowdoc_version: "0.1"
+flow: signed
+tenant: shop
+effects: [secret_read]
+config: [region]
+---
+
+## Step: api_token
+effects: [secret_read]
+
+## Step: answer
+\`\`\`ntd
+{"region": "{{ ctx.region }}", "token_length": {{ size(ctx.api_token) }}}
+\`\`\`
+${example('pass: from the example', 'config: {region: eu}\nsecrets: {api_token: abc}\nexpect:\n  body: {region: eu, token_length: 3}')}${example('pass: from --env', 'expect:\n  body: {region: us, token_length: 5}')}`;
+    writeFileSync(join(dir2, 'signed.flow.md'), text);
+    const env = join(sb.home, 'test.env');
+    writeFileSync(env, '# for svc test\nSVC_CONFIG_REGION=us\nexport SVC_SECRET_API_TOKEN="12345"\n');
+    const leaked = { SVC_CONFIG_REGION: 'leaked', SVC_SECRET_API_TOKEN: 'leaked-token' };
+    // Without --env the second example has no secret, whatever the environment of svc test holds.
+    const alone = svc(sb, ['test', dir2], { env: leaked });
+    assert.equal(alone.code, 1, alone.stdout);
+    assert.match(alone.stdout, /^PASS {2}shop\/signed {2}pass: from the example/m);
+    assert.match(alone.stdout, /environment variable SVC_SECRET_API_TOKEN is not set/);
+    assert.doesNotMatch(alone.stdout, /leaked/);
+    const withEnv = svc(sb, ['test', dir2, '--env', env], { env: leaked });
+    assert.equal(withEnv.code, 0, withEnv.stdout);
   });
 
   it('deploy --test publishes nothing when an example fails, and deploys when every one passes', () => {
