@@ -66,6 +66,13 @@ const NO_TEST = {
   message: 'src/ never imports test/: test code lives under test/ (docs/architecture.md).',
 };
 
+/** What lies behind the store and queue contracts: the backends, the writer rooms, and storage/ that opens them. */
+const STORAGE_BEHIND_CONTRACTS = [
+  ...['sqlite', 'pg', 'event-log', 'audit', 'migrate'].map((r) => `**/store/${r}/**`),
+  ...['file', 'pg'].map((r) => `**/queue/${r}/**`),
+  '**/storage/**',
+];
+
 /**
  * The rooms of app/ and what each must not reach (besides the app layer's own rule): the runtime
  * every delivery passes through knows no operator use case, account or maintenance task; accounts
@@ -82,11 +89,7 @@ const APP_ROOMS = {
     // Use cases see only the store contracts: the CLI and serve/ open the stores and pass them in.
     // Their unit tests (*.test.ts) are left out: they build real SQLite stores to run a use case on.
     extra: {
-      group: [
-        ...['sqlite', 'pg', 'event-log', 'audit', 'migrate'].map((r) => `**/store/${r}/**`),
-        ...['file', 'pg'].map((r) => `**/queue/${r}/**`),
-        '**/storage/**',
-      ],
+      group: STORAGE_BEHIND_CONTRACTS,
       message:
         'use cases see only the store and queue contracts (store/contracts/index.js, queue/index.js); the caller opens the stores',
       ignores: ['src/app/use-cases/**/*.test.ts'],
@@ -101,11 +104,7 @@ const APP_ROOMS = {
     why: 'app/testing/ (svc test) runs flows with stubs in the process: it takes the runtime, never an account or a maintenance task',
     // No state directory, no store, no queue backend: an example touches nothing on disk but the files it reads.
     extra: {
-      group: [
-        ...['sqlite', 'pg', 'event-log', 'audit', 'migrate'].map((r) => `**/store/${r}/**`),
-        ...['file', 'pg'].map((r) => `**/queue/${r}/**`),
-        '**/storage/**',
-      ],
+      group: STORAGE_BEHIND_CONTRACTS,
       message: 'svc test opens no store, queue backend or state directory',
       ignores: ['src/app/testing/**/*.test.ts'],
     },

@@ -76,12 +76,11 @@ export const JSON_ATTRIBUTE_PREFIX = '@';
 /** Text of an element that also has attributes or child elements goes under this key. */
 export const JSON_TEXT_KEY = '#text';
 
-// One parser, reused: it holds no per-document state between parse() calls.
-const flattener = new XMLParser({
+/** How both parsers read a document: attributes as `@name`, text kept as text, entities decoded by us (no DTD ever reaches here). */
+const PARSER_OPTIONS = {
   ignoreAttributes: false,
   attributeNamePrefix: JSON_ATTRIBUTE_PREFIX,
   textNodeName: JSON_TEXT_KEY,
-  removeNSPrefix: true, // prefix-agnostic keys; xmlns declarations are dropped
   parseTagValue: false, // text stays text: "007" must not become 7
   parseAttributeValue: false,
   trimValues: true,
@@ -89,26 +88,15 @@ const flattener = new XMLParser({
   ignoreDeclaration: true,
   ignorePiTags: true,
   maxNestedTags: DEFAULT_XML_MAX_DEPTH + 1,
-  tagValueProcessor: (_name, value) => decodeXmlText(value),
-  attributeValueProcessor: (_name, value) => decodeXmlText(value),
-});
+  tagValueProcessor: (_name: string, value: string) => decodeXmlText(value),
+  attributeValueProcessor: (_name: string, value: string) => decodeXmlText(value),
+};
+
+// One parser, reused: it holds no per-document state between parse() calls.
+const flattener = new XMLParser({ ...PARSER_OPTIONS, removeNSPrefix: true }); // prefix-agnostic keys; xmlns declarations are dropped
 
 // The same rules, but every name as written (prefix included) and namespace declarations kept.
-const exact = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: JSON_ATTRIBUTE_PREFIX,
-  textNodeName: JSON_TEXT_KEY,
-  removeNSPrefix: false,
-  parseTagValue: false,
-  parseAttributeValue: false,
-  trimValues: true,
-  processEntities: false,
-  ignoreDeclaration: true,
-  ignorePiTags: true,
-  maxNestedTags: DEFAULT_XML_MAX_DEPTH + 1,
-  tagValueProcessor: (_name, value) => decodeXmlText(value),
-  attributeValueProcessor: (_name, value) => decodeXmlText(value),
-});
+const exact = new XMLParser({ ...PARSER_OPTIONS, removeNSPrefix: false });
 
 /**
  * A document as a JSON tree that keeps everything but layout: the root element, names with their
