@@ -92,8 +92,27 @@ function present(value: unknown): string | undefined {
 }
 
 /** A bare standard code gets the envelope prefix (`Client` -> `soap:Client`); others stay verbatim. */
+/** The other version's name of a standard code: Server and Receiver, Client and Sender. */
+const CROSS_VERSION: Readonly<Record<SoapVersion, Readonly<Record<string, string>>>> = {
+  '1.1': { Receiver: 'Server', Sender: 'Client', DataEncodingUnknown: 'Client' },
+  '1.2': { Server: 'Receiver', Client: 'Sender' },
+};
+
+/**
+ * A standard code in this envelope's terms, whatever prefix it came with (a backend's Fault relayed
+ * as ctx.soap_fault_code says `env:Receiver` or `SOAP-ENV:Server`, whose prefix our envelope does
+ * not declare) and whichever version named it (a SOAP 1.2 backend's Receiver is a 1.1 client's
+ * Server); undefined for a code of the application's own.
+ */
+function standardCode(version: SoapVersion, code: string): string | undefined {
+  const local = code.slice(code.indexOf(':') + 1);
+  if (STANDARD_CODES[version].has(local)) return local;
+  return CROSS_VERSION[version][local];
+}
+
 function qualify(version: SoapVersion, code: string): string {
-  return STANDARD_CODES[version].has(code) ? `soap:${code}` : code;
+  const standard = standardCode(version, code);
+  return standard !== undefined ? `soap:${standard}` : code;
 }
 
 function detailXml(detail: unknown): string {
@@ -138,10 +157,12 @@ export function buildSoapFault(version: SoapVersion, input: SoapFaultInput): Soa
       `</soap:Fault>`;
   } else {
     let code = `<soap:Value>${fallback}</soap:Value>`;
+    const standard = custom === undefined ? undefined : standardCode(version, custom);
     if (custom !== undefined) {
-      code = STANDARD_CODES['1.2'].has(custom)
-        ? `<soap:Value>soap:${custom}</soap:Value>`
-        : `<soap:Value>${fallback}</soap:Value><soap:Subcode><soap:Value>${escapeXml(custom)}</soap:Value></soap:Subcode>`;
+      code =
+        standard !== undefined
+          ? `<soap:Value>soap:${standard}</soap:Value>`
+          : `<soap:Value>${fallback}</soap:Value><soap:Subcode><soap:Value>${escapeXml(custom)}</soap:Value></soap:Subcode>`;
     }
     fault =
       `<soap:Fault><soap:Code>${code}</soap:Code><soap:Reason><soap:Text xml:lang="en">${reason}</soap:Text></soap:Reason>` +

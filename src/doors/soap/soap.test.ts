@@ -136,6 +136,28 @@ test('a 1.2 fault has Code/Value and Reason/Text; ctx fault code and string win'
   assert.match(c11.body, /<faultcode>soap:Client<\/faultcode><faultstring>nope<\/faultstring>/);
 });
 
+test("a standard code is written in the client's version and the envelope's prefix, whoever named it", () => {
+  const code11 = (faultCode: string) =>
+    /<faultcode>([^<]*)<\/faultcode>/.exec(
+      buildSoapFault('1.1', { errorStatus: 502, message: 'm', faultCode }).body,
+    )![1];
+  const code12 = (faultCode: string) =>
+    /<soap:Code>(.*)<\/soap:Code>/.exec(buildSoapFault('1.2', { errorStatus: 502, message: 'm', faultCode }).body)![1];
+  // A SOAP 1.2 backend's Fault relayed to a 1.1 client, and the other way round.
+  assert.equal(code11('soap:Receiver'), 'soap:Server');
+  assert.equal(code11('env:Sender'), 'soap:Client');
+  assert.equal(code11('SOAP-ENV:Server'), 'soap:Server');
+  assert.equal(code12('SOAP-ENV:Server'), '<soap:Value>soap:Receiver</soap:Value>');
+  assert.equal(code12('Client'), '<soap:Value>soap:Sender</soap:Value>');
+  assert.equal(code12('env:MustUnderstand'), '<soap:Value>soap:MustUnderstand</soap:Value>');
+  // The application's own codes are kept as given.
+  assert.equal(code11('app:Invalid'), 'app:Invalid');
+  assert.equal(
+    code12('app:Invalid'),
+    '<soap:Value>soap:Receiver</soap:Value><soap:Subcode><soap:Value>app:Invalid</soap:Value></soap:Subcode>',
+  );
+});
+
 test('a fault handler output travels as detail, and faults carry no flow headers', () => {
   const f = buildSoapFault('1.1', { errorStatus: 502, message: 'm', detail: new XmlValue('<why>down</why>', 'why') });
   assert.match(f.body, /<detail><why>down<\/why><\/detail>/);
