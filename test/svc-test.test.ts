@@ -260,6 +260,61 @@ describe('svc test', () => {
     assert.match(r.stdout, /status: expected 201, got 200/);
   });
 
+  it('goes on with then: a repeated key is answered from the first delivery, a correlation times out on the virtual clock', () => {
+    const dir3 = join(sb.home, 'state');
+    mkdirSync(dir3);
+    const text = `---
+flowdoc_version: "0.1"
+flow: hold
+tenant: shop
+dedup_key: ctx.input.id
+dedup_memoize_response: true
+correlation_open:
+  key: ctx.input.id
+  deadline_secs: 3600
+  on_timeout: expire
+correlation_state:
+  id: ctx.input.id
+---
+
+## Step: answer
+\`\`\`ntd
+{"held": "{{ ctx.input.id }}", "at": "{{ now() }}"}
+\`\`\`
+${example(
+  'pass: replayed, then timed out',
+  `input: {id: H1}
+now: 2026-05-01T12:00:00Z
+expect:
+  body: {held: H1, at: "2026-05-01T12:00:00.000Z"}
+then:
+  - after: 30m
+    input: {id: H1}
+    expect:
+      headers: {x-svc-idempotent-replay: "true", x-svc-first-correlation-id: example}
+      body: {held: H1, at: "2026-05-01T12:00:00.000Z"}
+      published: {}
+  - after: 31m
+    expect:
+      published: {expire: [{id: H1}]}`,
+)}${example(
+      'fail: timed out too early',
+      `input: {id: H2}
+expect:
+  status: 200
+then:
+  - after: 59m
+    expect:
+      published: {expire: [{id: H2}]}`,
+    )}`;
+    writeFileSync(join(dir3, 'hold.flow.md'), text);
+    const r = svc(sb, ['test', dir3]);
+    assert.equal(r.code, 1, r.stdout);
+    assert.match(r.stdout, /^PASS {2}shop\/hold {2}pass: replayed, then timed out/m);
+    assert.match(r.stdout, /^FAIL {2}shop\/hold {2}fail: timed out too early/m);
+    assert.match(r.stdout, /then\[0\]\.published\.expire\[0\]: expected \{"id":"H2"\}, got nothing/);
+  });
+
   it('reads secrets and config from the example or --env, never from the process environment', () => {
     const dir2 = join(sb.home, 'secrets');
     mkdirSync(dir2);

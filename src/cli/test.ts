@@ -9,6 +9,7 @@ import { Command, Option } from 'commander';
 import { runSuite, TestPathError, type ExampleResult, type SuiteReport } from '../app/testing/suite.js';
 import { ExitError } from '../common/errors.js';
 import { EXAMPLE_DOORS } from '../serve/example-doors.js';
+import { openScratchFlowState } from '../storage/index.js';
 import { coverageText, junitXml, resultJson, resultText, summaryText } from './test-report.js';
 import { out } from './table.js';
 
@@ -70,6 +71,7 @@ export async function testFiles(
       filter: opts.filter,
       env: opts.env === undefined ? undefined : readEnvFile(opts.env),
       doors: EXAMPLE_DOORS,
+      flowState: openScratchFlowState,
       onResult,
     });
   } catch (err) {

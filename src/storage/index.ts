@@ -10,3 +10,4 @@ export {
   type StorePart,
   type Stores,
 } from './open-store.js';
+export { openScratchFlowState, type ScratchFlowState } from './scratch-flow-state.js';

@@ -129,6 +129,24 @@ const PROBLEMS: { name: string; text: string; line: number; message: RegExp }[] 
     message: /is not JSON/,
   },
   {
+    name: 'a later step with a bad duration',
+    text: section('a', yaml('expect: {status: 200}\nthen:\n  - after: soon\n    expect: {status: 200}')),
+    line: 6,
+    message: /then\.0\.after: must be a duration such as 90s/,
+  },
+  {
+    name: 'a later step without expect',
+    text: section('a', yaml('expect: {status: 200}\nthen:\n  - after: 1h')),
+    line: 6,
+    message: /then\.0\.expect: is missing/,
+  },
+  {
+    name: 'a later step with an unknown key',
+    text: section('a', yaml('expect: {status: 200}\nthen:\n  - aftr: 1h\n    expect: {status: 200}')),
+    line: 6,
+    message: /then\.0\.aftr: unknown key; known here: after, door/,
+  },
+  {
     name: 'a duplicate name',
     text: section('a', yaml('expect: {status: 200}')) + section('a', yaml('expect: {status: 200}')),
     line: 6,

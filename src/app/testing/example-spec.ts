@@ -3,6 +3,7 @@
  * key. An unknown key, or a value of the wrong kind, is a problem naming the key and its line,
  * never ignored: a mistyped `expect.stauts` must not make an example pass by checking nothing.
  */
+import { durationMs } from '../../common/duration.js';
 
 /** One answer of a stubbed call out. */
 export type StubAnswer =
@@ -54,13 +55,31 @@ export interface Expectations {
   readonly attempts?: number;
 }
 
-export interface ExampleSpec {
+/** How one delivery arrives: its door, body, headers and correlation id. */
+export interface DeliverySpec {
   readonly door: ExampleDoor;
   /** The body as sent: a JSON value, or text (XML, a SOAP envelope) with its content type. */
   readonly input: unknown;
   readonly contentType: string | undefined;
   readonly headers: Record<string, string>;
   readonly correlationId: string | undefined;
+}
+
+/**
+ * What happens next in the same example (`then:`): the clock moves on by `afterMs` (a correlation
+ * past its deadline times out), then another delivery arrives, if one is given, and `expect` is
+ * checked against what that step did. The flow state (deduplication, correlations) and the stubs
+ * carry over from the steps before.
+ */
+export interface LaterStep {
+  readonly afterMs: number;
+  /** Undefined: only time passes. */
+  readonly delivery: DeliverySpec | undefined;
+  readonly expect: Expectations;
+}
+
+/** The first delivery (its door, input, headers) and what surrounds the whole example. */
+export interface ExampleSpec extends DeliverySpec {
   /** Epoch milliseconds of `now()`. */
   readonly nowMs: number;
   readonly config: Record<string, string>;
@@ -73,6 +92,8 @@ export interface ExampleSpec {
   readonly skip: string | undefined;
   /** Places a recording left masked (recorded-example.ts): the example fails until they are filled in and this is removed. */
   readonly masked: readonly string[];
+  /** Later deliveries and the passing of time, in order (`then:`). */
+  readonly then: readonly LaterStep[];
 }
 
 /** A problem with the spec, at a line of the file when known. */
@@ -98,7 +119,11 @@ const TOP_KEYS = [
   'expect',
   'skip',
   'masked',
+  'then',
 ] as const;
+const LATER_KEYS = ['after', 'door', 'input', 'content_type', 'headers', 'correlation_id', 'expect'] as const;
+/** Keys of a later step that make it a delivery (without any, only time passes). */
+const DELIVERY_KEYS = ['door', 'input', 'content_type', 'headers', 'correlation_id'] as const;
 const EXPECT_KEYS = [
   'status',
   'headers',
@@ -129,8 +154,6 @@ export function readExampleSpec(
   if (!isMap(raw)) return { problems: [{ message: 'the example block must be a YAML mapping of "key: value" lines' }] };
   unknownKeys(raw, TOP_KEYS, [], problem);
 
-  const door = raw.door ?? 'run';
-  if (door !== 'run' && door !== 'enqueue' && door !== 'cron') problem(['door'], 'must be run, enqueue or cron');
   const nowText = raw.now ?? DEFAULT_NOW;
   const nowMs = typeof nowText === 'string' || nowText instanceof Date ? new Date(nowText).getTime() : NaN;
   if (!Number.isFinite(nowMs)) problem(['now'], `must be an ISO 8601 instant such as ${DEFAULT_NOW}`);
@@ -153,11 +176,7 @@ export function readExampleSpec(
   const expect = raw.expect === undefined ? {} : readExpect(raw.expect, problem);
   if (raw.expect === undefined) problem(['expect'], 'is missing: an example checks at least one thing');
   const spec: ExampleSpec = {
-    door: door as ExampleDoor,
-    input: raw.input === undefined ? null : plain(raw.input),
-    contentType: optionalText(raw.content_type, ['content_type'], problem),
-    headers: textMap(raw.headers, ['headers'], problem, true),
-    correlationId: optionalText(raw.correlation_id, ['correlation_id'], problem),
+    ...readDelivery(raw, [], problem),
     nowMs,
     config: textMap(raw.config, ['config'], problem),
     secrets: textMap(raw.secrets, ['secrets'], problem),
@@ -166,12 +185,60 @@ export function readExampleSpec(
     expect: expect ?? {},
     skip,
     masked: Array.isArray(raw.masked) ? raw.masked.map(String) : [],
+    then: readThen(raw.then, problem),
   };
   if (raw.masked !== undefined && !Array.isArray(raw.masked)) problem(['masked'], 'must be a list of places');
   return problems.length > 0 ? { problems } : { spec, problems };
 }
 
 type Problem = (path: readonly (string | number)[], message: string) => undefined;
+
+function readDoor(value: unknown, path: (string | number)[], problem: Problem): ExampleDoor {
+  const door = value ?? 'run';
+  if (door === 'run' || door === 'enqueue' || door === 'cron') return door;
+  problem(path, 'must be run, enqueue or cron');
+  return 'run';
+}
+
+function readDelivery(raw: Record<string, unknown>, path: (string | number)[], problem: Problem): DeliverySpec {
+  return {
+    door: readDoor(raw.door, [...path, 'door'], problem),
+    input: raw.input === undefined ? null : plain(raw.input),
+    contentType: optionalText(raw.content_type, [...path, 'content_type'], problem),
+    headers: textMap(raw.headers, [...path, 'headers'], problem, true),
+    correlationId: optionalText(raw.correlation_id, [...path, 'correlation_id'], problem),
+  };
+}
+
+function readThen(value: unknown, problem: Problem): LaterStep[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) {
+    problem(['then'], 'must be a list of later steps (after, a delivery, expect)');
+    return [];
+  }
+  return value.map((item, i): LaterStep => {
+    const path = ['then', i];
+    if (!isMap(item)) {
+      problem(path, 'must be a mapping of after, a delivery (door, input, headers, ...) and expect');
+      return { afterMs: 0, delivery: undefined, expect: {} };
+    }
+    unknownKeys(item, LATER_KEYS, path, problem);
+    let afterMs = 0;
+    if (item.after !== undefined) {
+      const ms = typeof item.after === 'string' ? durationMs(item.after) : undefined;
+      if (ms === undefined) problem([...path, 'after'], 'must be a duration such as 90s, 15m, 2h or 1d');
+      else afterMs = ms;
+    }
+    if (item.expect === undefined)
+      problem([...path, 'expect'], 'is missing: each later step checks at least one thing');
+    const delivers = DELIVERY_KEYS.some((k) => item[k] !== undefined);
+    return {
+      afterMs,
+      delivery: delivers ? readDelivery(item, path, problem) : undefined,
+      expect: (item.expect === undefined ? undefined : readExpect(item.expect, problem, [...path, 'expect'])) ?? {},
+    };
+  });
+}
 
 function readStub(value: unknown, path: (string | number)[], problem: Problem): StubAnswer | undefined {
   if (value === 'refused' || value === 'timeout') return { kind: value };
@@ -190,8 +257,11 @@ function readStub(value: unknown, path: (string | number)[], problem: Problem): 
   };
 }
 
-function readExpect(value: unknown, problem: Problem): Expectations | undefined {
-  const path = ['expect'];
+function readExpect(
+  value: unknown,
+  problem: Problem,
+  path: (string | number)[] = ['expect'],
+): Expectations | undefined {
   if (!isMap(value)) return problem(path, 'must be a mapping of what to check');
   unknownKeys(value, EXPECT_KEYS, path, problem);
   if (Object.keys(value).length === 0) problem(path, 'is empty: an example checks at least one thing');

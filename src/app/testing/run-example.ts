@@ -17,12 +17,16 @@ import {
   type LoadedFlow,
 } from '../../engine/index.js';
 import { numberedUuids, withAmbient } from '../../expr/ambient.js';
+import type { FlowStateStore } from '../../store/contracts/index.js';
 import { settlementOf, type QueueMessage } from '../../queue/index.js';
 import { failedDeliveryOutcome } from '../runtime/delivery-outcome.js';
 import { httpEgressEffect } from '../runtime/effects.js';
+import { Correlations } from '../runtime/correlation.js';
+import { FlowStateGuard } from '../runtime/dedup-guard.js';
+import { Dedup } from '../runtime/dedup.js';
 import { FlowExecutor } from '../runtime/flow-executor.js';
 import { queuePublishEffect } from '../runtime/queue-publish.js';
-import type { ExampleOutcome, ExampleSpec } from './example-spec.js';
+import type { DeliverySpec, ExampleOutcome, ExampleSpec } from './example-spec.js';
 import { StubbedCalls, type RecordedCall } from './stub-calls.js';
 
 /** A request as the HTTP door reads it: header names lowercase, the body as sent. */
@@ -75,6 +79,8 @@ export interface ExampleRun {
   /** Queue: delivery attempts, and the delays between them (virtual). */
   readonly attempts?: number;
   readonly retryDelaysMs?: number[];
+  /** What each step of `then:` did, in order (only on the example's first step). */
+  readonly later?: ExampleRun[];
 }
 
 export interface ExampleContext {
@@ -85,6 +91,11 @@ export interface ExampleContext {
   readonly env?: Readonly<Record<string, string>>;
   /** Told of every point reached (coverage). */
   readonly probe?: ExecutionProbe;
+  /**
+   * A fresh, empty flow-state store for one example (deduplication and correlations), closed after
+   * it; the composition hands one in that touches no disk. Without it, flows run unguarded.
+   */
+  readonly flowState?: () => { readonly store: FlowStateStore; close(): void };
 }
 
 /** The most deliveries a queue example makes (a policy of more attempts is cut here, and says so). */
@@ -92,16 +103,23 @@ const MAX_DELIVERIES = 1000;
 
 export async function runExample(flow: LoadedFlow, spec: ExampleSpec, context: ExampleContext): Promise<ExampleRun> {
   const stubs = new StubbedCalls(spec.stubs);
-  const published: Record<string, unknown[]> = {};
-  const steps: string[] = [];
+  // What the step running now did; each delivery (and each passing of time) gets its own.
+  let published: Record<string, unknown[]> = {};
+  let steps: string[] = [];
   const probe: ExecutionProbe = (ir, step, point) => {
     if (point === 'entered') steps.push(ir === flow.ir ? step : `${ir.flow}:${step}`);
     context.probe?.(ir, step, point);
   };
+  const record = (target: string, payload: unknown) => (published[target] ??= []).push(payload);
+  // The example's clock: its `now`, moved on by retries and by `then: - after:`.
+  const clock = { ms: spec.nowMs };
   const env = exampleEnv(spec, context.env);
   const setting = (name: SettingName): number => Settings[name].defaultValue();
   const egress = httpEgressEffect(setting, { env, dispatcherFor: stubs.dispatcherFor });
   const loadFlow = (tenant: string, name: string) => context.flows.get(`${tenant}/${name}`);
+  const state = context.flowState?.();
+  const now = () => clock.ms;
+  const correlations = state === undefined ? undefined : new Correlations(state.store, { stateKey: undefined, now });
   const executor = new FlowExecutor({
     loadFlow,
     setting,
@@ -110,12 +128,24 @@ export async function runExample(flow: LoadedFlow, spec: ExampleSpec, context: E
     events: { emit: () => undefined },
     traceEnabled: () => false,
     maxDurationSecs: setting('flow_max_duration_secs'),
+    guard:
+      state === undefined || correlations === undefined
+        ? undefined
+        : new FlowStateGuard(
+            new Dedup(state.store, {
+              defaultWindowHours: setting('dedup_window_hours'),
+              leaseMs: setting('flow_max_duration_secs') * 1000 + 60_000,
+              stateKey: undefined,
+              now,
+            }),
+            correlations,
+          ),
     engine: {
       effects: {
         http_egress: egress.handler,
         queue_publish: queuePublishEffect({
           publish: async (_tenant, target, payload) => {
-            (published[target] ??= []).push(payload);
+            record(target, payload);
             return { storage: 'row', id: 0 };
           },
         }),
@@ -125,23 +155,57 @@ export async function runExample(flow: LoadedFlow, spec: ExampleSpec, context: E
       probe,
     },
   });
-  const correlationId = spec.correlationId ?? spec.headers['x-correlation-id'] ?? 'example';
-  const request: ExampleRequest = requestOf(spec, correlationId);
-  const ambient = { nowMs: () => spec.nowMs, uuid: numberedUuids() };
+  const ambient = { nowMs: now, uuid: numberedUuids() };
+  const base = spec.correlationId ?? spec.headers['x-correlation-id'] ?? 'example';
+  /** One step of the example: what it did, from the stubs' and the queue's records taken since the last. */
+  const stepOf = async (work: () => Promise<Done>): Promise<ExampleRun> => {
+    published = {};
+    steps = [];
+    const callsBefore = stubs.calls.length;
+    const done = await work();
+    return { ...done, steps, published, calls: stubs.calls.slice(callsBefore), strayStubs: [] };
+  };
+  const deliverOne = (delivery: DeliverySpec, correlationId: string) => async (): Promise<Done> => {
+    const request = requestOf(delivery, correlationId);
+    if (delivery.door === 'run') return runDoor(executor, flow, request, context.doors);
+    if (delivery.door === 'cron') return settle(executor.run(flow, null, { door: 'cron', correlationId, headers: {} }));
+    return deliver(executor, flow, context.doors.enqueuedPayload(request), correlationId, clock);
+  };
   try {
-    const done = await withAmbient(ambient, async () => {
-      if (spec.door === 'run') return runDoor(executor, flow, request, context.doors);
-      if (spec.door === 'cron') return settle(executor.run(flow, null, { door: 'cron', correlationId, headers: {} }));
-      return deliver(executor, flow, context.doors.enqueuedPayload(request), correlationId, spec.nowMs, ambient);
+    return await withAmbient(ambient, async () => {
+      const first = await stepOf(deliverOne(spec, base));
+      const later: ExampleRun[] = [];
+      for (const [i, step] of spec.then.entries()) {
+        if (stubs.missing !== undefined) break;
+        later.push(
+          await stepOf(async () => {
+            clock.ms += step.afterMs;
+            // The reconcile pass at the new time: correlations past their deadline time out, their on_timeout enqueued.
+            await correlations?.reconcile(
+              async (_tenant, target, message) => record(target, message.payload),
+              () => undefined,
+            );
+            if (step.delivery === undefined) return idle();
+            const id = step.delivery.correlationId ?? step.delivery.headers['x-correlation-id'] ?? `${base}-${i + 2}`;
+            return deliverOne(step.delivery, id)();
+          }),
+        );
+      }
+      const strayStubs = stubs.unusedStubs(callingSteps(context.flows));
+      return { ...first, missingStub: stubs.missing, strayStubs, later };
     });
-    const strayStubs = stubs.unusedStubs(callingSteps(context.flows));
-    return { ...done, steps, published, calls: stubs.calls, missingStub: stubs.missing, strayStubs };
   } finally {
     await Promise.all([egress.close(), stubs.close()]);
+    state?.close();
   }
 }
 
-type Done = Omit<ExampleRun, 'steps' | 'published' | 'calls' | 'missingStub' | 'strayStubs'>;
+/** A step of `then:` where only time passed: no answer, nothing ran. */
+function idle(): Done {
+  return { status: 0, headers: {}, body: null, bodyKind: 'empty', outcome: 'completed' };
+}
+
+type Done = Omit<ExampleRun, 'steps' | 'published' | 'calls' | 'missingStub' | 'strayStubs' | 'later'>;
 
 /** The names of the steps that call out (http_egress), in every flow an example may run, fault sections included. */
 function callingSteps(flows: ReadonlyMap<string, LoadedFlow>): Set<string> {
@@ -160,7 +224,7 @@ function exampleEnv(spec: ExampleSpec, base: Readonly<Record<string, string>> = 
   return env;
 }
 
-function requestOf(spec: ExampleSpec, correlationId: string): ExampleRequest {
+function requestOf(spec: DeliverySpec, correlationId: string): ExampleRequest {
   const text = typeof spec.input === 'string';
   const body =
     spec.input === null ? Buffer.alloc(0) : Buffer.from(text ? (spec.input as string) : JSON.stringify(spec.input));
@@ -206,11 +270,9 @@ async function deliver(
   flow: LoadedFlow,
   payload: unknown,
   correlationId: string,
-  startMs: number,
-  ambient: { nowMs: () => number },
+  clock: { ms: number },
 ): Promise<Done> {
-  let nowMs = startMs;
-  ambient.nowMs = () => nowMs;
+  const startMs = clock.ms;
   const delays: number[] = [];
   let attempt = 1;
   for (;;) {
@@ -227,10 +289,14 @@ async function deliver(
         payload,
         isRetry: attempt > 1,
       };
-      const settlement = settlementOf(message satisfies QueueMessage, failedDeliveryOutcome(err, flow.ir.queue), nowMs);
+      const settlement = settlementOf(
+        message satisfies QueueMessage,
+        failedDeliveryOutcome(err, flow.ir.queue),
+        clock.ms,
+      );
       if (settlement.kind === 'retry' && attempt < MAX_DELIVERIES) {
         delays.push(settlement.delayMs);
-        nowMs = settlement.dueMs;
+        clock.ms = settlement.dueMs;
         attempt = settlement.attempts + 1;
         continue;
       }

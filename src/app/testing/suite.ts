@@ -11,7 +11,7 @@ import { pointsOf, type FlowPoint, type LoadedFlow, type ProbePoint } from '../.
 import { readLibraries } from '../use-cases/publish.js';
 import { checkExample, type Mismatch } from './check-example.js';
 import { parseExamples, type Example, type ExampleProblem } from './example-file.js';
-import { runExample, type ExampleDoors, type ExampleRun } from './run-example.js';
+import { runExample, type ExampleContext, type ExampleDoors, type ExampleRun } from './run-example.js';
 
 const FLOW_SUFFIX = '.flow.md';
 const SUITE_SUFFIX = '.test.md';
@@ -26,6 +26,8 @@ export interface SuiteOptions {
   /** Variables every example starts from (`--env <file>`). */
   readonly env?: Readonly<Record<string, string>>;
   readonly doors: ExampleDoors;
+  /** A fresh flow-state store per example (ExampleContext.flowState). */
+  readonly flowState?: ExampleContext['flowState'];
   /** Told of each result as it is known (the CLI prints as it goes). */
   readonly onResult?: (result: ExampleResult) => void;
 }
@@ -177,8 +179,20 @@ async function runOne(
   if (example.spec.skip !== undefined)
     return { ...base, verdict: 'skipped', ms: 0, mismatches: [], note: example.spec.skip || undefined };
   const started = performance.now();
-  const run = await runExample(flow, example.spec, { flows, doors: opts.doors, env: opts.env, probe });
+  const run = await runExample(flow, example.spec, {
+    flows,
+    doors: opts.doors,
+    env: opts.env,
+    probe,
+    flowState: opts.flowState,
+  });
   const mismatches = [...maskedPlaces(example.spec.masked), ...checkExample(example.spec.expect, run)];
+  // Each later step is checked against what it did, its mismatches named by its place in `then:`.
+  example.spec.then.forEach((step, i) => {
+    const did = run.later?.[i];
+    if (did === undefined) return;
+    for (const m of checkExample(step.expect, did)) mismatches.push({ ...m, what: `then[${i}].${m.what}` });
+  });
   const ms = performance.now() - started;
   return { ...base, verdict: mismatches.length === 0 ? 'passed' : 'failed', ms, mismatches, run };
 }

@@ -3,6 +3,7 @@
  * Trace rows (`step_traced`, `egress_traced`) are never part of it: only the support role reads
  * them, through `readTraceRows` (src/app/use-cases/trace.ts, docs/tracing.md).
  */
+import { durationMs } from '../../common/duration.js';
 import { SvcError } from '../../common/errors.js';
 import { EVENT_KINDS, TRACE_EVENTS, type EventLogStore, type StoredEvent } from '../../store/contracts/index.js';
 
@@ -112,8 +113,6 @@ export async function tailStart(
   return { afterId, lastId };
 }
 
-const DURATION = /^(\d+)(s|m|h|d)$/;
-const UNIT_MS: Readonly<Record<string, number>> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const INSTANT = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})(:\d{2}(\.\d+)?)?Z$/;
 
@@ -125,8 +124,8 @@ const INSTANT = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})(:\d{2}(\.\d+)?)?Z$/;
  */
 export function parseSince(text: string, nowMs: number = Date.now()): string {
   const value = text.trim();
-  const d = DURATION.exec(value);
-  if (d) return toRowTs(new Date(nowMs - Number(d[1]) * UNIT_MS[d[2]!]!));
+  const back = durationMs(value);
+  if (back !== undefined) return toRowTs(new Date(nowMs - back));
   const iso = DAY.test(value)
     ? `${value}T00:00:00Z`
     : INSTANT.test(value)
