@@ -52,7 +52,7 @@ export function checkExample(expect: Expectations, run: ExampleRun): Mismatch[] 
         continue;
       }
       for (const d of differences(value, valueAt(body, segments)))
-        add(`body${pathJoin(path, d.path)}`, d.expected, d.actual);
+        add(`body${pathJoin(path, d.path).slice(1)}`, d.expected, d.actual);
     }
   }
   if (expect.published !== undefined) {

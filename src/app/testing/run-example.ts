@@ -156,7 +156,7 @@ export async function runExample(flow: LoadedFlow, spec: ExampleSpec, context: E
     },
   });
   const ambient = { nowMs: now, uuid: numberedUuids() };
-  const base = spec.correlationId ?? spec.headers['x-correlation-id'] ?? 'example';
+  const base = givenCorrelationId(spec) ?? 'example';
   /** One step of the example: what it did, from the stubs' and the queue's records taken since the last. */
   const stepOf = async (work: () => Promise<Done>): Promise<ExampleRun> => {
     published = {};
@@ -186,7 +186,7 @@ export async function runExample(flow: LoadedFlow, spec: ExampleSpec, context: E
               () => undefined,
             );
             if (step.delivery === undefined) return idle();
-            const id = step.delivery.correlationId ?? step.delivery.headers['x-correlation-id'] ?? `${base}-${i + 2}`;
+            const id = givenCorrelationId(step.delivery) ?? `${base}-${i + 2}`;
             return deliverOne(step.delivery, id)();
           }),
         );
@@ -198,6 +198,11 @@ export async function runExample(flow: LoadedFlow, spec: ExampleSpec, context: E
     await Promise.all([egress.close(), stubs.close()]);
     state?.close();
   }
+}
+
+/** The correlation id a delivery names: its own key, else X-Correlation-ID, else X-Request-ID (the doors' rule). */
+function givenCorrelationId(d: DeliverySpec): string | undefined {
+  return d.correlationId ?? d.headers['x-correlation-id'] ?? d.headers['x-request-id'];
 }
 
 /** A step of `then:` where only time passed: no answer, nothing ran. */
