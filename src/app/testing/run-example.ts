@@ -117,7 +117,9 @@ export async function runExample(flow: LoadedFlow, spec: ExampleSpec, context: E
   const setting = (name: SettingName): number => Settings[name].defaultValue();
   const egress = httpEgressEffect(setting, { env, dispatcherFor: stubs.dispatcherFor });
   const loadFlow = (tenant: string, name: string) => context.flows.get(`${tenant}/${name}`);
-  const state = context.flowState?.();
+  // Only a flow that declares keys is guarded (the executor asks no one else), so only it gets a store.
+  const guarded = flow.ir.dedup !== undefined || flow.ir.correlation !== undefined;
+  const state = guarded ? context.flowState?.() : undefined;
   const now = () => clock.ms;
   const correlations = state === undefined ? undefined : new Correlations(state.store, { stateKey: undefined, now });
   const executor = new FlowExecutor({
