@@ -37,8 +37,36 @@ export class NotRecordedError extends Error {
   override readonly name = 'NotRecordedError';
 }
 
+/** A recorded delivery as an example's spec (the YAML block's value), and where the log masked it. */
+export interface RecordedSpec {
+  readonly spec: Record<string, unknown>;
+  readonly masked: readonly string[];
+  /** When the delivery arrived (its entry row). */
+  readonly ts: string;
+}
+
 /** The example section, or NotRecordedError when the delivery's entry was not traced. */
 export function exampleFromDelivery(d: RecordedDelivery): string {
+  const { spec, masked, ts } = recordedSpec(d);
+  const lines = [
+    `## Example: recorded delivery ${d.correlationId}`,
+    '',
+    `Recorded from the trace of delivery \`${d.correlationId}\` of ${d.tenant}/${d.flow} at ${ts}: its input, the`,
+    'answers its call outs got (as stubs), and what it answered. Put this section in the flow file or in',
+    `\`${d.flow}.test.md\` beside it, and give it a name that says what it shows.`,
+  ];
+  if (masked.length > 0)
+    lines.push(
+      '',
+      `The log masks ${masked.length === 1 ? 'one value' : `${masked.length} values`} of it (\`${MASK}\`, or an XML value it never records):`,
+      'fill them in, then remove `masked:`. Until then the example fails.',
+    );
+  lines.push('', '```yaml', stringify(spec, { lineWidth: 0 }).trimEnd(), '```', '');
+  return lines.join('\n');
+}
+
+/** The spec of a recorded delivery (replay runs it against a candidate); NotRecordedError when its entry was not traced. */
+export function recordedSpec(d: RecordedDelivery): RecordedSpec {
   const mine = (r: StoredEvent) => r.flow === d.flow && r.tenant === d.tenant;
   const entries = d.traceRows.filter(
     (r) => mine(r) && r.event === 'step_traced' && r.step !== null && r.step in ENTRY_DOORS,
@@ -89,22 +117,7 @@ export function exampleFromDelivery(d: RecordedDelivery): string {
   if (expect.body !== undefined) markMasked(expect.body, 'expect.body', masked);
   if (masked.length > 0) spec.masked = masked;
   spec.expect = expect;
-
-  const lines = [
-    `## Example: recorded delivery ${d.correlationId}`,
-    '',
-    `Recorded from the trace of delivery \`${d.correlationId}\` of ${d.tenant}/${d.flow} at ${entry.ts}: its input, the`,
-    'answers its call outs got (as stubs), and what it answered. Put this section in the flow file or in',
-    `\`${d.flow}.test.md\` beside it, and give it a name that says what it shows.`,
-  ];
-  if (masked.length > 0)
-    lines.push(
-      '',
-      `The log masks ${masked.length === 1 ? 'one value' : `${masked.length} values`} of it (\`${MASK}\`, or an XML value it never records):`,
-      'fill them in, then remove `masked:`. Until then the example fails.',
-    );
-  lines.push('', '```yaml', stringify(spec, { lineWidth: 0 }).trimEnd(), '```', '');
-  return lines.join('\n');
+  return { spec, masked, ts: entry.ts };
 }
 
 /** The top flow's last step output: its last trace row that is neither an entry nor a branch label. */
