@@ -22,6 +22,7 @@ const GROUPS: readonly CommandGroup[] = [
     names: ['validate', 'compile', 'deploy'],
     load: async () => (await import('./flow-commands.js')).registerFlowCommands,
   },
+  { names: ['replay'], load: async () => (await import('./replay.js')).registerReplay },
   { names: ['test'], load: async () => (await import('./test.js')).registerTest },
   { names: ['dev'], load: async () => (await import('./dev.js')).registerDev },
   { names: ['flows'], load: async () => (await import('./flows.js')).registerFlows },

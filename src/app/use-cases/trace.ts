@@ -19,6 +19,7 @@ import type {
 import type { Actor } from '../accounts/roles.js';
 import { requireTenant } from './tenants.js';
 import { exampleFromDelivery, NotRecordedError } from '../testing/recorded-example.js';
+import { recordedDeliveryRows } from './replay-rows.js';
 
 export interface TraceFlagDeps {
   readonly traces: TraceStore;
@@ -103,10 +104,9 @@ export interface RecordedExampleQuery {
 export async function recordedExample(log: EventLogStore, q: RecordedExampleQuery, actor: Actor): Promise<string> {
   if (actor.role !== 'support')
     throw new SvcError('SVC_ERR_FORBIDDEN', 'only the support role reads trace rows, and an example made of them');
-  const traceRows = await log.queryTrace({ tenant: q.tenant, correlation_id: q.correlationId, limit: 1000 }, true);
-  const logRows = await log.query({ tenant: q.tenant, flow: q.flow, correlation_id: q.correlationId, limit: 100 });
   try {
-    return exampleFromDelivery({ tenant: q.tenant, flow: q.flow, correlationId: q.correlationId, traceRows, logRows });
+    for await (const delivery of recordedDeliveryRows(log, q)) return exampleFromDelivery(delivery);
+    throw new NotRecordedError(`delivery ${q.correlationId} was not found`);
   } catch (err) {
     if (err instanceof NotRecordedError) throw new SvcError('SVC_ERR_NOT_FOUND', err.message);
     throw err;

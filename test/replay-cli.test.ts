@@ -1,0 +1,98 @@
+/**
+ * `svc replay` (issue 38, first part) through the built CLI: deliveries recorded with tracing on
+ * against a loopback backend, replayed against the same file (all the same), a candidate that
+ * changes the answer's shape (differs, with paths and no values), and one that adds a call out
+ * (not replayable, naming the step); the backend gets no request during any replay.
+ */
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { createTenant, flow } from './helpers/registry-setup.js';
+import { waitForLogRows } from './helpers/log-reads.js';
+import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
+
+describe('svc replay', () => {
+  const sb = makeSandbox();
+  let backend: Server;
+  let calls = 0;
+  let server: ServerProcess;
+  let url = '';
+  const text = (answer: string, extra = '') =>
+    flow(
+      'acme',
+      'quote',
+      'effects: [http_egress]',
+      `## Step: price\neffects: [http_egress]\nendpoint: ${url}/price/{{ ctx.input.id }}\nmethod: GET\n${extra}\n## Step: answer\n\`\`\`ntd\n${answer}\n\`\`\``,
+    );
+  const ORIGINAL = '{"id": "{{ ctx.input.id }}", "price": {{ ctx.input.price }}}';
+  const write = (name: string, body: string) => {
+    const file = join(sb.home, name);
+    writeFileSync(file, body);
+    return file;
+  };
+  const replay = (candidate: string, ...more: string[]) =>
+    svc(sb, ['replay', '--tenant', 'acme', '--flow', 'quote', '--candidate', candidate, ...more, '--db', sb.db]);
+
+  before(async () => {
+    backend = createServer((req, res) => {
+      calls += 1;
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id: req.url!.split('/').pop(), price: 12.5 }));
+    });
+    await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(backend.address() as { port: number }).port}`;
+    createTenant(sb, 'acme');
+    assert.equal(svc(sb, ['deploy', write('quote.flow.md', text(ORIGINAL)), '-v', '1', '--db', sb.db]).code, 0);
+    assert.equal(svc(sb, ['trace', 'enable', '--tenant', 'acme', '--flow', 'quote', '--db', sb.db]).code, 0);
+    server = await startServer(sb, ['--no-auth']);
+    for (const id of ['r-1', 'r-2', 'r-3']) {
+      const r = await fetch(`${server.url}/flows/acme/quote/run`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-correlation-id': id },
+        body: JSON.stringify({ id }),
+      });
+      assert.equal(r.status, 200);
+    }
+    await waitForLogRows(sb, { event: 'step_traced', step: 'answer' }, 3);
+    await waitForLogRows(sb, { event: 'completed' }, 3);
+    assert.equal(calls, 3);
+  });
+  after(async () => {
+    await server?.stop();
+    await new Promise<void>((r) => backend.close(() => r()));
+    sb.cleanup();
+  });
+
+  it('finds every delivery the same against the deployed file, calling no backend', () => {
+    const r = replay(join(sb.home, 'quote.flow.md'));
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(r.stdout, 'r-1  same\nr-2  same\nr-3  same\n3 deliveries: 3 same, 0 differ, 0 not replayable\n');
+    assert.equal(calls, 3);
+  });
+
+  it('names the differing paths of a changed answer, and no payload value; exit 1', () => {
+    const r = replay(write('changed.flow.md', text('{"id": "{{ ctx.input.id }}", "total": {{ ctx.input.price }}}')));
+    assert.equal(r.code, 1);
+    assert.match(r.stdout, /^r-1 {2}differs: body\.price, body\.total$/m);
+    assert.match(r.stdout, /3 deliveries: 0 same, 3 differ, 0 not replayable/);
+    assert.doesNotMatch(r.stdout + r.stderr, /12\.5/);
+    assert.equal(calls, 3);
+  });
+
+  it('calls a delivery not replayable when the candidate calls out beyond the recording; --last and --correlation-id pick deliveries', () => {
+    const extra = '\n## Step: audit\neffects: [http_egress]\nendpoint: http://127.0.0.1:9/audit\n';
+    const r = replay(write('more.flow.md', text(ORIGINAL, extra)), '--last', '1');
+    assert.equal(
+      r.stdout.split('\n')[0],
+      "r-3  not replayable: the candidate calls out at step 'audit', where the recording has no exchange",
+    );
+    assert.match(r.stdout, /^1 deliveries: 0 same, 0 differ, 1 not replayable$/m);
+    const one = replay(join(sb.home, 'quote.flow.md'), '--correlation-id', 'r-2', '--json');
+    assert.equal(one.code, 0);
+    assert.deepEqual(JSON.parse(one.stdout.split('\n')[0]!), { correlation_id: 'r-2', kind: 'same' });
+    assert.equal(calls, 3);
+  });
+});
