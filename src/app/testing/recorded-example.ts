@@ -19,6 +19,11 @@ const ENTRY_DOORS: Readonly<Record<string, 'run' | 'enqueue' | 'cron'>> = {
   dequeued: 'enqueue',
   scheduled: 'cron',
 };
+/** A delivery's first trace row: `received` (/run, SOAP, gRPC), `dequeued` (a queue) or `scheduled` (cron). */
+export function isEntryRow(r: StoredEvent): boolean {
+  return r.event === 'step_traced' && r.step !== null && r.step in ENTRY_DOORS;
+}
+
 /** Trace labels that are not a step's output (composition's branch rows). */
 const BRANCH_LABEL = /^(?:foreach|split|fork)\[\d+\]$|^call_flow$|^enqueued$/;
 
@@ -68,9 +73,7 @@ export function exampleFromDelivery(d: RecordedDelivery): string {
 /** The spec of a recorded delivery (replay runs it against a candidate); NotRecordedError when its entry was not traced. */
 export function recordedSpec(d: RecordedDelivery): RecordedSpec {
   const mine = (r: StoredEvent) => r.flow === d.flow && r.tenant === d.tenant;
-  const entries = d.traceRows.filter(
-    (r) => mine(r) && r.event === 'step_traced' && r.step !== null && r.step in ENTRY_DOORS,
-  );
+  const entries = d.traceRows.filter((r) => mine(r) && isEntryRow(r));
   const entry = entries[0];
   if (entry === undefined)
     throw new NotRecordedError(

@@ -1,5 +1,5 @@
 /** The recorded deliveries of a flow, read from the event log's trace rows and boundary rows. */
-import type { RecordedDelivery } from '../testing/recorded-example.js';
+import { isEntryRow, type RecordedDelivery } from '../testing/recorded-example.js';
 import type { EventLogStore } from '../../store/contracts/index.js';
 
 export type { EventLogStore };
@@ -17,7 +17,6 @@ export interface ReplayQuery {
 
 /** Trace rows read at most while looking for deliveries (the log keeps what tracing recorded). */
 const SCAN_ROWS = 100_000;
-const ENTRY_LABELS = new Set(['received', 'dequeued', 'scheduled']);
 
 /** Each delivery's rows, oldest delivery first; its first traced entry row marks it. */
 export async function* recordedDeliveryRows(log: EventLogStore, q: ReplayQuery): AsyncGenerator<RecordedDelivery> {
@@ -26,9 +25,7 @@ export async function* recordedDeliveryRows(log: EventLogStore, q: ReplayQuery):
   else {
     const rows = await log.queryTrace({ tenant: q.tenant, flow: q.flow, since: q.since, limit: SCAN_ROWS }, true);
     const seen = new Set<string>();
-    for (const r of rows)
-      if (r.event === 'step_traced' && r.step !== null && ENTRY_LABELS.has(r.step) && r.correlation_id !== null)
-        seen.add(r.correlation_id);
+    for (const r of rows) if (isEntryRow(r) && r.correlation_id !== null) seen.add(r.correlation_id);
     ids = [...seen];
     if (q.last !== undefined) ids = ids.slice(-q.last);
   }

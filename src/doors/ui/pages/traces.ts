@@ -1,5 +1,6 @@
 /** The Traces page (support only; readTraceRows gives other roles no rows anyway): trace rows by flow or delivery. */
 import { requirePermission } from '../../../app/accounts/roles.js';
+import { isEntryRow } from '../../../app/testing/recorded-example.js';
 import { readTraceRows, recordedExample } from '../../../app/use-cases/trace.js';
 import { SvcError } from '../../../common/errors.js';
 import type { StoredEvent } from '../../../store/contracts/index.js';
@@ -69,16 +70,7 @@ export const tracesPage: PageRoutes = (app, deps, context) => {
  */
 function exampleLinks(correlationId: string | undefined, rows: readonly StoredEvent[]): Html | string {
   if (correlationId === undefined) return '';
-  const entered = [
-    ...new Set(
-      rows
-        .filter(
-          (r) =>
-            r.event === 'step_traced' && (r.step === 'received' || r.step === 'dequeued' || r.step === 'scheduled'),
-        )
-        .map((r) => `${r.tenant}/${r.flow}`),
-    ),
-  ];
+  const entered = [...new Set(rows.filter(isEntryRow).map((r) => `${r.tenant}/${r.flow}`))];
   if (entered.length === 0) return '';
   const links = entered.map((key) => {
     const [tenant, flow] = key.split('/') as [string, string];
