@@ -1,8 +1,9 @@
 /**
- * Replay's core (issue 38, first part): a recorded delivery against a candidate flow, its call outs
- * answered from the recording: the same file is the same; a changed answer differs at its paths
- * (never its values); a new call out, a masked value or a delivery without its entry row is not
- * replayable, and says why; an ignored path does not count.
+ * Replay's core (issue 38): a recorded delivery against a candidate flow, its call outs answered
+ * from the recording: the same file is the same; a changed answer, another step order or another
+ * publication differs at its paths (never its values); a new call out, a masked value the candidate
+ * needs, an XML input or a delivery without its entry row is not replayable, and says why; a masked
+ * value it does not need is no obstacle; an ignored or declared-volatile path does not count.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -56,7 +57,7 @@ const row = (over: Partial<StoredEvent>): StoredEvent =>
   }) as StoredEvent;
 
 /** A /run delivery of quote as the trace keeps it: entry, the price call's exchange, the answer. */
-const recorded = (input: Record<string, unknown> = { id: '7' }): RecordedDelivery => ({
+const recorded = (input: unknown = { id: '7' }): RecordedDelivery => ({
   tenant: 'acme',
   flow: 'quote',
   correlationId: 'd-1',
@@ -73,48 +74,169 @@ const recorded = (input: Record<string, unknown> = { id: '7' }): RecordedDeliver
   logRows: [row({ event: 'completed', http_status: 200 })],
 });
 
-const replay = (candidate: string, d: RecordedDelivery = recorded(), ignore: string[] = []) => {
+type Opts = Parameters<typeof replayDelivery>[3];
+
+const replay = (candidate: string, d: RecordedDelivery = recorded(), opts: Opts = {}) => {
   const flow = loaded(candidate);
   return replayDelivery(
     flow,
     d,
-    { flows: new Map([['acme/quote', flow]]), doors: EXAMPLE_DOORS, flowState: openScratchFlowState },
-    { ignore },
+    { flows: new Map([[`acme/${flow.ir.flow}`, flow]]), doors: EXAMPLE_DOORS, flowState: openScratchFlowState },
+    opts,
   );
 };
 
+/** A flow that hands an order on to a queue and answers 202. */
+const publisher = (target = 'fulfil', message = '{"id": "{{ ctx.input.id }}"}') => `---
+flowdoc_version: "0.1"
+flow: order
+tenant: acme
+effects: [queue_publish]
+---
+
+## Step: hand-off
+queue: ${target}
+\`\`\`ntd
+${message}
+\`\`\`
+
+## Step: answer
+response_status: 202
+\`\`\`ntd
+{"accepted": "{{ ctx.input.id }}"}
+\`\`\`
+`;
+
+/** A delivery of `order` as traced, and the traced delivery of the flow it published to, under the same correlation id. */
+const recordedOrder = (): RecordedDelivery => {
+  const o = (over: Partial<StoredEvent>) => row({ flow: 'order', correlation_id: 'o-1', ...over });
+  return {
+    tenant: 'acme',
+    flow: 'order',
+    correlationId: 'o-1',
+    traceRows: [
+      o({ step: 'received', payload: { id: 'A-1' } }),
+      o({ step: 'hand-off', payload: { id: 'A-1' } }),
+      o({ flow: 'fulfil', step: 'enqueued', payload: { id: 'A-1' } }),
+      o({ step: 'answer', payload: { accepted: 'A-1' } }),
+      o({ flow: 'fulfil', step: 'dequeued', payload: { id: 'A-1' } }),
+      o({ flow: 'fulfil', step: 'ship', payload: { shipped: true } }),
+    ],
+    logRows: [o({ event: 'completed', http_status: 202 })],
+  };
+};
+
+const verdictOf = async (candidate: string, d?: RecordedDelivery, opts?: Opts) =>
+  (await replay(candidate, d, opts)).verdict;
+
 describe('replay of a recorded delivery against a candidate', () => {
-  it('finds the same file the same', async () => {
-    assert.deepEqual((await replay(ORIGINAL)).verdict, { kind: 'same' });
+  it('finds the same file the same, and shows both sides', async () => {
+    const r = await replay(ORIGINAL);
+    assert.deepEqual(r.verdict, { kind: 'same' });
+    assert.deepEqual(r.candidate, r.recorded);
+    assert.deepEqual(r.recorded, {
+      status: 200,
+      outcome: 'answered',
+      steps: ['price', 'answer'],
+      body: { id: '7', price: 12.5 },
+      published: {},
+    });
   });
 
-  it('finds a changed answer different at its paths, naming no value', async () => {
+  it('finds a changed answer different at its paths; the verdict names no value', async () => {
     const r = await replay(flowText('{"id": "{{ ctx.input.id }}", "total": {{ ctx.input.price }}}'));
     assert.deepEqual(r.verdict, { kind: 'differs', paths: ['body.price', 'body.total'] });
-    assert.doesNotMatch(JSON.stringify(r), /12\.5/);
+    assert.doesNotMatch(JSON.stringify(r.verdict), /12\.5/);
+    assert.deepEqual(r.candidate?.body, { id: '7', total: 12.5 });
   });
 
-  it('does not count an ignored path', async () => {
+  it('finds another status and another set of steps different', async () => {
+    const status = flowText('{"id": "{{ ctx.input.id }}", "price": {{ ctx.input.price }}}').replace(
+      '## Step: answer\n',
+      '## Step: answer\nresponse_status: 201\n',
+    );
+    assert.deepEqual(await verdictOf(status), { kind: 'differs', paths: ['status'] });
+    const more = flowText(
+      '{"id": "{{ ctx.input.id }}", "price": {{ ctx.input.price }}}',
+      '\n## Step: check\n```validate\nhas(ctx.input.id) | id is required | syntactic\n```\n',
+    );
+    assert.deepEqual(await verdictOf(more), { kind: 'differs', paths: ['steps'] });
+  });
+
+  it('compares what was published, and to which queue; a published-to flow’s own rows are not the delivery’s', async () => {
+    assert.deepEqual(await verdictOf(publisher(), recordedOrder()), { kind: 'same' });
+    assert.deepEqual(
+      await verdictOf(publisher('fulfil', '{"id": "{{ ctx.input.id }}", "rush": true}'), recordedOrder()),
+      {
+        kind: 'differs',
+        paths: ['published.fulfil[0].rush'],
+      },
+    );
+    // Which queue the deployed version wrote to is read from its IR.
+    const deployed = loaded(publisher()).ir;
+    const deployedIr = (_tenant: string, flow: string) => (flow === 'order' ? deployed : undefined);
+    assert.deepEqual(await verdictOf(publisher('archive'), recordedOrder(), { deployedIr }), {
+      kind: 'differs',
+      paths: ['published.fulfil', 'published.archive'],
+    });
+  });
+
+  it('does not count an ignored path, [*] standing for any item; declared volatile paths only when asked', async () => {
     const candidate = flowText('{"id": "{{ ctx.input.id }}", "price": {{ ctx.input.price }}, "at": "{{ now() }}"}');
-    assert.deepEqual((await replay(candidate)).verdict.kind, 'differs');
-    assert.deepEqual((await replay(candidate, recorded(), ['body.at'])).verdict, { kind: 'same' });
+    assert.deepEqual((await verdictOf(candidate)).kind, 'differs');
+    assert.deepEqual(await verdictOf(candidate, recorded(), { ignore: ['body.at'] }), { kind: 'same' });
+    const listed = flowText('[{"id": "{{ ctx.input.id }}", "at": "{{ now() }}"}]');
+    const d = recorded();
+    const asList: RecordedDelivery = {
+      ...d,
+      traceRows: [...d.traceRows.slice(0, 2), row({ step: 'answer', payload: [{ id: '7' }] })],
+    };
+    assert.deepEqual(await verdictOf(listed, asList, { ignore: ['body[*].at'] }), { kind: 'same' });
+    const declared = candidate.replace(
+      'effects: [http_egress]\n',
+      'effects: [http_egress]\nreplay_volatile: [body.at]\n',
+    );
+    assert.deepEqual(await verdictOf(declared), { kind: 'differs', paths: ['body.at'] });
+    assert.deepEqual(await verdictOf(declared, recorded(), { ignoreVolatile: true }), { kind: 'same' });
   });
 
   it('calls a delivery not replayable where the candidate calls out beyond the recording, naming the step', async () => {
     const extra = '\n## Step: audit\neffects: [http_egress]\nendpoint: https://audit.example.com/x\n';
-    const r = await replay(
-      flowText('{"id": "{{ ctx.input.id }}"}', extra).replace('## Step: answer', '## Step: answer'),
-    );
+    const r = await replay(flowText('{"id": "{{ ctx.input.id }}"}', extra));
     assert.deepEqual(r.verdict, {
       kind: 'not_replayable',
       why: "the candidate calls out at step 'audit', where the recording has no exchange",
     });
   });
 
-  it('calls a delivery not replayable when the log masked a value of it, or has no entry row', async () => {
-    const masked = await replay(ORIGINAL, recorded({ id: '7', card_number: '***' }));
-    assert.equal(masked.verdict.kind, 'not_replayable');
-    assert.match((masked.verdict as { why: string }).why, /masked what it needs \(input\.card_number\)/);
+  it('replays past a masked value the candidate does not need; not one it answers with or sends out', async () => {
+    const d = recorded({ id: '7', card_number: '***' });
+    assert.deepEqual(await verdictOf(ORIGINAL, d), { kind: 'same' });
+    // In the answer under a name the log masks too: both sides show the mask, nothing is lost.
+    const maskedBack = flowText('{"id": "{{ ctx.input.id }}", "price": {{ ctx.input.price }}}');
+    assert.deepEqual(await verdictOf(maskedBack, d), { kind: 'same' });
+    const needs = 'the candidate needs a value the log masked (input.card_number)';
+    // The answer carries it under a name the log does not mask (the flow's input, read by its only step).
+    const answers = ORIGINAL.replace(/## Step: price[^#]*/, '').replace(
+      /```ntd\n.*\n```/,
+      '```ntd\n{"id": "{{ ctx.input.id }}", "card": "{{ ctx.input.card_number }}"}\n```',
+    );
+    assert.deepEqual(await verdictOf(answers, d), { kind: 'not_replayable', why: needs });
+    const sends = ORIGINAL.replace('/price/{{ ctx.input.id }}', '/price/{{ ctx.input.card_number }}');
+    assert.deepEqual(await verdictOf(sends, d), { kind: 'not_replayable', why: needs });
+    const decides = ORIGINAL.replace(
+      'method: GET\n',
+      'method: GET\n```validate\nsize(ctx.input.card_number) > 2 | card too short | semantic\n```\n',
+    );
+    assert.deepEqual(await verdictOf(decides, d), { kind: 'not_replayable', why: needs });
+  });
+
+  it('calls a delivery not replayable when its input was XML (kept as a marker), or it has no entry row', async () => {
+    const xml = await verdictOf(ORIGINAL, recorded({ _unrepresentable: 'order' }));
+    assert.deepEqual(xml, {
+      kind: 'not_replayable',
+      why: 'an XML value it received is kept by the log as a marker (input)',
+    });
     const d = recorded();
     const none = await replay(ORIGINAL, { ...d, traceRows: d.traceRows.slice(1) });
     assert.deepEqual(none.verdict, { kind: 'not_replayable', why: 'no traced entry: the delivery predates tracing' });

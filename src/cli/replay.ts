@@ -6,9 +6,10 @@
  */
 import { Command, Option } from 'commander';
 import { compileForPublication } from '../app/use-cases/publish.js';
-import { replayRecorded } from '../app/use-cases/replay.js';
+import { countVerdicts, replayRecorded } from '../app/use-cases/replay.js';
 import { parseSince } from '../app/use-cases/event-search.js';
 import type { ReplayResult } from '../app/testing/replay.js';
+import type { ReplayCounts } from '../app/use-cases/replay.js';
 import { ExitError, SvcError } from '../common/errors.js';
 import { FlowPublicationError, formatDiagnostic } from '../flow/diagnostics.js';
 import { EXAMPLE_DOORS } from '../serve/example-doors.js';
@@ -39,6 +40,12 @@ export function registerReplay(program: Command): void {
         'paths whose differences do not count (body.id, headers.x-request-id): volatile values',
       ),
     )
+    .addOption(
+      new Option(
+        '--ignore-volatile',
+        'also leave out the paths the candidate declares in replay_volatile (ids, times)',
+      ),
+    )
     .addOption(new Option('--libs <dir>', 'directory of *.lib.md step libraries for the candidate'))
     .addOption(new Option('--json', 'one JSON object per delivery, then the counts'))
     .action(replay);
@@ -60,6 +67,7 @@ export interface ReplayCommandOptions extends StoreFlags {
   correlationId?: string;
   last?: number;
   ignore?: string[];
+  ignoreVolatile?: boolean;
   libs?: string;
   json?: boolean;
 }
@@ -95,7 +103,7 @@ export async function replay(opts: ReplayCommandOptions): Promise<void> {
     opts,
     (s) =>
       replayRecorded(
-        s.eventLog,
+        { log: s.eventLog, artifacts: s.artifacts },
         { tenant: opts.tenant, flow: opts.flow, since, correlationId: opts.correlationId, last: opts.last },
         candidate,
         {
@@ -103,21 +111,20 @@ export async function replay(opts: ReplayCommandOptions): Promise<void> {
           doors: EXAMPLE_DOORS,
           flowState: openScratchFlowState,
         },
-        { ignore: opts.ignore },
+        { ignore: opts.ignore, ignoreVolatile: opts.ignoreVolatile },
       ),
     { readOnly: true },
   );
-  const counts = { same: 0, differs: 0, not_replayable: 0 };
-  for (const r of results) {
-    counts[r.verdict.kind] += 1;
+  // Verdicts and paths only: the recorded and candidate values are the support role's (the UI page).
+  for (const r of results)
     out(opts.json ? JSON.stringify({ correlation_id: r.correlationId, ...r.verdict }) : lineOf(r));
-  }
-  out(
-    opts.json
-      ? JSON.stringify({ deliveries: results.length, ...counts })
-      : `${results.length} deliveries: ${counts.same} same, ${counts.differs} differ, ${counts.not_replayable} not replayable`,
-  );
+  const counts = countVerdicts(results);
+  out(opts.json ? JSON.stringify(counts) : countsLine(counts));
   if (results.length === 0 || counts.differs > 0) throw new ExitError(1, '');
+}
+
+export function countsLine(c: ReplayCounts): string {
+  return `${c.deliveries} deliveries: ${c.same} same, ${c.differs} differ, ${c.not_replayable} not replayable`;
 }
 
 function lineOf(r: ReplayResult): string {

@@ -150,3 +150,27 @@ export function stripCredentialHeaders(headers: Record<string, unknown>): Record
   }
   return out;
 }
+
+/** An XML value is logged as this marker naming its root element, never as XML. */
+function unrepresentableXml(value: XmlValue): unknown {
+  return { _unrepresentable: value.root };
+}
+
+/** What is logged for a payload nesting deeper than the limit: the row is kept, its payload is not. */
+export const TOO_DEEP_PAYLOAD: Readonly<Record<string, string>> = Object.freeze({
+  _unrepresentable: `nests deeper than ${JSON_MAX_DEPTH} levels`,
+});
+
+/**
+ * The payload as the event log keeps it: masked, an XML value replaced by its marker, a payload too
+ * deep replaced by TOO_DEEP_PAYLOAD (one walk). Replay masks a candidate's output by it, so what it
+ * compares is what the log recorded of the deployed version.
+ */
+export function loggablePayload(payload: unknown, mask: MaskSet): unknown {
+  try {
+    return maskPayload(payload, mask, { xml: unrepresentableXml });
+  } catch (err) {
+    if (err instanceof NestingTooDeepError) return TOO_DEEP_PAYLOAD;
+    throw err;
+  }
+}

@@ -17,3 +17,6 @@ export type {
   RunDeps,
   RunOptions,
 } from './types.js';
+// What the engine emits rows through, and a row as it is emitted (replay reads a candidate's rows).
+export { NULL_EVENTS, type EventEmitter } from '../store/event-log/event-sink.js';
+export type { LogEventInput } from '../store/event-log/event-log-row.js';

@@ -154,3 +154,15 @@ test('no input makes the parser throw: every problem is a diagnostic (property)'
     { numRuns: 300 },
   );
 });
+
+test('replay_volatile is kept in the IR only when declared: the IR and hash of a flow without it do not change', () => {
+  const text = (extra: string) =>
+    `---\nflowdoc_version: "0.1"\nflow: quote\ntenant: acme\n${extra}---\n\n## Step: answer\n\`\`\`ntd\n{"id": 1}\n\`\`\`\n`;
+  const plain = compileFlow(text(''));
+  assert.ok(plain.ir, JSON.stringify(plain.diagnostics));
+  assert.equal('replayVolatile' in plain.ir, false);
+  const declared = compileFlow(text('replay_volatile: [body.id, "body.items[*].at", status]\n'));
+  assert.ok(declared.ir, JSON.stringify(declared.diagnostics));
+  assert.deepEqual(declared.ir.replayVolatile, ['body.id', 'body.items[*].at', 'status']);
+  assert.notEqual(declared.hash, plain.hash);
+});

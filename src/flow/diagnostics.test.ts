@@ -377,6 +377,13 @@ const cases: Case[] = [
     step: 'front matter',
   },
   {
+    what: 'a replay_volatile entry that is not a replay path',
+    text: src(['replay_volatile: [body.id, "ctx.input.id"]'], STEP),
+    code: FlowErrorCode.INVALID_VALUE,
+    line: 6,
+    step: 'front matter',
+  },
+  {
     what: 'YAML that does not parse',
     text: src(['effects: [a'], STEP),
     code: FlowErrorCode.YAML_SYNTAX,

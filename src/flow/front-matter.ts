@@ -40,7 +40,16 @@ export const FRONT_MATTER_KEYS: ReadonlySet<string> = new Set([
   'response_headers',
   'inbound',
   'grpc_method',
+  'replay_volatile',
 ]);
+
+/**
+ * A `replay_volatile` path: `status`, `steps`, `outcome`, `attempts`, `body` or `published.<flow>`
+ * followed by `.name`, `['name']`, `[2]` or `[*]` (any item) segments, as replay names the places
+ * it compares.
+ */
+export const REPLAY_PATH =
+  /^(?:status|steps|outcome|attempts|(?:body|published\.[a-z0-9][a-z0-9_-]*)(?:\.[A-Za-z_$][\w$-]*|\[(?:\d+|\*)\]|\['[^'\\]*'\])*)$/;
 
 /** Defaults of the queue retry policy (spec: Limits). */
 export const QUEUE_DEFAULTS: Readonly<QueuePolicyIR> = Object.freeze({
@@ -209,6 +218,15 @@ export function compileFrontMatter(
   const gm = get('grpc_method');
   if (gm && !inbound) chk.error(FlowErrorCode.GRPC_METHOD_WITHOUT_INBOUND, gm, FM);
 
+  const rv = get('replay_volatile');
+  const replayVolatile = rv ? (chk.list(rv, FM) ?? []) : undefined;
+  for (const p of replayVolatile ?? [])
+    if (!REPLAY_PATH.test(p))
+      chk.error(FlowErrorCode.INVALID_VALUE, rv!, FM, {
+        key: 'replay_volatile',
+        detail: `holds ${JSON.stringify(p)}, which is not a replay path (body.id, body.items[*].at, published.<flow>[*].id, status)`,
+      });
+
   const fields: FlowHead = {
     irVersion: IR_VERSION,
     flowdocVersion,
@@ -228,6 +246,8 @@ export function compileFrontMatter(
     responseHeaders: listKey('response_headers').map((h) => h.toLowerCase()),
     inbound,
     grpcMethod: gm ? chk.text(gm, FM) : undefined,
+    // Only when declared: the IR (and so the hash) of every other flow stays as it was.
+    ...(replayVolatile !== undefined && replayVolatile.length > 0 ? { replayVolatile } : {}),
   };
   return { fields, effects, complete: complete && flow !== undefined && tenant !== undefined };
 }

@@ -155,6 +155,11 @@ export interface FlowIR {
   responseHeaders: string[];
   inbound?: 'grpc';
   grpcMethod?: string;
+  /**
+   * Paths of what a delivery answers or publishes whose value changes on every run (a generated id,
+   * `now()`): `svc replay --ignore-volatile` does not count their differences. Absent when none.
+   */
+  replayVolatile?: string[];
   steps: StepIR[];
   fault?: FaultIR;
 }

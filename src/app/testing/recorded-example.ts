@@ -19,13 +19,16 @@ const ENTRY_DOORS: Readonly<Record<string, 'run' | 'enqueue' | 'cron'>> = {
   dequeued: 'enqueue',
   scheduled: 'cron',
 };
+/** The columns of a trace row that replay and the recording read (a candidate's rows have no id or time). */
+export type TraceRowLike = Pick<StoredEvent, 'event' | 'tenant' | 'flow' | 'step' | 'payload'>;
+
 /** A delivery's first trace row: `received` (/run, SOAP, gRPC), `dequeued` (a queue) or `scheduled` (cron). */
-export function isEntryRow(r: StoredEvent): boolean {
+export function isEntryRow(r: TraceRowLike): boolean {
   return r.event === 'step_traced' && r.step !== null && r.step in ENTRY_DOORS;
 }
 
 /** Trace labels that are not a step's output (composition's branch rows). */
-const BRANCH_LABEL = /^(?:foreach|split|fork)\[\d+\]$|^call_flow$|^enqueued$/;
+export const BRANCH_LABEL = /^(?:foreach|split|fork)\[\d+\]$|^call_flow$|^enqueued$/;
 
 export interface RecordedDelivery {
   readonly tenant: string;
@@ -124,7 +127,7 @@ export function recordedSpec(d: RecordedDelivery): RecordedSpec {
 }
 
 /** The top flow's last step output: its last trace row that is neither an entry nor a branch label. */
-function lastOutput(rows: readonly StoredEvent[]): unknown {
+export function lastOutput(rows: readonly TraceRowLike[]): unknown {
   for (let i = rows.length - 1; i >= 0; i--) {
     const r = rows[i]!;
     if (r.step === null || r.step in ENTRY_DOORS || BRANCH_LABEL.test(r.step)) continue;

@@ -12,6 +12,8 @@ import {
   encodeOutput,
   envName,
   ExecutionLimiter,
+  NULL_EVENTS,
+  type EventEmitter,
   type ExecutionProbe,
   type FlowResult,
   type LoadedFlow,
@@ -96,6 +98,12 @@ export interface ExampleContext {
    * it; the composition hands one in that touches no disk. Without it, flows run unguarded.
    */
   readonly flowState?: () => { readonly store: FlowStateStore; close(): void };
+  /**
+   * Payload tracing on, its rows (and every other row the executor emits) handed here as the event
+   * log would get them: replay reads the candidate's trace as it reads a recording. @default none
+   * (an example writes no row: what it did is its result)
+   */
+  readonly events?: EventEmitter;
 }
 
 /** The most deliveries a queue example makes (a policy of more attempts is cut here, and says so). */
@@ -126,9 +134,8 @@ export async function runExample(flow: LoadedFlow, spec: ExampleSpec, context: E
     loadFlow,
     setting,
     limiter: new ExecutionLimiter(Number.MAX_SAFE_INTEGER),
-    // An example writes no log row: what it did is its result.
-    events: { emit: () => undefined },
-    traceEnabled: () => false,
+    events: context.events ?? NULL_EVENTS,
+    traceEnabled: () => context.events !== undefined,
     maxDurationSecs: setting('flow_max_duration_secs'),
     guard:
       state === undefined || correlations === undefined
@@ -155,6 +162,7 @@ export async function runExample(flow: LoadedFlow, spec: ExampleSpec, context: E
       loadFlow,
       env,
       probe,
+      events: context.events,
     },
   });
   const ambient = { nowMs: now, uuid: numberedUuids() };

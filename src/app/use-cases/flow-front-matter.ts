@@ -37,6 +37,7 @@ export function frontMatterOf(ir: FlowIR): FrontMatterView {
   if (ir.responseHeaders.length > 0) fm.response_headers = ir.responseHeaders;
   set(fm, 'inbound', ir.inbound);
   set(fm, 'grpc_method', ir.grpcMethod);
+  set(fm, 'replay_volatile', ir.replayVolatile);
   return fm;
 }
 

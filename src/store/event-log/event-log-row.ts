@@ -1,9 +1,7 @@
 /** Turns an emitted log event into its stored row: masking, log level, payload cap (pure). */
 import { isoSeconds } from '../../common/clock.js';
-import { JSON_MAX_DEPTH, NestingTooDeepError } from '../../common/json-depth.js';
 import { jsonString } from '../../common/json-text.js';
-import { GLOBAL_MASK, MaskSet, maskPayload } from '../../common/mask.js';
-import type { XmlValue } from '../../common/xml-value.js';
+import { GLOBAL_MASK, loggablePayload, MaskSet } from '../../common/mask.js';
 import type { LogLevel } from '../../ir/types.js';
 import {
   EVENT_KINDS,
@@ -57,7 +55,7 @@ export interface LogEventInput {
  * Applies masking and the log level. `event_only` drops the payload; `payload_trimmed` caps its
  * JSON text at `payloadMaxBytes` (stored as a JSON string of the cut text, `payload_truncated` 1);
  * `full` and trace rows keep it whole. An XmlValue anywhere is replaced by `{_unrepresentable: <root>}`,
- * and a payload nesting deeper than JSON_MAX_DEPTH by TOO_DEEP_PAYLOAD (the row itself is kept).
+ * and a payload nesting deeper than JSON_MAX_DEPTH by TOO_DEEP_PAYLOAD (common/mask.ts; the row itself is kept).
  */
 export function toEventRow(e: LogEventInput, payloadMaxBytes: number): EventRow {
   const flat: RowColumns = [];
@@ -74,7 +72,7 @@ export function packEventRow(out: RowColumns, e: LogEventInput, ts: string, payl
   let payload: string | null = null;
   let truncated: 0 | 1 = 0;
   if (e.payload !== undefined && level !== 'event_only') {
-    const text = JSON.stringify(loggable(e.payload, e.mask ?? GLOBAL_MASK)) ?? null;
+    const text = JSON.stringify(loggablePayload(e.payload, e.mask ?? GLOBAL_MASK)) ?? null;
     const max = text !== null && level === 'payload_trimmed' ? payloadMaxBytes() : Infinity;
     if (text !== null && Buffer.byteLength(text) > max) {
       payload = JSON.stringify(cutUtf8(text, max));
@@ -144,26 +142,6 @@ export function jsonLineAt(flat: Readonly<RowColumns>, i: number): string {
 /** The JSON Lines form of a row. */
 export function rowToJsonLine(r: EventRow): string {
   return jsonLineAt(packRow(r), 0);
-}
-
-/** An XML value is logged as this marker naming its root element, never as XML. */
-function unrepresentableXml(value: XmlValue): unknown {
-  return { _unrepresentable: value.root };
-}
-
-/** What is logged for a payload nesting deeper than the limit: the row is kept, its payload is not. */
-export const TOO_DEEP_PAYLOAD: Readonly<Record<string, string>> = Object.freeze({
-  _unrepresentable: `nests deeper than ${JSON_MAX_DEPTH} levels`,
-});
-
-/** The payload as it may be logged: masked, XML replaced by its marker, too deep replaced by TOO_DEEP_PAYLOAD (one walk). */
-function loggable(payload: unknown, mask: MaskSet): unknown {
-  try {
-    return maskPayload(payload, mask, { xml: unrepresentableXml });
-  } catch (err) {
-    if (err instanceof NestingTooDeepError) return TOO_DEEP_PAYLOAD;
-    throw err;
-  }
 }
 
 /** The longest prefix of `text` within `maxBytes` UTF-8 bytes that does not split a character. */
