@@ -1,9 +1,12 @@
 /** `svc validate`, `svc compile`, `svc deploy`: check, lower and publish `.flow.md` files (deploy: one, many, or directories of them). */
 import { Command, Option } from 'commander';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import {
   DeployRefusedError,
+  ReplayDiffersError,
   deployFlows,
+  type DeployReplay,
+  type FlowReplay,
   listFlowFiles,
   type DeployOptions,
   type DeployRefusal,
@@ -22,6 +25,11 @@ import { addStoreOptions, type StoreFlags } from './options.js';
 import { registryLocation, withStore } from './stores.js';
 import { formatTable, out } from './table.js';
 import { testFiles } from './test.js';
+import { countsLine, verdictLine } from './replay.js';
+import { parseSince } from '../app/use-cases/event-search.js';
+import { EXAMPLE_DOORS } from '../serve/example-doors.js';
+import { openScratchFlowState, type OpenedStore } from '../storage/index.js';
+import { statePaths } from '../common/paths.js';
 
 const libsOption = () => new Option('--libs <dir>', 'directory of *.lib.md step libraries for "use: <library>/<step>"');
 
@@ -68,9 +76,17 @@ export function registerFlowCommands(program: Command): void {
         'run the examples of the files deployed first (svc test, in this process) and publish nothing unless every one passes',
       ),
     )
-    .action((paths: string[], flags: { version: string; libs?: string; json?: boolean; test?: boolean } & StoreFlags) =>
-      deploy({ paths, ...flags }),
-    );
+    .addOption(
+      new Option(
+        '--replay-since <when>',
+        "replay each flow's deliveries traced since then (a duration: 1h, 7d; or a UTC day or instant) against the version being deployed, and publish nothing if any differs; the counts go into each flow's flow.deployed audit entry",
+      ),
+    )
+    .addOption(new Option('--accept-differences', 'with --replay-since: publish even when deliveries differ'))
+    .addOption(
+      new Option('--ignore-volatile', 'with --replay-since: leave out the paths each flow declares in replay_volatile'),
+    )
+    .action((paths: string[], flags: Omit<DeployCommandOptions, 'paths'>) => deploy({ paths, ...flags }));
   addStoreOptions(deployCommand);
 }
 
@@ -132,28 +148,57 @@ export interface DeployCommandOptions extends DeployOptions, StoreFlags {
   json?: boolean;
   /** Run the examples of the files deployed first; publish nothing unless every one passes. */
   test?: boolean;
+  /** Replay the deliveries traced since then against the new versions first (a duration or a UTC day or instant). */
+  replaySince?: string;
+  acceptDifferences?: boolean;
+  ignoreVolatile?: boolean;
 }
 
 export async function deploy(opts: DeployCommandOptions): Promise<void> {
+  const since = replaySince(opts);
   if (opts.test) await examplesPass(opts);
   let r: DeployResult;
   try {
-    // Opened read-only: a missing SQLite registry reads as empty and is not created (a deploy to it
-    // is refused anyway, as no tenant is registered there).
-    r = await withStore(opts, ({ artifacts }) => deployFlows(opts, { artifacts, location: registryLocation(opts) }), {
-      readOnly: true,
-    }).catch((err: unknown) => {
+    // A registry that does not exist is opened read-only: it reads as empty and is not created (the
+    // deploy is refused anyway, as no tenant is registered there). Otherwise the audit entries are written.
+    const readOnly = opts.store === undefined && !existsSync(statePaths(opts.db).registryDb);
+    r = await withStore(
+      opts,
+      (s) =>
+        deployFlows(opts, {
+          artifacts: s.artifacts,
+          location: registryLocation(opts),
+          audit: readOnly ? undefined : s.audit,
+          replay: since === undefined ? undefined : deployReplay(s, since, opts),
+        }),
+      { readOnly },
+    ).catch((err: unknown) => {
       throw exitFor(err);
     });
   } catch (err) {
+    if (err instanceof ReplayDiffersError) {
+      if (opts.json) out(JSON.stringify({ deployed: [], replay: err.replays.map(replayJson) }, null, 2));
+      else printReplays(err.replays);
+      throw new ExitError(1, `refused: ${err.message}`);
+    }
     if (!(err instanceof DeployRefusedError)) throw err;
     if (opts.json) out(JSON.stringify({ deployed: [], refused: err.refusals.map(refusalJson) }, null, 2));
     if (err.singleFile && err.refusals.length === 1) throw exitFor(err.refusals[0]!.error);
     throw new ExitError(1, [...err.refusals.map(refusalText), err.message].join('\n'));
   }
   for (const d of r.deployed) printWarnings(d.warnings);
-  if (opts.json) out(JSON.stringify({ db: r.db, deployed: r.deployed }, null, 2));
-  else if (r.singleFile) {
+  if (opts.json) {
+    out(
+      JSON.stringify(
+        { db: r.db, deployed: r.deployed, ...(r.replays ? { replay: r.replays.map(replayJson) } : {}) },
+        null,
+        2,
+      ),
+    );
+    return;
+  }
+  if (r.replays !== undefined) printReplays(r.replays);
+  if (r.singleFile) {
     const d = r.deployed[0]!;
     out(
       `deployed\n  flow:    ${d.flow}\n  tenant:  ${d.tenant}\n  version: ${d.version}\n  hash:    ${d.hash}\n  db:      ${r.db}`,
@@ -167,6 +212,53 @@ export async function deploy(opts: DeployCommandOptions): Promise<void> {
     );
     out(`deployed ${r.deployed.length} flow${r.deployed.length === 1 ? '' : 's'} to ${r.db}`);
   }
+}
+
+/** `--replay-since` as an instant; the flags that only mean something with it are refused without it. */
+function replaySince(opts: DeployCommandOptions): string | undefined {
+  if (opts.replaySince === undefined) {
+    for (const [flag, set] of [
+      ['--accept-differences', opts.acceptDifferences],
+      ['--ignore-volatile', opts.ignoreVolatile],
+    ] as const)
+      if (set) throw new ExitError(1, `error: ${flag} only applies with --replay-since`);
+    return undefined;
+  }
+  try {
+    return parseSince(opts.replaySince);
+  } catch (err) {
+    if (err instanceof SvcError) throw new ExitError(1, `error: --replay-since: ${err.message}`);
+    throw err;
+  }
+}
+
+function deployReplay(s: OpenedStore, since: string, opts: DeployCommandOptions): DeployReplay {
+  return {
+    log: s.eventLog,
+    since,
+    acceptDifferences: opts.acceptDifferences === true,
+    ignoreVolatile: opts.ignoreVolatile === true,
+    context: { doors: EXAMPLE_DOORS, flowState: openScratchFlowState },
+  };
+}
+
+/** Each flow's replay: a line per delivery that is not the same, then its counts (paths only, never a value). */
+function printReplays(replays: readonly FlowReplay[]): void {
+  for (const r of replays) {
+    out(`replay of ${r.tenant}/${r.flow}:`);
+    for (const d of r.results) if (d.verdict.kind !== 'same') out(`  ${verdictLine(d)}`);
+    out(`  ${countsLine(r.counts)}`);
+  }
+}
+
+function replayJson(r: FlowReplay): Record<string, unknown> {
+  return {
+    tenant: r.tenant,
+    flow: r.flow,
+    file: r.file,
+    ...r.counts,
+    verdicts: r.results.map((d) => ({ correlation_id: d.correlationId, ...d.verdict })),
+  };
 }
 
 /**

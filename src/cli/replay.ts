@@ -117,7 +117,7 @@ export async function replay(opts: ReplayCommandOptions): Promise<void> {
   );
   // Verdicts and paths only: the recorded and candidate values are the support role's (the UI page).
   for (const r of results)
-    out(opts.json ? JSON.stringify({ correlation_id: r.correlationId, ...r.verdict }) : lineOf(r));
+    out(opts.json ? JSON.stringify({ correlation_id: r.correlationId, ...r.verdict }) : verdictLine(r));
   const counts = countVerdicts(results);
   out(opts.json ? JSON.stringify(counts) : countsLine(counts));
   if (results.length === 0 || counts.differs > 0) throw new ExitError(1, '');
@@ -127,7 +127,8 @@ export function countsLine(c: ReplayCounts): string {
   return `${c.deliveries} deliveries: ${c.same} same, ${c.differs} differ, ${c.not_replayable} not replayable`;
 }
 
-function lineOf(r: ReplayResult): string {
+/** `<correlation id>  same | differs: <paths> | not replayable: <why>`. */
+export function verdictLine(r: ReplayResult): string {
   const v = r.verdict;
   if (v.kind === 'same') return `${r.correlationId}  same`;
   if (v.kind === 'differs') return `${r.correlationId}  differs: ${v.paths.join(', ')}`;

@@ -17,6 +17,17 @@ import {
   type PublishRefusal,
 } from '../../store/contracts/index.js';
 import { compileForPublication, readLibraries, type CompiledFlow } from './publish.js';
+import {
+  ReplayDiffersError,
+  replayAudit,
+  replayBeforeDeploy,
+  type DeployReplay,
+  type FlowReplay,
+} from './deploy-replay.js';
+import type { ReplayCounts } from './replay.js';
+import type { AuditStore } from '../../store/contracts/index.js';
+
+export { ReplayDiffersError, type DeployReplay, type FlowReplay };
 
 /** The files a directory argument stands for: its own `*.flow.md`, not its subfolders'. */
 export const FLOW_FILE_SUFFIX = '.flow.md';
@@ -39,6 +50,8 @@ export interface DeployedFlow {
   readonly hash: string;
   /** Publication warnings (the flow was published all the same); the caller shows them. */
   readonly warnings: readonly FlowWarning[];
+  /** With a replay before the deploy: its verdict counts. */
+  readonly replay?: ReplayCounts;
 }
 
 export interface DeployResult {
@@ -48,6 +61,8 @@ export interface DeployResult {
   readonly singleFile: boolean;
   /** In the order of the paths, a directory's files sorted by name. */
   readonly deployed: readonly DeployedFlow[];
+  /** With a replay before the deploy: each flow's, in the same order. */
+  readonly replays?: readonly FlowReplay[];
 }
 
 /** One refused file and why, as the one-file deploy would have thrown it. */
@@ -95,6 +110,12 @@ export interface DeployTarget {
   readonly artifacts: ArtifactsStore;
   /** Where the registry is, for messages (DeployResult.db): the registry file, or the store URL without its password. */
   readonly location: string;
+  /** Where each published flow's `flow.deployed` entry is chained. @default not audited */
+  readonly audit?: Pick<AuditStore, 'append'>;
+  /** Who deploys, for the audit entry. @default 'cli' */
+  readonly actor?: string;
+  /** Replay each flow's recorded deliveries against its new version first (`--replay-since`). */
+  readonly replay?: DeployReplay;
 }
 
 interface Compiled {
@@ -118,9 +139,28 @@ export async function deployFlows(opts: DeployOptions, target: DeployTarget): Pr
     plan.addRefusals(registryRefusals(await target.artifacts.publishRefusals(inputs), plan.candidates, opts.version));
     return plan.refuse();
   }
+  const gate = target.replay;
+  // Only read until here: a replay that refuses leaves the registry as it was.
+  const replays = gate === undefined ? undefined : await replayBeforeDeploy(plan.candidates, target.artifacts, gate);
+  if (gate !== undefined && !gate.acceptDifferences && replays!.some((r) => r.counts.differs > 0))
+    throw new ReplayDiffersError(replays!);
   plan.addRefusals(registryRefusals(await target.artifacts.publishMany(inputs), plan.candidates, opts.version));
   if (plan.refusals.size > 0) plan.refuse();
-  return plan.result(target.location);
+  const result = plan.result(target.location);
+  const deployed = result.deployed.map((d, i) => (replays === undefined ? d : { ...d, replay: replays[i]!.counts }));
+  for (const [i, d] of deployed.entries())
+    await target.audit?.append({
+      tenant: d.tenant,
+      eventType: 'flow.deployed',
+      payload: {
+        flow: d.flow,
+        version: d.version,
+        hash: d.hash,
+        actor: target.actor ?? 'cli',
+        ...(replays === undefined || gate === undefined ? {} : { replay: replayAudit(replays[i]!, gate) }),
+      },
+    });
+  return { ...result, deployed, ...(replays === undefined ? {} : { replays }) };
 }
 
 /** A deploy's files compiled and checked on their own, before the registry is read. */
