@@ -1,8 +1,11 @@
 /**
- * `svc replay` (issue 38, first part) through the built CLI: deliveries recorded with tracing on
- * against a loopback backend, replayed against the same file (all the same), a candidate that
- * changes the answer's shape (differs, with paths and no values), and one that adds a call out
- * (not replayable, naming the step); the backend gets no request during any replay.
+ * `svc replay` and `svc deploy --replay-since` (issue 38) through the built CLI: deliveries
+ * recorded with tracing on against a loopback backend (each with a card number the log masks),
+ * replayed against the same file (all the same), a candidate that changes the answer's shape
+ * (differs, with paths and no values), one that adds a call out (not replayable, naming the
+ * step), one that sends the masked card number out (not replayable, naming it) and one that calls
+ * a deployed flow (resolved). A deploy that replays a difference publishes nothing; accepted, it
+ * publishes and audits the counts. The backend gets no request during any replay.
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -10,6 +13,7 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createTenant, flow } from './helpers/registry-setup.js';
+import { storeRows } from './helpers/store-sql.js';
 import { waitForLogRows } from './helpers/log-reads.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
 
@@ -46,13 +50,21 @@ describe('svc replay', () => {
     url = `http://127.0.0.1:${(backend.address() as { port: number }).port}`;
     createTenant(sb, 'acme');
     assert.equal(svc(sb, ['deploy', write('quote.flow.md', text(ORIGINAL)), '-v', '1', '--db', sb.db]).code, 0);
+    // Hands on what it is given: a candidate calling it answers as before, through one more flow.
+    const helper = flow(
+      'acme',
+      'wrap',
+      '',
+      '## Step: wrap\n```validate\nhas(ctx.input.id) | id is required | syntactic\n```',
+    );
+    assert.equal(svc(sb, ['deploy', write('wrap.flow.md', helper), '-v', '1', '--db', sb.db]).code, 0);
     assert.equal(svc(sb, ['trace', 'enable', '--tenant', 'acme', '--flow', 'quote', '--db', sb.db]).code, 0);
     server = await startServer(sb, ['--no-auth']);
     for (const id of ['r-1', 'r-2', 'r-3']) {
       const r = await fetch(`${server.url}/flows/acme/quote/run`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-correlation-id': id },
-        body: JSON.stringify({ id }),
+        body: JSON.stringify({ id, card_number: '4111111111111111' }),
       });
       assert.equal(r.status, 200);
     }
@@ -93,6 +105,71 @@ describe('svc replay', () => {
     const one = replay(join(sb.home, 'quote.flow.md'), '--correlation-id', 'r-2', '--json');
     assert.equal(one.code, 0);
     assert.deepEqual(JSON.parse(one.stdout.split('\n')[0]!), { correlation_id: 'r-2', kind: 'same' });
+    assert.equal(calls, 3);
+  });
+
+  it('calls a delivery not replayable when the candidate needs a value the log masked, and prints none', () => {
+    const sends = text(ORIGINAL).replace('/price/{{ ctx.input.id }}', '/price/{{ ctx.input.card_number }}');
+    const r = replay(write('card.flow.md', sends), '--last', '1');
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(
+      r.stdout.split('\n')[0],
+      'r-3  not replayable: the candidate needs a value the log masked (input.card_number)',
+    );
+    assert.doesNotMatch(r.stdout + r.stderr, /4111/);
+    assert.equal(calls, 3);
+  });
+
+  it("resolves a candidate's call_flow to the tenant's deployed flow", () => {
+    const calling = text(ORIGINAL, '').replace(
+      '## Step: answer',
+      '## Step: around\ncall_flow: wrap\n\n## Step: answer',
+    );
+    const r = replay(write('calling.flow.md', calling), '--last', '1');
+    assert.match(r.stdout, /^r-3 {2}differs: steps$/m, r.stdout + r.stderr);
+    assert.equal(calls, 3);
+  });
+
+  it('deploy --replay-since publishes nothing when a delivery differs; accepted, it publishes and audits the counts', () => {
+    const deployed = () =>
+      storeRows<{ payload: string }>(
+        sb,
+        'audit',
+        "SELECT payload FROM audit_entries WHERE tenant = 'acme' AND event_type = 'flow.deployed' ORDER BY seq",
+      ).map((row) => JSON.parse(row.payload) as { flow: string; version: string; replay?: Record<string, unknown> });
+    const before = deployed().length;
+    const changed = join(sb.home, 'changed.flow.md');
+    const refused = svc(sb, ['deploy', changed, '-v', '2', '--replay-since', '1h', '--db', sb.db]);
+    assert.equal(refused.code, 1, refused.stdout + refused.stderr);
+    assert.match(refused.stdout, /^replay of acme\/quote:$/m);
+    assert.match(refused.stdout, /^ {2}r-1 {2}differs: body\.price, body\.total$/m);
+    assert.match(refused.stdout, /^ {2}3 deliveries: 0 same, 3 differ, 0 not replayable$/m);
+    assert.match(refused.stderr, /refused: replay found deliveries that differ \(acme\/quote\); nothing was published/);
+    assert.doesNotMatch(refused.stdout + refused.stderr, /12\.5|4111/);
+    const show = () => svc(sb, ['flows', 'show', '--tenant', 'acme', '--flow', 'quote', '--json', '--db', sb.db]);
+    assert.match(show().stdout, /"version": "1"/);
+    assert.equal(deployed().length, before);
+
+    const accepted = svc(sb, [
+      'deploy',
+      changed,
+      '-v',
+      '2',
+      '--replay-since',
+      '1h',
+      '--accept-differences',
+      '--db',
+      sb.db,
+    ]);
+    assert.equal(accepted.code, 0, accepted.stdout + accepted.stderr);
+    assert.match(show().stdout, /"version": "2"/);
+    const entry = deployed().at(-1)!;
+    assert.equal(entry.version, '2');
+    assert.equal(entry.flow, 'quote');
+    assert.deepEqual(
+      { ...entry.replay, since: undefined },
+      { since: undefined, deliveries: 3, same: 0, differs: 3, not_replayable: 0, accepted_differences: true },
+    );
     assert.equal(calls, 3);
   });
 });
