@@ -28,6 +28,7 @@ const PAGES: Record<string, readonly Role[]> = {
   '/ui/registry': ROLES,
   '/ui/executions': ROLES,
   '/ui/traces': ['support'],
+  '/ui/replay': ['support'],
   '/ui/queues': ROLES,
   '/ui/tenants': ['sysadmin'],
   '/ui/keys': ['sysadmin'],

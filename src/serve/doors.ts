@@ -14,6 +14,8 @@ import type { HttpObserver, MetricsExposition } from '../doors/http/observer.js'
 import type { LoadedFlow } from '../engine/index.js';
 import type { Gate } from '../gate/gate.js';
 import type { Closers } from './closers.js';
+import { EXAMPLE_DOORS } from './example-doors.js';
+import { openScratchFlowState } from '../storage/index.js';
 import type { ServeStores } from './stores.js';
 
 export interface DoorOptions {
@@ -73,6 +75,7 @@ export async function startHttpDoor(opts: DoorOptions, parts: DoorParts, closers
         maskFor: (tenant, flow) => parts.queues.maskOf(tenant, flow),
       },
       caughtUp: () => stores.cache.refresh(),
+      replay: { doors: EXAMPLE_DOORS, flowState: openScratchFlowState },
       ensureWorker: (tenant, flow) =>
         void parts.queues
           .ensureWorker(tenant, flow)

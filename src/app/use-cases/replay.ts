@@ -9,7 +9,11 @@ import { irOfArtifact } from '../runtime/flow-loader.js';
 import { replayDelivery, type ReplayOptions, type ReplayResult } from '../testing/replay.js';
 import type { ExampleContext } from '../testing/run-example.js';
 import type { LoadedFlow } from '../../engine/index.js';
-import { IntegrityError } from '../../common/errors.js';
+import { IntegrityError, SvcError } from '../../common/errors.js';
+import { describeNameProblem } from '../../common/names.js';
+import { compileFlow } from '../../flow/compile.js';
+import { formatDiagnostic } from '../../flow/diagnostics.js';
+import { requirePermission, type Actor } from '../accounts/roles.js';
 import type { ArtifactsStore } from '../../store/contracts/index.js';
 import { recordedDeliveryRows, type EventLogStore, type ReplayQuery } from './replay-rows.js';
 
@@ -65,4 +69,83 @@ async function deployedFlows(artifacts: ReplaySources['artifacts'], tenant: stri
     }
   }
   return out;
+}
+
+/** The most deliveries one replay from the UI runs (it runs in the server's process, beside its traffic). */
+export const UI_REPLAY_MAX = 200;
+
+/** A replay asked for on the support role's page: the candidate is the uploaded file's text. */
+export interface SupportReplayRequest {
+  readonly tenant: string;
+  readonly flow: string;
+  /** The candidate `.flow.md` as uploaded, and its file name (for diagnostics). */
+  readonly source: string;
+  readonly fileName: string;
+  readonly since?: string;
+  readonly correlationId?: string;
+  readonly last?: number;
+  readonly ignore?: readonly string[];
+  readonly ignoreVolatile?: boolean;
+}
+
+export interface SupportReplay {
+  /** The candidate does not compile: each diagnostic as `file:line: step: message`; nothing was replayed. */
+  readonly refused?: readonly string[];
+  readonly results: readonly ReplayResult[];
+  readonly counts: ReplayCounts;
+  /** More deliveries matched than UI_REPLAY_MAX: the latest of them were replayed. */
+  readonly capped: boolean;
+}
+
+/**
+ * Replays for the support role (trace rows, and so the values this shows, are theirs alone): the
+ * uploaded candidate compiled and not deployed, against at most UI_REPLAY_MAX of the flow's latest
+ * recorded deliveries in the window.
+ * A candidate that does not compile is answered with its diagnostics (`refused`) and nothing run.
+ * @throws SvcError 403 for any other role, 400 for a name breaking the rule or a candidate of another flow
+ */
+export async function replayForSupport(
+  sources: ReplaySources,
+  context: Omit<ExampleContext, 'flows'>,
+  req: SupportReplayRequest,
+  actor: Actor,
+): Promise<SupportReplay> {
+  requirePermission(actor, 'read_traces', 'replay traced deliveries');
+  for (const [what, value] of [
+    ['tenant', req.tenant],
+    ['flow', req.flow],
+  ] as const) {
+    const problem = describeNameProblem(what, value);
+    if (problem !== undefined) throw new SvcError('SVC_ERR_INVALID_NAME', problem);
+  }
+  const compiled = compileFlow(req.source, { file: req.fileName });
+  if (compiled.ir === undefined || compiled.hash === undefined)
+    return {
+      refused: compiled.diagnostics.map(formatDiagnostic),
+      results: [],
+      counts: countVerdicts([]),
+      capped: false,
+    };
+  if (compiled.ir.tenant !== req.tenant || compiled.ir.flow !== req.flow)
+    throw new SvcError(
+      'SVC_ERR_INVALID_INPUT',
+      `${req.fileName} is flow ${compiled.ir.tenant}/${compiled.ir.flow}, not ${req.tenant}/${req.flow}`,
+    );
+  const candidate: LoadedFlow = {
+    ir: compiled.ir,
+    version: 'candidate',
+    hash: compiled.hash,
+    created_at: new Date().toISOString(),
+  };
+  const last = Math.min(req.last ?? UI_REPLAY_MAX, UI_REPLAY_MAX);
+  // One more than shown, to know whether the window held more.
+  const found = await replayRecorded(
+    sources,
+    { tenant: req.tenant, flow: req.flow, since: req.since, correlationId: req.correlationId, last: last + 1 },
+    candidate,
+    { ...context, flows: new Map([[`${req.tenant}/${req.flow}`, candidate]]) },
+    { ignore: req.ignore, ignoreVolatile: req.ignoreVolatile },
+  );
+  const results = found.slice(-last);
+  return { results, counts: countVerdicts(results), capped: found.length > last };
 }

@@ -1,5 +1,6 @@
 /** What the UI door needs from the rest of the service (wired by src/serve/): stores and use-case inputs, no rules. */
 import type { DlqTarget } from '../../app/use-cases/dlq.js';
+import type { ExampleContext } from '../../app/testing/run-example.js';
 import type { LoginThrottle } from '../../app/accounts/login-throttle.js';
 import type { UiAccountDeps, SessionTimeouts } from '../../app/accounts/ui-accounts.js';
 import type { Awaitable } from '../../common/awaitable.js';
@@ -38,6 +39,8 @@ export interface UiDeps {
    * on SQLite; one round of the change log on a --store node.
    */
   caughtUp(): Awaitable<void>;
+  /** The Replay page's runner: svc test's doors and a scratch flow-state store (the composition's). */
+  readonly replay: Omit<ExampleContext, 'flows'>;
   /** Makes sure a queue has a worker after a dead letter was put back on it. */
   ensureWorker(tenant: string, flow: string): void;
   /** Facts for the Overview page. */

@@ -5,10 +5,13 @@
  */
 import { parse } from 'node:querystring';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { SvcError } from '../../common/errors.js';
 import { DEFAULT_BODY_TIMEOUT_MS, readBody } from '../http/body.js';
 
 /** The largest form body the UI reads, in bytes; a larger one gets 413. */
 export const UI_FORM_MAX_BYTES = 64 * 1024;
+/** The largest file upload (a form with a file, multipart) the UI reads: a candidate flow file. */
+export const UI_UPLOAD_MAX_BYTES = 1024 * 1024;
 
 /**
  * Registers the `application/x-www-form-urlencoded` parser on the UI's (encapsulated) app: 408 when
@@ -21,5 +24,26 @@ export function registerFormBody(app: FastifyInstance, bodyTimeoutMs: number = D
   app.addContentTypeParser('application/x-www-form-urlencoded', async (req: FastifyRequest) => {
     const body = await readBody(req.raw, UI_FORM_MAX_BYTES, bodyTimeoutMs);
     return parse(body.toString('utf8'));
+  });
+  // A form with a file (the Replay page's candidate): every field a string, a file field its text
+  // (UTF-8) with its name beside it as `<field>_name`. The fetch API's own multipart reader parses it.
+  app.addContentTypeParser('multipart/form-data', async (req: FastifyRequest) => {
+    const body = await readBody(req.raw, UI_UPLOAD_MAX_BYTES, bodyTimeoutMs);
+    let form: FormData;
+    try {
+      form = await new Response(body, { headers: { 'content-type': req.headers['content-type'] ?? '' } }).formData();
+    } catch {
+      throw new SvcError('SVC_ERR_INVALID_INPUT', 'the form could not be read (malformed multipart body)');
+    }
+    const fields = Object.create(null) as Record<string, string>;
+    for (const [name, value] of form) {
+      if (name in fields) continue;
+      if (typeof value === 'string') fields[name] = value;
+      else {
+        fields[name] = await value.text();
+        fields[`${name}_name`] ??= value.name;
+      }
+    }
+    return fields;
   });
 }

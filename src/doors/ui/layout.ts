@@ -15,6 +15,7 @@ const NAV: ReadonlyArray<readonly [string, string, Permission]> = [
   ['/ui/registry', 'Registry', 'read'],
   ['/ui/executions', 'Executions', 'read'],
   ['/ui/traces', 'Traces', 'read_traces'],
+  ['/ui/replay', 'Replay', 'read_traces'],
   ['/ui/queues', 'Queues', 'read'],
   ['/ui/tenants', 'Tenants', 'manage_tenants'],
   ['/ui/keys', 'Keys', 'manage_keys'],

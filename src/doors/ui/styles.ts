@@ -23,5 +23,7 @@ input,select,button{font:inherit;padding:.25rem .45rem}button{cursor:pointer}
 .bad{background:#f8d7d7}.good{background:#d8f0dc}
 .filters{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end;margin-bottom:.8rem}
 .filters label{display:flex;flex-direction:column;font-size:.85rem}
+.side-by-side{display:grid;grid-template-columns:repeat(auto-fit,minmax(18rem,1fr));gap:1rem}
+.replay-diff td pre{margin:0;max-height:12rem}
 .login{max-width:22rem;margin:5rem auto;background:#fff;border:1px solid #dfe3ea;padding:1.4rem}
 `;

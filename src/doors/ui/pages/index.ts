@@ -10,6 +10,7 @@ import { registryPages } from './registry.js';
 import { settingsPages } from './settings.js';
 import { tenantsPages } from './tenants.js';
 import { tracesPage } from './traces.js';
+import { replayPage } from './replay.js';
 import { usersPages } from './users.js';
 
 /** In the order of the navigation bar (layout.ts). */
@@ -18,6 +19,7 @@ const PAGES: readonly PageRoutes[] = [
   registryPages,
   executionsPages,
   tracesPage,
+  replayPage,
   queuesPages,
   tenantsPages,
   keysPages,

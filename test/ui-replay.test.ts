@@ -1,0 +1,179 @@
+/**
+ * The Replay page (issue 38) in real headless Chromium against the real `svc serve`: deliveries
+ * recorded with tracing on (a loopback backend, a card number the log masks), then a support user
+ * uploads candidates: the same file is the same for every delivery; a changed answer differs, with
+ * the recorded and the candidate's value side by side (masked as the log keeps them, markup shown
+ * as text); a file that does not compile is refused with its diagnostics. A developer or a sysadmin
+ * gets 403, by the page and by a forged multipart post with a valid CSRF token. The backend gets no
+ * request from any replay. The screenshot goes to docs/ui/replay.png.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { waitForLogRows } from './helpers/log-reads.js';
+import { createTenant, flow } from './helpers/registry-setup.js';
+import { makeSandbox, ON_PG_STORE, startServer, svc, type ServerProcess } from './helpers/svc.js';
+import { uiLogin } from './helpers/ui-login.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const DOCS_SHOTS = resolve(dirname(fileURLToPath(import.meta.url)), '../../docs/ui');
+const PASSWORD = 'correct horse battery staple';
+const CARD = '4111111111111111';
+
+describe(
+  'the Replay page',
+  { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install -y chromium)` },
+  () => {
+    const sb = makeSandbox();
+    const shots = ON_PG_STORE ? join(sb.home, 'shots') : DOCS_SHOTS;
+    let backend: Server;
+    let calls = 0;
+    let server: ServerProcess;
+    let browser: Browser;
+    let url = '';
+    const text = (answer: string) =>
+      flow(
+        'acme',
+        'quote',
+        'effects: [http_egress]',
+        `## Step: price\neffects: [http_egress]\nendpoint: ${url}/price/{{ ctx.input.id }}\nmethod: GET\n\n## Step: answer\n\`\`\`ntd\n${answer}\n\`\`\``,
+      );
+    const ORIGINAL = '{"id": "{{ ctx.input.id }}", "price": {{ ctx.input.price }}}';
+    const write = (name: string, body: string) => {
+      const file = join(sb.home, name);
+      writeFileSync(file, body);
+      return file;
+    };
+
+    async function logIn(username: string): Promise<Page> {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      const page = await context.newPage();
+      await page.goto(`${server.url}/ui/login`);
+      await page.fill('input[name=username]', username);
+      await page.fill('input[name=password]', PASSWORD);
+      await page.click('button[type=submit]');
+      await page.waitForURL(`${server.url}/ui`);
+      return page;
+    }
+
+    /** The support user's replay of `candidate` (a file path) over the last hour. */
+    async function replayAs(page: Page, candidate: string): Promise<number> {
+      await page.goto(`${server.url}/ui/replay`);
+      await page.fill('input[name=tenant]', 'acme');
+      await page.fill('input[name=flow]', 'quote');
+      await page.setInputFiles('input[name=candidate]', candidate);
+      const [answer] = await Promise.all([page.waitForNavigation(), page.click('form[action="/ui/replay"] button')]);
+      return answer!.status();
+    }
+
+    before(async () => {
+      mkdirSync(shots, { recursive: true });
+      backend = createServer((req, res) => {
+        calls += 1;
+        req.resume();
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ id: req.url!.split('/').pop(), price: 12.5 }));
+      });
+      await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
+      url = `http://127.0.0.1:${(backend.address() as { port: number }).port}`;
+      createTenant(sb, 'acme');
+      assert.equal(svc(sb, ['deploy', write('quote.flow.md', text(ORIGINAL)), '-v', '1', '--db', sb.db]).code, 0);
+      assert.equal(svc(sb, ['trace', 'enable', '--tenant', 'acme', '--flow', 'quote', '--db', sb.db]).code, 0);
+      server = await startServer(sb, ['--no-auth'], { SVC_UI_ADMIN_USER: 'admin', SVC_UI_ADMIN_PASS: PASSWORD });
+      for (const role of ['support', 'developer'] as const) {
+        const r = svc(sb, ['ui', 'user', 'add', '--username', role, '--role', role, '--db', sb.db], {
+          input: `${PASSWORD}\n`,
+        });
+        assert.equal(r.code, 0, r.stderr);
+      }
+      for (const id of ['q-1', 'q-2', 'q-3']) {
+        const r = await fetch(`${server.url}/flows/acme/quote/run`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-correlation-id': id },
+          body: JSON.stringify({ id, card_number: CARD }),
+        });
+        assert.equal(r.status, 200);
+      }
+      await waitForLogRows(sb, { event: 'step_traced', step: 'answer' }, 3);
+      await waitForLogRows(sb, { event: 'completed' }, 3);
+      assert.equal(calls, 3);
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
+      });
+    });
+    after(async () => {
+      await browser?.close();
+      await server?.stop();
+      await new Promise<void>((r) => backend?.close(() => r()));
+      sb.cleanup();
+    });
+
+    it('a support user replays the deployed file: every delivery the same, nothing sent', async () => {
+      const page = await logIn('support');
+      assert.equal(await page.locator('header a[href="/ui/replay"]').count(), 1);
+      assert.equal(await replayAs(page, join(sb.home, 'quote.flow.md')), 200);
+      assert.equal(await page.locator('[role=status]').innerText(), '3 deliveries: 3 same, 0 differ, 0 not replayable');
+      assert.deepEqual(await page.locator('tbody td:nth-child(3)').allInnerTexts(), ['same', 'same', 'same']);
+      assert.equal(calls, 3);
+    });
+
+    it('a changed answer differs: both values side by side, masked, markup as text', async () => {
+      const page = await logIn('support');
+      const changed = write(
+        'changed.flow.md',
+        text('{"id": "{{ ctx.input.id }}", "total": {{ ctx.input.price }}, "note": "<script>alert(1)</script>"}'),
+      );
+      assert.equal(await replayAs(page, changed), 200);
+      assert.equal(await page.locator('[role=status]').innerText(), '3 deliveries: 0 same, 3 differ, 0 not replayable');
+      const first = page.locator('section.replay-diff[data-delivery="q-1"]');
+      const rows = await first
+        .locator('tbody tr')
+        .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent!.trim())));
+      assert.deepEqual(rows, [
+        ['body.price', '12.5', '(nothing)'],
+        ['body.total', '(nothing)', '12.5'],
+        ['body.note', '(nothing)', '"<script>alert(1)</script>"'],
+      ]);
+      assert.equal(await page.locator('main script').count(), 0, 'a value is never markup');
+      const all = await page.content();
+      assert.ok(!all.includes(CARD), 'the masked card number is shown nowhere');
+      await page.locator('section.replay-diff[data-delivery="q-1"] details summary').click();
+      await page.screenshot({ path: join(shots, 'replay.png'), fullPage: true });
+      assert.equal(calls, 3);
+    });
+
+    it('a candidate that does not compile is refused with its diagnostics; nothing runs', async () => {
+      const page = await logIn('support');
+      const broken = write('broken.flow.md', text(ORIGINAL).replace('method: GET', 'method: GET\nfrobnicate: 1'));
+      assert.equal(await replayAs(page, broken), 422);
+      const alert = await page.locator('[role=alert]').innerText();
+      assert.match(alert, /does not compile; nothing was replayed/);
+      assert.match(alert, /broken\.flow\.md:\d+/);
+      assert.equal(calls, 3);
+    });
+
+    it('a developer and a sysadmin get 403, by the page and by a forged post with a valid CSRF token', async () => {
+      for (const username of ['developer', 'admin']) {
+        const cookie = await uiLogin(server.url, username, PASSWORD);
+        const get = await fetch(`${server.url}/ui/replay`, { headers: { cookie } });
+        assert.equal(get.status, 403, username);
+        const home = await (await fetch(`${server.url}/ui`, { headers: { cookie } })).text();
+        const csrf = /name="_csrf" value="([^"]+)"/.exec(home)![1]!;
+        const form = new FormData();
+        form.set('_csrf', csrf);
+        form.set('tenant', 'acme');
+        form.set('flow', 'quote');
+        form.set('candidate', new Blob([text(ORIGINAL)]), 'quote.flow.md');
+        const post = await fetch(`${server.url}/ui/replay`, { method: 'POST', headers: { cookie }, body: form });
+        assert.equal(post.status, 403, username);
+        assert.doesNotMatch(await post.text(), /deliveries:/);
+      }
+      assert.equal(calls, 3);
+    });
+  },
+);
