@@ -175,5 +175,33 @@ describe(
       }
       assert.equal(calls, 3);
     });
+
+    it('a hostile upload gets a clear refusal: no CSRF token, too large, not multipart at all', async () => {
+      const cookie = await uiLogin(server.url, 'support', PASSWORD);
+      const home = await (await fetch(`${server.url}/ui/replay`, { headers: { cookie } })).text();
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(home)![1]!;
+      const post = (body: FormData | string, headers: Record<string, string> = {}) =>
+        fetch(`${server.url}/ui/replay`, { method: 'POST', headers: { cookie, ...headers }, body });
+      const formWith = (candidate: string, token?: string) => {
+        const form = new FormData();
+        if (token !== undefined) form.set('_csrf', token);
+        form.set('tenant', 'acme');
+        form.set('flow', 'quote');
+        form.set('candidate', new Blob([candidate]), 'quote.flow.md');
+        return form;
+      };
+      assert.equal((await post(formWith(text(ORIGINAL)))).status, 403);
+      const big = await post(formWith(`${text(ORIGINAL)}\n${'x'.repeat(1024 * 1024)}`, csrf));
+      assert.equal(big.status, 413);
+      const broken = await post(`--b\r\nContent-Disposition: form-data; name="_csrf"\r\n\r\n${csrf}`, {
+        'content-type': 'multipart/form-data; boundary=b',
+      });
+      assert.equal(broken.status, 400);
+      assert.match(await broken.text(), /malformed multipart body/);
+      const ok = await post(formWith(text(ORIGINAL), csrf));
+      assert.equal(ok.status, 200);
+      assert.match(await ok.text(), /3 deliveries: 3 same/);
+      assert.equal(calls, 3);
+    });
   },
 );
