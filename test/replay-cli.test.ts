@@ -8,46 +8,34 @@
  * publishes and audits the counts. The backend gets no request during any replay.
  */
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createTenant, flow } from './helpers/registry-setup.js';
 import { storeRows } from './helpers/store-sql.js';
-import { waitForLogRows } from './helpers/log-reads.js';
+import {
+  CARD,
+  QUOTE_ANSWER,
+  quoteFlow,
+  recordQuotes,
+  startPriceBackend,
+  writeHome,
+  type PriceBackend,
+} from './helpers/quote-recording.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
 
 describe('svc replay', () => {
   const sb = makeSandbox();
-  let backend: Server;
-  let calls = 0;
+  let backend: PriceBackend;
   let server: ServerProcess;
-  let url = '';
-  const text = (answer: string, extra = '') =>
-    flow(
-      'acme',
-      'quote',
-      'effects: [http_egress]',
-      `## Step: price\neffects: [http_egress]\nendpoint: ${url}/price/{{ ctx.input.id }}\nmethod: GET\n${extra}\n## Step: answer\n\`\`\`ntd\n${answer}\n\`\`\``,
-    );
-  const ORIGINAL = '{"id": "{{ ctx.input.id }}", "price": {{ ctx.input.price }}}';
-  const write = (name: string, body: string) => {
-    const file = join(sb.home, name);
-    writeFileSync(file, body);
-    return file;
-  };
+  const text = (answer: string, extra = '') => quoteFlow(backend.url, answer, extra);
+  const ORIGINAL = QUOTE_ANSWER;
+  const write = (name: string, body: string) => writeHome(sb, name, body);
+  const calls = () => backend.calls();
   const replay = (candidate: string, ...more: string[]) =>
     svc(sb, ['replay', '--tenant', 'acme', '--flow', 'quote', '--candidate', candidate, ...more, '--db', sb.db]);
 
   before(async () => {
-    backend = createServer((req, res) => {
-      calls += 1;
-      req.resume();
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id: req.url!.split('/').pop(), price: 12.5 }));
-    });
-    await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
-    url = `http://127.0.0.1:${(backend.address() as { port: number }).port}`;
+    backend = await startPriceBackend();
     createTenant(sb, 'acme');
     assert.equal(svc(sb, ['deploy', write('quote.flow.md', text(ORIGINAL)), '-v', '1', '--db', sb.db]).code, 0);
     // Hands on what it is given: a candidate calling it answers as before, through one more flow.
@@ -60,21 +48,12 @@ describe('svc replay', () => {
     assert.equal(svc(sb, ['deploy', write('wrap.flow.md', helper), '-v', '1', '--db', sb.db]).code, 0);
     assert.equal(svc(sb, ['trace', 'enable', '--tenant', 'acme', '--flow', 'quote', '--db', sb.db]).code, 0);
     server = await startServer(sb, ['--no-auth']);
-    for (const id of ['r-1', 'r-2', 'r-3']) {
-      const r = await fetch(`${server.url}/flows/acme/quote/run`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-correlation-id': id },
-        body: JSON.stringify({ id, card_number: '4111111111111111' }),
-      });
-      assert.equal(r.status, 200);
-    }
-    await waitForLogRows(sb, { event: 'step_traced', step: 'answer' }, 3);
-    await waitForLogRows(sb, { event: 'completed' }, 3);
-    assert.equal(calls, 3);
+    await recordQuotes(sb, server.url, ['r-1', 'r-2', 'r-3']);
+    assert.equal(calls(), 3);
   });
   after(async () => {
     await server?.stop();
-    await new Promise<void>((r) => backend.close(() => r()));
+    await backend?.close();
     sb.cleanup();
   });
 
@@ -82,7 +61,7 @@ describe('svc replay', () => {
     const r = replay(join(sb.home, 'quote.flow.md'));
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.equal(r.stdout, 'r-1  same\nr-2  same\nr-3  same\n3 deliveries: 3 same, 0 differ, 0 not replayable\n');
-    assert.equal(calls, 3);
+    assert.equal(calls(), 3);
   });
 
   it('names the differing paths of a changed answer, and no payload value; exit 1', () => {
@@ -91,7 +70,7 @@ describe('svc replay', () => {
     assert.match(r.stdout, /^r-1 {2}differs: body\.price, body\.total$/m);
     assert.match(r.stdout, /3 deliveries: 0 same, 3 differ, 0 not replayable/);
     assert.doesNotMatch(r.stdout + r.stderr, /12\.5/);
-    assert.equal(calls, 3);
+    assert.equal(calls(), 3);
   });
 
   it('calls a delivery not replayable when the candidate calls out beyond the recording; --last and --correlation-id pick deliveries', () => {
@@ -105,7 +84,7 @@ describe('svc replay', () => {
     const one = replay(join(sb.home, 'quote.flow.md'), '--correlation-id', 'r-2', '--json');
     assert.equal(one.code, 0);
     assert.deepEqual(JSON.parse(one.stdout.split('\n')[0]!), { correlation_id: 'r-2', kind: 'same' });
-    assert.equal(calls, 3);
+    assert.equal(calls(), 3);
   });
 
   it('calls a delivery not replayable when the candidate needs a value the log masked, and prints none', () => {
@@ -116,8 +95,8 @@ describe('svc replay', () => {
       r.stdout.split('\n')[0],
       'r-3  not replayable: the candidate needs a value the log masked (input.card_number)',
     );
-    assert.doesNotMatch(r.stdout + r.stderr, /4111/);
-    assert.equal(calls, 3);
+    assert.doesNotMatch(r.stdout + r.stderr, new RegExp(CARD));
+    assert.equal(calls(), 3);
   });
 
   it("resolves a candidate's call_flow to the tenant's deployed flow", () => {
@@ -127,7 +106,7 @@ describe('svc replay', () => {
     );
     const r = replay(write('calling.flow.md', calling), '--last', '1');
     assert.match(r.stdout, /^r-3 {2}differs: steps$/m, r.stdout + r.stderr);
-    assert.equal(calls, 3);
+    assert.equal(calls(), 3);
   });
 
   it('deploy --replay-since publishes nothing when a delivery differs; accepted, it publishes and audits the counts', () => {
@@ -145,7 +124,7 @@ describe('svc replay', () => {
     assert.match(refused.stdout, /^ {2}r-1 {2}differs: body\.price, body\.total$/m);
     assert.match(refused.stdout, /^ {2}3 deliveries: 0 same, 3 differ, 0 not replayable$/m);
     assert.match(refused.stderr, /refused: replay found deliveries that differ \(acme\/quote\); nothing was published/);
-    assert.doesNotMatch(refused.stdout + refused.stderr, /12\.5|4111/);
+    assert.doesNotMatch(refused.stdout + refused.stderr, new RegExp(`12\\.5|${CARD}`));
     const show = () => svc(sb, ['flows', 'show', '--tenant', 'acme', '--flow', 'quote', '--json', '--db', sb.db]);
     assert.match(show().stdout, /"version": "1"/);
     assert.equal(deployed().length, before);
@@ -170,6 +149,6 @@ describe('svc replay', () => {
       { ...entry.replay, since: undefined },
       { since: undefined, deliveries: 3, same: 0, differs: 3, not_replayable: 0, accepted_differences: true },
     );
-    assert.equal(calls, 3);
+    assert.equal(calls(), 3);
   });
 });

@@ -8,21 +8,27 @@
  * request from any replay. The screenshot goes to docs/ui/replay.png.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { waitForLogRows } from './helpers/log-reads.js';
-import { createTenant, flow } from './helpers/registry-setup.js';
+import {
+  CARD,
+  QUOTE_ANSWER,
+  quoteFlow,
+  recordQuotes,
+  startPriceBackend,
+  writeHome,
+  type PriceBackend,
+} from './helpers/quote-recording.js';
+import { createTenant } from './helpers/registry-setup.js';
 import { makeSandbox, ON_PG_STORE, startServer, svc, type ServerProcess } from './helpers/svc.js';
 import { uiLogin } from './helpers/ui-login.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const DOCS_SHOTS = resolve(dirname(fileURLToPath(import.meta.url)), '../../docs/ui');
 const PASSWORD = 'correct horse battery staple';
-const CARD = '4111111111111111';
 
 describe(
   'the Replay page',
@@ -30,24 +36,13 @@ describe(
   () => {
     const sb = makeSandbox();
     const shots = ON_PG_STORE ? join(sb.home, 'shots') : DOCS_SHOTS;
-    let backend: Server;
-    let calls = 0;
+    let backend: PriceBackend;
     let server: ServerProcess;
     let browser: Browser;
-    let url = '';
-    const text = (answer: string) =>
-      flow(
-        'acme',
-        'quote',
-        'effects: [http_egress]',
-        `## Step: price\neffects: [http_egress]\nendpoint: ${url}/price/{{ ctx.input.id }}\nmethod: GET\n\n## Step: answer\n\`\`\`ntd\n${answer}\n\`\`\``,
-      );
-    const ORIGINAL = '{"id": "{{ ctx.input.id }}", "price": {{ ctx.input.price }}}';
-    const write = (name: string, body: string) => {
-      const file = join(sb.home, name);
-      writeFileSync(file, body);
-      return file;
-    };
+    const text = (answer: string) => quoteFlow(backend.url, answer);
+    const ORIGINAL = QUOTE_ANSWER;
+    const write = (name: string, body: string) => writeHome(sb, name, body);
+    const calls = () => backend.calls();
 
     async function logIn(username: string): Promise<Page> {
       const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -72,14 +67,7 @@ describe(
 
     before(async () => {
       mkdirSync(shots, { recursive: true });
-      backend = createServer((req, res) => {
-        calls += 1;
-        req.resume();
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ id: req.url!.split('/').pop(), price: 12.5 }));
-      });
-      await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
-      url = `http://127.0.0.1:${(backend.address() as { port: number }).port}`;
+      backend = await startPriceBackend();
       createTenant(sb, 'acme');
       assert.equal(svc(sb, ['deploy', write('quote.flow.md', text(ORIGINAL)), '-v', '1', '--db', sb.db]).code, 0);
       assert.equal(svc(sb, ['trace', 'enable', '--tenant', 'acme', '--flow', 'quote', '--db', sb.db]).code, 0);
@@ -90,17 +78,8 @@ describe(
         });
         assert.equal(r.code, 0, r.stderr);
       }
-      for (const id of ['q-1', 'q-2', 'q-3']) {
-        const r = await fetch(`${server.url}/flows/acme/quote/run`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-correlation-id': id },
-          body: JSON.stringify({ id, card_number: CARD }),
-        });
-        assert.equal(r.status, 200);
-      }
-      await waitForLogRows(sb, { event: 'step_traced', step: 'answer' }, 3);
-      await waitForLogRows(sb, { event: 'completed' }, 3);
-      assert.equal(calls, 3);
+      await recordQuotes(sb, server.url, ['q-1', 'q-2', 'q-3']);
+      assert.equal(calls(), 3);
       browser = await chromium.launch({
         executablePath: CHROMIUM,
         args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
@@ -109,7 +88,7 @@ describe(
     after(async () => {
       await browser?.close();
       await server?.stop();
-      await new Promise<void>((r) => backend?.close(() => r()));
+      await backend?.close();
       sb.cleanup();
     });
 
@@ -119,7 +98,7 @@ describe(
       assert.equal(await replayAs(page, join(sb.home, 'quote.flow.md')), 200);
       assert.equal(await page.locator('[role=status]').innerText(), '3 deliveries: 3 same, 0 differ, 0 not replayable');
       assert.deepEqual(await page.locator('tbody td:nth-child(3)').allInnerTexts(), ['same', 'same', 'same']);
-      assert.equal(calls, 3);
+      assert.equal(calls(), 3);
     });
 
     it('a changed answer differs: both values side by side, masked, markup as text', async () => {
@@ -144,7 +123,7 @@ describe(
       assert.ok(!all.includes(CARD), 'the masked card number is shown nowhere');
       await page.locator('section.replay-diff[data-delivery="q-1"] details summary').click();
       await page.screenshot({ path: join(shots, 'replay.png'), fullPage: true });
-      assert.equal(calls, 3);
+      assert.equal(calls(), 3);
     });
 
     it('a candidate that does not compile is refused with its diagnostics; nothing runs', async () => {
@@ -154,7 +133,7 @@ describe(
       const alert = await page.locator('[role=alert]').innerText();
       assert.match(alert, /does not compile; nothing was replayed/);
       assert.match(alert, /broken\.flow\.md:\d+/);
-      assert.equal(calls, 3);
+      assert.equal(calls(), 3);
     });
 
     it('a developer and a sysadmin get 403, by the page and by a forged post with a valid CSRF token', async () => {
@@ -173,7 +152,7 @@ describe(
         assert.equal(post.status, 403, username);
         assert.doesNotMatch(await post.text(), /deliveries:/);
       }
-      assert.equal(calls, 3);
+      assert.equal(calls(), 3);
     });
 
     it('a hostile upload gets a clear refusal: no CSRF token, too large, not multipart at all', async () => {
@@ -201,7 +180,7 @@ describe(
       const ok = await post(formWith(text(ORIGINAL), csrf));
       assert.equal(ok.status, 200);
       assert.match(await ok.text(), /3 deliveries: 3 same/);
-      assert.equal(calls, 3);
+      assert.equal(calls(), 3);
     });
   },
 );

@@ -1,6 +1,10 @@
-/** The recorded deliveries of a flow, read from the event log's trace rows and boundary rows. */
+/**
+ * The recorded deliveries of a flow, read from the event log's trace rows and boundary rows. A
+ * window is read in one pass of pages (the log has no index by correlation id, so a lookup per
+ * delivery would scan the tenant's rows once per delivery), grouped by correlation id in memory.
+ */
 import { isEntryRow, type RecordedDelivery } from '../testing/recorded-example.js';
-import type { EventLogStore } from '../../store/contracts/index.js';
+import type { EventLogStore, StoredEvent } from '../../store/contracts/index.js';
 
 export type { EventLogStore };
 
@@ -15,23 +19,60 @@ export interface ReplayQuery {
   readonly last?: number;
 }
 
-/** Trace rows read at most while looking for deliveries (the log keeps what tracing recorded). */
-const SCAN_ROWS = 100_000;
+/** Rows read per query: the stores' ceiling. */
+const PAGE = 10_000;
 
-/** Each delivery's rows, oldest delivery first; its first traced entry row marks it. */
+/** Each delivery's rows, oldest delivery first; its first traced entry row of the flow marks it. */
 export async function* recordedDeliveryRows(log: EventLogStore, q: ReplayQuery): AsyncGenerator<RecordedDelivery> {
-  let ids: string[];
-  if (q.correlationId !== undefined) ids = [q.correlationId];
-  else {
-    const rows = await log.queryTrace({ tenant: q.tenant, flow: q.flow, since: q.since, limit: SCAN_ROWS }, true);
-    const seen = new Set<string>();
-    for (const r of rows) if (isEntryRow(r) && r.correlation_id !== null) seen.add(r.correlation_id);
-    ids = [...seen];
-    if (q.last !== undefined) ids = ids.slice(-q.last);
+  const { tenant, flow } = q;
+  if (q.correlationId !== undefined) {
+    const correlationId = q.correlationId;
+    const traceRows = await all((afterId) =>
+      log.queryTrace({ tenant, correlation_id: correlationId, afterId, limit: PAGE }, true),
+    );
+    const logRows = await all((afterId) =>
+      log.query({ tenant, flow, correlation_id: correlationId, afterId, oldestFirst: true, limit: PAGE }),
+    );
+    yield { tenant, flow, correlationId, traceRows, logRows };
+    return;
   }
-  for (const correlationId of ids) {
-    const traceRows = await log.queryTrace({ tenant: q.tenant, correlation_id: correlationId, limit: 1000 }, true);
-    const logRows = await log.query({ tenant: q.tenant, flow: q.flow, correlation_id: correlationId, limit: 100 });
-    yield { tenant: q.tenant, flow: q.flow, correlationId, traceRows, logRows };
+  // A delivery's rows begin with its entry row: rows of its correlation id before that are another
+  // delivery's (a reused id), and the rows of the flows it calls come after it.
+  const traced = new Map<string, StoredEvent[]>();
+  for await (const r of pages((afterId) => log.queryTrace({ tenant, since: q.since, afterId, limit: PAGE }, true))) {
+    if (r.correlation_id === null) continue;
+    const rows = traced.get(r.correlation_id);
+    if (rows !== undefined) rows.push(r);
+    else if (r.flow === flow && isEntryRow(r)) traced.set(r.correlation_id, [r]);
   }
+  let ids = [...traced.keys()];
+  if (q.last !== undefined) ids = ids.slice(-q.last);
+  const wanted = new Map(ids.map((id) => [id, [] as StoredEvent[]]));
+  for await (const r of pages((afterId) =>
+    log.query({ tenant, flow, since: q.since, afterId, oldestFirst: true, limit: PAGE }),
+  ))
+    if (r.correlation_id !== null) wanted.get(r.correlation_id)?.push(r);
+  for (const correlationId of ids)
+    yield { tenant, flow, correlationId, traceRows: traced.get(correlationId)!, logRows: wanted.get(correlationId)! };
+}
+
+/** Every row a paged read gives, page after page (each after the last id of the one before). */
+async function* pages(
+  read: (afterId: number | undefined) => Promise<StoredEvent[]> | StoredEvent[],
+): AsyncGenerator<StoredEvent> {
+  let afterId: number | undefined;
+  for (;;) {
+    const rows = await read(afterId);
+    yield* rows;
+    if (rows.length < PAGE) return;
+    afterId = rows.at(-1)!.id;
+  }
+}
+
+async function all(
+  read: (afterId: number | undefined) => Promise<StoredEvent[]> | StoredEvent[],
+): Promise<StoredEvent[]> {
+  const out: StoredEvent[] = [];
+  for await (const r of pages(read)) out.push(r);
+  return out;
 }

@@ -71,7 +71,9 @@ export interface TraceQuery {
   /** ISO 8601 UTC, inclusive bounds on `ts`. */
   since?: string;
   until?: string;
-  /** Most rows returned, oldest first. @default 1000 */
+  /** Paging: only rows with a larger id (the last id of the previous page). */
+  afterId?: number;
+  /** Most rows returned, oldest first; at most 10,000 (page with afterId for more). @default 1000 */
   limit?: number;
 }
 

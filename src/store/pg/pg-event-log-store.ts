@@ -69,7 +69,12 @@ export class PgEventLogStore implements EventLogStore {
     const where: string[] = [`event IN (${TRACE_KINDS_SQL})`, '$1::boolean'];
     const args: unknown[] = [readable];
     exactMatches(q, ['tenant', 'flow', 'correlation_id'], where, args, pgParam);
-    if (q.since !== undefined) addCondition(where, args, 'ts >=', q.since);
+    if (q.afterId !== undefined) addCondition(where, args, 'id >', q.afterId);
+    if (q.since !== undefined) {
+      // The id bound (a binary search, as query's) spares the scan of every older row; ts stays exact.
+      addCondition(where, args, 'id >=', await this.firstIdAtOrAfter(q.since));
+      addCondition(where, args, 'ts >=', q.since);
+    }
     if (q.until !== undefined) addCondition(where, args, 'ts <=', q.until);
     const limit = Math.max(1, Math.min(q.limit ?? 1000, 10_000));
     return this.#select(`SELECT ${COLUMNS} FROM events WHERE ${where.join(' AND ')} ORDER BY id LIMIT ${limit}`, args);

@@ -112,9 +112,14 @@ export class SqliteEventLogStore implements EventLogStore {
     const where: string[] = [`event IN (${TRACE_KINDS_SQL})`, '?'];
     const args: unknown[] = [readable ? 1 : 0];
     exactMatches(q, ['tenant', 'flow', 'correlation_id'], where, args);
+    if (q.afterId !== undefined) {
+      where.push('id > ?');
+      args.push(q.afterId);
+    }
     if (q.since !== undefined) {
-      where.push('ts >= ?');
-      args.push(q.since);
+      // The id bound (a binary search, as query's) spares the scan of every older row; ts stays exact.
+      where.push('id >= ?', 'ts >= ?');
+      args.push(this.firstIdAtOrAfter(q.since), q.since);
     }
     if (q.until !== undefined) {
       where.push('ts <= ?');

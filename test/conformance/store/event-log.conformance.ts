@@ -280,6 +280,34 @@ export function eventLogConformance(kind: BackendKind): void {
         );
         assert.deepEqual(tss(await s.eventLog.queryTrace({ since: at(6), until: at(7) }, true)), [at(6), at(7)]);
         assert.deepEqual(tss(await s.eventLog.queryTrace({ limit: 1 }, true)), [at(5)]);
+        // Paging: after the last id of a page; with since, too (the id bound does not hide a row).
+        const [first] = await s.eventLog.queryTrace({ limit: 1 }, true);
+        assert.deepEqual(tss(await s.eventLog.queryTrace({ afterId: first!.id, limit: 1 }, true)), [at(6)]);
+        assert.deepEqual(tss(await s.eventLog.queryTrace({ since: at(5), afterId: first!.id }, true)), [at(6), at(7)]);
+      }));
+
+    test('queryTrace pages past its 10,000-row ceiling with afterId, missing no row', async () =>
+      withLog(kind, async (s, log) => {
+        const n = 10_003;
+        await write(
+          log,
+          Array.from({ length: n }, (_, i) => ({
+            event: 'step_traced' as const,
+            ts: at(i),
+            tenant: 'acme',
+            flow: 'orders',
+            correlation_id: `c${i}`,
+            step: 'received',
+            payload: i,
+          })),
+        );
+        const page = await s.eventLog.queryTrace({ since: at(0), limit: 100_000 }, true);
+        assert.equal(page.length, 10_000);
+        const rest = await s.eventLog.queryTrace({ since: at(0), afterId: page.at(-1)!.id, limit: 10_000 }, true);
+        assert.deepEqual(
+          rest.map((r) => r.payload),
+          [10_000, 10_001, 10_002],
+        );
       }));
 
     test('queryTrace returns nothing to a caller who may not read trace rows', async () =>
