@@ -4,7 +4,8 @@
  * The same flow with payload tracing on is measured in the same alternating rounds, as a ratio of
  * tracing off (what turning tracing on costs a flow). Then /run with `--metrics` against without, on
  * a pair of servers of their own (metrics-ratio.ts).
- * Then `svc test` over 100 flows of 10 examples each, wall time of one process (svc-test.ts).
+ * Then `svc test` over 100 flows of 10 examples each, wall time of one process (svc-test.ts), and
+ * `svc replay` of 10,000 traced deliveries, wall time of one process (replay.ts).
  * With `-- --store postgres://...`, then the PostgreSQL store against SQLite and pg-boss (pg.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,6 +18,7 @@ import { benchEnqueue } from './enqueue.js';
 import { benchMetricsRatio } from './metrics-ratio.js';
 import { BARE_SERVER_SOURCE, combine, load, printTable, spawnListening, type LoadResult } from './load.js';
 import { benchPg } from './pg.js';
+import { benchReplay, reportReplay } from './replay.js';
 import { benchSvcTest, reportSvcTest } from './svc-test.js';
 import { QUOTE_FLOW as FLOW } from './quote-flow.js';
 
@@ -97,6 +99,7 @@ async function main(): Promise<void> {
     await benchEnqueue({ svcBin: SVC, env, db, key, bareUrl: bare.url, durationSec: DURATION });
     await bare.stop();
     process.stdout.write(reportSvcTest(benchSvcTest()));
+    process.stdout.write(reportReplay(await benchReplay()));
     if (flags.store !== undefined)
       await benchPg({ svcBin: SVC, env, workDir: join(home, 'pg'), storeUrl: flags.store, durationSec: DURATION });
   } finally {
