@@ -2,8 +2,7 @@
  * `svc replay` at size (issue 38): 10,000 deliveries recorded with payload tracing on by a real
  * `svc serve` (a validate rule, one http_egress call out to a loopback backend in this process,
  * an ntd answer), then one `svc replay --json` process replaying them all against the same file,
- * wall time including its start (median of `rounds`, by default one: a round is long, the log is
- * looked up by correlation id without an index). Reported, never asserted; a run whose counts
+ * wall time including its start (median of `rounds`, by default three). Reported, never asserted; a run whose counts
  * are not every delivery the same, or whose backend got a request during a replay, is reported as
  * broken instead of as a figure. The recording is set-up; its time is printed beside.
  * Part of `npm run bench`; alone: `npm run bench:replay [-- --deliveries N --rounds N]`.
@@ -124,7 +123,7 @@ export async function benchReplay(
   opts: { deliveries?: number; rounds?: number; cpuProfDir?: string } = {},
 ): Promise<ReplayBench> {
   const deliveries = opts.deliveries ?? 10_000;
-  const rounds = Math.max(1, opts.rounds ?? 1);
+  const rounds = Math.max(1, opts.rounds ?? 3);
   const home = mkdtempSync(join(tmpdir(), 'svc-bench-replay-'));
   const env = { ...process.env, HOME: home, RUST_LOG: 'warn' };
   const db = join(home, 'state', 'registry.db');
