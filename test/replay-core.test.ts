@@ -231,6 +231,49 @@ describe('replay of a recorded delivery against a candidate', () => {
     assert.deepEqual(await verdictOf(decides, d), { kind: 'not_replayable', why: needs });
   });
 
+  it('replays a queue delivery with its retry: the refused first call, then the answer; attempts and steps compared', async () => {
+    const q = (over: Partial<StoredEvent>) => row({ correlation_id: 'q-1', ...over });
+    const queued: RecordedDelivery = {
+      tenant: 'acme',
+      flow: 'quote',
+      correlationId: 'q-1',
+      traceRows: [
+        q({ step: 'dequeued', payload: { id: '7' } }),
+        q({
+          event: 'egress_traced',
+          step: 'price',
+          reason: 'connection refused',
+          payload: { headers: {}, body: null },
+        }),
+        q({ step: 'dequeued', payload: { id: '7' } }),
+        q({
+          event: 'egress_traced',
+          step: 'price',
+          http_status: 200,
+          payload: { headers: { 'content-type': 'application/json' }, body: { id: '7', price: 12.5 } },
+        }),
+        q({ step: 'answer', payload: { id: '7', price: 12.5 } }),
+      ],
+      logRows: [q({ event: 'queue_processed', http_status: 200, outcome: 'succeeded' })],
+    };
+    const r = await replay(ORIGINAL, queued);
+    assert.deepEqual(r.verdict, { kind: 'same' });
+    assert.deepEqual(r.recorded, {
+      status: 200,
+      outcome: 'answered',
+      attempts: 2,
+      steps: ['price', 'dequeued', 'price', 'answer'],
+      body: { id: '7', price: 12.5 },
+      published: {},
+    });
+    // A policy of one attempt dead-letters it at the refused call.
+    const once = ORIGINAL.replace('effects: [http_egress]\n', 'effects: [http_egress]\nqueue_max_attempts: 1\n');
+    assert.deepEqual(await verdictOf(once, queued), {
+      kind: 'differs',
+      paths: ['status', 'outcome', 'attempts', 'steps', 'body'],
+    });
+  });
+
   it('calls a delivery not replayable when its input was XML (kept as a marker), or it has no entry row', async () => {
     const xml = await verdictOf(ORIGINAL, recorded({ _unrepresentable: 'order' }));
     assert.deepEqual(xml, {
