@@ -81,6 +81,9 @@ describe('svc replay', () => {
       "r-3  not replayable: the candidate calls out at step 'audit', where the recording has no exchange",
     );
     assert.match(r.stdout, /^1 deliveries: 0 same, 0 differ, 1 not replayable$/m);
+    // Nothing compared vouches for nothing: a gate must not pass on it.
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /no delivery could be compared/);
     const one = replay(join(sb.home, 'quote.flow.md'), '--correlation-id', 'r-2', '--json');
     assert.equal(one.code, 0);
     assert.deepEqual(JSON.parse(one.stdout.split('\n')[0]!), { correlation_id: 'r-2', kind: 'same' });
@@ -90,7 +93,7 @@ describe('svc replay', () => {
   it('calls a delivery not replayable when the candidate needs a value the log masked, and prints none', () => {
     const sends = text(ORIGINAL).replace('/price/{{ ctx.input.id }}', '/price/{{ ctx.input.card_number }}');
     const r = replay(write('card.flow.md', sends), '--last', '1');
-    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
     assert.equal(
       r.stdout.split('\n')[0],
       'r-3  not replayable: the candidate needs a value the log masked (input.card_number)',

@@ -120,7 +120,10 @@ export async function replay(opts: ReplayCommandOptions): Promise<void> {
     out(opts.json ? JSON.stringify({ correlation_id: r.correlationId, ...r.verdict }) : verdictLine(r));
   const counts = countVerdicts(results);
   out(opts.json ? JSON.stringify(counts) : countsLine(counts));
-  if (results.length === 0 || counts.differs > 0) throw new ExitError(1, '');
+  // Nothing compared (no delivery found, or none replayable) vouches for nothing: a gate must not pass on it.
+  if (counts.same + counts.differs === 0)
+    throw new ExitError(1, 'error: no delivery could be compared; nothing vouches for the candidate');
+  if (counts.differs > 0) throw new ExitError(1, '');
 }
 
 export function countsLine(c: ReplayCounts): string {
