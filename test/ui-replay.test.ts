@@ -95,6 +95,11 @@ describe(
     it('a support user replays the deployed file: every delivery the same, nothing sent', async () => {
       const page = await logIn('support');
       assert.equal(await page.locator('header a[href="/ui/replay"]').count(), 1);
+      // From the flow's Registry page, the form comes with the flow filled in.
+      await page.goto(`${server.url}/ui/registry/acme/quote`);
+      await page.click('text=replay a candidate');
+      assert.equal(await page.inputValue('input[name=tenant]'), 'acme');
+      assert.equal(await page.inputValue('input[name=flow]'), 'quote');
       assert.equal(await replayAs(page, join(sb.home, 'quote.flow.md')), 200);
       assert.equal(await page.locator('[role=status]').innerText(), '3 deliveries: 3 same, 0 differ, 0 not replayable');
       assert.deepEqual(await page.locator('tbody td:nth-child(3)').allInnerTexts(), ['same', 'same', 'same']);

@@ -77,7 +77,12 @@ export const registryPages: PageRoutes = (app, deps, context) => {
           <td>${v.created_at}</td>
         </tr>`,
     );
-    const body = html`<p>Tracing: <b>${traced ? 'on' : 'off'}</b> ${traceSwitch(ctx, path, traced)}</p>
+    // Support reads what tracing recorded: its traces, and a candidate replayed against them.
+    const recorded = can(ctx.actor, 'read_traces')
+      ? html` · <a href="/ui/traces?${new URLSearchParams({ tenant, flow }).toString()}">its traces</a> ·
+          <a href="/ui/replay?${new URLSearchParams({ tenant, flow }).toString()}">replay a candidate</a>`
+      : '';
+    const body = html`<p>Tracing: <b>${traced ? 'on' : 'off'}</b> ${traceSwitch(ctx, path, traced)}${recorded}</p>
       <h2>Versions</h2>
       ${table(['Version', 'Hash', 'Published'], rows, '')}
       <h2>Source of version ${shown.version}${shown.latest ? ' (latest)' : ''}</h2>
