@@ -25,7 +25,7 @@ import { addStoreOptions, type StoreFlags } from './options.js';
 import { registryLocation, withStore } from './stores.js';
 import { formatTable, out } from './table.js';
 import { testFiles } from './test.js';
-import { countsLine, verdictLine } from './replay.js';
+import { countsLine, verdictLine } from './replay-lines.js';
 import { parseSince } from '../app/use-cases/event-search.js';
 import { EXAMPLE_DOORS } from '../serve/example-doors.js';
 import { openScratchFlowState, type OpenedStore } from '../storage/index.js';

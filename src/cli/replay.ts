@@ -8,8 +8,6 @@ import { Command, Option } from 'commander';
 import { compileForPublication } from '../app/use-cases/publish.js';
 import { countVerdicts, replayRecorded } from '../app/use-cases/replay.js';
 import { parseSince } from '../app/use-cases/event-search.js';
-import type { ReplayResult } from '../app/testing/replay.js';
-import type { ReplayCounts } from '../app/use-cases/replay.js';
 import { ExitError, SvcError } from '../common/errors.js';
 import { FlowPublicationError, formatDiagnostic } from '../flow/diagnostics.js';
 import { EXAMPLE_DOORS } from '../serve/example-doors.js';
@@ -17,6 +15,7 @@ import { openScratchFlowState } from '../storage/index.js';
 import { addStoreOptions, nameArg, type StoreFlags, tenantOption } from './options.js';
 import { withStore } from './stores.js';
 import { out } from './table.js';
+import { countsLine, verdictLine } from './replay-lines.js';
 
 export function registerReplay(program: Command): void {
   const command = program
@@ -124,16 +123,4 @@ export async function replay(opts: ReplayCommandOptions): Promise<void> {
   if (counts.same + counts.differs === 0)
     throw new ExitError(1, 'error: no delivery could be compared; nothing vouches for the candidate');
   if (counts.differs > 0) throw new ExitError(1, '');
-}
-
-export function countsLine(c: ReplayCounts): string {
-  return `${c.deliveries} deliveries: ${c.same} same, ${c.differs} differ, ${c.not_replayable} not replayable`;
-}
-
-/** `<correlation id>  same | differs: <paths> | not replayable: <why>`. */
-export function verdictLine(r: ReplayResult): string {
-  const v = r.verdict;
-  if (v.kind === 'same') return `${r.correlationId}  same`;
-  if (v.kind === 'differs') return `${r.correlationId}  differs: ${v.paths.join(', ')}`;
-  return `${r.correlationId}  not replayable: ${v.why}`;
 }

@@ -9,7 +9,7 @@ import type { ExampleContext } from '../testing/run-example.js';
 import type { ReplayResult } from '../testing/replay.js';
 import type { LoadedFlow } from '../../engine/index.js';
 import type { CompiledFlow } from './publish.js';
-import { countVerdicts, replayRecorded, type ReplayCounts, type ReplaySources } from './replay.js';
+import type { ReplayCounts, ReplaySources } from './replay.js';
 import type { EventLogStore } from './replay-rows.js';
 
 /** What a deploy replays, and how it decides. */
@@ -57,6 +57,8 @@ export async function replayBeforeDeploy(
     hash: c.hash,
     created_at: new Date().toISOString(),
   });
+  // Loaded here, not with the deploy: svc test's runner (and undici's mock agent) only for a replay.
+  const { countVerdicts, replayRecorded } = await import('./replay.js');
   const together = new Map(candidates.map(({ flow: c }) => [`${c.ir.tenant}/${c.ir.flow}`, loaded(c)]));
   const out: FlowReplay[] = [];
   for (const { file, flow: c } of candidates) {

@@ -19,6 +19,9 @@ export interface ReplayQuery {
   readonly last?: number;
 }
 
+/** The most deliveries one replay from the UI runs (it runs in the server's process, beside its traffic). */
+export const UI_REPLAY_MAX = 200;
+
 /** Rows read per query: the stores' ceiling. */
 const PAGE = 10_000;
 

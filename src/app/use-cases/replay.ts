@@ -15,7 +15,7 @@ import { compileFlow } from '../../flow/compile.js';
 import { formatDiagnostic } from '../../flow/diagnostics.js';
 import { requirePermission, type Actor } from '../accounts/roles.js';
 import type { ArtifactsStore } from '../../store/contracts/index.js';
-import { recordedDeliveryRows, type EventLogStore, type ReplayQuery } from './replay-rows.js';
+import { recordedDeliveryRows, UI_REPLAY_MAX, type EventLogStore, type ReplayQuery } from './replay-rows.js';
 
 export type { ReplayQuery, ReplayResult };
 
@@ -70,9 +70,6 @@ async function deployedFlows(artifacts: ReplaySources['artifacts'], tenant: stri
   }
   return out;
 }
-
-/** The most deliveries one replay from the UI runs (it runs in the server's process, beside its traffic). */
-export const UI_REPLAY_MAX = 200;
 
 /** A replay asked for on the support role's page: the candidate is the uploaded file's text. */
 export interface SupportReplayRequest {

@@ -5,7 +5,10 @@
  * side by side. The candidate is compiled and run in memory, never deployed (docs/testing.md).
  */
 import { requirePermission } from '../../../app/accounts/roles.js';
-import { replayForSupport, UI_REPLAY_MAX, type SupportReplay } from '../../../app/use-cases/replay.js';
+// The replay itself (svc test's runner, undici's mock agent) is loaded on the first replay: a server
+// whose support users never replay does not load it (test/serve-lazy-modules.test.ts).
+import type { SupportReplay } from '../../../app/use-cases/replay.js';
+import { UI_REPLAY_MAX } from '../../../app/use-cases/replay-rows.js';
 import { parseSince } from '../../../app/use-cases/event-search.js';
 import type { Observation } from '../../../app/testing/replay-observe.js';
 import type { ReplayResult } from '../../../app/testing/replay.js';
@@ -45,6 +48,7 @@ export const replayPage: PageRoutes = (app, deps, context) => {
     if (last !== undefined && (!Number.isInteger(last) || last < 1))
       throw new SvcError('SVC_ERR_INVALID_INPUT', `"at most" must be a whole number of deliveries, got ${f.last}`);
     const correlationId = f.correlation_id?.trim() || undefined;
+    const { replayForSupport } = await import('../../../app/use-cases/replay.js');
     const report = await replayForSupport(
       { log: deps.events, artifacts: deps.artifacts },
       deps.replay,
