@@ -22,6 +22,15 @@ function versions(): string[] {
   ).map((r) => r.v);
 }
 
+/** The payloads of tenant acme's `flow.deployed` audit entries, oldest first. */
+function deployedEntries(): { flow: string; version: string; actor: string }[] {
+  return storeRows<{ payload: string }>(
+    sb,
+    'audit',
+    "SELECT payload FROM audit_entries WHERE tenant = 'acme' AND event_type = 'flow.deployed' ORDER BY seq",
+  ).map((r) => JSON.parse(r.payload) as { flow: string; version: string; actor: string });
+}
+
 /** Where a deploy says it published, after `prefix`: a path ending in registry.db, or in the PostgreSQL pass the store URL itself. */
 function assertStoreShown(text: string, prefix = ''): void {
   if (sb.store === undefined) assert.match(text, new RegExp(`^${prefix}\\S+registry\\.db$`));
@@ -47,6 +56,12 @@ test('a directory of three flows is deployed in one process: a line per flow, th
   assertStoreShown(lines[4]!, 'deployed 3 flows to ');
   assert.equal(lines.length, 5);
   assert.deepEqual(versions(), ['one@1.0.0', 'three@1.0.0', 'two@1.0.0']);
+  // Each flow published is on the tenant's audit chain, in the order deployed.
+  assert.deepEqual(
+    deployedEntries().map((e) => `${e.flow}@${e.version} by ${e.actor}`),
+    ['one@1.0.0 by cli', 'three@1.0.0 by cli', 'two@1.0.0 by cli'],
+  );
+  assert.equal(svc(sb, ['audit', '--tenant', 'acme', '--verify', '--db', sb.db]).code, 0);
 });
 
 test('a directory with one broken flow publishes nothing and names the file with its errors', () => {
@@ -63,6 +78,7 @@ test('a directory with one broken flow publishes nothing and names the file with
   );
   assert.equal(r.stdout, '');
   assert.ok(!versions().some((v) => v.startsWith('good@')), versions().join());
+  assert.ok(!deployedEntries().some((e) => e.flow === 'good'), 'a refused deploy is not audited');
 });
 
 test('a version already published for one flow of the deploy publishes nothing', () => {

@@ -13,6 +13,7 @@ import { FlowPublicationError, type FlowWarning } from '../../flow/diagnostics.j
 import {
   DuplicateVersionError,
   type ArtifactsStore,
+  type AuditStore,
   type PublishInput,
   type PublishRefusal,
 } from '../../store/contracts/index.js';
@@ -25,7 +26,6 @@ import {
   type FlowReplay,
 } from './deploy-replay.js';
 import type { ReplayCounts } from './replay.js';
-import type { AuditStore } from '../../store/contracts/index.js';
 
 export { ReplayDiffersError, type DeployReplay, type FlowReplay };
 
@@ -110,8 +110,8 @@ export interface DeployTarget {
   readonly artifacts: ArtifactsStore;
   /** Where the registry is, for messages (DeployResult.db): the registry file, or the store URL without its password. */
   readonly location: string;
-  /** Where each published flow's `flow.deployed` entry is chained. @default not audited */
-  readonly audit?: Pick<AuditStore, 'append'>;
+  /** Where each published flow's `flow.deployed` entry is chained (all in one transaction). @default not audited */
+  readonly audit?: Pick<AuditStore, 'appendMany'>;
   /** Who deploys, for the audit entry. @default 'cli' */
   readonly actor?: string;
   /** Replay each flow's recorded deliveries against its new version first (`--replay-since`). */
@@ -148,8 +148,9 @@ export async function deployFlows(opts: DeployOptions, target: DeployTarget): Pr
   if (plan.refusals.size > 0) plan.refuse();
   const result = plan.result(target.location);
   const deployed = result.deployed.map((d, i) => (replays === undefined ? d : { ...d, replay: replays[i]!.counts }));
-  for (const [i, d] of deployed.entries())
-    await target.audit?.append({
+  // One transaction for every entry: a deploy of 400 flows is not 400 audit commits.
+  await target.audit?.appendMany(
+    deployed.map((d, i) => ({
       tenant: d.tenant,
       eventType: 'flow.deployed',
       payload: {
@@ -159,7 +160,8 @@ export async function deployFlows(opts: DeployOptions, target: DeployTarget): Pr
         actor: target.actor ?? 'cli',
         ...(replays === undefined || gate === undefined ? {} : { replay: replayAudit(replays[i]!, gate) }),
       },
-    });
+    })),
+  );
   return { ...result, deployed, ...(replays === undefined ? {} : { replays }) };
 }
 
