@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { deployFlow, svcCli } from './bench-state.js';
 import { spawnListening, type Child } from './load.js';
+import { pricedQuoteFlow } from './quote-flow.js';
 
 const SVC = resolve(dirname(fileURLToPath(import.meta.url)), '../src/main.js');
 const TENANT = 'bench';
@@ -23,29 +24,12 @@ const FLOW = 'replay-quote';
 /** Requests in flight at once while recording. */
 const IN_FLIGHT = 32;
 
-const flowText = (backend: string) => `---
-flowdoc_version: "0.1"
-flow: ${FLOW}
-tenant: ${TENANT}
-effects: [http_egress]
----
-
-## Step: check
-\`\`\`validate
-has(ctx.input.id) | id is required | syntactic
-ctx.input.qty > 0 | qty must be positive | semantic
-\`\`\`
-
-## Step: price
-endpoint: ${backend}/price/{{ ctx.input.id }}
-method: GET
-
-## Step: answer
-response_status: 201
-\`\`\`ntd
-{"id": "{{ ctx.input.id }}", "total": {{ ctx.input.unit * 2 }}, "status": "accepted"}
-\`\`\`
-`;
+const flowText = (backend: string) =>
+  pricedQuoteFlow(
+    FLOW,
+    backend,
+    '{"id": "{{ ctx.input.id }}", "total": {{ ctx.input.unit * 2 }}, "status": "accepted"}',
+  );
 
 export interface ReplayBench {
   readonly deliveries: number;

@@ -10,32 +10,17 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { pricedQuoteFlow } from './quote-flow.js';
+
 const SVC = resolve(dirname(fileURLToPath(import.meta.url)), '../src/main.js');
 export const SVC_TEST_TARGET_MS = 3000;
 
-const flowText = (name: string) => `---
-flowdoc_version: "0.1"
-flow: ${name}
-tenant: bench
-effects: [http_egress]
----
-
-## Step: check
-\`\`\`validate
-has(ctx.input.id) | id is required | syntactic
-ctx.input.qty > 0 | qty must be positive | semantic
-\`\`\`
-
-## Step: price
-endpoint: https://pricing.example.com/price/{{ ctx.input.id }}
-method: GET
-
-## Step: answer
-response_status: 201
-\`\`\`ntd
-{"id": "{{ ctx.input.id }}", "total": {{ ctx.input.unit * 2 }}, "at": "{{ now() }}"}
-\`\`\`
-${Array.from({ length: 10 }, (_, i) => example(i)).join('')}`;
+const flowText = (name: string) =>
+  pricedQuoteFlow(
+    name,
+    'https://pricing.example.com',
+    '{"id": "{{ ctx.input.id }}", "total": {{ ctx.input.unit * 2 }}, "at": "{{ now() }}"}',
+  ) + `${Array.from({ length: 10 }, (_, i) => example(i)).join('')}`;
 
 function example(i: number): string {
   if (i >= 8)
