@@ -73,6 +73,17 @@ describe('svc replay', () => {
     assert.equal(calls(), 3);
   });
 
+  it("names a header the candidate adds, against the deployed version's replay (tracing records no headers)", () => {
+    const header = text(ORIGINAL).replace(
+      '## Step: answer\n',
+      '## Step: answer\nresponse_header_x_quote: "{{ ctx.input.id }}"\n',
+    );
+    const r = replay(write('header.flow.md', header), '--last', '1');
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.equal(r.stdout.split('\n')[0], 'r-3  differs: headers.x-quote');
+    assert.equal(calls(), 3);
+  });
+
   it('calls a delivery not replayable when the candidate calls out beyond the recording; --last and --correlation-id pick deliveries', () => {
     const extra = '\n## Step: audit\neffects: [http_egress]\nendpoint: http://127.0.0.1:9/audit\n';
     const r = replay(write('more.flow.md', text(ORIGINAL, extra)), '--last', '1');

@@ -133,7 +133,8 @@ describe('replay of a recorded delivery against a candidate', () => {
   it('finds the same file the same, and shows both sides', async () => {
     const r = await replay(ORIGINAL);
     assert.deepEqual(r.verdict, { kind: 'same' });
-    assert.deepEqual(r.candidate, r.recorded);
+    // The candidate's answer headers too; the recording has none (no deployed version given here).
+    assert.deepEqual(r.candidate, { ...r.recorded, headers: { 'content-type': 'application/json' } });
     assert.deepEqual(r.recorded, {
       status: 200,
       outcome: 'answered',
@@ -173,12 +174,29 @@ describe('replay of a recorded delivery against a candidate', () => {
       },
     );
     // Which queue the deployed version wrote to is read from its IR.
-    const deployed = loaded(publisher()).ir;
-    const deployedIr = (_tenant: string, flow: string) => (flow === 'order' ? deployed : undefined);
-    assert.deepEqual(await verdictOf(publisher('archive'), recordedOrder(), { deployedIr }), {
+    const version1 = loaded(publisher());
+    const deployed = (_tenant: string, flow: string) => (flow === 'order' ? version1 : undefined);
+    assert.deepEqual(await verdictOf(publisher('archive'), recordedOrder(), { deployed }), {
       kind: 'differs',
       paths: ['published.fulfil', 'published.archive'],
     });
+  });
+
+  it("compares the answer's headers with the deployed version's replay of the same delivery (tracing records none)", async () => {
+    const version1 = loaded(ORIGINAL);
+    const deployed = () => version1;
+    const same = await replay(ORIGINAL, recorded(), { deployed });
+    assert.deepEqual(same.verdict, { kind: 'same' });
+    assert.equal(same.recorded?.headers?.['content-type'], 'application/json');
+    const withHeader = ORIGINAL.replace(
+      '## Step: answer\n',
+      '## Step: answer\nresponse_header_x_quote: "{{ ctx.input.id }}"\n',
+    );
+    const r = await replay(withHeader, recorded(), { deployed });
+    assert.deepEqual(r.verdict, { kind: 'differs', paths: ['headers.x-quote'] });
+    assert.equal(r.candidate?.headers?.['x-quote'], '7');
+    // Without the deployed version there is nothing to stand for the headers: they are not compared.
+    assert.deepEqual(await verdictOf(withHeader), { kind: 'same' });
   });
 
   it('does not count an ignored path, [*] standing for any item; declared volatile paths only when asked', async () => {

@@ -161,8 +161,8 @@ test('replay_volatile is kept in the IR only when declared: the IR and hash of a
   const plain = compileFlow(text(''));
   assert.ok(plain.ir, JSON.stringify(plain.diagnostics));
   assert.equal('replayVolatile' in plain.ir, false);
-  const declared = compileFlow(text('replay_volatile: [body.id, "body.items[*].at", status]\n'));
+  const declared = compileFlow(text('replay_volatile: [body.id, "body.items[*].at", status, headers.x-request-id]\n'));
   assert.ok(declared.ir, JSON.stringify(declared.diagnostics));
-  assert.deepEqual(declared.ir.replayVolatile, ['body.id', 'body.items[*].at', 'status']);
+  assert.deepEqual(declared.ir.replayVolatile, ['body.id', 'body.items[*].at', 'status', 'headers.x-request-id']);
   assert.notEqual(declared.hash, plain.hash);
 });

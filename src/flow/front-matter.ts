@@ -44,12 +44,12 @@ export const FRONT_MATTER_KEYS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * A `replay_volatile` path: `status`, `steps`, `outcome`, `attempts`, `body` or `published.<flow>`
- * followed by `.name`, `['name']`, `[2]` or `[*]` (any item) segments, as replay names the places
- * it compares.
+ * A `replay_volatile` path: `status`, `steps`, `outcome`, `attempts`, `headers.<name>`, or `body` or
+ * `published.<flow>` followed by `.name`, `['name']`, `[2]` or `[*]` (any item) segments, as replay
+ * names the places it compares.
  */
 export const REPLAY_PATH =
-  /^(?:status|steps|outcome|attempts|(?:body|published\.[a-z0-9][a-z0-9_-]*)(?:\.[A-Za-z_$][\w$-]*|\[(?:\d+|\*)\]|\['[^'\\]*'\])*)$/;
+  /^(?:status|steps|outcome|attempts|headers\.[a-z0-9!#$%&'*+.^_`|~-]+|(?:body|published\.[a-z0-9][a-z0-9_-]*)(?:\.[A-Za-z_$][\w$-]*|\[(?:\d+|\*)\]|\['[^'\\]*'\])*)$/;
 
 /** Defaults of the queue retry policy (spec: Limits). */
 export const QUEUE_DEFAULTS: Readonly<QueuePolicyIR> = Object.freeze({

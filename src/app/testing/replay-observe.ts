@@ -3,7 +3,7 @@
  * from the log) and for a candidate run (the rows it emitted, masked as the log masks them): what
  * replay compares. Pure.
  */
-import { loggablePayload } from '../../common/mask.js';
+import { GLOBAL_MASK, loggablePayload, stripCredentialHeaders, type MaskSet } from '../../common/mask.js';
 import type { FlowIR, StepIR } from '../../ir/types.js';
 import type { LogEventInput } from '../../engine/index.js';
 import { BRANCH_LABEL, isEntryRow, lastOutput, type RecordedDelivery, type TraceRowLike } from './recorded-example.js';
@@ -15,6 +15,11 @@ export type ObservedOutcome = 'answered' | 'fault_handled' | 'filtered' | 'dead_
 export interface Observation {
   /** The answer's status (a delivery that ended without one has none). */
   readonly status?: number;
+  /**
+   * A /run delivery: the headers it was answered with, masked (credentials stripped). Tracing does
+   * not record them: the recording's side is the deployed version's replay.
+   */
+  readonly headers?: Readonly<Record<string, string>>;
   readonly outcome: ObservedOutcome;
   /** A queue delivery: how many times it was delivered. */
   readonly attempts?: number;
@@ -76,12 +81,19 @@ export function observeCandidate(
     run.outcome === 'filtered' || run.outcome === 'dead_lettered' || run.outcome === 'fault_handled'
       ? run.outcome
       : 'answered';
+  const answered = run.status !== 0 && run.attempts === undefined;
   return {
     ...(outcome !== 'filtered' && outcome !== 'dead_lettered' ? { status: run.status } : {}),
+    ...(answered ? { headers: loggableHeaders(run.headers, emitted[0]?.mask) } : {}),
     outcome,
     ...(run.attempts !== undefined ? { attempts: run.attempts } : {}),
     ...traced(rows, d.flow, irOf),
   };
+}
+
+/** Headers as the log would keep them: credentials left out, the mask's names masked. */
+function loggableHeaders(headers: Readonly<Record<string, string>>, mask: MaskSet | undefined): Record<string, string> {
+  return loggablePayload(stripCredentialHeaders(headers), mask ?? GLOBAL_MASK) as Record<string, string>;
 }
 
 /** Steps, answer and publications, from a delivery's own trace rows. */

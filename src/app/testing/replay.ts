@@ -47,10 +47,11 @@ export interface ReplayOptions {
   /** Also leave out the paths the candidate declares in `replay_volatile`. @default false */
   readonly ignoreVolatile?: boolean;
   /**
-   * The deployed flows, `tenant/flow` -> IR: which queue each recorded queue_publish step wrote to
-   * (a candidate may change the target). @default the candidate's flows
+   * The deployed flows: which queue each recorded queue_publish step wrote to (a candidate may
+   * change the target), and the version whose replay stands for the recording's headers (tracing
+   * records none). @default the candidate's flows, and no headers compared
    */
-  readonly deployedIr?: (tenant: string, flow: string) => FlowIR | undefined;
+  readonly deployed?: (tenant: string, flow: string) => LoadedFlow | undefined;
 }
 
 /** Replays one delivery against `candidate`. */
@@ -80,36 +81,41 @@ export async function replayDelivery(
     recorded,
     candidate: cand,
   });
-  const notReplayable = (why: string, recorded?: Observation) => result({ kind: 'not_replayable', why }, recorded);
+  const notReplayable = (why: string, seen?: Observation) => result({ kind: 'not_replayable', why }, seen);
 
   const candidateIr = (tenant: string, flow: string) => context.flows.get(`${tenant}/${flow}`)?.ir;
-  const recorded = observeRecording(delivery, opts.deployedIr ?? candidateIr);
+  const deployedIr = opts.deployed && ((tenant: string, flow: string) => opts.deployed!(tenant, flow)?.ir);
+  const traced = observeRecording(delivery, deployedIr ?? candidateIr);
   const entering = masked.filter((p) => !p.startsWith('expect.'));
   const xmlIn = entering.filter((p) => !holdsMask(raw, p));
   if (xmlIn.length > 0)
-    return notReplayable(`an XML value it received is kept by the log as a marker (${xmlIn.join(', ')})`, recorded);
-  if (hasXmlMarker(recorded.body))
-    return notReplayable('its answer is an XML value, which the log keeps only as a marker', recorded);
+    return notReplayable(`an XML value it received is kept by the log as a marker (${xmlIn.join(', ')})`, traced);
+  if (hasXmlMarker(traced.body))
+    return notReplayable('its answer is an XML value, which the log keeps only as a marker', traced);
 
-  const runWith = async (standIn: unknown) => {
+  const runWith = async (standIn: unknown, flow: LoadedFlow = candidate) => {
     const { spec, problems } = readExampleSpec(withStandIn(raw, standIn), () => undefined);
     if (spec === undefined) return { problems: problems.map((p) => p.message).join('; ') };
     const rows: LogEventInput[] = [];
-    const run = await runExample(candidate, spec, { ...context, events: { emit: (e) => rows.push(e) } });
+    const run = await runExample(flow, spec, { ...context, events: { emit: (e) => rows.push(e) } });
     return { run, observed: observeCandidate(delivery, rows, run, candidateIr) };
   };
   const first = await runWith(MASK);
-  if (first.run === undefined) return notReplayable(`its recording does not read: ${first.problems}`, recorded);
+  if (first.run === undefined) return notReplayable(`its recording does not read: ${first.problems}`, traced);
   const missing = first.run.missingStub;
   if (missing !== undefined) {
     const step = /^step '([^']+)'/.exec(missing)?.[1] ?? 'a step';
-    return notReplayable(`the candidate calls out at step '${step}', where the recording has no exchange`, recorded);
+    return notReplayable(`the candidate calls out at step '${step}', where the recording has no exchange`, traced);
   }
   if (entering.length > 0) {
     const second = await runWith(0);
     if (second.run === undefined || !sameRuns(first.run, first.observed, second.run, second.observed))
-      return notReplayable(`the candidate needs a value the log masked (${entering.join(', ')})`, recorded);
+      return notReplayable(`the candidate needs a value the log masked (${entering.join(', ')})`, traced);
   }
+  // Tracing records no answer's headers: the deployed version, replayed alike, stands for them.
+  const baseline = raw.door === undefined ? opts.deployed?.(delivery.tenant, delivery.flow) : undefined;
+  const headers = baseline === undefined ? undefined : (await runWith(MASK, baseline)).observed?.headers;
+  const recorded = headers === undefined ? traced : { ...traced, headers };
   const ignored = ignoring([
     ...(opts.ignore ?? []),
     ...(opts.ignoreVolatile ? (candidate.ir.replayVolatile ?? []) : []),
@@ -122,6 +128,8 @@ export async function replayDelivery(
 export function compareObservations(recorded: Observation, candidate: Observation): string[] {
   const out: string[] = [];
   if (recorded.status !== undefined && recorded.status !== candidate.status) out.push('status');
+  if (recorded.headers !== undefined)
+    for (const d of differences(recorded.headers, candidate.headers ?? {})) out.push(`headers${d.path.slice(1)}`);
   if (recorded.outcome !== candidate.outcome) out.push('outcome');
   if (recorded.attempts !== undefined && recorded.attempts !== candidate.attempts) out.push('attempts');
   if (differences(recorded.steps, candidate.steps).length > 0) out.push('steps');

@@ -39,14 +39,14 @@ export async function replayRecorded(
   q: ReplayQuery,
   candidate: LoadedFlow,
   context: ExampleContext,
-  opts: Omit<ReplayOptions, 'deployedIr'> = {},
+  opts: Omit<ReplayOptions, 'deployed'> = {},
 ): Promise<ReplayResult[]> {
   const deployed = await deployedFlows(sources.artifacts, q.tenant);
   const flows = new Map([...deployed, ...context.flows]);
-  const deployedIr = (tenant: string, flow: string) => deployed.get(`${tenant}/${flow}`)?.ir;
+  const deployedOf = (tenant: string, flow: string) => deployed.get(`${tenant}/${flow}`);
   const results: ReplayResult[] = [];
   for await (const delivery of recordedDeliveryRows(sources.log, q))
-    results.push(await replayDelivery(candidate, delivery, { ...context, flows }, { ...opts, deployedIr }));
+    results.push(await replayDelivery(candidate, delivery, { ...context, flows }, { ...opts, deployed: deployedOf }));
   return results;
 }
 
