@@ -115,7 +115,9 @@ export async function replayDelivery(
   // Tracing records no answer's headers: the deployed version, replayed alike, stands for them.
   const baseline = raw.door === undefined ? opts.deployed?.(delivery.tenant, delivery.flow) : undefined;
   const headers = baseline === undefined ? undefined : (await runWith(MASK, baseline)).observed?.headers;
-  const recorded = headers === undefined ? traced : { ...traced, headers };
+  // Keys in the candidate's order, so the two sides read alike on the support page.
+  const { status, ...rest } = traced;
+  const recorded = headers === undefined ? traced : { ...(status !== undefined ? { status } : {}), headers, ...rest };
   const ignored = ignoring([
     ...(opts.ignore ?? []),
     ...(opts.ignoreVolatile ? (candidate.ir.replayVolatile ?? []) : []),
