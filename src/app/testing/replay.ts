@@ -15,7 +15,6 @@
  * matter and the first run is compared.
  */
 import { MASK } from '../../common/mask.js';
-import type { FlowIR } from '../../ir/types.js';
 import type { LoadedFlow, LogEventInput } from '../../engine/index.js';
 import { readExampleSpec } from './example-spec.js';
 import { observeCandidate, observeRecording, type Observation } from './replay-observe.js';
