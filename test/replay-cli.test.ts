@@ -163,6 +163,30 @@ describe('svc replay', () => {
       { ...entry.replay, since: undefined },
       { since: undefined, deliveries: 3, same: 0, differs: 3, not_replayable: 0, accepted_differences: true },
     );
+    // A flow with no traced delivery in the window replays none and is published, saying so.
+    const quiet = svc(sb, ['deploy', join(sb.home, 'wrap.flow.md'), '-v', '2', '--replay-since', '1h', '--db', sb.db]);
+    assert.equal(quiet.code, 0, quiet.stdout + quiet.stderr);
+    assert.match(
+      quiet.stdout,
+      /^replay of acme\/wrap:\n {2}0 deliveries: 0 same, 0 differ, 0 not replayable\ndeployed\n/,
+    );
     assert.equal(calls(), 3);
+  });
+
+  it('deploy refuses --accept-differences and --ignore-volatile without --replay-since, and a --replay-since it cannot read', () => {
+    const file = join(sb.home, 'quote.flow.md');
+    for (const [args, message] of [
+      [['--accept-differences'], /--accept-differences only applies with --replay-since/],
+      [['--ignore-volatile'], /--ignore-volatile only applies with --replay-since/],
+      [['--replay-since', 'yesterday'], /--replay-since: /],
+    ] as const) {
+      const r = svc(sb, ['deploy', file, '-v', '9', ...args, '--db', sb.db]);
+      assert.equal(r.code, 1, r.stdout + r.stderr);
+      assert.match(r.stderr, message);
+    }
+    assert.doesNotMatch(
+      svc(sb, ['flows', 'show', '--tenant', 'acme', '--flow', 'quote', '--json', '--db', sb.db]).stdout,
+      /"version": "9"/,
+    );
   });
 });
