@@ -341,6 +341,18 @@ describe(
       );
     });
 
+    it('the Audit page lists a chain newest first, as it says', async () => {
+      const page = as('sysadmin');
+      await page.goto(`${server.url}/ui/audit?tenant=acme`);
+      assert.match(await page.locator('main p.muted').first().innerText(), /entries, newest first/);
+      const seqs = (await page.locator('main tbody tr td:first-child').allInnerTexts()).map(Number);
+      assert.ok(seqs.length >= 2, `entries: ${seqs.join()}`);
+      assert.deepEqual(
+        seqs,
+        [...seqs].sort((a, b) => b - a),
+      );
+    });
+
     it('a filtered selection of dead letters is discarded in bulk, one audited action each', async () => {
       for (const id of ['ui-bulk-1', 'ui-bulk-2']) {
         const res = await fetch(`${server.url}/flows/acme/picky/enqueue`, {

@@ -49,7 +49,8 @@ export const auditPage: PageRoutes = (app, deps, context) => {
     if (tenant === undefined) return send(reply, page('Audit', ctx, html`<p class="muted">No tenants.</p>`));
     const verified = q.verify === '1' ? await verifyAuditChain(deps.audit, tenant) : undefined;
     const listing = await latestAuditEntries(deps.audit, tenant, ENTRIES_SHOWN);
-    const rows = listing.entries.map(
+    // The use case gives the newest entries oldest first (as `svc audit` prints them); the page says newest first.
+    const rows = [...listing.entries].reverse().map(
       (e) =>
         html`<tr>
           <td class="num">${e.seq}</td>
