@@ -167,7 +167,8 @@ describe('svc serve --processes', () => {
     try {
       await until('both boot blocks', () => (group.stdout().match(/listening on/g) ?? []).length >= 2);
       const pids = memberPids(group.stdout());
-      assert.equal(await group.stop('SIGINT'), 0, group.stderr());
+      // Both streams on failure: a member's own log lines (shutdown failed ...) go to stdout.
+      assert.equal(await group.stop('SIGINT'), 0, `${group.stderr()}\n${group.stdout()}`);
       await until('both members to end', () => pids.every((p) => !alive(p)), 10_000);
       assert.doesNotMatch(group.stderr(), /did not stop cleanly/);
     } finally {

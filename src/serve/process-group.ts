@@ -117,7 +117,14 @@ export class ProcessGroup {
         if (child === undefined || child.exitCode !== null || child.signalCode !== null) continue;
         ends.push(
           new Promise<boolean>((resolve) => {
-            child.once('exit', (code) => resolve(code === 0));
+            child.once('exit', (code, signal) => {
+              // Said, so that a group that did not stop cleanly names which member and how.
+              if (code !== 0)
+                this.#opts.say(
+                  `svc serve: process ${child.pid ?? '?'} (slot ${m.slot}) ended (${signal !== null ? `signal ${signal}` : `exit code ${code ?? '?'}`}) while stopping`,
+                );
+              resolve(code === 0);
+            });
             child.kill('SIGTERM');
           }),
         );
