@@ -16,6 +16,7 @@ import { addStoreOptions, nameArg, type StoreFlags, tenantOption } from './optio
 import { withStore } from './stores.js';
 import { out } from './table.js';
 import { countsLine, verdictLine } from './replay-lines.js';
+import { candidateFlow } from '../app/testing/candidate.js';
 
 export function registerReplay(program: Command): void {
   const command = program
@@ -92,12 +93,7 @@ export async function replay(opts: ReplayCommandOptions): Promise<void> {
       1,
       `error: ${opts.candidate} is flow ${compiled.ir.tenant}/${compiled.ir.flow}, not ${opts.tenant}/${opts.flow}`,
     );
-  const candidate = {
-    ir: compiled.ir,
-    version: 'candidate',
-    hash: compiled.hash,
-    created_at: new Date().toISOString(),
-  };
+  const candidate = candidateFlow(compiled.ir, compiled.hash);
   const results = await withStore(
     opts,
     (s) =>

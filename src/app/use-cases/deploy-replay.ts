@@ -7,7 +7,7 @@
  */
 import type { ExampleContext } from '../testing/run-example.js';
 import type { ReplayResult } from '../testing/replay.js';
-import type { LoadedFlow } from '../../engine/index.js';
+import { candidateFlow } from '../testing/candidate.js';
 import type { CompiledFlow } from './publish.js';
 import type { ReplayCounts, ReplaySources } from './replay.js';
 import type { EventLogStore } from './replay-rows.js';
@@ -51,15 +51,11 @@ export async function replayBeforeDeploy(
   artifacts: ReplaySources['artifacts'],
   gate: DeployReplay,
 ): Promise<FlowReplay[]> {
-  const loaded = (c: CompiledFlow): LoadedFlow => ({
-    ir: c.ir,
-    version: 'candidate',
-    hash: c.hash,
-    created_at: new Date().toISOString(),
-  });
   // Loaded here, not with the deploy: svc test's runner (and undici's mock agent) only for a replay.
   const { countVerdicts, replayRecorded } = await import('./replay.js');
-  const together = new Map(candidates.map(({ flow: c }) => [`${c.ir.tenant}/${c.ir.flow}`, loaded(c)]));
+  const together = new Map(
+    candidates.map(({ flow: c }) => [`${c.ir.tenant}/${c.ir.flow}`, candidateFlow(c.ir, c.hash)]),
+  );
   const out: FlowReplay[] = [];
   for (const { file, flow: c } of candidates) {
     const { tenant, flow } = c.ir;

@@ -6,6 +6,7 @@
  * verdicts and paths only; the support role's UI page shows the values too.
  */
 import { irOfArtifact } from '../runtime/flow-loader.js';
+import { candidateFlow } from '../testing/candidate.js';
 import { replayDelivery, type ReplayOptions, type ReplayResult } from '../testing/replay.js';
 import type { ExampleContext } from '../testing/run-example.js';
 import type { LoadedFlow } from '../../engine/index.js';
@@ -128,12 +129,7 @@ export async function replayForSupport(
       'SVC_ERR_INVALID_INPUT',
       `${req.fileName} is flow ${compiled.ir.tenant}/${compiled.ir.flow}, not ${req.tenant}/${req.flow}`,
     );
-  const candidate: LoadedFlow = {
-    ir: compiled.ir,
-    version: 'candidate',
-    hash: compiled.hash,
-    created_at: new Date().toISOString(),
-  };
+  const candidate = candidateFlow(compiled.ir, compiled.hash);
   const last = Math.min(req.last ?? UI_REPLAY_MAX, UI_REPLAY_MAX);
   // One more than shown, to know whether the window held more.
   const found = await replayRecorded(
