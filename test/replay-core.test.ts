@@ -299,6 +299,14 @@ describe('replay of a recorded delivery against a candidate', () => {
       why: 'an XML value it received is kept by the log as a marker (input)',
     });
     const d = recorded();
+    const xmlAnswer = {
+      ...d,
+      traceRows: [...d.traceRows.slice(0, 2), row({ step: 'answer', payload: { _unrepresentable: 'quote' } })],
+    };
+    assert.deepEqual(await verdictOf(ORIGINAL, xmlAnswer), {
+      kind: 'not_replayable',
+      why: 'its answer is an XML value, which the log keeps only as a marker',
+    });
     const none = await replay(ORIGINAL, { ...d, traceRows: d.traceRows.slice(1) });
     assert.deepEqual(none.verdict, { kind: 'not_replayable', why: 'no traced entry: the delivery predates tracing' });
   });
