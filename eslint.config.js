@@ -109,6 +109,10 @@ const APP_ROOMS = {
       ignores: ['src/app/testing/**/*.test.ts'],
     },
   },
+  diagram: {
+    refused: ['accounts', 'maintenance', 'testing'],
+    why: 'app/diagram/ draws a compiled flow (graph, layout, SVG, Mermaid, DOT): pure, it reads nothing and knows no account or test run',
+  },
   maintenance: {
     refused: ['use-cases', 'accounts'],
     why: 'app/maintenance/ (offline tasks on a state directory or store) takes no use case or account',

@@ -2,6 +2,8 @@
 import { Command, Option } from 'commander';
 import { stringify } from 'yaml';
 import { listFlows, showFlow, type FlowDetails, type FlowSummary } from '../app/use-cases/flow-catalog.js';
+import { DIAGRAM_FORMATS, flowDiagram, type DiagramFormat } from '../app/use-cases/flow-diagram.js';
+import type { ArtifactsStore } from '../store/contracts/index.js';
 import { ExitError, SvcError } from '../common/errors.js';
 import { nonEmptyArg } from './args.js';
 import { addStoreOptions, nameArg, type StoreFlags, tenantOption } from './options.js';
@@ -23,7 +25,7 @@ export function registerFlows(program: Command): void {
   flows
     .command('show')
     .description(
-      'every version of a flow (oldest first), then the front matter (as compiled, defaults filled in) and the doors of one version',
+      'every version of a flow (oldest first), then the front matter (as compiled, defaults filled in) and the doors of one version; or, with --format, its diagram',
     )
     .addOption(tenantOption('tenant id', { required: true }))
     .addOption(new Option('--flow <name>', 'flow name').makeOptionMandatory().argParser(nameArg('flow')))
@@ -31,6 +33,14 @@ export function registerFlows(program: Command): void {
       new Option('--version <v>', 'the version to describe (default: latest)').argParser(nonEmptyArg('--version')),
     )
     .addOption(new Option('--json', 'print one JSON object'))
+    .addOption(
+      new Option(
+        '--format <format>',
+        "print only the version's diagram: svg (the UI's picture), mermaid (flowchart, for Markdown) or dot (Graphviz)",
+      )
+        .choices([...DIAGRAM_FORMATS])
+        .conflicts('json'),
+    )
     .action(flowsShow);
   for (const c of flows.commands) addStoreOptions(c);
 }
@@ -77,18 +87,27 @@ export interface FlowsShowOptions extends StoreFlags {
   flow: string;
   version?: string;
   json?: boolean;
+  format?: DiagramFormat;
 }
 
-export async function flowsShow(opts: FlowsShowOptions): Promise<void> {
-  let details: FlowDetails;
+/** A read of one flow version, its refusals (bad name, unknown flow or version) as exit 1. */
+async function readShown<T>(opts: FlowsShowOptions, read: (artifacts: ArtifactsStore) => Promise<T>): Promise<T> {
   try {
-    details = await withStore(opts, (s) => showFlow(s.artifacts, opts.tenant, opts.flow, opts.version), {
-      readOnly: true,
-    });
+    return await withStore(opts, (s) => read(s.artifacts), { readOnly: true });
   } catch (err) {
     if (err instanceof SvcError) throw new ExitError(1, `error: ${err.message}`);
     throw err;
   }
+}
+
+export async function flowsShow(opts: FlowsShowOptions): Promise<void> {
+  const format = opts.format;
+  if (format !== undefined) {
+    const { drawing } = await readShown(opts, (a) => flowDiagram(a, opts.tenant, opts.flow, opts.version, format));
+    process.stdout.write(drawing);
+    return;
+  }
+  const details: FlowDetails = await readShown(opts, (a) => showFlow(a, opts.tenant, opts.flow, opts.version));
   if (opts.json) {
     out(JSON.stringify(details, null, 2));
     return;

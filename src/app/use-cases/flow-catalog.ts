@@ -104,17 +104,25 @@ async function artifactIr(artifacts: ArtifactsStore, hash: string): Promise<Flow
   return irOfArtifact(hash, await artifacts.getArtifact(hash));
 }
 
+/** A flow's versions, the one asked for (default: latest) and its verified IR. */
+export interface ShownVersion {
+  /** Oldest first. */
+  readonly versions: readonly VersionListing[];
+  readonly shown: VersionListing;
+  readonly ir: FlowIR;
+}
+
 /**
- * A flow's versions and, for `version` (default: latest), its front matter and doors.
+ * A flow's versions and the verified IR of `version` (default: latest).
  * @throws SvcError SVC_ERR_INVALID_NAME for a name breaking the rule, SVC_ERR_NOT_FOUND for a flow
  *   with no version or an unknown version; IntegrityError for an unreadable artifact
  */
-export async function showFlow(
+export async function shownVersion(
   artifacts: ArtifactsStore,
   tenant: string,
   flow: string,
   version?: string,
-): Promise<FlowDetails> {
+): Promise<ShownVersion> {
   for (const [what, value] of [
     ['tenant', tenant],
     ['flow', flow],
@@ -135,6 +143,19 @@ export async function showFlow(
       `flow '${tenant}/${flow}' has no version "${version}"; its versions: ${versions.map((v) => v.version).join(', ')}`,
     );
   }
-  const ir = await artifactIr(artifacts, shown.hash);
+  return { versions, shown, ir: await artifactIr(artifacts, shown.hash) };
+}
+
+/**
+ * A flow's versions and, for `version` (default: latest), its front matter and doors.
+ * @throws as `shownVersion`
+ */
+export async function showFlow(
+  artifacts: ArtifactsStore,
+  tenant: string,
+  flow: string,
+  version?: string,
+): Promise<FlowDetails> {
+  const { versions, shown, ir } = await shownVersion(artifacts, tenant, flow, version);
   return { tenant, flow, versions, shown: { ...shown, front_matter: frontMatterOf(ir), doors: doorsOf(ir) } };
 }

@@ -37,6 +37,8 @@ test('a flow shows its latest version unless another is asked for, with its sour
   assert.equal(latest.shown.version, '2');
   assert.equal(latest.source, '# hello v2');
   assert.deepEqual(latest.compiled, { flow: 'hello', version: '2' });
+  // Not a compiled flow this svc reads: the page says why there is no diagram and shows the rest.
+  assert.match('problem' in latest.diagram ? latest.diagram.problem : '', /holds IR version undefined/);
   const first = await showFlowVersion(artifacts, 'acme', 'hello', '1');
   assert.equal(first.shown.version, '1');
   assert.equal(first.source, undefined);

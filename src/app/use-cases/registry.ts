@@ -2,9 +2,11 @@
  * The registry as the UI's Registry pages show it: the latest version of every flow, and one flow's
  * versions with the source and compiled artifact of one of them.
  */
-import { SvcError } from '../../common/errors.js';
+import { IntegrityError, SvcError } from '../../common/errors.js';
 import type { ArtifactsStore } from '../../store/contracts/index.js';
 import type { LatestRef, VersionListing } from '../../store/contracts/index.js';
+import { irOfArtifact } from '../runtime/flow-loader.js';
+import { drawFlow } from './flow-diagram.js';
 
 export type { LatestRef, VersionListing };
 
@@ -23,6 +25,20 @@ export interface FlowVersionView {
   readonly compiled: unknown;
   /** The Markdown it was compiled from; undefined for a version deployed before sources were kept. */
   readonly source: string | undefined;
+  /**
+   * The shown version's diagram (SVG, as `svc flows show --format svg` prints it), or why it is not
+   * drawn (its compiled flow missing or unreadable); the rest of the page is shown all the same.
+   */
+  readonly diagram: { readonly svg: string } | { readonly problem: string };
+}
+
+function diagramOf(hash: string, bytes: Buffer | undefined): FlowVersionView['diagram'] {
+  try {
+    return { svg: drawFlow(irOfArtifact(hash, bytes), 'svg') };
+  } catch (err) {
+    if (err instanceof IntegrityError) return { problem: err.message };
+    throw err;
+  }
 }
 
 /**
@@ -44,5 +60,5 @@ export async function showFlowVersion(
   const bytes = await artifacts.getArtifact(shown.hash);
   const source = await artifacts.getSource(tenant, flow, shown.version);
   const compiled: unknown = bytes === undefined ? undefined : JSON.parse(bytes.toString('utf8'));
-  return { versions, shown, compiled, source };
+  return { versions, shown, compiled, source, diagram: diagramOf(shown.hash, bytes) };
 }

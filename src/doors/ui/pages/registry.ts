@@ -1,9 +1,11 @@
 /** The Registry pages: tenants and the latest flows; one flow's versions, source, compiled form and trace switch. */
 import { can } from '../../../app/accounts/roles.js';
-import { listLatestFlows, showFlowVersion } from '../../../app/use-cases/registry.js';
+import { listLatestFlows, showFlowVersion, type FlowVersionView } from '../../../app/use-cases/registry.js';
 import { listTenants } from '../../../app/use-cases/tenants.js';
 import { listTraceFlags, setTraceFlag } from '../../../app/use-cases/trace.js';
-import { html, type Html } from '../html.js';
+import { DIAGRAM_FORMATS, flowDiagram, type DiagramFormat } from '../../../app/use-cases/flow-diagram.js';
+import { SvcError } from '../../../common/errors.js';
+import { html, raw, type Html } from '../html.js';
 import { hidden, json, page, postForm, table, type PageContext } from '../layout.js';
 import { paged } from '../paging.js';
 import { done, name, noticeOf, send, type PageRoutes, type Query } from '../respond.js';
@@ -23,6 +25,25 @@ function sourceBlock(source: string | undefined): Html {
     ? html`<p class="muted">Not kept: this version was deployed before sources were stored.</p>`
     : html`<pre id="flow-source">${source}</pre>`;
 }
+
+/** The diagram drawn inline (an SVG of our own, every text in it escaped), and the same picture to download. */
+function diagramBlock(path: string, version: string, diagram: FlowVersionView['diagram']): Html {
+  if (!('svg' in diagram)) return html`<p class="error">Not drawn: ${diagram.problem}</p>`;
+  const { svg } = diagram;
+  const download = (format: DiagramFormat, label: string) =>
+    html`<a href="${path}/diagram?${new URLSearchParams({ version, format }).toString()}">${label}</a>`;
+  return html`<div class="diagram" id="flow-diagram">${raw(svg)}</div>
+    <p class="muted">
+      The same picture: ${download('svg', 'SVG')} · ${download('mermaid', 'Mermaid')} · ${download('dot', 'DOT')} (svc
+      flows show --format svg|mermaid|dot)
+    </p>`;
+}
+
+const DIAGRAM_TYPES: Record<DiagramFormat, readonly [string, string]> = {
+  svg: ['image/svg+xml; charset=utf-8', 'svg'],
+  mermaid: ['text/plain; charset=utf-8', 'mmd'],
+  dot: ['text/vnd.graphviz; charset=utf-8', 'dot'],
+};
 
 export const registryPages: PageRoutes = (app, deps, context) => {
   app.get('/registry', async (req, reply) => {
@@ -85,11 +106,31 @@ export const registryPages: PageRoutes = (app, deps, context) => {
     const body = html`<p>Tracing: <b>${traced ? 'on' : 'off'}</b> ${traceSwitch(ctx, path, traced)}${recorded}</p>
       <h2>Versions</h2>
       ${table(['Version', 'Hash', 'Published'], rows, '')}
+      <h2>Diagram of version ${shown.version}${shown.latest ? ' (latest)' : ''}</h2>
+      ${diagramBlock(path, shown.version, view.diagram)}
       <h2>Source of version ${shown.version}${shown.latest ? ' (latest)' : ''}</h2>
       ${sourceBlock(view.source)}
       <h2>Compiled flow (version ${shown.version})</h2>
       <pre>${json(view.compiled)}</pre>`;
     return send(reply, page(`Flow ${tenant}/${flow}`, ctx, body, noticeOf(req)));
+  });
+
+  app.get('/registry/:tenant/:flow/diagram', async (req, reply) => {
+    context(req, reply);
+    const { tenant, flow } = req.params as { tenant: string; flow: string };
+    const q = req.query as Query;
+    const format = (q.format ?? 'svg') as DiagramFormat;
+    if (!DIAGRAM_FORMATS.includes(format))
+      throw new SvcError('SVC_ERR_INVALID_INPUT', `format must be one of ${DIAGRAM_FORMATS.join(', ')}`);
+    const { shown, drawing } = await flowDiagram(deps.artifacts, tenant, flow, q.version || undefined, format);
+    const [type, ext] = DIAGRAM_TYPES[format];
+    return reply
+      .type(type)
+      .header(
+        'content-disposition',
+        `inline; filename="${tenant}-${flow}-${shown.version.replace(/[^\w.-]/g, '_')}.${ext}"`,
+      )
+      .send(drawing);
   });
 
   app.post('/registry/:tenant/:flow/trace', async (req, reply) => {

@@ -1,0 +1,192 @@
+/**
+ * A flow's diagram, black-box: `svc flows show --format svg|mermaid|dot` through the built CLI,
+ * the same drawings served by the UI, and the Registry page in real Chromium drawing each demo
+ * flow's nodes and edges (asserted on the SVG's elements), per version, with links to the flows it
+ * reaches and a hostile expression shown as text.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { createTenant, deployFlow, deployFlows, flow } from './helpers/registry-setup.js';
+import { makeSandbox, ON_PG_STORE, startServer, svc, type ServerProcess } from './helpers/svc.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const DOCS_SHOTS = join(ROOT, 'docs', 'ui');
+const PASSWORD = 'correct horse battery staple';
+const HOSTILE = 'ctx.input.items.filter(x, x.name != "</text><script>window.pwned = 1</script>")';
+
+const demo = (name: string) => readFileSync(join(ROOT, 'examples', 'demo', `${name}.flow.md`), 'utf8');
+
+/** What each demo flow's picture holds: its nodes (in drawing order) and its edges other than step order. */
+const DEMO_DIAGRAMS: Record<string, { nodes: string[]; links: string[] }> = {
+  'check-health': {
+    nodes: ['door:http', 'door:queue', 'step:call', 'step:unreachable'],
+    links: ['fault step:call step:unreachable'],
+  },
+  'fulfil-order': { nodes: ['door:http', 'door:queue', 'step:only-positive', 'step:record'], links: [] },
+  heartbeat: { nodes: ['door:http', 'door:queue', 'door:cron', 'step:beat'], links: [] },
+  hello: { nodes: ['door:http', 'door:queue', 'step:greet'], links: [] },
+  'order-intake': {
+    nodes: [
+      'door:http',
+      'door:queue',
+      'guard',
+      'step:check',
+      'step:hand-off',
+      'step:answer',
+      'step:rejected',
+      'flow:fulfil-order',
+    ],
+    links: ['publishes step:hand-off flow:fulfil-order', 'fault step:check step:rejected'],
+  },
+  'quote-soap': { nodes: ['door:http', 'door:queue', 'door:soap', 'step:quote'], links: [] },
+};
+
+describe(
+  'a flow diagram: svc flows show --format, and the Registry page in a browser',
+  { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install -y chromium)` },
+  () => {
+    const sandbox = makeSandbox();
+    const shots = ON_PG_STORE ? join(sandbox.home, 'shots') : DOCS_SHOTS;
+    let server: ServerProcess;
+    let browser: Browser;
+    let page: Page;
+    const show = (...args: string[]) => svc(sandbox, ['flows', 'show', ...args, '--db', sandbox.db]);
+
+    before(async () => {
+      mkdirSync(shots, { recursive: true });
+      createTenant(sandbox, 'demo');
+      createTenant(sandbox, 'acme');
+      deployFlows(sandbox, Object.keys(DEMO_DIAGRAMS).map(demo));
+      // Version 2 adds a step before the fault section (a step after it would join the fault branch).
+      const v2 = demo('order-intake').replace('## Fault:', '## Step: audit\n```ntd\n{"seen": true}\n```\n\n## Fault:');
+      deployFlow(sandbox, v2, { version: '2' });
+      const called = join(ROOT, 'examples', 'features', 'composition');
+      deployFlows(sandbox, [
+        readFileSync(join(ROOT, 'examples', 'features', 'composition.flow.md'), 'utf8'),
+        ...readdirSync(called)
+          .filter((n) => n.endsWith('.flow.md'))
+          .map((n) => readFileSync(join(called, n), 'utf8')),
+      ]);
+      deployFlow(
+        sandbox,
+        flow('acme', 'hostile', '', `## Step: each\nforeach: ${HOSTILE}\n\`\`\`ntd\n{"n": 1}\n\`\`\``),
+      );
+      server = await startServer(sandbox, [], { SVC_UI_ADMIN_USER: 'admin', SVC_UI_ADMIN_PASS: PASSWORD });
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
+      });
+      page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+      await page.goto(`${server.url}/ui/login`);
+      await page.fill('input[name=username]', 'admin');
+      await page.fill('input[name=password]', PASSWORD);
+      await page.click('button[type=submit]');
+      await page.waitForURL(`${server.url}/ui`);
+    });
+    after(async () => {
+      await browser?.close();
+      await server?.stop();
+      sandbox.cleanup();
+    });
+
+    /** The nodes and the non-step-order edges of the diagram on the page. */
+    async function drawn(): Promise<{ nodes: string[]; links: string[] }> {
+      return page.locator('#flow-diagram svg').evaluate((svg) => ({
+        nodes: [...svg.querySelectorAll('g.node')].map((g) => g.getAttribute('data-node')!),
+        links: [...svg.querySelectorAll('path.edge:not(.next)')].map(
+          (p) => `${p.classList[1]} ${p.getAttribute('data-from')} ${p.getAttribute('data-to')}`,
+        ),
+      }));
+    }
+
+    for (const [name, expected] of Object.entries(DEMO_DIAGRAMS)) {
+      it(`the Registry page of demo/${name} draws its doors, steps and links`, async () => {
+        await page.goto(`${server.url}/ui/registry/demo/${name}?version=1`);
+        assert.deepEqual(await drawn(), expected);
+        const next = await page.locator('#flow-diagram svg path.edge.next').count();
+        const doors = expected.nodes.filter((n) => n.startsWith('door:')).length;
+        const column = expected.nodes.filter((n) => n === 'guard' || n.startsWith('step:')).length;
+        const fault = expected.links.filter((l) => l.startsWith('fault')).length;
+        // Each door into the first node, then one edge between neighbours (the fault branch's first step has its own edge).
+        assert.equal(next, doors + column - 1 - fault);
+      });
+    }
+
+    it('each version has its own picture; the latest is drawn without ?version', async () => {
+      await page.goto(`${server.url}/ui/registry/demo/order-intake`);
+      assert.ok((await drawn()).nodes.includes('step:audit'));
+      assert.match(await page.locator('h2', { hasText: 'Diagram' }).innerText(), /version 2 \(latest\)/);
+      await page.goto(`${server.url}/ui/registry/demo/order-intake?version=1`);
+      assert.ok(!(await drawn()).nodes.includes('step:audit'));
+    });
+
+    it('a called, split, forked or published-to flow links to its own page', async () => {
+      await page.goto(`${server.url}/ui/registry/acme/composition`);
+      const links = await page
+        .locator('#flow-diagram svg a')
+        .evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+      assert.deepEqual(links, [
+        '/ui/registry/acme/enrich-customer',
+        '/ui/registry/acme/price-line',
+        '/ui/registry/acme/notify-email',
+        '/ui/registry/acme/notify-sms',
+      ]);
+      await page.locator('#flow-diagram g[data-node="flow:price-line"]').click();
+      await page.waitForURL(`${server.url}/ui/registry/acme/price-line`);
+      assert.deepEqual((await drawn()).nodes, ['door:http', 'door:queue', 'step:check', 'step:price']);
+      await page.goto(`${server.url}/ui/registry/acme/composition`);
+      await page.locator('#flow-diagram').screenshot({ path: join(shots, 'flow-diagram.png') });
+    });
+
+    it('a hostile expression is drawn as text: no element is made of it and no script runs', async () => {
+      await page.goto(`${server.url}/ui/registry/acme/hostile`);
+      const badge = await page.locator('#flow-diagram g[data-badge="foreach"] text').textContent();
+      assert.ok(badge!.startsWith('foreach ctx.input.items.filter(x, x.name != "</'), badge!);
+      assert.equal(await page.locator('#flow-diagram script').count(), 0);
+      assert.equal(await page.evaluate(() => (globalThis as { pwned?: number }).pwned), undefined);
+      const title = await page.locator('#flow-diagram g[data-node="step:each"] > title').textContent();
+      assert.ok(title!.includes(`foreach ${HOSTILE}`));
+    });
+
+    it('svc flows show --format prints the very drawings the UI serves', async () => {
+      for (const format of ['svg', 'mermaid', 'dot']) {
+        const cli = show('--tenant', 'demo', '--flow', 'order-intake', '--version', '1', '--format', format);
+        assert.equal(cli.code, 0, cli.stderr);
+        const served = await page.request.get(
+          `${server.url}/ui/registry/demo/order-intake/diagram?version=1&format=${format}`,
+        );
+        assert.equal(served.status(), 200);
+        assert.equal(await served.text(), cli.stdout, format);
+      }
+      const svgPage = await page.request.get(`${server.url}/ui/registry/demo/order-intake/diagram`);
+      assert.match(svgPage.headers()['content-type']!, /^image\/svg\+xml/);
+      assert.match(svgPage.headers()['content-disposition']!, /filename="demo-order-intake-2\.svg"/);
+      // The page draws the same document inline, as served.
+      const html = await (await page.request.get(`${server.url}/ui/registry/demo/order-intake`)).text();
+      assert.ok(html.includes(await svgPage.text()), 'the page holds the SVG document byte for byte');
+    });
+
+    it('the CLI and the UI refuse a format or version they do not have, and --format with --json', async () => {
+      const png = show('--tenant', 'demo', '--flow', 'hello', '--format', 'png');
+      assert.notEqual(png.code, 0);
+      assert.match(png.stderr, /argument 'png' is invalid\. Allowed choices are svg, mermaid, dot/);
+      const both = show('--tenant', 'demo', '--flow', 'hello', '--format', 'svg', '--json');
+      assert.notEqual(both.code, 0);
+      assert.match(both.stderr, /cannot be used with option '--json'/);
+      const missing = show('--tenant', 'demo', '--flow', 'hello', '--version', '9', '--format', 'dot');
+      assert.equal(missing.code, 1);
+      assert.match(missing.stderr, /flow 'demo\/hello' has no version "9"; its versions: 1/);
+      assert.equal(missing.stdout, '');
+      const bad = await page.request.get(`${server.url}/ui/registry/demo/hello/diagram?format=png`);
+      assert.equal(bad.status(), 400);
+      assert.match(await bad.text(), /format must be one of svg, mermaid, dot/);
+      const gone = await page.request.get(`${server.url}/ui/registry/demo/hello/diagram?version=9`);
+      assert.equal(gone.status(), 404);
+    });
+  },
+);
