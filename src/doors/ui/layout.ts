@@ -73,12 +73,15 @@ export function hidden(name: string, value: string | number): Html {
   return html`<input type="hidden" name="${name}" value="${String(value)}" />`;
 }
 
-export function table(headers: readonly string[], rows: readonly Html[], empty: string): Html {
+/** A column heading: its text, or its text and a tooltip saying what the column counts. */
+export type Header = string | { readonly label: string; readonly title: string };
+
+export function table(headers: readonly Header[], rows: readonly Html[], empty: string): Html {
   if (rows.length === 0) return html`<p class="muted">${empty}</p>`;
   return html`<table>
     <thead>
       <tr>
-        ${headers.map((h) => html`<th>${h}</th>`)}
+        ${headers.map((h) => (typeof h === 'string' ? html`<th>${h}</th>` : html`<th title="${h.title}">${h.label}</th>`))}
       </tr>
     </thead>
     <tbody>

@@ -1,9 +1,20 @@
 /** The queues' counters and pending retries, shown on the Overview and Queues pages. */
 import type { QueueFigures } from '../../app/use-cases/dlq.js';
 import { html, type Html } from './html.js';
-import { table } from './layout.js';
+import { table, type Header } from './layout.js';
 
-const QUEUE_HEADERS = ['Queue', 'Backlog', 'Retries scheduled', 'Processed', 'Dead letters', 'Worker'];
+const QUEUE_HEADERS: readonly Header[] = [
+  'Queue',
+  'Backlog',
+  'Retries scheduled',
+  {
+    label: 'Processed',
+    title:
+      'Messages whose delivery finished: the flow completed (or its fault handler did), or a condition filtered the message; each counts once, however many attempts failed before. Not those waiting for a retry, nor dead letters (their own column). On the state directory since compaction last emptied the queue; on PostgreSQL since its first message.',
+  },
+  'Dead letters',
+  'Worker',
+];
 const RETRY_HEADERS = ['Queue', 'Message id', 'Attempts', 'Due (UTC)'];
 /** Retries listed at most; the counters above say how many there are. */
 const RETRIES_SHOWN = 200;

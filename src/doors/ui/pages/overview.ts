@@ -45,7 +45,7 @@ export const overviewPage: PageRoutes = (app, deps, context) => {
       ['uptime (s)', Math.round((Date.now() - deps.facts.startedAt) / 1000)],
       ['runs, last hour', hour.byEvent.completed ?? 0],
       ['failed runs, last hour', hour.failedCompletions],
-      ['queue messages processed, last hour', hour.byEvent.queue_processed ?? 0],
+      ['queue messages processed, last hour', o.queueProcessedLastHour],
       ['queue attempts failed, last hour', hour.byEvent.queue_failed ?? 0],
     ];
     const body = html`<div class="cards">${cards.map(([label, value]) => card(label, value))}</div>
