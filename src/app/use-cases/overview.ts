@@ -33,7 +33,7 @@ const HOUR_MS = 3_600_000;
 export async function serviceOverview(deps: OverviewDeps, now: number = Date.now()): Promise<ServiceOverview> {
   const { tenants, keys } = await listAllApiKeys(deps);
   const flows = await deps.artifacts.listLatest();
-  const queues = await queueFigures(deps.queues);
+  const queues = await queueFigures(deps.queues, now);
   const lastHour = await deps.events.countsSince(new Date(now - HOUR_MS).toISOString());
   const queueProcessedLastHour = (lastHour.byEvent.queue_processed ?? 0) + (lastHour.byEvent.queue_filtered ?? 0);
   return { tenants: tenants.length, flows: flows.length, keys: keys.length, queues, lastHour, queueProcessedLastHour };

@@ -20,10 +20,20 @@ const RETRY_HEADERS = ['Queue', 'Message id', 'Attempts', 'Due (UTC)'];
 const RETRIES_SHOWN = 200;
 
 /** Who runs the queue, or how long it has waited for a slot of the server's pool of workers. */
-function workerCell(q: QueueFigures): string {
+function workerText(q: QueueFigures): string {
   if (q.worker !== undefined) return q.worker;
   if (q.waitingMs !== undefined) return `waiting for a worker slot, ${(q.waitingMs / 1000).toFixed(1)} s`;
   return 'none';
+}
+
+/** The worker, flagged when retries are overdue with nobody to run them (the use case decides: overdueRetries). */
+function workerCell(q: QueueFigures): Html {
+  const o = q.overdue;
+  if (o === undefined) return html`${workerText(q)}`;
+  return html`${workerText(q)}
+    <span class="badge bad"
+      >overdue retries, no worker: ${o.count}, oldest due ${new Date(o.oldestDueMs).toISOString()}</span
+    >`;
 }
 
 export function queueTable(queues: readonly QueueFigures[]): Html {
