@@ -130,7 +130,9 @@ describe('svc store migrate', () => {
     });
     await waitFor('three outcomes', async () => {
       const s = await q1.stats('acme', 'orders');
-      return s.processed === 3 && s.retriesScheduled === 1 && s.deadLettersPending === 1 ? s : undefined;
+      return s.processed === 1 && s.pending === 0 && s.retriesScheduled === 1 && s.deadLettersPending === 1
+        ? s
+        : undefined;
     });
     await q1.close();
     const q2 = new FileQueueStore({ queuesDir: paths.queuesDir });

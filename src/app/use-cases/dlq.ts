@@ -118,20 +118,64 @@ export interface QueueFigures extends QueueStats {
   readonly worker: string | undefined;
   /** How long it has waited for a worker's slot with something to deliver (milliseconds); undefined: not waiting in this server. */
   readonly waitingMs?: number;
+  /** Retries past their due time with no worker to run them (overdueRetries); undefined: none. */
+  readonly overdue?: OverdueRetries;
 }
 
-/** Every queue's counters (backlog, retries, dead letters), its worker, and how long it waits for one, by tenant and flow. */
-export function queueFigures(target: DlqTarget): Promise<QueueFigures[]> {
+/**
+ * How long a retry may be past its due time before it counts as overdue. A running worker takes a
+ * due retry within its idle poll (500 ms) or after the delivery in flight; a worker of the pool
+ * starts for a queue as soon as a slot is free. Milliseconds.
+ */
+export const OVERDUE_GRACE_MS = 5_000;
+
+/** The retries of a queue left past their due time with nobody to run them. */
+export interface OverdueRetries {
+  /** How many retries are due more than the grace ago. */
+  readonly count: number;
+  /** The due time of the oldest of them (epoch milliseconds). */
+  readonly oldestDueMs: number;
+}
+
+/**
+ * The queue's retries overdue with no worker: those due more than `graceMs` before `nowMs`, when
+ * no process runs the queue's worker and it does not wait for a slot of this server's pool (a
+ * queue waiting for a slot is served in turn: its Worker cell says how long it has waited).
+ * Undefined when there is none, or someone will run them.
+ */
+export function overdueRetries(
+  q: Pick<QueueFigures, 'worker' | 'waitingMs' | 'retries'>,
+  nowMs: number,
+  graceMs: number = OVERDUE_GRACE_MS,
+): OverdueRetries | undefined {
+  if (q.worker !== undefined || q.waitingMs !== undefined) return undefined;
+  let count = 0;
+  let oldestDueMs = Infinity;
+  for (const r of q.retries) {
+    if (nowMs - r.dueMs <= graceMs) continue;
+    count++;
+    oldestDueMs = Math.min(oldestDueMs, r.dueMs);
+  }
+  return count === 0 ? undefined : { count, oldestDueMs };
+}
+
+/**
+ * Every queue's counters (backlog, retries, dead letters), its worker, how long it waits for one,
+ * and its retries overdue with no worker (as of `nowMs`), by tenant and flow.
+ */
+export function queueFigures(target: DlqTarget, nowMs: number = Date.now()): Promise<QueueFigures[]> {
   return withStore(target, async (store) => {
     const waits = new Map((target.waiting?.() ?? []).map((w) => [`${w.tenant}/${w.flow}`, w.waitedMs]));
     const out: QueueFigures[] = [];
     for (const { tenant, flow } of await store.listQueues()) {
       const waitingMs = waits.get(`${tenant}/${flow}`);
-      out.push({
+      const figures: QueueFigures = {
         ...(await store.stats(tenant, flow)),
         worker: await store.workerOf(tenant, flow),
         ...(waitingMs === undefined ? {} : { waitingMs }),
-      });
+      };
+      const overdue = overdueRetries(figures, nowMs);
+      out.push(overdue === undefined ? figures : { ...figures, overdue });
     }
     return out;
   });

@@ -21,6 +21,11 @@ export interface ServiceOverview {
   readonly queues: readonly QueueFigures[];
   /** Event-log rows of the hour before `now`, by kind. */
   readonly lastHour: EventCounts;
+  /**
+   * Queue deliveries that finished in that hour (`queue_processed` and `queue_filtered` rows): what
+   * the queues' `processed` figure counts, and the metric `queue_messages_processed_total`.
+   */
+  readonly queueProcessedLastHour: number;
 }
 
 const HOUR_MS = 3_600_000;
@@ -28,7 +33,8 @@ const HOUR_MS = 3_600_000;
 export async function serviceOverview(deps: OverviewDeps, now: number = Date.now()): Promise<ServiceOverview> {
   const { tenants, keys } = await listAllApiKeys(deps);
   const flows = await deps.artifacts.listLatest();
-  const queues = await queueFigures(deps.queues);
+  const queues = await queueFigures(deps.queues, now);
   const lastHour = await deps.events.countsSince(new Date(now - HOUR_MS).toISOString());
-  return { tenants: tenants.length, flows: flows.length, keys: keys.length, queues, lastHour };
+  const queueProcessedLastHour = (lastHour.byEvent.queue_processed ?? 0) + (lastHour.byEvent.queue_filtered ?? 0);
+  return { tenants: tenants.length, flows: flows.length, keys: keys.length, queues, lastHour, queueProcessedLastHour };
 }

@@ -73,18 +73,31 @@ export function hidden(name: string, value: string | number): Html {
   return html`<input type="hidden" name="${name}" value="${String(value)}" />`;
 }
 
-export function table(headers: readonly string[], rows: readonly Html[], empty: string): Html {
+/** A column heading: its text, or its text and a tooltip saying what the column counts. */
+export type Header = string | { readonly label: string; readonly title: string };
+
+/**
+ * A table in a box of its own that scrolls sideways when the table is wider than the screen (a
+ * phone), so the page itself never does.
+ */
+export function scrollBox(content: Html): Html {
+  return html`<div class="scroll">${content}</div>`;
+}
+
+export function table(headers: readonly Header[], rows: readonly Html[], empty: string): Html {
   if (rows.length === 0) return html`<p class="muted">${empty}</p>`;
-  return html`<table>
-    <thead>
-      <tr>
-        ${headers.map((h) => html`<th>${h}</th>`)}
-      </tr>
-    </thead>
-    <tbody>
-      ${rows}
-    </tbody>
-  </table>`;
+  return scrollBox(
+    html`<table>
+      <thead>
+        <tr>
+          ${headers.map((h) => (typeof h === 'string' ? html`<th>${h}</th>` : html`<th title="${h.title}">${h.label}</th>`))}
+        </tr>
+      </thead>
+      <tbody>
+        ${rows}
+      </tbody>
+    </table>`,
+  );
 }
 
 export function json(value: unknown): string {

@@ -2,11 +2,12 @@
 export const STYLESHEET = `
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1d2330;background:#f5f6f8}
-header{display:flex;align-items:center;gap:1.5rem;padding:.6rem 1.2rem;background:#1d2330;color:#fff}
+header{display:flex;flex-wrap:wrap;align-items:center;gap:.4rem 1.5rem;padding:.6rem 1.2rem;background:#1d2330;color:#fff}
 header a{color:#cfd6e4;text-decoration:none}header a:hover,header a.on{color:#fff}
 header .brand{font-weight:700;color:#fff;margin-right:1rem}
 header form{margin-left:auto}header .who{color:#9aa4b8}
-main{max-width:1200px;margin:1.2rem auto;padding:0 1.2rem}
+main{max-width:1200px;margin:1.2rem auto;padding:0 1.2rem;overflow-wrap:break-word}
+.scroll{overflow-x:auto;max-width:100%}
 h1{font-size:1.35rem;margin:.2rem 0 1rem}h2{font-size:1.1rem;margin:1.4rem 0 .6rem}
 table{border-collapse:collapse;width:100%;background:#fff;border:1px solid #dfe3ea}
 th,td{text-align:left;padding:.35rem .6rem;border-bottom:1px solid #eceff4;vertical-align:top}
@@ -27,4 +28,14 @@ input,select,button{font:inherit;padding:.25rem .45rem}button{cursor:pointer}
 .replay-diff td pre{margin:0;max-height:12rem}
 .diagram{overflow-x:auto;background:#fff;border:1px solid #dfe3ea;padding:.4rem}.diagram svg{display:block}
 .login{max-width:22rem;margin:5rem auto;background:#fff;border:1px solid #dfe3ea;padding:1.4rem}
+input,select{max-width:100%}
+@media (max-width:600px){
+header{gap:.3rem .9rem;padding:.5rem .7rem}header .brand{margin-right:.2rem}
+header form{margin-left:0;flex-basis:100%;display:flex;align-items:center;gap:.6rem}
+main{margin:.8rem auto;padding:0 .7rem}
+.card{min-width:0;flex:1 1 8rem}
+.filters,form.stack{flex-direction:column;align-items:stretch}
+.filters label,form.stack label,.filters input,.filters select,form.stack input,form.stack select{width:100%}
+.login{margin:2rem .7rem}
+}
 `;

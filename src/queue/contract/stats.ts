@@ -5,7 +5,13 @@ export interface QueueStats {
   readonly flow: string;
   /** Messages appended: on files, since the segment's last drain; on PostgreSQL, every id the queue has issued. */
   readonly total: number;
-  /** Of `total`, those delivered at least once (acknowledged, dead-lettered or waiting in the retry schedule). */
+  /**
+   * Messages whose delivery finished: acknowledged by the worker's handler (the flow completed, a
+   * condition filtered it, or a fault handler succeeded), at the first delivery or at a retry; each
+   * counts once, however many attempts failed before. Not those waiting in the retry schedule nor
+   * those dead-lettered (`deadLettersPending` counts these). On files, since the segment's last
+   * drain (queue counters drop to zero then); on PostgreSQL, since the queue's first message.
+   */
   readonly processed: number;
   /** Messages not yet delivered for the first time. */
   readonly pending: number;

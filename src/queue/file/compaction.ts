@@ -4,7 +4,7 @@
  */
 import { access, readdir, unlink } from 'node:fs/promises';
 import { isValidName } from '../../common/names.js';
-import { ConsumerLog, readConsumerState, retrySummary } from './consumer-log.js';
+import { ConsumerLog, doneCount, readConsumerState, retrySummary } from './consumer-log.js';
 import { readDeadLetters } from './dead-letters.js';
 import { drainIfEmpty } from './drain.js';
 import { isErrno, scanFile } from './file-io.js';
@@ -108,14 +108,14 @@ export async function readQueueStats(
 ): Promise<QueueStats> {
   const paths = queuePaths(queuesDir, tenant, flow);
   const state = await readConsumerState(paths.consumerLog, paths.segment);
-  const processed = state.ck.n;
-  const pending = Math.max(0, (await count.records(paths.segment)) - processed);
+  const delivered = state.ck.n;
+  const pending = Math.max(0, (await count.records(paths.segment)) - delivered);
   const dead = await readDeadLetters(paths);
   return {
     tenant,
     flow,
-    total: processed + pending,
-    processed,
+    total: delivered + pending,
+    processed: doneCount(state),
     pending,
     retriesScheduled: state.retries.size,
     retries: retrySummary(state.retries.values()),

@@ -19,6 +19,12 @@ export interface Checkpoint {
   readonly first: number | null;
   /** Records the checkpoint has passed since the last drain. */
   readonly n: number;
+  /**
+   * Of the messages delivered since the last drain, those whose delivery finished (acknowledged by
+   * the handler: at their first delivery, or at a retry), not those dead-lettered. Absent from
+   * checkpoints written before it was kept (doneCount then estimates it).
+   */
+  readonly done?: number;
 }
 
 /**
@@ -36,7 +42,7 @@ export type ConsumerLogRecord =
   | { readonly t: 'retry'; readonly entry: RetryEntry }
   | { readonly t: 'rdone'; readonly id: number };
 
-export const EMPTY_CHECKPOINT: Checkpoint = Object.freeze({ off: 0, first: null, n: 0 });
+export const EMPTY_CHECKPOINT: Checkpoint = Object.freeze({ off: 0, first: null, n: 0, done: 0 });
 
 /** Folded state of a consumer log. */
 export interface ConsumerState {
@@ -210,6 +216,15 @@ async function reconcileCheckpoint(ck: Checkpoint, segmentPath: string): Promise
   if (ck.off === 0) return EMPTY_CHECKPOINT;
   const first = await firstSegmentId(segmentPath);
   return first === undefined || first !== ck.first ? EMPTY_CHECKPOINT : ck;
+}
+
+/**
+ * The messages whose delivery finished since the last drain (QueueStats.processed). A checkpoint
+ * written before `done` was kept counts as done every record it passed that is not in the retry
+ * schedule (dead letters included: they cannot be told apart there), until the next drain.
+ */
+export function doneCount(state: ConsumerState): number {
+  return state.ck.done ?? Math.max(0, state.ck.n - state.retries.size);
 }
 
 /** The retry schedule as the queue's figures show it, soonest first. */

@@ -87,7 +87,7 @@ export async function cutProcessedPrefix(
   } finally {
     await lock.release();
   }
-  state.ck = { off: 0, first: firstId, n: 0 };
+  state.ck = { off: 0, first: firstId, n: 0, done: 0 };
   await log.rewrite(state);
   return cut;
 }

@@ -11,6 +11,7 @@ import { decodeFrames, type Frame } from './frame.js';
 import { isErrno, readAt, readAtSync, scanHandle, sizeSync, SCAN_CHUNK_BYTES, SYNC_READ_MAX_BYTES } from './file-io.js';
 import {
   ConsumerLog,
+  doneCount,
   retrySummary,
   type Checkpoint,
   type ConsumerLogRecord,
@@ -234,14 +235,14 @@ export class QueueConsumer implements QueueConsumerHandle {
   async stats(): Promise<QueueStats> {
     // The checkpoint has passed the first `n` records of the segment (in order, since the last
     // drain), so what is left of the counted records is pending.
-    const processed = this.#cs.ck.n;
-    const pending = Math.max(0, (await this.#recordCount.records(this.paths.segment)) - processed);
+    const delivered = this.#cs.ck.n;
+    const pending = Math.max(0, (await this.#recordCount.records(this.paths.segment)) - delivered);
     const dead = await readDeadLetters(this.paths);
     return {
       tenant: this.paths.tenant,
       flow: this.paths.flow,
-      total: processed + pending,
-      processed,
+      total: delivered + pending,
+      processed: doneCount(this.#cs),
       pending,
       retriesScheduled: this.#cs.retries.size,
       retries: retrySummary(this.#cs.retries.values()),
@@ -559,9 +560,14 @@ export class QueueConsumer implements QueueConsumerHandle {
     const ck = this.#cs.ck;
     let passed = false;
     try {
-      await this.#settle(msg, outcome, () => {
+      await this.#settle(msg, outcome, (finished) => {
         passed = true;
-        this.#cs.ck = { off: frame.end, first: frame.offset === 0 ? r.id : ck.first, n: ck.n + 1 };
+        this.#cs.ck = {
+          off: frame.end,
+          first: frame.offset === 0 ? r.id : ck.first,
+          n: ck.n + 1,
+          done: doneCount(this.#cs) + (finished ? 1 : 0),
+        };
       });
     } catch (err) {
       // Not passed (a dead letter that could not be written): deliver it again (at least once).
@@ -586,20 +592,23 @@ export class QueueConsumer implements QueueConsumerHandle {
     };
     const outcome = await this.#runHandler(msg);
     if (outcome === 'abandoned') return;
-    await this.#settle(msg, outcome, () => {
+    await this.#settle(msg, outcome, (finished) => {
       this.#cs.retries.delete(entry.id);
       this.#pendingRecords.push({ t: 'rdone', id: entry.id });
+      // Counted in the checkpoint, which the next consumer-log write carries.
+      if (finished) this.#cs.ck = { ...this.#cs.ck, done: doneCount(this.#cs) + 1 };
     });
   }
 
   /**
    * Records an outcome. `passed` moves the message out of where it was (checkpoint past it, or
-   * retry entry removed); it runs only once whatever must be durable first (a dead letter) is.
+   * retry entry removed), told whether its delivery finished (acknowledged); it runs only once
+   * whatever must be durable first (a dead letter) is.
    */
-  async #settle(msg: QueueMessage, outcome: Outcome, passed: () => void): Promise<void> {
+  async #settle(msg: QueueMessage, outcome: Outcome, passed: (finished: boolean) => void): Promise<void> {
     const s = settlementOf(msg, outcome, Date.now());
     if (s.kind === 'ack') {
-      passed();
+      passed(true);
       this.#askDurable();
       // Measured draining a backlog on a 2-vCPU VM: an fdatasync every 64 acks left the event
       // loop idle a quarter of the time, and each hand-over to the pool cost it ~270 us more.
@@ -618,7 +627,7 @@ export class QueueConsumer implements QueueConsumerHandle {
         traceparent: msg.traceparent,
         tracestate: msg.tracestate,
       };
-      passed();
+      passed(false);
       this.#cs.retries.set(entry.id, entry);
       this.#pendingRecords.push({ t: 'retry', entry });
       // The retry record moves the checkpoint past the message: it may not pass unrecorded deliveries.
@@ -643,7 +652,7 @@ export class QueueConsumer implements QueueConsumerHandle {
       attempts: msg.attempt,
       last_error: error,
     });
-    passed();
+    passed(false);
     await this.#durableNow();
     await this.#flush(true);
     this.#opts.onAttemptFailed?.({ message: msg, error, retryInMs: undefined, deadLettered: true, fixed: false });

@@ -326,11 +326,14 @@ export class PgQueueConsumer implements QueueConsumerHandle {
     try {
       // Their records (audit entries) durable first: a crash never leaves a delivery deleted without its entry.
       await this.#opts.recordsDurable?.().catch(() => undefined);
-      await this.#q.db.query('DELETE FROM queue_messages WHERE tenant = $1 AND flow = $2 AND id = ANY($3::bigint[])', [
-        this.#q.tenant,
-        this.#q.flow,
-        ids,
-      ]);
+      // Counted as processed in the same statement: a delete that finds a row already gone (acked
+      // before a crash and delivered again) does not count it twice.
+      await this.#q.db.query(
+        `WITH acked AS (DELETE FROM queue_messages WHERE tenant = $1 AND flow = $2 AND id = ANY($3::bigint[]) RETURNING id)
+         INSERT INTO queue_processed (tenant, flow, processed) SELECT $1, $2, count(*) FROM acked HAVING count(*) > 0
+         ON CONFLICT (tenant, flow) DO UPDATE SET processed = queue_processed.processed + excluded.processed`,
+        [this.#q.tenant, this.#q.flow, ids],
+      );
     } catch (err) {
       this.#acks = ids.concat(this.#acks);
       throw err;
@@ -351,10 +354,11 @@ export async function backlogOf(db: PgDb, tenant: string, flow: string): Promise
   ).rows[0];
 }
 
-/** Counters of one queue: ids issued, messages waiting, retries scheduled, dead letters pending. */
+/** Counters of one queue: ids issued, deliveries finished, messages waiting, retries scheduled, dead letters pending. */
 export async function queueStats(db: PgDb, tenant: string, flow: string): Promise<QueueStats> {
-  const r = await db.query<{ issued: number; pending: number; dead: number }>(
+  const r = await db.query<{ issued: number; processed: number; pending: number; dead: number }>(
     `SELECT coalesce((SELECT next_id - 1 FROM queue_heads WHERE tenant = $1 AND flow = $2), 0)::bigint AS issued,
+            coalesce((SELECT processed FROM queue_processed WHERE tenant = $1 AND flow = $2), 0)::bigint AS processed,
             (SELECT count(*) FROM queue_messages WHERE tenant = $1 AND flow = $2 AND due_ms IS NULL)::bigint AS pending,
             (SELECT count(*) FROM queue_dead_letters WHERE tenant = $1 AND flow = $2)::bigint AS dead`,
     [tenant, flow],
@@ -365,12 +369,12 @@ export async function queueStats(db: PgDb, tenant: string, flow: string): Promis
       [tenant, flow],
     )
   ).rows;
-  const { issued, pending, dead } = r.rows[0]!;
+  const { issued, processed, pending, dead } = r.rows[0]!;
   return {
     tenant,
     flow,
     total: issued,
-    processed: issued - pending,
+    processed,
     pending,
     retriesScheduled: retries.length,
     retries: retries.map((x) => ({ id: x.id, attempts: x.attempts, dueMs: x.due_ms })),

@@ -839,6 +839,47 @@ export function queueConformance(kind: QueueBackendKind): void {
         }
       }),
     );
+
+    test(
+      'processed counts the messages whose delivery finished (acknowledged, at once or after retries): a message failing twice then succeeding counts once, one waiting for a retry or dead-lettered counts none, on every handle',
+      withS(2, async ([b0, b1]) => {
+        const [twice, waits, dead, once] = await appendInTurn(b0!, 'acme', 'orders', 4);
+        const w = await startRecorded(b0!, 'acme', 'orders', (m) =>
+          m.id === twice && m.attempt < 3
+            ? { kind: 'retry', error: 'not yet', policy: FAST }
+            : m.id === waits
+              ? { kind: 'retry', error: 'later', policy: SLOW }
+              : m.id === dead
+                ? { kind: 'dead', error: 'bad' }
+                : { kind: 'ack' },
+        );
+        // 3 deliveries of `twice`, one of each other.
+        await w.delivered(6);
+        assert.deepEqual(
+          w.seen.filter((m) => m.id === twice).map((m) => m.attempt),
+          [1, 2, 3],
+        );
+        assert.equal(w.seen.filter((m) => m.id === once).length, 1);
+        for (const [where, stats] of [
+          ['handle', () => w.handle.stats()],
+          ['backend', () => b0!.stats('acme', 'orders')],
+          ['other handle', () => b1!.stats('acme', 'orders')],
+        ] as const) {
+          await until(`${where}: the figures settle`, async () => {
+            const s = await stats();
+            return s.pending === 0 && s.retriesScheduled === 1 && s.processed >= 2;
+          });
+          // On purpose: a count too high (an attempt counted) would show after the settling.
+          await sleep(QUIET_MS);
+          const s = await stats();
+          assert.deepEqual(
+            [s.processed, s.pending, s.retriesScheduled, s.deadLettersPending, s.total],
+            [2, 0, 1, 1, 4],
+            where,
+          );
+        }
+      }),
+    );
   });
 
   describe(`queues holding messages, compaction and coordination (${kind.name})`, () => {

@@ -1,7 +1,7 @@
 /** The Overview page: counts, this server's facts, the queues. */
 import { serviceOverview } from '../../../app/use-cases/overview.js';
 import { html, type Html } from '../html.js';
-import { page } from '../layout.js';
+import { page, scrollBox } from '../layout.js';
 import { queueTable } from '../queue-table.js';
 import { noticeOf, send, type PageRoutes } from '../respond.js';
 import type { UiDeps } from '../deps.js';
@@ -24,11 +24,13 @@ function facts(f: UiDeps['facts']): Html {
     ['API keys', f.apiKeys ? 'required' : 'DISABLED (--no-auth)'],
     ['Health', 'ok'],
   ];
-  return html`<table>
-    <tbody>
-      ${rows.map(([label, value]) => factRow(label, value))}
-    </tbody>
-  </table>`;
+  return scrollBox(
+    html`<table>
+      <tbody>
+        ${rows.map(([label, value]) => factRow(label, value))}
+      </tbody>
+    </table>`,
+  );
 }
 
 export const overviewPage: PageRoutes = (app, deps, context) => {
@@ -45,7 +47,7 @@ export const overviewPage: PageRoutes = (app, deps, context) => {
       ['uptime (s)', Math.round((Date.now() - deps.facts.startedAt) / 1000)],
       ['runs, last hour', hour.byEvent.completed ?? 0],
       ['failed runs, last hour', hour.failedCompletions],
-      ['queue messages processed, last hour', hour.byEvent.queue_processed ?? 0],
+      ['queue messages processed, last hour', o.queueProcessedLastHour],
       ['queue attempts failed, last hour', hour.byEvent.queue_failed ?? 0],
     ];
     const body = html`<div class="cards">${cards.map(([label, value]) => card(label, value))}</div>
