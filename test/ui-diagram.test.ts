@@ -10,7 +10,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { createTenant, deployFlow, deployFlows, flow } from './helpers/registry-setup.js';
+import { createKey, createTenant, deployFlow, deployFlows, flow } from './helpers/registry-setup.js';
 import { makeSandbox, ON_PG_STORE, startServer, svc, type ServerProcess } from './helpers/svc.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -166,9 +166,47 @@ describe(
       const svgPage = await page.request.get(`${server.url}/ui/registry/demo/order-intake/diagram`);
       assert.match(svgPage.headers()['content-type']!, /^image\/svg\+xml/);
       assert.match(svgPage.headers()['content-disposition']!, /filename="demo-order-intake-2\.svg"/);
-      // The page draws the same document inline, as served.
-      const html = await (await page.request.get(`${server.url}/ui/registry/demo/order-intake`)).text();
-      assert.ok(html.includes(await svgPage.text()), 'the page holds the SVG document byte for byte');
+      // A version that is not the latest is drawn without live numbers: the same document, inline.
+      const html = await (await page.request.get(`${server.url}/ui/registry/demo/order-intake?version=1`)).text();
+      const v1 = await page.request.get(`${server.url}/ui/registry/demo/order-intake/diagram?version=1`);
+      assert.ok(html.includes(await v1.text()), 'the page holds the SVG document byte for byte');
+    });
+
+    it('live numbers: deliveries per door, runs and failures per step, counts matching the deliveries sent', async () => {
+      const key = createKey(sandbox, 'demo');
+      const send = (door: 'run' | 'enqueue', body: unknown) =>
+        fetch(`${server.url}/flows/demo/hello/${door}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      for (const body of [{ name: 'Ada' }, { name: 'Bo' }, { name: 'Cy' }, {}, { name: '' }]) await send('run', body);
+      assert.equal((await send('enqueue', { name: 'Di' })).status, 202);
+      const numbers = async () =>
+        page.locator('#flow-diagram svg text.numbers').evaluateAll((ts) => ts.map((t) => t.textContent));
+      // The rollups reach the store every 5 s (serve/rollups.ts): wait for them.
+      const deadline = Date.now() + 20_000;
+      let seen: (string | null)[] = [];
+      for (;;) {
+        await page.goto(`${server.url}/ui/registry/demo/hello`);
+        seen = await numbers();
+        if (seen[0] === '5 deliveries' && seen[1] === '1 delivery') break;
+        assert.ok(Date.now() < deadline, `live numbers never showed the deliveries: ${JSON.stringify(seen)}`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      assert.equal(seen.length, 3);
+      assert.match(seen[2]!, /^6 runs · 2 failed · p95 \d+(\.\d)? ms · failed most$/);
+      assert.equal(await page.locator('#flow-diagram g.failed-most').getAttribute('data-node'), 'step:greet');
+      assert.match(await page.locator('p.window').innerText(), /Live numbers of the last 15m · 1h · 6h · 24h/);
+      await page.locator('#flow-diagram').screenshot({ path: join(shots, 'flow-diagram-live.png') });
+      // Another window reads the same rollups; a window the page does not know is refused.
+      await page.goto(`${server.url}/ui/registry/demo/hello?window=24h`);
+      assert.equal((await numbers())[0], '5 deliveries');
+      const bad = await page.request.get(`${server.url}/ui/registry/demo/hello?window=yesterday`);
+      assert.equal(bad.status(), 400);
+      assert.match(await bad.text(), /window must be one of 15m, 1h, 6h, 24h/);
+      const proto = await page.request.get(`${server.url}/ui/registry/demo/hello?window=constructor`);
+      assert.equal(proto.status(), 400);
     });
 
     it('the CLI and the UI refuse a format or version they do not have, and --format with --json', async () => {

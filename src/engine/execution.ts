@@ -1,6 +1,6 @@
 /** The state one execution carries through its flows: options, deadline, depth, and one flow's run. */
 import type { PreparedFlow } from './prepare.js';
-import type { EffectHandler, FlowContext, LoadedFlow, RunDeps } from './types.js';
+import type { EffectHandler, FlowContext, LoadedFlow, RunDeps, StepTimer } from './types.js';
 import type { EffectName } from '../ir/types.js';
 import type { ExecutionProbe } from './probe.js';
 import { NULL_EVENTS, type EventEmitter } from '../store/event-log/event-sink.js';
@@ -24,6 +24,8 @@ export interface Execution {
   readonly maxCallDepth: number;
   /** `svc test`'s coverage probe; undefined in the service. */
   readonly probe: ExecutionProbe | undefined;
+  /** The rollups' step timer; undefined outside the service. */
+  readonly stepTimer: StepTimer | undefined;
   /** The execution's span: its trace id is written in the trace rows; the top flow's steps are its children. */
   readonly span: TraceSpan;
   /** Runs another flow of the tenant on a message (call_flow, split, fork); set by run-flow.ts. */
@@ -89,6 +91,7 @@ export function makeExecution(
     splitConcurrency: Math.max(1, deps.splitConcurrency ?? 8),
     maxCallDepth: Math.max(1, deps.maxCallDepth ?? 16),
     probe: deps.probe,
+    stepTimer: deps.stepTimer,
     span: opts.span ?? detachedSpan(),
     runChild,
   };

@@ -16,6 +16,7 @@ export type {
   LoadedFlow,
   RunDeps,
   RunOptions,
+  StepTimer,
 } from './types.js';
 // What the engine emits rows through, and a row as it is emitted (replay reads a candidate's rows).
 export { NULL_EVENTS, type EventEmitter } from '../store/event-log/event-sink.js';

@@ -40,12 +40,21 @@ export async function runSteps(
     if (checkDeadline && i > 0 && exec.now() - exec.startedMs > exec.limitSecs * 1000) {
       throw new FlowTimeoutError(cs.step.name, exec.limitSecs);
     }
-    // Step spans only when an SDK records them: without one nothing would see them.
-    const out = run.parentSpan.sdk
-      ? await runSpanned(run, cs, current)
-      : cs.sync
-        ? runSyncStep(run, cs, current)
-        : await runStep(run, cs, current);
+    const timer = exec.stepTimer;
+    const started = timer === undefined ? 0 : performance.now();
+    let out: unknown;
+    try {
+      // Step spans only when an SDK records them: without one nothing would see them.
+      out = run.parentSpan.sdk
+        ? await runSpanned(run, cs, current)
+        : cs.sync
+          ? runSyncStep(run, cs, current)
+          : await runStep(run, cs, current);
+    } catch (err) {
+      timer?.(run.flow.ir, cs.step.name, performance.now() - started, true);
+      throw err;
+    }
+    timer?.(run.flow.ir, cs.step.name, performance.now() - started, false);
     if (out === STOP) return { output: run.ctx.input, stopped: true };
     current = out;
   }

@@ -98,7 +98,12 @@ export interface RunDeps {
   maxCallDepth?: number;
   /** Told of every point an execution reaches (`svc test --coverage`). @default none */
   probe?: ExecutionProbe;
+  /** Told of every step that ran, with its time and whether it threw (the per-minute rollups). @default none */
+  stepTimer?: StepTimer;
 }
+
+/** A step of `ir` ran for `ms` milliseconds; `failed` when it threw. Keep it to a few increments: it runs per step. */
+export type StepTimer = (ir: FlowIR, step: string, ms: number, failed: boolean) => void;
 
 /** A finished execution. Failures are thrown (SvcError subclasses), never returned. */
 export interface FlowResult {

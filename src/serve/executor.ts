@@ -6,7 +6,7 @@ import { FlowStateGuard } from '../app/runtime/dedup-guard.js';
 import { Dedup } from '../app/runtime/dedup.js';
 import { httpEgressEffect } from '../app/runtime/effects.js';
 import { FlowExecutor } from '../app/runtime/flow-executor.js';
-import { ExecutionLimiter, type EffectHandler, type RunDeps } from '../engine/index.js';
+import { ExecutionLimiter, type EffectHandler, type RunDeps, type StepTimer } from '../engine/index.js';
 import type { Closers } from './closers.js';
 import type { ServeStores } from './stores.js';
 
@@ -25,6 +25,7 @@ export function buildExecutor(
   closers: Closers,
   queuePublish: EffectHandler,
   observer?: ExecutionObserver,
+  stepTimer?: StepTimer,
 ): ServeExecutor {
   const { setting, flows, events } = stores;
   const egress = httpEgressEffect(setting);
@@ -33,6 +34,7 @@ export function buildExecutor(
     effects: { http_egress: egress.handler, queue_publish: queuePublish },
     loadFlow: (tenant, name) => flows.latest(tenant, name),
     events,
+    stepTimer,
   };
   // Flow state (docs/flow-state.md): dedup and correlation rows in the registry database.
   const stateKey = stateKeyFromEnv();

@@ -16,6 +16,8 @@ import { registryGateLookups } from '../gate/registry-lookups.js';
 import { Closers } from './closers.js';
 import { startGrpcDoorIfAsked, startHttpDoor } from './doors.js';
 import { buildExecutor } from './executor.js';
+import { startRollups } from './rollups.js';
+import { bothObservers } from '../app/runtime/rollup-recorder.js';
 import { buildQueues, queuePublishTarget } from './queues.js';
 import { hostname } from 'node:os';
 import { openServeStores } from './stores.js';
@@ -121,7 +123,15 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
         startRefusalRecords(stores, log, closers, metrics?.refused),
       );
   const publishTarget = queuePublishTarget();
-  const run = buildExecutor(stores, closers, publishTarget.effect, metrics?.executions);
+  // Registered after the stores: its last flush runs before the event log closes.
+  const rollups = startRollups(stores, closers);
+  const run = buildExecutor(
+    stores,
+    closers,
+    publishTarget.effect,
+    bothObservers(metrics?.executions, rollups),
+    rollups.stepRan,
+  );
   const queues = await buildQueues(stores, run, publishTarget, log, closers);
   if (metricsParts !== undefined && metrics !== undefined)
     metrics.attach(metricsParts.metricsSources(stores, queues.store, queues.workers));

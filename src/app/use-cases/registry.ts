@@ -3,7 +3,9 @@
  * versions with the source and compiled artifact of one of them.
  */
 import { IntegrityError, SvcError } from '../../common/errors.js';
-import type { ArtifactsStore } from '../../store/contracts/index.js';
+import type { ArtifactsStore, EventLogStore } from '../../store/contracts/index.js';
+import type { DiagramNumbers } from '../diagram/diagram-svg.js';
+import { flowNumbers } from './flow-numbers.js';
 import type { LatestRef, VersionListing } from '../../store/contracts/index.js';
 import { irOfArtifact } from '../runtime/flow-loader.js';
 import { drawFlow } from './flow-diagram.js';
@@ -30,11 +32,19 @@ export interface FlowVersionView {
    * drawn (its compiled flow missing or unreadable); the rest of the page is shown all the same.
    */
   readonly diagram: { readonly svg: string } | { readonly problem: string };
+  /** The window the live numbers cover, in minutes; undefined when none are drawn (not the latest version, or not asked). */
+  readonly numbersMinutes: number | undefined;
 }
 
-function diagramOf(hash: string, bytes: Buffer | undefined): FlowVersionView['diagram'] {
+/** Live numbers for the latest version's diagram: from the rollups of this log, over `minutes`. */
+export interface NumbersRequest {
+  readonly events: EventLogStore;
+  readonly minutes: number;
+}
+
+function diagramOf(hash: string, bytes: Buffer | undefined, numbers?: DiagramNumbers): FlowVersionView['diagram'] {
   try {
-    return { svg: drawFlow(irOfArtifact(hash, bytes), 'svg') };
+    return { svg: drawFlow(irOfArtifact(hash, bytes), 'svg', numbers) };
   } catch (err) {
     if (err instanceof IntegrityError) return { problem: err.message };
     throw err;
@@ -52,6 +62,7 @@ export async function showFlowVersion(
   tenant: string,
   flow: string,
   version?: string,
+  numbers?: NumbersRequest,
 ): Promise<FlowVersionView> {
   const versions = await artifacts.listVersions(tenant, flow);
   if (versions.length === 0) throw new SvcError('SVC_ERR_NOT_FOUND', `flow '${tenant}/${flow}' not found`);
@@ -60,5 +71,15 @@ export async function showFlowVersion(
   const bytes = await artifacts.getArtifact(shown.hash);
   const source = await artifacts.getSource(tenant, flow, shown.version);
   const compiled: unknown = bytes === undefined ? undefined : JSON.parse(bytes.toString('utf8'));
-  return { versions, shown, compiled, source, diagram: diagramOf(shown.hash, bytes) };
+  // The rollups count the flow, not a version: only the version that answers now carries them.
+  const counted = shown.latest && numbers !== undefined ? numbers : undefined;
+  const live = counted && (await flowNumbers(counted.events, tenant, flow, counted.minutes));
+  return {
+    versions,
+    shown,
+    compiled,
+    source,
+    diagram: diagramOf(shown.hash, bytes, live),
+    numbersMinutes: counted?.minutes,
+  };
 }

@@ -1,5 +1,6 @@
 /** The event log's read contract: queries, stored events and the helpers both backends share. */
 import type { Awaitable } from '../../common/awaitable.js';
+import type { RollupPoint, RollupQuery } from './rollups.js';
 
 /** The event kinds the spec names. Others may be added; each is listed in docs/events.md. */
 export const EVENT_KINDS = [
@@ -106,6 +107,8 @@ export interface EventLogStore {
   lastId(): Awaitable<number>;
   /** The first row id whose `ts` is not before `iso`, found by a binary search over ids (one past the last id when none is; 0 when there are no rows). */
   firstIdAtOrAfter(iso: string): Awaitable<number>;
+  /** The per-minute rollups of a range, summed as `q` asks (contracts/rollups.ts); never a scan of the rows. */
+  rollups(q: RollupQuery): Awaitable<RollupPoint[]>;
 }
 
 /** The trace event kinds as an SQL list (constants, never caller input). */

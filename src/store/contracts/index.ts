@@ -113,3 +113,16 @@ export type {
   EventLogStore,
 } from './event-log.js';
 export type { RegistryReads } from './registry-reads.js';
+export {
+  LATENCY_BOUNDS_MS,
+  LATENCY_BUCKETS,
+  BUCKET_COLUMNS,
+  ROLLUP_INSERT_COLUMNS,
+  ROLLUP_ADDED_COLUMNS,
+  latencyBucket,
+  latencyQuantile,
+  rollupFromRecord,
+  rollupSelect,
+  rollupValues,
+} from './rollups.js';
+export type { RollupKey, RollupRow, RollupQuery, RollupPoint } from './rollups.js';

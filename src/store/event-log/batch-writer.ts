@@ -6,6 +6,7 @@
  */
 import { DailyJsonlWriter } from './daily-files.js';
 import type { RowColumns } from './event-log-row.js';
+import type { RollupRow } from '../contracts/rollups.js';
 
 /** Row ids per DELETE slice and pages per incremental-vacuum slice of a retention pass. */
 export interface RowRetentionRequest {
@@ -33,6 +34,8 @@ export interface RowRetentionStats {
 export interface EventLogBackend {
   /** Writes a packed batch; batches are written in the order they were given. */
   write(batch: RowColumns): Promise<void>;
+  /** Adds per-minute rollups to the store's (contracts/rollups.ts), in order with the batches. */
+  writeRollups(rows: RollupRow[]): Promise<void>;
   retain(request: RowRetentionRequest): Promise<RowRetentionStats>;
   /** Ends a running retention pass at its next slice. */
   stopRetention(): void;
@@ -73,6 +76,8 @@ export abstract class EventBatchWriter implements EventLogBackend {
 
   /** Writes the packed batch to the database; a throw or rejection is the batch's failure. */
   protected abstract insert(batch: Readonly<RowColumns>): void | Promise<void>;
+  /** Adds the rollup rows to the database's in one transaction. */
+  protected abstract insertRollups(rows: readonly RollupRow[]): void | Promise<void>;
   /** One retention pass, in slices; `stopping()` true ends it at its next slice. */
   protected abstract retainPass(req: RowRetentionRequest, stopping: () => boolean): Promise<RowRetentionStats>;
   /** Releases the database side once everything is written. */
@@ -81,6 +86,13 @@ export abstract class EventBatchWriter implements EventLogBackend {
   /** The database, then one append per day touched; batches never interleave. */
   write(batch: Readonly<RowColumns>): Promise<void> {
     const next = this.#tail.then(() => this.#write(batch));
+    this.#tail = next.catch(() => undefined);
+    return next;
+  }
+
+  /** After the batches handed over before them; the daily files keep events only. */
+  writeRollups(rows: RollupRow[]): Promise<void> {
+    const next = this.#tail.then(() => this.insertRollups(rows));
     this.#tail = next.catch(() => undefined);
     return next;
   }

@@ -8,6 +8,7 @@ import { slicePacer } from '../../common/slice-pacer.js';
 import { SqliteEventLogStore } from '../sqlite/sqlite-event-log-store.js';
 import { EventBatchWriter, type RowRetentionRequest, type RowRetentionStats } from './batch-writer.js';
 import type { RowColumns } from './event-log-row.js';
+import type { RollupRow } from '../contracts/rollups.js';
 
 export type { EventLogBackend, RowRetentionRequest, RowRetentionStats } from './batch-writer.js';
 
@@ -23,6 +24,7 @@ export interface WorkerSetup {
  */
 export type WorkerRequest =
   | { type: 'write'; id: number; batch: RowColumns }
+  | { type: 'rollups'; id: number; rows: RollupRow[] }
   | { type: 'retain'; id: number; request: RowRetentionRequest }
   | { type: 'stop-retention'; id: number }
   | { type: 'close'; id: number };
@@ -46,6 +48,10 @@ export class EventLogSink extends EventBatchWriter {
     this.#repo.insertColumns(batch);
   }
 
+  protected insertRollups(rows: readonly RollupRow[]): void {
+    this.#repo.addRollups(rows);
+  }
+
   /**
    * Deletes the rows older than the cutoff, then gives the freed pages back, in slices. Between
    * two slices the thread's event loop turns, so a batch that arrived meanwhile is written first:
@@ -54,6 +60,8 @@ export class EventLogSink extends EventBatchWriter {
   protected async retainPass(req: RowRetentionRequest, stopping: () => boolean): Promise<RowRetentionStats> {
     const deletes = slicePacer(stopping);
     const rowsDeleted = await this.#repo.deleteOlderThanInSlices(req.cutoffIso, req.sliceRows, () => deletes.between());
+    // The rollups of the minutes before the cutoff go with the rows (one short statement: a few rows a minute).
+    this.#repo.deleteRollupsBefore(Math.floor(Date.parse(req.cutoffIso) / 60_000));
     // Also after a pass that deleted nothing: pages a stopped pass freed are given back by the next.
     const vacuum = stopping()
       ? undefined

@@ -14,6 +14,7 @@ import type { EventLogBackend, RowRetentionRequest, RowRetentionStats } from './
 import { EventLogSink, type WorkerReply, type WorkerRequest, type WorkerSetup } from './event-log-sink.js';
 import { isoSeconds } from '../../common/clock.js';
 import type { EventEmitter } from './event-sink.js';
+import type { RollupRow } from '../contracts/rollups.js';
 import { packEventRow, ROW_WIDTH, type LogEventInput, type RowColumns } from './event-log-row.js';
 import type { PgDb } from '../pg/pg-db.js';
 import { PgEventWriter } from './pg-event-writer.js';
@@ -194,6 +195,20 @@ export class EventLog implements EventEmitter {
     }
   }
 
+  /**
+   * Adds per-minute rollups (contracts/rollups.ts) to the store's, on the writer's thread and
+   * connection, after the batches handed over before them; flush() and close() wait for them. A
+   * failure is reported like a lost batch, never thrown at the caller.
+   */
+  writeRollups(rows: RollupRow[]): void {
+    if (rows.length === 0 || this.#state === 'closed') return;
+    const p: Promise<void> = this.#backend.writeRollups(rows).catch((err: Error) => {
+      this.#onError(new Error(`${rows.length} rollup row(s) not written: ${err.message}`, { cause: err }));
+    });
+    this.#inFlight.add(p);
+    void p.finally(() => this.#inFlight.delete(p));
+  }
+
   /** Flushes, then closes the database and the files. Runs once; later calls return the same promise. */
   close(): Promise<void> {
     this.#closePromise ??= (async () => {
@@ -262,6 +277,10 @@ class InlineBackend implements EventLogBackend {
     return this.#sink.write(batch);
   }
 
+  writeRollups(rows: RollupRow[]): Promise<void> {
+    return this.#sink.writeRollups(rows);
+  }
+
   retain(request: RowRetentionRequest): Promise<RowRetentionStats> {
     return this.#sink.retain(request);
   }
@@ -298,6 +317,10 @@ class WorkerBackend implements EventLogBackend {
 
   async write(batch: RowColumns): Promise<void> {
     await this.#request({ type: 'write', id: this.#nextId++, batch });
+  }
+
+  async writeRollups(rows: RollupRow[]): Promise<void> {
+    await this.#request({ type: 'rollups', id: this.#nextId++, rows });
   }
 
   async retain(request: RowRetentionRequest): Promise<RowRetentionStats> {

@@ -8,6 +8,7 @@ import { slicePacer } from '../../common/slice-pacer.js';
 import { ROW_WIDTH, type RowColumns } from './event-log-row.js';
 import { EventBatchWriter, type RowRetentionRequest, type RowRetentionStats } from './batch-writer.js';
 import { StorageUnavailableError } from '../../common/errors.js';
+import { ROLLUP_ADDED_COLUMNS, ROLLUP_INSERT_COLUMNS, rollupValues, type RollupRow } from '../contracts/rollups.js';
 import type { PgDb } from '../pg/pg-db.js';
 import {
   createDayPartitions,
@@ -59,6 +60,16 @@ export const CLOSING_GRACE_MS = 5000;
 /** After a partition could not be created (the table stayed busy), how long the writer waits before trying again, ms. */
 const PARTITION_RETRY_MS = 60_000;
 
+/** Rollup rows per INSERT: 23 parameters each, far below PostgreSQL's 65,535. */
+const ROLLUP_CHUNK = 500;
+
+const byRollupKey = (a: RollupRow, b: RollupRow): number =>
+  a.tenant.localeCompare(b.tenant, 'en') ||
+  a.flow.localeCompare(b.flow, 'en') ||
+  a.minute - b.minute ||
+  a.door.localeCompare(b.door, 'en') ||
+  a.step.localeCompare(b.step, 'en');
+
 export class PgEventWriter extends EventBatchWriter {
   readonly #db: PgDb;
   readonly #now: () => number;
@@ -82,22 +93,10 @@ export class PgEventWriter extends EventBatchWriter {
    * written twice: the event log is at least once through an outage.
    */
   protected async insert(batch: Readonly<RowColumns>): Promise<void> {
-    for (;;) {
-      try {
-        await this.#ensurePartitions(batch);
-        if (batch.length >= ROW_WIDTH) await this.#db.query(INSERT_SQL, columnArrays(batch));
-        return;
-      } catch (err) {
-        const since = this.closingSince;
-        if (
-          !(err instanceof StorageUnavailableError) ||
-          (since !== undefined && Date.now() - since >= CLOSING_GRACE_MS)
-        )
-          throw err;
-        // Not unref'd: a process closing its log during an outage waits out the grace instead of ending with rows untold.
-        await new Promise((r) => setTimeout(r, OUTAGE_RETRY_MS));
-      }
-    }
+    await this.#whileReachable(async () => {
+      await this.#ensurePartitions(batch);
+      if (batch.length >= ROW_WIDTH) await this.#db.query(INSERT_SQL, columnArrays(batch));
+    });
   }
 
   /**
@@ -163,6 +162,9 @@ export class PgEventWriter extends EventBatchWriter {
       after = slice.last;
       going = await pacer.between();
     }
+    // The rollups of the minutes before the cutoff go with the rows (a few rows a minute: one statement).
+    if (going)
+      await this.#db.query('DELETE FROM rollups WHERE minute < $1', [Math.floor(Date.parse(req.cutoffIso) / 60_000)]);
     return {
       rowsDeleted,
       partitionsDropped,
@@ -171,6 +173,45 @@ export class PgEventWriter extends EventBatchWriter {
       longestVacuumSliceMs: 0,
       stopped: stopping(),
     };
+  }
+
+  /**
+   * Adds the rollup rows in statements of ROLLUP_CHUNK rows. Rows are sorted by key first, so two
+   * nodes adding to the same keys take their row locks in the same order (no deadlock). Through an
+   * outage the rows are retried like a batch.
+   */
+  protected async insertRollups(rows: readonly RollupRow[]): Promise<void> {
+    const sorted = [...rows].sort(byRollupKey);
+    for (let i = 0; i < sorted.length; i += ROLLUP_CHUNK) {
+      const chunk = sorted.slice(i, i + ROLLUP_CHUNK);
+      const width = ROLLUP_INSERT_COLUMNS.length;
+      const values = chunk.map(
+        (_, r) => `(${ROLLUP_INSERT_COLUMNS.map((__, c) => `$${r * width + c + 1}`).join(', ')})`,
+      );
+      const sql =
+        `INSERT INTO rollups (${ROLLUP_INSERT_COLUMNS.join(', ')}) VALUES ${values.join(', ')} ` +
+        `ON CONFLICT (tenant, flow, minute, door, step) DO UPDATE SET ${ROLLUP_ADDED_COLUMNS.map((c) => `${c} = rollups.${c} + excluded.${c}`).join(', ')}`;
+      await this.#whileReachable(() => this.#db.query(sql, chunk.flatMap(rollupValues)));
+    }
+  }
+
+  /** Runs `op`, again every OUTAGE_RETRY_MS while the database cannot be reached (a closing log waits CLOSING_GRACE_MS at most). */
+  async #whileReachable(op: () => Promise<unknown>): Promise<void> {
+    for (;;) {
+      try {
+        await op();
+        return;
+      } catch (err) {
+        const since = this.closingSince;
+        if (
+          !(err instanceof StorageUnavailableError) ||
+          (since !== undefined && Date.now() - since >= CLOSING_GRACE_MS)
+        )
+          throw err;
+        // Not unref'd: a process closing its log during an outage waits out the grace instead of ending with rows untold.
+        await new Promise((r) => setTimeout(r, OUTAGE_RETRY_MS));
+      }
+    }
   }
 
   /** The pool is the store's: it stays open. */

@@ -15,6 +15,10 @@ import {
   type EventQuery,
   type StoredEvent,
   type TraceQuery,
+  rollupFromRecord,
+  rollupSelect,
+  type RollupPoint,
+  type RollupQuery,
 } from '../contracts/index.js';
 
 /** log.db's columns in its order, the flag as 0/1, so the SQLite row mapper serves both stores. */
@@ -99,5 +103,10 @@ export class PgEventLogStore implements EventLogStore {
 
   async firstIdAtOrAfter(iso: string): Promise<number> {
     return (await this.db.query<{ id: number }>(FIRST_ID_AT_OR_AFTER_SQL, [iso])).rows[0]?.id ?? 0;
+  }
+
+  async rollups(q: RollupQuery): Promise<RollupPoint[]> {
+    const { sql, args } = rollupSelect(q, (n) => `$${n}`);
+    return (await this.db.query<Record<string, unknown>>(sql, args)).rows.map(rollupFromRecord);
   }
 }

@@ -13,7 +13,21 @@ import {
   toStoredEvent,
   toEventCounts,
   exactMatches,
+  LATENCY_BUCKETS,
+  ROLLUP_ADDED_COLUMNS,
+  ROLLUP_INSERT_COLUMNS,
+  rollupFromRecord,
+  rollupSelect,
+  rollupValues,
+  type RollupPoint,
+  type RollupQuery,
+  type RollupRow,
 } from '../contracts/index.js';
+
+/** Adds a row to the one of its key (every counted column summed). */
+const ROLLUP_UPSERT =
+  `INSERT INTO rollups (${ROLLUP_INSERT_COLUMNS.join(', ')}) VALUES (${ROLLUP_INSERT_COLUMNS.map(() => '?').join(', ')}) ` +
+  `ON CONFLICT (tenant, flow, minute, door, step) DO UPDATE SET ${ROLLUP_ADDED_COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')}`;
 
 const INSERT_HEAD =
   'INSERT INTO events (ts, correlation_id, tenant, flow, step, event, payload, payload_truncated, http_status, outcome, reason, trace_id) VALUES';
@@ -185,6 +199,28 @@ export class SqliteEventLogStore implements EventLogStore {
       failed: number;
     }[];
     return toEventCounts(rows);
+  }
+
+  /** Adds each row to its key's, in one transaction (the writer thread's, beside the event batches). */
+  addRollups(rows: readonly RollupRow[]): void {
+    if (rows.length === 0) return;
+    const upsert = this.#db.prepare(ROLLUP_UPSERT);
+    this.#db.transaction(() => {
+      for (const r of rows) {
+        if (r.buckets.length !== LATENCY_BUCKETS) throw new Error(`a rollup row has ${r.buckets.length} buckets`);
+        upsert.run(rollupValues(r));
+      }
+    })();
+  }
+
+  rollups(q: RollupQuery): RollupPoint[] {
+    const { sql, args } = rollupSelect(q, () => '?');
+    return (this.#db.prepare(sql).all(...args) as Record<string, unknown>[]).map(rollupFromRecord);
+  }
+
+  /** Deletes the rollups of minutes before `minute` (retention, with the rows). */
+  deleteRollupsBefore(minute: number): number {
+    return this.#db.prepare('DELETE FROM rollups WHERE minute < ?').run(minute).changes;
   }
 
   /** The id of the newest row (0 when the table is empty): where a reader that follows the log starts. */

@@ -2,6 +2,7 @@
 import { certificatesConformance } from './certificates.conformance.js';
 import { descriptorsConformance } from './descriptors.conformance.js';
 import { eventLogConformance } from './event-log.conformance.js';
+import { rollupsConformance } from './rollups.conformance.js';
 import { flowStateConformance } from './flow-state.conformance.js';
 import { pgBackend } from './pg-backend.js';
 import { auditConformance } from './audit.conformance.js';
@@ -17,3 +18,4 @@ flowStateConformance(pgBackend);
 auditConformance(pgBackend);
 tenantAdminConformance(pgBackend);
 eventLogConformance(pgBackend);
+rollupsConformance(pgBackend);

@@ -2,6 +2,7 @@
 import { certificatesConformance } from './certificates.conformance.js';
 import { descriptorsConformance } from './descriptors.conformance.js';
 import { eventLogConformance } from './event-log.conformance.js';
+import { rollupsConformance } from './rollups.conformance.js';
 import { flowStateConformance } from './flow-state.conformance.js';
 import { auditConformance } from './audit.conformance.js';
 import { registryConformance } from './registry.conformance.js';
@@ -17,3 +18,4 @@ flowStateConformance(sqliteBackend);
 auditConformance(sqliteBackend);
 tenantAdminConformance(sqliteBackend);
 eventLogConformance(sqliteBackend);
+rollupsConformance(sqliteBackend);

@@ -4,6 +4,7 @@ import { listLatestFlows, showFlowVersion, type FlowVersionView } from '../../..
 import { listTenants } from '../../../app/use-cases/tenants.js';
 import { listTraceFlags, setTraceFlag } from '../../../app/use-cases/trace.js';
 import { DIAGRAM_FORMATS, flowDiagram, type DiagramFormat } from '../../../app/use-cases/flow-diagram.js';
+import { DEFAULT_WINDOW, NUMBER_WINDOWS, windowMinutes } from '../../../app/use-cases/flow-numbers.js';
 import { SvcError } from '../../../common/errors.js';
 import { html, raw, type Html } from '../html.js';
 import { hidden, json, page, postForm, table, type PageContext } from '../layout.js';
@@ -37,6 +38,22 @@ function diagramBlock(path: string, version: string, diagram: FlowVersionView['d
       The same picture: ${download('svg', 'SVG')} · ${download('mermaid', 'Mermaid')} · ${download('dot', 'DOT')} (svc
       flows show --format svg|mermaid|dot)
     </p>`;
+}
+
+/** Which window the live numbers cover, and links to the others; on an older version, why there are none. */
+function numbersLine(path: string, minutes: number | undefined, current: string | undefined): Html {
+  if (minutes === undefined)
+    return html`<p class="muted">
+      Live numbers are drawn on the latest version only: they count the flow, not a version.
+    </p>`;
+  const shown = current || DEFAULT_WINDOW;
+  const links = Object.keys(NUMBER_WINDOWS).map((w) =>
+    w === shown ? html`<b>${w}</b>` : html`<a href="${path}?${new URLSearchParams({ window: w }).toString()}">${w}</a>`,
+  );
+  return html`<p class="window">
+    Live numbers of the last ${links.map((l, i) => html`${i === 0 ? '' : ' · '}${l}`)}: deliveries per door; runs,
+    failures and p95 time per step; the step that failed most is marked. Counted every minute, at most 5 s behind.
+  </p>`;
 }
 
 const DIAGRAM_TYPES: Record<DiagramFormat, readonly [string, string]> = {
@@ -84,7 +101,9 @@ export const registryPages: PageRoutes = (app, deps, context) => {
     name(tenant, 'tenant');
     name(flow, 'flow');
     const path = `/ui/registry/${tenant}/${flow}`;
-    const view = await showFlowVersion(deps.artifacts, tenant, flow, (req.query as Query).version);
+    const q = req.query as Query;
+    const minutes = windowMinutes(q.window || undefined);
+    const view = await showFlowVersion(deps.artifacts, tenant, flow, q.version, { events: deps.events, minutes });
     const { shown } = view;
     const traced = (await listTraceFlags(deps.traces, tenant)).some((f) => f.flow === flow && f.enabled);
     const rows = view.versions.map(
@@ -107,7 +126,7 @@ export const registryPages: PageRoutes = (app, deps, context) => {
       <h2>Versions</h2>
       ${table(['Version', 'Hash', 'Published'], rows, '')}
       <h2>Diagram of version ${shown.version}${shown.latest ? ' (latest)' : ''}</h2>
-      ${diagramBlock(path, shown.version, view.diagram)}
+      ${numbersLine(path, view.numbersMinutes, q.window)}${diagramBlock(path, shown.version, view.diagram)}
       <h2>Source of version ${shown.version}${shown.latest ? ' (latest)' : ''}</h2>
       ${sourceBlock(view.source)}
       <h2>Compiled flow (version ${shown.version})</h2>

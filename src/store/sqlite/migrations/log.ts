@@ -48,4 +48,26 @@ export const logMigrations: readonly Migration[] = [
     // like the correlation id it is random, and a lookup by it is an operator's scan.
     sql: 'ALTER TABLE events ADD COLUMN trace_id TEXT;',
   },
+  {
+    version: 5,
+    name: 'rollups',
+    // Per-minute counts and latency histograms per tenant, flow and door (step '') or step (door
+    // ''), added to by the writer thread (contracts/rollups.ts). The charts and the diagram's live
+    // numbers read them instead of the events. Keyed for one flow's range; minute for all flows'.
+    sql: `
+      CREATE TABLE rollups (
+        minute INTEGER NOT NULL,             -- whole minutes since the epoch, UTC
+        tenant TEXT NOT NULL,
+        flow TEXT NOT NULL,
+        door TEXT NOT NULL,                  -- http, soap, grpc, cron, queue; '' on a step row
+        step TEXT NOT NULL,                  -- the step's name; '' on a delivery row
+        count INTEGER NOT NULL,
+        failures INTEGER NOT NULL,
+        sum_ms REAL NOT NULL,
+        ${Array.from({ length: 15 }, (_, i) => `b${i} INTEGER NOT NULL DEFAULT 0`).join(',\n        ')},
+        PRIMARY KEY (tenant, flow, minute, door, step)
+      ) WITHOUT ROWID;
+      CREATE INDEX rollups_minute ON rollups(minute);
+    `,
+  },
 ];

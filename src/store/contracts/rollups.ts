@@ -1,0 +1,152 @@
+/**
+ * Per-minute rollups of what the service did: for each tenant, flow and minute, the deliveries by
+ * door and the runs of each step, with their failures and a latency histogram. Counted in memory
+ * on the request path (app/runtime/rollup-recorder.ts), added to the log's store off it by the
+ * event log's writer, kept by the log's retention, and read by the charts and the flow diagram's
+ * live numbers, which never scan the event log.
+ */
+
+/** Upper bounds (ms) of the latency histogram's buckets; a last bucket holds everything slower. */
+export const LATENCY_BOUNDS_MS: readonly number[] = [
+  1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000,
+];
+export const LATENCY_BUCKETS = LATENCY_BOUNDS_MS.length + 1;
+
+/** A delivery row has a door and no step; a step row has a step and no door (`''`). */
+export interface RollupKey {
+  /** Whole minutes since the epoch (UTC). */
+  readonly minute: number;
+  readonly tenant: string;
+  readonly flow: string;
+  /** `http`, `soap`, `grpc`, `cron`, `queue` for a delivery row; `''` for a step row. */
+  readonly door: string;
+  /** The step's name for a step row; `''` for a delivery row. */
+  readonly step: string;
+}
+
+/** What a key counted: added to what the store holds for the same key. */
+export interface RollupRow extends RollupKey {
+  count: number;
+  failures: number;
+  sumMs: number;
+  /** LATENCY_BUCKETS counts, not cumulative. */
+  buckets: number[];
+}
+
+export interface RollupQuery {
+  tenant?: string;
+  flow?: string;
+  /** Inclusive, whole minutes since the epoch. */
+  fromMinute: number;
+  /** Exclusive. */
+  toMinute: number;
+  /** `delivery` rows (per door) or `step` rows. */
+  level: 'delivery' | 'step';
+  /** Sum into one point per `minute`, per `hour` (its first minute), or one for the whole `window` (minute: fromMinute). */
+  per: 'minute' | 'hour' | 'window';
+  /** Keep each flow apart (tenant and flow set on every point); otherwise summed over the flows (both `''`). @default false */
+  byFlow?: boolean;
+}
+
+/** A point of a series: the rows of one period (and door or step, and flow when asked) summed. */
+export type RollupPoint = RollupRow;
+
+/** Rows are added per key: what the writers upsert (ON CONFLICT adds each column). */
+export const ROLLUP_COLUMNS: readonly string[] = [
+  'minute',
+  'tenant',
+  'flow',
+  'door',
+  'step',
+  'count',
+  'failures',
+  'sum_ms',
+];
+
+/** The bucket a latency falls in. */
+export function latencyBucket(ms: number): number {
+  let i = 0;
+  while (i < LATENCY_BOUNDS_MS.length && ms > LATENCY_BOUNDS_MS[i]!) i++;
+  return i;
+}
+
+/**
+ * The `q` quantile (0..1) of a histogram, interpolated inside its bucket (the last bucket answers
+ * its lower bound: it has no upper one); null when it holds nothing.
+ */
+export function latencyQuantile(buckets: readonly number[], q: number): number | null {
+  const total = buckets.reduce((a, b) => a + b, 0);
+  if (total === 0) return null;
+  const rank = q * total;
+  let seen = 0;
+  for (let i = 0; i < buckets.length; i++) {
+    const n = buckets[i]!;
+    if (n === 0 || seen + n < rank) {
+      seen += n;
+      continue;
+    }
+    const low = i === 0 ? 0 : LATENCY_BOUNDS_MS[i - 1]!;
+    const high = LATENCY_BOUNDS_MS[i];
+    if (high === undefined) return low;
+    return low + ((high - low) * Math.max(0, rank - seen)) / n;
+  }
+  return LATENCY_BOUNDS_MS.at(-1)!;
+}
+
+/** The histogram's columns, in order (`b0` .. `b14`): constants, never input. */
+export const BUCKET_COLUMNS: readonly string[] = Array.from({ length: LATENCY_BUCKETS }, (_, i) => `b${i}`);
+
+/** Every column of a row in insert order, and the ones added on conflict. */
+export const ROLLUP_INSERT_COLUMNS: readonly string[] = [...ROLLUP_COLUMNS, ...BUCKET_COLUMNS];
+export const ROLLUP_ADDED_COLUMNS: readonly string[] = ['count', 'failures', 'sum_ms', ...BUCKET_COLUMNS];
+
+/** A row's values in ROLLUP_INSERT_COLUMNS order. */
+export function rollupValues(r: RollupRow): unknown[] {
+  return [r.minute, r.tenant, r.flow, r.door, r.step, r.count, r.failures, r.sumMs, ...r.buckets];
+}
+
+/**
+ * The one SELECT both stores run for `rollups(q)`: the rows of the range and level, summed per
+ * period (and flow when asked), door and step, in that order. `param(n)` names the n-th
+ * placeholder (`?` on SQLite, `$n` on PostgreSQL). Column names and expressions are constants.
+ */
+export function rollupSelect(q: RollupQuery, param: (n: number) => string): { sql: string; args: unknown[] } {
+  const args: unknown[] = [];
+  const arg = (v: unknown): string => {
+    args.push(v);
+    return param(args.length);
+  };
+  const period =
+    q.per === 'minute'
+      ? 'minute'
+      : q.per === 'hour'
+        ? '(minute - (minute % 60))'
+        : `CAST(${arg(q.fromMinute)} AS BIGINT)`;
+  const flows = q.byFlow === true ? ['tenant', 'flow'] : [];
+  const where = [`minute >= ${arg(q.fromMinute)}`, `minute < ${arg(q.toMinute)}`];
+  where.push(q.level === 'delivery' ? "step = ''" : "door = ''");
+  if (q.tenant !== undefined) where.push(`tenant = ${arg(q.tenant)}`);
+  if (q.flow !== undefined) where.push(`flow = ${arg(q.flow)}`);
+  const groups = [...(q.per === 'window' ? [] : [period]), ...flows, 'door', 'step'];
+  const sums = ROLLUP_ADDED_COLUMNS.map((c) => `SUM(${c}) AS ${c}`).join(', ');
+  const named = q.byFlow === true ? 'tenant, flow' : "'' AS tenant, '' AS flow";
+  const sql =
+    `SELECT ${period} AS minute, ${named}, door, step, ${sums} FROM rollups WHERE ${where.join(' AND ')} ` +
+    `GROUP BY ${groups.join(', ')} ORDER BY ${groups.join(', ')}`;
+  return { sql, args };
+}
+
+/** A stored row (columns as both schemas name them) as a RollupRow. */
+export function rollupFromRecord(r: Record<string, unknown>): RollupRow {
+  return {
+    minute: Number(r.minute),
+    tenant: String(r.tenant),
+    flow: String(r.flow),
+    door: String(r.door),
+    step: String(r.step),
+    count: Number(r.count),
+    failures: Number(r.failures),
+    sumMs: Number(r.sum_ms),
+    buckets: BUCKET_COLUMNS.map((c) => Number(r[c])),
+  };
+}
