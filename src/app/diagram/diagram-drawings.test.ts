@@ -10,6 +10,7 @@ import type { FlowIR } from '../../ir/types.js';
 import { diagramSvg, failedMost, type DiagramNumbers } from './diagram-svg.js';
 import { diagramDot, diagramMermaid } from './diagram-text.js';
 import { flowGraph } from './flow-graph.js';
+import { niceMax, sparklineSvg, timeChartSvg } from './chart-svg.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
 const ir = (file: string): FlowIR => JSON.parse(readFileSync(join(ROOT, 'examples', file), 'utf8')) as FlowIR;
@@ -115,4 +116,55 @@ test('DOT: quotes and backslashes escaped, every statement on its own line', () 
   for (const s of statements) assert.match(s, /^ {2}"(?:[^"\\]|\\.)*"( -> "(?:[^"\\]|\\.)*")?( \[.*\])?;$/, s);
   assert.match(text, /"step:check" -> "step:rejected" \[label="when a step fails", style=dashed/);
   assert.match(text, /"flow:fulfil-order" \[label="fulfil-order", .*URL="\/ui\/registry\/demo\/fulfil-order"\];/);
+});
+
+test('a time chart: well-formed, its values in data-values, a gap for an unmeasured period, text escaped', () => {
+  const svg = timeChartSvg({
+    title: 'a <b>"chart"</b>',
+    times: [0, 60_000, 120_000],
+    kind: 'lines',
+    per: 'minute',
+    unit: 'ms',
+    series: [{ name: 'p95 <i>', colour: '#e07b00', values: [3, null, 12.25] }],
+  });
+  assert.equal(checkXml(svg).root.local, 'svg');
+  assert.doesNotMatch(svg, /<b>|<i>/);
+  assert.match(svg, /<g class="series" data-series="p95 &lt;i&gt;" data-values="3,,12.3">/);
+  // Two points, no line through the gap: two separate moves.
+  assert.equal([...svg.matchAll(/<circle /g)].length, 2);
+  assert.match(svg, /<path d="M[\d.]+,[\d.]+ M[\d.]+,[\d.]+"/);
+  assert.deepEqual(
+    [...svg.matchAll(/<text class="x-tick"[^>]*>([^<]*)</g)].map((m) => m[1]),
+    ['00:00', '00:01', '00:02'],
+  );
+  const bars = timeChartSvg({
+    title: 't',
+    times: [0, 60_000],
+    kind: 'bars',
+    per: 'minute',
+    series: [{ name: 'deliveries', colour: '#3b6fd1', values: [0, 5] }],
+  });
+  assert.equal(
+    [...bars.matchAll(/<rect x="[^"]*" y="[^"]*" width="[^"]*" height="[^"]*" fill="#3b6fd1"><title>/g)].length,
+    1,
+  );
+  assert.deepEqual(
+    [...bars.matchAll(/<text class="y-tick"[^>]*>([^<]*)</g)].map((m) => m[1]),
+    ['0', '5'],
+  );
+});
+
+test('niceMax: 1, 2 or 5 times a power of ten at or above the largest value; a sparkline keeps its values', () => {
+  const cases: Array<readonly [number, number]> = [
+    [0, 1],
+    [0.3, 0.5],
+    [1, 1],
+    [3, 5],
+    [7, 10],
+    [11, 20],
+    [480, 500],
+    [501, 1000],
+  ];
+  for (const [max, nice] of cases) assert.equal(niceMax(max), nice, String(max));
+  assert.match(sparklineSvg([0, 2, 1], 'acme/x'), /<polyline data-values="0,2,1" points="0,22 60,2 120,12"/);
 });

@@ -3,6 +3,7 @@ import { serviceOverview } from '../../../app/use-cases/overview.js';
 import { html, type Html } from '../html.js';
 import { page, scrollBox } from '../layout.js';
 import { queueTable } from '../queue-table.js';
+import { activityBlock, busiestBlock } from '../activity-block.js';
 import { noticeOf, send, type PageRoutes } from '../respond.js';
 import type { UiDeps } from '../deps.js';
 
@@ -51,6 +52,10 @@ export const overviewPage: PageRoutes = (app, deps, context) => {
       ['queue attempts failed, last hour', hour.byEvent.queue_failed ?? 0],
     ];
     const body = html`<div class="cards">${cards.map(([label, value]) => card(label, value))}</div>
+      <h2>Activity</h2>
+      ${await activityBlock(deps.events, {}, 'All flows')}
+      <h2>Busiest flows, last hour</h2>
+      ${await busiestBlock(deps.events)}
       <h2>This server</h2>
       ${facts(deps.facts)}
       <h2>Queues</h2>

@@ -7,6 +7,7 @@ import { DIAGRAM_FORMATS, flowDiagram, type DiagramFormat } from '../../../app/u
 import { DEFAULT_WINDOW, NUMBER_WINDOWS, windowMinutes } from '../../../app/use-cases/flow-numbers.js';
 import { SvcError } from '../../../common/errors.js';
 import { html, raw, type Html } from '../html.js';
+import { activityBlock } from '../activity-block.js';
 import { hidden, json, page, postForm, table, type PageContext } from '../layout.js';
 import { paged } from '../paging.js';
 import { done, name, noticeOf, send, type PageRoutes, type Query } from '../respond.js';
@@ -127,6 +128,8 @@ export const registryPages: PageRoutes = (app, deps, context) => {
       ${table(['Version', 'Hash', 'Published'], rows, '')}
       <h2>Diagram of version ${shown.version}${shown.latest ? ' (latest)' : ''}</h2>
       ${numbersLine(path, view.numbersMinutes, q.window)}${diagramBlock(path, shown.version, view.diagram)}
+      <h2>Activity of ${tenant}/${flow}</h2>
+      ${await activityBlock(deps.events, { tenant, flow }, `${tenant}/${flow}`)}
       <h2>Source of version ${shown.version}${shown.latest ? ' (latest)' : ''}</h2>
       ${sourceBlock(view.source)}
       <h2>Compiled flow (version ${shown.version})</h2>
