@@ -99,6 +99,7 @@ export {
   toStoredEvent,
   toEventCounts,
   exactMatches,
+  statusRange,
   packRow,
   ROW_WIDTH,
 } from './event-log.js';

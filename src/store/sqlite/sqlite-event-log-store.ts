@@ -13,6 +13,7 @@ import {
   toStoredEvent,
   toEventCounts,
   exactMatches,
+  statusRange,
 } from '../contracts/index.js';
 
 const INSERT_HEAD =
@@ -81,6 +82,7 @@ export class SqliteEventLogStore implements EventLogStore {
     const where: string[] = [`event NOT IN (${TRACE_KINDS_SQL})`];
     const args: unknown[] = [];
     exactMatches(q, ['tenant', 'flow', 'event', 'correlation_id', 'http_status'], where, args);
+    statusRange(q, where, args);
     if (q.beforeId !== undefined) {
       where.push('id < ?');
       args.push(q.beforeId);

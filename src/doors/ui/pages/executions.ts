@@ -1,11 +1,18 @@
 /** The Executions pages: the event log searched by field, and one delivery's story by correlation id. */
 import { can } from '../../../app/accounts/roles.js';
 import { replayedFrom } from '../../../app/runtime/dedup.js';
-import { searchEvents } from '../../../app/use-cases/event-search.js';
-import { filterField, filterForm } from '../filters.js';
+import {
+  answeredStatuses,
+  readLogFilter,
+  searchableEventKinds,
+  searchEvents,
+  type LogFilter,
+} from '../../../app/use-cases/event-search.js';
+import { SvcError } from '../../../common/errors.js';
+import { filterField, filterForm, filterRefusal, filterSelect } from '../filters.js';
 import { html, type Html } from '../html.js';
 import { json, page, table } from '../layout.js';
-import { clean, PAGE_ROWS } from '../paging.js';
+import { beforeCursor, clean, PAGE_ROWS } from '../paging.js';
 import { send, type PageRoutes, type Query } from '../respond.js';
 
 type EventRow = Awaited<ReturnType<typeof searchEvents>>[number];
@@ -62,40 +69,58 @@ function storyRow(e: EventRow): Html {
   </tr>`;
 }
 
+/** The status choices: the classes, what the Overview counts as failed, and each status the service answers. */
+const STATUS_CHOICES: readonly (readonly [string, string])[] = [
+  ['2xx', '2xx (success)'],
+  ['4xx', '4xx (refused)'],
+  ['5xx', '5xx (failed)'],
+  ['400-599', '400-599 (failed runs, as the Overview counts them)'],
+  ...answeredStatuses().map((n) => [String(n), String(n)] as const),
+];
+
+function searchForm(q: Query): Html {
+  const field = (n: string, label: string, placeholder?: string) => filterField(n, label, q[n], placeholder);
+  return filterForm(
+    [
+      field('tenant', 'Tenant'),
+      field('flow', 'Flow'),
+      field('correlation_id', 'Correlation id'),
+      filterSelect(
+        'event',
+        'Event kind',
+        searchableEventKinds().map((k) => [k, k] as const),
+        q.event,
+      ),
+      filterSelect('status', 'Status', STATUS_CHOICES, q.status),
+      field('since', 'From (UTC)', '2026-01-31T08:00 or 1h'),
+      field('until', 'To (UTC, inclusive)', '2026-01-31T09:30:15.250Z'),
+    ],
+    'Search',
+  );
+}
+
 export const executionsPages: PageRoutes = (app, deps, context) => {
   app.get('/executions', async (req, reply) => {
     const ctx = context(req, reply);
     const q = req.query as Query;
-    const status = q.status ? Number(q.status) : undefined;
-    const filter = {
-      tenant: q.tenant || undefined,
-      flow: q.flow || undefined,
-      event: q.event || undefined,
-      correlation_id: q.correlation_id || undefined,
-      http_status: Number.isInteger(status) ? status : undefined,
-      since: q.since || undefined,
-      until: q.until || undefined,
-    };
+    let filter: LogFilter;
+    let beforeId: number | undefined;
+    try {
+      filter = readLogFilter(q);
+      beforeId = beforeCursor(q);
+    } catch (err) {
+      if (!(err instanceof SvcError)) throw err;
+      // A refused value searches nothing: dropping it would show more rows than were asked for.
+      reply.code(err.status);
+      return send(reply, page('Executions', ctx, html`${searchForm(q)}${filterRefusal(err.message)}`));
+    }
     const rows = await searchEvents(deps.events, filter, {
-      beforeId: q.before ? Number(q.before) : undefined,
+      beforeId,
       limit: PAGE_ROWS,
     });
-    const field = (n: string, label: string) => filterField(n, label, q[n]);
     const older = () => new URLSearchParams({ ...clean(q), before: String(rows.at(-1)!.id) }).toString();
     const next = rows.length === PAGE_ROWS ? html`<p><a href="/ui/executions?${older()}">Older rows</a></p>` : '';
-    const form = filterForm(
-      [
-        field('tenant', 'Tenant'),
-        field('flow', 'Flow'),
-        field('correlation_id', 'Correlation id'),
-        field('event', 'Event kind'),
-        field('status', 'Status'),
-        field('since', 'From (UTC, e.g. 2026-01-31T08:00)'),
-        field('until', 'To (UTC)'),
-      ],
-      'Search',
-    );
-    const body = html`${form} ${table(EVENT_HEADERS, rows.map(eventRow), 'No events match.')}${next}`;
+    const body = html`${searchForm(q)} ${table(EVENT_HEADERS, rows.map(eventRow), 'No events match.')}${next}`;
     return send(reply, page('Executions', ctx, body));
   });
 

@@ -1,0 +1,156 @@
+/**
+ * Black-box: the Executions page of a real `svc serve` over HTTP, logged in as a browser does. Its
+ * filters refuse a value they cannot read (400, the field named, no rows: never a wider search),
+ * offer the event kinds and statuses as choices, and narrow the rows by what they accept.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { waitForLogRows } from './helpers/log-reads.js';
+import { createKey, createTenant, deployFlow, flow } from './helpers/registry-setup.js';
+import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
+import { uiLogin } from './helpers/ui-login.js';
+
+const PASSWORD = 'a long enough passphrase 42';
+const ECHO = '## Step: echo\n```ntd\n{"who": "{{ ctx.input.who }}"}\n```';
+/** Refuses every input (422): a failed run. */
+const PICKY = '## Step: check\n```validate\nctx.input.n > 5 | n must be above 5 | semantic\n```';
+
+/** The body rows of the page's table (none when it shows no table). */
+function rowsOf(page: string): string[] {
+  const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(page)?.[1] ?? '';
+  return body.match(/<tr>[\s\S]*?<\/tr>/g) ?? [];
+}
+
+const ENTITIES: Record<string, string> = { '&quot;': '"', '&#39;': "'", '&lt;': '<', '&gt;': '>', '&amp;': '&' };
+
+/** The text of the page's alert, as a browser shows it. */
+function alertOf(page: string): string | undefined {
+  const m = /<div class="error" role="alert">([\s\S]*?)<\/div>/.exec(page);
+  return m?.[1]
+    ?.replace(/&(quot|#39|lt|gt|amp);/g, (e) => ENTITIES[e]!)
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+describe('the Executions page filters', () => {
+  const sandbox = makeSandbox();
+  let server: ServerProcess;
+  let cookie = '';
+  const get = async (path: string) => {
+    const res = await fetch(`${server.url}${path}`, { headers: { cookie } });
+    return { status: res.status, text: await res.text() };
+  };
+  const run = async (name: string, correlationId: string, body: unknown) => {
+    const key = createKey(sandbox, 'acme');
+    const res = await fetch(`${server.url}/flows/acme/${name}/run`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        'x-correlation-id': correlationId,
+      },
+      body: JSON.stringify(body),
+    });
+    await waitForLogRows(sandbox, { correlation_id: correlationId, event: 'completed' });
+    return res.status;
+  };
+
+  before(async () => {
+    createTenant(sandbox, 'acme');
+    deployFlow(sandbox, flow('acme', 'hello', '', ECHO));
+    deployFlow(sandbox, flow('acme', 'picky', '', PICKY));
+    const r = svc(sandbox, ['ui', 'user', 'add', '--username', 'dev', '--role', 'developer', '--db', sandbox.db], {
+      input: `${PASSWORD}\n`,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    server = await startServer(sandbox);
+    cookie = await uiLogin(server.url, 'dev', PASSWORD);
+    assert.equal(await run('hello', 'ok-1', { who: 'a' }), 200);
+    assert.equal(await run('picky', 'bad-1', { n: 1 }), 422);
+    assert.equal(await run('hello', 'ok-2', { who: 'b' }), 200);
+  });
+  after(async () => {
+    await server?.stop();
+    sandbox.cleanup();
+  });
+
+  const REFUSED: [string, RegExp][] = [
+    [
+      'status=failed',
+      /status must be an HTTP status from 100 to 599 \(404\), a class \(4xx\) or a range \(400-599\), got "failed"/,
+    ],
+    ['status=600', /status must be an HTTP status from 100 to 599/],
+    ['status=20', /status must be an HTTP status from 100 to 599/],
+    [
+      'since=yesterday',
+      /since must be a duration back from now \(30s, 10m, 2h, 7d\), a UTC day \(2026-01-31\) or a UTC time .*got "yesterday"/,
+    ],
+    ['since=2026-02-30', /since must be a duration back from now/],
+    ['until=2026-01-31T08:00%2B02:00', /until must be a duration back from now.*got "2026-01-31T08:00\+02:00"/],
+    ['event=finished', /unknown event kind "finished"; the log holds received, completed, access_denied/],
+    ['event=step_traced', /step_traced rows are trace rows, not part of the log search/],
+    ['tenant=Acme', /tenant "Acme" must start with a lowercase letter or digit/],
+    ['flow=hel%20lo', /flow "hel lo" may hold only lowercase letters, digits/],
+    ['before=abc', /before must be a row id \(a whole number\), got "abc"/],
+  ];
+  for (const [query, message] of REFUSED) {
+    it(`?${query} is refused with 400, the field named, and no rows`, async () => {
+      const page = await get(`/ui/executions?${query}`);
+      assert.equal(page.status, 400);
+      assert.match(alertOf(page.text) ?? '', message);
+      assert.deepEqual(rowsOf(page.text), [], 'a refused filter shows no rows');
+      assert.doesNotMatch(page.text, /No events match/, 'nor says that nothing matched');
+      assert.match(page.text, /<form method="get" class="filters">/, 'the form is there to correct it');
+    });
+  }
+
+  it('every refused field is named at once, and a valid one beside them does not search', async () => {
+    const page = await get('/ui/executions?status=failed&since=yesterday&flow=hello');
+    assert.equal(page.status, 400);
+    assert.match(alertOf(page.text) ?? '', /status must be .*; since must be /);
+    assert.deepEqual(rowsOf(page.text), []);
+  });
+
+  it('the unfiltered page lists every delivery; the same rows the refused filters would have hidden', async () => {
+    const page = await get('/ui/executions');
+    assert.equal(page.status, 200);
+    assert.equal(alertOf(page.text), undefined);
+    assert.equal(rowsOf(page.text).length, 6, 'received and completed of three runs');
+  });
+
+  it('offers the event kinds and statuses as choices, "any" first, and keeps what was chosen', async () => {
+    const page = await get('/ui/executions?event=completed&status=4xx');
+    const select = (name: string) => new RegExp(`<select name="${name}">([\\s\\S]*?)</select>`).exec(page.text)![1]!;
+    const options = (name: string) => [...select(name).matchAll(/<option value="([^"]*)"/g)].map((m) => m[1]);
+    assert.equal(options('event')[0], '');
+    assert.match(select('event'), /<option value="" >any<\/option>/);
+    assert.ok(options('event').includes('queue_failed'));
+    assert.ok(!options('event').includes('step_traced'), 'trace kinds are not offered');
+    assert.match(select('event'), /<option value="completed" selected>/);
+    for (const s of ['', '2xx', '4xx', '5xx', '400-599', '200', '404', '422', '500'])
+      assert.ok(options('status').includes(s), `status choice ${s}`);
+    assert.match(select('status'), /<option value="4xx" selected>/);
+  });
+
+  it('narrows the rows by kind, status (a status, a class, a range) and time', async () => {
+    const correlations = async (query: string) => {
+      const page = await get(`/ui/executions?${query}`);
+      assert.equal(page.status, 200, `${query}: ${alertOf(page.text)}`);
+      return rowsOf(page.text).map((r) => /\/ui\/executions\/([^"]+)"/.exec(r)?.[1]);
+    };
+    assert.deepEqual(await correlations('event=completed'), ['ok-2', 'bad-1', 'ok-1']);
+    assert.deepEqual(await correlations('event=completed&status=200'), ['ok-2', 'ok-1']);
+    assert.deepEqual(await correlations('status=422'), ['bad-1']);
+    assert.deepEqual(await correlations('status=4xx'), ['bad-1']);
+    assert.deepEqual(await correlations('status=400-599'), ['bad-1']);
+    assert.deepEqual(await correlations('flow=picky&event=received'), ['bad-1']);
+    assert.deepEqual(await correlations('since=1h&event=completed&flow=hello'), ['ok-2', 'ok-1']);
+    // A status given in the URL that is not among the choices is still searched, and shown chosen.
+    const free = await get('/ui/executions?status=418');
+    assert.equal(free.status, 200);
+    assert.deepEqual(rowsOf(free.text), []);
+    assert.match(free.text, /<option value="418" selected>418<\/option>/);
+    assert.deepEqual(await correlations('since=2999-01-01'), []);
+    assert.deepEqual(await correlations('until=2000-01-01T00:00:00.000Z'), []);
+  });
+});
