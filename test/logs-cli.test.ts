@@ -82,7 +82,7 @@ describe('svc logs', () => {
     );
     assert.match(
       lines[1]!,
-      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z\s+completed\s+acme\/hello\s+status=200\s+correlation_id=h-1$/,
+      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\s+completed\s+acme\/hello\s+status=200\s+correlation_id=h-1$/,
     );
     assert.doesNotMatch(r.stdout, /_traced|echo/);
   });

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { waitForLogRows } from './helpers/log-reads.js';
+import { logRows, waitForLogRows } from './helpers/log-reads.js';
 import { createKey, createTenant, deployFlow, flow } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
 import { uiLogin } from './helpers/ui-login.js';
@@ -152,5 +152,17 @@ describe('the Executions page filters', () => {
     assert.match(free.text, /<option value="418" selected>418<\/option>/);
     assert.deepEqual(await correlations('since=2999-01-01'), []);
     assert.deepEqual(await correlations('until=2000-01-01T00:00:00.000Z'), []);
+  });
+
+  it("the table and a delivery's story show each row's time to the millisecond", async () => {
+    const times = (page: string) => rowsOf(page).map((r) => /<td>([^<]*)<\/td>/.exec(r)?.[1]);
+    const list = times((await get('/ui/executions')).text);
+    const story = times((await get('/ui/executions/bad-1')).text);
+    assert.equal(list.length, 6);
+    assert.equal(story.length, 2);
+    for (const t of [...list, ...story]) assert.match(t ?? '', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    // The stored time itself is kept to the millisecond: the story's times are the rows'.
+    const stored = logRows(sandbox, { correlation_id: 'bad-1' }).map((r) => r.ts);
+    assert.deepEqual(story, stored);
   });
 });
