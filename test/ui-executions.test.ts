@@ -166,3 +166,99 @@ describe('the Executions page filters', () => {
     assert.deepEqual(story, stored);
   });
 });
+
+describe("the Overview's counters link to the rows they count", () => {
+  const sandbox = makeSandbox();
+  let server: ServerProcess;
+  let cookie = '';
+  let key = '';
+  const get = async (path: string) => {
+    const res = await fetch(`${server.url}${path}`, { headers: { cookie } });
+    return { status: res.status, text: await res.text() };
+  };
+  const call = async (name: string, door: 'run' | 'enqueue', correlationId: string, body: unknown) => {
+    const res = await fetch(`${server.url}/flows/acme/${name}/${door}`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        'x-correlation-id': correlationId,
+      },
+      body: JSON.stringify(body),
+    });
+    return res.status;
+  };
+
+  before(async () => {
+    createTenant(sandbox, 'acme');
+    key = createKey(sandbox, 'acme');
+    deployFlow(sandbox, flow('acme', 'hello', '', ECHO));
+    deployFlow(sandbox, flow('acme', 'picky', 'queue_max_attempts: 1', PICKY));
+    const r = svc(sandbox, ['ui', 'user', 'add', '--username', 'dev', '--role', 'developer', '--db', sandbox.db], {
+      input: `${PASSWORD}\n`,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    server = await startServer(sandbox);
+    cookie = await uiLogin(server.url, 'dev', PASSWORD);
+    // Three runs, two of them failed; three messages, one dead-lettered at its first failure.
+    assert.equal(await call('hello', 'run', 'run-ok', { who: 'a' }), 200);
+    assert.equal(await call('picky', 'run', 'run-bad-1', { n: 1 }), 422);
+    assert.equal(await call('picky', 'run', 'run-bad-2', { n: 2 }), 422);
+    for (const [name, id, body] of [
+      ['hello', 'q-ok-1', { who: 'b' }],
+      ['hello', 'q-ok-2', { who: 'c' }],
+      ['picky', 'q-bad', { n: 0 }],
+    ] as const)
+      assert.equal(await call(name, 'enqueue', id, body), 202);
+    await waitForLogRows(sandbox, { event: 'completed' }, 3);
+    await waitForLogRows(sandbox, { event: 'queue_processed' }, 2);
+    await waitForLogRows(sandbox, { event: 'dlq_moved' }, 1);
+  });
+  after(async () => {
+    await server?.stop();
+    sandbox.cleanup();
+  });
+
+  it('each counter of the last hour opens the Executions search whose rows are the ones counted', async () => {
+    const overview = await get('/ui');
+    assert.equal(overview.status, 200);
+    const cards = new Map(
+      [...overview.text.matchAll(/<a class="card" href="([^"]+)"><b>(\d+)<\/b>([^<]+)<\/a>/g)].map((m) => [
+        m[3]!,
+        { href: m[1]!.replace(/&amp;/g, '&'), n: Number(m[2]) },
+      ]),
+    );
+    const expected: [string, number, RegExp][] = [
+      ['runs, last hour', 3, /^\/ui\/executions\?event=completed&since=/],
+      ['failed runs, last hour', 2, /^\/ui\/executions\?event=completed&status=400-599&since=/],
+      ['queue messages processed, last hour', 2, /^\/ui\/executions\?event=queue_processed&since=/],
+      ['queue attempts failed, last hour', 1, /^\/ui\/executions\?event=queue_failed&since=/],
+    ];
+    for (const [label, n, href] of expected) {
+      const card = cards.get(label);
+      assert.ok(card !== undefined, `a link on "${label}": ${[...cards.keys()].join(', ')}`);
+      assert.equal(card.n, n, label);
+      assert.match(card.href, href);
+      const rows = await get(card.href);
+      assert.equal(rows.status, 200, `${label}: ${card.href}`);
+      assert.equal(rowsOf(rows.text).length, card.n, `${label}: the rows behind the link`);
+    }
+    const failed = await get(cards.get('failed runs, last hour')!.href);
+    assert.deepEqual(
+      rowsOf(failed.text).map((r) => /\/ui\/executions\/([^"]+)"/.exec(r)?.[1]),
+      ['run-bad-2', 'run-bad-1'],
+    );
+  });
+
+  it('the dead letters counter opens the Queues page at its dead letters, as many as counted', async () => {
+    const overview = await get('/ui');
+    const m = /<a class="card" href="([^"]+)"><b>(\d+)<\/b>dead letters<\/a>/.exec(overview.text);
+    assert.ok(m !== null, 'the dead letters counter is a link');
+    assert.equal(m[1], '/ui/queues#dead-letters');
+    assert.equal(Number(m[2]), 1);
+    const queues = await get(m[1]);
+    const dead = queues.text.slice(queues.text.indexOf('<h2 id="dead-letters">'));
+    assert.equal(rowsOf(dead).length, 1);
+    assert.match(rowsOf(dead)[0]!, /acme\/picky/);
+  });
+});

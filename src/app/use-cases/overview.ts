@@ -21,7 +21,15 @@ export interface ServiceOverview {
   readonly queues: readonly QueueFigures[];
   /** Event-log rows of the hour before `now`, by kind. */
   readonly lastHour: EventCounts;
+  /**
+   * Where `lastHour` starts (ISO 8601 UTC, milliseconds): a log search from it (`since`) finds the
+   * rows counted, e.g. `event=completed` the runs, with `status=400-599` the failed ones.
+   */
+  readonly lastHourSince: string;
 }
+
+/** The statuses of a failed run, as `EventCounts.failedCompletions` counts them (a status filter, `parseStatus`). */
+export const FAILED_RUN_STATUSES = '400-599';
 
 const HOUR_MS = 3_600_000;
 
@@ -29,6 +37,7 @@ export async function serviceOverview(deps: OverviewDeps, now: number = Date.now
   const { tenants, keys } = await listAllApiKeys(deps);
   const flows = await deps.artifacts.listLatest();
   const queues = await queueFigures(deps.queues);
-  const lastHour = await deps.events.countsSince(new Date(now - HOUR_MS).toISOString());
-  return { tenants: tenants.length, flows: flows.length, keys: keys.length, queues, lastHour };
+  const lastHourSince = new Date(now - HOUR_MS).toISOString();
+  const lastHour = await deps.events.countsSince(lastHourSince);
+  return { tenants: tenants.length, flows: flows.length, keys: keys.length, queues, lastHour, lastHourSince };
 }

@@ -8,6 +8,7 @@ import {
   searchEvents,
   type LogFilter,
 } from '../../../app/use-cases/event-search.js';
+import { FAILED_RUN_STATUSES } from '../../../app/use-cases/overview.js';
 import { SvcError } from '../../../common/errors.js';
 import { filterField, filterForm, filterRefusal, filterSelect } from '../filters.js';
 import { html, type Html } from '../html.js';
@@ -74,7 +75,7 @@ const STATUS_CHOICES: readonly (readonly [string, string])[] = [
   ['2xx', '2xx (success)'],
   ['4xx', '4xx (refused)'],
   ['5xx', '5xx (failed)'],
-  ['400-599', '400-599 (failed runs, as the Overview counts them)'],
+  [FAILED_RUN_STATUSES, `${FAILED_RUN_STATUSES} (failed runs, as the Overview counts them)`],
   ...answeredStatuses().map((n) => [String(n), String(n)] as const),
 ];
 
