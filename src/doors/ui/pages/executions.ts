@@ -13,6 +13,7 @@ import { SvcError } from '../../../common/errors.js';
 import { filterField, filterForm, filterRefusal, filterSelect } from '../filters.js';
 import { html, type Html } from '../html.js';
 import { json, page, table } from '../layout.js';
+import { deliveryLink, flowLink } from '../links.js';
 import { beforeCursor, clean, PAGE_ROWS } from '../paging.js';
 import { send, type PageRoutes, type Query } from '../respond.js';
 
@@ -31,9 +32,14 @@ const STORY_HEADERS = [
 /** The rows of one delivery shown at most. */
 const STORY_ROWS = 1000;
 
-function deliveryLink(correlationId: string | null): Html | string {
-  if (correlationId === null) return '';
-  return html`<a href="/ui/executions/${encodeURIComponent(correlationId)}">${correlationId}</a>`;
+/** The flows a delivery's rows name, each once, as links to their Registry pages. */
+function flowsOf(rows: readonly EventRow[]): Html | string {
+  const pairs = new Map<string, [string, string]>();
+  for (const e of rows)
+    if (e.tenant !== null && e.flow !== null) pairs.set(`${e.tenant}/${e.flow}`, [e.tenant, e.flow]);
+  if (pairs.size === 0) return '';
+  const links = [...pairs.values()].map(([t, f], i) => html`${i > 0 ? ', ' : ''}${flowLink(t, f)}`);
+  return html`<p>Flow ${links} in the Registry (its versions and source).</p>`;
 }
 
 /** The reason; a replay's links the delivery whose answer it repeats. */
@@ -135,7 +141,7 @@ export const executionsPages: PageRoutes = (app, deps, context) => {
           <a href="/ui/traces?correlation_id=${encodeURIComponent(correlationId)}">Trace rows of this delivery</a>
         </p>`
       : '';
-    const body = html`${traces}${table(STORY_HEADERS, story, 'No events for this correlation id.')}`;
+    const body = html`${flowsOf(rows)}${traces}${table(STORY_HEADERS, story, 'No events for this correlation id.')}`;
     return send(reply, page(`Delivery ${correlationId}`, ctx, body));
   });
 };
