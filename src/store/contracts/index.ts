@@ -87,6 +87,7 @@ export type {
   PreparedAuditEntry,
   AuditVerifyResult,
   AuditStore,
+  AuditPageQuery,
   AuditHead,
   AuditRow,
   AuditSnapshot,
