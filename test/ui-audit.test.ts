@@ -33,7 +33,7 @@ const alertOf = (page: string): string | undefined => {
   return m === null ? undefined : unescape(m[1]!).replace(/\s+/g, ' ').trim();
 };
 const olderLink = (page: string): string | undefined => {
-  const m = /<a href="([^"]+)"\s*>Older entries<\/a/.exec(page);
+  const m = /<a\s+href="([^"]+)"\s*>\s*Older entries\s*<\/a/.exec(page);
   return m === null ? undefined : unescape(m[1]!);
 };
 

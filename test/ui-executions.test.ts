@@ -101,6 +101,7 @@ describe('the Executions page filters', () => {
       assert.deepEqual(rowsOf(page.text), [], 'a refused filter shows no rows');
       assert.doesNotMatch(page.text, /No events match/, 'nor says that nothing matched');
       assert.match(page.text, /<form method="get" class="filters">/, 'the form is there to correct it');
+      assert.doesNotMatch(page.text, /<option value="(failed|600|20|finished|step_traced)"/, 'nor offered as a choice');
     });
   }
 

@@ -8,17 +8,20 @@ export function filterField(name: string, label: string, value: string | undefin
 
 /**
  * A labelled choice: "any" (the empty value) first, then `options` as [value, label]. A value
- * the listing was filtered by that is not among them (one written in the URL) is offered too, so
- * the form shows what was searched.
+ * the listing was filtered by that is not among them (one written in the URL) is offered too when
+ * `acceptsOther` says the search reads it, so the form shows what was searched; a refused one is
+ * not offered as a choice (the refusal names it).
  */
 export function filterSelect(
   name: string,
   label: string,
   options: readonly (readonly [string, string])[],
   value: string | undefined,
+  acceptsOther: (value: string) => boolean = () => false,
 ): Html {
   const all: (readonly [string, string])[] = [['', 'any'], ...options];
-  if (value !== undefined && value !== '' && !all.some(([v]) => v === value)) all.push([value, value]);
+  if (value !== undefined && value !== '' && !all.some(([v]) => v === value) && acceptsOther(value))
+    all.push([value, value]);
   return html`<label
     >${label}<select name="${name}">
       ${all.map(([v, l]) => html`<option value="${v}" ${v === (value ?? '') ? 'selected' : ''}>${l}</option>`)}

@@ -105,15 +105,8 @@ export const auditPage: PageRoutes = (app, deps, context) => {
         </tr>`,
     );
     const { verify: _verify, ...kept } = clean(q);
-    const older =
-      listing.olderBefore === undefined
-        ? ''
-        : html`<p>
-            <a
-              href="/ui/audit?${new URLSearchParams({ ...kept, tenant, before: String(listing.olderBefore) }).toString()}"
-              >Older entries</a
-            >
-          </p>`;
+    const olderHref = `/ui/audit?${new URLSearchParams({ ...kept, tenant, before: String(listing.olderBefore) }).toString()}`;
+    const older = listing.olderBefore === undefined ? '' : html`<p><a href="${olderHref}">Older entries</a></p>`;
     const body = html`${picker}${verdict(tenant, verified)}
       <p class="muted">${caption(listing, q)}</p>
       ${table(ENTRY_HEADERS, rows, 'No entries match.')}${older}`;

@@ -3,6 +3,7 @@ import { can } from '../../../app/accounts/roles.js';
 import { replayedFrom } from '../../../app/runtime/dedup.js';
 import {
   answeredStatuses,
+  parseStatus,
   readLogFilter,
   searchableEventKinds,
   searchEvents,
@@ -85,6 +86,16 @@ const STATUS_CHOICES: readonly (readonly [string, string])[] = [
   ...answeredStatuses().map((n) => [String(n), String(n)] as const),
 ];
 
+/** Whether a status written in the URL is one the search reads (then the form offers it as chosen). */
+function readsAsStatus(text: string): boolean {
+  try {
+    parseStatus(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function searchForm(q: Query): Html {
   const field = (n: string, label: string, placeholder?: string) => filterField(n, label, q[n], placeholder);
   return filterForm(
@@ -98,7 +109,7 @@ function searchForm(q: Query): Html {
         searchableEventKinds().map((k) => [k, k] as const),
         q.event,
       ),
-      filterSelect('status', 'Status', STATUS_CHOICES, q.status),
+      filterSelect('status', 'Status', STATUS_CHOICES, q.status, readsAsStatus),
       field('since', 'From (UTC)', '2026-01-31T08:00 or 1h'),
       field('until', 'To (UTC, inclusive)', '2026-01-31T09:30:15.250Z'),
     ],
