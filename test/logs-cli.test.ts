@@ -82,7 +82,7 @@ describe('svc logs', () => {
     );
     assert.match(
       lines[1]!,
-      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z\s+completed\s+acme\/hello\s+status=200\s+correlation_id=h-1$/,
+      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\s+completed\s+acme\/hello\s+status=200\s+correlation_id=h-1$/,
     );
     assert.doesNotMatch(r.stdout, /_traced|echo/);
   });
@@ -102,6 +102,40 @@ describe('svc logs', () => {
     assert.equal(future.code, 0);
     assert.equal(future.stdout, '');
     assert.match(future.stderr, /No log rows match/);
+  });
+
+  it('filters by status (a status, a class or a range) and until, as the UI page reads them', () => {
+    const ids = (r: { stdout: string; stderr: string; code: number }) => {
+      assert.equal(r.code, 0, r.stderr);
+      return jsonLines(r.stdout).map((e) => `${e.event}:${e.correlation_id}`);
+    };
+    const completed = ['completed:h-1', 'completed:o-1', 'completed:h-2'];
+    assert.deepEqual(ids(logs('--status', '200', '--json')), completed);
+    assert.deepEqual(ids(logs('--status', '2xx', '--json')), completed);
+    assert.deepEqual(ids(logs('--status', '200-299', '--flow', 'other', '--json')), ['completed:o-1']);
+    assert.deepEqual(ids(logs('--status', '4xx', '--json')), []);
+    assert.deepEqual(ids(logs('--until', '2000-01-01', '--json')), []);
+    assert.deepEqual(ids(logs('--until', '2999-01-01', '--event', 'completed', '--json')), completed);
+  });
+
+  it('refuses the values the UI page refuses, with the same sentence naming the flag (exit 1)', () => {
+    const refused: [string[], RegExp][] = [
+      [
+        ['--status', 'failed'],
+        /--status must be an HTTP status from 100 to 599 \(404\), a class \(4xx\) or a range \(400-599\), got "failed"/,
+      ],
+      [['--status', '600'], /--status must be an HTTP status from 100 to 599/],
+      [['--since', 'yesterday'], /--since must be a duration back from now \(30s, 10m, 2h, 7d\), a UTC day/],
+      [['--until', '2026-02-30'], /--until must be a duration back from now .*got "2026-02-30"/],
+      [['--flow', 'Hello'], /flow "Hello" must start with a lowercase letter or digit/],
+      [['--until', '1h', '--follow'], /option '--until <when>' cannot be used with option '-f, --follow'/],
+    ];
+    for (const [args, message] of refused) {
+      const r = logs(...args);
+      assert.equal(r.code, 1, args.join(' '));
+      assert.match(r.stderr, message);
+      assert.equal(r.stdout, '');
+    }
   });
 
   it('--json prints JSON Lines with the payload as the flow kept it', () => {

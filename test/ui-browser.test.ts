@@ -295,12 +295,23 @@ describe(
         /## Example: recorded delivery ui-trace-1[\s\S]*input:\n {2}who: ada[\s\S]*body:\n {4}hello: ada/,
       );
       await shot(support, 'traces');
+      // Each trace row names its delivery, a link to its story; the story links the flow's Registry page.
+      const ids = await support.locator('main tbody tr td:nth-child(4)').allInnerTexts();
+      assert.ok(ids.length >= 2 && ids.every((id) => id === 'ui-trace-1'), `correlation ids: ${ids.join()}`);
+      await support.locator('main tbody tr').first().getByRole('link', { name: 'ui-trace-1' }).click();
+      await support.waitForURL(`${server.url}/ui/executions/ui-trace-1`);
+      await support.getByRole('link', { name: 'acme/hello' }).click();
+      await support.waitForURL(`${server.url}/ui/registry/acme/hello`);
       const dev = await as('developer').goto(`${server.url}/ui/traces?correlation_id=ui-trace-1`);
       assert.equal(dev?.status(), 403);
       await as('developer').goto(`${server.url}/ui/executions/ui-trace-1`);
       const story = await as('developer').locator('table').innerText();
       assert.match(story, /received[\s\S]*completed/);
       assert.doesNotMatch(story, /step_traced/, 'the executions page never shows trace rows');
+      assert.equal(
+        await as('developer').getByRole('link', { name: 'acme/hello' }).getAttribute('href'),
+        '/ui/registry/acme/hello',
+      );
       await shot(as('developer'), 'delivery');
     });
 

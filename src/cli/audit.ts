@@ -4,12 +4,14 @@ import {
   checkQueueEntries,
   PLATFORM_CHAIN,
   DEFAULT_AUDIT_LIMIT,
+  auditEntriesPage,
   latestAuditEntries,
   verifyAuditChain,
   type QueueEntryCheck,
   type QueueIdsWithout,
 } from '../app/use-cases/audit.js';
 import { ExitError } from '../common/errors.js';
+import type { AuditEntry } from '../store/contracts/index.js';
 import { defaultDbPath } from '../common/paths.js';
 import { addStoreOptions, intArg, type StoreFlags, tenantOption } from './options.js';
 import { withStore } from './stores.js';
@@ -36,6 +38,8 @@ export function registerAudit(program: Command): void {
         'recompute the whole chain and report the first broken entry; check that every queued message and delivery has its entry',
       ),
     )
+    .addOption(new Option('--event-type <type>', 'only entries of this event type (one the chain holds)'))
+    .addOption(new Option('--actor <who>', 'only entries whose payload names this actor (cli, ui:alice, seed)'))
     .addOption(new Option('--json', 'print JSON'))
     .action(auditCommand);
   addStoreOptions(
@@ -52,6 +56,8 @@ export interface AuditOptions extends StoreFlags {
   platform?: boolean;
   limit: number;
   verify?: boolean;
+  eventType?: string;
+  actor?: string;
   json?: boolean;
 }
 
@@ -76,13 +82,23 @@ export async function auditCommand(opts: AuditOptions): Promise<void> {
     await verify(opts, chain);
     return;
   }
+  const filtered = opts.eventType !== undefined || opts.actor !== undefined;
   // A missing audit.db lists nothing and is not created.
   const listing = await withStore(
     opts,
-    async (s) => (!s.has('audit') ? { entries: [], total: 0 } : latestAuditEntries(s.audit, chain.name, opts.limit)),
-    {
-      readOnly: true,
+    async (s): Promise<{ entries: readonly AuditEntry[]; total: number; more?: boolean }> => {
+      if (!s.has('audit')) return { entries: [], total: 0 };
+      if (!filtered) return latestAuditEntries(s.audit, chain.name, opts.limit);
+      // The Audit page's reader, oldest first as this command prints.
+      const page = await auditEntriesPage(
+        s.audit,
+        chain.name,
+        { event_type: opts.eventType, actor: opts.actor },
+        { limit: opts.limit },
+      );
+      return { entries: [...page.entries].reverse(), total: page.total, more: page.olderBefore !== undefined };
     },
+    { readOnly: true },
   );
   if (opts.json) {
     out(
@@ -110,7 +126,9 @@ export async function auditCommand(opts: AuditOptions): Promise<void> {
       listing.entries.map((e) => [String(e.seq), e.eventType, e.createdAt, e.correlationId]),
     ),
   );
-  if (listing.total > listing.entries.length)
+  if (filtered) {
+    if (listing.more === true) out(`(latest ${listing.entries.length} matching entries; -l <n> shows more)`);
+  } else if (listing.total > listing.entries.length)
     out(`(latest ${listing.entries.length} of ${listing.total} entries; -l <n> shows more)`);
 }
 

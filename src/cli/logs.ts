@@ -5,7 +5,16 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { checkEventKind, eventsAfter, parseSince, tailStart, type LogFilter } from '../app/use-cases/event-search.js';
+import {
+  checkEventKind,
+  eventsAfter,
+  parseSince,
+  parseStatus,
+  parseUntil,
+  tailStart,
+  type LogFilter,
+  type StatusRange,
+} from '../app/use-cases/event-search.js';
 import { nonEmptyArg, svcArg } from './args.js';
 import { addStoreOptions, nameArg, type StoreFlags, tenantOption } from './options.js';
 import type { OpenedStore } from '../storage/index.js';
@@ -45,6 +54,20 @@ export function registerLogs(program: Command): void {
       ).argParser(svcArg((v) => parseSince(v))),
     )
     .addOption(
+      new Option(
+        '--until <when>',
+        'only rows at or before, inclusive to the precision written (2026-01-31 is the whole day): the forms of --since',
+      )
+        .argParser(svcArg((v) => parseUntil(v)))
+        .conflicts('follow'),
+    )
+    .addOption(
+      new Option(
+        '--status <status>',
+        'only rows with this HTTP status (404), class (4xx) or range (400-599)',
+      ).argParser(svcArg((v) => parseStatus(v, '--status'))),
+    )
+    .addOption(
       new Option('-n, --limit <n>', `newest matching rows printed before following, 0 to ${MAX_LIMIT}`)
         .default(100)
         .argParser(limitArg),
@@ -72,6 +95,8 @@ export interface LogsOptions extends StoreFlags {
   correlationId?: string;
   event?: string;
   since?: string;
+  until?: string;
+  status?: StatusRange;
   limit: number;
   follow?: boolean;
   json?: boolean;
@@ -84,6 +109,8 @@ export async function logs(opts: LogsOptions): Promise<void> {
     correlation_id: opts.correlationId,
     event: opts.event,
     since: opts.since,
+    until: opts.until,
+    status: opts.status,
   };
   const reader = { filter, opts, printer: new RowPrinter(opts.json === true), stop: new StopSignal() };
   try {

@@ -42,6 +42,85 @@ export async function latestAuditEntries(
   return { entries: await audit.latest(tenant, limit), total: await audit.count(tenant) };
 }
 
+/** Entries one Audit page lists. */
+export const AUDIT_PAGE_ENTRIES = 100;
+/** Longest actor a filter may name, in characters. */
+const ACTOR_MAX = 128;
+
+/** The filter of an Audit page as a form or a command line carries it: text, each optional, empty meaning "any". */
+export interface AuditFilterText {
+  /** An event type the chain holds. */
+  readonly event_type?: string;
+  /** Who did it, as the entries record it in their payload's `actor` (`cli`, `ui:alice`, `seed`, `svc dev`). */
+  readonly actor?: string;
+  /** The paging cursor: only entries with a smaller seq. */
+  readonly before?: string;
+}
+
+export interface AuditPage {
+  /** Newest first. */
+  readonly entries: readonly AuditEntry[];
+  /** Entries in the whole chain, whatever the filter. */
+  readonly total: number;
+  /** The cursor of the next (older) page; undefined when this page reaches the oldest matching entry. */
+  readonly olderBefore?: number;
+}
+
+/** The event types a chain holds, for a filter's choices. */
+export async function auditEventTypes(audit: AuditStore, chain: string): Promise<string[]> {
+  assertChain(chain);
+  return audit.eventTypes(chain);
+}
+
+/**
+ * One page of a chain, newest first, filtered by event type and actor in the store; older pages
+ * by the `before` cursor. Every filter value is checked, and all refusals given at once.
+ * @param eventTypes the chain's event types when the caller has read them already
+ * @throws SvcError SVC_ERR_INVALID_INPUT naming each refused field and what it accepts
+ */
+export async function auditEntriesPage(
+  audit: AuditStore,
+  chain: string,
+  text: AuditFilterText,
+  opts: { limit?: number; eventTypes?: readonly string[] } = {},
+): Promise<AuditPage> {
+  assertChain(chain);
+  const limit = opts.limit ?? AUDIT_PAGE_ENTRIES;
+  const problems: string[] = [];
+  const given = (v: string | undefined): string | undefined =>
+    v === undefined || v.trim() === '' ? undefined : v.trim();
+  const eventType = given(text.event_type);
+  if (eventType !== undefined) {
+    const types = opts.eventTypes ?? (await audit.eventTypes(chain));
+    if (!types.includes(eventType))
+      problems.push(
+        `event type "${eventType}" is not in the chain of ${chain}; it holds ${types.length === 0 ? 'no entries' : types.join(', ')}`,
+      );
+  }
+  const actor = given(text.actor);
+  if (actor !== undefined && (actor.length > ACTOR_MAX || /[\u0000-\u001f\u007f]/.test(actor)))
+    problems.push(
+      `actor must be who the entries name, up to ${ACTOR_MAX} characters without control characters (cli, ui:alice, seed)`,
+    );
+  const before = given(text.before);
+  if (before !== undefined && !/^[1-9]\d{0,15}$/.test(before))
+    problems.push(`before must be an entry's seq (a whole number of at least 1), got "${before}"`);
+  if (problems.length > 0) throw new SvcError('SVC_ERR_INVALID_INPUT', problems.join('; '));
+  // One more than shown: whether an older page exists, without a count of the matches.
+  const rows = await audit.page(chain, {
+    beforeSeq: before === undefined ? undefined : Number(before),
+    eventType,
+    actor,
+    limit: limit + 1,
+  });
+  const entries = rows.slice(0, limit);
+  return {
+    entries,
+    total: await audit.count(chain),
+    olderBefore: rows.length > limit ? entries.at(-1)!.seq : undefined,
+  };
+}
+
 /** Recomputes the tenant's whole chain; `ok: false` names the first broken seq and why. */
 export async function verifyAuditChain(audit: AuditStore, tenant: string): Promise<AuditVerifyResult> {
   assertChain(tenant);

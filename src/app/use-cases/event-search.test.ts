@@ -3,20 +3,35 @@ import { describe, it } from 'node:test';
 import { SvcError } from '../../common/errors.js';
 import { SqliteEventLogStore } from '../../store/sqlite/sqlite-event-log-store.js';
 import type { EventRow } from '../../store/event-log/event-log-row.js';
-import { checkEventKind, eventsAfter, parseSince, searchEvents, tailStart, type LogFilter } from './event-search.js';
+import {
+  checkEventKind,
+  eventsAfter,
+  parseSince,
+  parseStatus,
+  parseUntil,
+  readLogFilter,
+  searchEvents,
+  statusText,
+  tailStart,
+  type LogFilter,
+} from './event-search.js';
 
 const NOW = Date.parse('2026-01-31T08:00:00Z');
 
 describe('parseSince', () => {
   const cases: [string, string][] = [
-    ['30s', '2026-01-31T07:59:30Z'],
-    ['10m', '2026-01-31T07:50:00Z'],
-    ['2h', '2026-01-31T06:00:00Z'],
-    ['7d', '2026-01-24T08:00:00Z'],
-    ['2026-01-30', '2026-01-30T00:00:00Z'],
-    ['2026-01-30T08:15Z', '2026-01-30T08:15:00Z'],
-    ['2026-01-30T08:15:42Z', '2026-01-30T08:15:42Z'],
-    ['2026-01-30T08:15:42.987Z', '2026-01-30T08:15:42Z'],
+    ['30s', '2026-01-31T07:59:30.000Z'],
+    ['10m', '2026-01-31T07:50:00.000Z'],
+    ['2h', '2026-01-31T06:00:00.000Z'],
+    ['7d', '2026-01-24T08:00:00.000Z'],
+    ['2026-01-30', '2026-01-30T00:00:00.000Z'],
+    ['2026-01-30T08:15', '2026-01-30T08:15:00.000Z'],
+    ['2026-01-30T08:15Z', '2026-01-30T08:15:00.000Z'],
+    ['2026-01-30T08:15:42', '2026-01-30T08:15:42.000Z'],
+    ['2026-01-30T08:15:42Z', '2026-01-30T08:15:42.000Z'],
+    ['2026-01-30T08:15:42.9Z', '2026-01-30T08:15:42.900Z'],
+    ['2026-01-30T08:15:42.987Z', '2026-01-30T08:15:42.987Z'],
+    ['2026-01-30T08:15:42.98765', '2026-01-30T08:15:42.987Z'],
   ];
   for (const [text, iso] of cases) it(`reads "${text}" as ${iso}`, () => assert.equal(parseSince(text, NOW), iso));
 
@@ -30,14 +45,110 @@ describe('parseSince', () => {
     '2026-13-01',
     '2026-01-30T08:15:00+02:00',
     '2026-01-30T25:00Z',
+    '2026-01-30 08:15',
+    '2026-01-30T08',
   ]) {
-    it(`refuses "${bad}" with a sentence naming the accepted forms`, () => {
+    it(`refuses "${bad}" with a sentence naming the field and the accepted forms`, () => {
       assert.throws(
-        () => parseSince(bad, NOW),
-        (err: SvcError) => err.code === 'SVC_ERR_INVALID_INPUT' && err.message.includes('a duration (30s'),
+        () => parseSince(bad, NOW, 'since'),
+        (err: SvcError) =>
+          err.code === 'SVC_ERR_INVALID_INPUT' &&
+          err.message.startsWith('since must be a duration back from now (30s, 10m, 2h, 7d), a UTC day') &&
+          err.message.endsWith(`got "${bad}"`),
       );
     });
   }
+});
+
+describe('parseUntil', () => {
+  const cases: [string, string][] = [
+    ['2026-01-30', '2026-01-30'],
+    ['2026-01-30T08:15', '2026-01-30T08:15'],
+    ['2026-01-30T08:15:42Z', '2026-01-30T08:15:42'],
+    ['2026-01-30T08:15:42.5Z', '2026-01-30T08:15:42.5'],
+    ['1h', '2026-01-31T07:00:00.000'],
+  ];
+  for (const [text, prefix] of cases)
+    it(`reads "${text}" as the prefix ${prefix}`, () => assert.equal(parseUntil(text, NOW), prefix));
+  it('refuses what parseSince refuses, naming its own field', () =>
+    assert.throws(() => parseUntil('tomorrow', NOW), /^SvcError: --until must be a duration/));
+});
+
+describe('parseStatus', () => {
+  const cases: [string, [number, number]][] = [
+    ['404', [404, 404]],
+    ['100', [100, 100]],
+    ['599', [599, 599]],
+    ['4xx', [400, 499]],
+    ['5XX', [500, 599]],
+    ['400-599', [400, 599]],
+  ];
+  for (const [text, [min, max]] of cases)
+    it(`reads "${text}" as ${min} to ${max}`, () => assert.deepEqual(parseStatus(text), { min, max }));
+  for (const bad of ['failed', '99', '600', '4040', '6xx', '500-400', '2.5e2', '-1', '40 4'])
+    it(`refuses "${bad}"`, () =>
+      assert.throws(
+        () => parseStatus(bad),
+        (err: SvcError) =>
+          err.code === 'SVC_ERR_INVALID_INPUT' &&
+          err.message ===
+            `status must be an HTTP status from 100 to 599 (404), a class (4xx) or a range (400-599), got "${bad}"`,
+      ));
+  it('writes a range back as the form reads it', () => {
+    for (const text of ['404', '4xx', '400-599']) assert.equal(statusText(parseStatus(text)), text);
+  });
+});
+
+describe('readLogFilter', () => {
+  it('reads every field, empty ones as "any"', () => {
+    assert.deepEqual(
+      readLogFilter(
+        {
+          tenant: 'acme',
+          flow: '',
+          event: 'completed',
+          correlation_id: ' c-1 ',
+          status: '4xx',
+          since: '1h',
+          until: '2026-01-31T07:30',
+        },
+        NOW,
+      ),
+      {
+        tenant: 'acme',
+        flow: undefined,
+        event: 'completed',
+        correlation_id: 'c-1',
+        status: { min: 400, max: 499 },
+        since: '2026-01-31T07:00:00.000Z',
+        until: '2026-01-31T07:30',
+      },
+    );
+  });
+  it('refuses every value it cannot read at once, each naming its field', () => {
+    assert.throws(
+      () =>
+        readLogFilter(
+          { tenant: 'Acme', flow: 'a b', event: 'finished', status: 'failed', since: 'yesterday', until: 'soon' },
+          NOW,
+        ),
+      (err: SvcError) => {
+        assert.equal(err.code, 'SVC_ERR_INVALID_INPUT');
+        for (const part of [
+          'tenant "Acme" must start with a lowercase letter or digit',
+          'flow "a b" may hold only lowercase letters',
+          'unknown event kind "finished"; the log holds received, completed',
+          'status must be an HTTP status from 100 to 599',
+          'since must be a duration back from now',
+          'until must be a duration back from now',
+        ])
+          assert.ok(err.message.includes(part), `${part} in: ${err.message}`);
+        return true;
+      },
+    );
+  });
+  it('refuses a trace kind as checkEventKind does', () =>
+    assert.throws(() => readLogFilter({ event: 'step_traced' }), /trace rows, not part of the log search/));
 });
 
 describe('checkEventKind', () => {
@@ -145,6 +256,34 @@ describe('the log search', () => {
       ['c-21', 'c-23'],
     );
     assert.deepEqual(await eventsAfter(log, {}, next.at(-1)!.id, 100), []);
+  });
+
+  it('a status range keeps the rows whose status lies in it, and an until prefix takes in its whole second', async () => {
+    const log = SqliteEventLogStore.open(':memory:');
+    log.insertMany([
+      row(1, { http_status: 200 }),
+      row(2, { http_status: 404 }),
+      row(3, { http_status: 499 }),
+      row(4, { http_status: 500 }),
+      row(5, { http_status: null, event: 'received' }),
+      row(6, { http_status: 503, ts: '2026-01-31T07:00:06.250Z' }),
+    ]);
+    const search = async (filter: LogFilter) =>
+      (await searchEvents(log, filter, { limit: 100 })).map((r) => r.correlation_id).reverse();
+    assert.deepEqual(await search({ status: parseStatus('4xx') }), ['c-2', 'c-3']);
+    assert.deepEqual(await search({ status: parseStatus('400-599') }), ['c-2', 'c-3', 'c-4', 'c-6']);
+    assert.deepEqual(await search({ status: parseStatus('404') }), ['c-2']);
+    assert.deepEqual(await search({ until: parseUntil('2026-01-31T07:00:05') }), ['c-1', 'c-2', 'c-3', 'c-4', 'c-5']);
+    assert.deepEqual(await search({ until: parseUntil('2026-01-31T07:00:06') }), [
+      'c-1',
+      'c-2',
+      'c-3',
+      'c-4',
+      'c-5',
+      'c-6',
+    ]);
+    assert.deepEqual(await search({ since: parseSince('2026-01-31T07:00:06') }), ['c-6']);
+    assert.deepEqual(await search({ since: parseSince('2026-01-31T07:00:06.251') }), []);
   });
 
   it('searchEvents pages newest first and refuses a trace kind', async () => {

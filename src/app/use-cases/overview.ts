@@ -22,11 +22,14 @@ export interface ServiceOverview {
   /** Event-log rows of the hour before `now`, by kind. */
   readonly lastHour: EventCounts;
   /**
-   * Queue deliveries that finished in that hour (`queue_processed` and `queue_filtered` rows): what
-   * the queues' `processed` figure counts, and the metric `queue_messages_processed_total`.
+   * Where `lastHour` starts (ISO 8601 UTC, milliseconds): a log search from it (`since`) finds the
+   * rows counted, e.g. `event=completed` the runs, with `status=400-599` the failed ones.
    */
-  readonly queueProcessedLastHour: number;
+  readonly lastHourSince: string;
 }
+
+/** The statuses of a failed run, as `EventCounts.failedCompletions` counts them (a status filter, `parseStatus`). */
+export const FAILED_RUN_STATUSES = '400-599';
 
 const HOUR_MS = 3_600_000;
 
@@ -34,7 +37,14 @@ export async function serviceOverview(deps: OverviewDeps, now: number = Date.now
   const { tenants, keys } = await listAllApiKeys(deps);
   const flows = await deps.artifacts.listLatest();
   const queues = await queueFigures(deps.queues, now);
-  const lastHour = await deps.events.countsSince(new Date(now - HOUR_MS).toISOString());
-  const queueProcessedLastHour = (lastHour.byEvent.queue_processed ?? 0) + (lastHour.byEvent.queue_filtered ?? 0);
-  return { tenants: tenants.length, flows: flows.length, keys: keys.length, queues, lastHour, queueProcessedLastHour };
+  const lastHourSince = new Date(now - HOUR_MS).toISOString();
+  const lastHour = await deps.events.countsSince(lastHourSince);
+  return {
+    tenants: tenants.length,
+    flows: flows.length,
+    keys: keys.length,
+    queues,
+    lastHour,
+    lastHourSince,
+  };
 }

@@ -1,4 +1,5 @@
 /** Long lists shown 50 rows at a time, with links that keep the page's other query fields. */
+import { SvcError } from '../../common/errors.js';
 import { html, type Html } from './html.js';
 import type { Query } from './respond.js';
 
@@ -26,4 +27,15 @@ export function clean(q: Query): Record<string, string> {
   for (const [k, v] of Object.entries(q))
     if (v !== undefined && v !== '' && k !== 'before' && k !== 'notice' && k !== 'page') out[k] = v;
   return out;
+}
+
+/**
+ * The `before` cursor of a list paged by id (the last id of the previous page); undefined when absent.
+ * @throws SvcError SVC_ERR_INVALID_INPUT when it is not a whole number
+ */
+export function beforeCursor(q: Query): number | undefined {
+  if (q.before === undefined || q.before === '') return undefined;
+  if (!/^\d{1,15}$/.test(q.before))
+    throw new SvcError('SVC_ERR_INVALID_INPUT', `before must be a row id (a whole number), got "${q.before}"`);
+  return Number(q.before);
 }

@@ -15,7 +15,7 @@ th{background:#f0f2f6;font-weight:600}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 pre{background:#fff;border:1px solid #dfe3ea;padding:.6rem;overflow:auto;max-height:28rem;white-space:pre-wrap;word-break:break-word}
 .cards{display:flex;flex-wrap:wrap;gap:.8rem}.card{background:#fff;border:1px solid #dfe3ea;padding:.7rem 1rem;min-width:10rem}
-.card b{display:block;font-size:1.4rem}
+.card b{display:block;font-size:1.4rem}a.card{color:inherit;text-decoration:none}a.card:hover{border-color:#8c9ab3}a.card b{color:#1f5fbf}
 form.inline{display:inline}form.stack label{display:block;margin:.4rem 0}
 input,select,button{font:inherit;padding:.25rem .45rem}button{cursor:pointer}
 .notice{background:#e8f4ea;border:1px solid #b6dcbc;padding:.5rem .8rem;margin:.6rem 0}

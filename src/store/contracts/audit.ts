@@ -48,6 +48,18 @@ export type AuditVerifyResult =
       readonly reason: string;
     };
 
+/** Which entries of one chain a page lists, newest first. */
+export interface AuditPageQuery {
+  /** Only entries with a smaller seq: the last seq of the previous page. @default none (the newest) */
+  readonly beforeSeq?: number;
+  /** Only entries of this event type (exact match). */
+  readonly eventType?: string;
+  /** Only entries whose payload is a JSON object whose top-level `actor` is this text (exact match). */
+  readonly actor?: string;
+  /** Most entries returned. */
+  readonly limit: number;
+}
+
 /**
  * The audit trail's contract: one hash chain per tenant, appended atomically across processes and
  * nodes. (SqliteAuditStore.transaction, the SQLite cross-file lock, is not part of it: on PostgreSQL a
@@ -63,6 +75,10 @@ export interface AuditStore {
   /** The newest `limit` entries of the chain, oldest of them first. */
   latest(tenant: string, limit: number): Awaitable<AuditEntry[]>;
   count(tenant: string): Awaitable<number>;
+  /** A page of the chain, newest first, filtered in the store (a rare type is not buried under thousands of others). */
+  page(tenant: string, q: AuditPageQuery): Awaitable<AuditEntry[]>;
+  /** The event types the chain holds, each once, sorted. */
+  eventTypes(tenant: string): Awaitable<string[]>;
   /** Up to `limit` entries of the given event types with seq above `afterSeq`, in seq order (paging a check over the chain). */
   entriesOfTypes(tenant: string, types: readonly string[], afterSeq: number, limit: number): Awaitable<AuditEntry[]>;
   /** Recomputes the chain as of the call's start; reports the first broken seq and why. */

@@ -51,6 +51,10 @@ export interface EventQuery {
   event?: string;
   correlation_id?: string;
   http_status?: number;
+  /** Only rows with an `http_status` of at least this (rows without one never match). */
+  http_status_min?: number;
+  /** Only rows with an `http_status` of at most this (rows without one never match). */
+  http_status_max?: number;
   /** Paging: only rows with a smaller id (the last id of the previous page). */
   beforeId?: number;
   /** Following: only rows with a larger id (the last id already seen). */
@@ -59,6 +63,7 @@ export interface EventQuery {
   oldestFirst?: boolean;
   /** ISO 8601 UTC bounds on `ts`, found by a binary search over row ids (rows are appended in time order; no index). */
   since?: string;
+  /** Inclusive: an instant or a prefix of one (`2026-01-31T08:00` takes in the whole minute). */
   until?: string;
   /** Most rows returned, newest first. @default 100 */
   limit?: number;
@@ -151,6 +156,26 @@ export function exactMatches<Q extends object>(
       args.push(v);
       where.push(`${key} = ${param(args.length)}`);
     }
+  }
+}
+
+/**
+ * Adds the `http_status` range bounds the query sets (`http_status >= ?`, `http_status <= ?`);
+ * `param` as in `exactMatches`.
+ */
+export function statusRange(
+  q: EventQuery,
+  where: string[],
+  args: unknown[],
+  param: (n: number) => string = () => '?',
+): void {
+  if (q.http_status_min !== undefined) {
+    args.push(q.http_status_min);
+    where.push(`http_status >= ${param(args.length)}`);
+  }
+  if (q.http_status_max !== undefined) {
+    args.push(q.http_status_max);
+    where.push(`http_status <= ${param(args.length)}`);
   }
 }
 

@@ -87,6 +87,7 @@ export type {
   PreparedAuditEntry,
   AuditVerifyResult,
   AuditStore,
+  AuditPageQuery,
   AuditHead,
   AuditRow,
   AuditSnapshot,
@@ -99,6 +100,7 @@ export {
   toStoredEvent,
   toEventCounts,
   exactMatches,
+  statusRange,
   packRow,
   ROW_WIDTH,
 } from './event-log.js';

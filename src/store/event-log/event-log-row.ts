@@ -1,5 +1,5 @@
 /** Turns an emitted log event into its stored row: masking, log level, payload cap (pure). */
-import { isoSeconds } from '../../common/clock.js';
+import { isoMillis } from '../../common/clock.js';
 import { jsonString } from '../../common/json-text.js';
 import { GLOBAL_MASK, loggablePayload, MaskSet } from '../../common/mask.js';
 import type { LogLevel } from '../../ir/types.js';
@@ -59,7 +59,7 @@ export interface LogEventInput {
  */
 export function toEventRow(e: LogEventInput, payloadMaxBytes: number): EventRow {
   const flat: RowColumns = [];
-  packEventRow(flat, e, e.ts ?? isoSeconds(Date.now()), () => payloadMaxBytes);
+  packEventRow(flat, e, e.ts ?? isoMillis(Date.now()), () => payloadMaxBytes);
   return unpackEventRows(flat)[0]!;
 }
 

@@ -12,7 +12,7 @@ import { Worker } from 'node:worker_threads';
 import { Settings } from '../../common/settings.js';
 import type { EventLogBackend, RowRetentionRequest, RowRetentionStats } from './batch-writer.js';
 import { EventLogSink, type WorkerReply, type WorkerRequest, type WorkerSetup } from './event-log-sink.js';
-import { isoSeconds } from '../../common/clock.js';
+import { isoMillis } from '../../common/clock.js';
 import type { EventEmitter } from './event-sink.js';
 import type { RollupRow } from '../contracts/rollups.js';
 import { packEventRow, ROW_WIDTH, type LogEventInput, type RowColumns } from './event-log-row.js';
@@ -147,7 +147,7 @@ export class EventLog implements EventEmitter {
   emit(event: LogEventInput): void {
     if (this.#state === 'closed') return;
     try {
-      packEventRow(this.#batch, event, event.ts ?? isoSeconds(Date.now()), this.#payloadMaxBytes);
+      packEventRow(this.#batch, event, event.ts ?? isoMillis(Date.now()), this.#payloadMaxBytes);
     } catch (err) {
       this.#onError(err as Error);
       return;

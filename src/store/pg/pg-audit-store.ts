@@ -18,6 +18,7 @@ import {
   type AuditEntry,
   type AuditEntryInput,
   type AuditHead,
+  type AuditPageQuery,
   type AuditRow,
   type AuditSnapshot,
   type AuditStore,
@@ -47,6 +48,34 @@ export class PgAuditStore implements AuditStore {
       [tenant, limit],
     );
     return r.rows.map(auditEntryFromRow).reverse();
+  }
+
+  async page(tenant: string, q: AuditPageQuery): Promise<AuditEntry[]> {
+    const where = ['tenant = $1'];
+    const args: unknown[] = [tenant];
+    const add = (sql: (n: string) => string, value: unknown) => {
+      args.push(value);
+      where.push(sql(`$${args.length}`));
+    };
+    if (q.beforeSeq !== undefined) add((n) => `seq < ${n}`, q.beforeSeq);
+    if (q.eventType !== undefined) add((n) => `event_type = ${n}`, q.eventType);
+    // Payloads are JSON text as JSON.stringify wrote them; ->> answers null for one that is not an object.
+    if (q.actor !== undefined) add((n) => `payload::jsonb ->> 'actor' = ${n}`, q.actor);
+    args.push(q.limit);
+    const r = await this.db.query<AuditRow>(
+      `SELECT ${AUDIT_COLUMNS} FROM audit_entries WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${args.length}`,
+      args,
+    );
+    return r.rows.map(auditEntryFromRow);
+  }
+
+  async eventTypes(tenant: string): Promise<string[]> {
+    const r = await this.db.query<{ event_type: string }>(
+      // Sorted by code point, as SQLite sorts (the database's collation may order "." and "_" otherwise).
+      'SELECT DISTINCT event_type COLLATE "C" AS event_type FROM audit_entries WHERE tenant = $1 ORDER BY 1',
+      [tenant],
+    );
+    return r.rows.map((row) => row.event_type);
   }
 
   async entriesOfTypes(

@@ -7,6 +7,7 @@ import type { EventRow } from '../contracts/index.js';
 import type { PgTx } from './pg-db.js';
 import {
   exactMatches,
+  statusRange,
   toEventCounts,
   toStoredEvent,
   TRACE_KINDS_SQL,
@@ -56,6 +57,7 @@ export class PgEventLogStore implements EventLogStore {
     const where: string[] = [`event NOT IN (${TRACE_KINDS_SQL})`];
     const args: unknown[] = [];
     exactMatches(q, ['tenant', 'flow', 'event', 'correlation_id', 'http_status'], where, args, pgParam);
+    statusRange(q, where, args, pgParam);
     if (q.beforeId !== undefined) addCondition(where, args, 'id <', q.beforeId);
     if (q.afterId !== undefined) addCondition(where, args, 'id >', q.afterId);
     // Bounds on ts become bounds on ids, as on SQLite (rows are appended in time order).

@@ -22,6 +22,7 @@ import {
   type RollupPoint,
   type RollupQuery,
   type RollupRow,
+  statusRange,
 } from '../contracts/index.js';
 
 /** Adds a row to the one of its key (every counted column summed). */
@@ -95,6 +96,7 @@ export class SqliteEventLogStore implements EventLogStore {
     const where: string[] = [`event NOT IN (${TRACE_KINDS_SQL})`];
     const args: unknown[] = [];
     exactMatches(q, ['tenant', 'flow', 'event', 'correlation_id', 'http_status'], where, args);
+    statusRange(q, where, args);
     if (q.beforeId !== undefined) {
       where.push('id < ?');
       args.push(q.beforeId);

@@ -75,6 +75,61 @@ export function auditConformance(kind: BackendKind): void {
         assert.deepEqual(await s.audit.latest('nobody', 5), []);
       }));
 
+    test('page lists the chain newest first and pages back by seq through the whole of it', async () =>
+      withStore(kind, async (s) => {
+        await fill(s, 'acme', 7);
+        await fill(s, 'other', 2);
+        const seqs = async (q: { beforeSeq?: number; limit: number }) =>
+          (await s.audit.page('acme', q)).map((e) => e.seq);
+        assert.deepEqual(await seqs({ limit: 3 }), [7, 6, 5]);
+        assert.deepEqual(await seqs({ beforeSeq: 5, limit: 3 }), [4, 3, 2]);
+        assert.deepEqual(await seqs({ beforeSeq: 2, limit: 3 }), [1]);
+        assert.deepEqual(await seqs({ beforeSeq: 1, limit: 3 }), []);
+        const all: number[] = [];
+        for (let before: number | undefined; ;) {
+          const page = await s.audit.page('acme', { beforeSeq: before, limit: 2 });
+          if (page.length === 0) break;
+          all.push(...page.map((e) => e.seq));
+          before = page.at(-1)!.seq;
+        }
+        assert.deepEqual(all, [7, 6, 5, 4, 3, 2, 1]);
+        assert.deepEqual(await s.audit.page('nobody', { limit: 5 }), []);
+      }));
+
+    test('page filters by event type and by the payload actor in the store, before the limit', async () =>
+      withStore(kind, async (s) => {
+        await s.audit.append({ tenant: 'acme', eventType: 'trace_enabled', payload: { flow: 'f', actor: 'ui:ada' } });
+        for (let i = 0; i < 30; i += 1)
+          await s.audit.append({ tenant: 'acme', eventType: 'queue.message.enqueued', payload: { flow: 'f', id: i } });
+        await s.audit.append({ tenant: 'acme', eventType: 'tenant.disabled', payload: { actor: 'cli' } });
+        await s.audit.append({ tenant: 'acme', eventType: 'odd', payload: ['actor', 'cli'] });
+        await s.audit.append({ tenant: 'acme', eventType: 'odd', payload: 'cli' });
+        await s.audit.append({ tenant: 'acme', eventType: 'nested', payload: { by: { actor: 'cli' } } });
+        await s.audit.append({ tenant: 'acme', eventType: 'trace_disabled', payload: { flow: 'f', actor: 'ui:ada' } });
+        await s.audit.append({ tenant: 'other', eventType: 'trace_enabled', payload: { actor: 'ui:ada' } });
+        const pick = async (q: { eventType?: string; actor?: string; beforeSeq?: number; limit?: number }) =>
+          (await s.audit.page('acme', { limit: 5, ...q })).map((e) => `${e.seq}:${e.eventType}`);
+        assert.deepEqual(await pick({ eventType: 'trace_enabled' }), ['1:trace_enabled']);
+        assert.deepEqual(await pick({ actor: 'ui:ada' }), ['36:trace_disabled', '1:trace_enabled']);
+        assert.deepEqual(await pick({ actor: 'cli' }), ['32:tenant.disabled']);
+        assert.deepEqual(await pick({ actor: 'ui:ada', eventType: 'trace_disabled' }), ['36:trace_disabled']);
+        assert.deepEqual(await pick({ actor: 'ui:ada', beforeSeq: 36 }), ['1:trace_enabled']);
+        assert.deepEqual(await pick({ actor: 'nobody' }), []);
+        assert.deepEqual(await pick({ eventType: 'queue.message.enqueued', limit: 2 }), [
+          '31:queue.message.enqueued',
+          '30:queue.message.enqueued',
+        ]);
+        assert.deepEqual(await s.audit.eventTypes('acme'), [
+          'nested',
+          'odd',
+          'queue.message.enqueued',
+          'tenant.disabled',
+          'trace_disabled',
+          'trace_enabled',
+        ]);
+        assert.deepEqual(await s.audit.eventTypes('nobody'), []);
+      }));
+
     test('an empty chain verifies with count 0 and the genesis hash', async () =>
       withStore(kind, async (s) => {
         assert.deepEqual(await s.audit.verify('nobody'), {

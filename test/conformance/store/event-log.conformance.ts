@@ -166,6 +166,19 @@ export function eventLogConformance(kind: BackendKind): void {
         assert.deepEqual(await pick({ tenant: 'acme', flow: 'ord' }), []);
       }));
 
+    test('an http status range keeps the rows whose status lies in it, bounds included; rows without one never match', async () =>
+      withLog(kind, async (s, log) => {
+        await write(log, MIXED);
+        const pick = async (q: Parameters<StoreBackend['eventLog']['query']>[0]) =>
+          tss(await s.eventLog.query({ ...q, oldestFirst: true }));
+        assert.deepEqual(await pick({ http_status_min: 400 }), [at(3), at(4)]);
+        assert.deepEqual(await pick({ http_status_min: 400, http_status_max: 499 }), [at(4)]);
+        assert.deepEqual(await pick({ http_status_min: 200, http_status_max: 401 }), [at(1), at(4)]);
+        assert.deepEqual(await pick({ http_status_max: 200 }), [at(1)]);
+        assert.deepEqual(await pick({ http_status_min: 400, event: 'completed' }), [at(3)]);
+        assert.deepEqual(await pick({ http_status_min: 503 }), []);
+      }));
+
     test('ordinary queries never return trace rows', async () =>
       withLog(kind, async (s, log) => {
         await write(log, MIXED);

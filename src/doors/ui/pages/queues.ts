@@ -70,7 +70,7 @@ export const queuesPages: PageRoutes = (app, deps, context) => {
     );
     const rows = dead.map((d) => deadLetterRow(ctx, d, act));
     const body = html`${queueTable(queues)}
-      <h2>Dead letters</h2>
+      <h2 id="dead-letters">Dead letters</h2>
       ${picker}${bulk}${table(DEAD_HEADERS, rows, 'No dead letters.')}${nav}`;
     return send(reply, page('Queues', ctx, body, noticeOf(req)));
   });

@@ -7,9 +7,10 @@ import type { StoredEvent } from '../../../store/contracts/index.js';
 import { filterField, filterForm } from '../filters.js';
 import { html, type Html } from '../html.js';
 import { json, page, table } from '../layout.js';
+import { deliveryLink } from '../links.js';
 import { name, send, type PageRoutes, type Query } from '../respond.js';
 
-const TRACE_HEADERS = ['Time', 'Event', 'Flow', 'Step / label', 'Status', 'Payload (masked)'];
+const TRACE_HEADERS = ['Time', 'Event', 'Flow', 'Correlation id', 'Step / label', 'Status', 'Payload (masked)'];
 /** Trace rows shown at most. */
 const TRACE_ROWS = 500;
 
@@ -31,6 +32,7 @@ export const tracesPage: PageRoutes = (app, deps, context) => {
           <td>${e.ts}</td>
           <td>${e.event}</td>
           <td>${e.flow ?? ''}</td>
+          <td>${deliveryLink(e.correlation_id)}</td>
           <td>${e.step ?? ''}</td>
           <td class="num">${e.http_status ?? ''}</td>
           <td><pre>${json(e.payload)}</pre></td>
