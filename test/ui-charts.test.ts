@@ -127,5 +127,44 @@ describe(
       assert.equal(await drawnSum(page, flowHour, 'failures'), 1);
       await page.locator('#activity').screenshot({ path: join(shots, 'flow-activity.png') });
     });
+
+    it('auto-refresh is off by default, and on asked reloads the page without any script, keeping its query', async () => {
+      await page.goto(`${server.url}/ui/executions?tenant=acme`);
+      assert.equal(await page.locator('meta[http-equiv="refresh"]').count(), 0);
+      assert.match(await page.locator('p.refresh').innerText(), /Auto-refresh: off · 5 s · 30 s/);
+      await page.locator('p.refresh a', { hasText: '5 s' }).click();
+      await page.waitForURL(`${server.url}/ui/executions?tenant=acme&refresh=5`);
+      assert.equal(
+        await page.locator('meta[http-equiv="refresh"]').getAttribute('content'),
+        '5; url=/ui/executions?tenant=acme&refresh=5',
+      );
+      // A browser with JavaScript off reloads it too: the meta refresh is HTML, not script.
+      const noScript = await browser.newContext({
+        javaScriptEnabled: false,
+        storageState: await page.context().storageState(),
+      });
+      const bare = await noScript.newPage();
+      let loads = 0;
+      bare.on('load', () => loads++);
+      await bare.goto(`${server.url}/ui/queues?refresh=5&notice=once`);
+      const started = Date.now();
+      while (loads < 2) {
+        assert.ok(Date.now() - started < 15_000, 'the page never reloaded itself');
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      // The one-off notice is not repeated by the reload.
+      assert.equal(bare.url(), `${server.url}/ui/queues?refresh=5`);
+      assert.equal(await bare.locator('.notice').count(), 0);
+      await noScript.close();
+      for (const value of ['1', '5s', 'constructor']) {
+        const refused = await page.request.get(`${server.url}/ui/queues?refresh=${value}`);
+        assert.equal(refused.status(), 400, value);
+        assert.match(await refused.text(), /refresh must be off or one of 5, 30 \(seconds\)/);
+      }
+      await page.goto(`${server.url}/ui/executions?tenant=acme&refresh=5`);
+      await page.locator('p.refresh a', { hasText: 'off' }).click();
+      await page.waitForURL(`${server.url}/ui/executions?tenant=acme`);
+      assert.equal(await page.locator('meta[http-equiv="refresh"]').count(), 0);
+    });
   },
 );

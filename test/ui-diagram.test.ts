@@ -209,6 +209,32 @@ describe(
       assert.equal(proto.status(), 400);
     });
 
+    it('a flow page links to its executions, failed runs, queue and dead letters; a queue links back to its flow', async () => {
+      await page.goto(`${server.url}/ui/registry/demo/hello`);
+      const links = await page
+        .locator('p.links a')
+        .evaluateAll((as) => as.map((a) => `${a.textContent} ${a.getAttribute('href')}`));
+      assert.deepEqual(links, [
+        'Its executions /ui/executions?tenant=demo&flow=hello',
+        'its failed runs /ui/executions?tenant=demo&flow=hello&event=completed&status=400-599',
+        'its queue /ui/queues?tenant=demo&flow=hello',
+        'its dead letters /ui/queues?tenant=demo&flow=hello#dead-letters',
+      ]);
+      await page.locator('p.links a', { hasText: 'its queue' }).click();
+      await page.waitForURL(`${server.url}/ui/queues?tenant=demo&flow=hello`);
+      // Only this flow's queue is listed (the demo set has others once they ran), and it links back.
+      const queueLinks = await page
+        .locator('table a[href^="/ui/registry/"]')
+        .evaluateAll((as) => as.map((a) => a.textContent));
+      assert.deepEqual(queueLinks, ['demo/hello']);
+      await page.locator('table a', { hasText: 'demo/hello' }).first().click();
+      await page.waitForURL(`${server.url}/ui/registry/demo/hello`);
+      for (const bad of ['tenant=Bad%21', 'flow=%3Cscript%3E']) {
+        const refused = await page.request.get(`${server.url}/ui/queues?${bad}`);
+        assert.equal(refused.status(), 400, bad);
+      }
+    });
+
     it('the CLI and the UI refuse a format or version they do not have, and --format with --json', async () => {
       const png = show('--tenant', 'demo', '--flow', 'hello', '--format', 'png');
       assert.notEqual(png.code, 0);

@@ -84,7 +84,8 @@ describe('a queue with overdue retries and no worker', { skip: ON_PG_STORE && 'a
     assert.ok(Date.now() > Date.parse(dueIso) + OVERDUE_GRACE_MS, 'flagged only past the grace');
     const [, count, oldest] = FLAG.exec(page)!;
     assert.deepEqual([count, oldest], ['1', dueIso]);
-    const row = /<tr>\s*<td>acme\/stuck<\/td>[\s\S]*?<\/tr>/.exec(page)![0];
+    // The queue's row (its name links to the flow's page), not the Pending retries row below.
+    const row = /<tr>\s*<td><a href="\/ui\/registry\/acme\/stuck">acme\/stuck<\/a><\/td>[\s\S]*?<\/tr>/.exec(page)![0];
     assert.match(row, /<td>none\s*<span class="badge bad"/, 'in the Worker cell, which says none');
     assert.match(await get('/ui'), FLAG, 'the Overview shows it too');
   });

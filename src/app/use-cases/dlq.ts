@@ -161,13 +161,20 @@ export function overdueRetries(
 
 /**
  * Every queue's counters (backlog, retries, dead letters), its worker, how long it waits for one,
- * and its retries overdue with no worker (as of `nowMs`), by tenant and flow.
+ * and its retries overdue with no worker (as of `nowMs`), by tenant and flow; `only` a tenant's, a
+ * flow's or one queue's.
  */
-export function queueFigures(target: DlqTarget, nowMs: number = Date.now()): Promise<QueueFigures[]> {
+export function queueFigures(
+  target: DlqTarget,
+  nowMs: number = Date.now(),
+  only: { readonly tenant?: string; readonly flow?: string } = {},
+): Promise<QueueFigures[]> {
   return withStore(target, async (store) => {
     const waits = new Map((target.waiting?.() ?? []).map((w) => [`${w.tenant}/${w.flow}`, w.waitedMs]));
     const out: QueueFigures[] = [];
     for (const { tenant, flow } of await store.listQueues()) {
+      if ((only.tenant !== undefined && tenant !== only.tenant) || (only.flow !== undefined && flow !== only.flow))
+        continue;
       const waitingMs = waits.get(`${tenant}/${flow}`);
       const figures: QueueFigures = {
         ...(await store.stats(tenant, flow)),

@@ -1,5 +1,6 @@
 /** The page frame: navigation by role, the signed-in user, logout; and the small pieces every page uses. */
 import { can, type Actor, type Permission } from '../../app/accounts/roles.js';
+import { refreshHref, refreshSwitch } from './auto-refresh.js';
 import { html, type Html } from './html.js';
 
 export interface PageContext {
@@ -8,6 +9,10 @@ export interface PageContext {
   readonly csrf: string;
   /** The path of the page, to mark the current tab. */
   readonly path: string;
+  /** The page's query fields (the auto-refresh switch keeps them). */
+  readonly query: Readonly<Record<string, string | undefined>>;
+  /** Seconds between reloads when the page asked for them (`?refresh=`); undefined: off (auto-refresh.ts). */
+  readonly refresh: number | undefined;
 }
 
 const NAV: ReadonlyArray<readonly [string, string, Permission]> = [
@@ -42,17 +47,23 @@ export function page(title: string, ctx: PageContext, body: Html, notice?: strin
       </header>
       <main>
         <h1>${title}</h1>
+        ${refreshSwitch(ctx.path, ctx.query, ctx.refresh)}
         ${notice === undefined ? '' : html`<div class="notice" role="status">${notice}</div>`}${body}
       </main>`,
+    ctx.refresh === undefined ? undefined : { secs: ctx.refresh, href: refreshHref(ctx.path, ctx.query, ctx.refresh) },
   );
 }
 
-export function frame(title: string, content: Html): string {
+/** `reload`: the page reloads itself at `href` every `secs` seconds (no script: a meta refresh). */
+export function frame(title: string, content: Html, reload?: { secs: number; href: string }): string {
+  const refresh =
+    reload === undefined ? '' : html`<meta http-equiv="refresh" content="${`${reload.secs}; url=${reload.href}`}" />`;
   return html`<!doctype html>
     <html lang="en">
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
+        ${refresh}
         <title>${title} · svc</title>
         <link rel="stylesheet" href="/ui/assets/ui.css" />
       </head>

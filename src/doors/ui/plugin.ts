@@ -11,6 +11,8 @@ import { SvcError } from '../../common/errors.js';
 import type { UiDeps } from './deps.js';
 import { registerFormBody } from './form-body.js';
 import { frame, type PageContext } from './layout.js';
+import { refreshOf } from './auto-refresh.js';
+import type { Query } from './respond.js';
 import { html } from './html.js';
 import { registerPages } from './pages/index.js';
 import { STYLESHEET } from './styles.js';
@@ -162,6 +164,8 @@ export function uiRoutes(deps: UiDeps, opts: UiRoutesOptions = {}) {
         actor: { role: req.uiSession!.user.role, name: `ui:${req.uiSession!.user.username}` },
         csrf: reply.generateCsrf({ userInfo: req.uiSession!.token, ...cookieOptions(req) }),
         path: req.url.split('?', 1)[0]!.replace(/\/$/, '') || '/ui',
+        query: req.query as Query,
+        refresh: refreshOf((req.query as Query).refresh),
       });
       registerPages(pages, deps, context);
     });

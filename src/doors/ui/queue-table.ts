@@ -1,6 +1,7 @@
 /** The queues' counters and pending retries, shown on the Overview and Queues pages. */
 import type { QueueFigures } from '../../app/use-cases/dlq.js';
 import { html, type Html } from './html.js';
+import { flowLink } from './links.js';
 import { table, type Header } from './layout.js';
 
 const QUEUE_HEADERS: readonly Header[] = [
@@ -40,7 +41,7 @@ export function queueTable(queues: readonly QueueFigures[]): Html {
   const rows = queues.map(
     (q) =>
       html`<tr>
-        <td>${q.tenant}/${q.flow}</td>
+        <td>${flowLink(q.tenant, q.flow)}</td>
         <td class="num">${q.pending}</td>
         <td class="num">${q.retriesScheduled}</td>
         <td class="num">${q.processed}</td>

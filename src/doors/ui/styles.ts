@@ -26,6 +26,7 @@ input,select,button{font:inherit;padding:.25rem .45rem}button{cursor:pointer}
 .filters label{display:flex;flex-direction:column;font-size:.85rem}
 .side-by-side{display:grid;grid-template-columns:repeat(auto-fit,minmax(18rem,1fr));gap:1rem}
 .replay-diff td pre{margin:0;max-height:12rem}
+.refresh{color:#6a7385;font-size:.85rem;margin:-.6rem 0 .6rem}
 .charts{display:flex;flex-wrap:wrap;gap:.8rem}.charts svg{background:#fff;border:1px solid #dfe3ea;max-width:100%;height:auto}
 .diagram{overflow-x:auto;background:#fff;border:1px solid #dfe3ea;padding:.4rem}.diagram svg{display:block}
 .login{max-width:22rem;margin:5rem auto;background:#fff;border:1px solid #dfe3ea;padding:1.4rem}

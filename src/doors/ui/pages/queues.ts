@@ -9,9 +9,9 @@ import {
   replayDeadLetter,
 } from '../../../app/use-cases/dlq.js';
 import { SvcError } from '../../../common/errors.js';
-import { isValidName } from '../../../common/names.js';
 import { filterField, filterForm } from '../filters.js';
 import { html, type Html } from '../html.js';
+import { flowLink } from '../links.js';
 import { hidden, json, page, postForm, table, type PageContext } from '../layout.js';
 import { paged } from '../paging.js';
 import { queueTable } from '../queue-table.js';
@@ -33,7 +33,7 @@ function deadLetterRow(ctx: PageContext, d: DeadLetter, act: boolean): Html {
     ? html`${postForm(ctx, '/ui/queues/replay', ids, 'Replay')} ${postForm(ctx, '/ui/queues/discard', ids, 'Discard')}`
     : '';
   return html`<tr>
-    <td>${d.tenant}/${d.flow}</td>
+    <td>${flowLink(d.tenant, d.flow)}</td>
     <td class="num">${d.id}</td>
     <td class="num">${d.attempts}</td>
     <td>${d.failed_at}</td>
@@ -48,10 +48,11 @@ export const queuesPages: PageRoutes = (app, deps, context) => {
     const ctx = context(req, reply);
     const q = req.query as Query;
     const filter = {
-      tenant: q.tenant && isValidName(q.tenant) ? q.tenant : undefined,
-      flow: q.flow && isValidName(q.flow) ? q.flow : undefined,
+      // A value that is not a name is refused (400), never dropped for a wider listing.
+      tenant: q.tenant ? name(q.tenant, 'tenant') : undefined,
+      flow: q.flow ? name(q.flow, 'flow') : undefined,
     };
-    const queues = await queueFigures(deps.queues);
+    const queues = await queueFigures(deps.queues, Date.now(), filter);
     const allDead = await deadLettersToShow(deps.queues, filter);
     const { rows: dead, nav } = paged(allDead, '/ui/queues', q);
     const act = can(ctx.actor, 'manage_dead_letters');

@@ -123,7 +123,14 @@ export const registryPages: PageRoutes = (app, deps, context) => {
       ? html` · <a href="/ui/traces?${new URLSearchParams({ tenant, flow }).toString()}">its traces</a> ·
           <a href="/ui/replay?${new URLSearchParams({ tenant, flow }).toString()}">replay a candidate</a>`
       : '';
-    const body = html`<p>Tracing: <b>${traced ? 'on' : 'off'}</b> ${traceSwitch(ctx, path, traced)}${recorded}</p>
+    const scope = new URLSearchParams({ tenant, flow }).toString();
+    const body = html`<p class="links">
+        <a href="/ui/executions?${scope}">Its executions</a> ·
+        <a href="/ui/executions?${scope}&amp;event=completed&amp;status=400-599">its failed runs</a> ·
+        <a href="/ui/queues?${scope}">its queue</a> ·
+        <a href="/ui/queues?${scope}#dead-letters">its dead letters</a>
+      </p>
+      <p>Tracing: <b>${traced ? 'on' : 'off'}</b> ${traceSwitch(ctx, path, traced)}${recorded}</p>
       <h2>Versions</h2>
       ${table(['Version', 'Hash', 'Published'], rows, '')}
       <h2>Diagram of version ${shown.version}${shown.latest ? ' (latest)' : ''}</h2>
