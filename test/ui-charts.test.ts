@@ -128,6 +128,38 @@ describe(
       await page.locator('#activity').screenshot({ path: join(shots, 'flow-activity.png') });
     });
 
+    it('the Queues page charts each queue: backlog and dead letters sampled, processed per minute', async () => {
+      await page.goto(`${server.url}/ui/queues`);
+      assert.match(await page.locator('#queue-charts-empty').innerText(), /No queue figures in the last hour yet/);
+      const enqueue = (body: unknown) =>
+        fetch(`${server.url}/flows/acme/greeter/enqueue`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      for (const body of [{ name: 'a' }, { name: 'b' }, {}]) assert.equal((await enqueue(body)).status, 202);
+      const chart = 'acme/greeter: backlog, processed, dead letters (last hour, per minute)';
+      const values = async (series: string) =>
+        (await page
+          .locator(`svg.chart[aria-label="${chart}"] g.series[data-series="${series}"]`)
+          .getAttribute('data-values'))!.split(',');
+      // The failing message is dead-lettered after its 3 attempts (1 s, then 2 s apart); samples come every 15 s.
+      const deadline = Date.now() + 40_000;
+      for (;;) {
+        await page.goto(`${server.url}/ui/queues`);
+        if ((await page.locator(`svg.chart[aria-label="${chart}"]`).count()) === 1) {
+          const processed = (await values('processed')).reduce((a, v) => a + Number(v || 0), 0);
+          const dead = (await values('dead letters')).filter((v) => v !== '').at(-1);
+          if (processed === 2 && dead === '1') break;
+        }
+        assert.ok(Date.now() < deadline, 'the queue chart never showed 2 processed and 1 dead letter');
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+      assert.equal((await values('backlog')).filter((v) => v !== '').at(-1), '0');
+      assert.equal((await values('backlog')).length, 60);
+      await page.locator('#queue-charts').screenshot({ path: join(shots, 'queues-chart.png') });
+    });
+
     it('auto-refresh is off by default, and on asked reloads the page without any script, keeping its query', async () => {
       await page.goto(`${server.url}/ui/executions?tenant=acme`);
       assert.equal(await page.locator('meta[http-equiv="refresh"]').count(), 0);

@@ -16,7 +16,7 @@ import { registryGateLookups } from '../gate/registry-lookups.js';
 import { Closers } from './closers.js';
 import { startGrpcDoorIfAsked, startHttpDoor } from './doors.js';
 import { buildExecutor } from './executor.js';
-import { startRollups } from './rollups.js';
+import { startQueueSampler, startRollups } from './rollups.js';
 import { bothObservers } from '../app/runtime/rollup-recorder.js';
 import { buildQueues, queuePublishTarget } from './queues.js';
 import { hostname } from 'node:os';
@@ -136,6 +136,7 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
   if (metricsParts !== undefined && metrics !== undefined)
     metrics.attach(metricsParts.metricsSources(stores, queues.store, queues.workers));
   startCompaction({ stores, queueStore: queues.store, log }, closers);
+  startQueueSampler(stores, { store: queues.store, waiting: () => queues.workers.waiting() }, closers, log);
 
   const ui = await bootstrapUiAdmin({ users: stores.uiUsers });
   const parts = {

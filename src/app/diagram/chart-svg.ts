@@ -117,8 +117,10 @@ export function timeChartSvg(chart: TimeChart): string {
         pen = true;
       });
       if (d !== '') out += `<path d="${d.trim()}" fill="none" stroke="${e(s.colour)}" stroke-width="1.6"/>`;
+      // A dot where a value stands out: above zero, or alone between gaps (a line would not show it).
       s.values.forEach((v, i) => {
-        if (v !== null)
+        const alone = (s.values[i - 1] ?? null) === null && (s.values[i + 1] ?? null) === null;
+        if (v !== null && (v !== 0 || alone))
           out += `<circle cx="${r1(x(i))}" cy="${r1(y(v))}" r="2" fill="${e(s.colour)}"><title>${e(`${timeLabel(chart.times[i]!, chart.per)} ${s.name}: ${r1(v)}${chart.unit ? ` ${chart.unit}` : ''}`)}</title></circle>`;
       });
     }

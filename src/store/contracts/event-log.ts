@@ -1,6 +1,6 @@
 /** The event log's read contract: queries, stored events and the helpers both backends share. */
 import type { Awaitable } from '../../common/awaitable.js';
-import type { RollupPoint, RollupQuery } from './rollups.js';
+import type { QueueSample, QueueSampleQuery, RollupPoint, RollupQuery } from './rollups.js';
 
 /** The event kinds the spec names. Others may be added; each is listed in docs/events.md. */
 export const EVENT_KINDS = [
@@ -114,6 +114,8 @@ export interface EventLogStore {
   firstIdAtOrAfter(iso: string): Awaitable<number>;
   /** The per-minute rollups of a range, summed as `q` asks (contracts/rollups.ts); never a scan of the rows. */
   rollups(q: RollupQuery): Awaitable<RollupPoint[]>;
+  /** Each queue's figures sampled once a minute over a range, by tenant, flow and minute. */
+  queueSamples(q: QueueSampleQuery): Awaitable<QueueSample[]>;
 }
 
 /** The trace event kinds as an SQL list (constants, never caller input). */

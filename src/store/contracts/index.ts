@@ -126,5 +126,18 @@ export {
   rollupFromRecord,
   rollupSelect,
   rollupValues,
+  QUEUE_SAMPLE_COLUMNS,
+  QUEUE_SAMPLE_UPSERT_TAIL,
+  queueSampleFromRecord,
+  queueSampleSelect,
+  queueSampleValues,
 } from './rollups.js';
-export type { RollupKey, RollupRow, RollupQuery, RollupPoint } from './rollups.js';
+export type {
+  RollupKey,
+  RollupRow,
+  RollupQuery,
+  RollupPoint,
+  QueueSample,
+  QueueSampleQuery,
+  Aggregates,
+} from './rollups.js';

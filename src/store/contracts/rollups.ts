@@ -150,3 +150,78 @@ export function rollupFromRecord(r: Record<string, unknown>): RollupRow {
     buckets: BUCKET_COLUMNS.map((c) => Number(r[c])),
   };
 }
+
+/** One queue's figures as sampled in a minute (the last sample of the minute is kept). */
+export interface QueueSample {
+  readonly minute: number;
+  readonly tenant: string;
+  readonly flow: string;
+  /** Messages waiting for their first delivery. */
+  readonly backlog: number;
+  readonly retries: number;
+  /** Deliveries finished, as QueueStats.processed counts them (it drops to zero when a file queue drains). */
+  readonly processed: number;
+  readonly dead: number;
+}
+
+export interface QueueSampleQuery {
+  tenant?: string;
+  flow?: string;
+  /** Inclusive, whole minutes since the epoch. */
+  fromMinute: number;
+  /** Exclusive. */
+  toMinute: number;
+}
+
+export const QUEUE_SAMPLE_COLUMNS: readonly string[] = [
+  'minute',
+  'tenant',
+  'flow',
+  'backlog',
+  'retries',
+  'processed',
+  'dead',
+];
+
+export function queueSampleValues(s: QueueSample): unknown[] {
+  return [s.minute, s.tenant, s.flow, s.backlog, s.retries, s.processed, s.dead];
+}
+
+/** The SELECT both stores run for `queueSamples(q)`, ordered by tenant, flow, minute. */
+export function queueSampleSelect(q: QueueSampleQuery, param: (n: number) => string): { sql: string; args: unknown[] } {
+  const args: unknown[] = [q.fromMinute, q.toMinute];
+  const where = [`minute >= ${param(1)}`, `minute < ${param(2)}`];
+  if (q.tenant !== undefined) {
+    args.push(q.tenant);
+    where.push(`tenant = ${param(args.length)}`);
+  }
+  if (q.flow !== undefined) {
+    args.push(q.flow);
+    where.push(`flow = ${param(args.length)}`);
+  }
+  return {
+    sql: `SELECT ${QUEUE_SAMPLE_COLUMNS.join(', ')} FROM queue_samples WHERE ${where.join(' AND ')} ORDER BY tenant, flow, minute`,
+    args,
+  };
+}
+
+export function queueSampleFromRecord(r: Record<string, unknown>): QueueSample {
+  return {
+    minute: Number(r.minute),
+    tenant: String(r.tenant),
+    flow: String(r.flow),
+    backlog: Number(r.backlog),
+    retries: Number(r.retries),
+    processed: Number(r.processed),
+    dead: Number(r.dead),
+  };
+}
+
+/** The upsert both writers run: a later sample of the same minute replaces the earlier one. */
+export const QUEUE_SAMPLE_UPSERT_TAIL = `ON CONFLICT (tenant, flow, minute) DO UPDATE SET ${['backlog', 'retries', 'processed', 'dead'].map((c) => `${c} = excluded.${c}`).join(', ')}`;
+
+/** What a process hands its event writer besides the rows: the rollups it counted and the queue figures it sampled. */
+export interface Aggregates {
+  readonly rollups?: readonly RollupRow[];
+  readonly queueSamples?: readonly QueueSample[];
+}

@@ -6,7 +6,7 @@
  */
 import { DailyJsonlWriter } from './daily-files.js';
 import type { RowColumns } from './event-log-row.js';
-import type { RollupRow } from '../contracts/rollups.js';
+import type { Aggregates } from '../contracts/rollups.js';
 
 /** Row ids per DELETE slice and pages per incremental-vacuum slice of a retention pass. */
 export interface RowRetentionRequest {
@@ -34,8 +34,8 @@ export interface RowRetentionStats {
 export interface EventLogBackend {
   /** Writes a packed batch; batches are written in the order they were given. */
   write(batch: RowColumns): Promise<void>;
-  /** Adds per-minute rollups to the store's (contracts/rollups.ts), in order with the batches. */
-  writeRollups(rows: RollupRow[]): Promise<void>;
+  /** Adds per-minute rollups and queue samples to the store's (contracts/rollups.ts), in order with the batches. */
+  writeAggregates(a: Aggregates): Promise<void>;
   retain(request: RowRetentionRequest): Promise<RowRetentionStats>;
   /** Ends a running retention pass at its next slice. */
   stopRetention(): void;
@@ -76,8 +76,8 @@ export abstract class EventBatchWriter implements EventLogBackend {
 
   /** Writes the packed batch to the database; a throw or rejection is the batch's failure. */
   protected abstract insert(batch: Readonly<RowColumns>): void | Promise<void>;
-  /** Adds the rollup rows to the database's in one transaction. */
-  protected abstract insertRollups(rows: readonly RollupRow[]): void | Promise<void>;
+  /** Adds the rollup rows and queue samples to the database's. */
+  protected abstract insertAggregates(a: Aggregates): void | Promise<void>;
   /** One retention pass, in slices; `stopping()` true ends it at its next slice. */
   protected abstract retainPass(req: RowRetentionRequest, stopping: () => boolean): Promise<RowRetentionStats>;
   /** Releases the database side once everything is written. */
@@ -91,8 +91,8 @@ export abstract class EventBatchWriter implements EventLogBackend {
   }
 
   /** After the batches handed over before them; the daily files keep events only. */
-  writeRollups(rows: RollupRow[]): Promise<void> {
-    const next = this.#tail.then(() => this.insertRollups(rows));
+  writeAggregates(a: Aggregates): Promise<void> {
+    const next = this.#tail.then(() => this.insertAggregates(a));
     this.#tail = next.catch(() => undefined);
     return next;
   }

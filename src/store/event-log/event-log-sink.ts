@@ -8,7 +8,7 @@ import { slicePacer } from '../../common/slice-pacer.js';
 import { SqliteEventLogStore } from '../sqlite/sqlite-event-log-store.js';
 import { EventBatchWriter, type RowRetentionRequest, type RowRetentionStats } from './batch-writer.js';
 import type { RowColumns } from './event-log-row.js';
-import type { RollupRow } from '../contracts/rollups.js';
+import type { Aggregates } from '../contracts/rollups.js';
 
 export type { EventLogBackend, RowRetentionRequest, RowRetentionStats } from './batch-writer.js';
 
@@ -24,7 +24,7 @@ export interface WorkerSetup {
  */
 export type WorkerRequest =
   | { type: 'write'; id: number; batch: RowColumns }
-  | { type: 'rollups'; id: number; rows: RollupRow[] }
+  | { type: 'aggregates'; id: number; aggregates: Aggregates }
   | { type: 'retain'; id: number; request: RowRetentionRequest }
   | { type: 'stop-retention'; id: number }
   | { type: 'close'; id: number };
@@ -48,8 +48,8 @@ export class EventLogSink extends EventBatchWriter {
     this.#repo.insertColumns(batch);
   }
 
-  protected insertRollups(rows: readonly RollupRow[]): void {
-    this.#repo.addRollups(rows);
+  protected insertAggregates(a: Aggregates): void {
+    this.#repo.addAggregates(a);
   }
 
   /**

@@ -17,7 +17,7 @@ port.on('message', (msg: WorkerRequest) => {
     port.postMessage(reply);
   };
   if (msg.type === 'write') sink.write(msg.batch).then(() => done(), done);
-  else if (msg.type === 'rollups') sink.writeRollups(msg.rows).then(() => done(), done);
+  else if (msg.type === 'aggregates') sink.writeAggregates(msg.aggregates).then(() => done(), done);
   else if (msg.type === 'retain') sink.retain(msg.request).then((stats) => done(undefined, stats), done);
   else if (msg.type === 'stop-retention') sink.stopRetention();
   else sink.close().then(() => done(), done);

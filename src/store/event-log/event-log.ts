@@ -14,7 +14,7 @@ import type { EventLogBackend, RowRetentionRequest, RowRetentionStats } from './
 import { EventLogSink, type WorkerReply, type WorkerRequest, type WorkerSetup } from './event-log-sink.js';
 import { isoMillis } from '../../common/clock.js';
 import type { EventEmitter } from './event-sink.js';
-import type { RollupRow } from '../contracts/rollups.js';
+import type { Aggregates, QueueSample, RollupRow } from '../contracts/rollups.js';
 import { packEventRow, ROW_WIDTH, type LogEventInput, type RowColumns } from './event-log-row.js';
 import type { PgDb } from '../pg/pg-db.js';
 import { PgEventWriter } from './pg-event-writer.js';
@@ -201,9 +201,18 @@ export class EventLog implements EventEmitter {
    * failure is reported like a lost batch, never thrown at the caller.
    */
   writeRollups(rows: RollupRow[]): void {
-    if (rows.length === 0 || this.#state === 'closed') return;
-    const p: Promise<void> = this.#backend.writeRollups(rows).catch((err: Error) => {
-      this.#onError(new Error(`${rows.length} rollup row(s) not written: ${err.message}`, { cause: err }));
+    this.#writeAggregates({ rollups: rows }, `${rows.length} rollup row(s)`);
+  }
+
+  /** Queue figures sampled this minute (contracts/rollups.ts QueueSample), written as the rollups are. */
+  writeQueueSamples(samples: QueueSample[]): void {
+    this.#writeAggregates({ queueSamples: samples }, `${samples.length} queue sample(s)`);
+  }
+
+  #writeAggregates(a: Aggregates, what: string): void {
+    if ((a.rollups?.length ?? 0) + (a.queueSamples?.length ?? 0) === 0 || this.#state === 'closed') return;
+    const p: Promise<void> = this.#backend.writeAggregates(a).catch((err: Error) => {
+      this.#onError(new Error(`${what} not written: ${err.message}`, { cause: err }));
     });
     this.#inFlight.add(p);
     void p.finally(() => this.#inFlight.delete(p));
@@ -277,8 +286,8 @@ class InlineBackend implements EventLogBackend {
     return this.#sink.write(batch);
   }
 
-  writeRollups(rows: RollupRow[]): Promise<void> {
-    return this.#sink.writeRollups(rows);
+  writeAggregates(a: Aggregates): Promise<void> {
+    return this.#sink.writeAggregates(a);
   }
 
   retain(request: RowRetentionRequest): Promise<RowRetentionStats> {
@@ -319,8 +328,8 @@ class WorkerBackend implements EventLogBackend {
     await this.#request({ type: 'write', id: this.#nextId++, batch });
   }
 
-  async writeRollups(rows: RollupRow[]): Promise<void> {
-    await this.#request({ type: 'rollups', id: this.#nextId++, rows });
+  async writeAggregates(aggregates: Aggregates): Promise<void> {
+    await this.#request({ type: 'aggregates', id: this.#nextId++, aggregates });
   }
 
   async retain(request: RowRetentionRequest): Promise<RowRetentionStats> {

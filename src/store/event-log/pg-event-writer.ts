@@ -8,7 +8,16 @@ import { slicePacer } from '../../common/slice-pacer.js';
 import { ROW_WIDTH, type RowColumns } from './event-log-row.js';
 import { EventBatchWriter, type RowRetentionRequest, type RowRetentionStats } from './batch-writer.js';
 import { StorageUnavailableError } from '../../common/errors.js';
-import { ROLLUP_ADDED_COLUMNS, ROLLUP_INSERT_COLUMNS, rollupValues, type RollupRow } from '../contracts/rollups.js';
+import {
+  QUEUE_SAMPLE_COLUMNS,
+  QUEUE_SAMPLE_UPSERT_TAIL,
+  queueSampleValues,
+  ROLLUP_ADDED_COLUMNS,
+  ROLLUP_INSERT_COLUMNS,
+  rollupValues,
+  type Aggregates,
+  type RollupRow,
+} from '../contracts/rollups.js';
 import type { PgDb } from '../pg/pg-db.js';
 import {
   createDayPartitions,
@@ -163,8 +172,11 @@ export class PgEventWriter extends EventBatchWriter {
       going = await pacer.between();
     }
     // The rollups of the minutes before the cutoff go with the rows (a few rows a minute: one statement).
-    if (going)
-      await this.#db.query('DELETE FROM rollups WHERE minute < $1', [Math.floor(Date.parse(req.cutoffIso) / 60_000)]);
+    if (going) {
+      const minute = Math.floor(Date.parse(req.cutoffIso) / 60_000);
+      await this.#db.query('DELETE FROM rollups WHERE minute < $1', [minute]);
+      await this.#db.query('DELETE FROM queue_samples WHERE minute < $1', [minute]);
+    }
     return {
       rowsDeleted,
       partitionsDropped,
@@ -180,8 +192,8 @@ export class PgEventWriter extends EventBatchWriter {
    * nodes adding to the same keys take their row locks in the same order (no deadlock). Through an
    * outage the rows are retried like a batch.
    */
-  protected async insertRollups(rows: readonly RollupRow[]): Promise<void> {
-    const sorted = [...rows].sort(byRollupKey);
+  protected async insertAggregates(a: Aggregates): Promise<void> {
+    const sorted = [...(a.rollups ?? [])].sort(byRollupKey);
     for (let i = 0; i < sorted.length; i += ROLLUP_CHUNK) {
       const chunk = sorted.slice(i, i + ROLLUP_CHUNK);
       const width = ROLLUP_INSERT_COLUMNS.length;
@@ -192,6 +204,19 @@ export class PgEventWriter extends EventBatchWriter {
         `INSERT INTO rollups (${ROLLUP_INSERT_COLUMNS.join(', ')}) VALUES ${values.join(', ')} ` +
         `ON CONFLICT (tenant, flow, minute, door, step) DO UPDATE SET ${ROLLUP_ADDED_COLUMNS.map((c) => `${c} = rollups.${c} + excluded.${c}`).join(', ')}`;
       await this.#whileReachable(() => this.#db.query(sql, chunk.flatMap(rollupValues)));
+    }
+    // Queue samples: a few per minute; sorted like the rollups, for the same reason.
+    const samples = [...(a.queueSamples ?? [])].sort(
+      (x, y) => x.tenant.localeCompare(y.tenant, 'en') || x.flow.localeCompare(y.flow, 'en') || x.minute - y.minute,
+    );
+    for (let i = 0; i < samples.length; i += ROLLUP_CHUNK) {
+      const chunk = samples.slice(i, i + ROLLUP_CHUNK);
+      const width = QUEUE_SAMPLE_COLUMNS.length;
+      const values = chunk.map(
+        (_, r) => `(${QUEUE_SAMPLE_COLUMNS.map((__, c) => `$${r * width + c + 1}`).join(', ')})`,
+      );
+      const sql = `INSERT INTO queue_samples (${QUEUE_SAMPLE_COLUMNS.join(', ')}) VALUES ${values.join(', ')} ${QUEUE_SAMPLE_UPSERT_TAIL}`;
+      await this.#whileReachable(() => this.#db.query(sql, chunk.flatMap(queueSampleValues)));
     }
   }
 

@@ -18,6 +18,10 @@ import {
   type TraceQuery,
   rollupFromRecord,
   rollupSelect,
+  queueSampleFromRecord,
+  queueSampleSelect,
+  type QueueSample,
+  type QueueSampleQuery,
   type RollupPoint,
   type RollupQuery,
 } from '../contracts/index.js';
@@ -105,6 +109,11 @@ export class PgEventLogStore implements EventLogStore {
 
   async firstIdAtOrAfter(iso: string): Promise<number> {
     return (await this.db.query<{ id: number }>(FIRST_ID_AT_OR_AFTER_SQL, [iso])).rows[0]?.id ?? 0;
+  }
+
+  async queueSamples(q: QueueSampleQuery): Promise<QueueSample[]> {
+    const { sql, args } = queueSampleSelect(q, (n) => `$${n}`);
+    return (await this.db.query<Record<string, unknown>>(sql, args)).rows.map(queueSampleFromRecord);
   }
 
   async rollups(q: RollupQuery): Promise<RollupPoint[]> {

@@ -21,9 +21,19 @@ import {
   rollupValues,
   type RollupPoint,
   type RollupQuery,
-  type RollupRow,
   statusRange,
+  QUEUE_SAMPLE_COLUMNS,
+  QUEUE_SAMPLE_UPSERT_TAIL,
+  queueSampleFromRecord,
+  queueSampleSelect,
+  queueSampleValues,
+  type Aggregates,
+  type QueueSample,
+  type QueueSampleQuery,
 } from '../contracts/index.js';
+
+/** A queue's sample of a minute (a later one of the same minute replaces it). */
+const QUEUE_SAMPLE_UPSERT = `INSERT INTO queue_samples (${QUEUE_SAMPLE_COLUMNS.join(', ')}) VALUES (${QUEUE_SAMPLE_COLUMNS.map(() => '?').join(', ')}) ${QUEUE_SAMPLE_UPSERT_TAIL}`;
 
 /** Adds a row to the one of its key (every counted column summed). */
 const ROLLUP_UPSERT =
@@ -203,16 +213,28 @@ export class SqliteEventLogStore implements EventLogStore {
     return toEventCounts(rows);
   }
 
-  /** Adds each row to its key's, in one transaction (the writer thread's, beside the event batches). */
-  addRollups(rows: readonly RollupRow[]): void {
-    if (rows.length === 0) return;
+  /**
+   * Adds each rollup row to its key's and puts each queue sample in its minute (a later one of the
+   * same minute replaces it), in one transaction (the writer thread's, beside the event batches).
+   */
+  addAggregates(a: Aggregates): void {
+    const rows = a.rollups ?? [];
+    const samples = a.queueSamples ?? [];
+    if (rows.length + samples.length === 0) return;
     const upsert = this.#db.prepare(ROLLUP_UPSERT);
+    const sample = this.#db.prepare(QUEUE_SAMPLE_UPSERT);
     this.#db.transaction(() => {
       for (const r of rows) {
         if (r.buckets.length !== LATENCY_BUCKETS) throw new Error(`a rollup row has ${r.buckets.length} buckets`);
         upsert.run(rollupValues(r));
       }
+      for (const s of samples) sample.run(queueSampleValues(s));
     })();
+  }
+
+  queueSamples(q: QueueSampleQuery): QueueSample[] {
+    const { sql, args } = queueSampleSelect(q, () => '?');
+    return (this.#db.prepare(sql).all(...args) as Record<string, unknown>[]).map(queueSampleFromRecord);
   }
 
   rollups(q: RollupQuery): RollupPoint[] {
@@ -220,9 +242,10 @@ export class SqliteEventLogStore implements EventLogStore {
     return (this.#db.prepare(sql).all(...args) as Record<string, unknown>[]).map(rollupFromRecord);
   }
 
-  /** Deletes the rollups of minutes before `minute` (retention, with the rows). */
+  /** Deletes the rollups and queue samples of minutes before `minute` (retention, with the rows). */
   deleteRollupsBefore(minute: number): number {
-    return this.#db.prepare('DELETE FROM rollups WHERE minute < ?').run(minute).changes;
+    const rollups = this.#db.prepare('DELETE FROM rollups WHERE minute < ?').run(minute).changes;
+    return rollups + this.#db.prepare('DELETE FROM queue_samples WHERE minute < ?').run(minute).changes;
   }
 
   /** The id of the newest row (0 when the table is empty): where a reader that follows the log starts. */

@@ -151,5 +151,39 @@ export function rollupsConformance(kind: BackendKind): void {
         });
         assert.deepEqual(lines(left), ['10 / http 1 0']);
       }));
+
+    test('queue samples: the last sample of a minute is kept; read by range, tenant and flow; retention cuts them', async () =>
+      withLog(kind, async (s, log) => {
+        const sample = (minute: number, flow: string, backlog: number, dead = 0) => ({
+          minute: T0 + minute,
+          tenant: 'acme',
+          flow,
+          backlog,
+          retries: 0,
+          processed: 10 - backlog,
+          dead,
+        });
+        log.writeQueueSamples([sample(0, 'orders', 5), sample(0, 'invoices', 1)]);
+        log.writeQueueSamples([sample(0, 'orders', 3, 1), sample(1, 'orders', 2, 1), sample(30, 'orders', 0, 2)]);
+        await log.flush();
+        const read = async (q: { flow?: string; from: number; to: number }) =>
+          (
+            await s.eventLog.queueSamples({
+              tenant: 'acme',
+              flow: q.flow,
+              fromMinute: T0 + q.from,
+              toMinute: T0 + q.to,
+            })
+          ).map((x) => `${x.minute - T0} ${x.flow} ${x.backlog} ${x.processed} ${x.dead}`);
+        assert.deepEqual(await read({ from: 0, to: 60 }), [
+          '0 invoices 1 9 0',
+          '0 orders 3 7 1',
+          '1 orders 2 8 1',
+          '30 orders 0 10 2',
+        ]);
+        assert.deepEqual(await read({ flow: 'orders', from: 1, to: 30 }), ['1 orders 2 8 1']);
+        await log.retainRows({ cutoffIso: new Date((T0 + 1) * 60_000).toISOString(), sliceRows: 1000 });
+        assert.deepEqual(await read({ from: 0, to: 60 }), ['1 orders 2 8 1', '30 orders 0 10 2']);
+      }));
   });
 }

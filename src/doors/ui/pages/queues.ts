@@ -10,7 +10,9 @@ import {
 } from '../../../app/use-cases/dlq.js';
 import { SvcError } from '../../../common/errors.js';
 import { filterField, filterForm } from '../filters.js';
-import { html, type Html } from '../html.js';
+import { html, raw, type Html } from '../html.js';
+import { queueActivity, queueChart } from '../../../app/use-cases/queue-activity.js';
+import type { EventLogStore } from '../../../store/contracts/index.js';
 import { flowLink } from '../links.js';
 import { hidden, json, page, postForm, table, type PageContext } from '../layout.js';
 import { paged } from '../paging.js';
@@ -43,6 +45,29 @@ function deadLetterRow(ctx: PageContext, d: DeadLetter, act: boolean): Html {
   </tr>`;
 }
 
+/** Queue charts shown at most (the table above lists every queue). */
+const CHARTS_SHOWN = 12;
+
+/** Each queue's last hour, drawn (our own SVG, every text escaped); a sentence when nothing was sampled yet. */
+async function queueCharts(events: EventLogStore, scope: { tenant?: string; flow?: string }): Promise<Html> {
+  const series = await queueActivity(events, scope);
+  if (series.length === 0)
+    return html`<p class="muted" id="queue-charts-empty">
+      No queue figures in the last hour yet: each queue's backlog, deliveries processed per minute and dead letters
+      appear here, sampled every 15 s while svc serve runs.
+    </p>`;
+  const more =
+    series.length > CHARTS_SHOWN
+      ? html`<p class="muted">
+          The first ${CHARTS_SHOWN} of ${series.length} queues; filter by tenant or flow for the others.
+        </p>`
+      : '';
+  return html`<div class="charts" id="queue-charts">
+      ${series.slice(0, CHARTS_SHOWN).map((q) => raw(queueChart(q)))}
+    </div>
+    ${more}`;
+}
+
 export const queuesPages: PageRoutes = (app, deps, context) => {
   app.get('/queues', async (req, reply) => {
     const ctx = context(req, reply);
@@ -71,6 +96,8 @@ export const queuesPages: PageRoutes = (app, deps, context) => {
     );
     const rows = dead.map((d) => deadLetterRow(ctx, d, act));
     const body = html`${queueTable(queues)}
+      <h2>Over the last hour</h2>
+      ${await queueCharts(deps.events, filter)}
       <h2 id="dead-letters">Dead letters</h2>
       ${picker}${bulk}${table(DEAD_HEADERS, rows, 'No dead letters.')}${nav}`;
     return send(reply, page('Queues', ctx, body, noticeOf(req)));

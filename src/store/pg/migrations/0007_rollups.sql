@@ -21,3 +21,17 @@ CREATE TABLE rollups (
   PRIMARY KEY (tenant, flow, minute, door, step)
 );
 CREATE INDEX rollups_minute ON rollups (minute);
+
+-- Each queue's figures once a minute (a gauge: the last sample of a minute wins; every node samples
+-- the same shared queues), for the Queues page's chart.
+CREATE TABLE queue_samples (
+  minute bigint NOT NULL,
+  tenant text NOT NULL,
+  flow text NOT NULL,
+  backlog bigint NOT NULL,
+  retries bigint NOT NULL,
+  processed bigint NOT NULL,
+  dead bigint NOT NULL,
+  PRIMARY KEY (tenant, flow, minute)
+);
+CREATE INDEX queue_samples_minute ON queue_samples (minute);

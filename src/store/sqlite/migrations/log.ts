@@ -68,6 +68,19 @@ export const logMigrations: readonly Migration[] = [
         PRIMARY KEY (tenant, flow, minute, door, step)
       ) WITHOUT ROWID;
       CREATE INDEX rollups_minute ON rollups(minute);
+      -- Each queue's figures once a minute (a gauge: the last sample of a minute wins), for the
+      -- Queues page's chart: backlog, retries scheduled, processed (as QueueStats counts it), dead letters.
+      CREATE TABLE queue_samples (
+        minute INTEGER NOT NULL,
+        tenant TEXT NOT NULL,
+        flow TEXT NOT NULL,
+        backlog INTEGER NOT NULL,
+        retries INTEGER NOT NULL,
+        processed INTEGER NOT NULL,
+        dead INTEGER NOT NULL,
+        PRIMARY KEY (tenant, flow, minute)
+      ) WITHOUT ROWID;
+      CREATE INDEX queue_samples_minute ON queue_samples(minute);
     `,
   },
 ];

@@ -391,7 +391,9 @@ describe('queue store', () => {
 
   it("closes an appender's segment file once idle, and the next append re-opens it: ids go on, every message is delivered", async () => {
     const queuesDir = tempQueues();
-    const store = new FileQueueStore({ queuesDir, appenderIdleCloseMs: 60 });
+    // Long enough that the three appends below, each fsynced, finish before the first is idle even on
+    // a loaded machine (CI once took more than 60 ms for them); the wait below allows for it.
+    const store = new FileQueueStore({ queuesDir, appenderIdleCloseMs: 1000 });
     const openSegments = () =>
       readdirSync('/proc/self/fd').filter((fd) => {
         try {
@@ -405,7 +407,7 @@ describe('queue store', () => {
     for (const flow of ['a', 'b', 'c'])
       first.push((await store.append('acme', flow, { correlationId: 'c1', payload: 1 })).id);
     assert.equal(openSegments(), 3, 'one open segment per queue written to');
-    await waitFor('the idle files closed', () => openSegments() === 0 || undefined, 5000);
+    await waitFor('the idle files closed', () => openSegments() === 0 || undefined, 10_000);
     assert.ok(existsSync(store.paths('acme', 'a').tailHint), 'a hint is left for the re-open');
     const again = await store.append('acme', 'a', { correlationId: 'c2', payload: 2 });
     assert.ok(again.id > first[0]!);
