@@ -201,10 +201,15 @@ describe('a fault handler sees the cause, and the log keeps it', () => {
     assert.equal(added.code, 0, added.stderr);
     const cookie = await uiLogin(server.url, 'ops', password);
     const page = await (
-      await fetch(`${server.url}/ui/executions?correlation_id=cause-down-1`, { headers: { cookie } })
+      await fetch(`${server.url}/ui/executions?view=rows&correlation_id=cause-down-1`, { headers: { cookie } })
     ).text();
     assert.match(page, /fault_handled/);
     assert.match(page, /fault handled: step &#39;ship&#39;: backend answered HTTP 503/);
+    // The Deliveries view (the default) names the step on the delivery's one row.
+    const deliveries = await (
+      await fetch(`${server.url}/ui/executions?correlation_id=cause-down-1`, { headers: { cookie } })
+    ).text();
+    assert.match(deliveries, /fault_handled<\/span><\/td>[\s\S]*<td>ship<\/td>/);
   });
 
   it('a dedup replay is marked in the log and on its delivery page, with the first delivery linked', async () => {

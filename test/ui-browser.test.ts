@@ -350,6 +350,13 @@ describe(
         /pid \d+ \(this server\)/,
         'the queue shows which process runs its worker',
       );
+      // The Executions page's Deliveries view: the dead letter and its replay, one row each.
+      await page.goto(`${server.url}/ui/executions?flow=picky`);
+      const picky = await page.locator('main tbody tr').allInnerTexts();
+      assert.match(picky[0] ?? '', /acme\/picky\s+queue\s+succeeded\s+200\s+\d+\.\d (ms|s)/);
+      assert.match(picky.at(-1) ?? '', /acme\/picky\s+queue\s+dead_lettered\s+\d+\.\d (ms|s)\s+check\s+ui-dlq-2/);
+      await page.goto(`${server.url}/ui/executions`);
+      await shot(page, 'executions');
     });
 
     it('the Audit page lists a chain newest first, as it says', async () => {

@@ -153,6 +153,15 @@ export function failureDetail(err: SvcError): string {
   return err.message;
 }
 
+/**
+ * The step a failure names (a flow error's `step`, or any error carrying one), for the log's
+ * `failed_step`; undefined when it names none (a storage failure, a body that could not be read).
+ */
+export function failedStepOf(err: unknown): string | undefined {
+  const step = err !== null && typeof err === 'object' ? (err as { step?: unknown }).step : undefined;
+  return typeof step === 'string' ? step : undefined;
+}
+
 /** A `validate` rule was false: 400 (syntactic) or 422 (semantic), body `{"error","step"}` exactly. */
 export class ValidationRejectedError extends FlowError {
   readonly kind: 'syntactic' | 'semantic';

@@ -16,8 +16,10 @@ export type Settlement =
       readonly dueMs: number;
       readonly fixed: boolean;
       readonly error: string;
+      /** The step that failed, when the outcome named one: for the reports, never stored. */
+      readonly step: string | undefined;
     }
-  | { readonly kind: 'dead'; readonly error: string; readonly attempts: number };
+  | { readonly kind: 'dead'; readonly error: string; readonly attempts: number; readonly step: string | undefined };
 
 export function settlementOf(msg: QueueMessage, outcome: Outcome, nowMs: number): Settlement {
   if (outcome.kind === 'ack') return outcome;
@@ -31,7 +33,8 @@ export function settlementOf(msg: QueueMessage, outcome: Outcome, nowMs: number)
       dueMs: nowMs + delayMs,
       fixed,
       error: outcome.error ?? 'retry requested',
+      step: fixed ? undefined : outcome.step,
     };
   }
-  return { kind: 'dead', error: outcome.error, attempts: msg.attempt };
+  return { kind: 'dead', error: outcome.error, attempts: msg.attempt, step: outcome.step };
 }

@@ -5,7 +5,7 @@
  * anything else is retried under the flow's own `queue_*` policy. The queue's workers and
  * `svc test`'s queue examples take it from here, so both see the same retries and dead letters.
  */
-import { HeldBackError, IntegrityError, StorageUnavailableError } from '../../common/errors.js';
+import { failedStepOf, HeldBackError, IntegrityError, StorageUnavailableError } from '../../common/errors.js';
 import type { QueuePolicyIR } from '../../ir/types.js';
 import type { Outcome } from '../../queue/index.js';
 
@@ -17,5 +17,17 @@ export function failedDeliveryOutcome(err: unknown, policy: QueuePolicyIR): Outc
   if (err instanceof IntegrityError) return { kind: 'dead', error: detail };
   if (err instanceof StorageUnavailableError) return { kind: 'retry-fixed', delayMs: REGISTRY_RETRY_MS, error: detail };
   if (err instanceof HeldBackError) return { kind: 'retry-fixed', delayMs: REGISTRY_RETRY_MS, error: detail };
-  return { kind: 'retry', error: detail, policy };
+  // The failing step rides along for the queue_failed and dlq_moved rows (their failed_step).
+  return { kind: 'retry', error: detail, policy, step: failedStepOf(err) };
+}
+
+/**
+ * Milliseconds a queued message has existed, from its `enqueued_at` to `nowMs`: the part of a
+ * queued delivery's duration spent waiting (in the queue, between retries). 0 when the time cannot
+ * be read, or lies ahead (another node's clock).
+ */
+export function msSinceEnqueued(enqueuedAt: string | undefined, nowMs: number = Date.now()): number {
+  if (enqueuedAt === undefined) return 0;
+  const at = Date.parse(enqueuedAt);
+  return Number.isNaN(at) ? 0 : Math.max(0, nowMs - at);
 }

@@ -4,7 +4,9 @@ import { StorageUnavailableError, SvcError } from '../../common/errors.js';
 import { ExecutionLimiter, type FlowResult, type LoadedFlow } from '../../engine/index.js';
 import { compileFlow } from '../../flow/compile.js';
 import type { LogEventInput } from '../../store/event-log/event-log-row.js';
+import { settlementOf } from '../../queue/settlement.js';
 import type { RunGuard } from './dedup-guard.js';
+import { failedDeliveryOutcome } from './delivery-outcome.js';
 import { FlowExecutor, REGISTRY_UNAVAILABLE, type FlowExecutorDeps } from './flow-executor.js';
 import type { Door, RunMeta } from './run-meta.js';
 
@@ -150,6 +152,74 @@ describe('the executor every door runs flows through', () => {
     const completed = rows.find((r) => r.event === 'completed')!;
     assert.equal(completed.http_status, 500);
     assert.match(String(completed.reason), /boom/);
+  });
+
+  it('a completed row carries its duration, and the failing step of a rejected or fault-handled delivery', async () => {
+    const rules = loaded(
+      [],
+      '## Step: check\n```validate\nctx.input.amount > 0 | amount must be positive | semantic\n```\n',
+    );
+    const handled = loaded(
+      [],
+      '## Step: check\n```validate\nctx.input.amount > 0 | amount must be positive | semantic\n```\n\n## Fault: sorry\n```ntd\n{"sorry": true}\n```\n',
+    );
+    const { exec, rows } = executor();
+    await exec.run(rules, { amount: 1 }, meta('http'));
+    await assert.rejects(exec.run(rules, { amount: 0 }, meta('http')), (err: SvcError) => err.status === 422);
+    await exec.run(handled, { amount: 0 }, meta('cron'));
+    const completed = rows.filter((r) => r.event === 'completed');
+    assert.deepEqual(
+      completed.map((r) => [r.http_status, r.outcome, r.failed_step]),
+      [
+        [200, undefined, undefined],
+        [422, undefined, 'check'],
+        [422, 'fault_handled', 'check'],
+      ],
+    );
+    for (const r of completed) assert.ok(typeof r.duration_ms === 'number' && r.duration_ms > 0, String(r.duration_ms));
+    for (const r of rows.filter((r) => r.event === 'received')) assert.equal(r.duration_ms, undefined);
+  });
+
+  it("a queued delivery's duration counts the wait from the message's enqueue time; a fault-handled one names its step", async () => {
+    const handled = loaded(
+      [],
+      '## Step: check\n```validate\nctx.input.amount > 0 | amount must be positive | semantic\n```\n\n## Fault: sorry\n```ntd\n{"sorry": true}\n```\n',
+    );
+    const { exec, rows } = executor();
+    const enqueuedAt = new Date(Date.now() - 60_000).toISOString();
+    await exec.run(ECHO, { n: 1 }, { ...meta('queue'), enqueuedAt });
+    await exec.run(FILTERED, { n: 1 }, { ...meta('queue'), enqueuedAt });
+    await exec.run(handled, { amount: 0 }, { ...meta('queue'), enqueuedAt });
+    await exec.run(ECHO, { n: 1 }, meta('queue'));
+    assert.deepEqual(
+      rows.map((r) => [r.event, r.outcome, r.failed_step]),
+      [
+        ['queue_processed', 'succeeded', undefined],
+        ['queue_filtered', 'filtered', undefined],
+        ['queue_processed', 'fault_handled', 'check'],
+        ['queue_processed', 'succeeded', undefined],
+      ],
+    );
+    // A minute in the queue is in the duration (a lower bound: no timing is asserted).
+    for (const r of rows.slice(0, 3)) assert.ok(r.duration_ms! >= 60_000, String(r.duration_ms));
+    // Without an enqueue time (a caller that has none) it is the execution alone.
+    assert.ok(rows[3]!.duration_ms! > 0 && rows[3]!.duration_ms! < 60_000, String(rows[3]!.duration_ms));
+  });
+
+  it('a failed queued attempt names its step for the worker (failed_step of queue_failed, dlq_moved)', async () => {
+    const failing = loaded([], '## Step: boom\n```ntd\n{"x": "{{ ctx.input.missing.deeper }}"}\n```\n');
+    const { exec } = executor();
+    const err = await exec.run(failing, {}, meta('queue')).then(
+      () => assert.fail('the flow should fail'),
+      (e: unknown) => e,
+    );
+    const outcome = failedDeliveryOutcome(err, failing.ir.queue);
+    assert.equal(outcome.kind, 'retry');
+    assert.equal(outcome.kind === 'retry' ? outcome.step : undefined, 'boom');
+    const msg = { id: 1, correlationId: 'c', enqueuedAt: '', attempt: 3, payload: {}, isRetry: true };
+    // The last attempt (the default policy allows 3): the dead letter's report names it too.
+    const dead = settlementOf(msg, outcome, 0);
+    assert.deepEqual([dead.kind, dead.kind === 'dead' ? dead.step : undefined], ['dead', 'boom']);
   });
 
   it('a registry that cannot be read for the tracing flag is storage unavailable (503) with a fixed text, its cause kept for the log, not a crash', async () => {

@@ -4,7 +4,7 @@
  * boundary log rows, the flow's mask, the payload tracing flag and the time limit. A feature added
  * here reaches every door at once.
  */
-import { failureDetail, flowNotFound, StorageUnavailableError, SvcError } from '../../common/errors.js';
+import { failedStepOf, failureDetail, flowNotFound, StorageUnavailableError, SvcError } from '../../common/errors.js';
 import type { SettingName } from '../../common/settings.js';
 import {
   startTrace,
@@ -26,6 +26,7 @@ import type { FlowIR } from '../../ir/types.js';
 import type { EventEmitter } from '../../store/event-log/event-sink.js';
 import type { RunGuard } from './dedup-guard.js';
 import { replayReason } from './dedup.js';
+import { msSinceEnqueued } from './delivery-outcome.js';
 import type { DoorCall } from './door-call.js';
 import { NULL_EXECUTION_OBSERVER, type ExecutionObserver, type ExecutionOutcome } from './execution-observer.js';
 import type { RunMeta } from './run-meta.js';
@@ -92,6 +93,7 @@ export class FlowExecutor {
   /**
    * A synchronous delivery that passed the gate but failed before its flow started (no flow, body
    * too large, bad signature, unparseable body): it still gets its `received` and `completed` rows.
+   * @param started `performance.now()` when the delivery entered (its `completed` row's duration); none when absent
    */
   recordRejected(
     tenant: string,
@@ -99,6 +101,7 @@ export class FlowExecutor {
     correlationId: string,
     err: unknown,
     traceContext?: IncomingTraceContext,
+    started?: number,
   ): void {
     // No execution started, so no span: the rows name the caller's trace when it sent one.
     const base = {
@@ -108,7 +111,14 @@ export class FlowExecutor {
       trace_id: traceIdOf(traceContext?.traceparent) ?? null,
     };
     this.#deps.events.emit({ ...base, event: 'received' });
-    this.#deps.events.emit({ ...base, event: 'completed', http_status: statusOf(err), reason: detailOf(err) });
+    this.#deps.events.emit({
+      ...base,
+      event: 'completed',
+      http_status: statusOf(err),
+      reason: detailOf(err),
+      duration_ms: started === undefined ? null : performance.now() - started,
+      failed_step: failedStepOf(err),
+    });
   }
 
   /**
@@ -118,6 +128,7 @@ export class FlowExecutor {
    * this async function takes the place of the door's own, so the path has no extra promise.
    */
   async serve<B, A>(call: DoorCall<B, A>): Promise<A> {
+    const started = performance.now();
     let flow: LoadedFlow;
     let input: unknown;
     try {
@@ -125,7 +136,7 @@ export class FlowExecutor {
       input = call.input(flow, await call.read(this.ceiling(flow)));
     } catch (err) {
       if (call.recordsRejection)
-        this.recordRejected(call.tenant, call.flow, call.correlationId, err, call.traceContext);
+        this.recordRejected(call.tenant, call.flow, call.correlationId, err, call.traceContext, started);
       return call.fail(err);
     }
     try {
@@ -188,6 +199,8 @@ export class FlowExecutor {
         outcome: why?.outcome,
         reason: why?.reason,
         trace_id: traceId,
+        duration_ms: performance.now() - started,
+        failed_step: why?.step,
       });
       const outcome = outcomeOf(result);
       this.#observer.executed(ir.tenant, ir.flow, meta.door, outcome, (performance.now() - started) / 1000);
@@ -205,6 +218,8 @@ export class FlowExecutor {
         http_status: statusOf(err),
         reason: detailOf(err),
         trace_id: traceId,
+        duration_ms: performance.now() - started,
+        failed_step: failedStepOf(err),
       });
       this.#observer.executed(ir.tenant, ir.flow, meta.door, 'failed', (performance.now() - started) / 1000);
       endExecutionSpan(span, 'failed', statusOf(err), err);
@@ -214,9 +229,14 @@ export class FlowExecutor {
     }
   }
 
-  /** A queue delivery: `queue_processed` or `queue_filtered` once it is done (a failure is the worker's `queue_failed`). */
+  /**
+   * A queue delivery: `queue_processed` or `queue_filtered` once it is done (a failure is the
+   * worker's `queue_failed`). Their duration runs from the message's enqueue time: the wait in the
+   * queue (wall clock, whole milliseconds) plus this execution (monotonic clock).
+   */
   async #deliver(flow: LoadedFlow, input: unknown, meta: RunMeta): Promise<FlowResult> {
     const { ir } = flow;
+    const waitedMs = msSinceEnqueued(meta.enqueuedAt);
     const started = performance.now();
     const span = executionSpan(flow, meta);
     let result: FlowResult;
@@ -241,6 +261,7 @@ export class FlowExecutor {
         mask,
         outcome: 'filtered',
         trace_id: span.traceId,
+        duration_ms: waitedMs + performance.now() - started,
       });
     } else {
       const why = notedOutcome(result);
@@ -256,6 +277,8 @@ export class FlowExecutor {
         http_status: result.status,
         reason: why?.reason,
         trace_id: span.traceId,
+        duration_ms: waitedMs + performance.now() - started,
+        failed_step: why?.step,
       });
     }
     return result;
@@ -344,13 +367,13 @@ function detailOf(err: unknown): string {
  * section handled keeps its cause (the boundary row carries no `step`, so the step is named in the
  * text); a dedup replay says whose answer it repeats. Undefined for the usual answer.
  */
-function notedOutcome(result: FlowResult): { outcome: string; reason: string } | undefined {
+function notedOutcome(result: FlowResult): { outcome: string; reason: string; step?: string } | undefined {
   if (result.faultHandled && result.handledError !== undefined) {
     const err = result.handledError;
     const detail = failureDetail(err);
-    const step = (err as { step?: string }).step;
+    const step = failedStepOf(err);
     const named = step === undefined || detail.startsWith(`step '${step}'`) ? detail : `step '${step}': ${detail}`;
-    return { outcome: 'fault_handled', reason: `fault handled: ${named}` };
+    return { outcome: 'fault_handled', reason: `fault handled: ${named}`, step };
   }
   if (result.replayOf !== undefined) return { outcome: 'replayed', reason: replayReason(result.replayOf) };
   return undefined;

@@ -5,7 +5,7 @@
  * here by error class.
  */
 import { IntegrityError, QueueQuotaError } from '../../common/errors.js';
-import { failedDeliveryOutcome, REGISTRY_RETRY_MS } from './delivery-outcome.js';
+import { failedDeliveryOutcome, msSinceEnqueued, REGISTRY_RETRY_MS } from './delivery-outcome.js';
 import { LogThrottle } from '../../common/log-throttle.js';
 import type { Logger } from '../../common/logger.js';
 import type { SettingName } from '../../common/settings.js';
@@ -310,6 +310,7 @@ export class QueueWorkers {
           payload: { id: f.message.id, attempt: f.message.attempt, retry_in_ms: f.retryInMs ?? null },
           logLevel: 'full',
           trace_id: traceIdOf(f.message.traceparent) ?? null,
+          failed_step: f.step,
         });
       },
       onDeadLettered: (d) => {
@@ -324,6 +325,9 @@ export class QueueWorkers {
           payload: { id: d.message.id, attempts: d.attempts },
           logLevel: 'full',
           trace_id: traceIdOf(d.message.traceparent) ?? null,
+          // The delivery's end: from its enqueue, every attempt and the waits between them.
+          duration_ms: msSinceEnqueued(d.message.enqueuedAt),
+          failed_step: d.step,
         });
         this.#deps.audit.append({
           tenant,
@@ -373,6 +377,7 @@ export class QueueWorkers {
         correlationId: msg.correlationId,
         headers: {},
         traceContext,
+        enqueuedAt: msg.enqueuedAt,
       });
       if (!result.filtered) {
         const outcome = result.faultHandled ? 'fault_handled' : 'succeeded';

@@ -22,4 +22,6 @@ export interface RunMeta {
    * invalid or absent one starts a new trace.
    */
   readonly traceContext?: IncomingTraceContext | undefined;
+  /** A queued delivery's enqueue time (ISO 8601 UTC): its duration counts the wait in the queue from here. */
+  readonly enqueuedAt?: string | undefined;
 }

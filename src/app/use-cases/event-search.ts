@@ -11,6 +11,7 @@ import { ErrorCodes, SvcError } from '../../common/errors.js';
 import { describeNameProblem } from '../../common/names.js';
 import {
   EVENT_KINDS,
+  TERMINAL_EVENTS,
   TRACE_EVENTS,
   type EventLogStore,
   type EventQuery,
@@ -194,6 +195,71 @@ export async function eventsAfter(
     oldestFirst: true,
     limit: Math.min(limit, MAX_ROWS_PER_READ),
   });
+}
+
+/**
+ * The two ways the Executions page lists the log: `deliveries`, one row per delivery (its terminal
+ * row: completed, queue_processed, queue_filtered, dlq_moved), or `rows`, every row as written.
+ */
+export type ExecutionsView = 'deliveries' | 'rows';
+
+/**
+ * Reads the view a search asks for. Without one it is `deliveries`, unless the search names an
+ * event kind: a search for a kind (the Overview's counters, older bookmarks) is a search of rows.
+ * An event kind is a filter of the `rows` view only: with `deliveries` it is refused, never dropped.
+ * @throws SvcError SVC_ERR_INVALID_INPUT for another view, or an event kind with `deliveries`
+ */
+export function readView(view: string | undefined, event: string | undefined): ExecutionsView {
+  const named = event !== undefined && event.trim() !== '';
+  if (view === undefined || view === '') return named ? 'rows' : 'deliveries';
+  if (view !== 'deliveries' && view !== 'rows')
+    throw new SvcError('SVC_ERR_INVALID_INPUT', `view must be deliveries or rows, got "${view}"`);
+  if (view === 'deliveries' && named)
+    throw new SvcError(
+      'SVC_ERR_INVALID_INPUT',
+      `event filters the rows view (view=rows); the deliveries view lists one row per delivery`,
+    );
+  return view;
+}
+
+/**
+ * One page of deliveries, newest first: the terminal row of each (one per delivery), which carries
+ * its duration and failing step. One query over the id range (or the tenant/flow index), filtered
+ * by kind: no lookup per row.
+ * @param page as searchEvents'
+ */
+export async function searchDeliveries(
+  log: EventLogStore,
+  filter: LogFilter,
+  page: { beforeId?: number; limit: number },
+): Promise<StoredEvent[]> {
+  return log.query({
+    ...storeQuery(filter),
+    events: TERMINAL_EVENTS,
+    beforeId: page.beforeId,
+    limit: Math.min(page.limit, MAX_ROWS_PER_READ),
+  });
+}
+
+/** Whether a row ends a delivery (and so carries its duration and failing step). */
+export function isTerminal(row: Pick<StoredEvent, 'event'>): boolean {
+  return (TERMINAL_EVENTS as readonly string[]).includes(row.event);
+}
+
+/** How a delivery came in, by its terminal row: `queue` for a queued message, else `run` (/run, SOAP, gRPC, cron). */
+export function deliveryKind(row: Pick<StoredEvent, 'event'>): 'run' | 'queue' {
+  return row.event === 'completed' ? 'run' : 'queue';
+}
+
+/**
+ * How a delivery ended, by its terminal row: the row's own outcome where it has one (queue rows;
+ * a completed row's `fault_handled` or `replayed`), else a completed row's status says it:
+ * `failed` from 400 on, `succeeded` below.
+ */
+export function deliveryOutcome(row: Pick<StoredEvent, 'event' | 'outcome' | 'http_status'>): string {
+  if (row.outcome !== null) return row.outcome;
+  if (row.event === 'completed') return row.http_status !== null && row.http_status >= 400 ? 'failed' : 'succeeded';
+  return '';
 }
 
 /** The store's query for a filter: the status range as its two bounds. */

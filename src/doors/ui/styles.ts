@@ -24,6 +24,9 @@ input,select,button{font:inherit;padding:.25rem .45rem}button{cursor:pointer}
 .bad{background:#f8d7d7}.good{background:#d8f0dc}
 .filters{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end;margin-bottom:.8rem}
 .filters label{display:flex;flex-direction:column;font-size:.85rem}
+.tabs{display:flex;gap:1rem;margin:0 0 .7rem;border-bottom:1px solid #dfe3ea}.tabs a{padding:.3rem 0;text-decoration:none}
+.tabs a.on{font-weight:600;color:#1d2330;border-bottom:2px solid #1f5fbf}
+ul.summary{background:#fff;border:1px solid #dfe3ea;margin:0 0 .8rem;padding:.5rem .8rem .5rem 1.8rem}
 .side-by-side{display:grid;grid-template-columns:repeat(auto-fit,minmax(18rem,1fr));gap:1rem}
 .replay-diff td pre{margin:0;max-height:12rem}
 .refresh{color:#6a7385;font-size:.85rem;margin:-.6rem 0 .6rem}

@@ -14,6 +14,8 @@ export interface AttemptFailure {
   readonly deadLettered: boolean;
   /** True for `retry-fixed` (no attempt consumed). */
   readonly fixed: boolean;
+  /** The step that failed, when the handler's outcome named one. */
+  readonly step?: string | undefined;
 }
 
 /** Passed to `onDeadLettered` (log `dlq_moved`: the only place the correlation id survives). */
@@ -22,6 +24,8 @@ export interface DeadLettering {
   readonly error: string;
   /** Attempts consumed. */
   readonly attempts: number;
+  /** The step whose failure dead-lettered it, when the handler's outcome named one. */
+  readonly step?: string | undefined;
 }
 
 /** What every backend's worker takes (a backend may take more: see the file backend's FileQueueConsumerOptions). */

@@ -104,6 +104,13 @@ export interface QueueMessage {
  */
 export type Outcome =
   | { readonly kind: 'ack' }
-  | { readonly kind: 'retry'; readonly error: string; readonly policy: RetryPolicy; readonly delayMs?: number }
+  | {
+      readonly kind: 'retry';
+      readonly error: string;
+      readonly policy: RetryPolicy;
+      readonly delayMs?: number;
+      /** The step that failed, when the failure names one (reported, never stored with the message). */
+      readonly step?: string | undefined;
+    }
   | { readonly kind: 'retry-fixed'; readonly delayMs: number; readonly error?: string }
-  | { readonly kind: 'dead'; readonly error: string };
+  | { readonly kind: 'dead'; readonly error: string; readonly step?: string | undefined };

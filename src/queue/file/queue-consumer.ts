@@ -639,6 +639,7 @@ export class QueueConsumer implements QueueConsumerHandle {
         retryInMs: s.delayMs,
         deadLettered: false,
         fixed: s.fixed,
+        step: s.step,
       });
       return;
     }
@@ -655,8 +656,9 @@ export class QueueConsumer implements QueueConsumerHandle {
     passed(false);
     await this.#durableNow();
     await this.#flush(true);
-    this.#opts.onAttemptFailed?.({ message: msg, error, retryInMs: undefined, deadLettered: true, fixed: false });
-    this.#opts.onDeadLettered?.({ message: msg, error, attempts: msg.attempt });
+    const step = s.step;
+    this.#opts.onAttemptFailed?.({ message: msg, error, retryInMs: undefined, deadLettered: true, fixed: false, step });
+    this.#opts.onDeadLettered?.({ message: msg, error, attempts: msg.attempt, step });
     // Its audit entry committed before the next delivery (a crash within this wait leaves the dead letter without it).
     await this.#durableNow(true);
   }

@@ -294,6 +294,7 @@ export class PgQueueConsumer implements QueueConsumerHandle {
         retryInMs: s.delayMs,
         deadLettered: false,
         fixed: s.fixed,
+        step: s.step,
       });
       return;
     }
@@ -313,8 +314,9 @@ export class PgQueueConsumer implements QueueConsumerHandle {
       retryInMs: undefined,
       deadLettered: true,
       fixed: false,
+      step: s.step,
     });
-    this.#opts.onDeadLettered?.({ message: msg, error: s.error, attempts: s.attempts });
+    this.#opts.onDeadLettered?.({ message: msg, error: s.error, attempts: s.attempts, step: s.step });
     // Its audit entry committed before the next delivery (a crash within this wait leaves the dead letter without it).
     await this.#opts.recordsDurable?.().catch(() => undefined);
   }

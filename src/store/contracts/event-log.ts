@@ -43,12 +43,31 @@ export interface EventRow {
    * Optional for writers of ready-made rows (absent means null); a row read back always has it.
    */
   trace_id?: string | null;
+  /**
+   * A delivery's terminal row (TERMINAL_EVENTS): milliseconds from its entry to its end; for a queued
+   * delivery from the message's enqueue time, so the wait in the queue counts. Null elsewhere and on
+   * rows written before the column existed. Beyond the spec's row (docs/events.md); optional as trace_id.
+   */
+  duration_ms?: number | null;
+  /**
+   * The step that failed, on the terminal row of a failed or fault-handled delivery and on a
+   * `queue_failed` row (a boundary row's `step` stays empty, as the spec says). Optional as trace_id.
+   */
+  failed_step?: string | null;
 }
+
+/**
+ * The kinds of row that end a delivery: one per delivery, carrying its duration and failing step.
+ * `completed` ends a synchronous one (/run, SOAP, gRPC, cron), the others a queued one.
+ */
+export const TERMINAL_EVENTS: readonly EventKind[] = ['completed', 'queue_processed', 'queue_filtered', 'dlq_moved'];
 
 export interface EventQuery {
   tenant?: string;
   flow?: string;
   event?: string;
+  /** Only rows of one of these kinds (the Deliveries view asks for TERMINAL_EVENTS); an empty list matches none. */
+  events?: readonly string[];
   correlation_id?: string;
   http_status?: number;
   /** Only rows with an `http_status` of at least this (rows without one never match). */
@@ -162,6 +181,29 @@ export function exactMatches<Q extends object>(
 }
 
 /**
+ * Adds `event IN (...)` when the query names a list of kinds (`events`); `param` as in `exactMatches`.
+ * One placeholder per kind, so the statement stays a plain filter over the id range or the
+ * (tenant, flow, ts) index.
+ */
+export function kindList(
+  q: EventQuery,
+  where: string[],
+  args: unknown[],
+  param: (n: number) => string = () => '?',
+): void {
+  if (q.events === undefined) return;
+  if (q.events.length === 0) {
+    where.push('1 = 0');
+    return;
+  }
+  const params = q.events.map((e) => {
+    args.push(e);
+    return param(args.length);
+  });
+  where.push(`event IN (${params.join(', ')})`);
+}
+
+/**
  * Adds the `http_status` range bounds the query sets (`http_status >= ?`, `http_status <= ?`);
  * `param` as in `exactMatches`.
  */
@@ -182,7 +224,7 @@ export function statusRange(
 }
 
 /** Values per row in a packed batch, in `EventRow` field order. */
-export const ROW_WIDTH = 12;
+export const ROW_WIDTH = 14;
 
 /**
  * A batch of rows as one flat array of primitives (`ROW_WIDTH` per row). The writer keeps no
@@ -205,5 +247,7 @@ export function packRow(r: EventRow): RowColumns {
     r.outcome,
     r.reason,
     r.trace_id ?? null,
+    r.duration_ms ?? null,
+    r.failed_step ?? null,
   ];
 }

@@ -96,11 +96,13 @@ export type { TenantStatusChange, TenantAdmin } from './tenant-admin.js';
 export {
   EVENT_KINDS,
   TRACE_EVENTS,
+  TERMINAL_EVENTS,
   TRACE_KINDS_SQL,
   toStoredEvent,
   toEventCounts,
   exactMatches,
   statusRange,
+  kindList,
   packRow,
   ROW_WIDTH,
 } from './event-log.js';

@@ -45,6 +45,10 @@ export interface LogEventInput {
   reason?: string | null;
   /** W3C trace id (32 hex digits) of the execution or submission the row belongs to. */
   trace_id?: string | null;
+  /** A delivery's terminal row: milliseconds from its entry (a queued one's enqueue) to its end (EventRow.duration_ms). */
+  duration_ms?: number | null;
+  /** The step that failed (terminal rows of failed or fault-handled deliveries, `queue_failed` rows). */
+  failed_step?: string | null;
   /** The flow's log_level. @default 'payload_trimmed' */
   logLevel?: LogLevel;
   /** The flow's mask (global list plus its log_extra_mask_fields). @default the global list */
@@ -94,6 +98,8 @@ export function packEventRow(out: RowColumns, e: LogEventInput, ts: string, payl
     e.outcome ?? null,
     e.reason ?? null,
     e.trace_id ?? null,
+    e.duration_ms ?? null,
+    e.failed_step ?? null,
   );
 }
 
@@ -114,6 +120,8 @@ export function unpackEventRows(flat: Readonly<RowColumns>): EventRow[] {
       outcome: flat[i + 9] as string | null,
       reason: flat[i + 10] as string | null,
       trace_id: flat[i + 11] as string | null,
+      duration_ms: flat[i + 12] as number | null,
+      failed_step: flat[i + 13] as string | null,
     });
   }
   return rows;
@@ -136,6 +144,9 @@ export function jsonLineAt(flat: Readonly<RowColumns>, i: number): string {
   if (flat[i + 10] !== null) line += `,"reason":${jsonText(flat[i + 10]!)}`;
   // Like outcome and reason, only when set: lines of rows outside a delivery stay as they were.
   if (flat[i + 11] !== null) line += `,"trace_id":${jsonText(flat[i + 11]!)}`;
+  // Beyond the spec's row (docs/events.md), on terminal rows only: other lines stay as they were.
+  if (flat[i + 12] !== null) line += `,"duration_ms":${flat[i + 12]}`;
+  if (flat[i + 13] !== null) line += `,"failed_step":${jsonText(flat[i + 13]!)}`;
   return line + '}\n';
 }
 

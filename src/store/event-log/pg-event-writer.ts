@@ -40,15 +40,15 @@ export interface PgEventWriterOptions {
 const INSERT_LOCK_CLASS = 0x5356_4556; // 'SVEV'
 
 /**
- * One statement per batch: the columns go in as 12 arrays, unnested into rows in batch order. The
+ * One statement per batch: the columns go in as 14 arrays, unnested into rows in batch order. The
  * advisory lock is taken before the first id is drawn and released after the COMMIT is visible, so
  * across every node ids become visible in increasing order: a follower reading after the last id
  * it saw (afterId) never misses a row that commits later with a smaller id. Batches of all nodes
  * are serialised for the length of one INSERT (no network round trip inside the lock).
  */
 const INSERT_SQL = `WITH serialised AS MATERIALIZED (SELECT pg_advisory_xact_lock(${INSERT_LOCK_CLASS}, hashtext(current_schema())))
-INSERT INTO events (ts, correlation_id, tenant, flow, step, event, payload, payload_truncated, http_status, outcome, reason, trace_id)
-SELECT r.* FROM serialised, unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[], $9::integer[], $10::text[], $11::text[], $12::text[]) AS r`;
+INSERT INTO events (ts, correlation_id, tenant, flow, step, event, payload, payload_truncated, http_status, outcome, reason, trace_id, duration_ms, failed_step)
+SELECT r.* FROM serialised, unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[], $9::integer[], $10::text[], $11::text[], $12::text[], $13::double precision[], $14::text[]) AS r`;
 
 /**
  * One retention slice: at most $3 of the oldest rows older than $1 past id $2, by the (id, ts) key.
@@ -244,7 +244,7 @@ export class PgEventWriter extends EventBatchWriter {
 }
 
 /**
- * The 12 column arrays of a packed batch, in INSERT_SQL's order. A NUL character, which SQLite
+ * The 14 column arrays of a packed batch, in INSERT_SQL's order. A NUL character, which SQLite
  * keeps but a PostgreSQL text value cannot hold, becomes U+FFFD rather than refusing the batch.
  */
 function columnArrays(flat: Readonly<RowColumns>): unknown[][] {

@@ -7,6 +7,7 @@ import type { EventRow } from '../contracts/index.js';
 import type { PgTx } from './pg-db.js';
 import {
   exactMatches,
+  kindList,
   statusRange,
   toEventCounts,
   toStoredEvent,
@@ -28,7 +29,7 @@ import {
 
 /** log.db's columns in its order, the flag as 0/1, so the SQLite row mapper serves both stores. */
 const COLUMNS =
-  'id, ts, correlation_id, tenant, flow, step, event, payload, payload_truncated::int AS payload_truncated, http_status, outcome, reason, trace_id';
+  'id, ts, correlation_id, tenant, flow, step, event, payload, payload_truncated::int AS payload_truncated, http_status, outcome, reason, trace_id, duration_ms, failed_step';
 
 /**
  * SqliteEventLogStore's binary search over ids for the first row not older than $1, in one statement: each
@@ -61,6 +62,7 @@ export class PgEventLogStore implements EventLogStore {
     const where: string[] = [`event NOT IN (${TRACE_KINDS_SQL})`];
     const args: unknown[] = [];
     exactMatches(q, ['tenant', 'flow', 'event', 'correlation_id', 'http_status'], where, args, pgParam);
+    kindList(q, where, args, pgParam);
     statusRange(q, where, args, pgParam);
     if (q.beforeId !== undefined) addCondition(where, args, 'id <', q.beforeId);
     if (q.afterId !== undefined) addCondition(where, args, 'id >', q.afterId);

@@ -13,6 +13,7 @@ import {
   toStoredEvent,
   toEventCounts,
   exactMatches,
+  kindList,
   LATENCY_BUCKETS,
   ROLLUP_ADDED_COLUMNS,
   ROLLUP_INSERT_COLUMNS,
@@ -41,8 +42,8 @@ const ROLLUP_UPSERT =
   `ON CONFLICT (tenant, flow, minute, door, step) DO UPDATE SET ${ROLLUP_ADDED_COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')}`;
 
 const INSERT_HEAD =
-  'INSERT INTO events (ts, correlation_id, tenant, flow, step, event, payload, payload_truncated, http_status, outcome, reason, trace_id) VALUES';
-const VALUES_ONE = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
+  'INSERT INTO events (ts, correlation_id, tenant, flow, step, event, payload, payload_truncated, http_status, outcome, reason, trace_id, duration_ms, failed_step) VALUES';
+const VALUES_ONE = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
 const CHUNK = 32;
 
 export class SqliteEventLogStore implements EventLogStore {
@@ -106,6 +107,7 @@ export class SqliteEventLogStore implements EventLogStore {
     const where: string[] = [`event NOT IN (${TRACE_KINDS_SQL})`];
     const args: unknown[] = [];
     exactMatches(q, ['tenant', 'flow', 'event', 'correlation_id', 'http_status'], where, args);
+    kindList(q, where, args);
     statusRange(q, where, args);
     if (q.beforeId !== undefined) {
       where.push('id < ?');

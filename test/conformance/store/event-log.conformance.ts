@@ -7,6 +7,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EventLog, EventLogTuning, LogEventInput, StoredEvent } from '../../../src/store/event-log/event-log.js';
+import { TERMINAL_EVENTS } from '../../../src/store/contracts/index.js';
 import type { BackendKind, StoreBackend } from './backend.js';
 import { withShared, withStore } from './registry.conformance.js';
 
@@ -85,8 +86,10 @@ export function eventLogConformance(kind: BackendKind): void {
               step: 'ignored',
               payload: { a: [1, 'x'], password: 'p' },
               http_status: 201,
-              outcome: 'succeeded',
+              outcome: 'fault_handled',
               trace_id: 'f'.repeat(32),
+              duration_ms: 1234.5,
+              failed_step: 'post',
               logLevel: 'full',
             },
             {
@@ -113,9 +116,11 @@ export function eventLogConformance(kind: BackendKind): void {
               payload: { a: [1, 'x'], password: '***' },
               payload_truncated: false,
               http_status: 201,
-              outcome: 'succeeded',
+              outcome: 'fault_handled',
               reason: null,
               trace_id: 'f'.repeat(32),
+              duration_ms: 1234.5,
+              failed_step: 'post',
             },
           );
           assert.deepEqual(
@@ -134,6 +139,8 @@ export function eventLogConformance(kind: BackendKind): void {
               outcome: null,
               reason: 'bad key',
               trace_id: null,
+              duration_ms: null,
+              failed_step: null,
             },
           );
         },
@@ -164,6 +171,44 @@ export function eventLogConformance(kind: BackendKind): void {
         assert.deepEqual(await pick({ correlation_id: 'c2' }), [at(2), at(3)]);
         assert.deepEqual(await pick({ http_status: 502 }), [at(3)]);
         assert.deepEqual(await pick({ tenant: 'acme', flow: 'ord' }), []);
+      }));
+
+    test('a list of kinds keeps the rows of those kinds (the terminal rows, one per delivery), with the other filters and paging', async () =>
+      withLog(kind, async (s, log) => {
+        await write(log, [
+          ...MIXED,
+          { event: 'queue_enqueued', ts: at(6), tenant: 'acme', flow: 'orders', correlation_id: 'q1' },
+          { event: 'queue_failed', ts: at(7), tenant: 'acme', flow: 'orders', failed_step: 'post' },
+          {
+            event: 'dlq_moved',
+            ts: at(8),
+            tenant: 'acme',
+            flow: 'orders',
+            correlation_id: 'q1',
+            duration_ms: 0.25,
+            failed_step: 'post',
+          },
+          { event: 'queue_processed', ts: at(9), tenant: 'acme', flow: 'invoices', duration_ms: 12 },
+        ]);
+        const terminal = await s.eventLog.query({ events: TERMINAL_EVENTS });
+        assert.deepEqual(
+          terminal.map((r) => [r.ts, r.event, r.duration_ms, r.failed_step]),
+          [
+            [at(9), 'queue_processed', 12, null],
+            [at(8), 'dlq_moved', 0.25, 'post'],
+            [at(3), 'completed', null, null],
+            [at(1), 'completed', null, null],
+          ],
+        );
+        const pick = async (q: Parameters<StoreBackend['eventLog']['query']>[0]) =>
+          tss(await s.eventLog.query({ events: TERMINAL_EVENTS, ...q }));
+        assert.deepEqual(await pick({ tenant: 'acme', flow: 'orders' }), [at(8), at(1)]);
+        assert.deepEqual(await pick({ beforeId: terminal[1]!.id, limit: 1 }), [at(3)]);
+        assert.deepEqual(await pick({ http_status_min: 500 }), [at(3)]);
+        assert.deepEqual(await pick({ since: at(2), until: at(8) }), [at(8), at(3)]);
+        assert.deepEqual(await pick({ event: 'received' }), [], 'an exact kind outside the list matches nothing');
+        assert.deepEqual(await pick({ events: [] }), [], 'an empty list matches nothing');
+        assert.deepEqual(await pick({ events: ['step_traced'] }), [], 'never trace rows');
       }));
 
     test('an http status range keeps the rows whose status lies in it, bounds included; rows without one never match', async () =>

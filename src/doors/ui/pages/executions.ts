@@ -1,12 +1,21 @@
-/** The Executions pages: the event log searched by field, and one delivery's story by correlation id. */
+/**
+ * The Executions pages: the event log searched by field, as one row per delivery (the default) or
+ * every row as written, and one delivery's story by correlation id.
+ */
 import { can } from '../../../app/accounts/roles.js';
 import { replayedFrom } from '../../../app/runtime/dedup.js';
 import {
   answeredStatuses,
+  deliveryKind,
+  deliveryOutcome,
+  isTerminal,
   parseStatus,
   readLogFilter,
+  readView,
   searchableEventKinds,
+  searchDeliveries,
   searchEvents,
+  type ExecutionsView,
   type LogFilter,
 } from '../../../app/use-cases/event-search.js';
 import { FAILED_RUN_STATUSES } from '../../../app/use-cases/overview.js';
@@ -21,6 +30,16 @@ import { send, type PageRoutes, type Query } from '../respond.js';
 type EventRow = Awaited<ReturnType<typeof searchEvents>>[number];
 
 const EVENT_HEADERS = ['Time', 'Event', 'Tenant/flow', 'Step', 'Status', 'Outcome', 'Correlation id', 'Reason'];
+const DELIVERY_HEADERS = [
+  'Ended',
+  'Tenant/flow',
+  { label: 'Kind', title: 'run: /run, SOAP, gRPC or cron; queue: a queued message' },
+  'Outcome',
+  'Status',
+  { label: 'Duration', title: "from the delivery's entry (a queued message's enqueue) to its end" },
+  'Failing step',
+  'Correlation id',
+];
 const STORY_HEADERS = [
   'Time',
   'Event',
@@ -65,6 +84,59 @@ function eventRow(e: EventRow): Html {
   </tr>`;
 }
 
+/**
+ * A duration as an operator reads it: tenths of a millisecond under a second, tenths of a second
+ * under a minute, else tenths of a minute; empty for a row that has none (written before it was kept).
+ */
+export function durationText(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return '';
+  if (ms < 1000) return `${ms.toFixed(1)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${(ms / 60_000).toFixed(1)} min`;
+}
+
+/** A delivery's outcome, marked good or bad at a glance. */
+function outcomeBadge(e: EventRow): Html | string {
+  const outcome = deliveryOutcome(e);
+  if (outcome === '') return '';
+  const bad = outcome === 'failed' || outcome === 'dead_lettered';
+  const good = outcome === 'succeeded';
+  return html`<span class="badge ${bad ? 'bad' : good ? 'good' : ''}">${outcome}</span>`;
+}
+
+function deliveryRow(e: EventRow): Html {
+  return html`<tr>
+    <td>${e.ts}</td>
+    <td>${e.tenant !== null && e.flow !== null ? flowLink(e.tenant, e.flow) : ''}</td>
+    <td>${deliveryKind(e)}</td>
+    <td>${outcomeBadge(e)}</td>
+    <td class="num">${e.http_status ?? ''}</td>
+    <td class="num">${durationText(e.duration_ms)}</td>
+    <td>${e.failed_step ?? ''}</td>
+    <td>${deliveryLink(e.correlation_id)}</td>
+  </tr>`;
+}
+
+/**
+ * What a story's terminal rows say, one line each (a delivery that published to a queue has its
+ * own and the published message's): outcome, status, duration and failing step.
+ */
+function summaryOf(rows: readonly EventRow[]): Html | string {
+  const ends = rows.filter(isTerminal);
+  if (ends.length === 0) return html`<p class="muted">Not ended yet, or ended before this log kept its rows.</p>`;
+  const line = (e: EventRow) =>
+    html`<li>
+      ${e.tenant ?? ''}/${e.flow ?? ''} (${deliveryKind(e)}):
+      ${outcomeBadge(e)}${e.http_status === null ? '' : html`, status ${e.http_status}`}${
+        e.duration_ms === null || e.duration_ms === undefined ? '' : html`, ${durationText(e.duration_ms)}`
+      }${e.failed_step === null || e.failed_step === undefined ? '' : html`, failing step <b>${e.failed_step}</b>`}
+      <span class="muted">(ended ${e.ts})</span>
+    </li>`;
+  return html`<ul class="summary">
+    ${ends.map(line)}
+  </ul>`;
+}
+
 function storyRow(e: EventRow): Html {
   return html`<tr>
     <td>${e.ts}</td>
@@ -96,19 +168,27 @@ function readsAsStatus(text: string): boolean {
   }
 }
 
-function searchForm(q: Query): Html {
+/** The search form of a view: the event kind is a filter of the rows view only (the deliveries are terminal rows). */
+function searchForm(q: Query, view: ExecutionsView): Html {
   const field = (n: string, label: string, placeholder?: string) => filterField(n, label, q[n], placeholder);
+  const kind =
+    view === 'rows'
+      ? [
+          html`<input type="hidden" name="view" value="rows" />`,
+          filterSelect(
+            'event',
+            'Event kind',
+            searchableEventKinds().map((k) => [k, k] as const),
+            q.event,
+          ),
+        ]
+      : [];
   return filterForm(
     [
       field('tenant', 'Tenant'),
       field('flow', 'Flow'),
       field('correlation_id', 'Correlation id'),
-      filterSelect(
-        'event',
-        'Event kind',
-        searchableEventKinds().map((k) => [k, k] as const),
-        q.event,
-      ),
+      ...kind,
       filterSelect('status', 'Status', STATUS_CHOICES, q.status, readsAsStatus),
       field('since', 'From (UTC)', '2026-01-31T08:00 or 1h'),
       field('until', 'To (UTC, inclusive)', '2026-01-31T09:30:15.250Z'),
@@ -117,28 +197,47 @@ function searchForm(q: Query): Html {
   );
 }
 
+/** The two views as tabs, each keeping the search's filters (the event kind only where it applies). */
+function viewTabs(q: Query, view: ExecutionsView): Html {
+  const { event, view: _view, ...kept } = clean(q);
+  const link = (to: ExecutionsView, label: string) => {
+    const params = new URLSearchParams(
+      to === 'rows' ? { ...kept, view: 'rows', ...(event === undefined ? {} : { event }) } : kept,
+    ).toString();
+    return html`<a href="/ui/executions${params === '' ? '' : `?${params}`}" class="${to === view ? 'on' : ''}"
+      >${label}</a
+    >`;
+  };
+  return html`<nav class="tabs">${link('deliveries', 'Deliveries (one row each)')} ${link('rows', 'All rows')}</nav>`;
+}
+
 export const executionsPages: PageRoutes = (app, deps, context) => {
   app.get('/executions', async (req, reply) => {
     const ctx = context(req, reply);
     const q = req.query as Query;
     let filter: LogFilter;
     let beforeId: number | undefined;
+    let view: ExecutionsView = q.view === 'rows' ? 'rows' : 'deliveries';
     try {
       filter = readLogFilter(q);
       beforeId = beforeCursor(q);
+      view = readView(q.view, q.event);
     } catch (err) {
       if (!(err instanceof SvcError)) throw err;
       // A refused value searches nothing: dropping it would show more rows than were asked for.
       reply.code(err.status);
-      return send(reply, page('Executions', ctx, html`${searchForm(q)}${filterRefusal(err.message)}`));
+      const refused = html`${viewTabs(q, view)}${searchForm(q, view)}${filterRefusal(err.message)}`;
+      return send(reply, page('Executions', ctx, refused));
     }
-    const rows = await searchEvents(deps.events, filter, {
-      beforeId,
-      limit: PAGE_ROWS,
-    });
+    const search = view === 'rows' ? searchEvents : searchDeliveries;
+    const rows = await search(deps.events, filter, { beforeId, limit: PAGE_ROWS });
     const older = () => new URLSearchParams({ ...clean(q), before: String(rows.at(-1)!.id) }).toString();
     const next = rows.length === PAGE_ROWS ? html`<p><a href="/ui/executions?${older()}">Older rows</a></p>` : '';
-    const body = html`${searchForm(q)} ${table(EVENT_HEADERS, rows.map(eventRow), 'No events match.')}${next}`;
+    const listing =
+      view === 'rows'
+        ? table(EVENT_HEADERS, rows.map(eventRow), 'No events match.')
+        : table(DELIVERY_HEADERS, rows.map(deliveryRow), 'No deliveries match.');
+    const body = html`${viewTabs(q, view)}${searchForm(q, view)} ${listing}${next}`;
     return send(reply, page('Executions', ctx, body));
   });
 
@@ -146,13 +245,14 @@ export const executionsPages: PageRoutes = (app, deps, context) => {
     const ctx = context(req, reply);
     const { correlationId } = req.params as { correlationId: string };
     const rows = await searchEvents(deps.events, { correlation_id: correlationId }, { limit: STORY_ROWS });
-    const story = rows.reverse().map(storyRow);
+    const story = rows.reverse();
     const traces = can(ctx.actor, 'read_traces')
       ? html`<p>
           <a href="/ui/traces?correlation_id=${encodeURIComponent(correlationId)}">Trace rows of this delivery</a>
         </p>`
       : '';
-    const body = html`${flowsOf(rows)}${traces}${table(STORY_HEADERS, story, 'No events for this correlation id.')}`;
+    const summary = rows.length === 0 ? '' : summaryOf(story);
+    const body = html`${summary}${flowsOf(rows)}${traces}${table(STORY_HEADERS, story.map(storyRow), 'No events for this correlation id.')}`;
     return send(reply, page(`Delivery ${correlationId}`, ctx, body));
   });
 };

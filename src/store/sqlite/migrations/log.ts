@@ -83,4 +83,16 @@ export const logMigrations: readonly Migration[] = [
       CREATE INDEX queue_samples_minute ON queue_samples(minute);
     `,
   },
+  {
+    version: 6,
+    name: 'event-duration',
+    // A delivery's terminal row (completed, queue_processed, queue_filtered, dlq_moved) carries its
+    // duration in milliseconds and the step that failed, which the Executions page's Deliveries
+    // view shows one row per delivery; a queue_failed row carries its attempt's failing step.
+    // Beyond the spec's row (docs/events.md). Nullable: older rows and other kinds keep NULL. No index.
+    sql: `
+      ALTER TABLE events ADD COLUMN duration_ms REAL;
+      ALTER TABLE events ADD COLUMN failed_step TEXT;
+    `,
+  },
 ];

@@ -428,17 +428,20 @@ describe('queue store', () => {
   it('a retry uses the backoff formula, counts attempts, and dead-letters at maxAttempts', async () => {
     const store = new FileQueueStore({ queuesDir: tempQueues() });
     await store.append('acme', 'retry', { correlationId: 'corr-1', payload: { x: 1 } });
-    const failures: [number, number | undefined, boolean][] = [];
+    const failures: [number, number | undefined, boolean, string | undefined][] = [];
     const dead: string[] = [];
     let done!: () => void;
     const finished = new Promise<void>((r) => (done = r));
     const seen: QueueMessage[] = [];
     await store.startConsumer('acme', 'retry', {
       pollIntervalMs: 10,
-      handler: async (m) => (seen.push(m), { kind: 'retry', error: `fail ${m.attempt}`, policy: FAST }),
-      onAttemptFailed: (f) => failures.push([f.message.attempt, f.retryInMs, f.deadLettered]),
+      handler: async (m) => (
+        seen.push(m),
+        { kind: 'retry', error: `fail ${m.attempt}`, policy: FAST, step: `post${m.attempt}` }
+      ),
+      onAttemptFailed: (f) => failures.push([f.message.attempt, f.retryInMs, f.deadLettered, f.step]),
       onDeadLettered: (d) => {
-        dead.push(d.message.correlationId);
+        dead.push(`${d.message.correlationId} at ${d.step}`);
         done();
       },
     });
@@ -452,11 +455,11 @@ describe('queue store', () => {
       ],
     );
     assert.deepEqual(failures, [
-      [1, 10, false],
-      [2, 20, false],
-      [3, undefined, true],
+      [1, 10, false, 'post1'],
+      [2, 20, false, 'post2'],
+      [3, undefined, true, 'post3'],
     ]);
-    assert.deepEqual(dead, ['corr-1']);
+    assert.deepEqual(dead, ['corr-1 at post3']);
     const rows = await store.listDeadLetters();
     assert.equal(rows.length, 1);
     assert.equal(rows[0]!.attempts, 3);

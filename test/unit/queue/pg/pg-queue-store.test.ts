@@ -65,9 +65,14 @@ test('retries then a dead letter; replay delivers it again under a new id', asyn
   let fail = true;
   const seen: QueueMessage[] = [];
   const dead: number[] = [];
+  const steps: (string | undefined)[] = [];
   await q.startConsumer('acme', 'flaky', {
-    handler: async (m) => (seen.push(m), fail ? { kind: 'retry', error: 'boom', policy } : { kind: 'ack' }),
-    onDeadLettered: (d) => dead.push(d.message.id),
+    handler: async (m) => (
+      seen.push(m),
+      fail ? { kind: 'retry', error: 'boom', policy, step: `post${m.attempt}` } : { kind: 'ack' }
+    ),
+    onAttemptFailed: (f) => steps.push(f.step),
+    onDeadLettered: (d) => (dead.push(d.message.id), steps.push(`dead:${d.step}`)),
     pollIntervalMs: 50,
   });
   const { id } = await q.append('acme', 'flaky', { correlationId: 'x', payload: 'p' });
@@ -80,6 +85,7 @@ test('retries then a dead letter; replay delivers it again under a new id', asyn
       [3, true],
     ],
   );
+  assert.deepEqual(steps, ['post1', 'post2', 'post3', 'dead:post3'], 'each report names the step the outcome named');
   const dl = await q.listDeadLetters({ tenant: 'acme' });
   assert.deepEqual(
     dl.map((d) => [d.flow, d.id, d.attempts, d.last_error, d.payload]),

@@ -172,6 +172,26 @@ test('a JSON Lines row is valid JSON whatever its strings hold, and equals the r
   }
 });
 
+test("a terminal row's JSON Line carries its duration and failing step; other lines leave them out", () => {
+  const base: EventRow = {
+    ts: '2026-01-02T03:04:05.678Z',
+    correlation_id: 'c1',
+    tenant: 'acme',
+    flow: 'f',
+    step: null,
+    event: 'dlq_moved',
+    payload: null,
+    payload_truncated: 0,
+    http_status: null,
+    outcome: 'dead_lettered',
+    reason: 'boom',
+  };
+  const terminal = JSON.parse(rowToJsonLine({ ...base, duration_ms: 12.5, failed_step: 'post "x"' }));
+  assert.deepEqual([terminal.duration_ms, terminal.failed_step], [12.5, 'post "x"']);
+  const other = JSON.parse(rowToJsonLine({ ...base, event: 'received' }));
+  assert.equal('duration_ms' in other || 'failed_step' in other, false);
+});
+
 test('rows land in SQLite and the daily JSON Lines file after flush (worker thread)', async () => {
   const d = dirs();
   const log = new EventLog({ logDb: d.logDb, logsDir: d.logsDir, flushIntervalMs: 1000 });
