@@ -1,6 +1,7 @@
 /**
  * `npm run bench:ui`: how fast the management UI's pages answer on a large installation: 10,000
- * flow versions (1,000 flows of 10 versions) and 1,000,000 log rows. Seeds a temporary state
+ * flow versions (1,000 flows of 10 versions), 1,000,000 log rows and a day of rollups in which
+ * every flow ran every minute (2.9 million rows: the charts and live numbers). Seeds a temporary state
  * directory, starts `svc serve`, logs in over HTTP and times each page (median and worst of 10).
  * Loopback only; about a minute.
  */
@@ -15,6 +16,7 @@ import { SqliteArtifactsStore } from '../src/store/sqlite/sqlite-artifacts-store
 import { openDb } from '../src/store/sqlite/db.js';
 import { SqliteEventLogStore } from '../src/store/sqlite/sqlite-event-log-store.js';
 import type { EventRow } from '../src/store/event-log/event-log-row.js';
+import type { RollupRow } from '../src/store/contracts/index.js';
 import { registryMigrations } from '../src/store/sqlite/migrations/registry.js';
 import { SqliteTenantsStore } from '../src/store/sqlite/sqlite-tenants-store.js';
 
@@ -22,6 +24,10 @@ const SVC = resolve(dirname(fileURLToPath(import.meta.url)), '../src/main.js');
 const FLOWS = 1000;
 const VERSIONS = 10;
 const LOG_ROWS = 1_000_000;
+/** Minutes of rollups seeded: a whole day, every flow every minute. */
+const ROLLUP_MINUTES = 1440;
+/** Queues with a sample every minute of the day. */
+const QUEUES = 50;
 const PASSWORD = 'correct horse battery staple';
 
 function seed(db: string): void {
@@ -71,6 +77,64 @@ function seed(db: string): void {
     });
     if (batch.length === 10_000) log.insertMany(batch.splice(0));
   }
+  // The rollups of a day in which every flow ran every minute (the charts' and live numbers' worst
+  // case): a delivery row and a step row per flow and minute, and the all-flows row of each minute.
+  const now = Math.floor(Date.now() / 60_000);
+  const buckets = (n: number) => [0, 0, 0, n, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+  for (let m = now - ROLLUP_MINUTES + 1; m <= now; m++) {
+    const rows: RollupRow[] = [
+      {
+        minute: m,
+        tenant: '',
+        flow: '',
+        door: 'http',
+        step: '',
+        count: FLOWS * 3,
+        failures: FLOWS,
+        sumMs: FLOWS * 21,
+        buckets: buckets(FLOWS * 3),
+      },
+    ];
+    for (let f = 0; f < FLOWS; f++) {
+      const flow = `flow-${f}`;
+      rows.push(
+        {
+          minute: m,
+          tenant: 'big',
+          flow,
+          door: 'http',
+          step: '',
+          count: 3,
+          failures: 1,
+          sumMs: 21,
+          buckets: buckets(3),
+        },
+        {
+          minute: m,
+          tenant: 'big',
+          flow,
+          door: '',
+          step: 'answer',
+          count: 3,
+          failures: 1,
+          sumMs: 6,
+          buckets: buckets(3),
+        },
+      );
+    }
+    log.addAggregates({
+      rollups: rows,
+      queueSamples: Array.from({ length: QUEUES }, (_, q) => ({
+        minute: m,
+        tenant: 'big',
+        flow: `flow-${q}`,
+        backlog: q,
+        retries: 0,
+        processed: m,
+        dead: 1,
+      })),
+    });
+  }
   log.close();
 }
 
@@ -80,7 +144,7 @@ async function main(): Promise<void> {
   const seedStarted = Date.now();
   seed(db);
   process.stdout.write(
-    `seeded ${FLOWS * VERSIONS} flow versions and ${LOG_ROWS} log rows in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s\n`,
+    `seeded ${FLOWS * VERSIONS} flow versions, ${LOG_ROWS} log rows and ${ROLLUP_MINUTES * (2 * FLOWS + 1)} rollup rows (a day, every flow every minute) in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s\n`,
   );
   const child = spawn(process.execPath, [SVC, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db], {
     env: { ...process.env, HOME: home, RUST_LOG: 'warn', SVC_UI_ADMIN_USER: 'admin', SVC_UI_ADMIN_PASS: PASSWORD },
@@ -115,11 +179,14 @@ async function main(): Promise<void> {
       '/ui',
       '/ui/registry',
       '/ui/registry/big/flow-500',
+      '/ui/registry/big/flow-500?window=24h',
       '/ui/executions',
+      '/ui/executions?view=rows',
       '/ui/executions?flow=flow-7',
       '/ui/executions?correlation_id=c-123456',
       '/ui/executions/c-499999',
       '/ui/queues',
+      '/ui/queues?tenant=big&flow=flow-7',
       '/ui/audit',
       '/ui/settings',
     ];

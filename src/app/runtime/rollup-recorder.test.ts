@@ -34,10 +34,14 @@ test('one row per minute, tenant, flow and door or step; counts, failures, time 
   r.executed('acme', 'orders', 'http', 'succeeded', 0.004);
   const rows = r.drain();
   const line = (x: (typeof rows)[number]) => `${x.minute} ${x.door || '-'} ${x.step || '-'} ${x.count} ${x.failures}`;
-  assert.deepEqual(rows.map(line), ['7 http - 2 1', '7 queue - 1 0', '7 - check 1 0', '8 http - 1 0']);
-  assert.equal(rows[0]!.sumMs, 304);
-  assert.equal(rows[0]!.buckets[latencyBucket(4)], 1);
-  assert.equal(rows[0]!.buckets[latencyBucket(300)], 1);
+  const flowRows = rows.filter((x) => x.flow === 'orders');
+  assert.deepEqual(flowRows.map(line), ['7 http - 2 1', '7 queue - 1 0', '7 - check 1 0', '8 http - 1 0']);
+  // Each delivery also counts in the all-flows row of its door (tenant and flow ''); steps do not.
+  const all = rows.filter((x) => x.tenant === '' && x.flow === '');
+  assert.deepEqual(all.map(line), ['7 http - 2 1', '7 queue - 1 0', '8 http - 1 0']);
+  assert.equal(flowRows[0]!.sumMs, 304);
+  assert.equal(flowRows[0]!.buckets[latencyBucket(4)], 1);
+  assert.equal(flowRows[0]!.buckets[latencyBucket(300)], 1);
   assert.deepEqual(r.drain(), [], 'a drain starts afresh');
 });
 

@@ -12,7 +12,10 @@ export const LATENCY_BOUNDS_MS: readonly number[] = [
 ];
 export const LATENCY_BUCKETS = LATENCY_BOUNDS_MS.length + 1;
 
-/** A delivery row has a door and no step; a step row has a step and no door (`''`). */
+/**
+ * A delivery row has a door and no step; a step row has a step and no door (`''`). A delivery row
+ * with tenant and flow `''` counts every flow (the all-flows row).
+ */
 export interface RollupKey {
   /** Whole minutes since the epoch (UTC). */
   readonly minute: number;
@@ -44,7 +47,11 @@ export interface RollupQuery {
   level: 'delivery' | 'step';
   /** Sum into one point per `minute`, per `hour` (its first minute), or one for the whole `window` (minute: fromMinute). */
   per: 'minute' | 'hour' | 'window';
-  /** Keep each flow apart (tenant and flow set on every point); otherwise summed over the flows (both `''`). @default false */
+  /**
+   * Keep each flow apart (tenant and flow set on every point); otherwise summed over the flows (both
+   * `''`). For delivery rows without a tenant or flow either, the all-flows rows (tenant and flow
+   * `''`, written beside each flow's) are read instead of summing every flow's. @default false
+   */
   byFlow?: boolean;
 }
 
@@ -125,6 +132,9 @@ export function rollupSelect(q: RollupQuery, param: (n: number) => string): { sq
   const flows = q.byFlow === true ? ['tenant', 'flow'] : [];
   const where = [`minute >= ${arg(q.fromMinute)}`, `minute < ${arg(q.toMinute)}`];
   where.push(q.level === 'delivery' ? "step = ''" : "door = ''");
+  // Every flow summed: the all-flows rows alone; otherwise never them (they would count twice).
+  const everyFlow = q.level === 'delivery' && q.byFlow !== true && q.tenant === undefined && q.flow === undefined;
+  where.push(everyFlow ? "tenant = '' AND flow = ''" : "tenant <> ''");
   if (q.tenant !== undefined) where.push(`tenant = ${arg(q.tenant)}`);
   if (q.flow !== undefined) where.push(`flow = ${arg(q.flow)}`);
   const groups = [...(q.per === 'window' ? [] : [period]), ...flows, 'door', 'step'];

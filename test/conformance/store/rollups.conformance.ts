@@ -82,6 +82,10 @@ export function rollupsConformance(kind: BackendKind): void {
           row(5, 'invoices', '', 'check', 7, 1, 2),
           row(5, 'invoices', '', 'answer', 5, 2),
           row(5, 'orders', 'http', '', 1, 3, 0, 'globex'),
+          // The all-flows rows the recorder writes beside them (tenant and flow '').
+          row(0, '', 'http', '', 3, 3, 0, ''),
+          row(5, '', 'http', '', 8, 3, 2, ''),
+          row(60, '', 'http', '', 4, 3, 0, ''),
         ]);
         await log.flush();
         const range = { fromMinute: T0, toMinute: T0 + 120 };
@@ -144,6 +148,7 @@ export function rollupsConformance(kind: BackendKind): void {
         const cutoffIso = new Date((T0 + 10) * 60_000).toISOString();
         await log.retainRows({ cutoffIso, sliceRows: 1000 });
         const left = await s.eventLog.rollups({
+          tenant: 'acme',
           fromMinute: T0,
           toMinute: T0 + 60,
           level: 'delivery',
