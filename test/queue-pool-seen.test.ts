@@ -62,7 +62,7 @@ describe('a queue waiting for a worker slot', () => {
     const queuesPage = await (await fetch(`${server.url}/ui/queues`, { headers: { cookie } })).text();
     assert.match(
       queuesPage,
-      /acme\/waiting<\/td>(?:\s*<td[^>]*>[^<]*<\/td>){4}\s*<td>waiting for a worker slot, \d+\.\d s<\/td>/,
+      /acme\/waiting<\/a><\/td>(?:\s*<td[^>]*>[^<]*<\/td>){4}\s*<td>waiting for a worker slot, \d+\.\d s<\/td>/,
     );
 
     await waitFor('the waiting queue served after the slow one', () => backend.delivered.get('w-0') === 1, 20_000);
