@@ -5,18 +5,16 @@
  * reaches and a hostile expression shown as text.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { createKey, createTenant, deployFlow, deployFlows, flow } from './helpers/registry-setup.js';
-import { makeSandbox, ON_PG_STORE, startServer, svc, type ServerProcess } from './helpers/svc.js';
+import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
+import { browserLogIn, launchChromium, shotsDir, UI_PASSWORD, WITHOUT_CHROMIUM } from './helpers/ui-browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const DOCS_SHOTS = join(ROOT, 'docs', 'ui');
-const PASSWORD = 'correct horse battery staple';
 const HOSTILE = 'ctx.input.items.filter(x, x.name != "</text><script>window.pwned = 1</script>")';
 
 const demo = (name: string) => readFileSync(join(ROOT, 'examples', 'demo', `${name}.flow.md`), 'utf8');
@@ -48,10 +46,10 @@ const DEMO_DIAGRAMS: Record<string, { nodes: string[]; links: string[] }> = {
 
 describe(
   'a flow diagram: svc flows show --format, and the Registry page in a browser',
-  { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install -y chromium)` },
+  { skip: WITHOUT_CHROMIUM },
   () => {
     const sandbox = makeSandbox();
-    const shots = ON_PG_STORE ? join(sandbox.home, 'shots') : DOCS_SHOTS;
+    const shots = shotsDir(sandbox);
     let server: ServerProcess;
     let browser: Browser;
     let page: Page;
@@ -76,17 +74,9 @@ describe(
         sandbox,
         flow('acme', 'hostile', '', `## Step: each\nforeach: ${HOSTILE}\n\`\`\`ntd\n{"n": 1}\n\`\`\``),
       );
-      server = await startServer(sandbox, [], { SVC_UI_ADMIN_USER: 'admin', SVC_UI_ADMIN_PASS: PASSWORD });
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
-      });
-      page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-      await page.goto(`${server.url}/ui/login`);
-      await page.fill('input[name=username]', 'admin');
-      await page.fill('input[name=password]', PASSWORD);
-      await page.click('button[type=submit]');
-      await page.waitForURL(`${server.url}/ui`);
+      server = await startServer(sandbox, [], { SVC_UI_ADMIN_USER: 'admin', SVC_UI_ADMIN_PASS: UI_PASSWORD });
+      browser = await launchChromium();
+      page = await browserLogIn(browser, server.url, 'admin');
     });
     after(async () => {
       await browser?.close();
