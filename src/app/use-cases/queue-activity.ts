@@ -46,7 +46,15 @@ export async function queueActivity(
 ): Promise<QueueSeries[]> {
   const { fromMinute, toMinute } = minuteRange(WINDOWS.minute, nowMs);
   const samples = await events.queueSamples({ ...scope, fromMinute, toMinute });
-  const runs = await events.rollups({ ...scope, fromMinute, toMinute, level: 'delivery', per: 'minute', byFlow: true });
+  const runs = await events.rollups({
+    ...scope,
+    fromMinute,
+    toMinute,
+    level: 'delivery',
+    door: 'queue',
+    per: 'minute',
+    byFlow: true,
+  });
   const minutes = Array.from({ length: toMinute - fromMinute }, (_, i) => fromMinute + i);
   const queues = new Map<string, { tenant: string; flow: string; at: Map<number, QueueSample>; processed: number[] }>();
   const queueOf = (tenant: string, flow: string) => {

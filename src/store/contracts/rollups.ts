@@ -45,6 +45,8 @@ export interface RollupQuery {
   toMinute: number;
   /** `delivery` rows (per door) or `step` rows. */
   level: 'delivery' | 'step';
+  /** Delivery rows of this door only. */
+  door?: string;
   /** Sum into one point per `minute`, per `hour` (its first minute), or one for the whole `window` (minute: fromMinute). */
   per: 'minute' | 'hour' | 'window';
   /**
@@ -136,6 +138,7 @@ export function rollupSelect(q: RollupQuery, param: (n: number) => string): { sq
   const everyFlow = q.level === 'delivery' && q.byFlow !== true && q.tenant === undefined && q.flow === undefined;
   where.push(everyFlow ? "tenant = '' AND flow = ''" : "tenant <> ''");
   if (q.tenant !== undefined) where.push(`tenant = ${arg(q.tenant)}`);
+  if (q.door !== undefined) where.push(`door = ${arg(q.door)}`);
   if (q.flow !== undefined) where.push(`flow = ${arg(q.flow)}`);
   const groups = [...(q.per === 'window' ? [] : [period]), ...flows, 'door', 'step'];
   const sums = ROLLUP_ADDED_COLUMNS.map((c) => `SUM(${c}) AS ${c}`).join(', ');
