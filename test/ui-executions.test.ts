@@ -9,6 +9,7 @@ import { logRows, waitForLogRows } from './helpers/log-reads.js';
 import { createKey, createTenant, deployFlow, flow } from './helpers/registry-setup.js';
 import { makeSandbox, startServer, svc, type ServerProcess } from './helpers/svc.js';
 import { uiLogin } from './helpers/ui-login.js';
+import { sendDelivery } from './helpers/flow-calls.js';
 
 const PASSWORD = 'a long enough passphrase 42';
 const ECHO = '## Step: echo\n```ntd\n{"who": "{{ ctx.input.who }}"}\n```';
@@ -180,18 +181,8 @@ describe("the Overview's counters link to the rows they count", () => {
     const res = await fetch(`${server.url}${path}`, { headers: { cookie } });
     return { status: res.status, text: await res.text() };
   };
-  const call = async (name: string, door: 'run' | 'enqueue', correlationId: string, body: unknown) => {
-    const res = await fetch(`${server.url}/flows/acme/${name}/${door}`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${key}`,
-        'content-type': 'application/json',
-        'x-correlation-id': correlationId,
-      },
-      body: JSON.stringify(body),
-    });
-    return res.status;
-  };
+  const call = (name: string, door: 'run' | 'enqueue', correlationId: string, body: unknown) =>
+    sendDelivery(server.url, key, { tenant: 'acme', flow: name, door }, correlationId, body);
 
   before(async () => {
     createTenant(sandbox, 'acme');
