@@ -12,15 +12,22 @@ export function isoSeconds(ms: number): string {
   return lastSecondIso;
 }
 
-let lastMs = -1;
-let lastMsIso = '';
-/** `new Date(ms).toISOString()`, formatted once per millisecond (queue records stamp thousands a second). */
+let msSecond = -1;
+let msSecondPrefix = '';
+/**
+ * `new Date(ms).toISOString()` for a whole number of ms: the second's text (up to its '.') is
+ * formatted once per second and the milliseconds appended (log rows stamp thousands a second, each
+ * a different millisecond more often than not).
+ */
 export function isoMillis(ms: number = Date.now()): string {
-  if (ms !== lastMs) {
-    lastMs = ms;
-    lastMsIso = new Date(ms).toISOString();
+  const second = Math.floor(ms / 1000);
+  if (second !== msSecond) {
+    msSecond = second;
+    msSecondPrefix = new Date(second * 1000).toISOString().slice(0, -4);
   }
-  return lastMsIso;
+  const milli = ms - second * 1000;
+  if (!Number.isInteger(milli)) return new Date(ms).toISOString();
+  return msSecondPrefix + (milli < 10 ? '00' : milli < 100 ? '0' : '') + milli + 'Z';
 }
 
 /** ISO 8601 UTC with seconds: the one format of stored timestamps. */

@@ -85,3 +85,34 @@ test("the engine's step timer: each step's run, a called flow's steps under that
   await assert.rejects(runFlow(caller, { n: 0 }, { correlationId: 'c2' }, deps));
   assert.deepEqual(told, ['caller:first failed']);
 });
+
+test('no count is lost when the clock moves on, or back, between drains', () => {
+  let now = 7 * MINUTE;
+  const r = new RollupRecorder(() => now);
+  const minutes = [7, 8, 8, 7, 9, 9, 9]; // the clock stepped back once (an NTP correction)
+  for (const m of minutes) {
+    now = m * MINUTE + 30_000;
+    r.executed('acme', 'orders', 'http', 'succeeded', 0.001);
+    r.stepRan({ tenant: 'acme', flow: 'orders' } as FlowIR, 'check', 0.5, false);
+  }
+  const rows = r.drain();
+  // What the store holds after adding each row to its key.
+  const held = new Map<string, number>();
+  for (const x of rows) {
+    const key = `${x.minute} ${x.tenant || '*'} ${x.door || '-'} ${x.step || '-'}`;
+    held.set(key, (held.get(key) ?? 0) + x.count);
+  }
+  assert.deepEqual(Object.fromEntries(held), {
+    '7 acme http -': 2,
+    '7 acme - check': 2,
+    '7 * http -': 2,
+    '8 acme http -': 2,
+    '8 acme - check': 2,
+    '8 * http -': 2,
+    '9 acme http -': 3,
+    '9 acme - check': 3,
+    '9 * http -': 3,
+  });
+  now = 10 * MINUTE;
+  assert.deepEqual(r.drain(), [], 'a drain starts afresh');
+});

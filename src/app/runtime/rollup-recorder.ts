@@ -17,55 +17,119 @@ export function deliveryFailed(outcome: ExecutionOutcome): boolean {
   return outcome === 'failed' || outcome === 'fault_handled' || outcome === 'busy';
 }
 
+/** One flow's rows of a minute: a row per door its deliveries came by, a row per step that ran. */
+interface FlowCounts {
+  readonly doors: Map<string, RollupRow>;
+  readonly steps: Map<string, RollupRow>;
+}
+
+/** What a minute counted, found by tenant, then flow, then door or step: short keys, no key built per count. */
+interface MinuteCounts {
+  readonly minute: number;
+  readonly flows: Map<string, Map<string, FlowCounts>>;
+  /** The all-flows rows (tenant and flow ''), by door. */
+  readonly all: Map<string, RollupRow>;
+}
+
+function emptyMinute(minute: number): MinuteCounts {
+  return { minute, flows: new Map(), all: new Map() };
+}
+
+/** The row of `key` in `rows`, made (at zero) on its first count. */
+function rowIn(
+  rows: Map<string, RollupRow>,
+  minute: number,
+  tenant: string,
+  flow: string,
+  door: string,
+  step: string,
+): RollupRow {
+  const key = door === '' ? step : door;
+  let row = rows.get(key);
+  if (row === undefined) {
+    row = {
+      minute,
+      tenant,
+      flow,
+      door,
+      step,
+      count: 0,
+      failures: 0,
+      sumMs: 0,
+      buckets: new Array<number>(LATENCY_BUCKETS).fill(0),
+    };
+    rows.set(key, row);
+  }
+  return row;
+}
+
+function count(row: RollupRow, ms: number, failed: boolean): void {
+  row.count++;
+  if (failed) row.failures++;
+  row.sumMs += ms;
+  row.buckets[latencyBucket(ms)]!++;
+}
+
+/** A minute's rows: each flow's doors then steps, then the all-flows rows. */
+function rowsOf(m: MinuteCounts): RollupRow[] {
+  const rows: RollupRow[] = [];
+  for (const flows of m.flows.values())
+    for (const f of flows.values()) rows.push(...f.doors.values(), ...f.steps.values());
+  rows.push(...m.all.values());
+  return rows;
+}
+
 export class RollupRecorder implements ExecutionObserver {
-  #rows = new Map<string, RollupRow>();
+  /** The minute being counted; rows of earlier minutes wait in #earlier until the next drain. */
+  #current: MinuteCounts;
+  #earlier: RollupRow[] = [];
   readonly #now: () => number;
 
   constructor(now: () => number = Date.now) {
     this.#now = now;
+    this.#current = emptyMinute(Math.floor(now() / 60_000));
   }
 
   executed(tenant: string, flow: string, door: RunMeta['door'], outcome: ExecutionOutcome, seconds: number): void {
     const failed = deliveryFailed(outcome);
-    this.#add(tenant, flow, door, '', seconds * 1000, failed);
+    const m = this.#minute();
+    const ms = seconds * 1000;
+    count(rowIn(this.#flow(m, tenant, flow).doors, m.minute, tenant, flow, door, ''), ms, failed);
     // And into the all-flows row (tenant and flow ''), so a chart of every flow reads one row a minute.
-    this.#add('', '', door, '', seconds * 1000, failed);
+    count(rowIn(m.all, m.minute, '', '', door, ''), ms, failed);
   }
 
   /** The engine's step timer (RunDeps.stepTimer). */
   readonly stepRan = (ir: FlowIR, step: string, ms: number, failed: boolean): void => {
-    this.#add(ir.tenant, ir.flow, '', step, ms, failed);
+    const m = this.#minute();
+    count(rowIn(this.#flow(m, ir.tenant, ir.flow).steps, m.minute, ir.tenant, ir.flow, '', step), ms, failed);
   };
 
-  /** The rows counted since the last drain (one per key), and a fresh start. */
+  /** The rows counted since the last drain (one per key and minute), and a fresh start. */
   drain(): RollupRow[] {
-    const rows = [...this.#rows.values()];
-    this.#rows = new Map();
+    const rows = this.#earlier;
+    rows.push(...rowsOf(this.#current));
+    this.#earlier = [];
+    this.#current = emptyMinute(this.#current.minute);
     return rows;
   }
 
-  #add(tenant: string, flow: string, door: string, step: string, ms: number, failed: boolean): void {
+  /** The current minute's counts; when the clock has moved on, the last minute's rows are set aside first. */
+  #minute(): MinuteCounts {
     const minute = Math.floor(this.#now() / 60_000);
-    const key = `${minute}\u0000${tenant}\u0000${flow}\u0000${door}\u0000${step}`;
-    let row = this.#rows.get(key);
-    if (row === undefined) {
-      row = {
-        minute,
-        tenant,
-        flow,
-        door,
-        step,
-        count: 0,
-        failures: 0,
-        sumMs: 0,
-        buckets: new Array<number>(LATENCY_BUCKETS).fill(0),
-      };
-      this.#rows.set(key, row);
+    if (minute !== this.#current.minute) {
+      this.#earlier.push(...rowsOf(this.#current));
+      this.#current = emptyMinute(minute);
     }
-    row.count++;
-    if (failed) row.failures++;
-    row.sumMs += ms;
-    row.buckets[latencyBucket(ms)]!++;
+    return this.#current;
+  }
+
+  #flow(m: MinuteCounts, tenant: string, flow: string): FlowCounts {
+    let flows = m.flows.get(tenant);
+    if (flows === undefined) m.flows.set(tenant, (flows = new Map()));
+    let f = flows.get(flow);
+    if (f === undefined) flows.set(flow, (f = { doors: new Map(), steps: new Map() }));
+    return f;
   }
 }
 
