@@ -3,10 +3,12 @@
  * flow versions (1,000 flows of 10 versions), 1,000,000 log rows and a day of rollups in which
  * every flow ran every minute (2.9 million rows: the charts and live numbers). Seeds a temporary state
  * directory, starts `svc serve`, logs in over HTTP and times each page (median and worst of 10).
- * Loopback only; about a minute.
+ * Loopback only. Seeding takes a few minutes; with SVC_BENCH_UI_STATE=<dir> the seeded state
+ * directory is kept in <dir>, and a later run with the same <dir> reuses it (the log rows replaced,
+ * the rollups brought up to the minute: a few seconds).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +19,7 @@ import { openDb } from '../src/store/sqlite/db.js';
 import { SqliteEventLogStore } from '../src/store/sqlite/sqlite-event-log-store.js';
 import type { EventRow } from '../src/store/event-log/event-log-row.js';
 import type { RollupRow } from '../src/store/contracts/index.js';
+import { logMigrations } from '../src/store/sqlite/migrations/log.js';
 import { registryMigrations } from '../src/store/sqlite/migrations/registry.js';
 import { SqliteTenantsStore } from '../src/store/sqlite/sqlite-tenants-store.js';
 
@@ -30,7 +33,7 @@ const ROLLUP_MINUTES = 1440;
 const QUEUES = 50;
 const PASSWORD = 'correct horse battery staple';
 
-function seed(db: string): void {
+function seedRegistry(db: string): void {
   const registry = openDb(db, registryMigrations);
   new SqliteTenantsStore(registry).create({
     id: 'big',
@@ -57,7 +60,13 @@ function seed(db: string): void {
     }
   })();
   registry.close();
-  const log = SqliteEventLogStore.open(statePaths(db).logDb);
+}
+
+/** LOG_ROWS rows, 10 ms apart, the newest now (a reused state directory's rows are replaced). */
+function seedEvents(log: SqliteEventLogStore, db: string): void {
+  const raw = openDb(statePaths(db).logDb, logMigrations);
+  raw.exec('DELETE FROM events');
+  raw.close();
   const start = Date.now() - LOG_ROWS * 10;
   const batch: EventRow[] = [];
   for (let i = 0; i < LOG_ROWS; i++) {
@@ -77,11 +86,17 @@ function seed(db: string): void {
     });
     if (batch.length === 10_000) log.insertMany(batch.splice(0));
   }
-  // The rollups of a day in which every flow ran every minute (the charts' and live numbers' worst
-  // case): a delivery row and a step row per flow and minute, and the all-flows row of each minute.
-  const now = Math.floor(Date.now() / 60_000);
+}
+
+/**
+ * The rollups of the minutes `from` to `to` (inclusive) of a day in which every flow ran every
+ * minute (the charts' and live numbers' worst case): a delivery row and a step row per flow and
+ * minute, and the all-flows row of each minute; and 50 queues' samples. Added as the event writer
+ * adds them (addAggregates, a minute a call).
+ */
+function seedRollups(log: SqliteEventLogStore, from: number, to: number): void {
   const buckets = (n: number) => [0, 0, 0, n, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
-  for (let m = now - ROLLUP_MINUTES + 1; m <= now; m++) {
+  for (let m = from; m <= to; m++) {
     const rows: RollupRow[] = [
       {
         minute: m,
@@ -135,16 +150,46 @@ function seed(db: string): void {
       })),
     });
   }
+}
+
+/**
+ * Seeds the state directory of `db`. With `reuse` (a directory seeded by an earlier run, its last
+ * rollup minute), keeps the registry, replaces the log rows (so the last hour holds as many as on a
+ * fresh seed) and brings the day of rollups up to now: the minutes since the earlier run are added,
+ * and those older than a day deleted as retention deletes them.
+ */
+function seed(db: string, reuse: number | undefined): number {
+  const now = Math.floor(Date.now() / 60_000);
+  const first = now - ROLLUP_MINUTES + 1;
+  if (reuse === undefined) seedRegistry(db);
+  const log = SqliteEventLogStore.open(statePaths(db).logDb);
+  seedEvents(log, db);
+  if (reuse === undefined || reuse < first) {
+    if (reuse !== undefined) log.deleteRollupsBefore(now + 1);
+    seedRollups(log, first, now);
+  } else {
+    log.deleteRollupsBefore(first);
+    seedRollups(log, reuse + 1, now);
+  }
   log.close();
+  return now;
 }
 
 async function main(): Promise<void> {
-  const home = mkdtempSync(join(tmpdir(), 'svc-bench-ui-'));
+  // SVC_BENCH_UI_STATE=<dir>: seed into <dir> and keep it; a later run with the same <dir> reuses
+  // it (seconds instead of minutes: see seed). Without it, a temporary directory, removed after.
+  const kept = process.env.SVC_BENCH_UI_STATE;
+  const home = kept === undefined || kept === '' ? mkdtempSync(join(tmpdir(), 'svc-bench-ui-')) : resolve(kept);
   const db = join(home, 'state', 'registry.db');
+  const marker = join(home, 'bench-ui-seeded.json');
+  const reuse = existsSync(marker)
+    ? (JSON.parse(readFileSync(marker, 'utf8')) as { lastMinute: number }).lastMinute
+    : undefined;
   const seedStarted = Date.now();
-  seed(db);
+  const lastMinute = seed(db, reuse);
+  if (kept !== undefined && kept !== '') writeFileSync(marker, JSON.stringify({ lastMinute }));
   process.stdout.write(
-    `seeded ${FLOWS * VERSIONS} flow versions, ${LOG_ROWS} log rows and ${ROLLUP_MINUTES * (2 * FLOWS + 1)} rollup rows (a day, every flow every minute) in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s\n`,
+    `${reuse === undefined ? 'seeded' : `brought ${home} up to date:`} ${FLOWS * VERSIONS} flow versions, ${LOG_ROWS} log rows and ${ROLLUP_MINUTES * (2 * FLOWS + 1)} rollup rows (a day, every flow every minute) in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s\n`,
   );
   const child = spawn(process.execPath, [SVC, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db], {
     env: { ...process.env, HOME: home, RUST_LOG: 'warn', SVC_UI_ADMIN_USER: 'admin', SVC_UI_ADMIN_PASS: PASSWORD },
@@ -209,7 +254,7 @@ async function main(): Promise<void> {
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
-    rmSync(home, { recursive: true, force: true });
+    if (kept === undefined || kept === '') rmSync(home, { recursive: true, force: true });
   }
 }
 

@@ -81,10 +81,10 @@ export async function busiestFlows(
   limit = 10,
 ): Promise<FlowActivity[]> {
   const { fromMinute, toMinute } = minuteRange(WINDOWS.minute, nowMs);
-  // The hour's totals per flow (one summed row each, doors added here), then the minutes of the
-  // busiest alone: never every flow's every minute.
+  // The hour's totals per flow (one summed row each, doors added here; counts alone, which the
+  // store reads from an index), then the minutes of the busiest alone: never every flow's every minute.
   const totals = new Map<string, { tenant: string; flow: string; count: number; failures: number }>();
-  for (const r of await events.rollups({ fromMinute, toMinute, level: 'delivery', per: 'window', byFlow: true })) {
+  for (const r of await events.rollupCounts({ fromMinute, toMinute, level: 'delivery', per: 'window', byFlow: true })) {
     const key = `${r.tenant}/${r.flow}`;
     const t = totals.get(key) ?? { tenant: r.tenant, flow: r.flow, count: 0, failures: 0 };
     t.count += r.count;
@@ -98,7 +98,7 @@ export async function busiestFlows(
   for (const f of busiest) {
     const perMinute = new Array<number>(WINDOWS.minute).fill(0);
     const scope = { tenant: f.tenant, flow: f.flow, fromMinute, toMinute };
-    for (const r of await events.rollups({ ...scope, level: 'delivery', per: 'minute' }))
+    for (const r of await events.rollupCounts({ ...scope, level: 'delivery', per: 'minute' }))
       perMinute[r.minute - fromMinute]! += r.count;
     out.push({ ...f, perMinute });
   }

@@ -9,10 +9,12 @@ const NOW = Date.UTC(2026, 10, 28, 12, 30, 20);
 const MINUTE = Math.floor(NOW / 60_000);
 
 function store(samples: QueueSample[], rows: RollupRow[]): EventLogStore {
-  return {
+  const reads: Pick<EventLogStore, 'queueSamples' | 'rollupCounts'> = {
     queueSamples: (q) => samples.filter((s) => s.minute >= q.fromMinute && s.minute < q.toMinute),
-    rollups: (q: RollupQuery) => rows.filter((r) => r.minute >= q.fromMinute && r.minute < q.toMinute && r.step === ''),
-  } as EventLogStore;
+    rollupCounts: (q: RollupQuery) =>
+      rows.filter((r) => r.minute >= q.fromMinute && r.minute < q.toMinute && r.step === ''),
+  };
+  return reads as EventLogStore;
 }
 
 const row = (minute: number, flow: string, door: string, count: number, failures: number): RollupRow => ({

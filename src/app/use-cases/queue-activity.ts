@@ -46,7 +46,7 @@ export async function queueActivity(
 ): Promise<QueueSeries[]> {
   const { fromMinute, toMinute } = minuteRange(WINDOWS.minute, nowMs);
   const samples = await events.queueSamples({ ...scope, fromMinute, toMinute });
-  const runs = await events.rollups({
+  const runs = await events.rollupCounts({
     ...scope,
     fromMinute,
     toMinute,

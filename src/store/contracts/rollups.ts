@@ -60,6 +60,15 @@ export interface RollupQuery {
 /** A point of a series: the rows of one period (and door or step, and flow when asked) summed. */
 export type RollupPoint = RollupRow;
 
+/**
+ * A point with its counts alone (no time, no histogram): what `rollupCounts` answers, for the
+ * readers that need no latency (the busiest flows, the queue charts).
+ */
+export interface RollupCount extends RollupKey {
+  count: number;
+  failures: number;
+}
+
 /** Rows are added per key: what the writers upsert (ON CONFLICT adds each column). */
 export const ROLLUP_COLUMNS: readonly string[] = [
   'minute',
@@ -114,12 +123,21 @@ export function rollupValues(r: RollupRow): unknown[] {
   return [r.minute, r.tenant, r.flow, r.door, r.step, r.count, r.failures, r.sumMs, ...r.buckets];
 }
 
+/** The columns `rollupCounts` sums: on delivery rows, those the covering index (rollups_delivery) holds. */
+export const ROLLUP_COUNT_COLUMNS: readonly string[] = ['count', 'failures'];
+
 /**
  * The one SELECT both stores run for `rollups(q)`: the rows of the range and level, summed per
  * period (and flow when asked), door and step, in that order. `param(n)` names the n-th
  * placeholder (`?` on SQLite, `$n` on PostgreSQL). Column names and expressions are constants.
+ * `sum` names the columns summed: every counted one by default; ROLLUP_COUNT_COLUMNS for
+ * `rollupCounts`, which on delivery rows the covering index answers without reading the table.
  */
-export function rollupSelect(q: RollupQuery, param: (n: number) => string): { sql: string; args: unknown[] } {
+export function rollupSelect(
+  q: RollupQuery,
+  param: (n: number) => string,
+  sum: readonly string[] = ROLLUP_ADDED_COLUMNS,
+): { sql: string; args: unknown[] } {
   const args: unknown[] = [];
   const arg = (v: unknown): string => {
     args.push(v);
@@ -141,7 +159,7 @@ export function rollupSelect(q: RollupQuery, param: (n: number) => string): { sq
   if (q.door !== undefined) where.push(`door = ${arg(q.door)}`);
   if (q.flow !== undefined) where.push(`flow = ${arg(q.flow)}`);
   const groups = [...(q.per === 'window' ? [] : [period]), ...flows, 'door', 'step'];
-  const sums = ROLLUP_ADDED_COLUMNS.map((c) => `SUM(${c}) AS ${c}`).join(', ');
+  const sums = sum.map((c) => `SUM(${c}) AS ${c}`).join(', ');
   const named = q.byFlow === true ? 'tenant, flow' : "'' AS tenant, '' AS flow";
   const sql =
     `SELECT ${period} AS minute, ${named}, door, step, ${sums} FROM rollups WHERE ${where.join(' AND ')} ` +
@@ -161,6 +179,19 @@ export function rollupFromRecord(r: Record<string, unknown>): RollupRow {
     failures: Number(r.failures),
     sumMs: Number(r.sum_ms),
     buckets: BUCKET_COLUMNS.map((c) => Number(r[c])),
+  };
+}
+
+/** A stored row's counts (columns as both schemas name them) as a RollupCount. */
+export function rollupCountFromRecord(r: Record<string, unknown>): RollupCount {
+  return {
+    minute: Number(r.minute),
+    tenant: String(r.tenant),
+    flow: String(r.flow),
+    door: String(r.door),
+    step: String(r.step),
+    count: Number(r.count),
+    failures: Number(r.failures),
   };
 }
 

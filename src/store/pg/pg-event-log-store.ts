@@ -18,11 +18,14 @@ import {
   type StoredEvent,
   type TraceQuery,
   rollupFromRecord,
+  rollupCountFromRecord,
+  ROLLUP_COUNT_COLUMNS,
   rollupSelect,
   queueSampleFromRecord,
   queueSampleSelect,
   type QueueSample,
   type QueueSampleQuery,
+  type RollupCount,
   type RollupPoint,
   type RollupQuery,
 } from '../contracts/index.js';
@@ -121,5 +124,10 @@ export class PgEventLogStore implements EventLogStore {
   async rollups(q: RollupQuery): Promise<RollupPoint[]> {
     const { sql, args } = rollupSelect(q, (n) => `$${n}`);
     return (await this.db.query<Record<string, unknown>>(sql, args)).rows.map(rollupFromRecord);
+  }
+
+  async rollupCounts(q: RollupQuery): Promise<RollupCount[]> {
+    const { sql, args } = rollupSelect(q, (n) => `$${n}`, ROLLUP_COUNT_COLUMNS);
+    return (await this.db.query<Record<string, unknown>>(sql, args)).rows.map(rollupCountFromRecord);
   }
 }

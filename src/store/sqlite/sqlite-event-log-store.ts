@@ -18,8 +18,11 @@ import {
   ROLLUP_ADDED_COLUMNS,
   ROLLUP_INSERT_COLUMNS,
   rollupFromRecord,
+  rollupCountFromRecord,
+  ROLLUP_COUNT_COLUMNS,
   rollupSelect,
   rollupValues,
+  type RollupCount,
   type RollupPoint,
   type RollupQuery,
   statusRange,
@@ -242,6 +245,11 @@ export class SqliteEventLogStore implements EventLogStore {
   rollups(q: RollupQuery): RollupPoint[] {
     const { sql, args } = rollupSelect(q, () => '?');
     return (this.#db.prepare(sql).all(...args) as Record<string, unknown>[]).map(rollupFromRecord);
+  }
+
+  rollupCounts(q: RollupQuery): RollupCount[] {
+    const { sql, args } = rollupSelect(q, () => '?', ROLLUP_COUNT_COLUMNS);
+    return (this.#db.prepare(sql).all(...args) as Record<string, unknown>[]).map(rollupCountFromRecord);
   }
 
   /** Deletes the rollups and queue samples of minutes before `minute` (retention, with the rows). */

@@ -5,7 +5,13 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LATENCY_BUCKETS, latencyBucket, type RollupRow } from '../../../src/store/contracts/index.js';
+import {
+  LATENCY_BUCKETS,
+  latencyBucket,
+  type RollupCount,
+  type RollupQuery,
+  type RollupRow,
+} from '../../../src/store/contracts/index.js';
 import type { EventLog } from '../../../src/store/event-log/event-log.js';
 import type { BackendKind, StoreBackend } from './backend.js';
 import { withShared, withStore } from './registry.conformance.js';
@@ -43,6 +49,9 @@ async function withLog(kind: BackendKind, fn: (s: StoreBackend, log: EventLog) =
 /** Points as `minute-offset flow door/step count failures` lines, easy to compare. */
 const lines = (points: readonly RollupRow[]): string[] =>
   points.map((p) => `${p.minute - T0} ${p.tenant}/${p.flow} ${p.door}${p.step} ${p.count} ${p.failures}`);
+
+/** What a RollupCount carries: its key and its counts, nothing read from the histogram. */
+const COUNT_KEYS = ['minute', 'tenant', 'flow', 'door', 'step', 'count', 'failures'];
 
 export function rollupsConformance(kind: BackendKind): void {
   describe(`rollups (${kind.name})`, () => {
@@ -109,6 +118,68 @@ export function rollupsConformance(kind: BackendKind): void {
         assert.deepEqual(
           await s.eventLog.rollups({ fromMinute: T0 + 500, toMinute: T0 + 600, level: 'delivery', per: 'minute' }),
           [],
+        );
+      }));
+
+    test('rollupCounts answers the points of rollups, counts alone, for every shape of query; retention cuts them too', async () =>
+      withLog(kind, async (s, log) => {
+        log.writeRollups([
+          row(0, 'orders', 'http', '', 2, 3, 1),
+          row(0, 'orders', 'queue', '', 4, 3, 1),
+          row(1, 'orders', 'queue', '', 1, 3),
+          row(59, 'orders', 'http', '', 1, 3),
+          row(60, 'orders', 'http', '', 4, 3, 2),
+          row(5, 'invoices', 'http', '', 7, 3, 2),
+          row(5, 'invoices', '', 'check', 7, 1, 2),
+          row(5, 'invoices', '', 'answer', 5, 2),
+          row(5, 'orders', 'queue', '', 1, 3, 1, 'globex'),
+          row(0, '', 'http', '', 2, 3, 1, ''),
+          row(0, '', 'queue', '', 4, 3, 1, ''),
+          row(5, '', 'http', '', 7, 3, 2, ''),
+          row(5, '', 'queue', '', 1, 3, 1, ''),
+          row(60, '', 'http', '', 4, 3, 2, ''),
+        ]);
+        // Added twice: the counts of a key add up in the index as in the table.
+        log.writeRollups([row(1, 'orders', 'queue', '', 2, 3, 1), row(1, '', 'queue', '', 2, 3, 1, '')]);
+        await log.flush();
+        const range = { fromMinute: T0, toMinute: T0 + 120 };
+        const queries: RollupQuery[] = [
+          { ...range, level: 'delivery', per: 'window', byFlow: true },
+          { ...range, level: 'delivery', per: 'minute', byFlow: true, door: 'queue' },
+          { ...range, level: 'delivery', per: 'minute', door: 'queue' },
+          { ...range, level: 'delivery', per: 'hour' },
+          { ...range, level: 'delivery', per: 'minute', tenant: 'acme', flow: 'orders' },
+          { ...range, level: 'delivery', per: 'window', byFlow: true, tenant: 'globex' },
+          { ...range, level: 'step', per: 'window', tenant: 'acme', flow: 'invoices' },
+          { ...range, level: 'step', per: 'minute', byFlow: true },
+          { fromMinute: T0 + 1, toMinute: T0 + 60, level: 'delivery', per: 'window', byFlow: true },
+        ];
+        const counts = (points: readonly RollupCount[]) =>
+          points.map((p) => `${p.minute - T0} ${p.tenant}/${p.flow} ${p.door}${p.step} ${p.count} ${p.failures}`);
+        for (const q of queries) {
+          const read = await s.eventLog.rollupCounts(q);
+          assert.deepEqual(counts(read), lines(await s.eventLog.rollups(q)), JSON.stringify(q));
+          for (const p of read) assert.deepEqual(Object.keys(p).sort(), [...COUNT_KEYS].sort());
+        }
+        assert.deepEqual(
+          counts(await s.eventLog.rollupCounts({ ...range, level: 'delivery', per: 'window', byFlow: true })),
+          [
+            '0 acme/invoices http 7 2',
+            '0 acme/orders http 7 3',
+            '0 acme/orders queue 7 2',
+            '0 globex/orders queue 1 1',
+          ],
+        );
+        assert.deepEqual(
+          counts(
+            await s.eventLog.rollupCounts({ ...range, level: 'delivery', per: 'minute', byFlow: true, door: 'queue' }),
+          ),
+          ['0 acme/orders queue 4 1', '1 acme/orders queue 3 1', '5 globex/orders queue 1 1'],
+        );
+        await log.retainRows({ cutoffIso: new Date((T0 + 5) * 60_000).toISOString(), sliceRows: 1000 });
+        assert.deepEqual(
+          counts(await s.eventLog.rollupCounts({ ...range, level: 'delivery', per: 'window', byFlow: true })),
+          ['0 acme/invoices http 7 2', '0 acme/orders http 5 2', '0 globex/orders queue 1 1'],
         );
       }));
 
