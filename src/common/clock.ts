@@ -14,21 +14,29 @@ export function isoSeconds(ms: number): string {
 
 let msSecond = -1;
 let msSecondPrefix = '';
+let lastMs = -1;
+let lastMsIso = '';
 /**
  * `new Date(ms).toISOString()` for a whole number of ms: the second's text (up to its '.') is
- * formatted once per second and the milliseconds appended (log rows stamp thousands a second, each
- * a different millisecond more often than not).
+ * formatted once per second and the milliseconds appended, and the last answer is kept (log rows
+ * stamp thousands a second; a request's two rows usually share their millisecond).
  */
 export function isoMillis(ms: number = Date.now()): string {
+  if (ms === lastMs) return lastMsIso;
   const second = Math.floor(ms / 1000);
+  const milli = ms - second * 1000;
+  if (!Number.isInteger(milli)) return new Date(ms).toISOString();
   if (second !== msSecond) {
     msSecond = second;
     msSecondPrefix = new Date(second * 1000).toISOString().slice(0, -4);
   }
-  const milli = ms - second * 1000;
-  if (!Number.isInteger(milli)) return new Date(ms).toISOString();
-  return msSecondPrefix + (milli < 10 ? '00' : milli < 100 ? '0' : '') + milli + 'Z';
+  lastMs = ms;
+  lastMsIso = msSecondPrefix + MILLIS[milli]!;
+  return lastMsIso;
 }
+
+/** '000Z' .. '999Z': a millisecond's text with the closing Z. */
+const MILLIS: readonly string[] = Array.from({ length: 1000 }, (_, i) => `${String(i).padStart(3, '0')}Z`);
 
 /** ISO 8601 UTC with seconds: the one format of stored timestamps. */
 export function isoNow(now?: Date): string {

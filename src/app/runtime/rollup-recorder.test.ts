@@ -116,3 +116,40 @@ test('no count is lost when the clock moves on, or back, between drains', () => 
   now = 10 * MINUTE;
   assert.deepEqual(r.drain(), [], 'a drain starts afresh');
 });
+
+test('deliveries of flows told in turn, and a flow of the same name in another tenant, each count in their own rows', () => {
+  let now = 3 * MINUTE;
+  const r = new RollupRecorder(() => now);
+  const told: Array<readonly [string, string]> = [
+    ['acme', 'orders'],
+    ['acme', 'refunds'],
+    ['globex', 'orders'],
+    ['acme', 'orders'],
+    ['acme', 'orders'],
+    ['globex', 'orders'],
+  ];
+  for (const [tenant, flow] of told) {
+    r.stepRan({ tenant, flow } as FlowIR, 'check', 0.5, false);
+    r.executed(tenant, flow, 'http', 'succeeded', 0.001);
+  }
+  const line = (x: { minute: number; tenant: string; flow: string; door: string; step: string; count: number }) =>
+    `${x.minute} ${x.tenant}/${x.flow} ${x.door || x.step} ${x.count}`;
+  assert.deepEqual(r.drain().map(line).sort(), [
+    '3 / http 6',
+    '3 acme/orders check 3',
+    '3 acme/orders http 3',
+    '3 acme/refunds check 1',
+    '3 acme/refunds http 1',
+    '3 globex/orders check 2',
+    '3 globex/orders http 2',
+  ]);
+  // After a drain, the same flow again.
+  r.executed('acme', 'orders', 'http', 'failed', 0.001);
+  now += MINUTE;
+  r.executed('acme', 'orders', 'http', 'succeeded', 0.001);
+  const rows = r.drain().filter((x) => x.tenant !== '');
+  assert.deepEqual(
+    rows.map((x) => `${x.minute} ${x.tenant}/${x.flow} ${x.door || x.step} ${x.count} ${x.failures}`),
+    ['3 acme/orders http 1 1', '4 acme/orders http 1 0'],
+  );
+});

@@ -83,6 +83,7 @@ export class RollupRecorder implements ExecutionObserver {
   /** The minute being counted; rows of earlier minutes wait in #earlier until the next drain. */
   #current: MinuteCounts;
   #earlier: RollupRow[] = [];
+  #last: { minute: MinuteCounts; tenant: string; flow: string; counts: FlowCounts } | undefined;
   readonly #now: () => number;
 
   constructor(now: () => number = Date.now) {
@@ -125,14 +126,17 @@ export class RollupRecorder implements ExecutionObserver {
   }
 
   #flow(m: MinuteCounts, tenant: string, flow: string): FlowCounts {
+    // A delivery's steps and its end are told one after the other: the last flow found is most often the one asked for.
+    const last = this.#last;
+    if (last !== undefined && last.minute === m && last.tenant === tenant && last.flow === flow) return last.counts;
     let flows = m.flows.get(tenant);
     if (flows === undefined) m.flows.set(tenant, (flows = new Map()));
-    let f = flows.get(flow);
-    if (f === undefined) flows.set(flow, (f = { doors: new Map(), steps: new Map() }));
-    return f;
+    let counts = flows.get(flow);
+    if (counts === undefined) flows.set(flow, (counts = { doors: new Map(), steps: new Map() }));
+    this.#last = { minute: m, tenant, flow, counts };
+    return counts;
   }
 }
-
 /** Tells every observer in turn (metrics and the rollups). */
 export function bothObservers(a: ExecutionObserver | undefined, b: ExecutionObserver): ExecutionObserver {
   if (a === undefined) return b;

@@ -1,6 +1,7 @@
 /** The log database's event table: batch inserts, a simple reader, retention deletes. */
 import { reclaimFreePagesInSlices, type ReclaimOptions, type ReclaimResult } from './auto-vacuum.js';
 import { openDb, type Db } from './db.js';
+import type { Statement } from 'better-sqlite3';
 import { logMigrations } from './migrations/log.js';
 import { packRow, ROW_WIDTH, type EventRow, type RowColumns } from '../contracts/index.js';
 import {
@@ -56,6 +57,8 @@ export class SqliteEventLogStore implements EventLogStore {
   readonly #maxId;
   readonly #tsAtOrAfter;
   readonly #deleteIdRange;
+  #rollupUpsert: Statement | undefined;
+  #sampleUpsert: Statement | undefined;
 
   constructor(db: Db) {
     this.#db = db;
@@ -226,8 +229,9 @@ export class SqliteEventLogStore implements EventLogStore {
     const rows = a.rollups ?? [];
     const samples = a.queueSamples ?? [];
     if (rows.length + samples.length === 0) return;
-    const upsert = this.#db.prepare(ROLLUP_UPSERT);
-    const sample = this.#db.prepare(QUEUE_SAMPLE_UPSERT);
+    // Prepared once: the writer thread adds the rollups every few seconds for as long as it runs.
+    const upsert = (this.#rollupUpsert ??= this.#db.prepare(ROLLUP_UPSERT));
+    const sample = (this.#sampleUpsert ??= this.#db.prepare(QUEUE_SAMPLE_UPSERT));
     this.#db.transaction(() => {
       for (const r of rows) {
         if (r.buckets.length !== LATENCY_BUCKETS) throw new Error(`a rollup row has ${r.buckets.length} buckets`);
