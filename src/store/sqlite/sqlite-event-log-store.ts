@@ -1,4 +1,4 @@
-/** The log database's event table: batch inserts, a simple reader, retention deletes. */
+/** The log database's event table: batch inserts with their per-minute counts, a simple reader, retention deletes. */
 import { reclaimFreePagesInSlices, type ReclaimOptions, type ReclaimResult } from './auto-vacuum.js';
 import { openDb, type Db } from './db.js';
 import type { Statement } from 'better-sqlite3';
@@ -45,6 +45,47 @@ const ROLLUP_UPSERT =
   `INSERT INTO rollups (${ROLLUP_INSERT_COLUMNS.join(', ')}) VALUES (${ROLLUP_INSERT_COLUMNS.map(() => '?').join(', ')}) ` +
   `ON CONFLICT (tenant, flow, minute, door, step) DO UPDATE SET ${ROLLUP_ADDED_COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')}`;
 
+/** Adds a batch's rows of one minute and kind to its counts (event_counts, log migration 8). */
+const COUNT_ADD =
+  'INSERT INTO event_counts (minute, event, n, failed) VALUES (?, ?, ?, ?) ' +
+  'ON CONFLICT (minute, event) DO UPDATE SET n = n + excluded.n, failed = failed + excluded.failed';
+/** A row's minute in event_counts: its ts's first 16 characters, 'YYYY-MM-DDTHH:MM'. */
+const MINUTE_CHARS = 16;
+const MINUTE_KEY = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/;
+/** The counted columns of a range of rows, by kind (countsSince's answer before event_counts, and its edge now). */
+const ROW_COUNTS =
+  "SELECT event, count(*) AS n, sum(CASE WHEN event = 'completed' AND http_status >= 400 THEN 1 ELSE 0 END) AS failed FROM events WHERE id >= ? AND id < ? GROUP BY event";
+
+type KindCounts = Map<string, { n: number; failed: number }>;
+
+/**
+ * Rows counted by minute and kind, as event_counts keeps them: the minute is ts's first 16
+ * characters, `failed` the `completed` rows of status 400 or more (as SQL's `http_status >= 400`:
+ * NULL never is). Rows come in time order, so the minute's map is found by one string compare.
+ */
+class MinuteTally {
+  readonly minutes = new Map<string, KindCounts>();
+  #minute = '';
+  #kinds: KindCounts | undefined;
+
+  add(ts: unknown, event: unknown, status: unknown): void {
+    const minute = String(ts).slice(0, MINUTE_CHARS);
+    if (this.#kinds === undefined || minute !== this.#minute) {
+      this.#minute = minute;
+      this.#kinds = this.minutes.get(minute);
+      if (this.#kinds === undefined) this.minutes.set(minute, (this.#kinds = new Map()));
+    }
+    const kind = String(event);
+    const failed = kind === 'completed' && typeof status === 'number' && status >= 400 ? 1 : 0;
+    const c = this.#kinds.get(kind);
+    if (c === undefined) this.#kinds.set(kind, { n: 1, failed });
+    else {
+      c.n += 1;
+      c.failed += failed;
+    }
+  }
+}
+
 const INSERT_HEAD =
   'INSERT INTO events (ts, correlation_id, tenant, flow, step, event, payload, payload_truncated, http_status, outcome, reason, trace_id, duration_ms, failed_step) VALUES';
 const VALUES_ONE = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
@@ -56,7 +97,9 @@ export class SqliteEventLogStore implements EventLogStore {
   readonly #minId;
   readonly #maxId;
   readonly #tsAtOrAfter;
-  readonly #deleteIdRange;
+  readonly #deleteSlice: (from: number, to: number, iso: string) => number;
+  readonly #rowCounts;
+  readonly #minuteCounts;
   #rollupUpsert: Statement | undefined;
   #sampleUpsert: Statement | undefined;
 
@@ -65,20 +108,54 @@ export class SqliteEventLogStore implements EventLogStore {
     this.#minId = db.prepare<[], { id: number | null }>('SELECT min(id) AS id FROM events');
     this.#maxId = db.prepare<[], { id: number | null }>('SELECT max(id) AS id FROM events');
     this.#tsAtOrAfter = db.prepare<[number], { ts: string }>('SELECT ts FROM events WHERE id >= ? ORDER BY id LIMIT 1');
-    this.#deleteIdRange = db.prepare<[number, number, string]>(
-      'DELETE FROM events WHERE id >= ? AND id < ? AND ts < ?',
+    this.#rowCounts = db.prepare<[number, number], { event: string; n: number; failed: number }>(ROW_COUNTS);
+    this.#minuteCounts = db.prepare<[string], { event: string; n: number; failed: number }>(
+      'SELECT event, sum(n) AS n, sum(failed) AS failed FROM event_counts WHERE minute >= ? GROUP BY event',
     );
+    const countAdd = db.prepare<[string, string, number, number]>(COUNT_ADD);
+    const countSub = db.prepare<[number, number, string, string]>(
+      'UPDATE event_counts SET n = n - ?, failed = failed - ? WHERE minute = ? AND event = ?',
+    );
+    const countDrop = db.prepare<[string, string]>(
+      'DELETE FROM event_counts WHERE minute = ? AND event = ? AND n <= 0',
+    );
+    const deleteIdRange = db
+      .prepare<[number, number, string]>(
+        'DELETE FROM events WHERE id >= ? AND id < ? AND ts < ? RETURNING ts, event, http_status',
+      )
+      .raw(true);
+    // Every row deleted is taken off its minute's count in the delete's own transaction (a minute
+    // left with no row loses its count row): the counts stay the rows' whatever the rows' order.
+    this.#deleteSlice = db.transaction((from: number, to: number, iso: string): number => {
+      const gone = deleteIdRange.all(from, to, iso) as [unknown, unknown, unknown][];
+      const tally = new MinuteTally();
+      for (const r of gone) tally.add(r[0], r[1], r[2]);
+      for (const [minute, kinds] of tally.minutes) {
+        for (const [event, c] of kinds) {
+          countSub.run(c.n, c.failed, minute, event);
+          countDrop.run(minute, event);
+        }
+      }
+      return gone.length;
+    });
     const one = db.prepare(`${INSERT_HEAD} ${VALUES_ONE}`);
     // Rows go in as multi-row INSERTs of CHUNK rows, bound straight from the packed columns (which
     // are in the statement's column order): far fewer statement executions than one per row, and
     // no object per row.
     const chunk = db.prepare(`${INSERT_HEAD} ${Array.from({ length: CHUNK }, () => VALUES_ONE).join(', ')}`);
     const chunkWidth = CHUNK * ROW_WIDTH;
+    // The batch's counts by minute and kind go in the same transaction as its rows: a failed or
+    // interrupted batch leaves neither. A batch is a few (minute, kind) upserts (one minute, a few kinds).
     this.#insertColumns = db.transaction((flat: Readonly<RowColumns>) => {
       const end = flat.length - (flat.length % ROW_WIDTH);
       let i = 0;
       for (; i + chunkWidth <= end; i += chunkWidth) chunk.run(flat.slice(i, i + chunkWidth));
       for (; i < end; i += ROW_WIDTH) one.run(flat.slice(i, i + ROW_WIDTH));
+      const tally = new MinuteTally();
+      for (let r = 0; r < end; r += ROW_WIDTH) tally.add(flat[r], flat[r + 5], flat[r + 8]);
+      for (const [minute, kinds] of tally.minutes) {
+        for (const [event, c] of kinds) countAdd.run(minute, event, c.n, c.failed);
+      }
     });
   }
 
@@ -175,7 +252,7 @@ export class SqliteEventLogStore implements EventLogStore {
    */
   deleteOlderThan(iso: string): number {
     const range = this.#olderRange(iso);
-    return range === undefined ? 0 : this.#deleteIdRange.run(range.first, range.cut, iso).changes;
+    return range === undefined ? 0 : this.#deleteSlice(range.first, range.cut, iso);
   }
 
   /**
@@ -189,7 +266,7 @@ export class SqliteEventLogStore implements EventLogStore {
     if (range === undefined) return 0;
     let deleted = 0;
     for (let from = range.first; from < range.cut; from += sliceRows) {
-      deleted += this.#deleteIdRange.run(from, Math.min(from + sliceRows, range.cut), iso).changes;
+      deleted += this.#deleteSlice(from, Math.min(from + sliceRows, range.cut), iso);
       if (!(await between())) break;
     }
     return deleted;
@@ -205,20 +282,44 @@ export class SqliteEventLogStore implements EventLogStore {
 
   /**
    * How many rows of each kind were written at or after `iso`, and how many `completed` rows had a
-   * status of 400 or more (the Overview's "last hour"). One range count over row ids, no index.
+   * status of 400 or more (the Overview's "last hour"). The whole minutes come from event_counts (60
+   * rows a kind for an hour); the rows of `iso`'s own minute are counted from the rows, over a range
+   * of ids (binary searches, rows being appended in time order): the part of the minute from `iso`
+   * on, added to the minutes after it, or the part before `iso`, taken off the minutes from its
+   * minute on, whichever has fewer rows (none when `iso` is on the minute). Same answer as a count
+   * of the rows from `iso`'s first id on; `iso` not starting 'YYYY-MM-DDTHH:MM' is counted so.
    */
   countsSince(iso: string): EventCounts {
-    const from = this.firstIdAtOrAfter(iso);
-    const rows = this.#db
-      .prepare(
-        'SELECT event, count(*) AS n, sum(CASE WHEN event = ? AND http_status >= 400 THEN 1 ELSE 0 END) AS failed FROM events WHERE id >= ? GROUP BY event',
-      )
-      .all('completed', from) as {
-      event: string;
-      n: number;
-      failed: number;
-    }[];
-    return toEventCounts(rows);
+    const bounds = this.#bounds();
+    if (bounds === undefined) return toEventCounts([]);
+    const end = bounds.last + 1;
+    const from = this.#search(iso, bounds.first, end);
+    const minute = MINUTE_KEY.test(iso) ? iso.slice(0, MINUTE_CHARS) : '';
+    const minuteMs = Date.parse(`${minute}:00.000Z`);
+    const next = Number.isNaN(minuteMs) ? '' : new Date(minuteMs + 60_000).toISOString().slice(0, MINUTE_CHARS);
+    if (!MINUTE_KEY.test(next) || new Date(minuteMs).toISOString().slice(0, MINUTE_CHARS) !== minute) {
+      return toEventCounts(this.#rowCounts.all(from, end));
+    }
+    const minuteFrom = this.#search(minute, bounds.first, from);
+    const nextFrom = this.#search(next, from, end);
+    const counts: KindCounts = new Map();
+    const add = (rows: readonly { event: string; n: number; failed: number }[], sign: 1 | -1) => {
+      for (const r of rows) {
+        const c = counts.get(r.event) ?? { n: 0, failed: 0 };
+        c.n += sign * r.n;
+        c.failed += sign * r.failed;
+        counts.set(r.event, c);
+      }
+    };
+    if (from - minuteFrom <= nextFrom - from) {
+      add(this.#minuteCounts.all(minute), 1);
+      if (minuteFrom < from) add(this.#rowCounts.all(minuteFrom, from), -1);
+    } else {
+      add(this.#minuteCounts.all(next), 1);
+      add(this.#rowCounts.all(from, nextFrom), 1);
+    }
+    // A kind whose rows are all before `iso` is absent, as from the rows.
+    return toEventCounts([...counts].filter(([, c]) => c.n > 0).map(([event, c]) => ({ event, ...c })));
   }
 
   /**
@@ -274,20 +375,30 @@ export class SqliteEventLogStore implements EventLogStore {
 
   /** The lowest row id and the first id whose row is not older than `iso`; undefined when the table is empty. */
   #olderRange(iso: string): { first: number; cut: number } | undefined {
+    const bounds = this.#bounds();
+    return bounds === undefined
+      ? undefined
+      : { first: bounds.first, cut: this.#search(iso, bounds.first, bounds.last + 1) };
+  }
+
+  /** The lowest and highest row ids; undefined when the table is empty. */
+  #bounds(): { first: number; last: number } | undefined {
     // Two queries: SQLite answers a lone min() or max() of the rowid from the b-tree's edge, but
     // scans the whole table for both in one statement.
     const first = this.#minId.get()?.id ?? null;
     const last = this.#maxId.get()?.id ?? null;
-    if (first === null || last === null) return undefined;
-    let lo = first;
-    let hi = last + 1; // first id whose row is not older than iso
+    return first === null || last === null ? undefined : { first, last };
+  }
+
+  /** The first id in [lo, hi) whose row is not older than `iso` (hi when none is), by a binary search. */
+  #search(iso: string, lo: number, hi: number): number {
     while (lo < hi) {
       const mid = Math.floor((lo + hi) / 2);
       const row = this.#tsAtOrAfter.get(mid);
       if (row !== undefined && row.ts < iso) lo = mid + 1;
       else hi = mid;
     }
-    return { first, cut: lo };
+    return lo;
   }
 
   close(): void {

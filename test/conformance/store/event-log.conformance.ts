@@ -295,6 +295,51 @@ export function eventLogConformance(kind: BackendKind): void {
         });
         assert.deepEqual(await s.eventLog.countsSince(at(100)), { byEvent: {}, failedCompletions: 0 });
       }));
+
+    test('countsSince equals a count of the rows from the instant on: at, before, inside and on a minute, over batches and kinds, and after retention', async () =>
+      withLog(kind, async (s, log) => {
+        // A row every 7 s from 00:01:00 to 00:05:54, seven kinds in turn, written in three batches.
+        const kinds: Omit<LogEventInput, 'ts'>[] = [
+          { event: 'received' },
+          { event: 'completed', http_status: 200 },
+          { event: 'completed', http_status: 502 },
+          { event: 'queue_processed' },
+          { event: 'completed', http_status: 404 },
+          { event: 'access_denied' },
+          { event: 'step_traced', step: 'map', payload: 1 },
+        ];
+        const rows: LogEventInput[] = Array.from({ length: 43 }, (_, k) => ({
+          ...kinds[k % kinds.length]!,
+          ts: at(60 + 7 * k),
+        }));
+        await write(log, rows.slice(0, 10));
+        await write(log, rows.slice(10, 30));
+        await write(log, rows.slice(30));
+        const expected = (iso: string, cutoff = '') => {
+          const byEvent: Record<string, number> = {};
+          let failedCompletions = 0;
+          for (const r of rows) {
+            if (r.ts! < iso || r.ts! < cutoff) continue;
+            byEvent[r.event] = (byEvent[r.event] ?? 0) + 1;
+            if (r.event === 'completed' && r.http_status! >= 400) failedCompletions += 1;
+          }
+          return { byEvent, failedCompletions };
+        };
+        const instants = [
+          ...[0, 59, 60, 61, 62, 66, 67, 90, 119, 120, 121, 150, 179, 180, 240, 299, 300, 353, 354, 355, 400].map(at),
+          ...rows.map((r) => r.ts!),
+          '2001-01-01T00:02', // a minute's prefix
+          '2001-01-01T00', // an hour's
+        ];
+        for (const iso of instants) assert.deepEqual(await s.eventLog.countsSince(iso), expected(iso), iso);
+        // Retention cuts inside the minute 00:02, in slices of 5 rows.
+        const cutoff = at(150);
+        assert.equal((await log.retainRows({ cutoffIso: cutoff, sliceRows: 5 })).rowsDeleted, 13);
+        for (const iso of instants)
+          assert.deepEqual(await s.eventLog.countsSince(iso), expected(iso, cutoff), `${iso} after retention`);
+        await log.retainRows({ cutoffIso: at(1000), sliceRows: 5 });
+        assert.deepEqual(await s.eventLog.countsSince(at(0)), { byEvent: {}, failedCompletions: 0 });
+      }));
   });
 
   describe(`event log: trace rows (${kind.name})`, () => {

@@ -108,4 +108,27 @@ export const logMigrations: readonly Migration[] = [
       CREATE INDEX rollups_delivery ON rollups(minute, tenant, flow, door, step, count, failures) WHERE step = '';
     `,
   },
+  {
+    version: 8,
+    name: 'event-counts',
+    // Rows per minute and kind, with the `completed` rows of status 400 or more, for countsSince
+    // (the Overview's last hour): the hour is 60 minutes of a few kinds here instead of a GROUP BY
+    // over its rows (360,000 in bench:ui, 134-205 ms, mostly the sort). minute is ts's first 16
+    // characters ('YYYY-MM-DDTHH:MM'). The writer adds each batch's rows in the batch's transaction
+    // and retention subtracts the rows it deletes in the delete's, so the counts are always the
+    // rows' (sqlite-event-log-store.ts). Filled here from the rows already written, so an upgraded
+    // log answers as before (about 1 s a million rows, once).
+    sql: `
+      CREATE TABLE event_counts (
+        minute TEXT NOT NULL,                -- substr(ts, 1, 16): 'YYYY-MM-DDTHH:MM'
+        event TEXT NOT NULL,
+        n INTEGER NOT NULL,                  -- rows of that minute and kind
+        failed INTEGER NOT NULL,             -- of them, completed rows with http_status >= 400
+        PRIMARY KEY (minute, event)
+      ) WITHOUT ROWID;
+      INSERT INTO event_counts (minute, event, n, failed)
+        SELECT substr(ts, 1, 16), event, count(*), sum(CASE WHEN event = 'completed' AND http_status >= 400 THEN 1 ELSE 0 END)
+        FROM events GROUP BY substr(ts, 1, 16), event;
+    `,
+  },
 ];
