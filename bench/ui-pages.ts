@@ -65,8 +65,9 @@ function seedRegistry(db: string): void {
 /** LOG_ROWS rows, 10 ms apart, the newest now (a reused state directory's rows are replaced). */
 function seedEvents(log: SqliteEventLogStore, db: string): void {
   const raw = openDb(statePaths(db).logDb, logMigrations);
-  // event_counts (log migration 8) with them: the store keeps it with its own deletes, not with this one.
-  raw.exec('DELETE FROM events; DELETE FROM event_counts;');
+  // event_counts (log migration 8) and correlation_blooms (9) with them: the store keeps those with
+  // its own deletes, not with this one.
+  raw.exec('DELETE FROM events; DELETE FROM event_counts; DELETE FROM correlation_blooms;');
   raw.close();
   const start = Date.now() - LOG_ROWS * 10;
   const batch: EventRow[] = [];

@@ -3,6 +3,7 @@ import { reclaimFreePagesInSlices, type ReclaimOptions, type ReclaimResult } fro
 import { openDb, type Db } from './db.js';
 import type { Statement } from 'better-sqlite3';
 import { logMigrations } from './migrations/log.js';
+import { bloomAdd, bloomBytes, bloomHas, bloomKey } from './correlation-bloom.js';
 import { packRow, ROW_WIDTH, type EventRow, type RowColumns } from '../contracts/index.js';
 import {
   type EventQuery,
@@ -91,6 +92,25 @@ const INSERT_HEAD =
 const VALUES_ONE = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
 const CHUNK = 32;
 
+/**
+ * Row ids per block of correlation_blooms (log migration 9) as the writer cuts them. Mutable for
+ * tests, which prove the blocks' edges with a few rows: a store takes the value when it is made
+ * (readers need none: each filter row carries its block's bounds). 8,192: a lookup scans at most
+ * about two blocks beside the ones holding the id (the incomplete last block and a false positive
+ * now and then), 10 KiB of filter per block (docs/events.md has the measurements).
+ */
+export const correlationBlocks = { ids: 8192 };
+
+/** The largest id SQL is asked about: an open end of a range of ids. */
+const NO_END = Number.MAX_SAFE_INTEGER;
+
+/** The writer's filter of the incomplete last block: ids from `start` on, up to `next - 1` so far. */
+interface TailBlock {
+  start: number;
+  next: number;
+  readonly bits: Buffer;
+}
+
 export class SqliteEventLogStore implements EventLogStore {
   readonly #db: Db;
   readonly #insertColumns: (flat: Readonly<RowColumns>) => void;
@@ -102,9 +122,31 @@ export class SqliteEventLogStore implements EventLogStore {
   readonly #minuteCounts;
   #rollupUpsert: Statement | undefined;
   #sampleUpsert: Statement | undefined;
+  readonly #blockIds: number;
+  readonly #putBloom;
+  readonly #lastBloom;
+  readonly #bloomsIn;
+  readonly #blockCorrelations;
+  readonly #dropBloomsBelow;
+  /** Built on the first batch (or by prepareCorrelationFilters); undefined again after a failed batch. */
+  #tail: TailBlock | undefined;
 
-  constructor(db: Db) {
+  constructor(db: Db, opts: { correlationBlockIds?: number } = {}) {
     this.#db = db;
+    this.#blockIds = Math.max(1, Math.floor(opts.correlationBlockIds ?? correlationBlocks.ids));
+    this.#putBloom = db.prepare<[number, number, Buffer]>(
+      'INSERT OR REPLACE INTO correlation_blooms (first_id, last_id, bits) VALUES (?, ?, ?)',
+    );
+    this.#lastBloom = db.prepare<[], { id: number | null }>('SELECT max(last_id) AS id FROM correlation_blooms');
+    this.#bloomsIn = db.prepare<[number, number], { first_id: number; last_id: number; bits: Buffer }>(
+      'SELECT first_id, last_id, bits FROM correlation_blooms WHERE first_id < ? AND last_id >= ? ORDER BY first_id',
+    );
+    this.#blockCorrelations = db
+      .prepare<[number, number], string>(
+        'SELECT correlation_id FROM events WHERE id >= ? AND id < ? AND correlation_id IS NOT NULL',
+      )
+      .pluck(true);
+    this.#dropBloomsBelow = db.prepare<[number]>('DELETE FROM correlation_blooms WHERE last_id < ?');
     this.#minId = db.prepare<[], { id: number | null }>('SELECT min(id) AS id FROM events');
     this.#maxId = db.prepare<[], { id: number | null }>('SELECT max(id) AS id FROM events');
     this.#tsAtOrAfter = db.prepare<[number], { ts: string }>('SELECT ts FROM events WHERE id >= ? ORDER BY id LIMIT 1');
@@ -136,6 +178,10 @@ export class SqliteEventLogStore implements EventLogStore {
           countDrop.run(minute, event);
         }
       }
+      // Filters of blocks wholly below the lowest row left go with their rows (a partly deleted
+      // block's stays: it only makes a lookup scan what is left of it).
+      const first = this.#minId.get()?.id ?? null;
+      if (first !== null) this.#dropBloomsBelow.run(first);
       return gone.length;
     });
     const one = db.prepare(`${INSERT_HEAD} ${VALUES_ONE}`);
@@ -149,19 +195,146 @@ export class SqliteEventLogStore implements EventLogStore {
     this.#insertColumns = db.transaction((flat: Readonly<RowColumns>) => {
       const end = flat.length - (flat.length % ROW_WIDTH);
       let i = 0;
-      for (; i + chunkWidth <= end; i += chunkWidth) chunk.run(flat.slice(i, i + chunkWidth));
-      for (; i < end; i += ROW_WIDTH) one.run(flat.slice(i, i + ROW_WIDTH));
+      let last = 0;
+      for (; i + chunkWidth <= end; i += chunkWidth)
+        last = Number(chunk.run(flat.slice(i, i + chunkWidth)).lastInsertRowid);
+      for (; i < end; i += ROW_WIDTH) last = Number(one.run(flat.slice(i, i + ROW_WIDTH)).lastInsertRowid);
       const tally = new MinuteTally();
       for (let r = 0; r < end; r += ROW_WIDTH) tally.add(flat[r], flat[r + 5], flat[r + 8]);
       for (const [minute, kinds] of tally.minutes) {
         for (const [event, c] of kinds) countAdd.run(minute, event, c.n, c.failed);
       }
+      this.#addCorrelations(flat, end, last);
     });
   }
 
+  /**
+   * Adds a batch's correlation ids to the filter of the incomplete last block, and writes the
+   * filter of each block a row of the batch completes (in the batch's transaction). A batch's ids
+   * are contiguous and end at `last` (one writer, AUTOINCREMENT). When they do not follow the ids
+   * this writer saw last (its first batch, another writer's rows in between, a failed batch), the
+   * filters are brought up from the rows instead, these included: never a block without a row's id.
+   */
+  #addCorrelations(flat: Readonly<RowColumns>, end: number, last: number): void {
+    const first = last - end / ROW_WIDTH + 1;
+    const t = this.#tail;
+    if (t === undefined || first !== t.next) {
+      this.#bringUpFilters();
+      return;
+    }
+    let blockEnd = t.start + this.#blockIds - 1;
+    for (let r = 1, id = first; r < end; r += ROW_WIDTH, id++) {
+      const c = flat[r];
+      if (c !== null && c !== undefined) bloomAdd(t.bits, typeof c === 'string' ? c : String(c));
+      if (id === blockEnd) {
+        this.#putBloom.run(t.start, blockEnd, t.bits);
+        t.start = id + 1;
+        blockEnd += this.#blockIds;
+        t.bits.fill(0);
+      }
+    }
+    t.next = last + 1;
+  }
+
+  /**
+   * Writes a filter for every complete block of rows that has none (after the last block that
+   * has one, from the lowest row), and builds the incomplete last block's from its rows. Run on
+   * open and whenever the writer's own count of ids is off (see #addCorrelations).
+   */
+  #bringUpFilters(): number {
+    const bounds = this.#bounds();
+    const covered = this.#lastBloom.get()?.id ?? 0;
+    let start = Math.max(covered + 1, bounds?.first ?? 0);
+    const end = bounds === undefined ? start : bounds.last + 1;
+    let written = 0;
+    for (; start + this.#blockIds <= end; start += this.#blockIds) {
+      this.#putBloom.run(start, start + this.#blockIds - 1, this.#filterOf(start, start + this.#blockIds));
+      written += 1;
+    }
+    this.#tail = { start, next: end, bits: this.#filterOf(start, end) };
+    return written;
+  }
+
+  /** The filter of the rows of ids [from, to), from the rows. */
+  #filterOf(from: number, to: number): Buffer {
+    const bits = Buffer.alloc(bloomBytes(this.#blockIds));
+    if (from < to) for (const c of this.#blockCorrelations.iterate(from, to)) bloomAdd(bits, String(c));
+    return bits;
+  }
+
+  /**
+   * Brings correlation_blooms up to the rows (the one-time backfill of a log written before
+   * migration 9, or the blocks a crash left without a filter) and rebuilds the writer's filter of
+   * the incomplete last block, in one transaction. The writer runs it on open; returns how many
+   * filters it wrote.
+   */
+  prepareCorrelationFilters(): number {
+    return this.#db.transaction(() => this.#bringUpFilters())();
+  }
+
+  /**
+   * The ranges of ids [from, to) of [lo, hi) that may hold rows of `correlationId`, in id order:
+   * all of it but the blocks whose filter says it holds none. Blocks without a filter (the
+   * incomplete last one, any not yet built) are always in.
+   */
+  #candidateRanges(correlationId: string, lo: number, hi: number): [number, number][] {
+    const key = bloomKey(correlationId);
+    const ranges: [number, number][] = [];
+    let from = lo;
+    for (const b of this.#bloomsIn.all(hi, lo)) {
+      if (bloomHas(b.bits, key)) continue;
+      if (b.first_id > from) {
+        const prev = ranges[ranges.length - 1];
+        if (prev !== undefined && prev[1] === from) prev[1] = b.first_id;
+        else ranges.push([from, b.first_id]);
+      }
+      from = Math.max(from, b.last_id + 1);
+    }
+    if (from < hi) {
+      const prev = ranges[ranges.length - 1];
+      if (prev !== undefined && prev[1] === from) prev[1] = hi;
+      else ranges.push([from, hi]);
+    }
+    return ranges;
+  }
+
+  /**
+   * `SELECT * FROM events WHERE <where> ORDER BY id <dir> LIMIT <limit>`. With a correlation id,
+   * over the candidate ranges of ids of [lo, hi) only (see #candidateRanges), one statement a
+   * range in the order asked, until the limit: the same rows as one statement over them all.
+   */
+  #selectRows(
+    where: string[],
+    args: unknown[],
+    correlationId: unknown,
+    lo: number,
+    hi: number,
+    desc: boolean,
+    limit: number,
+  ): StoredEvent[] {
+    const order = `ORDER BY id ${desc ? 'DESC' : 'ASC'}`;
+    if (typeof correlationId !== 'string' || !(lo < hi)) {
+      return this.#select(`SELECT * FROM events WHERE ${where.join(' AND ')} ${order} LIMIT ${limit}`, args);
+    }
+    const ranges = this.#candidateRanges(correlationId, lo, hi);
+    if (desc) ranges.reverse();
+    const stmt = this.#db.prepare(
+      `SELECT * FROM events WHERE ${where.join(' AND ')} AND id >= ? AND id < ? ${order} LIMIT ?`,
+    );
+    const out: StoredEvent[] = [];
+    for (const [from, to] of ranges) {
+      const rows = stmt.all(...args, from, to, limit - out.length) as (EventRow & { id: number })[];
+      for (const r of rows) out.push(toStoredEvent(r));
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
   /** Opens (creating and migrating) the log database at `path`. */
-  static open(path: string): SqliteEventLogStore {
-    return new SqliteEventLogStore(openDb(path, logMigrations));
+  static open(path: string, opts: { correlationBlockIds?: number } = {}): SqliteEventLogStore {
+    const store = new SqliteEventLogStore(openDb(path, logMigrations), opts);
+    store.prepareCorrelationFilters();
+    return store;
   }
 
   /**
@@ -177,7 +350,15 @@ export class SqliteEventLogStore implements EventLogStore {
 
   /** Inserts every row of a packed batch (see `packEventRow`) in one transaction. */
   insertColumns(flat: Readonly<RowColumns>): void {
-    if (flat.length >= ROW_WIDTH) this.#insertColumns(flat);
+    if (flat.length < ROW_WIDTH) return;
+    try {
+      this.#insertColumns(flat);
+    } catch (err) {
+      // Rolled back: the filter in memory may hold ids of rows that are not there, or have moved
+      // past a block whose filter was not kept. The next batch builds it again from the rows.
+      this.#tail = undefined;
+      throw err;
+    }
   }
 
   /** Inserts every row in one transaction. */
@@ -192,27 +373,33 @@ export class SqliteEventLogStore implements EventLogStore {
     exactMatches(q, ['tenant', 'flow', 'event', 'correlation_id', 'http_status'], where, args);
     kindList(q, where, args);
     statusRange(q, where, args);
+    // The range of ids the query bounds, [lo, hi): where a lookup by correlation id reads filters.
+    let lo = 0;
+    let hi = NO_END;
     if (q.beforeId !== undefined) {
       where.push('id < ?');
       args.push(q.beforeId);
+      hi = Math.min(hi, Math.ceil(q.beforeId));
     }
     if (q.afterId !== undefined) {
       where.push('id > ?');
       args.push(q.afterId);
+      lo = Math.max(lo, Math.floor(q.afterId) + 1);
     }
     if (q.since !== undefined) {
+      const id = this.firstIdAtOrAfter(q.since);
       where.push('id >= ?');
-      args.push(this.firstIdAtOrAfter(q.since));
+      args.push(id);
+      lo = Math.max(lo, id);
     }
     if (q.until !== undefined) {
+      const id = this.firstIdAtOrAfter(`${q.until}\uffff`);
       where.push('id < ?');
-      args.push(this.firstIdAtOrAfter(`${q.until}\uffff`));
+      args.push(id);
+      hi = Math.min(hi, id);
     }
     const limit = Math.max(1, Math.min(q.limit ?? 100, 10_000));
-    return this.#select(
-      `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY id ${q.oldestFirst === true ? 'ASC' : 'DESC'} LIMIT ${limit}`,
-      args,
-    );
+    return this.#selectRows(where, args, q.correlation_id, lo, hi, q.oldestFirst !== true, limit);
   }
 
   /**
@@ -223,21 +410,26 @@ export class SqliteEventLogStore implements EventLogStore {
     const where: string[] = [`event IN (${TRACE_KINDS_SQL})`, '?'];
     const args: unknown[] = [readable ? 1 : 0];
     exactMatches(q, ['tenant', 'flow', 'correlation_id'], where, args);
+    let lo = 0;
     if (q.afterId !== undefined) {
       where.push('id > ?');
       args.push(q.afterId);
+      lo = Math.max(lo, Math.floor(q.afterId) + 1);
     }
     if (q.since !== undefined) {
       // The id bound (a binary search, as query's) spares the scan of every older row; ts stays exact.
+      const id = this.firstIdAtOrAfter(q.since);
       where.push('id >= ?', 'ts >= ?');
-      args.push(this.firstIdAtOrAfter(q.since), q.since);
+      args.push(id, q.since);
+      lo = Math.max(lo, id);
     }
     if (q.until !== undefined) {
       where.push('ts <= ?');
       args.push(q.until);
     }
     const limit = Math.max(1, Math.min(q.limit ?? 1000, 10_000));
-    return this.#select(`SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY id LIMIT ${limit}`, args);
+    // Not readable: the statement selects nothing, filters or not.
+    return this.#selectRows(where, args, readable ? q.correlation_id : undefined, lo, NO_END, false, limit);
   }
 
   #select(sql: string, args: unknown[]): StoredEvent[] {

@@ -2,12 +2,14 @@
  * The event log contract (store/sqlite/sqlite-event-log-store.ts EventLogStore) and its writer, one behaviour per
  * test, run against every backend: rows emitted through EventLog read back with the same filters,
  * limits and order; trace rows; counts; retention's cut, in slices, and on PostgreSQL by dropping
- * whole day partitions.
+ * whole day partitions; lookups by correlation id (on SQLite through per-block Bloom filters, here
+ * with blocks of a few rows) against the answer of a full scan.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EventLog, EventLogTuning, LogEventInput, StoredEvent } from '../../../src/store/event-log/event-log.js';
-import { TERMINAL_EVENTS } from '../../../src/store/contracts/index.js';
+import { TERMINAL_EVENTS, type EventQuery, type TraceQuery } from '../../../src/store/contracts/index.js';
+import { correlationBlocks } from '../../../src/store/sqlite/sqlite-event-log-store.js';
 import type { BackendKind, StoreBackend } from './backend.js';
 import { withShared, withStore } from './registry.conformance.js';
 
@@ -546,5 +548,274 @@ export function eventLogConformance(kind: BackendKind): void {
           for (const log of logs) await log.close();
         }
       }));
+  });
+
+  correlationLookups(kind);
+}
+
+/** Blocks of correlation filters of BLOCK ids (SQLite's writer takes the size when it opens the log). */
+const BLOCK = 16;
+
+/** `fn` with the SQLite writer's blocks of BLOCK ids (no effect on PostgreSQL). */
+async function withSmallBlocks(fn: () => Promise<void>): Promise<void> {
+  const saved = correlationBlocks.ids;
+  correlationBlocks.ids = BLOCK;
+  try {
+    await fn();
+  } finally {
+    correlationBlocks.ids = saved;
+  }
+}
+
+/** A small deterministic PRNG (mulberry32): the same rows and queries on every run. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const TRACE = new Set(['step_traced', 'egress_traced']);
+
+/** query()'s answer computed from every row (the full scan): exact filters, id and ts bounds, order, limit. */
+function scanQuery(all: readonly StoredEvent[], q: EventQuery): number[] {
+  const rows = all.filter(
+    (r) =>
+      !TRACE.has(r.event) &&
+      (q.tenant === undefined || r.tenant === q.tenant) &&
+      (q.correlation_id === undefined || r.correlation_id === q.correlation_id) &&
+      (q.event === undefined || r.event === q.event) &&
+      (q.beforeId === undefined || r.id < q.beforeId) &&
+      (q.afterId === undefined || r.id > q.afterId) &&
+      (q.since === undefined || r.ts >= q.since) &&
+      (q.until === undefined || r.ts <= q.until),
+  );
+  const ordered = q.oldestFirst === true ? rows : rows.reverse();
+  return ids(ordered.slice(0, q.limit ?? 100));
+}
+
+/** queryTrace()'s answer computed from every row, oldest first. */
+function scanTrace(all: readonly StoredEvent[], q: TraceQuery): number[] {
+  const rows = all.filter(
+    (r) =>
+      TRACE.has(r.event) &&
+      (q.tenant === undefined || r.tenant === q.tenant) &&
+      (q.correlation_id === undefined || r.correlation_id === q.correlation_id) &&
+      (q.afterId === undefined || r.id > q.afterId) &&
+      (q.since === undefined || r.ts >= q.since) &&
+      (q.until === undefined || r.ts <= q.until),
+  );
+  return ids(rows.slice(0, q.limit ?? 1000));
+}
+
+/** Every row, trace rows too, oldest first. */
+async function everyRow(s: StoreBackend): Promise<StoredEvent[]> {
+  const rows = [
+    ...(await s.eventLog.query({ oldestFirst: true, limit: 10_000 })),
+    ...(await s.eventLog.queryTrace({ limit: 10_000 }, true)),
+  ];
+  return rows.sort((a, b) => a.id - b.id);
+}
+
+/**
+ * `n` rows from second `from`: deliveries of two or three rows (received, a step trace now and
+ * then, completed) under ids `${prefix}${d}`, every 10th row of a delivery `spread` (in every block).
+ */
+function deliveries(n: number, from: number, prefix: string): LogEventInput[] {
+  const out: LogEventInput[] = [];
+  for (let d = 0; out.length < n; d++) {
+    const id = out.length % 10 === 0 ? 'spread' : `${prefix}${d}`;
+    const base = { tenant: d % 3 === 0 ? 'globex' : 'acme', flow: 'orders', correlation_id: id };
+    out.push({ ...base, event: 'received', ts: at(from + out.length) });
+    if (d % 4 === 0) out.push({ ...base, event: 'step_traced', ts: at(from + out.length), step: 'map', payload: d });
+    out.push({ ...base, event: 'completed', ts: at(from + out.length), http_status: 200 });
+  }
+  return out.slice(0, n);
+}
+
+/** Every lookup by correlation id of `cids`, in both orders, with limits and id pages, equals the full scan's. */
+async function assertLookups(s: StoreBackend, cids: readonly string[]): Promise<void> {
+  const all = await everyRow(s);
+  const mid = all[Math.floor(all.length / 2)]?.id ?? 0;
+  for (const correlation_id of cids) {
+    for (const q of [
+      { correlation_id },
+      { correlation_id, oldestFirst: true },
+      { correlation_id, limit: 1 },
+      { correlation_id, limit: 2, oldestFirst: true },
+      { correlation_id, beforeId: mid },
+      { correlation_id, afterId: mid, oldestFirst: true },
+    ] satisfies EventQuery[]) {
+      assert.deepEqual(ids(await s.eventLog.query(q)), scanQuery(all, q), `${JSON.stringify(q)}`);
+    }
+    for (const q of [
+      { correlation_id },
+      { correlation_id, limit: 1 },
+      { correlation_id, afterId: mid },
+    ] satisfies TraceQuery[]) {
+      assert.deepEqual(ids(await s.eventLog.queryTrace(q, true)), scanTrace(all, q), `trace ${JSON.stringify(q)}`);
+    }
+  }
+}
+
+/** Lookups by correlation id (part of eventLogConformance). */
+function correlationLookups(kind: BackendKind): void {
+  describe(`event log: lookups by correlation id (${kind.name})`, () => {
+    test("across many blocks: a delivery's rows, an id in every block, page by page, trace rows too", async () =>
+      withSmallBlocks(() =>
+        withLog(
+          kind,
+          async (s, log) => {
+            const rows = deliveries(20 * BLOCK + 5, 0, 'd');
+            await write(log, rows);
+            if (kind.name === 'sqlite') {
+              const blooms = await s.eventSql('SELECT first_id, last_id FROM correlation_blooms ORDER BY first_id');
+              assert.equal(blooms.length, 20);
+              for (const b of blooms) assert.equal(Number(b.last_id) - Number(b.first_id) + 1, BLOCK);
+            }
+            await assertLookups(s, ['spread', 'd0', 'd1', 'd7', 'd40', 'd99', 'd100']);
+            // "spread" page by page, newest first: every row once, in order.
+            const paged: number[] = [];
+            let page = await s.eventLog.query({ correlation_id: 'spread', limit: 3 });
+            while (page.length > 0) {
+              paged.push(...ids(page));
+              page = await s.eventLog.query({ correlation_id: 'spread', limit: 3, beforeId: page.at(-1)!.id });
+            }
+            assert.deepEqual(paged, scanQuery(await everyRow(s), { correlation_id: 'spread', limit: 10_000 }));
+          },
+          { maxBatchRows: 7 },
+        ),
+      ));
+
+    test('rows past the last complete block (the tail) are found, before and after their block completes', async () =>
+      withSmallBlocks(() =>
+        withLog(kind, async (s, log) => {
+          await write(log, deliveries(3 * BLOCK, 0, 'a'));
+          await write(log, [{ event: 'received', ts: at(100), tenant: 'acme', flow: 'f', correlation_id: 'tail-1' }]);
+          assert.deepEqual(tss(await s.eventLog.query({ correlation_id: 'tail-1' })), [at(100)]);
+          await write(log, deliveries(BLOCK, 101, 'b'));
+          assert.deepEqual(tss(await s.eventLog.query({ correlation_id: 'tail-1' })), [at(100)]);
+          await assertLookups(s, ['tail-1', 'a1', 'b1', 'spread']);
+        }),
+      ));
+
+    test('after retention: the rows left are found, the deleted ones not', async () =>
+      withSmallBlocks(() =>
+        withLog(kind, async (s, log) => {
+          await write(log, [...deliveries(5 * BLOCK + 3, 0, 'old'), ...deliveries(3 * BLOCK + 5, DAY, 'new')]);
+          const stats = await log.retainRows({ cutoffIso: at(DAY), sliceRows: 7 });
+          assert.equal(stats.rowsDeleted, 5 * BLOCK + 3);
+          assert.deepEqual(await s.eventLog.query({ correlation_id: 'old1' }), []);
+          await assertLookups(s, ['old1', 'new0', 'new1', 'new9', 'spread']);
+          if (kind.name === 'sqlite') {
+            const [{ first }] = (await s.eventSql('SELECT min(id) AS first FROM events')) as [{ first: number }];
+            const below = await s.eventSql(`SELECT first_id FROM correlation_blooms WHERE last_id < ${first}`);
+            assert.deepEqual(below, [], 'no filter of a block wholly deleted');
+          }
+          await write(log, deliveries(2 * BLOCK, DAY + HOUR, 'later'));
+          await assertLookups(s, ['new1', 'later1', 'spread']);
+        }),
+      ));
+
+    test('after a reopen mid-block (and filters lost in a crash) every row is still found', async () =>
+      withSmallBlocks(() =>
+        withStore(kind, async (s) => {
+          let log = s.openEventWriter({ flushIntervalMs: 60_000, maxBatchRows: 5 });
+          await write(log, deliveries(2 * BLOCK + 9, 0, 'before'));
+          await log.close();
+          if (kind.name === 'sqlite')
+            await s.eventSql('DELETE FROM correlation_blooms WHERE first_id > 1 RETURNING first_id');
+          log = s.openEventWriter({ flushIntervalMs: 60_000, maxBatchRows: 5 });
+          try {
+            await write(log, deliveries(2 * BLOCK, 100, 'after'));
+            if (kind.name === 'sqlite') {
+              const blooms = await s.eventSql('SELECT first_id, last_id FROM correlation_blooms ORDER BY first_id');
+              assert.equal(blooms.length, 4);
+            }
+            await assertLookups(s, ['before0', 'before20', 'before22', 'before23', 'after0', 'after3', 'spread']);
+          } finally {
+            await log.close();
+          }
+        }),
+      ));
+
+    test('ids in no block: nothing, whatever the bounds', async () =>
+      withSmallBlocks(() =>
+        withLog(kind, async (s, log) => {
+          await write(log, deliveries(10 * BLOCK, 0, 'x'));
+          for (let i = 0; i < 50; i++) {
+            assert.deepEqual(await s.eventLog.query({ correlation_id: `absent-${i}` }), []);
+            assert.deepEqual(await s.eventLog.queryTrace({ correlation_id: `absent-${i}` }, true), []);
+          }
+          assert.deepEqual(await s.eventLog.query({ correlation_id: 'x1', beforeId: 1 }), []);
+          assert.deepEqual(await s.eventLog.query({ correlation_id: 'x1', afterId: 1e9 }), []);
+          assert.deepEqual(await s.eventLog.queryTrace({ correlation_id: 'x1' }, false), []);
+        }),
+      ));
+
+    test('property: for random ids and bounds, a lookup answers what a full scan does', async () =>
+      withSmallBlocks(() =>
+        withLog(
+          kind,
+          async (s, log) => {
+            const rnd = prng(20260529);
+            const pool = Array.from({ length: 60 }, (_, i) =>
+              i % 3 === 0
+                ? `req-${Math.floor(rnd() * 1e9).toString(36)}`
+                : Array.from({ length: 4 }, () =>
+                    Math.floor(rnd() * 2 ** 32)
+                      .toString(16)
+                      .padStart(8, '0'),
+                  ).join('-'),
+            );
+            const rows: LogEventInput[] = [];
+            for (let i = 0; i < 30 * BLOCK + 7; i++) {
+              const id = rnd() < 0.05 ? undefined : pool[Math.floor(rnd() * rnd() * pool.length)]!;
+              const trace = rnd() < 0.15;
+              rows.push({
+                event: trace ? 'step_traced' : rnd() < 0.5 ? 'received' : 'completed',
+                ts: at(Math.floor(i / 2)),
+                tenant: rnd() < 0.5 ? 'acme' : 'globex',
+                flow: 'orders',
+                ...(id === undefined ? {} : { correlation_id: id }),
+                ...(trace ? { step: 's', payload: i } : {}),
+              });
+            }
+            await write(log, rows);
+            const all = await everyRow(s);
+            const last = all.at(-1)!.id;
+            const first = all[0]!.id;
+            const bound = () => first + Math.floor(rnd() * (last - first + 2));
+            for (let n = 0; n < 300; n++) {
+              const q: EventQuery = {
+                correlation_id: rnd() < 0.1 ? `none-${n}` : pool[Math.floor(rnd() * pool.length)]!,
+              };
+              if (rnd() < 0.3) q.tenant = rnd() < 0.5 ? 'acme' : 'globex';
+              if (rnd() < 0.3) q.beforeId = bound();
+              if (rnd() < 0.3) q.afterId = bound();
+              if (rnd() < 0.2) q.since = at(Math.floor((rnd() * rows.length) / 2));
+              if (rnd() < 0.2) q.until = at(Math.floor((rnd() * rows.length) / 2));
+              if (rnd() < 0.5) q.oldestFirst = true;
+              q.limit = 1 + Math.floor(rnd() * 40);
+              assert.deepEqual(ids(await s.eventLog.query(q)), scanQuery(all, q), JSON.stringify(q));
+              const t: TraceQuery = { correlation_id: q.correlation_id, limit: q.limit };
+              if (q.tenant !== undefined) t.tenant = q.tenant;
+              if (q.afterId !== undefined) t.afterId = q.afterId;
+              if (q.since !== undefined) t.since = q.since;
+              if (q.until !== undefined) t.until = q.until;
+              assert.deepEqual(
+                ids(await s.eventLog.queryTrace(t, true)),
+                scanTrace(all, t),
+                `trace ${JSON.stringify(t)}`,
+              );
+            }
+          },
+          { maxBatchRows: 13 },
+        ),
+      ));
   });
 }

@@ -131,4 +131,22 @@ export const logMigrations: readonly Migration[] = [
         FROM events GROUP BY substr(ts, 1, 16), event;
     `,
   },
+  {
+    version: 9,
+    name: 'correlation-blooms',
+    // A Bloom filter of the correlation ids of each complete block of rows (correlation-bloom.ts),
+    // so a lookup by correlation id scans only the blocks that may hold it and the incomplete last
+    // block, instead of every row: without an index, which random ids would make the writer's most
+    // expensive write (migration 3). A block is every id from first_id to last_id (its size is the
+    // writer's, in sqlite-event-log-store.ts; a reader needs only these bounds). The writer adds a
+    // block's filter in the transaction of the row that completes it; filters of blocks that have
+    // none (an upgraded log's) are built when the writer opens the log, not here.
+    sql: `
+      CREATE TABLE correlation_blooms (
+        first_id INTEGER PRIMARY KEY,        -- the block's first row id
+        last_id INTEGER NOT NULL,            -- its last: the block is every id in between
+        bits BLOB NOT NULL                   -- the filter of its rows' correlation ids
+      );
+    `,
+  },
 ];
