@@ -81,17 +81,11 @@ export async function busiestFlows(
   limit = 10,
 ): Promise<FlowActivity[]> {
   const { fromMinute, toMinute } = minuteRange(WINDOWS.minute, nowMs);
-  // The hour's totals per flow (one summed row each, doors added here; counts alone, which the
-  // store reads from an index), then the minutes of the busiest alone: never every flow's every minute.
-  const totals = new Map<string, { tenant: string; flow: string; count: number; failures: number }>();
-  for (const r of await events.rollupCounts({ fromMinute, toMinute, level: 'delivery', per: 'window', byFlow: true })) {
-    const key = `${r.tenant}/${r.flow}`;
-    const t = totals.get(key) ?? { tenant: r.tenant, flow: r.flow, count: 0, failures: 0 };
-    t.count += r.count;
-    t.failures += r.failures;
-    totals.set(key, t);
-  }
-  const busiest = [...totals.values()]
+  // The hour's totals per flow (doors summed), from the store's 10-minute blocks with the partial
+  // blocks at the edges corrected by their minutes; then the minutes of the busiest alone: never
+  // every flow's every minute.
+  const totals = await events.flowTotals(fromMinute, toMinute);
+  const busiest = [...totals]
     .sort((a, b) => b.count - a.count || a.tenant.localeCompare(b.tenant) || a.flow.localeCompare(b.flow))
     .slice(0, limit);
   const out: FlowActivity[] = [];

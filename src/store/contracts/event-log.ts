@@ -1,6 +1,14 @@
 /** The event log's read contract: queries, stored events and the helpers both backends share. */
 import type { Awaitable } from '../../common/awaitable.js';
-import type { QueueSample, QueueSampleQuery, RollupCount, RollupPoint, RollupQuery } from './rollups.js';
+import type {
+  EdgeRead,
+  FlowTotal,
+  QueueSample,
+  QueueSampleQuery,
+  RollupCount,
+  RollupPoint,
+  RollupQuery,
+} from './rollups.js';
 
 /** The event kinds the spec names. Others may be added; each is listed in docs/events.md. */
 export const EVENT_KINDS = [
@@ -139,6 +147,14 @@ export interface EventLogStore {
    * the queue charts: 1,000 flows' hour is 60,000 rows).
    */
   rollupCounts(q: RollupQuery): Awaitable<RollupCount[]>;
+  /**
+   * Each flow's deliveries (every door) and failures over `[fromMinute, toMinute)`, by tenant and
+   * flow: exactly the delivery rollups of those minutes summed, read from 10-minute blocks
+   * (rollup_blocks) with the partial blocks at the edges corrected by their minutes
+   * (contracts/rollups.ts, flowTotalsPlan). Flows with nothing in the window are absent. `edges`
+   * overrides how the partial blocks are read (measurements and tests).
+   */
+  flowTotals(fromMinute: number, toMinute: number, edges?: { lead: EdgeRead; trail: EdgeRead }): Awaitable<FlowTotal[]>;
   /** Each queue's figures sampled once a minute over a range, by tenant, flow and minute. */
   queueSamples(q: QueueSampleQuery): Awaitable<QueueSample[]>;
 }

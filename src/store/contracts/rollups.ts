@@ -195,6 +195,185 @@ export function rollupCountFromRecord(r: Record<string, unknown>): RollupCount {
   };
 }
 
+/**
+ * Per-flow delivery totals in blocks of BLOCK_MINUTES minutes (`rollup_blocks`: log migration 10,
+ * PostgreSQL 0010), for `flowTotals`: the busiest flows of the hour read about 7 block rows and a
+ * few minutes' rows per flow instead of 60 minutes' rows per flow and door. A block row is the sum
+ * of the delivery rows (every door) of its flow and minutes `block .. block + 9`; the all-flows rows
+ * (tenant `''`) have none. The writers add to it in the transaction that adds the minute rows, and
+ * retention takes the minutes it deletes off a block the cutoff falls inside, so a block always
+ * equals the sum of the minute rows it covers.
+ */
+export const BLOCK_MINUTES = 10;
+
+/** The first minute of the block holding `minute` (`minute - minute % 10`, as the SQL computes it). */
+export function rollupBlock(minute: number): number {
+  return minute - (minute % BLOCK_MINUTES);
+}
+
+/** What a writer adds to a block's row. */
+export interface BlockAdd {
+  readonly block: number;
+  readonly tenant: string;
+  readonly flow: string;
+  count: number;
+  failures: number;
+}
+
+/** A flow's deliveries (every door) over a window: what `flowTotals` answers. */
+export interface FlowTotal {
+  readonly tenant: string;
+  readonly flow: string;
+  readonly count: number;
+  readonly failures: number;
+}
+
+export const ROLLUP_BLOCK_COLUMNS: readonly string[] = ['block', 'tenant', 'flow', 'count', 'failures'];
+
+/** The upsert's tail both writers run: a block's row is added to. */
+export const ROLLUP_BLOCK_UPSERT_TAIL =
+  'ON CONFLICT (block, tenant, flow) DO UPDATE SET count = rollup_blocks.count + excluded.count, failures = rollup_blocks.failures + excluded.failures';
+
+/**
+ * The delivery rows of flows (not the all-flows rows, not step rows) summed per block and flow:
+ * what a writer adds to rollup_blocks beside the rows. Ordered by tenant, flow and block (the
+ * order two PostgreSQL nodes take the rows' locks in).
+ */
+export function blockAdds(rows: readonly RollupRow[]): BlockAdd[] {
+  const byKey = new Map<string, BlockAdd>();
+  for (const r of rows) {
+    if (r.step !== '' || r.tenant === '') continue;
+    const block = rollupBlock(r.minute);
+    const key = `${block}\u0000${r.tenant}\u0000${r.flow}`;
+    const b = byKey.get(key);
+    if (b === undefined)
+      byKey.set(key, { block, tenant: r.tenant, flow: r.flow, count: r.count, failures: r.failures });
+    else {
+      b.count += r.count;
+      b.failures += r.failures;
+    }
+  }
+  const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+  return [...byKey.values()].sort((a, b) => cmp(a.tenant, b.tenant) || cmp(a.flow, b.flow) || a.block - b.block);
+}
+
+export function blockAddValues(b: BlockAdd): unknown[] {
+  return [b.block, b.tenant, b.flow, b.count, b.failures];
+}
+
+/** How `flowTotals` reads a partial block at an edge of its window. */
+export type EdgeRead = 'add' | 'subtract';
+
+/**
+ * The minutes `flowTotals(from, to)` reads besides its blocks, each added or subtracted, and the
+ * blocks `[fromBlock, toBlock)`. At the leading edge, the minutes of `from`'s block before `from`
+ * are subtracted from that block, or the minutes from `from` to the next block are added, whichever
+ * is fewer minutes. At the trailing edge the minutes from `to` to the end of its block are
+ * subtracted from that block: a window that ends now (the busiest flows of the last hour) has
+ * nothing written there yet, so the edge reads nothing at all (adding the minutes before `to`
+ * would read up to 9 minutes of every flow). `edges` overrides both choices (measurements, tests).
+ * A window inside one block with both edges added is its minutes alone.
+ */
+export function flowTotalsPlan(
+  fromMinute: number,
+  toMinute: number,
+  edges?: { lead: EdgeRead; trail: EdgeRead },
+): { fromBlock: number; toBlock: number; minutes: { from: number; to: number; sign: 1 | -1 }[] } {
+  const minutes: { from: number; to: number; sign: 1 | -1 }[] = [];
+  if (toMinute <= fromMinute) return { fromBlock: 0, toBlock: 0, minutes };
+  const leadFloor = rollupBlock(fromMinute);
+  const leadOff = fromMinute - leadFloor;
+  const lead: EdgeRead = edges?.lead ?? (leadOff <= BLOCK_MINUTES - leadOff ? 'subtract' : 'add');
+  const trail: EdgeRead = edges?.trail ?? 'subtract';
+  const trailFloor = rollupBlock(toMinute);
+  const trailCeil = trailFloor === toMinute ? toMinute : trailFloor + BLOCK_MINUTES;
+  if (leadOff !== 0 && lead === 'add' && toMinute <= leadFloor + BLOCK_MINUTES) {
+    // Inside one block, its leading part added: the window's minutes alone.
+    minutes.push({ from: fromMinute, to: toMinute, sign: 1 });
+    return { fromBlock: 0, toBlock: 0, minutes };
+  }
+  let fromBlock = leadFloor;
+  if (leadOff !== 0) {
+    if (lead === 'subtract') minutes.push({ from: leadFloor, to: fromMinute, sign: -1 });
+    else {
+      fromBlock = leadFloor + BLOCK_MINUTES;
+      minutes.push({ from: fromMinute, to: fromBlock, sign: 1 });
+    }
+  }
+  let toBlock = trailCeil;
+  if (trailCeil !== toMinute) {
+    // With the leading edge added, the window spans two blocks or more here (trailFloor >=
+    // fromBlock): the two edges' minutes never overlap.
+    if (trail === 'subtract') minutes.push({ from: toMinute, to: trailCeil, sign: -1 });
+    else {
+      toBlock = trailFloor;
+      minutes.push({ from: trailFloor, to: toMinute, sign: 1 });
+    }
+  }
+  return { fromBlock, toBlock, minutes };
+}
+
+/**
+ * The one SELECT both stores run for `flowTotals(fromMinute, toMinute)`: the blocks of the plan
+ * (flowTotalsPlan) and its edge minutes' delivery rows (from the covering index rollups_delivery),
+ * signed and summed per flow; flows whose sum is nothing are left out. `param` as in rollupSelect.
+ */
+export function flowTotalsSelect(
+  fromMinute: number,
+  toMinute: number,
+  param: (n: number) => string,
+  edges?: { lead: EdgeRead; trail: EdgeRead },
+): { sql: string; args: unknown[] } {
+  const plan = flowTotalsPlan(fromMinute, toMinute, edges);
+  const args: unknown[] = [];
+  const arg = (v: unknown): string => {
+    args.push(v);
+    return param(args.length);
+  };
+  const parts: string[] = [];
+  if (plan.toBlock > plan.fromBlock)
+    parts.push(
+      `SELECT tenant, flow, count, failures FROM rollup_blocks WHERE block >= ${arg(plan.fromBlock)} AND block < ${arg(plan.toBlock)}`,
+    );
+  for (const m of plan.minutes) {
+    if (m.to <= m.from) continue;
+    const sign = m.sign === 1 ? '' : '-';
+    parts.push(
+      `SELECT tenant, flow, ${sign}count AS count, ${sign}failures AS failures FROM rollups ` +
+        `WHERE minute >= ${arg(m.from)} AND minute < ${arg(m.to)} AND step = '' AND tenant <> ''`,
+    );
+  }
+  if (parts.length === 0) parts.push(`SELECT '' AS tenant, '' AS flow, 0 AS count, 0 AS failures`);
+  const sql =
+    `SELECT tenant, flow, SUM(count) AS count, SUM(failures) AS failures FROM (${parts.join(' UNION ALL ')}) AS t ` +
+    'GROUP BY tenant, flow HAVING SUM(count) <> 0 OR SUM(failures) <> 0 ORDER BY tenant, flow';
+  return { sql, args };
+}
+
+export function flowTotalFromRecord(r: Record<string, unknown>): FlowTotal {
+  return { tenant: String(r.tenant), flow: String(r.flow), count: Number(r.count), failures: Number(r.failures) };
+}
+
+/**
+ * Retention's cut inside a block (`minute` not a block's first): the delivery rows of minutes
+ * `[rollupBlock(minute), minute)`, about to be deleted, taken off their flows' block rows, so the
+ * block still equals the minutes it covers. Run before the delete, in its transaction; the same
+ * statement on both stores. Undefined when the cut falls on a block's first minute.
+ */
+export function blockTrimUpdate(
+  minute: number,
+  param: (n: number) => string,
+): { sql: string; args: unknown[] } | undefined {
+  const block = rollupBlock(minute);
+  if (block === minute) return undefined;
+  const sql =
+    `UPDATE rollup_blocks SET count = rollup_blocks.count - gone.n, failures = rollup_blocks.failures - gone.f FROM ` +
+    `(SELECT tenant, flow, SUM(count) AS n, SUM(failures) AS f FROM rollups WHERE minute >= ${param(1)} AND minute < ${param(2)} ` +
+    `AND step = '' AND tenant <> '' GROUP BY tenant, flow) AS gone ` +
+    `WHERE rollup_blocks.block = ${param(3)} AND rollup_blocks.tenant = gone.tenant AND rollup_blocks.flow = gone.flow`;
+  return { sql, args: [block, minute, block] };
+}
+
 /** One queue's figures as sampled in a minute (the last sample of the minute is kept). */
 export interface QueueSample {
   readonly minute: number;

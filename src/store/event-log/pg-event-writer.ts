@@ -15,6 +15,12 @@ import {
   ROLLUP_ADDED_COLUMNS,
   ROLLUP_INSERT_COLUMNS,
   rollupValues,
+  blockAdds,
+  blockAddValues,
+  blockTrimUpdate,
+  rollupBlock,
+  ROLLUP_BLOCK_COLUMNS,
+  ROLLUP_BLOCK_UPSERT_TAIL,
   type Aggregates,
   type RollupRow,
 } from '../contracts/rollups.js';
@@ -171,10 +177,17 @@ export class PgEventWriter extends EventBatchWriter {
       after = slice.last;
       going = await pacer.between();
     }
-    // The rollups of the minutes before the cutoff go with the rows (a few rows a minute: one statement).
+    // The rollups of the minutes before the cutoff go with the rows (a few rows a minute: one
+    // statement), with the blocks wholly before it; the minutes deleted inside the cutoff's block
+    // are taken off that block first, in the same transaction.
     if (going) {
       const minute = Math.floor(Date.parse(req.cutoffIso) / 60_000);
-      await this.#db.query('DELETE FROM rollups WHERE minute < $1', [minute]);
+      await this.#db.transaction(async (tx) => {
+        const trim = blockTrimUpdate(minute, (n) => `$${n}`);
+        if (trim !== undefined) await tx.query(trim.sql, trim.args);
+        await tx.query('DELETE FROM rollup_blocks WHERE block < $1', [rollupBlock(minute)]);
+        await tx.query('DELETE FROM rollups WHERE minute < $1', [minute]);
+      });
       await this.#db.query('DELETE FROM queue_samples WHERE minute < $1', [minute]);
     }
     return {
@@ -189,8 +202,11 @@ export class PgEventWriter extends EventBatchWriter {
 
   /**
    * Adds the rollup rows in statements of ROLLUP_CHUNK rows. Rows are sorted by key first, so two
-   * nodes adding to the same keys take their row locks in the same order (no deadlock). Through an
-   * outage the rows are retried like a batch.
+   * nodes adding to the same keys take their row locks in the same order (no deadlock). Each
+   * statement also adds its rows' flows' delivery counts to their 10-minute blocks (rollup_blocks,
+   * migration 0010; summed per block, sorted by tenant, flow and block): one statement, so the
+   * blocks commit with the minutes they come from or not at all. Through an outage the rows are
+   * retried like a batch.
    */
   protected async insertAggregates(a: Aggregates): Promise<void> {
     const sorted = [...(a.rollups ?? [])].sort(byRollupKey);
@@ -200,10 +216,24 @@ export class PgEventWriter extends EventBatchWriter {
       const values = chunk.map(
         (_, r) => `(${ROLLUP_INSERT_COLUMNS.map((__, c) => `$${r * width + c + 1}`).join(', ')})`,
       );
-      const sql =
+      const upsert =
         `INSERT INTO rollups (${ROLLUP_INSERT_COLUMNS.join(', ')}) VALUES ${values.join(', ')} ` +
         `ON CONFLICT (tenant, flow, minute, door, step) DO UPDATE SET ${ROLLUP_ADDED_COLUMNS.map((c) => `${c} = rollups.${c} + excluded.${c}`).join(', ')}`;
-      await this.#whileReachable(() => this.#db.query(sql, chunk.flatMap(rollupValues)));
+      const blocks = blockAdds(chunk);
+      const args = chunk.flatMap(rollupValues);
+      let sql = upsert;
+      if (blocks.length > 0) {
+        const at = args.length;
+        const bw = ROLLUP_BLOCK_COLUMNS.length;
+        const blockValues = blocks.map(
+          (_, r) => `(${ROLLUP_BLOCK_COLUMNS.map((__, c) => `$${at + r * bw + c + 1}`).join(', ')})`,
+        );
+        args.push(...blocks.flatMap(blockAddValues));
+        sql =
+          `WITH minutes AS (${upsert} RETURNING 1) ` +
+          `INSERT INTO rollup_blocks (${ROLLUP_BLOCK_COLUMNS.join(', ')}) VALUES ${blockValues.join(', ')} ${ROLLUP_BLOCK_UPSERT_TAIL}`;
+      }
+      await this.#whileReachable(() => this.#db.query(sql, args));
     }
     // Queue samples: a few per minute; sorted like the rollups, for the same reason.
     const samples = [...(a.queueSamples ?? [])].sort(

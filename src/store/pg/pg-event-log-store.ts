@@ -28,6 +28,10 @@ import {
   type RollupCount,
   type RollupPoint,
   type RollupQuery,
+  flowTotalFromRecord,
+  flowTotalsSelect,
+  type EdgeRead,
+  type FlowTotal,
 } from '../contracts/index.js';
 
 /** log.db's columns in its order, the flag as 0/1, so the SQLite row mapper serves both stores. */
@@ -129,5 +133,14 @@ export class PgEventLogStore implements EventLogStore {
   async rollupCounts(q: RollupQuery): Promise<RollupCount[]> {
     const { sql, args } = rollupSelect(q, (n) => `$${n}`, ROLLUP_COUNT_COLUMNS);
     return (await this.db.query<Record<string, unknown>>(sql, args)).rows.map(rollupCountFromRecord);
+  }
+
+  async flowTotals(
+    fromMinute: number,
+    toMinute: number,
+    edges?: { lead: EdgeRead; trail: EdgeRead },
+  ): Promise<FlowTotal[]> {
+    const { sql, args } = flowTotalsSelect(fromMinute, toMinute, (n) => `$${n}`, edges);
+    return (await this.db.query<Record<string, unknown>>(sql, args)).rows.map(flowTotalFromRecord);
   }
 }

@@ -36,6 +36,16 @@ import {
   type Aggregates,
   type QueueSample,
   type QueueSampleQuery,
+  blockAdds,
+  blockAddValues,
+  blockTrimUpdate,
+  flowTotalFromRecord,
+  flowTotalsSelect,
+  rollupBlock,
+  ROLLUP_BLOCK_COLUMNS,
+  ROLLUP_BLOCK_UPSERT_TAIL,
+  type EdgeRead,
+  type FlowTotal,
 } from '../contracts/index.js';
 
 /** A queue's sample of a minute (a later one of the same minute replaces it). */
@@ -45,6 +55,9 @@ const QUEUE_SAMPLE_UPSERT = `INSERT INTO queue_samples (${QUEUE_SAMPLE_COLUMNS.j
 const ROLLUP_UPSERT =
   `INSERT INTO rollups (${ROLLUP_INSERT_COLUMNS.join(', ')}) VALUES (${ROLLUP_INSERT_COLUMNS.map(() => '?').join(', ')}) ` +
   `ON CONFLICT (tenant, flow, minute, door, step) DO UPDATE SET ${ROLLUP_ADDED_COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')}`;
+
+/** Adds a flow's delivery rows of a block to the block's row (rollup_blocks, log migration 10). */
+const BLOCK_UPSERT = `INSERT INTO rollup_blocks (${ROLLUP_BLOCK_COLUMNS.join(', ')}) VALUES (${ROLLUP_BLOCK_COLUMNS.map(() => '?').join(', ')}) ${ROLLUP_BLOCK_UPSERT_TAIL}`;
 
 /** Adds a batch's rows of one minute and kind to its counts (event_counts, log migration 8). */
 const COUNT_ADD =
@@ -121,6 +134,7 @@ export class SqliteEventLogStore implements EventLogStore {
   readonly #rowCounts;
   readonly #minuteCounts;
   #rollupUpsert: Statement | undefined;
+  #blockUpsert: Statement | undefined;
   #sampleUpsert: Statement | undefined;
   readonly #blockIds: number;
   readonly #putBloom;
@@ -522,8 +536,10 @@ export class SqliteEventLogStore implements EventLogStore {
   }
 
   /**
-   * Adds each rollup row to its key's and puts each queue sample in its minute (a later one of the
-   * same minute replaces it), in one transaction (the writer thread's, beside the event batches).
+   * Adds each rollup row to its key's, each flow's delivery rows to their 10-minute block's row
+   * (summed per block first: one upsert per flow and block), and puts each queue sample in its
+   * minute (a later one of the same minute replaces it), in one transaction (the writer thread's,
+   * beside the event batches).
    */
   addAggregates(a: Aggregates): void {
     const rows = a.rollups ?? [];
@@ -532,11 +548,13 @@ export class SqliteEventLogStore implements EventLogStore {
     // Prepared once: the writer thread adds the rollups every few seconds for as long as it runs.
     const upsert = (this.#rollupUpsert ??= this.#db.prepare(ROLLUP_UPSERT));
     const sample = (this.#sampleUpsert ??= this.#db.prepare(QUEUE_SAMPLE_UPSERT));
+    const block = (this.#blockUpsert ??= this.#db.prepare(BLOCK_UPSERT));
     this.#db.transaction(() => {
       for (const r of rows) {
         if (r.buckets.length !== LATENCY_BUCKETS) throw new Error(`a rollup row has ${r.buckets.length} buckets`);
         upsert.run(rollupValues(r));
       }
+      for (const b of blockAdds(rows)) block.run(blockAddValues(b));
       for (const s of samples) sample.run(queueSampleValues(s));
     })();
   }
@@ -556,10 +574,24 @@ export class SqliteEventLogStore implements EventLogStore {
     return (this.#db.prepare(sql).all(...args) as Record<string, unknown>[]).map(rollupCountFromRecord);
   }
 
-  /** Deletes the rollups and queue samples of minutes before `minute` (retention, with the rows). */
+  flowTotals(fromMinute: number, toMinute: number, edges?: { lead: EdgeRead; trail: EdgeRead }): FlowTotal[] {
+    const { sql, args } = flowTotalsSelect(fromMinute, toMinute, () => '?', edges);
+    return (this.#db.prepare(sql).all(...args) as Record<string, unknown>[]).map(flowTotalFromRecord);
+  }
+
+  /**
+   * Deletes the rollups and queue samples of minutes before `minute` (retention, with the rows),
+   * and the blocks wholly before it; the minutes deleted inside the block `minute` falls in are
+   * taken off that block first, in the same transaction. Answers the minute rows and samples deleted.
+   */
   deleteRollupsBefore(minute: number): number {
-    const rollups = this.#db.prepare('DELETE FROM rollups WHERE minute < ?').run(minute).changes;
-    return rollups + this.#db.prepare('DELETE FROM queue_samples WHERE minute < ?').run(minute).changes;
+    return this.#db.transaction(() => {
+      const trim = blockTrimUpdate(minute, () => '?');
+      if (trim !== undefined) this.#db.prepare(trim.sql).run(...trim.args);
+      this.#db.prepare('DELETE FROM rollup_blocks WHERE block < ?').run(rollupBlock(minute));
+      const rollups = this.#db.prepare('DELETE FROM rollups WHERE minute < ?').run(minute).changes;
+      return rollups + this.#db.prepare('DELETE FROM queue_samples WHERE minute < ?').run(minute).changes;
+    })();
   }
 
   /** The id of the newest row (0 when the table is empty): where a reader that follows the log starts. */

@@ -5,12 +5,15 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { openDb } from './db.js';
 import { logMigrations } from './migrations/log.js';
-import { ROLLUP_COUNT_COLUMNS, rollupSelect, type RollupQuery } from '../contracts/index.js';
+import { flowTotalsSelect, ROLLUP_COUNT_COLUMNS, rollupSelect, type RollupQuery } from '../contracts/index.js';
 
 function plan(q: RollupQuery, sum?: readonly string[]): string {
+  return explain(rollupSelect(q, () => '?', sum));
+}
+
+function explain({ sql, args }: { sql: string; args: unknown[] }): string {
   const db = openDb(':memory:', logMigrations);
   try {
-    const { sql, args } = rollupSelect(q, () => '?', sum);
     return (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[])
       .map((p) => p.detail)
       .join(' | ');
@@ -40,5 +43,12 @@ describe('rollups query plans (log.db)', () => {
     const one = { ...HOUR, tenant: 'acme', flow: 'orders', level: 'delivery', per: 'minute' } as const;
     assert.match(plan(one, ROLLUP_COUNT_COLUMNS), /USING PRIMARY KEY \(tenant=\? AND flow=\?/);
     assert.match(plan(one), /USING PRIMARY KEY \(tenant=\? AND flow=\?/);
+  });
+
+  it("flowTotals reads the hour's blocks by their key and the edges' minutes from the covering index", () => {
+    const p = explain(flowTotalsSelect(HOUR.fromMinute + 3, HOUR.toMinute + 3, () => '?'));
+    assert.match(p, /SEARCH rollup_blocks USING PRIMARY KEY \(block>\? AND block<\?\)/);
+    assert.match(p, /SEARCH rollups USING COVERING INDEX rollups_delivery \(minute>\? AND minute<\?\)/);
+    assert.doesNotMatch(p, /SCAN rollups|SCAN rollup_blocks/);
   });
 });

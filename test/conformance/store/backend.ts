@@ -57,6 +57,12 @@ export interface BackendKind {
   open(): Promise<StoreBackend>;
   /** Opens `n` handles on one new store (several processes or nodes sharing it). */
   openShared(n: number): Promise<StoreBackend[]>;
+  /**
+   * A new store whose event log's schema stops before the rollup blocks' migration (log.db's 10,
+   * PostgreSQL's 0010), `seedSql` run on it (statements both backends speak), then opened as the
+   * service opens it: the newer migrations applied to the rows already there.
+   */
+  openUpgradedFromBeforeBlocks(seedSql: readonly string[]): Promise<StoreBackend>;
 }
 
 /** The contracts of an opened store, as a backend hands them to the suites (each backend adds its inspection hooks). */

@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import {
   LATENCY_BUCKETS,
   latencyBucket,
+  type EdgeRead,
+  type EventLogStore,
   type RollupCount,
   type RollupQuery,
   type RollupRow,
@@ -52,6 +54,107 @@ const lines = (points: readonly RollupRow[]): string[] =>
 
 /** What a RollupCount carries: its key and its counts, nothing read from the histogram. */
 const COUNT_KEYS = ['minute', 'tenant', 'flow', 'door', 'step', 'count', 'failures'];
+
+/**
+ * A deterministic day-part of rollups for flowTotals: minutes 0..79 (T0 is a block's first minute),
+ * three flows in two tenants over four doors, some minutes skipped, with step rows and the all-flows
+ * rows beside them (neither counted by flowTotals). Three writes: the later ones add to keys of the first.
+ */
+function blockRows(): RollupRow[][] {
+  const flows: [string, string, string[]][] = [
+    ['acme', 'orders', ['http', 'queue']],
+    ['acme', 'invoices', ['http', 'soap']],
+    ['globex', 'orders', ['grpc']],
+  ];
+  const writes: RollupRow[][] = [[], [], []];
+  for (let m = 0; m < 80; m += 1) {
+    flows.forEach(([tenant, flow, doors], f) => {
+      if ((m + f) % 7 === 3) return; // a minute the flow did not run
+      doors.forEach((door, d) => {
+        const count = 1 + ((m * 7 + f * 3 + d) % 5);
+        const failures = (m + d) % 3 === 0 ? 1 : 0;
+        writes[0]!.push(row(m, flow, door, '', count, 3, failures, tenant));
+        if (m % 4 === f) writes[1]!.push(row(m, flow, door, '', 2, 3, 1, tenant));
+        if (m % 9 === d) writes[2]!.push(row(m, flow, door, '', 1, 3, 0, tenant));
+      });
+      writes[0]!.push(row(m, flow, '', 'check', 5, 1, 1, tenant));
+    });
+    writes[0]!.push(row(m, '', 'http', '', 50, 3, 5, ''));
+  }
+  return writes;
+}
+
+/** Every flow's deliveries of a window summed from the minute rollups, as `tenant/flow count failures`. */
+async function summedMinutes(log: EventLogStore, from: number, to: number): Promise<string[]> {
+  const totals = new Map<string, { count: number; failures: number }>();
+  const counts = await log.rollupCounts({
+    fromMinute: T0 + from,
+    toMinute: T0 + to,
+    level: 'delivery',
+    per: 'window',
+    byFlow: true,
+  });
+  for (const r of counts) {
+    const t = totals.get(`${r.tenant}/${r.flow}`) ?? { count: 0, failures: 0 };
+    t.count += r.count;
+    t.failures += r.failures;
+    totals.set(`${r.tenant}/${r.flow}`, t);
+  }
+  return [...totals]
+    .filter(([, t]) => t.count !== 0 || t.failures !== 0)
+    .map(([k, t]) => `${k} ${t.count} ${t.failures}`)
+    .sort();
+}
+
+const EDGES: ({ lead: EdgeRead; trail: EdgeRead } | undefined)[] = [
+  undefined,
+  { lead: 'add', trail: 'add' },
+  { lead: 'add', trail: 'subtract' },
+  { lead: 'subtract', trail: 'add' },
+  { lead: 'subtract', trail: 'subtract' },
+];
+
+/** flowTotals of every window against the minutes summed, with the store's own edges and each forced. */
+async function assertFlowTotals(log: EventLogStore, windows: readonly [number, number][]): Promise<void> {
+  for (const [from, to] of windows) {
+    const want = await summedMinutes(log, from, to);
+    for (const edges of EDGES) {
+      const got = (await log.flowTotals(T0 + from, T0 + to, edges)).map(
+        (t) => `${t.tenant}/${t.flow} ${t.count} ${t.failures}`,
+      );
+      assert.deepEqual(got.slice().sort(), want, `[${from}, ${to}) ${JSON.stringify(edges)}`);
+      assert.deepEqual(got, got.slice().sort(), 'by tenant and flow');
+    }
+  }
+}
+
+/**
+ * Windows spanning 0 whole blocks (inside one, or across one boundary), 1, 2 and 7, aligned to
+ * blocks or not at either edge, empty, and past the rows at either end.
+ */
+const WINDOWS: [number, number][] = [
+  [0, 10],
+  [10, 30],
+  [0, 70],
+  [10, 80],
+  [3, 7],
+  [12, 19],
+  [20, 21],
+  [3, 17],
+  [8, 12],
+  [5, 25],
+  [10, 25],
+  [5, 20],
+  [13, 73],
+  [7, 80],
+  [1, 79],
+  [6, 94],
+  [-15, 12],
+  [70, 90],
+  [85, 95],
+  [30, 30],
+  [0, 80],
+];
 
 export function rollupsConformance(kind: BackendKind): void {
   describe(`rollups (${kind.name})`, () => {
@@ -261,5 +364,80 @@ export function rollupsConformance(kind: BackendKind): void {
         await log.retainRows({ cutoffIso: new Date((T0 + 1) * 60_000).toISOString(), sliceRows: 1000 });
         assert.deepEqual(await read({ from: 0, to: 60 }), ['1 orders 2 8 1', '30 orders 0 10 2']);
       }));
+    test('flowTotals equals the minute rollups summed, for windows aligned to blocks or not, spanning 0 to 7 blocks', async () =>
+      withLog(kind, async (s, log) => {
+        for (const rows of blockRows()) {
+          log.writeRollups(rows);
+          await log.flush();
+        }
+        await assertFlowTotals(s.eventLog, WINDOWS);
+        // Written again: every key of the window added to, the blocks with them.
+        for (const rows of blockRows()) log.writeRollups(rows);
+        await log.flush();
+        await assertFlowTotals(s.eventLog, WINDOWS);
+        const hour = await s.eventLog.flowTotals(T0 + 13, T0 + 73);
+        assert.deepEqual(
+          hour.map((t) => `${t.tenant}/${t.flow}`),
+          ['acme/invoices', 'acme/orders', 'globex/orders'],
+        );
+        assert.deepEqual(await s.eventLog.flowTotals(T0 + 100, T0 + 160), []);
+        assert.deepEqual(await s.eventLog.flowTotals(T0 + 30, T0 + 30), []);
+      }));
+
+    test('flowTotals after retention cuts inside a block: windows after the cut stay exact, blocks before it go', async () =>
+      withLog(kind, async (s, log) => {
+        for (const rows of blockRows()) log.writeRollups(rows);
+        await log.flush();
+        const retain = (minute: number) =>
+          log.retainRows({ cutoffIso: new Date((T0 + minute) * 60_000).toISOString(), sliceRows: 1000 });
+        const after = (cut: number): [number, number][] => [
+          [cut, cut + 1],
+          [cut, 40],
+          [cut + 2, 33],
+          [cut, 80],
+          [cut + 1, cut + 61],
+          [30, 80],
+          [0, 80],
+          [cut - 3, 50],
+        ];
+        await retain(23);
+        await assertFlowTotals(s.eventLog, after(23));
+        const blocksBefore = async (minute: number) =>
+          Number((await s.eventSql(`SELECT count(*) AS n FROM rollup_blocks WHERE block < ${T0 + minute}`))[0]!.n);
+        assert.equal(await blocksBefore(20), 0);
+        assert.ok((await blocksBefore(30)) > 0, "the cut's block is kept");
+        // A later cut inside the same block, then one on a block's first minute.
+        await retain(27);
+        await assertFlowTotals(s.eventLog, after(27));
+        // Rows added to the cut's block after the cut count in it.
+        log.writeRollups([row(28, 'orders', 'http', '', 4, 3, 1), row(25, 'orders', 'http', '', 3, 3, 1)]);
+        await log.flush();
+        await assertFlowTotals(s.eventLog, [...after(27), [25, 30], [20, 40]]);
+        await retain(40);
+        assert.equal(await blocksBefore(40), 0);
+        await assertFlowTotals(s.eventLog, after(40));
+      }));
+
+    test('flowTotals on a log upgraded by the blocks migration: the rollups written before it are in the blocks', async () => {
+      const cols = 'minute, tenant, flow, door, step, count, failures, sum_ms';
+      const values = blockRows()[0]!.map(
+        (r) =>
+          `(${r.minute}, '${r.tenant}', '${r.flow}', '${r.door}', '${r.step}', ${r.count}, ${r.failures}, ${r.sumMs})`,
+      );
+      const s = await kind.openUpgradedFromBeforeBlocks([`INSERT INTO rollups (${cols}) VALUES ${values.join(', ')}`]);
+      try {
+        await assertFlowTotals(s.eventLog, WINDOWS);
+        const log = s.openEventWriter({ flushIntervalMs: 60_000 });
+        try {
+          for (const rows of blockRows().slice(1)) log.writeRollups(rows);
+          await log.flush();
+          await assertFlowTotals(s.eventLog, WINDOWS);
+        } finally {
+          await log.close();
+        }
+      } finally {
+        await s.close();
+      }
+    });
   });
 }

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EventLog } from '../../../src/store/event-log/event-log.js';
 import { openStore, type SqliteStores } from '../../../src/storage/index.js';
+import { openDb } from '../../../src/store/sqlite/db.js';
+import { logMigrations } from '../../../src/store/sqlite/migrations/log.js';
 import { contractsOf, type BackendKind, type StoreBackend } from './backend.js';
 
 /** The registry, the audit trail, the UI's accounts and the event log, each in its file of `dir`, as in a state directory. */
@@ -36,5 +38,15 @@ export const sqliteBackend: BackendKind = {
     const backends: StoreBackend[] = [];
     for (let i = 0; i < n; i += 1) backends.push(await openFiles(dir, cleanup));
     return backends;
+  },
+  openUpgradedFromBeforeBlocks: async (seedSql) => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-conf-'));
+    const before = openDb(
+      join(dir, 'log.db'),
+      logMigrations.filter((m) => m.version < 10),
+    );
+    for (const sql of seedSql) before.exec(sql);
+    before.close();
+    return openFiles(dir, () => rmSync(dir, { recursive: true, force: true }));
   },
 };
