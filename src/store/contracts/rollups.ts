@@ -167,21 +167,6 @@ export function rollupSelect(
   return { sql, args };
 }
 
-/** A stored row (columns as both schemas name them) as a RollupRow. */
-export function rollupFromRecord(r: Record<string, unknown>): RollupRow {
-  return {
-    minute: Number(r.minute),
-    tenant: String(r.tenant),
-    flow: String(r.flow),
-    door: String(r.door),
-    step: String(r.step),
-    count: Number(r.count),
-    failures: Number(r.failures),
-    sumMs: Number(r.sum_ms),
-    buckets: BUCKET_COLUMNS.map((c) => Number(r[c])),
-  };
-}
-
 /** A stored row's counts (columns as both schemas name them) as a RollupCount. */
 export function rollupCountFromRecord(r: Record<string, unknown>): RollupCount {
   return {
@@ -192,6 +177,15 @@ export function rollupCountFromRecord(r: Record<string, unknown>): RollupCount {
     step: String(r.step),
     count: Number(r.count),
     failures: Number(r.failures),
+  };
+}
+
+/** A stored row (columns as both schemas name them) as a RollupRow: its counts, its time and its histogram. */
+export function rollupFromRecord(r: Record<string, unknown>): RollupRow {
+  return {
+    ...rollupCountFromRecord(r),
+    sumMs: Number(r.sum_ms),
+    buckets: BUCKET_COLUMNS.map((c) => Number(r[c])),
   };
 }
 
