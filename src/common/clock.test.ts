@@ -2,7 +2,7 @@
 // per-second caches never hand out a stale second or a wrong millisecond.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isoMillis, isoSeconds } from './clock.js';
+import { isoMillis, isoSeconds, msSince } from './clock.js';
 
 const INSTANTS = [
   Date.UTC(2026, 10, 29, 0, 18, 4, 7),
@@ -30,4 +30,14 @@ test('isoSeconds is the ISO text without its milliseconds, in any order of insta
     const second = new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
     assert.equal(isoSeconds(ms), second, String(ms));
   }
+});
+
+test('msSince is the time since a performance.now() reading, to the microsecond, never negative', async () => {
+  const started = performance.now();
+  await new Promise((r) => setTimeout(r, 5));
+  const ms = msSince(started);
+  assert.ok(ms >= 4 && ms < 5_000, String(ms));
+  assert.equal(Math.round(ms * 1000) / 1000, ms);
+  assert.ok(String(ms).split('.')[1] === undefined || String(ms).split('.')[1]!.length <= 3, String(ms));
+  assert.ok(msSince(performance.now()) >= 0);
 });

@@ -42,3 +42,11 @@ const MILLIS: readonly string[] = Array.from({ length: 1000 }, (_, i) => `${Stri
 export function isoNow(now?: Date): string {
   return isoSeconds(now === undefined ? Date.now() : now.getTime());
 }
+
+/**
+ * Milliseconds since `started` (a `performance.now()` reading), to the microsecond: a delivery's
+ * or a step's duration is never finer, and a shorter number is cheaper to write as text.
+ */
+export function msSince(started: number): number {
+  return Math.round((performance.now() - started) * 1000) / 1000;
+}

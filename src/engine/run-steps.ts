@@ -34,14 +34,15 @@ export async function runSteps(
 ): Promise<StepsOutcome> {
   let current = input;
   const exec = run.exec;
+  const timer = exec.stepTimer;
+  // One clock reading per step boundary: a step's end is the next one's start.
+  let mark = timer === undefined ? 0 : performance.now();
   for (let i = 0; i < steps.length; i++) {
     const cs = steps[i]!;
     run.currentStep = cs.step.name;
     if (checkDeadline && i > 0 && exec.now() - exec.startedMs > exec.limitSecs * 1000) {
       throw new FlowTimeoutError(cs.step.name, exec.limitSecs);
     }
-    const timer = exec.stepTimer;
-    const started = timer === undefined ? 0 : performance.now();
     let out: unknown;
     try {
       // Step spans only when an SDK records them: without one nothing would see them.
@@ -51,10 +52,14 @@ export async function runSteps(
           ? runSyncStep(run, cs, current)
           : await runStep(run, cs, current);
     } catch (err) {
-      timer?.(run.flow.ir, cs.step.name, performance.now() - started, true);
+      timer?.(run.flow.ir, cs.step.name, performance.now() - mark, true);
       throw err;
     }
-    timer?.(run.flow.ir, cs.step.name, performance.now() - started, false);
+    if (timer !== undefined) {
+      const end = performance.now();
+      timer(run.flow.ir, cs.step.name, end - mark, false);
+      mark = end;
+    }
     if (out === STOP) return { output: run.ctx.input, stopped: true };
     current = out;
   }
