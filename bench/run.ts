@@ -21,6 +21,7 @@ import { benchPg } from './pg.js';
 import { benchReplay, reportReplay } from './replay.js';
 import { benchSvcTest, reportSvcTest } from './svc-test.js';
 import { QUOTE_FLOW as FLOW } from './quote-flow.js';
+import { ratioOf, targetLines } from './targets.js';
 
 const { values: flags } = parseArgs({ options: { store: { type: 'string' } } });
 const SVC = resolve(dirname(fileURLToPath(import.meta.url)), '../src/main.js');
@@ -96,10 +97,25 @@ async function main(): Promise<void> {
     );
     if (rows.some((r) => r.non2xx > 0 || r.errors > 0))
       process.stdout.write('WARNING: /run answered non-2xx or errored during the run\n');
+    process.stdout.write(
+      targetLines([
+        { what: 'issue 40: /run / bare node:http', value: ratio, target: 0.8, direction: 'at least' },
+        {
+          what: 'issue 40: /run p99 / bare p99 (autocannon: whole ms)',
+          value: ratioOf(run.p99Ms, rows[0]!.p99Ms),
+          target: 2,
+          direction: 'at most',
+          unit: 'x',
+        },
+      ]),
+    );
     await benchEnqueue({ svcBin: SVC, env, db, key, bareUrl: bare.url, durationSec: DURATION });
     await bare.stop();
     process.stdout.write(reportSvcTest(benchSvcTest()));
     process.stdout.write(reportReplay(await benchReplay()));
+    process.stdout.write(
+      'issue 40 targets against the peers (BullMQ, Node-RED, pg-boss): npm run bench:peers, which runs them beside the service\n',
+    );
     if (flags.store !== undefined)
       await benchPg({ svcBin: SVC, env, workDir: join(home, 'pg'), storeUrl: flags.store, durationSec: DURATION });
   } finally {

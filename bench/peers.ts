@@ -1,0 +1,287 @@
+/**
+ * `npm run bench:peers`: the service beside its peers in one run, and issue 40's targets met or
+ * missed (docs/performance.md, "Targets").
+ *
+ * The peers' harness is `../shared/bench-peers` beside the checkout (SVC_PEERS_DIR elsewhere),
+ * copied to a working folder (SVC_PEERS_WORK, default <tmp>/svc-bench-peers) and set up there once
+ * (its setup.sh: wrk, redis-server and PostgreSQL from Debian when missing, its pinned npm peers).
+ * Then, one after the other:
+ * 1. its `http.sh` with our /run as one more row (`servers/ours-setup.sh`: the bench flow, two
+ *    validate rules and an ntd answer, key auth, event log at event_only), ROUNDS rounds
+ *    interleaved with bare node:http, Fastify and Node-RED, wrk with 50 connections;
+ * 2. its `queue.sh`: the disk's fdatasync rates, BullMQ `Queue.add` and drain on Redis with AOF
+ *    `always`, pg-boss `send`;
+ * 3. our durable /enqueue with the same wrk and 50 connections (the queue's worker running, as in
+ *    service), ROUNDS runs, and our worker's drain of a 20,000-message backlog (BullMQ's prefill).
+ * PostgreSQL /enqueue against pg-boss is `npm run bench -- --store <url>` (bench/pg.ts): it needs
+ * our server on the store, which that part already runs beside pg-boss.
+ *
+ * Flags: --rounds (3), --seconds (10) of each measured run.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { statePaths } from '../src/common/paths.js';
+import { svcCli } from './bench-state.js';
+import { prefillQueue, timeDrain } from './enqueue.js';
+import { spawnListening } from './load.js';
+import { ratioOf, targetLines, type Target } from './targets.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const SVC = join(ROOT, 'dist/src/main.js');
+const { values: flags } = parseArgs({
+  options: { rounds: { type: 'string', default: '3' }, seconds: { type: 'string', default: '10' } },
+});
+const ROUNDS = Number(flags.rounds);
+const SECONDS = Number(flags.seconds);
+const DRAIN_BACKLOG = 20_000;
+const RUN_PORT = 18090;
+const ENQUEUE_PORT = 18091;
+/** This Node first on PATH: the harness's scripts run `node`, and our build's native parts are this Node's. */
+const PATH_ENV = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` };
+
+function onPath(tool: string): boolean {
+  return spawnSync('bash', ['-c', `command -v ${tool}`], { stdio: 'ignore' }).status === 0;
+}
+
+/** Runs a command with its output shown; throws on a non-zero exit. */
+async function shown(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<void> {
+  const child = spawn(cmd, args, { env, cwd, stdio: ['ignore', 'inherit', 'inherit'] });
+  const code = await new Promise<number | null>((r) => child.once('exit', r));
+  if (code !== 0) throw new Error(`${cmd} ${args.join(' ')} exited with ${code}`);
+}
+
+/** The peers' harness, copied out of the read-only share and set up once. */
+async function preparePeers(): Promise<string> {
+  const src = process.env.SVC_PEERS_DIR ?? join(ROOT, '..', 'shared', 'bench-peers');
+  const work = process.env.SVC_PEERS_WORK ?? join(tmpdir(), 'svc-bench-peers');
+  if (existsSync(join(work, 'node_modules'))) return work;
+  if (!existsSync(join(src, 'http.sh'))) throw new Error(`no peers' harness at ${src} (set SVC_PEERS_DIR)`);
+  cpSync(src, work, { recursive: true });
+  const skipApt = onPath('wrk') && onPath('redis-server') ? '1' : '0';
+  await shown('bash', [join(work, 'setup.sh')], { ...PATH_ENV, SKIP_APT: skipApt });
+  return work;
+}
+
+/** Rows of a TSV the harness wrote, as records by column name. */
+function readTsv(path: string): Record<string, string>[] {
+  const [head, ...lines] = readFileSync(path, 'utf8').trim().split('\n');
+  const cols = head!.split('\t');
+  return lines.map((l) => Object.fromEntries(l.split('\t').map((v, i) => [cols[i], v])));
+}
+
+function newest(dir: string, prefix: string): string {
+  const files = readdirSync(dir)
+    .filter((f) => f.startsWith(prefix) && f.endsWith('.tsv'))
+    .sort();
+  if (files.length === 0) throw new Error(`no ${prefix}*.tsv in ${dir}`);
+  return join(dir, files.at(-1)!);
+}
+
+const median = (xs: readonly number[]): number | undefined => {
+  if (xs.length === 0) return undefined;
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+interface HttpRow {
+  readonly reqPerSec: number | undefined;
+  readonly p99Ms: number | undefined;
+}
+
+function httpRow(rows: readonly Record<string, string>[], name: string): HttpRow {
+  const mine = rows.filter((r) => r.name === name && Number(r.req_s) > 0);
+  return {
+    reqPerSec: median(mine.map((r) => Number(r.req_s))),
+    p99Ms: median(mine.map((r) => Number(r.p99_ms))),
+  };
+}
+
+/** ops/s of the first queue row whose name starts with `prefix` (letter case aside: the harness writes `aof always`). */
+function queueRate(rows: readonly Record<string, string>[], prefix: string): number | undefined {
+  const row = rows.find((r) => r.name?.toLowerCase().startsWith(prefix.toLowerCase()));
+  return row === undefined ? undefined : Number(row.ops_s);
+}
+
+/** The `export A=...; export B=...` line of servers/ours-setup.sh, as a record. */
+function oursSetup(work: string): Record<string, string> {
+  const out = spawnSync('bash', [join(work, 'servers', 'ours-setup.sh'), ROOT], {
+    encoding: 'utf8',
+    env: PATH_ENV,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  if (out.status !== 0) throw new Error(`ours-setup.sh exited with ${out.status}`);
+  return Object.fromEntries([...out.stdout.matchAll(/export (\w+)=([^;\s]+)/g)].map((m) => [m[1]!, m[2]!]));
+}
+
+/** One wrk run of `seconds` against `url` with the harness's POST script; its LOADRESULT line's figures. */
+function wrk(work: string, url: string, seconds: number, key: string): { rps: number; p99: number; failed: number } {
+  const out = spawnSync(
+    'timeout',
+    [
+      String(seconds + 30),
+      'wrk',
+      '-t1',
+      '-c50',
+      `-d${seconds}s`,
+      '--timeout',
+      '10s',
+      '-s',
+      join(work, 'lib', 'post.lua'),
+      url,
+    ],
+    { encoding: 'utf8', env: { ...process.env, BODY_FILE: join(work, 'lib', 'body.json'), AUTH_KEY: key } },
+  );
+  const line = /LOADRESULT (.*)/.exec(out.stdout ?? '')?.[1];
+  if (line === undefined) throw new Error(`wrk gave no result: ${out.stdout} ${out.stderr}`);
+  const field = (k: string) => Number(new RegExp(`${k}=([\\d.]+)`).exec(line)?.[1] ?? NaN);
+  return { rps: field('rps'), p99: field('p99_ms'), failed: field('errors') + field('non2xx') };
+}
+
+async function main(): Promise<void> {
+  if (!onPath('wrk') && process.env.SVC_PEERS_WORK === undefined)
+    process.stderr.write("wrk is not installed: the harness's setup.sh installs it from Debian's packages\n");
+  const work = await preparePeers();
+  const out = mkdtempSync(join(tmpdir(), 'svc-bench-peers-out-'));
+  const ours = oursSetup(work);
+  const home = ours.OURS_HOME!;
+  const key = ours.AUTH_KEY!;
+  const env = { ...PATH_ENV, PEERS_OUT_DIR: out, AUTH_KEY: key };
+  try {
+    // 1. HTTP: the peers and our /run, interleaved by the harness.
+    const serve = `HOME='${home}' exec '${process.execPath}' '${SVC}' serve --host 127.0.0.1 --port ${RUN_PORT}`;
+    await shown(
+      'bash',
+      [join(work, 'http.sh'), '--row', `ours|http://127.0.0.1:${RUN_PORT}/flows/acme/ack/run|${serve}`],
+      { ...env, ROUNDS: String(ROUNDS), DURATION: String(SECONDS) },
+    );
+    const http = readTsv(newest(out, 'http-'));
+    const bare = httpRow(http, 'node-http');
+    const fastify = httpRow(http, 'fastify');
+    const nodeRed = httpRow(http, 'node-red');
+    const run = httpRow(http, 'ours');
+
+    // 2. The queue peers.
+    await shown('bash', [join(work, 'queue.sh'), '--only', 'disk,bullmq,pgboss'], env);
+    const queue = readTsv(newest(out, 'queue-'));
+    const bullAdd = queueRate(queue, 'bullmq Queue.add (AOF always');
+    const bullDrain = queueRate(queue, 'bullmq Worker drain (AOF always');
+    const bossSend = queueRate(queue, 'pg-boss send');
+    const oneFsync = queueRate(queue, 'disk append+fdatasync');
+
+    // 3. Our /enqueue under the same load generator, then our drain of BullMQ's backlog size.
+    const svcEnv = { ...process.env, HOME: home, RUST_LOG: 'warn' };
+    const source = readFileSync(join(home, 'ack.flow.md'), 'utf8');
+    writeFileSync(join(home, 'drain.flow.md'), source.replace('flow: ack', 'flow: drain'));
+    svcCli(SVC, svcEnv, ['deploy', join(home, 'drain.flow.md'), '-v', '1']);
+    const body = readFileSync(join(work, 'lib', 'body.json'), 'utf8');
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
+    const serveArgs = [SVC, 'serve', '--host', '127.0.0.1', '--port', String(ENQUEUE_PORT)];
+    let server = await spawnListening(process.execPath, serveArgs, svcEnv);
+    const enqueueRuns: { rps: number; p99: number; failed: number }[] = [];
+    try {
+      const url = `${server.url}/flows/acme/ack/enqueue`;
+      wrk(work, url, 3, key);
+      for (let i = 0; i < ROUNDS; i++) {
+        enqueueRuns.push(wrk(work, url, SECONDS, key));
+        process.stdout.write(
+          `ours /enqueue run ${i + 1}/${ROUNDS}: ${enqueueRuns.at(-1)!.rps.toFixed(0)} req/s, p99 ${enqueueRuns.at(-1)!.p99.toFixed(2)} ms, failed ${enqueueRuns.at(-1)!.failed}\n`,
+        );
+      }
+    } finally {
+      await server.stop();
+    }
+    const { queuesDir } = statePaths(join(home, '.svc', 'registry.db'));
+    const payload = JSON.parse(body) as Record<string, unknown>;
+    await prefillQueue(queuesDir, 'acme', 'drain', DRAIN_BACKLOG, (i) => ({ ...payload, id: `evt-${i}` }));
+    server = await spawnListening(process.execPath, serveArgs, svcEnv);
+    let drain: number;
+    try {
+      drain = await timeDrain({
+        serverUrl: server.url,
+        queuesDir,
+        tenant: 'acme',
+        flow: 'drain',
+        backlog: DRAIN_BACKLOG,
+        headers,
+        body,
+      });
+    } finally {
+      await server.stop();
+    }
+    const enqueue = median(enqueueRuns.map((r) => r.rps));
+    const enqueueP99 = median(enqueueRuns.map((r) => r.p99));
+    const fmt = (x: number | undefined, digits = 0) => (x === undefined ? '-' : x.toFixed(digits));
+
+    process.stdout.write('\nIn this run (medians; req/s or messages/s):\n');
+    const figures: [string, string][] = [
+      ['bare node:http POST', `${fmt(bare.reqPerSec)} (p99 ${fmt(bare.p99Ms, 2)} ms)`],
+      ['Fastify', `${fmt(fastify.reqPerSec)} (p99 ${fmt(fastify.p99Ms, 2)} ms)`],
+      ['Node-RED', `${fmt(nodeRed.reqPerSec)} (p99 ${fmt(nodeRed.p99Ms, 2)} ms)`],
+      ['ours /run', `${fmt(run.reqPerSec)} (p99 ${fmt(run.p99Ms, 2)} ms)`],
+      ['disk, one fdatasync per append', fmt(oneFsync)],
+      ['BullMQ Queue.add, AOF always', fmt(bullAdd)],
+      ['ours /enqueue (durable, worker running)', `${fmt(enqueue)} (p99 ${fmt(enqueueP99, 2)} ms)`],
+      ['BullMQ drain, AOF always', fmt(bullDrain)],
+      [`ours drain (${DRAIN_BACKLOG.toLocaleString('en-US')} backlog)`, fmt(drain)],
+      ['pg-boss send', fmt(bossSend)],
+    ];
+    for (const [what, value] of figures) process.stdout.write(`  ${what.padEnd(42)} ${value}\n`);
+    const targets: Target[] = [
+      {
+        what: '/enqueue / BullMQ Queue.add (AOF always)',
+        value: ratioOf(enqueue, bullAdd),
+        target: 1,
+        direction: 'at least',
+        unit: 'x',
+      },
+      {
+        what: '/enqueue / bare node:http',
+        value: ratioOf(enqueue, bare.reqPerSec),
+        target: 0.5,
+        direction: 'at least',
+      },
+      {
+        what: '/run / bare node:http',
+        value: ratioOf(run.reqPerSec, bare.reqPerSec),
+        target: 0.8,
+        direction: 'at least',
+      },
+      {
+        what: '/run p99 / bare p99',
+        value: ratioOf(run.p99Ms, bare.p99Ms),
+        target: 2,
+        direction: 'at most',
+        unit: 'x',
+      },
+      {
+        what: '/run / Node-RED',
+        value: ratioOf(run.reqPerSec, nodeRed.reqPerSec),
+        target: 6,
+        direction: 'at least',
+        unit: 'x',
+      },
+      {
+        what: 'drain / BullMQ drain (AOF always)',
+        value: ratioOf(drain, bullDrain),
+        target: 2,
+        direction: 'at least',
+        unit: 'x',
+      },
+      { what: 'PostgreSQL /enqueue / pg-boss send', value: undefined, target: 4, direction: 'at least', unit: 'x' },
+    ];
+    process.stdout.write(`\nTargets (issue 40):\n${targetLines(targets)}`);
+    process.stdout.write(
+      '(PostgreSQL /enqueue against pg-boss send: npm run bench -- --store postgres://..., its own part)\n',
+    );
+    if (enqueueRuns.some((r) => r.failed > 0)) process.stdout.write('WARNING: /enqueue had failed requests\n');
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+await main();

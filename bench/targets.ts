@@ -1,0 +1,44 @@
+/**
+ * The performance targets of issue 40 (docs/performance.md, "Targets"), one table for `npm run
+ * bench` and `npm run bench:peers`: each is a ratio of two figures measured in the same run, and
+ * says met or missed. A figure the run did not measure says so instead.
+ */
+export interface Target {
+  readonly what: string;
+  /** The measured ratio; undefined when a side was not measured in this run. */
+  readonly value: number | undefined;
+  readonly target: number;
+  /** 'at least' (>=) or 'at most' (<=) the target. */
+  readonly direction: 'at least' | 'at most';
+  /** How the ratio is printed: 'x' (2.10x) or 'ratio' (0.80). */
+  readonly unit?: 'x' | 'ratio';
+}
+
+export function targetMet(t: Target): boolean | undefined {
+  if (t.value === undefined || !Number.isFinite(t.value)) return undefined;
+  return t.direction === 'at least' ? t.value >= t.target : t.value <= t.target;
+}
+
+function show(value: number, unit: 'x' | 'ratio'): string {
+  return unit === 'x' ? `${value.toFixed(2)}x` : value.toFixed(2);
+}
+
+/** The targets as lines: what, the value, the target, and met, missed or not measured. */
+export function targetLines(targets: readonly Target[]): string {
+  const width = Math.max(...targets.map((t) => t.what.length));
+  return targets
+    .map((t) => {
+      const unit = t.unit ?? 'ratio';
+      const met = targetMet(t);
+      const verdict = met === undefined ? 'not measured in this run' : met ? 'met' : 'MISSED';
+      const value = t.value === undefined ? '-' : show(t.value, unit);
+      const goal = `${t.direction === 'at least' ? '>=' : '<='} ${show(t.target, unit)}`;
+      return `${t.what.padEnd(width)}  ${value.padStart(7)}  (target ${goal})  ${verdict}\n`;
+    })
+    .join('');
+}
+
+/** Ratio of two figures, undefined when either is missing or the divisor is zero. */
+export function ratioOf(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined || b === undefined || b === 0 ? undefined : a / b;
+}
