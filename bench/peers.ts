@@ -11,20 +11,24 @@
  *    interleaved with bare node:http, Fastify and Node-RED, wrk with 50 connections;
  * 2. its `queue.sh`: the disk's fdatasync rates, BullMQ `Queue.add` and drain on Redis with AOF
  *    `always`, pg-boss `send`;
- * 3. our durable /enqueue with the same wrk and 50 connections (the queue's worker running, as in
- *    service), ROUNDS runs, and our worker's drain of a 20,000-message backlog (BullMQ's prefill).
+ * 3. our worker's drain of a 20,000-message backlog (BullMQ's prefill), then our durable /enqueue
+ *    with the same wrk and 50 connections, ROUNDS runs each with the queue's worker running (as in
+ *    service) and held back (its consumer lock taken by the bench: as BullMQ's Queue.add, no
+ *    worker), alternating.
  * PostgreSQL /enqueue against pg-boss is `npm run bench -- --store <url>` (bench/pg.ts): it needs
  * our server on the store, which that part already runs beside pg-boss.
  *
  * Flags: --rounds (3), --seconds (10) of each measured run.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { statePaths } from '../src/common/paths.js';
+import { LockFile } from '../src/queue/coordination/lock-file.js';
+import { consumerLockOptions, queuePaths } from '../src/queue/file/queue-paths.js';
 import { svcCli } from './bench-state.js';
 import { prefillQueue, timeDrain } from './enqueue.js';
 import { spawnListening } from './load.js';
@@ -118,7 +122,13 @@ function oursSetup(work: string): Record<string, string> {
 }
 
 /** One wrk run of `seconds` against `url` with the harness's POST script; its LOADRESULT line's figures. */
-function wrk(work: string, url: string, seconds: number, key: string): { rps: number; p99: number; failed: number } {
+interface WrkResult {
+  readonly rps: number;
+  readonly p99: number;
+  readonly failed: number;
+}
+
+function wrk(work: string, url: string, seconds: number, key: string): WrkResult {
   const out = spawnSync(
     'timeout',
     [
@@ -172,32 +182,30 @@ async function main(): Promise<void> {
     const bossSend = queueRate(queue, 'pg-boss send');
     const oneFsync = queueRate(queue, 'disk append+fdatasync');
 
-    // 3. Our /enqueue under the same load generator, then our drain of BullMQ's backlog size.
+    // 3. Our drain of BullMQ's backlog size, then our /enqueue under the same load generator.
     const svcEnv = { ...process.env, HOME: home, RUST_LOG: 'warn' };
     const source = readFileSync(join(home, 'ack.flow.md'), 'utf8');
-    writeFileSync(join(home, 'drain.flow.md'), source.replace('flow: ack', 'flow: drain'));
-    svcCli(SVC, svcEnv, ['deploy', join(home, 'drain.flow.md'), '-v', '1']);
+    for (const copy of ['drain', 'held']) {
+      writeFileSync(join(home, `${copy}.flow.md`), source.replace('flow: ack', `flow: ${copy}`));
+      svcCli(SVC, svcEnv, ['deploy', join(home, `${copy}.flow.md`), '-v', '1']);
+    }
+    const { queuesDir } = statePaths(join(home, '.svc', 'registry.db'));
     const body = readFileSync(join(work, 'lib', 'body.json'), 'utf8');
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
     const serveArgs = [SVC, 'serve', '--host', '127.0.0.1', '--port', String(ENQUEUE_PORT)];
-    let server = await spawnListening(process.execPath, serveArgs, svcEnv);
-    const enqueueRuns: { rps: number; p99: number; failed: number }[] = [];
-    try {
-      const url = `${server.url}/flows/acme/ack/enqueue`;
-      wrk(work, url, 3, key);
-      for (let i = 0; i < ROUNDS; i++) {
-        enqueueRuns.push(wrk(work, url, SECONDS, key));
-        process.stdout.write(
-          `ours /enqueue run ${i + 1}/${ROUNDS}: ${enqueueRuns.at(-1)!.rps.toFixed(0)} req/s, p99 ${enqueueRuns.at(-1)!.p99.toFixed(2)} ms, failed ${enqueueRuns.at(-1)!.failed}\n`,
-        );
-      }
-    } finally {
-      await server.stop();
-    }
-    const { queuesDir } = statePaths(join(home, '.svc', 'registry.db'));
+    // The drain first, on empty queues besides its own: no other backlog shares the worker's CPU.
     const payload = JSON.parse(body) as Record<string, unknown>;
     await prefillQueue(queuesDir, 'acme', 'drain', DRAIN_BACKLOG, (i) => ({ ...payload, id: `evt-${i}` }));
-    server = await spawnListening(process.execPath, serveArgs, svcEnv);
+    const server = await spawnListening(process.execPath, serveArgs, svcEnv);
+    const enqueueRuns: WrkResult[] = [];
+    const heldRuns: WrkResult[] = [];
+    // BullMQ's Queue.add runs no worker: the like-for-like is /enqueue to a queue whose worker is
+    // held back (its consumer lock taken here, as another node's would be). Both are measured, in
+    // alternating runs: the worker running is the service's own condition.
+    const heldPaths = queuePaths(queuesDir, 'acme', 'held');
+    mkdirSync(heldPaths.dir, { recursive: true });
+    const heldLock = await LockFile.tryAcquire(heldPaths.consumerLock, consumerLockOptions(heldPaths));
+    if (heldLock === undefined) throw new Error('the held queue is locked by someone else');
     let drain: number;
     try {
       drain = await timeDrain({
@@ -209,11 +217,31 @@ async function main(): Promise<void> {
         headers,
         body,
       });
+      process.stdout.write(`ours drain of ${DRAIN_BACKLOG} messages: ${drain.toFixed(0)} messages/s\n`);
+      const url = `${server.url}/flows/acme/ack/enqueue`;
+      const heldUrl = `${server.url}/flows/acme/held/enqueue`;
+      wrk(work, url, 3, key);
+      wrk(work, heldUrl, 3, key);
+      for (let i = 0; i < ROUNDS; i++) {
+        for (const [runs, target, label] of [
+          [enqueueRuns, url, 'worker running'],
+          [heldRuns, heldUrl, 'worker held'],
+        ] as const) {
+          runs.push(wrk(work, target, SECONDS, key));
+          const r = runs.at(-1)!;
+          process.stdout.write(
+            `ours /enqueue (${label}) run ${i + 1}/${ROUNDS}: ${r.rps.toFixed(0)} req/s, p99 ${r.p99.toFixed(2)} ms, failed ${r.failed}\n`,
+          );
+        }
+      }
     } finally {
       await server.stop();
+      await heldLock.release();
     }
     const enqueue = median(enqueueRuns.map((r) => r.rps));
     const enqueueP99 = median(enqueueRuns.map((r) => r.p99));
+    const held = median(heldRuns.map((r) => r.rps));
+    const heldP99 = median(heldRuns.map((r) => r.p99));
     const fmt = (x: number | undefined, digits = 0) => (x === undefined ? '-' : x.toFixed(digits));
 
     process.stdout.write('\nIn this run (medians; req/s or messages/s):\n');
@@ -225,6 +253,7 @@ async function main(): Promise<void> {
       ['disk, one fdatasync per append', fmt(oneFsync)],
       ['BullMQ Queue.add, AOF always', fmt(bullAdd)],
       ['ours /enqueue (durable, worker running)', `${fmt(enqueue)} (p99 ${fmt(enqueueP99, 2)} ms)`],
+      ['ours /enqueue (durable, worker held)', `${fmt(held)} (p99 ${fmt(heldP99, 2)} ms)`],
       ['BullMQ drain, AOF always', fmt(bullDrain)],
       [`ours drain (${DRAIN_BACKLOG.toLocaleString('en-US')} backlog)`, fmt(drain)],
       ['pg-boss send', fmt(bossSend)],
@@ -232,7 +261,14 @@ async function main(): Promise<void> {
     for (const [what, value] of figures) process.stdout.write(`  ${what.padEnd(42)} ${value}\n`);
     const targets: Target[] = [
       {
-        what: '/enqueue / BullMQ Queue.add (AOF always)',
+        what: '/enqueue (worker held, like Queue.add) / BullMQ Queue.add (AOF always)',
+        value: ratioOf(held, bullAdd),
+        target: 1,
+        direction: 'at least',
+        unit: 'x',
+      },
+      {
+        what: '/enqueue (worker running) / BullMQ Queue.add (AOF always)',
         value: ratioOf(enqueue, bullAdd),
         target: 1,
         direction: 'at least',
@@ -277,7 +313,8 @@ async function main(): Promise<void> {
     process.stdout.write(
       '(PostgreSQL /enqueue against pg-boss send: npm run bench -- --store postgres://..., its own part)\n',
     );
-    if (enqueueRuns.some((r) => r.failed > 0)) process.stdout.write('WARNING: /enqueue had failed requests\n');
+    if ([...enqueueRuns, ...heldRuns].some((r) => r.failed > 0))
+      process.stdout.write('WARNING: /enqueue had failed requests\n');
   } finally {
     rmSync(out, { recursive: true, force: true });
     rmSync(home, { recursive: true, force: true });
