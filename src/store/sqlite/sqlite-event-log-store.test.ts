@@ -117,3 +117,62 @@ describe('SqliteEventLogStore correlation filters', () => {
     b.close();
   });
 });
+
+describe('SqliteEventLogStore batches of every size', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-batches-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('keeps every row of a batch, in order and whole, whatever its size against the multi-row statements', () => {
+    const file = join(dir, 'sizes.db');
+    const store = SqliteEventLogStore.open(file);
+    // Around each statement size (128, 32, 8 and 1 rows) and sums of them.
+    const sizes = [1, 7, 8, 9, 31, 32, 33, 41, 127, 128, 129, 169, 300, 1000];
+    let next = 0;
+    for (const size of sizes) {
+      store.insertMany(
+        Array.from({ length: size }, (_, k) => ({
+          ...row(next + k, `s${size}-${k}`),
+          http_status: k % 3 === 0 ? 200 : null,
+          reason: k % 5 === 0 ? `why ${k}` : null,
+          duration_ms: k % 2 === 0 ? k + 0.125 : null,
+          failed_step: k % 7 === 0 ? 'check' : null,
+        })),
+      );
+      next += size;
+    }
+    const raw = openDb(file, logMigrations);
+    try {
+      const rows = raw
+        .prepare('SELECT id, correlation_id, http_status, reason, duration_ms, failed_step FROM events ORDER BY id')
+        .all() as {
+        id: number;
+        correlation_id: string;
+        http_status: number | null;
+        reason: string | null;
+        duration_ms: number | null;
+        failed_step: string | null;
+      }[];
+      assert.equal(rows.length, next);
+      let at = 0;
+      for (const size of sizes) {
+        for (let k = 0; k < size; k++, at++) {
+          const r = rows[at]!;
+          assert.equal(r.id, at + 1);
+          assert.equal(r.correlation_id, `s${size}-${k}`);
+          assert.equal(r.http_status, k % 3 === 0 ? 200 : null);
+          assert.equal(r.reason, k % 5 === 0 ? `why ${k}` : null);
+          assert.equal(r.duration_ms, k % 2 === 0 ? k + 0.125 : null);
+          assert.equal(r.failed_step, k % 7 === 0 ? 'check' : null);
+        }
+      }
+    } finally {
+      raw.close();
+    }
+    assert.equal(
+      store.countsSince('2000-01-01T00:00:00Z').byEvent.received,
+      next,
+      'the per-minute counts hold every row',
+    );
+    store.close();
+  });
+});

@@ -110,7 +110,8 @@ class MinuteTally {
 const INSERT_HEAD =
   'INSERT INTO events (ts, correlation_id, tenant, flow, step, event, payload, payload_truncated, http_status, outcome, reason, trace_id, duration_ms, failed_step) VALUES';
 const VALUES_ONE = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
-const CHUNK = 32;
+/** Rows per multi-row INSERT, largest first; the last is 1 so that every row fits one. */
+const CHUNKS = [128, 32, 8, 1] as const;
 
 /**
  * Row ids per block of correlation_blooms (log migration 9) as the writer cuts them. Mutable for
@@ -205,21 +206,23 @@ export class SqliteEventLogStore implements EventLogStore {
       if (first !== null) this.#dropBloomsBelow.run(first);
       return gone.length;
     });
-    const one = db.prepare(`${INSERT_HEAD} ${VALUES_ONE}`);
-    // Rows go in as multi-row INSERTs of CHUNK rows, bound straight from the packed columns (which
-    // are in the statement's column order): far fewer statement executions than one per row, and
-    // no object per row.
-    const chunk = db.prepare(`${INSERT_HEAD} ${Array.from({ length: CHUNK }, () => VALUES_ONE).join(', ')}`);
-    const chunkWidth = CHUNK * ROW_WIDTH;
+    // Rows go in as multi-row INSERTs, bound straight from the packed columns (which are in the
+    // statement's column order): far fewer statement executions than one per row, and no object
+    // per row. The largest statement that fits goes first, then smaller ones: a batch of any size
+    // takes at most a few statements beyond its share of the largest (a busy batch is thousands
+    // of rows, a quiet one a few).
+    const ladder = CHUNKS.map((rows) => ({
+      width: rows * ROW_WIDTH,
+      statement: db.prepare(`${INSERT_HEAD} ${Array.from({ length: rows }, () => VALUES_ONE).join(', ')}`),
+    }));
     // The batch's counts by minute and kind go in the same transaction as its rows: a failed or
     // interrupted batch leaves neither. A batch is a few (minute, kind) upserts (one minute, a few kinds).
     this.#insertColumns = db.transaction((flat: Readonly<RowColumns>) => {
       const end = flat.length - (flat.length % ROW_WIDTH);
       let i = 0;
       let last = 0;
-      for (; i + chunkWidth <= end; i += chunkWidth)
-        last = Number(chunk.run(flat.slice(i, i + chunkWidth)).lastInsertRowid);
-      for (; i < end; i += ROW_WIDTH) last = Number(one.run(flat.slice(i, i + ROW_WIDTH)).lastInsertRowid);
+      for (const { width, statement } of ladder)
+        for (; i + width <= end; i += width) last = Number(statement.run(flat.slice(i, i + width)).lastInsertRowid);
       const tally = new MinuteTally();
       for (let r = 0; r < end; r += ROW_WIDTH) tally.add(flat[r], flat[r + 5], flat[r + 8]);
       for (const [minute, kinds] of tally.minutes) {
