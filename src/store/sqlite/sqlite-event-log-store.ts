@@ -4,6 +4,7 @@ import { openDb, type Db } from './db.js';
 import type { Statement } from 'better-sqlite3';
 import { logMigrations } from './migrations/log.js';
 import { bloomAdd, bloomBytes, bloomHas, bloomKey } from './correlation-bloom.js';
+import { EventInserts } from './event-inserts.js';
 import { packRow, ROW_WIDTH, type EventRow, type RowColumns } from '../contracts/index.js';
 import {
   type EventQuery,
@@ -109,9 +110,6 @@ class MinuteTally {
 
 const INSERT_HEAD =
   'INSERT INTO events (ts, correlation_id, tenant, flow, step, event, payload, payload_truncated, http_status, outcome, reason, trace_id, duration_ms, failed_step) VALUES';
-const VALUES_ONE = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
-/** Rows per multi-row INSERT, largest first; the last is 1 so that every row fits one. */
-const CHUNKS = [128, 32, 8, 1] as const;
 
 /**
  * Row ids per block of correlation_blooms (log migration 9) as the writer cuts them. Mutable for
@@ -206,23 +204,14 @@ export class SqliteEventLogStore implements EventLogStore {
       if (first !== null) this.#dropBloomsBelow.run(first);
       return gone.length;
     });
-    // Rows go in as multi-row INSERTs, bound straight from the packed columns (which are in the
-    // statement's column order): far fewer statement executions than one per row, and no object
-    // per row. The largest statement that fits goes first, then smaller ones: a batch of any size
-    // takes at most a few statements beyond its share of the largest (a busy batch is thousands
-    // of rows, a quiet one a few).
-    const ladder = CHUNKS.map((rows) => ({
-      width: rows * ROW_WIDTH,
-      statement: db.prepare(`${INSERT_HEAD} ${Array.from({ length: rows }, () => VALUES_ONE).join(', ')}`),
-    }));
+    // Rows go in as multi-row INSERTs bound straight from the packed columns, null columns as
+    // literals (event-inserts.ts): far fewer statement executions and binds than one per value.
+    const inserts = new EventInserts(db, INSERT_HEAD);
     // The batch's counts by minute and kind go in the same transaction as its rows: a failed or
     // interrupted batch leaves neither. A batch is a few (minute, kind) upserts (one minute, a few kinds).
     this.#insertColumns = db.transaction((flat: Readonly<RowColumns>) => {
       const end = flat.length - (flat.length % ROW_WIDTH);
-      let i = 0;
-      let last = 0;
-      for (const { width, statement } of ladder)
-        for (; i + width <= end; i += width) last = Number(statement.run(flat.slice(i, i + width)).lastInsertRowid);
+      const last = inserts.insert(flat, end);
       const tally = new MinuteTally();
       for (let r = 0; r < end; r += ROW_WIDTH) tally.add(flat[r], flat[r + 5], flat[r + 8]);
       for (const [minute, kinds] of tally.minutes) {
