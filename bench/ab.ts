@@ -10,15 +10,18 @@
  * the median p99, and the CPU per request by thread (main thread, each worker thread, V8's helpers,
  * libuv's pool; /proc/<pid>/task/<tid>/stat around each round plus its settle), which moves less
  * with the machine's other load than req/s, and each build's median ratio to the first build's in
-the same rounds. Every generation starts fresh processes of every target (--generations, 3) and
-measures them in --rounds (4) rounds of --seconds (5) each, with --settle-ms (1500) after each.
+the same rounds. The rounds are scale/rounds.ts's roundsOverGenerations: every generation starts
+fresh processes of every target (--generations, 3) and measures them in --rounds (4) rounds of
+--seconds (5) each, with --settle-ms (1500) after each.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { seedBenchState } from './bench-state.js';
-import { BARE_SERVER_SOURCE, load, spawnListening, type Child, type LoadResult } from './load.js';
+import { BARE_SERVER_SOURCE, load, spawnListening, type Child } from './load.js';
+import { roundsOverGenerations, type Generation } from './scale/rounds.js';
+import { median } from './scale/timed-server.js';
 
 const { values: flags, positionals: roots } = parseArgs({
   allowPositionals: true,
@@ -29,52 +32,15 @@ const { values: flags, positionals: roots } = parseArgs({
     'settle-ms': { type: 'string', default: '1500' },
   },
 });
-const GENERATIONS = Number(flags.generations);
-const ROUNDS = Number(flags.rounds);
-const SECONDS = Number(flags.seconds);
-const SETTLE_MS = Number(flags['settle-ms']);
-const TICK_US = 10_000;
 
-/** CPU time so far (us) per thread group of a process: the main thread, worker threads in start order, V8's and libuv's helpers. */
-function cpuByThread(pid: number): Map<string, number> {
-  const out = new Map<string, number>();
-  const tids = readdirSync(`/proc/${pid}/task`)
-    .map(Number)
-    .sort((a, b) => a - b);
-  let workers = 0;
-  for (const tid of tids) {
-    let stat: string;
-    let comm: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-    } catch {
-      continue; // the thread ended between the listing and the read
-    }
-    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-    const us = (Number(fields[11]) + Number(fields[12])) * TICK_US;
-    const group =
-      tid === pid
-        ? 'main'
-        : comm === 'WorkerThread'
-          ? `worker ${++workers}`
-          : comm.startsWith('V8')
-            ? 'V8 helpers'
-            : comm;
-    out.set(group, (out.get(group) ?? 0) + us);
-  }
-  return out;
-}
+const BODY = JSON.stringify({ id: 'o-1', total: 42 });
 
-/** A build under test (or the bare server): its state is seeded once, its process started afresh each generation. */
-interface Target {
+/** A server under test: its state is seeded once, its process started afresh each generation. */
+interface Subject {
   readonly label: string;
-  /** Starts this target's server: its child process and the URL of /run. */
-  readonly start: () => Promise<{ child: Child; url: string }>;
   readonly headers: Record<string, string>;
-  readonly measured: boolean;
-  readonly results: LoadResult[];
-  readonly cpu: Map<string, number>[];
+  /** Starts its server: the child process and the URL of /run. */
+  start(): Promise<{ child: Child; url: string }>;
 }
 
 const headersFor = (key: string): Record<string, string> => ({
@@ -82,14 +48,7 @@ const headersFor = (key: string): Record<string, string> => ({
   authorization: `Bearer ${key}`,
 });
 
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? NaN : s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function buildTarget(root: string, index: number, homes: string[]): Target {
+function buildSubject(root: string, index: number, homes: string[]): Subject {
   const svc = join(resolve(root), 'dist/src/main.js');
   const home = mkdtempSync(join(tmpdir(), 'svc-bench-ab-'));
   homes.push(home);
@@ -98,6 +57,7 @@ function buildTarget(root: string, index: number, homes: string[]): Target {
   const key = seedBenchState(svc, env, db);
   return {
     label: `${index + 1}: ${basename(resolve(root))}`,
+    headers: headersFor(key),
     start: async () => {
       const child = await spawnListening(
         process.execPath,
@@ -106,91 +66,74 @@ function buildTarget(root: string, index: number, homes: string[]): Target {
       );
       return { child, url: `${child.url}/flows/bench/quote/run` };
     },
-    headers: headersFor(key),
-    measured: true,
-    results: [],
-    cpu: [],
+  };
+}
+
+const BARE: Subject = {
+  label: 'bare node:http',
+  headers: headersFor('none'),
+  start: async () => {
+    const child = await spawnListening(process.execPath, ['-e', BARE_SERVER_SOURCE]);
+    return { child, url: child.url };
+  },
+};
+
+/** Fresh processes of every subject, measured by roundsOverGenerations (the bare server's CPU is not read). */
+async function generation(subjects: readonly Subject[]): Promise<Generation> {
+  const started: { child: Child; url: string }[] = [];
+  try {
+    for (const s of subjects) started.push(await s.start());
+  } catch (err) {
+    for (const s of started) await s.child.stop().catch(() => undefined);
+    throw err;
+  }
+  return {
+    targets: subjects.map((s, i) => ({
+      label: s.label,
+      measure: (sec: number) =>
+        load(s.label, { url: started[i]!.url, body: BODY, headers: s.headers, durationSec: sec }),
+      pid: i === 0 ? undefined : started[i]!.child.process.pid!,
+    })),
+    stop: async () => {
+      for (const s of started) await s.child.stop().catch(() => undefined);
+    },
   };
 }
 
 async function main(): Promise<void> {
   if (roots.length === 0) throw new Error('usage: npm run bench:ab -- <root with dist/> [<root> ...]');
   const homes: string[] = [];
-  const body = JSON.stringify({ id: 'o-1', total: 42 });
-  const targets: Target[] = [
-    {
-      label: 'bare node:http',
-      start: async () => {
-        const child = await spawnListening(process.execPath, ['-e', BARE_SERVER_SOURCE]);
-        return { child, url: child.url };
-      },
-      headers: headersFor('none'),
-      measured: false,
-      results: [],
-      cpu: [],
-    },
-    ...roots.map((root, i) => buildTarget(root, i, homes)),
-  ];
-  let running: Child[] = [];
   try {
-    for (let g = 0; g < GENERATIONS; g++) {
-      // Fresh processes each generation: two processes of one build differ by several percent
-      // for their whole life, which one generation would put into the comparison of builds.
-      const live = [];
-      for (const t of targets) {
-        const started = await t.start();
-        running.push(started.child);
-        live.push({ t, ...started });
-      }
-      for (const { t, url } of live) {
-        await load('warm-up', { url, body, headers: t.headers, durationSec: 2 });
-        await sleep(SETTLE_MS);
-      }
-      for (let round = 0; round < ROUNDS; round++) {
-        // The first of each round rotates, so no build always follows the same one.
-        for (let k = 0; k < live.length; k++) {
-          const { t, url, child } = live[(round + k) % live.length]!;
-          const pid = child.process.pid!;
-          const before = t.measured ? cpuByThread(pid) : undefined;
-          t.results.push(await load(t.label, { url, body, headers: t.headers, durationSec: SECONDS }));
-          await sleep(SETTLE_MS);
-          if (before !== undefined) {
-            const after = cpuByThread(pid);
-            const requests = Math.max(1, t.results.at(-1)!.reqPerSec * SECONDS);
-            const perRequest = new Map<string, number>();
-            for (const [group, us] of after) perRequest.set(group, (us - (before.get(group) ?? 0)) / requests);
-            t.cpu.push(perRequest);
-          }
-        }
-        process.stdout.write(
-          `generation ${g + 1}/${GENERATIONS} round ${round + 1}/${ROUNDS}: ${targets.map((t) => `${t.label} ${t.results.at(-1)!.reqPerSec.toFixed(0)}`).join(', ')} req/s\n`,
-        );
-      }
-      for (const c of running) await c.stop().catch(() => undefined);
-      running = [];
-    }
-    const bareRounds = targets[0]!.results;
-    const firstBuild = targets[1]!.results;
-    for (const t of targets) {
-      const toBare = t.results.map((r, k) => r.reqPerSec / bareRounds[k]!.reqPerSec);
-      const toFirst = t.results.map((r, k) => r.reqPerSec / firstBuild[k]!.reqPerSec);
-      const failures = t.results.reduce((a, r) => a + r.non2xx + r.errors, 0);
+    const subjects = [BARE, ...roots.map((root, i) => buildSubject(root, i, homes))];
+    const r = await roundsOverGenerations(
+      Number(flags.generations),
+      () => generation(subjects),
+      {
+        rounds: Number(flags.rounds),
+        roundSec: Number(flags.seconds),
+        warmUpSec: 2,
+        settleMs: Number(flags['settle-ms']),
+      },
+      (line) => process.stdout.write(`${line}\n`),
+    );
+    const firstBuild = r.rounds[1]!;
+    subjects.forEach((s, i) => {
+      const rounds = r.rounds[i]!;
+      const toFirst = median(rounds.map((x, k) => x.reqPerSec / firstBuild[k]!.reqPerSec));
+      const failures = rounds.reduce((a, x) => a + x.non2xx + x.errors, 0);
       process.stdout.write(
-        `${t.label.padEnd(28)} ${median(t.results.map((r) => r.reqPerSec))
-          .toFixed(0)
-          .padStart(7)} req/s  ratio to bare ${median(toBare).toFixed(3)}` +
-          (t.measured ? `  to build 1 ${median(toFirst).toFixed(3)}` : '') +
-          `  p99 ${median(t.results.map((r) => r.p99Ms)).toFixed(1)} ms  non-2xx+errors ${failures}\n`,
+        `${s.label.padEnd(28)} ${r.reqPerSec[i]!.toFixed(0).padStart(7)} req/s  ratio to bare ${r.ratioToBase[i]!.toFixed(3)}` +
+          (i > 0 ? `  to build 1 ${toFirst.toFixed(3)}` : '') +
+          `  p99 ${r.p99Ms[i]!.toFixed(1)} ms  non-2xx+errors ${failures}\n`,
       );
-      if (t.cpu.length === 0) continue;
-      const groups = [...new Set(t.cpu.flatMap((m) => [...m.keys()]))];
-      const all = median(t.cpu.map((m) => [...m.values()].reduce((a, b) => a + b, 0)));
+      const threads = r.threadRounds[i]!;
+      if (threads.length === 0) return;
+      const groups = [...new Set(threads.flatMap((m) => [...m.keys()]))];
       process.stdout.write(
-        `${''.padEnd(28)} CPU us/request: all ${all.toFixed(1)}; ${groups.map((g) => `${g} ${median(t.cpu.map((m) => m.get(g) ?? 0)).toFixed(1)}`).join(', ')}\n`,
+        `${''.padEnd(28)} CPU us/request: all ${r.cpuUsPerRequest[i]!.toFixed(1)}; ${groups.map((g) => `${g} ${median(threads.map((m) => m.get(g) ?? 0)).toFixed(1)}`).join(', ')}\n`,
       );
-    }
+    });
   } finally {
-    for (const c of running) await c.stop().catch(() => undefined);
     for (const h of homes) rmSync(h, { recursive: true, force: true });
   }
 }

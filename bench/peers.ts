@@ -32,6 +32,7 @@ import { consumerLockOptions, queuePaths } from '../src/queue/file/queue-paths.j
 import { svcCli } from './bench-state.js';
 import { prefillQueue, timeDrain } from './enqueue.js';
 import { spawnListening } from './load.js';
+import { median } from './scale/timed-server.js';
 import { ratioOf, targetLines, type Target } from './targets.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -85,10 +86,10 @@ function newest(dir: string, prefix: string): string {
   return join(dir, files.at(-1)!);
 }
 
-const median = (xs: readonly number[]): number | undefined => {
-  if (xs.length === 0) return undefined;
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+/** The shared median, undefined for no figures (a row the harness could not measure). */
+const medianOf = (xs: readonly number[]): number | undefined => {
+  const m = median(xs);
+  return Number.isFinite(m) ? m : undefined;
 };
 
 interface HttpRow {
@@ -99,8 +100,8 @@ interface HttpRow {
 function httpRow(rows: readonly Record<string, string>[], name: string): HttpRow {
   const mine = rows.filter((r) => r.name === name && Number(r.req_s) > 0);
   return {
-    reqPerSec: median(mine.map((r) => Number(r.req_s))),
-    p99Ms: median(mine.map((r) => Number(r.p99_ms))),
+    reqPerSec: medianOf(mine.map((r) => Number(r.req_s))),
+    p99Ms: medianOf(mine.map((r) => Number(r.p99_ms))),
   };
 }
 
@@ -238,10 +239,10 @@ async function main(): Promise<void> {
       await server.stop();
       await heldLock.release();
     }
-    const enqueue = median(enqueueRuns.map((r) => r.rps));
-    const enqueueP99 = median(enqueueRuns.map((r) => r.p99));
-    const held = median(heldRuns.map((r) => r.rps));
-    const heldP99 = median(heldRuns.map((r) => r.p99));
+    const enqueue = medianOf(enqueueRuns.map((r) => r.rps));
+    const enqueueP99 = medianOf(enqueueRuns.map((r) => r.p99));
+    const held = medianOf(heldRuns.map((r) => r.rps));
+    const heldP99 = medianOf(heldRuns.map((r) => r.p99));
     const fmt = (x: number | undefined, digits = 0) => (x === undefined ? '-' : x.toFixed(digits));
 
     process.stdout.write('\nIn this run (medians; req/s or messages/s):\n');

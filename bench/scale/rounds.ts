@@ -5,7 +5,7 @@
  * thread, /proc/<pid>/stat, requests taken as req/s x seconds) is read around each round too: a
  * shared machine disturbs it far less than throughput.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { LoadResult } from '../load.js';
 import { median, sleep } from './timed-server.js';
 
@@ -35,6 +35,8 @@ export interface RoundsResult {
   readonly rounds: LoadResult[][];
   /** Per target, per round: server CPU per request (us); empty for a target without a pid. */
   readonly cpuRounds: number[][];
+  /** Per target, per round: server CPU per request (us) by thread group (cpuByThread); empty for a target without a pid. */
+  readonly threadRounds: Map<string, number>[][];
   /**
    * Per target: the median over every round of its req/s divided by that of the round's target
    * `ratioBase` (the first, unless told) in the same round; 1 for the base itself.
@@ -59,23 +61,32 @@ export async function interleavedRounds(
   }
   const rounds: LoadResult[][] = targets.map(() => []);
   const cpu: number[][] = targets.map(() => []);
+  const threads: Map<string, number>[][] = targets.map(() => []);
   for (let round = 0; round < opts.rounds; round++) {
     // The first target of each round rotates, so no size always follows the same one.
     for (let k = 0; k < targets.length; k++) {
       const i = (round + k) % targets.length;
       const pid = targets[i]!.pid;
       const before = pid === undefined ? 0 : cpuMs(pid);
+      const beforeThreads = pid === undefined ? undefined : cpuByThread(pid);
       const r = await targets[i]!.measure(opts.roundSec);
       rounds[i]!.push(r);
       // Read after the settle, so the log writer's work for the round's rows is counted too.
       await sleep(opts.settleMs);
-      if (pid !== undefined) cpu[i]!.push(((cpuMs(pid) - before) * 1000) / Math.max(1, r.reqPerSec * opts.roundSec));
+      if (pid !== undefined && beforeThreads !== undefined) {
+        const requests = Math.max(1, r.reqPerSec * opts.roundSec);
+        cpu[i]!.push(((cpuMs(pid) - before) * 1000) / requests);
+        const perRequest = new Map<string, number>();
+        for (const [group, us] of cpuByThread(pid))
+          perRequest.set(group, (us - (beforeThreads.get(group) ?? 0)) / requests);
+        threads[i]!.push(perRequest);
+      }
     }
     progress(
       `round ${round + 1}/${opts.rounds}: ${targets.map((t, i) => `${t.label} ${rounds[i]!.at(-1)!.reqPerSec.toFixed(0)} req/s`).join(', ')}`,
     );
   }
-  return summarise(rounds, cpu, (i) => i);
+  return summarise(rounds, cpu, threads, (i) => i);
 }
 
 /**
@@ -97,6 +108,7 @@ export async function roundsOverGenerations(
 ): Promise<RoundsResult> {
   let rounds: LoadResult[][] = [];
   let cpu: number[][] = [];
+  let threads: Map<string, number>[][] = [];
   for (let g = 0; g < generations; g++) {
     const gen = await start(g);
     try {
@@ -104,20 +116,27 @@ export async function roundsOverGenerations(
       const r = await interleavedRounds(gen.targets, opts, progress);
       rounds = r.rounds.map((rs, i) => [...(rounds[i] ?? []), ...rs]);
       cpu = r.cpuRounds.map((c, i) => [...(cpu[i] ?? []), ...c]);
+      threads = r.threadRounds.map((t, i) => [...(threads[i] ?? []), ...t]);
     } finally {
       await gen.stop();
     }
   }
-  return summarise(rounds, cpu, ratioBaseOf);
+  return summarise(rounds, cpu, threads, ratioBaseOf);
 }
 
-function summarise(rounds: LoadResult[][], cpu: number[][], ratioBaseOf: (target: number) => number): RoundsResult {
+function summarise(
+  rounds: LoadResult[][],
+  cpu: number[][],
+  threads: Map<string, number>[][],
+  ratioBaseOf: (target: number) => number,
+): RoundsResult {
   return {
     reqPerSec: rounds.map((rs) => median(rs.map((r) => r.reqPerSec))),
     p99Ms: rounds.map((rs) => median(rs.map((r) => r.p99Ms))),
     cpuUsPerRequest: cpu.map((c) => median(c)),
     rounds,
     cpuRounds: cpu,
+    threadRounds: threads,
     ratioToBase: rounds.map((rs, i) => median(rs.map((r, k) => r.reqPerSec / rounds[ratioBaseOf(i)]![k]!.reqPerSec))),
   };
 }
@@ -129,6 +148,41 @@ const TICK_MS = 10;
 export function cpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+}
+
+/**
+ * CPU time so far (us) of a process by thread group, from /proc/<pid>/task/<tid>/stat: the main
+ * thread, worker threads in start order (`worker 1`, ...), V8's helpers, and other threads by name
+ * (libuv's pool). Their sum is the process's CPU time but for threads that have ended.
+ */
+export function cpuByThread(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  const tids = readdirSync(`/proc/${pid}/task`)
+    .map(Number)
+    .sort((a, b) => a - b);
+  let workers = 0;
+  for (const tid of tids) {
+    let stat: string;
+    let comm: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+    } catch {
+      continue; // the thread ended between the listing and the read
+    }
+    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+    const us = (Number(fields[11]) + Number(fields[12])) * TICK_MS * 1000;
+    const group =
+      tid === pid
+        ? 'main'
+        : comm === 'WorkerThread'
+          ? `worker ${++workers}`
+          : comm.startsWith('V8')
+            ? 'V8 helpers'
+            : comm;
+    out.set(group, (out.get(group) ?? 0) + us);
+  }
+  return out;
 }
 
 /** `1 flow`, `1,000 flows`. */
