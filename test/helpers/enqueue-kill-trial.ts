@@ -79,17 +79,8 @@ export async function prepareKillTrials(sandbox: Sandbox): Promise<KillTrialSetu
   return { key, backend: await startDeliveryBackend({ failFirstCall: (id) => Number(id.split('-').pop()) % 8 === 0 }) };
 }
 
-/** A small seeded generator (mulberry32), so a run's kill moments can be replayed with its seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The kill moments' generator: a run is replayed with its seed. */
+export { seededRandom } from './seeded-random.js';
 
 export async function runKillTrial(
   sandbox: Sandbox,

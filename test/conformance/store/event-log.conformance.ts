@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import type { EventLog, EventLogTuning, LogEventInput, StoredEvent } from '../../../src/store/event-log/event-log.js';
 import { TERMINAL_EVENTS, type EventQuery, type TraceQuery } from '../../../src/store/contracts/index.js';
 import { correlationBlocks } from '../../../src/store/sqlite/sqlite-event-log-store.js';
+import { seededRandom } from '../../helpers/seeded-random.js';
 import type { BackendKind, StoreBackend } from './backend.js';
 import { withShared, withStore } from './registry.conformance.js';
 
@@ -567,18 +568,6 @@ async function withSmallBlocks(fn: () => Promise<void>): Promise<void> {
   }
 }
 
-/** A small deterministic PRNG (mulberry32): the same rows and queries on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const TRACE = new Set(['step_traced', 'egress_traced']);
 
 /** query()'s answer computed from every row (the full scan): exact filters, id and ts bounds, order, limit. */
@@ -762,7 +751,7 @@ function correlationLookups(kind: BackendKind): void {
         withLog(
           kind,
           async (s, log) => {
-            const rnd = prng(20260529);
+            const rnd = seededRandom(20260529);
             const pool = Array.from({ length: 60 }, (_, i) =>
               i % 3 === 0
                 ? `req-${Math.floor(rnd() * 1e9).toString(36)}`
