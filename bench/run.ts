@@ -2,8 +2,9 @@
  * `npm run bench`: the service's /run against a bare node:http server, measured in the same run on
  * the same machine; prints both req/s, both p99s and the ratio (target: >= 0.5 at log_level event_only).
  * The same flow with payload tracing on is measured in the same alternating rounds, as a ratio of
- * tracing off (what turning tracing on costs a flow). Then /run with `--metrics` against without, on
- * a pair of servers of their own (metrics-ratio.ts).
+ * tracing off (what turning tracing on costs a flow). Then /run with `--metrics` against without,
+ * and with the rollups against `--no-rollups` (issue 39's bound), each on pairs of servers of their
+ * own (flag-ratio.ts).
  * Then `svc test` over 100 flows of 10 examples each, wall time of one process (svc-test.ts), and
  * `svc replay` of 10,000 traced deliveries, wall time of one process (replay.ts).
  * With `-- --store postgres://...`, then the PostgreSQL store against SQLite and pg-boss (pg.ts).
@@ -15,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { deployFlow, seedBenchState, svcCli } from './bench-state.js';
 import { benchEnqueue } from './enqueue.js';
-import { benchMetricsRatio } from './metrics-ratio.js';
+import { benchFlagRatio, flagRatioLine, METRICS_SWITCH, ROLLUPS_SWITCH } from './flag-ratio.js';
 import { BARE_SERVER_SOURCE, combine, load, printTable, spawnListening, type LoadResult } from './load.js';
 import { benchPg } from './pg.js';
 import { benchReplay, reportReplay } from './replay.js';
@@ -82,8 +83,12 @@ async function main(): Promise<void> {
     const traced = rows[2]!;
     await server.stop();
     // What counting costs the request path: its own pair of servers, differing only by --metrics.
-    const metrics = await benchMetricsRatio({ svcBin: SVC, env, db, headers, body });
+    const pairOpts = { svcBin: SVC, env, db, headers, body };
+    const metrics = await benchFlagRatio(METRICS_SWITCH, pairOpts);
     rows.push(combine(metrics.off), combine(metrics.on));
+    // What the UI's per-minute rollups cost the request path (issue 39: within 3%), the same way.
+    const rollups = await benchFlagRatio(ROLLUPS_SWITCH, pairOpts);
+    rows.push(combine(rollups.off), combine(rollups.on));
 
     printTable(rows);
     const ratio = run.reqPerSec / rows[0]!.reqPerSec;
@@ -91,14 +96,18 @@ async function main(): Promise<void> {
     process.stdout.write(
       `ratio /run tracing on vs tracing off: ${(traced.reqPerSec / run.reqPerSec).toFixed(2)} (3 step_traced rows per request, written by the batching log writer)\n`,
     );
-    const pairRatios = metrics.on.map((r, i) => (r.reqPerSec / metrics.off[i]!.reqPerSec).toFixed(3)).join(' ');
-    process.stdout.write(
-      `ratio /run metrics on vs metrics off: ${metrics.medianRatio.toFixed(3)} (median of ${metrics.on.length} ABBA pairs of rounds over ${metrics.perTrial.length} pairs of processes: ${pairRatios}; per pair of processes ${metrics.perTrial.map((r) => r.toFixed(3)).join(' ')}; target >= 0.97)\n`,
-    );
+    process.stdout.write(flagRatioLine(METRICS_SWITCH, metrics));
+    process.stdout.write(flagRatioLine(ROLLUPS_SWITCH, rollups));
     if (rows.some((r) => r.non2xx > 0 || r.errors > 0))
       process.stdout.write('WARNING: /run answered non-2xx or errored during the run\n');
     process.stdout.write(
       targetLines([
+        {
+          what: 'issue 39: /run rollups on / rollups off',
+          value: rollups.medianRatio,
+          target: 0.97,
+          direction: 'at least',
+        },
         { what: 'issue 40: /run / bare node:http', value: ratio, target: 0.8, direction: 'at least' },
         {
           what: 'issue 40: /run p99 / bare p99 (autocannon: whole ms)',

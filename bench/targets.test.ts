@@ -25,10 +25,13 @@ test('targetLines: one line each, with the value, the target and the verdict', (
     { what: '/run / bare', value: 0.62, target: 0.8, direction: 'at least' },
     { what: 'drain / BullMQ', value: 2.5, target: 2, direction: 'at least', unit: 'x' },
     { what: 'PostgreSQL', value: undefined, target: 4, direction: 'at least', unit: 'x' },
+    { what: 'rollups on / off', value: 0.9684, target: 0.97, direction: 'at least' },
   ]);
   const lines = text.trimEnd().split('\n');
-  assert.equal(lines.length, 3);
-  assert.match(lines[0]!, /\/run \/ bare\s+0\.62\s+\(target >= 0\.80\)\s+MISSED$/);
-  assert.match(lines[1]!, /drain \/ BullMQ\s+2\.50x\s+\(target >= 2\.00x\)\s+met$/);
+  assert.equal(lines.length, 4);
+  assert.match(lines[0]!, /\/run \/ bare\s+0\.620\s+\(target >= 0\.80\)\s+MISSED$/);
+  assert.match(lines[1]!, /drain \/ BullMQ\s+2\.500x\s+\(target >= 2\.00x\)\s+met$/);
   assert.match(lines[2]!, /PostgreSQL\s+-\s+\(target >= 4\.00x\)\s+not measured in this run$/);
+  // Three decimals: a ratio just short of its target does not print as the target.
+  assert.match(lines[3]!, /rollups on \/ off\s+0\.968\s+\(target >= 0\.97\)\s+MISSED$/);
 });

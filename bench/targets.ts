@@ -19,8 +19,9 @@ export function targetMet(t: Target): boolean | undefined {
   return t.direction === 'at least' ? t.value >= t.target : t.value <= t.target;
 }
 
-function show(value: number, unit: 'x' | 'ratio'): string {
-  return unit === 'x' ? `${value.toFixed(2)}x` : value.toFixed(2);
+/** A measured ratio keeps three decimals (0.968 against 0.97 must not read 0.97), a target two. */
+function show(value: number, unit: 'x' | 'ratio', decimals: number): string {
+  return unit === 'x' ? `${value.toFixed(decimals)}x` : value.toFixed(decimals);
 }
 
 /** The targets as lines: what, the value, the target, and met, missed or not measured. */
@@ -31,9 +32,9 @@ export function targetLines(targets: readonly Target[]): string {
       const unit = t.unit ?? 'ratio';
       const met = targetMet(t);
       const verdict = met === undefined ? 'not measured in this run' : met ? 'met' : 'MISSED';
-      const value = t.value === undefined ? '-' : show(t.value, unit);
-      const goal = `${t.direction === 'at least' ? '>=' : '<='} ${show(t.target, unit)}`;
-      return `${t.what.padEnd(width)}  ${value.padStart(7)}  (target ${goal})  ${verdict}\n`;
+      const value = t.value === undefined ? '-' : show(t.value, unit, 3);
+      const goal = `${t.direction === 'at least' ? '>=' : '<='} ${show(t.target, unit, 2)}`;
+      return `${t.what.padEnd(width)}  ${value.padStart(8)}  (target ${goal})  ${verdict}\n`;
     })
     .join('');
 }

@@ -2,10 +2,12 @@
  * The rollups across a stop, black-box: what a graceful stop (SIGTERM) counted is flushed before
  * the event log closes, so a restarted server's live numbers still hold every delivery; a kill -9
  * loses at most what was counted since the last flush (every 5 s), never what was flushed before.
+ * And `svc serve --no-rollups` counts none: its deliveries are answered and logged as ever.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { createKey, createTenant, deployFlow, flow } from './helpers/registry-setup.js';
+import { logRows } from './helpers/log-reads.js';
 import { makeSandbox, startServer, type Sandbox, type ServerProcess } from './helpers/svc.js';
 import { UI_PASSWORD } from './helpers/ui-browser.js';
 import { uiLogin } from './helpers/ui-login.js';
@@ -59,6 +61,29 @@ describe('the rollups across a stop', () => {
     const second = await startServer(sandbox, [], ADMIN);
     servers.push(second);
     assert.equal(await drawnRunDeliveries(second), 4);
+  });
+
+  it('svc serve --no-rollups counts nothing, on a graceful stop either, and still logs every delivery', async () => {
+    const { sandbox, key } = setUp();
+    sandboxes.push(sandbox);
+    const first = await startServer(sandbox, ['--no-rollups'], ADMIN);
+    await run(first, key, 3);
+    assert.equal(await drawnRunDeliveries(first), 0);
+    assert.equal(await first.stop(), 0);
+    assert.equal(
+      logRows(sandbox, { flow: 'greeter', event: 'completed' }).length,
+      3,
+      'its deliveries are logged as ever',
+    );
+    // A server with the rollups on draws what it counts itself, and nothing of the three before.
+    const second = await startServer(sandbox, [], ADMIN);
+    servers.push(second);
+    assert.equal(await drawnRunDeliveries(second), 0);
+    await run(second, key, 2);
+    assert.equal(await second.stop(), 0);
+    const third = await startServer(sandbox, [], ADMIN);
+    servers.push(third);
+    assert.equal(await drawnRunDeliveries(third), 2);
   });
 
   it('a kill -9 keeps what was flushed before it (it loses at most the last 5 s of counts)', async () => {

@@ -38,6 +38,12 @@ export function registerServe(program: Command): void {
     )
     .addOption(
       new Option(
+        '--no-rollups',
+        "count no per-minute rollups: the UI's charts and live numbers stay empty for this server's deliveries (the event log is written as ever)",
+      ),
+    )
+    .addOption(
+      new Option(
         '--processes <n|auto>',
         'run n full server processes on the one port (SO_REUSEPORT), restarted when one dies and stopped together; auto: one per CPU',
       ).argParser(processesArg),
@@ -57,6 +63,8 @@ interface ServeFlags {
   auth: boolean;
   metrics?: boolean;
   metricsPort?: number;
+  /** Commander's negation of --no-rollups: false when it was given. */
+  rollups: boolean;
   processes?: number;
   groupMember?: boolean;
 }
@@ -85,6 +93,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     noAuth: !flags.auth,
     metrics: flags.metrics === true,
     metricsPort: flags.metricsPort,
+    noRollups: !flags.rollups,
     reusePort: flags.groupMember === true,
   });
   process.stdout.write(`${service.bootLines.join('\n')}\n`);

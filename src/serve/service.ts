@@ -38,6 +38,11 @@ export interface ServeOptions {
   metrics?: boolean;
   /** `--metrics-port`: `GET /metrics` on its own listener (same host) instead. */
   metricsPort?: number;
+  /**
+   * `--no-rollups`: count no per-minute rollups (the UI's charts and live numbers stay empty for
+   * this process's deliveries); every event row and audit entry is written as ever. @default false
+   */
+  noRollups?: boolean;
   /** A member of a `--processes` group: the HTTP port is shared with the group's other processes (SO_REUSEPORT). */
   reusePort?: boolean;
 }
@@ -124,13 +129,13 @@ async function start(opts: ServeOptions, log: Logger, paths: StatePaths, closers
       );
   const publishTarget = queuePublishTarget();
   // Registered after the stores: its last flush runs before the event log closes.
-  const rollups = startRollups(stores, closers);
+  const rollups = opts.noRollups === true ? undefined : startRollups(stores, closers);
   const run = buildExecutor(
     stores,
     closers,
     publishTarget.effect,
-    bothObservers(metrics?.executions, rollups),
-    rollups.stepRan,
+    rollups === undefined ? metrics?.executions : bothObservers(metrics?.executions, rollups),
+    rollups?.stepRan,
   );
   const queues = await buildQueues(stores, run, publishTarget, log, closers);
   if (metricsParts !== undefined && metrics !== undefined)

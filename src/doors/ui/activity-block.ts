@@ -5,7 +5,7 @@ import { html, raw, type Html } from './html.js';
 import { table } from './layout.js';
 
 const EMPTY =
-  'Nothing ran in the last day yet. Deliveries, failures and latency appear here per minute and per hour as flows run (counted every minute, at most 5 s behind).';
+  'Nothing ran in the last day yet. Deliveries, failures and latency appear here per minute and per hour as flows run (counted every minute, at most 5 s behind; a server started with --no-rollups counts none).';
 
 /**
  * The last hour per minute and the last day per hour, of one flow or all (our own SVG documents,
