@@ -4,7 +4,8 @@
  * that a comparison of two commits is made in one sitting and load from elsewhere falls on all
  * alike. Each root is a checkout with its own `dist/` (built) and `node_modules`; a commit is
  * prepared as `git worktree add --detach /tmp/wt-X <rev>`, a symlink to this checkout's
- * node_modules, and `npm run build` there.
+ * node_modules, and `npm run build` there. A root may carry `svc serve` switches after commas:
+ * `. .,--no-rollups` compares one build with and without its rollups.
  *
  * Prints per build: the median req/s, the median of its per-round ratios to the bare server's,
  * the median p99, and the CPU per request by thread (main thread, each worker thread, V8's helpers,
@@ -48,7 +49,8 @@ const headersFor = (key: string): Record<string, string> => ({
   authorization: `Bearer ${key}`,
 });
 
-function buildSubject(root: string, index: number, homes: string[]): Subject {
+function buildSubject(spec: string, index: number, homes: string[]): Subject {
+  const [root = '.', ...serveArgs] = spec.split(',');
   const svc = join(resolve(root), 'dist/src/main.js');
   const home = mkdtempSync(join(tmpdir(), 'svc-bench-ab-'));
   homes.push(home);
@@ -56,12 +58,12 @@ function buildSubject(root: string, index: number, homes: string[]): Subject {
   const db = join(home, 'state', 'registry.db');
   const key = seedBenchState(svc, env, db);
   return {
-    label: `${index + 1}: ${basename(resolve(root))}`,
+    label: `${index + 1}: ${[basename(resolve(root)), ...serveArgs].join(' ')}`,
     headers: headersFor(key),
     start: async () => {
       const child = await spawnListening(
         process.execPath,
-        [svc, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db],
+        [svc, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db, ...serveArgs],
         env,
       );
       return { child, url: `${child.url}/flows/bench/quote/run` };
