@@ -11,8 +11,13 @@
  */
 import { SvcError } from '../../common/errors.js';
 import type { PgDb, PgTx } from '../../store/pg/pg-db.js';
-import { prepareAuditEntry, type PreparedAuditEntry } from '../../store/contracts/audit.js';
-import { appendAuditIn } from '../../store/pg/pg-audit-store.js';
+import {
+  GENESIS_HASH,
+  prepareAuditEntry,
+  type AuditHead,
+  type PreparedAuditEntry,
+} from '../../store/contracts/audit.js';
+import { appendLockedAuditIn, lockHeadsSql } from '../../store/pg/pg-audit-store.js';
 import type { AppendInput, RowAppendResult } from '../contract.js';
 
 /** Messages in one transaction at most. */
@@ -93,8 +98,23 @@ export class PgQueueAppender {
     try {
       firstIds = await this.#db.transaction(async (tx) => {
         const firsts: number[] = [];
-        for (const [, items] of queues)
-          firsts.push(await insertQueueBatch(tx, this.#db.schema, items[0]!.tenant, items[0]!.flow, items));
+        // The audit heads of every receipt's tenant are locked by the last queue's statement (after
+        // every queue row, as appendAuditIn would take them): no round trip of their own.
+        const auditTenants = [...new Set(batch.filter((p) => p.input.receipt !== undefined).map((p) => p.tenant))];
+        let auditHeads = new Map<string, AuditHead>();
+        for (const [q, [, items]] of queues.entries()) {
+          const last = q === queues.length - 1;
+          const inserted = await insertQueueBatch(
+            tx,
+            this.#db.schema,
+            items[0]!.tenant,
+            items[0]!.flow,
+            items,
+            last ? auditTenants : [],
+          );
+          firsts.push(inserted.first);
+          if (last) auditHeads = inserted.auditHeads;
+        }
         // Each message's audit entry in the same transaction: acknowledged means entered, whatever crashes.
         const receipts: PreparedAuditEntry[] = [];
         queues.forEach(([, items], q) =>
@@ -102,7 +122,7 @@ export class PgQueueAppender {
             if (p.input.receipt !== undefined) receipts.push(prepareAuditEntry(p.input.receipt(firsts[q]! + i)));
           }),
         );
-        await appendAuditIn(tx, receipts);
+        await appendLockedAuditIn(tx, receipts, auditHeads);
         return firsts;
       });
     } catch (err) {
@@ -119,9 +139,19 @@ export class PgQueueAppender {
   }
 }
 
+/** What insertQueueBatch answers: the first id drawn, and the audit heads it locked (none asked: empty). */
+export interface QueueBatchInserted {
+  readonly first: number;
+  readonly auditHeads: Map<string, AuditHead>;
+}
+
 /**
- * Draws `items.length` ids of one queue and inserts the messages, inside the caller's transaction.
- * @returns the first id drawn
+ * Draws `items.length` ids of one queue, inserts the messages and notifies the queue's channel,
+ * inside the caller's transaction, in one statement: the queue's head row is locked from this
+ * statement to COMMIT, so every round trip saved here is time the next batch of the queue waits
+ * less. With `auditTenants`, the same statement then locks those tenants' audit heads (after the
+ * queue's row: the lock order of every append) for appendLockedAuditIn; the caller passes them
+ * only to the last queue of its batch, so the heads are still taken after every queue row.
  */
 export async function insertQueueBatch(
   tx: PgTx,
@@ -129,29 +159,43 @@ export async function insertQueueBatch(
   tenant: string,
   flow: string,
   items: readonly { readonly input: AppendInput }[],
-): Promise<number> {
-  const n = items.length;
-  const head = await tx.query<{ next_id: number }>(
-    'INSERT INTO queue_heads (tenant, flow, next_id) VALUES ($1, $2, $3 + 1) ON CONFLICT (tenant, flow) DO UPDATE SET next_id = queue_heads.next_id + $3 RETURNING next_id',
-    [tenant, flow, n],
-  );
-  const first = head.rows[0]!.next_id - n;
+  auditTenants: readonly string[] = [],
+): Promise<QueueBatchInserted> {
   const now = new Date().toISOString();
-  await tx.query(
-    `INSERT INTO queue_messages (tenant, flow, id, correlation_id, enqueued_at, payload, traceparent, tracestate)
-     SELECT $1, $2, $3::bigint + ord - 1, c, e, p, tp, ts
-       FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) WITH ORDINALITY AS m(c, e, p, tp, ts, ord)`,
+  // The notify's CTE is read by the final SELECT: an unread SELECT in WITH is never run. The heads'
+  // INSERT reads `head`, so it runs once the queue's row is locked.
+  const r = await tx.query<{ first: number; tenant: string | null; seq: number | null; hash: string | null }>(
+    `WITH head AS (
+       INSERT INTO queue_heads (tenant, flow, next_id) VALUES ($1, $2, $3::bigint + 1)
+       ON CONFLICT (tenant, flow) DO UPDATE SET next_id = queue_heads.next_id + $3::bigint
+       RETURNING next_id - $3::bigint AS first
+     ), messages AS (
+       INSERT INTO queue_messages (tenant, flow, id, correlation_id, enqueued_at, payload, traceparent, tracestate)
+       SELECT $1, $2, head.first + ord - 1, c, e, p, tp, ts
+         FROM head, unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) WITH ORDINALITY AS m(c, e, p, tp, ts, ord)
+     ), notified AS (
+       SELECT pg_notify($9, $10)
+     ), audit_heads_locked AS (
+       ${lockHeadsSql('$11', '$12', 'head')}
+     )
+     SELECT head.first, a.tenant, a.seq, a.hash FROM head CROSS JOIN notified LEFT JOIN audit_heads_locked a ON true`,
     [
       tenant,
       flow,
-      first,
+      items.length,
       items.map((i) => i.input.correlationId),
       items.map((i) => i.input.enqueuedAt ?? now),
       items.map((i) => JSON.stringify(i.input.payload ?? null)),
       items.map((i) => i.input.traceparent ?? null),
       items.map((i) => i.input.tracestate ?? null),
+      QUEUE_CHANNEL,
+      `${schema}|${tenant}/${flow}`,
+      auditTenants,
+      GENESIS_HASH,
     ],
   );
-  await tx.query('SELECT pg_notify($1, $2)', [QUEUE_CHANNEL, `${schema}|${tenant}/${flow}`]);
-  return first;
+  const auditHeads = new Map<string, AuditHead>();
+  for (const row of r.rows)
+    if (row.tenant !== null) auditHeads.set(row.tenant, { seq: Number(row.seq), hash: row.hash! });
+  return { first: Number(r.rows[0]!.first), auditHeads };
 }

@@ -210,7 +210,7 @@ export class PgQueueStore implements QueueStore {
       );
       if (r.rows[0] === undefined) throw deadLetterNotFound(tenant, flow, id);
       const entry = deadLetterOf(r.rows[0]);
-      const newId = await insertQueueBatch(tx, this.#db.schema, tenant, flow, [
+      const { first: newId } = await insertQueueBatch(tx, this.#db.schema, tenant, flow, [
         { input: { correlationId, payload: entry.payload } },
       ]);
       return { entry, newId };

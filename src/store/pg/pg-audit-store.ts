@@ -133,9 +133,24 @@ export class PgAuditStore implements AuditStore {
  */
 export async function appendAuditIn(tx: PgTx, entries: readonly PreparedAuditEntry[]): Promise<AuditEntry[]> {
   if (entries.length === 0) return [];
-  const heads = await lockHeads(tx, [...new Set(entries.map((e) => e.tenant))]);
+  return appendLockedAuditIn(tx, entries, await lockHeads(tx, [...new Set(entries.map((e) => e.tenant))]));
+}
+
+/**
+ * appendAuditIn for a caller that already locked the heads of every tenant of `entries` in this
+ * transaction (with lockHeadsSql, in a statement of its own: the queue appender's), so the lock
+ * costs no round trip of its own. `heads` is taken over (moved to the last entry of each tenant).
+ */
+export async function appendLockedAuditIn(
+  tx: PgTx,
+  entries: readonly PreparedAuditEntry[],
+  heads: Map<string, AuditHead>,
+): Promise<AuditEntry[]> {
+  if (entries.length === 0) return [];
   const out = entries.map((e) => {
-    const entry = chainEntry(e, heads.get(e.tenant)!);
+    const head = heads.get(e.tenant);
+    if (head === undefined) throw new Error(`audit head of tenant ${e.tenant} not locked before its entries`);
+    const entry = chainEntry(e, head);
     heads.set(e.tenant, entry);
     return entry;
   });
@@ -172,15 +187,22 @@ export async function appendAuditIn(tx: PgTx, entries: readonly PreparedAuditEnt
  * same tenants lock them in one order and cannot deadlock.
  */
 async function lockHeads(tx: PgTx, tenants: readonly string[]): Promise<Map<string, AuditHead>> {
-  const r = await tx.query<AuditHead & { tenant: string }>(
-    `INSERT INTO audit_heads (tenant, seq, hash)
-     SELECT t.tenant, COALESCE(last.seq, 0), COALESCE(last.hash, $2)
-       FROM unnest($1::text[]) AS t(tenant)
+  const r = await tx.query<AuditHead & { tenant: string }>(lockHeadsSql('$1', '$2'), [tenants, GENESIS_HASH]);
+  return new Map(r.rows.map((h) => [h.tenant, { seq: h.seq, hash: h.hash }]));
+}
+
+/**
+ * The INSERT that locks (and makes, when missing) the heads of the tenants in the text array
+ * `tenantsParam` and answers `tenant, seq, hash` per tenant; `genesisParam` holds GENESIS_HASH.
+ * With `after` (a CTE of the caller's statement), the heads are locked only once that CTE's row
+ * is made: a statement that locks another row first keeps that lock order (the queue appender).
+ */
+export function lockHeadsSql(tenantsParam: string, genesisParam: string, after?: string): string {
+  return `INSERT INTO audit_heads (tenant, seq, hash)
+     SELECT t.tenant, COALESCE(last.seq, 0), COALESCE(last.hash, ${genesisParam})
+       FROM ${after === undefined ? '' : `${after}, `}unnest(${tenantsParam}::text[]) AS t(tenant)
        LEFT JOIN LATERAL (SELECT seq, hash FROM audit_entries e WHERE e.tenant = t.tenant ORDER BY seq DESC LIMIT 1) last ON true
       ORDER BY t.tenant COLLATE "C"
      ON CONFLICT (tenant) DO UPDATE SET seq = audit_heads.seq
-     RETURNING tenant, seq, hash`,
-    [tenants, GENESIS_HASH],
-  );
-  return new Map(r.rows.map((h) => [h.tenant, { seq: h.seq, hash: h.hash }]));
+     RETURNING tenant, seq, hash`;
 }
