@@ -11,9 +11,9 @@
  * the median p99, and the CPU per request by thread (main thread, each worker thread, V8's helpers,
  * libuv's pool; /proc/<pid>/task/<tid>/stat around each round plus its settle), which moves less
  * with the machine's other load than req/s, and each build's median ratio to the first build's in
-the same rounds. The rounds are scale/rounds.ts's roundsOverGenerations: every generation starts
-fresh processes of every target (--generations, 3) and measures them in --rounds (4) rounds of
---seconds (5) each, with --settle-ms (1500) after each.
+ * the same rounds. The rounds are scale/rounds.ts's roundsOverGenerations: every generation starts
+ * fresh processes of every target (--generations, 3) and measures them in --rounds (4) rounds of
+ * --seconds (5) each, with --settle-ms (1500) after each.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

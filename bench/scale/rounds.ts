@@ -144,10 +144,18 @@ function summarise(
 /** USER_HZ 100: /proc/<pid>/stat counts CPU time in 10 ms ticks. */
 const TICK_MS = 10;
 
+/**
+ * User + system time of a `/proc/.../stat` line, in ms. The fields are read after the last `) `:
+ * the command name before it may itself hold spaces and parentheses.
+ */
+function statCpuMs(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+}
+
 /** CPU time (user + system, every thread) of a process so far, in ms (as bench/metrics-cpu.ts reads it). */
 export function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+  return statCpuMs(readFileSync(`/proc/${pid}/stat`, 'utf8'));
 }
 
 /**
@@ -170,8 +178,7 @@ export function cpuByThread(pid: number): Map<string, number> {
     } catch {
       continue; // the thread ended between the listing and the read
     }
-    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-    const us = (Number(fields[11]) + Number(fields[12])) * TICK_MS * 1000;
+    const us = statCpuMs(stat) * 1000;
     const group =
       tid === pid
         ? 'main'
