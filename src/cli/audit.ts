@@ -14,6 +14,7 @@ import { ExitError } from '../common/errors.js';
 import type { AuditEntry } from '../store/contracts/index.js';
 import { defaultDbPath } from '../common/paths.js';
 import { addStoreOptions, intArg, type StoreFlags, tenantOption } from './options.js';
+import { recoverAuditSpools } from '../store/audit/audit-spool.js';
 import { withStore } from './stores.js';
 import { formatTable, out } from './table.js';
 
@@ -135,16 +136,23 @@ export async function auditCommand(opts: AuditOptions): Promise<void> {
 async function verify(opts: AuditOptions, chain: Chain): Promise<void> {
   const checked = await withStore(
     opts,
-    async (s) =>
-      !s.has('audit')
-        ? undefined
-        : {
-            chain: await verifyAuditChain(s.audit, chain.name),
-            // The platform has no queues.
-            queues: chain.isTenant ? await checkQueueEntries(s.audit, s.queues, chain.name) : undefined,
-          },
+    async (s) => {
+      if (!s.has('audit')) return undefined;
+      // What a server killed before chaining left in its spool is chained first, as a server start does.
+      const spooled = s.kind === 'sqlite' ? recoverAuditSpools(s.paths.auditSpoolDir, s.audit) : undefined;
+      return {
+        spooled,
+        chain: await verifyAuditChain(s.audit, chain.name),
+        // The platform has no queues.
+        queues: chain.isTenant ? await checkQueueEntries(s.audit, s.queues, chain.name) : undefined,
+      };
+    },
     { readOnly: true },
   );
+  if (checked?.spooled !== undefined && checked.spooled.spools > 0 && opts.json !== true)
+    out(
+      `chained first: ${checked.spooled.entries} audit entries left spooled by ${checked.spooled.spools} stopped server process(es)`,
+    );
   const result = checked?.chain;
   const queues = checked?.queues;
   if (opts.json) {

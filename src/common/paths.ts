@@ -6,6 +6,8 @@ export interface StatePaths {
   readonly stateDir: string;
   readonly registryDb: string;
   readonly auditDb: string;
+  /** The audit writers' spool files (store/audit/audit-spool.ts). */
+  readonly auditSpoolDir: string;
   readonly logDb: string;
   readonly uiDb: string;
   readonly logsDir: string;
@@ -25,6 +27,7 @@ export function statePaths(dbPath: string = defaultDbPath()): StatePaths {
     stateDir,
     registryDb,
     auditDb: join(stateDir, 'audit.db'),
+    auditSpoolDir: join(stateDir, 'audit-spool'),
     logDb: join(stateDir, 'log.db'),
     uiDb: join(stateDir, 'ui.db'),
     logsDir: join(stateDir, 'logs'),

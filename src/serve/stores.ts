@@ -12,6 +12,7 @@ import type { StatePaths } from '../common/paths.js';
 import type { SettingName } from '../common/settings.js';
 import { housekeepingIntervals } from '../housekeeping/intervals.js';
 import { openStore, type OpenedStore, type PgStores, type SqliteStores, type Stores } from '../storage/index.js';
+import { recoverAuditSpools } from '../store/audit/audit-spool.js';
 import { AuditThreadWriter, type AuditAppender } from '../store/audit/audit-thread.js';
 import { PgAuditWriter } from '../store/audit/pg-audit-writer.js';
 import type { AuditStore, DescriptorReads, EventLogStore, RegistryReads } from '../store/contracts/index.js';
@@ -19,6 +20,9 @@ import { EventLog } from '../store/event-log/event-log.js';
 import { PgRegistryMirror } from '../store/pg/pg-registry-mirror.js';
 import { RegistryCache } from '../store/sqlite/registry-cache.js';
 import type { Closers } from './closers.js';
+
+/** How often a server chains what stopped processes left in their audit spools. Milliseconds. */
+const SPOOL_SWEEP_MS = 10_000;
 
 /** The opened store's aggregates a server hands on as they are (the rest it wraps: see ServeStores). */
 const SHARED_STORES = [
@@ -148,7 +152,29 @@ function serveStateDir(
 
   const events = EventLog.open(paths, eventLogTuning(log, hooks, setting));
   closers.add(() => events.close());
-  const audit = new AuditThreadWriter(paths.auditDb, auditWriterTuning(log, hooks));
+  // What a process that died left spooled is chained before this one appends (then every
+  // SPOOL_SWEEP_MS: a sibling of --processes may die while this one runs).
+  const sweepSpools = (sweepMarks: boolean) => {
+    const found = recoverAuditSpools(paths.auditSpoolDir, auditRepo, sweepMarks);
+    if (found.spools > 0)
+      log.warn(
+        { spools: found.spools, entries: found.entries },
+        `audit: chained ${found.entries} entries left spooled by ${found.spools} stopped process(es)`,
+      );
+  };
+  sweepSpools(true);
+  const sweep = setInterval(() => {
+    try {
+      sweepSpools(false);
+    } catch (err) {
+      log.error({ err }, 'audit: spools of stopped processes not chained yet (trying again)');
+    }
+  }, SPOOL_SWEEP_MS).unref();
+  closers.add(() => clearInterval(sweep));
+  const audit = new AuditThreadWriter(paths.auditDb, {
+    ...auditWriterTuning(log, hooks),
+    spoolDir: paths.auditSpoolDir,
+  });
   closers.add(() => audit.close());
   const logRepo = opened.eventLog;
   logRepo.tuneForScans();

@@ -1,6 +1,6 @@
 /** Worker thread of AuditThreadWriter: appends prepared entries to the per-tenant chains, in order. */
 import { parentPort, workerData } from 'node:worker_threads';
-import { SqliteAuditStore } from '../sqlite/sqlite-audit-store.js';
+import { SqliteAuditStore, type SpoolMark } from '../sqlite/sqlite-audit-store.js';
 import type { AuditThreadReply, AuditThreadRequest } from './audit-thread.js';
 import { openDb } from '../sqlite/db.js';
 import { auditMigrations } from '../sqlite/migrations/audit.js';
@@ -13,6 +13,9 @@ const repo = new SqliteAuditStore(db);
 const BATCH = 4096;
 const RETRY_MS = 1000;
 let pending: PreparedAuditEntry[] = [];
+/** Per pending entry: its spool and number there (undefined: not spooled), so each commit moves the marks of what it chains. */
+let pendingSpool: (string | undefined)[] = [];
+let pendingSeq: number[] = [];
 let retry: NodeJS.Timeout | undefined;
 const waiting: { type: 'flush' | 'close'; id: number }[] = [];
 
@@ -26,10 +29,13 @@ function drain(): void {
   try {
     while (pending.length > 0) {
       const batch = pending.slice(0, BATCH);
+      const { marks, spooled } = marksOf(batch.length);
       const started = performance.now();
-      repo.appendPrepared(batch);
+      repo.appendMarked(batch, marks);
       pending = pending.slice(batch.length);
-      reply({ type: 'written', count: batch.length, seconds: (performance.now() - started) / 1000 });
+      pendingSpool = pendingSpool.slice(batch.length);
+      pendingSeq = pendingSeq.slice(batch.length);
+      reply({ type: 'written', count: batch.length, spooled, seconds: (performance.now() - started) / 1000 });
     }
   } catch (err) {
     reply({
@@ -48,24 +54,60 @@ function drain(): void {
   }
 }
 
+/** The spool marks the first `n` pending entries move (the highest number per spool), and how many of them were spooled. */
+function marksOf(n: number): { marks: SpoolMark[]; spooled: number } {
+  const top = new Map<string, number>();
+  let spooled = 0;
+  for (let i = 0; i < n; i++) {
+    const spool = pendingSpool[i];
+    if (spool === undefined) continue;
+    spooled++;
+    top.set(spool, Math.max(top.get(spool) ?? 0, pendingSeq[i]!));
+  }
+  return { marks: [...top].map(([spool, seq]) => ({ spool, seq })), spooled };
+}
+
 let drainScheduled = false;
+
+/**
+ * How long spooled entries may wait to be chained, so that one commit covers more of them. They
+ * are durable already (the acknowledgement waited for the spool's write, not for this commit), and
+ * each commit syncs three times. Milliseconds.
+ */
+const SPOOLED_LINGER_MS = 10;
 
 /**
  * Every message already waiting on the port is taken before the commit (setImmediate runs after
  * them): under load one commit covers the batches of many turns of the main thread, instead of
- * one commit, with its fsync, per batch.
+ * one commit, with its fsync, per batch. Spooled entries (only those pending) wait SPOOLED_LINGER_MS.
  */
 function scheduleDrain(): void {
   if (drainScheduled) return;
   drainScheduled = true;
-  setImmediate(() => {
+  const run = () => {
     drainScheduled = false;
     drain();
-  });
+  };
+  if (waiting.length === 0 && pendingSpool.every((s) => s !== undefined)) setTimeout(run, SPOOLED_LINGER_MS);
+  else setImmediate(run);
 }
 
 port.on('message', (msg: AuditThreadRequest) => {
-  if (msg.type === 'append') for (const e of unpackAuditEntries(msg.entries)) pending.push(e);
-  else waiting.push(msg);
+  if (msg.type === 'append') {
+    let seq = msg.firstSeq ?? 0;
+    for (const e of unpackAuditEntries(msg.entries)) {
+      pending.push(e);
+      pendingSpool.push(msg.spool);
+      pendingSeq.push(seq++);
+    }
+  } else if (msg.type === 'forget') {
+    // A retired spool of this process, removed: its mark is no longer needed (a failure only leaves a row).
+    try {
+      repo.forgetSpools([msg.spool]);
+    } catch {
+      // left for the next recovery's sweep of marks
+    }
+    return;
+  } else waiting.push(msg);
   scheduleDrain();
 });

@@ -3,8 +3,14 @@
  * calling thread and queued; a worker thread appends them to `audit.db` in IMMEDIATE transactions
  * with full sync, so the event loop never waits on the chain's fsync. A failed batch stays queued
  * in the worker and is retried every second, in order.
+ *
+ * With a spool (`spoolDir`), each batch is also appended to this process's spool file with one
+ * synced write, at the same time as it goes to the worker, and an entry counts as durable once that
+ * write returns: an acknowledgement waits for it instead of the chain's commit (audit-spool.ts).
  */
+import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { AuditSpool } from './audit-spool.js';
 import { CommitTickets } from './commit-tickets.js';
 import {
   packAuditEntries,
@@ -18,22 +24,32 @@ export interface AuditAppender {
   /** Queues one entry; never waits. */
   append(input: AuditEntryInput): void;
   /**
-   * Queues one entry and resolves once it is committed (written ahead of the batch timer): for an
-   * acknowledgement that must not go out without its entry (a 202 of /enqueue). Also resolves,
-   * uncommitted, when the writer fails a batch or after COMMIT_WAIT_MS (CommitTickets); never rejects.
+   * Queues one entry and resolves once it is durable (written ahead of the batch timer): committed
+   * to the chain, or, with the SQLite writer's spool, in this process's spool file, from which it is
+   * chained right after (and by the next server on the state directory if this process dies first).
+   * For an acknowledgement that must not go out without its entry (a 202 of /enqueue). Also
+   * resolves, not durable, when the writer fails a batch or after COMMIT_WAIT_MS (CommitTickets);
+   * never rejects.
    */
   appendCommitted(input: AuditEntryInput): Promise<void>;
-  /** Resolves once every entry appended so far is committed (the batch goes at the end of this turn); ends as appendCommitted. */
+  /** Resolves once every entry appended so far is durable (the batch goes at the end of this turn); ends as appendCommitted. */
   committed(): Promise<void>;
 }
 
-/** `entries` is a packed batch (packAuditEntries): strings clone far faster than objects. */
+/**
+ * `entries` is a packed batch (packAuditEntries): strings clone far faster than objects. A spooled
+ * batch names its spool and the sequence number of its first entry there (`spool`, `firstSeq`).
+ * `forget`: a spool file of this process is gone (retired), its mark can go.
+ */
 export type AuditThreadRequest =
-  { type: 'append'; entries: string[] } | { type: 'flush'; id: number } | { type: 'close'; id: number };
+  | { type: 'append'; entries: string[]; spool?: string; firstSeq?: number }
+  | { type: 'flush'; id: number }
+  | { type: 'close'; id: number }
+  | { type: 'forget'; spool: string };
 export type AuditThreadReply =
   | { type: 'done'; id: number }
   | { type: 'error'; message: string }
-  | { type: 'written'; count: number; seconds: number };
+  | { type: 'written'; count: number; spooled: number; seconds: number };
 
 export interface AuditThreadOptions {
   /** Longest an entry waits before its batch is handed to the worker, in ms. @default 5 */
@@ -42,6 +58,19 @@ export interface AuditThreadOptions {
   onError?: (message: string) => void;
   /** Told of each batch committed: its entries and how long the commit took, in seconds (metrics). */
   onBatchWritten?: (entries: number, seconds: number) => void;
+  /**
+   * Where this process's audit spool goes (`<stateDir>/audit-spool`): entries count as durable once
+   * spooled. Without it, only once committed to the chain.
+   */
+  spoolDir?: string;
+  /** A spool file holding more than this is replaced by a new one, and removed once chained. Bytes. @default 64 MiB */
+  spoolRotateBytes?: number;
+}
+
+/** A spool file replaced by a newer one: removed once its last entry is chained. */
+interface RetiringSpool {
+  readonly spool: AuditSpool;
+  readonly lastSeq: number;
 }
 
 export class AuditThreadWriter implements AuditAppender {
@@ -56,20 +85,47 @@ export class AuditThreadWriter implements AuditAppender {
   #unwritten = 0;
   readonly #tickets = new CommitTickets();
   #immediate: NodeJS.Immediate | undefined;
+  readonly #onError: (message: string) => void;
+  /** This process's spool, once open; undefined without one (or when it could not be made). */
+  #spool: AuditSpool | undefined;
+  #spoolOpening: Promise<void> | undefined;
+  readonly #spoolRotateBytes: number;
+  /** Entries written to a spool, and those of them chained: both count in append order. */
+  #spooledSeq = 0;
+  #chainedSeq = 0;
+  /** A spool write (or rotation) in flight: the next batch waits for it, so spool order is append order. */
+  #spoolBusy: Promise<void> | undefined;
+  #retiring: RetiringSpool[] = [];
 
   constructor(auditDb: string, opts: AuditThreadOptions = {}) {
     this.#intervalMs = opts.flushIntervalMs ?? 5;
+    this.#spoolRotateBytes = opts.spoolRotateBytes ?? 64 * 1024 * 1024;
     const onError = opts.onError ?? ((m: string) => process.stderr.write(`audit: ${m}\n`));
+    this.#onError = onError;
+    if (opts.spoolDir !== undefined) {
+      this.#spoolOpening = AuditSpool.open(opts.spoolDir).then(
+        (spool) => {
+          this.#spool = spool;
+        },
+        (err: unknown) =>
+          onError(`audit spool not opened (acknowledgements wait for the chain's commit): ${errorText(err)}`),
+      );
+    }
     this.#worker = new Worker(new URL('./audit-thread-worker.js', import.meta.url), { workerData: { auditDb } });
     this.#worker.unref();
     this.#worker.on('message', (reply: AuditThreadReply) => {
       if (reply.type === 'error') {
-        this.#tickets.failed();
+        // Spooled entries are durable already: their waits ended with the spool's write.
+        if (this.#spool === undefined) this.#tickets.failed();
         return onError(reply.message);
       }
       if (reply.type === 'written') {
         this.#unwritten -= reply.count;
-        this.#tickets.committed(reply.count);
+        if (reply.spooled > 0) {
+          this.#chainedSeq += reply.spooled;
+          this.#removeRetired();
+        }
+        if (reply.count > reply.spooled) this.#tickets.committed(reply.count - reply.spooled);
         opts.onBatchWritten?.(reply.count, reply.seconds);
         return;
       }
@@ -93,7 +149,7 @@ export class AuditThreadWriter implements AuditAppender {
     this.#timer ??= setTimeout(() => this.#send(), this.#intervalMs).unref();
   }
 
-  /** Queues one entry, handed to the worker at the end of this turn, and resolves once it is committed. */
+  /** Queues one entry, handed over at the end of this turn, and resolves once it is durable (spooled or committed). */
   appendCommitted(input: AuditEntryInput): Promise<void> {
     if (this.#closed !== undefined) return Promise.reject(new Error('the audit writer is closed'));
     this.#queue.push(prepareAuditEntry(input));
@@ -113,29 +169,110 @@ export class AuditThreadWriter implements AuditAppender {
   };
 
   /** Resolves once every entry appended before the call is committed. */
-  flush(): Promise<void> {
-    this.#send();
+  async flush(): Promise<void> {
+    await this.#handOverAll();
     return this.#request('flush');
   }
 
-  /** Flushes, then stops the worker. Runs once. */
+  /** Flushes, then stops the worker; removes the spool files, every entry of them chained. Runs once. */
   close(): Promise<void> {
     this.#closed ??= (async () => {
-      this.#send();
+      await this.#handOverAll();
       await this.#request('close');
       await this.#worker.terminate();
+      const spool = this.#spool;
+      this.#spool = undefined;
+      // The worker stopped with nothing pending: what it could not chain (a failed database) stays spooled.
+      const allChained = this.#chainedSeq === this.#spooledSeq;
+      for (const r of this.#retiring.splice(0)) await r.spool.close(allChained).catch(() => undefined);
+      await spool?.close(allChained).catch(() => undefined);
     })();
     return this.#closed;
+  }
+
+  /** Hands every queued entry to the worker, the spool's writes in flight awaited. */
+  async #handOverAll(): Promise<void> {
+    this.#send();
+    while (this.#spoolBusy !== undefined) {
+      await this.#spoolBusy;
+      this.#send();
+    }
   }
 
   #send(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
     if (this.#queue.length === 0) return;
+    // One spool write at a time, so the spool's order is the append order (the next batch is sent as it ends).
+    if (this.#spoolBusy !== undefined) return;
+    if (this.#spoolOpening !== undefined) {
+      this.#busyUntil(this.#spoolOpening.then(() => (this.#spoolOpening = undefined)));
+      return;
+    }
     const entries = this.#queue;
     this.#queue = [];
     this.#unwritten += entries.length;
-    this.#worker.postMessage({ type: 'append', entries: packAuditEntries(entries) } satisfies AuditThreadRequest);
+    const packed = packAuditEntries(entries);
+    const spool = this.#spool;
+    if (spool === undefined) {
+      this.#worker.postMessage({ type: 'append', entries: packed } satisfies AuditThreadRequest);
+      return;
+    }
+    const firstSeq = this.#spooledSeq + 1;
+    this.#spooledSeq += entries.length;
+    // To the worker at once: the chain's commit and the spool's write run side by side.
+    this.#worker.postMessage({
+      type: 'append',
+      entries: packed,
+      spool: spool.name,
+      firstSeq,
+    } satisfies AuditThreadRequest);
+    this.#busyUntil(
+      spool
+        .write(firstSeq, packed)
+        .then(
+          () => this.#tickets.committed(entries.length),
+          (err: unknown) => {
+            // Their waits end unspooled (as on a failed commit without a spool): the chain's commit
+            // is all they have; the torn record, if any, is skipped by a recovery.
+            this.#onError(`audit spool write failed (the entries wait for the chain's commit): ${errorText(err)}`);
+            this.#tickets.committed(entries.length);
+          },
+        )
+        .then(() => this.#rotateIfFull()),
+    );
+  }
+
+  /** Sends nothing else until `step` ends, then what queued meanwhile. */
+  #busyUntil(step: Promise<unknown>): void {
+    this.#spoolBusy = step.then(
+      () => undefined,
+      (err: unknown) => this.#onError(`audit spool: ${errorText(err)}`),
+    );
+    void this.#spoolBusy.then(() => {
+      this.#spoolBusy = undefined;
+      if (this.#queue.length > 0) this.#send();
+    });
+  }
+
+  /** A spool past its size goes on in a new file; the old one is removed once its last entry is chained. */
+  async #rotateIfFull(): Promise<void> {
+    const old = this.#spool;
+    if (old === undefined || old.size < this.#spoolRotateBytes || this.#closed !== undefined) return;
+    this.#spool = await AuditSpool.open(dirname(old.path));
+    this.#retiring.push({ spool: old, lastSeq: this.#spooledSeq });
+    this.#removeRetired();
+  }
+
+  /** Removes the retired spool files whose entries are all chained, and their marks. */
+  #removeRetired(): void {
+    while (this.#retiring.length > 0 && this.#retiring[0]!.lastSeq <= this.#chainedSeq) {
+      const { spool } = this.#retiring.shift()!;
+      spool.close(true).then(
+        () => this.#worker.postMessage({ type: 'forget', spool: spool.name } satisfies AuditThreadRequest),
+        (err: unknown) => this.#onError(`audit spool ${spool.path} not removed: ${errorText(err)}`),
+      );
+    }
   }
 
   #request(type: 'flush' | 'close'): Promise<void> {
@@ -146,4 +283,8 @@ export class AuditThreadWriter implements AuditAppender {
       this.#worker.postMessage({ type, id } satisfies AuditThreadRequest);
     });
   }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

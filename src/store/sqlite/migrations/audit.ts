@@ -1,4 +1,4 @@
-/** Schema of the audit database (`audit.db`): one hash chain per tenant, plus each chain's head. */
+/** Schema of the audit database (`audit.db`): one hash chain per tenant, each chain's head, and the writers' spool marks. */
 import type { Migration } from '../db.js';
 
 export const auditMigrations: readonly Migration[] = [
@@ -23,6 +23,19 @@ export const auditMigrations: readonly Migration[] = [
         tenant TEXT PRIMARY KEY,
         seq INTEGER NOT NULL,
         hash TEXT NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
+  {
+    version: 2,
+    name: 'audit spool marks',
+    sql: `
+      -- Per spool file of a server's audit writer (store/audit/audit-spool.ts): the sequence number
+      -- of the last entry of it chained, committed in the same transaction as the entries, so the
+      -- entries a dead process left spooled are chained once, and only those.
+      CREATE TABLE audit_spool_marks (
+        spool TEXT PRIMARY KEY,
+        seq INTEGER NOT NULL
       ) WITHOUT ROWID;
     `,
   },

@@ -1,12 +1,13 @@
 /** AuditThreadWriter: entries queued on the calling thread reach the chain through the worker, in order. */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { waitFor } from '../../../helpers/wait.js';
 import { SqliteAuditStore } from '../../../../src/store/sqlite/sqlite-audit-store.js';
 import { AuditThreadWriter } from '../../../../src/store/audit/audit-thread.js';
+import { readSpool } from '../../../../src/store/audit/audit-spool.js';
 import { openDb } from '../../../../src/store/sqlite/db.js';
 import { auditMigrations } from '../../../../src/store/sqlite/migrations/audit.js';
 
@@ -80,5 +81,70 @@ describe('AuditThreadWriter', () => {
       ['a'],
     );
     await done();
+  });
+
+  it('with a spool, an entry is durable (spooled) while the chain cannot be written, then chained once; a clean close removes the spool', async () => {
+    const file = join(dir, `audit-${++n}.db`);
+    const spoolDir = join(dir, `spool-${n}`);
+    const db = openDb(file, auditMigrations);
+    const reader = new SqliteAuditStore(db);
+    const errors: string[] = [];
+    const writer = new AuditThreadWriter(file, { flushIntervalMs: 60_000, spoolDir, onError: (m) => errors.push(m) });
+    // This connection holds the database's write lock: the writer thread cannot commit.
+    db.exec('BEGIN IMMEDIATE');
+    await writer.appendCommitted({ tenant: 'acme', eventType: 'acknowledged', correlationId: 'm-1' });
+    writer.append({ tenant: 'acme', eventType: 'later' });
+    await writer.committed();
+    const [name] = readdirSync(spoolDir);
+    assert.ok(name?.endsWith('.spool'), 'the spool file of this process');
+    assert.deepEqual(
+      readSpool(join(spoolDir, name)).map((s) => [s.seq, s.entry.eventType, s.entry.correlationId]),
+      [
+        [1, 'acknowledged', 'm-1'],
+        [2, 'later', readSpool(join(spoolDir, name))[1]!.entry.correlationId],
+      ],
+      'both entries spooled, in order, before any commit',
+    );
+    assert.equal(reader.count('acme'), 0, 'nothing chained yet');
+    db.exec('COMMIT');
+    await writer.flush();
+    assert.deepEqual(
+      reader.latest('acme', 5).map((e) => e.eventType),
+      ['acknowledged', 'later'],
+    );
+    assert.deepEqual(
+      db.prepare('SELECT spool, seq FROM audit_spool_marks').all(),
+      [{ spool: name, seq: 2 }],
+      'the mark moved with the commit',
+    );
+    await writer.close();
+    assert.deepEqual(readdirSync(spoolDir), [], 'a clean close leaves no spool');
+    assert.equal(reader.count('acme'), 2, 'each entry chained once');
+    assert.deepEqual(errors, [], 'the lock was held shorter than the busy timeout: no failed commit');
+    db.close();
+  });
+
+  it('a spool past its size goes on in a new file; the old one is removed once chained', async () => {
+    const file = join(dir, `audit-${++n}.db`);
+    const spoolDir = join(dir, `spool-${n}`);
+    const db = openDb(file, auditMigrations);
+    const reader = new SqliteAuditStore(db);
+    const writer = new AuditThreadWriter(file, { flushIntervalMs: 60_000, spoolDir, spoolRotateBytes: 1 });
+    const names = new Set<string>();
+    for (let i = 0; i < 5; i++) {
+      await writer.appendCommitted({ tenant: 'acme', eventType: `e${i}` });
+      for (const f of readdirSync(spoolDir)) names.add(f);
+    }
+    await writer.flush();
+    await waitFor('retired spools removed', () => readdirSync(spoolDir).length <= 1, 5000);
+    assert.ok(names.size >= 3, `several spool files were used (${names.size})`);
+    assert.deepEqual(
+      reader.latest('acme', 10).map((e) => e.eventType),
+      ['e0', 'e1', 'e2', 'e3', 'e4'],
+    );
+    assert.equal(reader.verify('acme').ok, true);
+    await writer.close();
+    assert.deepEqual(readdirSync(spoolDir), []);
+    db.close();
   });
 });

@@ -1,0 +1,143 @@
+/**
+ * The audit spool across a kill -9, black-box: a 202 of /enqueue waits for its
+ * `queue.message.enqueued` entry to be spooled (one synced write), not for the chain's commit. With
+ * audit.db's write lock held by this test, nothing can be chained, yet every submission is
+ * acknowledged; the server is then killed, and the next server on the state directory chains what
+ * the dead one left spooled, each entry exactly once, the chain intact. A server that stops cleanly
+ * leaves no spool behind.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
+import { after, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { statePaths } from '../src/common/paths.js';
+import { enqueue, flowSource, tenantWithKey } from './helpers/queue-flows.js';
+import { deployFlow } from './helpers/registry-setup.js';
+import { makeSandbox, onlyOn, startServer, svc, type Sandbox } from './helpers/svc.js';
+
+const SKIP = onlyOn(
+  'sqlite',
+  "the audit spool is the state directory's (PostgreSQL commits the entry with the message)",
+);
+const COUNT = 40;
+
+/** A queue whose worker never runs here: its consumer is not wanted, only its acknowledgements. */
+const SINK = flowSource('sink', [], '## Step: answer\n```ntd\n{"ok": true}\n```\n');
+
+function spoolFiles(sandbox: Sandbox): string[] {
+  const dir = statePaths(sandbox.db).auditSpoolDir;
+  return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.spool')) : [];
+}
+
+/** Correlation ids of the chain's `queue.message.enqueued` entries, with their counts. */
+function enqueuedEntries(sandbox: Sandbox): Map<string, number> {
+  const db = new Database(statePaths(sandbox.db).auditDb, { readonly: true });
+  try {
+    const rows = db
+      .prepare(
+        "SELECT correlation_id FROM audit_entries WHERE tenant = 'acme' AND event_type = 'queue.message.enqueued'",
+      )
+      .all() as { correlation_id: string }[];
+    const out = new Map<string, number>();
+    for (const r of rows) out.set(r.correlation_id, (out.get(r.correlation_id) ?? 0) + 1);
+    return out;
+  } finally {
+    db.close();
+  }
+}
+
+describe('the audit spool across a kill -9', { skip: SKIP }, () => {
+  const sandboxes: Sandbox[] = [];
+  after(() => sandboxes.forEach((s) => s.cleanup()));
+
+  /** A server that acknowledged COUNT submissions while audit.db was locked, then was killed: its entries are only spooled. */
+  async function killedWithSpooledEntries(): Promise<{ sandbox: Sandbox; ids: string[] }> {
+    const sandbox = makeSandbox();
+    sandboxes.push(sandbox);
+    const key = tenantWithKey(sandbox);
+    deployFlow(sandbox, SINK);
+    const first = await startServer(sandbox);
+    const ids = Array.from({ length: COUNT }, (_, i) => `spooled-${i}`);
+    // This process takes audit.db's write lock: the server's writer thread cannot commit anything.
+    const lock = new Database(statePaths(sandbox.db).auditDb);
+    lock.pragma('busy_timeout = 5000');
+    lock.exec('BEGIN IMMEDIATE');
+    try {
+      const answers = await Promise.all(
+        ids.map((id) => enqueue(first.url, 'sink', JSON.stringify({ id }), { key, correlationId: id })),
+      );
+      assert.deepEqual(
+        answers.map((a) => a.status),
+        ids.map(() => 202),
+        'every submission acknowledged while nothing can be chained',
+      );
+      assert.equal(spoolFiles(sandbox).length, 1, 'the entries wait in the server’s spool');
+      await first.kill9();
+    } finally {
+      lock.exec('ROLLBACK');
+      lock.close();
+    }
+    assert.equal(enqueuedEntries(sandbox).size, 0, 'the killed server chained none of them');
+    assert.equal(spoolFiles(sandbox).length, 1, 'its spool is left behind');
+    return { sandbox, ids };
+  }
+
+  function assertEachChainedOnce(sandbox: Sandbox, ids: readonly string[]): void {
+    const chained = enqueuedEntries(sandbox);
+    assert.deepEqual(
+      ids.filter((id) => chained.get(id) !== 1),
+      [],
+      'every acknowledged message has exactly one queue.message.enqueued entry',
+    );
+  }
+
+  it('acknowledges while audit.db cannot be written; the next server chains every spooled entry once', async () => {
+    const { sandbox, ids } = await killedWithSpooledEntries();
+    const second = await startServer(sandbox);
+    try {
+      assertEachChainedOnce(sandbox, ids);
+      assert.equal(spoolFiles(sandbox).length, 1, 'the dead server’s spool is removed (the new server has its own)');
+      const told = /chained (\d+) entries left spooled by 1 stopped process/.exec(second.output() + second.stderr());
+      assert.ok(told !== null && Number(told[1]) >= COUNT, 'the operator is told what was chained');
+      const verify = svc(sandbox, ['audit', '--tenant', 'acme', '--verify', '--db', sandbox.db]);
+      assert.equal(verify.code, 0, verify.stdout + verify.stderr);
+      assert.match(verify.stdout, /queue entries of tenant acme: OK/);
+      assert.doesNotMatch(verify.stdout, /chained first/, 'the server chained them at its start');
+    } finally {
+      assert.equal(await second.stop(), 0);
+    }
+    assert.deepEqual(spoolFiles(sandbox), [], 'a clean stop leaves no spool');
+    assert.equal(enqueuedEntries(sandbox).size, COUNT, 'and the restart chained nothing twice');
+  });
+
+  it('svc audit --verify before any restart chains the dead server’s spool first, then finds every entry', async () => {
+    const { sandbox, ids } = await killedWithSpooledEntries();
+    const verify = svc(sandbox, ['audit', '--tenant', 'acme', '--verify', '--db', sandbox.db]);
+    assert.equal(verify.code, 0, verify.stdout + verify.stderr);
+    assert.match(verify.stdout, /^chained first: \d+ audit entries left spooled by 1 stopped server process\(es\)$/m);
+    assert.match(verify.stdout, /queue entries of tenant acme: OK/);
+    assertEachChainedOnce(sandbox, ids);
+    assert.deepEqual(spoolFiles(sandbox), []);
+    const again = svc(sandbox, ['audit', '--tenant', 'acme', '--verify', '--db', sandbox.db]);
+    assert.doesNotMatch(again.stdout, /chained first/);
+    assertEachChainedOnce(sandbox, ids);
+  });
+
+  it('a clean stop right after the acknowledgements chains them all and removes the spool', async () => {
+    const sandbox = makeSandbox();
+    sandboxes.push(sandbox);
+    const key = tenantWithKey(sandbox);
+    deployFlow(sandbox, SINK);
+    const server = await startServer(sandbox);
+    const ids = Array.from({ length: 10 }, (_, i) => `clean-${i}`);
+    for (const id of ids)
+      assert.equal((await enqueue(server.url, 'sink', '{}', { key, correlationId: id })).status, 202);
+    assert.equal(await server.stop(), 0);
+    assert.deepEqual(spoolFiles(sandbox), []);
+    const chained = enqueuedEntries(sandbox);
+    assert.deepEqual(
+      ids.map((id) => chained.get(id)),
+      ids.map(() => 1),
+    );
+  });
+});
