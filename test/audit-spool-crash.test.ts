@@ -12,6 +12,7 @@ import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { statePaths } from '../src/common/paths.js';
 import { enqueue, flowSource, tenantWithKey } from './helpers/queue-flows.js';
+import { freshPgSchema } from './helpers/pg.js';
 import { deployFlow } from './helpers/registry-setup.js';
 import { makeSandbox, onlyOn, startServer, svc, type Sandbox } from './helpers/svc.js';
 
@@ -121,6 +122,30 @@ describe('the audit spool across a kill -9', { skip: SKIP }, () => {
     const again = svc(sandbox, ['audit', '--tenant', 'acme', '--verify', '--db', sandbox.db]);
     assert.doesNotMatch(again.stdout, /chained first/);
     assertEachChainedOnce(sandbox, ids);
+  });
+
+  it('svc store migrate of a killed server’s state directory chains its spool first: the copy on PostgreSQL has every entry', async () => {
+    const { sandbox, ids } = await killedWithSpooledEntries();
+    const target = await freshPgSchema('svcspool');
+    try {
+      const migrated = svc(sandbox, [
+        'store',
+        'migrate',
+        '--from',
+        statePaths(sandbox.db).stateDir,
+        '--to',
+        target.url,
+      ]);
+      assert.equal(migrated.code, 0, migrated.stdout + migrated.stderr);
+      assertEachChainedOnce(sandbox, ids);
+      const verify = svc(sandbox, ['audit', '--tenant', 'acme', '--verify', '--store', target.url]);
+      assert.equal(verify.code, 0, verify.stdout + verify.stderr);
+      assert.match(verify.stdout, /queue entries of tenant acme: OK/);
+      const verified = /audit chain of tenant acme: OK \((\d+) entries verified/.exec(verify.stdout);
+      assert.ok(verified !== null && Number(verified[1]) > COUNT, 'the spooled entries are in the copied chain');
+    } finally {
+      await target.drop();
+    }
   });
 
   it('a clean stop right after the acknowledgements chains them all and removes the spool', async () => {

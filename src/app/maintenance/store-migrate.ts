@@ -24,6 +24,7 @@ import {
   StoreMigrationRefusedError,
   type ImportQueue,
 } from '../../store/migrate/pg-import.js';
+import { chainLeftSpools } from '../../store/audit/audit-spool.js';
 import { stateDirUsers } from './state-users.js';
 import {
   EXPORT_MIGRATIONS,
@@ -100,6 +101,8 @@ export async function migrateStore(opts: StoreMigrateOptions): Promise<StoreMigr
       `the state directory ${paths.stateDir} is in use by ${users.map((u) => `pid ${u.pid} on ${u.host} (${u.lock})`).join(', ')}; stop svc serve first`,
     );
   }
+  // Audit entries a killed server left spooled are chained first, as a server start would.
+  chainLeftSpools(paths);
   const files = openSnapshots(paths);
   const locks: LockFile[] = [];
   try {

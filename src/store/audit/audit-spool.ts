@@ -23,6 +23,10 @@ import { constants, existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isErrno } from '../../common/errno.js';
+import type { StatePaths } from '../../common/paths.js';
+import { openDb } from '../sqlite/db.js';
+import { auditMigrations } from '../sqlite/migrations/audit.js';
+import { SqliteAuditStore } from '../sqlite/sqlite-audit-store.js';
 import { unpackAuditEntries, type PreparedAuditEntry } from '../contracts/index.js';
 
 const SUFFIX = '.spool';
@@ -200,4 +204,18 @@ export function recoverAuditSpools(dir: string, store: SpoolChainer, sweepMarks 
   const gone = store.spoolMarks().filter((name) => !spoolOwnerAlive(name) && !existsSync(join(dir, name)));
   store.forgetSpools(gone);
   return { spools, entries };
+}
+
+/**
+ * recoverAuditSpools for a command that has no audit store open (`svc store migrate`): opens
+ * `auditDb` only when a dead process's spool is there.
+ */
+export function chainLeftSpools(paths: Pick<StatePaths, 'auditDb' | 'auditSpoolDir'>): SpoolRecovery {
+  if (deadSpools(paths.auditSpoolDir).length === 0) return { spools: 0, entries: 0 };
+  const db = openDb(paths.auditDb, auditMigrations);
+  try {
+    return recoverAuditSpools(paths.auditSpoolDir, new SqliteAuditStore(db), true);
+  } finally {
+    db.close();
+  }
 }
