@@ -14,7 +14,7 @@ import { statePaths } from '../src/common/paths.js';
 import { enqueue, flowSource, tenantWithKey } from './helpers/queue-flows.js';
 import { freshPgSchema } from './helpers/pg.js';
 import { deployFlow } from './helpers/registry-setup.js';
-import { makeSandbox, onlyOn, startServer, svc, type Sandbox } from './helpers/svc.js';
+import { makeSandbox, onlyOn, startServer, svc, type Sandbox, type ServerProcess } from './helpers/svc.js';
 
 const SKIP = onlyOn(
   'sqlite',
@@ -53,6 +53,13 @@ describe('the audit spool across a kill -9', { skip: SKIP }, () => {
 
   /** A server that acknowledged COUNT submissions while audit.db was locked, then was killed: its entries are only spooled. */
   async function killedWithSpooledEntries(): Promise<{ sandbox: Sandbox; ids: string[] }> {
+    return spooledWhileLocked((server) => server.kill9());
+  }
+
+  /** As killedWithSpooledEntries, ending the server's part with `end` while audit.db is still locked. */
+  async function spooledWhileLocked(
+    end: (server: ServerProcess) => Promise<void>,
+  ): Promise<{ sandbox: Sandbox; ids: string[]; first: ServerProcess }> {
     const sandbox = makeSandbox();
     sandboxes.push(sandbox);
     const key = tenantWithKey(sandbox);
@@ -73,14 +80,14 @@ describe('the audit spool across a kill -9', { skip: SKIP }, () => {
         'every submission acknowledged while nothing can be chained',
       );
       assert.equal(spoolFiles(sandbox).length, 1, 'the entries wait in the server’s spool');
-      await first.kill9();
+      await end(first);
     } finally {
       lock.exec('ROLLBACK');
       lock.close();
     }
-    assert.equal(enqueuedEntries(sandbox).size, 0, 'the killed server chained none of them');
+    assert.equal(enqueuedEntries(sandbox).size, 0, 'the server chained none of them');
     assert.equal(spoolFiles(sandbox).length, 1, 'its spool is left behind');
-    return { sandbox, ids };
+    return { sandbox, ids, first };
   }
 
   function assertEachChainedOnce(sandbox: Sandbox, ids: readonly string[]): void {
@@ -145,6 +152,28 @@ describe('the audit spool across a kill -9', { skip: SKIP }, () => {
       assert.ok(verified !== null && Number(verified[1]) > COUNT, 'the spooled entries are in the copied chain');
     } finally {
       await target.drop();
+    }
+  });
+
+  it('a paused server’s spool (SIGSTOP) is not recovered under it by another server; resumed, it chains its own, each entry once', async () => {
+    const { sandbox, ids, first } = await spooledWhileLocked(async (server) => {
+      server.child.kill('SIGSTOP');
+    });
+    let second: ServerProcess | undefined;
+    try {
+      second = await startServer(sandbox);
+      assert.equal(enqueuedEntries(sandbox).size, 0, 'the live (paused) server’s spool was left alone');
+      assert.equal(spoolFiles(sandbox).length, 2, 'its spool and the new server’s');
+      first.child.kill('SIGCONT');
+      assert.equal(await first.stop(), 0);
+      assertEachChainedOnce(sandbox, ids);
+      assert.equal(await second.stop(), 0);
+      assertEachChainedOnce(sandbox, ids);
+      assert.deepEqual(spoolFiles(sandbox), []);
+    } finally {
+      first.child.kill('SIGCONT');
+      await first.stop();
+      await second?.stop();
     }
   });
 
