@@ -1,9 +1,10 @@
 /** AuditThreadWriter: entries queued on the calling thread reach the chain through the worker, in order. */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { fillBut, mountTmpfs, unmountTmpfs } from '../../../helpers/tmpfs.js';
 import { waitFor } from '../../../helpers/wait.js';
 import { SqliteAuditStore } from '../../../../src/store/sqlite/sqlite-audit-store.js';
 import { AuditThreadWriter } from '../../../../src/store/audit/audit-thread.js';
@@ -146,5 +147,32 @@ describe('AuditThreadWriter', () => {
     await writer.close();
     assert.deepEqual(readdirSync(spoolDir), []);
     db.close();
+  });
+
+  it('a spool on a full disk: each acknowledgement waits for its entry’s commit instead, and the failure is told once', async (t) => {
+    const spoolDir = join(dir, `full-spool-${++n}`);
+    mkdirSync(spoolDir);
+    if (!mountTmpfs(spoolDir, 1)) return t.skip('needs root to mount a small tmpfs');
+    const file = join(dir, `audit-${n}.db`);
+    const db = openDb(file, auditMigrations);
+    const errors: string[] = [];
+    const writer = new AuditThreadWriter(file, { flushIntervalMs: 60_000, spoolDir, onError: (m) => errors.push(m) });
+    try {
+      const reader = new SqliteAuditStore(db);
+      await writer.appendCommitted({ tenant: 'acme', eventType: 'e0' }); // spooled before the disk fills
+      fillBut(join(spoolDir, 'ballast'), spoolDir, 0);
+      for (let i = 1; i <= 3; i++) {
+        await writer.appendCommitted({ tenant: 'acme', eventType: `e${i}`, payload: { pad: 'x'.repeat(8192) } });
+        assert.equal(reader.count('acme'), i + 1, `entry ${i} is chained when its acknowledgement may go out`);
+      }
+      assert.equal(errors.length, 1, `one line for three failed spool writes: ${errors.join(' | ')}`);
+      assert.match(errors[0]!, /audit spool write failed; acknowledgements wait for the chain's commit instead/);
+      await writer.flush();
+      assert.equal(reader.verify('acme').ok, true);
+    } finally {
+      await writer.close();
+      db.close();
+      await unmountTmpfs(spoolDir);
+    }
   });
 });
