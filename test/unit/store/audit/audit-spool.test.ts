@@ -4,7 +4,16 @@
  * beside what the writer chained itself and beside another recoverer.
  */
 import assert from 'node:assert/strict';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -34,8 +43,8 @@ const entries = (count: number, from = 0): PreparedAuditEntry[] =>
     prepareAuditEntry({ tenant: 'acme', eventType: `e${from + i}`, payload: { i: from + i } }),
   );
 
-/** A spool file as a dead process (PID 1's start time is never "1") would have left it. */
-const DEAD = '1-1-0123456789abcdef.spool';
+/** A spool file as a dead process would have left it (no PID is above Linux's limit of 2^22). */
+const DEAD = '9999999-1-0123456789abcdef.spool';
 
 function leaveSpool(dir: string, records: [number, PreparedAuditEntry[]][]): string {
   const path = join(dir, DEAD);
@@ -74,7 +83,10 @@ describe('audit spool', () => {
   });
 
   it('tells a dead owner from a live one, and leaves names it did not make alone', () => {
-    assert.equal(spoolOwnerAlive(DEAD), false, 'PID 1 started at another tick');
+    assert.equal(spoolOwnerAlive(DEAD), false, 'no such process');
+    const initStart = Number(readFileSync('/proc/1/stat', 'utf8').split(') ')[1]!.split(' ')[19]);
+    assert.equal(spoolOwnerAlive(`1-${initStart}-0123456789abcdef.spool`), true, 'PID 1 with its start time runs');
+    assert.equal(spoolOwnerAlive(`1-${initStart + 1}-0123456789abcdef.spool`), false, 'PID 1, started at another tick');
     assert.equal(spoolOwnerAlive(`${process.pid}-1-0123456789abcdef.spool`), false, 'this PID, an earlier start');
     assert.equal(spoolOwnerAlive('notes.txt'), true, 'not a spool: never touched');
     const dir = fresh();
