@@ -149,7 +149,7 @@ async function verify(opts: AuditOptions, chain: Chain): Promise<void> {
     },
     { readOnly: true },
   );
-  if (checked?.spooled !== undefined && checked.spooled.spools > 0 && opts.json !== true)
+  if (checked?.spooled !== undefined && checked.spooled.entries > 0 && opts.json !== true)
     out(
       `chained first: ${checked.spooled.entries} audit entries left spooled by ${checked.spooled.spools} stopped server process(es)`,
     );
