@@ -12,7 +12,7 @@ import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { AuditSpool } from './audit-spool.js';
 import { LogThrottle } from '../../common/log-throttle.js';
-import { COMMIT_WAIT_MS, CommitTickets } from './commit-tickets.js';
+import { CommitTickets } from './commit-tickets.js';
 import {
   packAuditEntries,
   prepareAuditEntry,
@@ -97,8 +97,8 @@ export class AuditThreadWriter implements AuditAppender {
   /** A spool write (or rotation) in flight: the next batch waits for it, so spool order is append order. */
   #spoolBusy: Promise<void> | undefined;
   #retiring: RetiringSpool[] = [];
-  /** Waits for the chain to reach a spooled entry (after a failed spool write). */
-  #chainWaits: { readonly seq: number; readonly resolve: () => void }[] = [];
+  /** Waits for the chain to reach a spooled entry (after a failed spool write): tickets are spool numbers. */
+  readonly #chainTickets = new CommitTickets();
   readonly #spoolFailures = new LogThrottle();
 
   constructor(auditDb: string, opts: AuditThreadOptions = {}) {
@@ -122,7 +122,7 @@ export class AuditThreadWriter implements AuditAppender {
         // Spooled entries are durable already: their waits ended with the spool's write. Those whose
         // spool write failed, or without a spool, end now (CommitTickets: a failure ends the wait).
         if (this.#spool === undefined) this.#tickets.failed();
-        this.#endChainWaits(true);
+        this.#chainTickets.failed();
         return onError(reply.message);
       }
       if (reply.type === 'written') {
@@ -130,7 +130,7 @@ export class AuditThreadWriter implements AuditAppender {
         if (reply.spooled > 0) {
           this.#chainedSeq += reply.spooled;
           this.#removeRetired();
-          this.#endChainWaits(false);
+          this.#chainTickets.committed(reply.spooled);
         }
         if (reply.count > reply.spooled) this.#tickets.committed(reply.count - reply.spooled);
         opts.onBatchWritten?.(reply.count, reply.seconds);
@@ -244,38 +244,13 @@ export class AuditThreadWriter implements AuditAppender {
             // acknowledgements wait for the chain's commit instead, as without a spool, and the
             // next batches wait behind them, so the count of durable entries stays in order.
             this.#reportSpoolFailure(err);
-            return this.#chainedThrough(firstSeq + entries.length - 1).then(() =>
-              this.#tickets.committed(entries.length),
-            );
+            return this.#chainTickets
+              .wait(firstSeq + entries.length - 1)
+              .then(() => this.#tickets.committed(entries.length));
           },
         )
         .then(() => this.#rotateIfFull()),
     );
-  }
-
-  /**
-   * Resolves once the worker has chained every spooled entry up to `seq`, or reported a failed
-   * commit, or after COMMIT_WAIT_MS (the waits of a writer without a spool end the same way).
-   */
-  #chainedThrough(seq: number): Promise<void> {
-    if (this.#chainedSeq >= seq) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, COMMIT_WAIT_MS).unref();
-      this.#chainWaits.push({
-        seq,
-        resolve: () => {
-          clearTimeout(timer);
-          resolve();
-        },
-      });
-    });
-  }
-
-  /** Ends the waits of #chainedThrough that the chain has reached (all of them when `all`: a failed commit). */
-  #endChainWaits(all: boolean): void {
-    const done = this.#chainWaits.filter((w) => all || w.seq <= this.#chainedSeq);
-    this.#chainWaits = this.#chainWaits.filter((w) => !done.includes(w));
-    for (const w of done) w.resolve();
   }
 
   /** One line per 10 s at most: a full disk fails every batch. */
