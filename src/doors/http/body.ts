@@ -79,6 +79,21 @@ export function bodyTimedOut(timeoutMs: number): SvcError {
 export const DEFAULT_BODY_TIMEOUT_MS = 30_000;
 
 /**
+ * Reads whose time limit is not armed yet, each with its deadline's arming function. A body
+ * almost always arrives in the same packets as its headers and has ended before this event-loop
+ * turn does; its read then never needs a timer. So the timer is armed at the end of the turn, for
+ * the reads still waiting then, with what is left of their limit (measured: a timer set and cleared
+ * per request was 2 to 3% of /run's main thread).
+ */
+let unarmed: (() => void)[] = [];
+
+function armUnarmed(): void {
+  const list = unarmed;
+  unarmed = [];
+  for (const arm of list) arm();
+}
+
+/**
  * Buffers the body; stops reading and throws 413 as soon as it passes `limitBytes`, 408 when the
  * whole body has not arrived `timeoutMs` after reading began (a slow client holds a connection no
  * longer). Every way of giving up marks the request (abandonedBodies), so its answer closes the connection.
@@ -94,9 +109,12 @@ export function readBody(
     awaitingContinue.delete(raw);
     interim.writeContinue();
   }
+  const began = performance.now();
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > limitBytes) {
@@ -109,25 +127,35 @@ export function readBody(
     };
     // On end the listeners stay: they go with the request, and a late 'error' still has one.
     const onEnd = () => {
-      clearTimeout(timer);
+      settled = true;
+      if (timer !== undefined) clearTimeout(timer);
       resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     };
     const onError = (err: Error) => {
       abandon();
       reject(err);
     };
-    const timer = setTimeout(() => {
-      abandon();
-      reject(bodyTimedOut(timeoutMs));
-    }, timeoutMs);
-    timer.unref();
     const abandon = () => {
+      settled = true;
       abandonedBodies.add(raw);
-      clearTimeout(timer);
+      if (timer !== undefined) clearTimeout(timer);
       raw.off('data', onData);
       raw.off('end', onEnd);
       raw.off('error', onError);
     };
+    const arm = () => {
+      if (settled) return;
+      timer = setTimeout(
+        () => {
+          abandon();
+          reject(bodyTimedOut(timeoutMs));
+        },
+        Math.max(0, timeoutMs - (performance.now() - began)),
+      );
+      timer.unref();
+    };
+    if (unarmed.length === 0) setImmediate(armUnarmed);
+    unarmed.push(arm);
     raw.on('data', onData);
     raw.on('end', onEnd);
     raw.on('error', onError);

@@ -12,7 +12,40 @@ import { errorAnswer, writeAnswer, writeAnswerAtTurnEnd, type HttpAnswer } from 
 import { admit, refusalAnswer } from './inbound.js';
 import { ENQUEUE_ROUTE, RUN_ROUTE, type HttpObserver } from './observer.js';
 
-const HOT_PATH = /^\/flows\/([^/?#]+)\/([^/?#]+)\/(run|enqueue)(?:\?.*)?$/;
+/** A hot route's parts as they are in the URL (percent-encoded). */
+export interface HotRoute {
+  readonly tenant: string;
+  readonly name: string;
+  readonly route: 'run' | 'enqueue';
+}
+
+/**
+ * `/flows/{tenant}/{name}/run` or `.../enqueue`, with any query: the two segments non-empty and
+ * free of `/`, `?` and `#`. Undefined for any other URL. Read with indexOf, not a regular
+ * expression with captures (the same answers; fewer allocations on every request).
+ */
+export function hotRoute(url: string): HotRoute | undefined {
+  if (!url.startsWith('/flows/')) return undefined;
+  const query = url.indexOf('?');
+  const end = query === -1 ? url.length : query;
+  const hash = url.indexOf('#');
+  if (hash !== -1 && hash < end) return undefined;
+  const first = url.indexOf('/', 7);
+  if (first <= 7 || first >= end) return undefined;
+  const second = url.indexOf('/', first + 1);
+  if (second <= first + 1 || second >= end) return undefined;
+  const tail = end - second - 1;
+  let route: 'run' | 'enqueue';
+  if (tail === 3 && url.startsWith('run', second + 1)) route = 'run';
+  else if (tail === 7 && url.startsWith('enqueue', second + 1)) route = 'enqueue';
+  else return undefined;
+  return { tenant: url.slice(7, first), name: url.slice(first + 1, second), route };
+}
+
+/** A path segment decoded; most have nothing to decode, and skip the call. Throws URIError on a bad escape. */
+function decodeSegment(segment: string): string {
+  return segment.includes('%') ? decodeURIComponent(segment) : segment;
+}
 
 /**
  * A flow route's work after admission: reads the body itself and answers as plain data. The gate
@@ -42,9 +75,9 @@ export function createFastPath(deps: FastPathDeps): (req: IncomingMessage, res: 
   const observer = deps.observer;
   return (req, res) => {
     if (req.method !== 'POST') return false;
-    const m = HOT_PATH.exec(req.url ?? '');
-    if (m === null) return false;
-    const route: GateRoute = m[3] === 'run' ? 'run' : 'enqueue';
+    const m = hotRoute(req.url ?? '');
+    if (m === undefined) return false;
+    const route: GateRoute = m.route;
     const handler = route === 'run' ? deps.run : deps.enqueue;
     if (handler === undefined) return false;
     const started = observer === undefined ? 0 : performance.now();
@@ -58,8 +91,8 @@ export function createFastPath(deps: FastPathDeps): (req: IncomingMessage, res: 
     let tenant: string;
     let name: string;
     try {
-      tenant = decodeURIComponent(m[1]!);
-      name = decodeURIComponent(m[2]!);
+      tenant = decodeSegment(m.tenant);
+      name = decodeSegment(m.name);
     } catch {
       return answerNow(errorAnswer(invalidFlowIdentifier()));
     }
