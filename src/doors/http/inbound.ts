@@ -146,5 +146,8 @@ export function parseJsonBody(body: Buffer): unknown {
 /** The media type of a request, lowercased without parameters ('' when absent). */
 export function mediaType(req: InboundRequest): string {
   const ct = req.headers['content-type'];
-  return ct === undefined ? '' : ct.split(';', 1)[0]!.trim().toLowerCase();
+  if (ct === undefined) return '';
+  // The usual header is already a bare lowercase type: answered without a copy.
+  if (ct === 'application/json') return ct;
+  return ct.split(';', 1)[0]!.trim().toLowerCase();
 }
