@@ -1,5 +1,5 @@
 /** The engine's public surface: run a compiled flow, and the helpers every door shares. */
-export { runFlow } from './run-flow.js';
+export { runFlow, runFlowNow } from './run-flow.js';
 export { buildHeaders, type RawHeaders } from './headers.js';
 export { encodeOutput, type EncodedOutput } from './output.js';
 export { ExecutionLimiter, BUSY_RETRY_AFTER_SECS } from './limiter.js';

@@ -12,7 +12,8 @@ import type { FlowIR } from '../ir/types.js';
 import type { TraceSpan } from '../common/trace-context/spans.js';
 import { prepareFlow, type PreparedFlow } from './prepare.js';
 import { makeContext, makeExecution, type Execution, type FlowRun } from './execution.js';
-import { runSteps, trace } from './run-steps.js';
+import { runSteps, trace, type StepsOutcome } from './run-steps.js';
+import type { Awaitable } from '../common/awaitable.js';
 import { faultInputOf } from './fault-input.js';
 import type { FlowContext, FlowResult, RunDeps, RunOptions } from './types.js';
 
@@ -24,8 +25,22 @@ import type { FlowContext, FlowResult, RunDeps, RunOptions } from './types.js';
  * from `deps.loadFlow`.
  */
 export async function runFlow(ir: FlowIR, input: unknown, opts: RunOptions, deps: RunDeps = {}): Promise<FlowResult> {
-  const exec = makeExecution(opts, deps, runChild);
-  return executeFlow(exec, prepareFlow(ir), input, 0, opts.config, opts.entryLabel, exec.span);
+  return runFlowNow(ir, input, opts, deps);
+}
+
+/**
+ * runFlow for a caller that can take its result at once: the FlowResult itself when every step ran
+ * without waiting (see runSteps), else a promise of it. A failure always comes as a rejected
+ * promise, never thrown from the call. The executor's synchronous doors use it: a flow of
+ * validate and ntd steps is answered in the turn its body arrived in.
+ */
+export function runFlowNow(ir: FlowIR, input: unknown, opts: RunOptions, deps: RunDeps = {}): Awaitable<FlowResult> {
+  try {
+    const exec = makeExecution(opts, deps, runChild);
+    return executeFlow(exec, prepareFlow(ir), input, 0, opts.config, opts.entryLabel, exec.span);
+  } catch (err) {
+    return Promise.reject(err as Error);
+  }
 }
 
 /** The SOAP fault fields a flow wrote into its context, if any. */
@@ -39,7 +54,8 @@ function soapFaultOf(ctx: FlowContext): { code?: string; string?: string } | und
   };
 }
 
-async function executeFlow(
+/** One flow's execution (the top one or a composed child); at once when its steps ran without waiting. */
+function executeFlow(
   exec: Execution,
   flow: PreparedFlow,
   input: unknown,
@@ -47,7 +63,7 @@ async function executeFlow(
   config: Record<string, string> | undefined,
   entryLabel: string | undefined,
   parentSpan: TraceSpan,
-): Promise<FlowResult> {
+): Awaitable<FlowResult> {
   const run: FlowRun = {
     exec,
     flow,
@@ -61,24 +77,40 @@ async function executeFlow(
     stepSpan: parentSpan,
   };
   if (entryLabel !== undefined) trace(run, entryLabel, input);
+  let outcome: Awaitable<StepsOutcome>;
   try {
-    const { output, stopped } = await runSteps(run, flow.steps, input, true);
-    return {
-      status: run.status ?? 200,
-      headers: run.headers,
-      output,
-      filtered: stopped && exec.delivery === 'queue' && depth === 0,
-      faultHandled: false,
-    };
+    outcome = runSteps(run, flow.steps, input, true);
   } catch (thrown) {
-    const err = asSvcError(thrown, run.currentStep);
-    if (flow.fault === undefined || !faultHandles(err)) throw withSoapFault(err, run, depth);
-    const result = await runFault(run, flow, err).catch((e: unknown) => {
-      throw withSoapFault(e as SvcError, run, depth);
-    });
-    const soapFault = depth === 0 ? soapFaultOf(run.ctx) : undefined;
-    return soapFault === undefined ? result : { ...result, soapFault };
+    return stepsFailed(run, flow, thrown);
   }
+  if (outcome instanceof Promise) {
+    return outcome.then(
+      (o) => stepsDone(run, o),
+      (thrown: unknown) => stepsFailed(run, flow, thrown),
+    );
+  }
+  return stepsDone(run, outcome);
+}
+
+function stepsDone(run: FlowRun, { output, stopped }: StepsOutcome): FlowResult {
+  return {
+    status: run.status ?? 200,
+    headers: run.headers,
+    output,
+    filtered: stopped && run.exec.delivery === 'queue' && run.depth === 0,
+    faultHandled: false,
+  };
+}
+
+/** A step failed: the `## Fault:` handler's answer when it handles the failure, else the failure. */
+async function stepsFailed(run: FlowRun, flow: PreparedFlow, thrown: unknown): Promise<FlowResult> {
+  const err = asSvcError(thrown, run.currentStep);
+  if (flow.fault === undefined || !faultHandles(err)) throw withSoapFault(err, run, run.depth);
+  const result = await runFault(run, flow, err).catch((e: unknown) => {
+    throw withSoapFault(e as SvcError, run, run.depth);
+  });
+  const soapFault = run.depth === 0 ? soapFaultOf(run.ctx) : undefined;
+  return soapFault === undefined ? result : { ...result, soapFault };
 }
 
 /**

@@ -237,4 +237,46 @@ describe('the executor every door runs flows through', () => {
         /SQLITE_BUSY/.test(err.cause.message),
     );
   });
+
+  it('runNow answers a flow whose steps never wait at once (no promise), with both rows, and gives its slot back', () => {
+    const limiter = new ExecutionLimiter(1);
+    const { exec, rows } = executor({ limiter });
+    for (let n = 0; n < 3; n++) {
+      const result = exec.runNow(ECHO, { n }, meta('http'));
+      assert.ok(!(result instanceof Promise), 'a FlowResult, not a promise');
+      assert.deepEqual(result.output, { n });
+    }
+    assert.ok(limiter.tryAcquire(), 'the one slot was given back after each');
+    assert.deepEqual(
+      rows.map((r) => r.event),
+      ['received', 'completed', 'received', 'completed', 'received', 'completed'],
+    );
+  });
+
+  it('runNow: a failed flow whose steps never wait rejects with the failure, writes its completed row and gives its slot back', async () => {
+    const limiter = new ExecutionLimiter(1);
+    const { exec, rows } = executor({ limiter });
+    const failing = loaded([], '## Step: check\n```validate\nhas(ctx.input.id) | id is required | syntactic\n```\n');
+    const result = exec.runNow(failing, {}, meta('http'));
+    assert.ok(result instanceof Promise);
+    await assert.rejects(result, (err: SvcError) => err.code === 'SVC_ERR_INVALID_INPUT');
+    assert.deepEqual(
+      rows.map((r) => [r.event, r.http_status]),
+      [
+        ['received', undefined],
+        ['completed', 400],
+      ],
+    );
+    assert.ok(limiter.tryAcquire(), 'the slot was given back');
+  });
+
+  it('runNow past max_concurrent_flow_executions refuses from the call itself (503 server busy)', () => {
+    const limiter = new ExecutionLimiter(1);
+    assert.ok(limiter.tryAcquire());
+    const { exec } = executor({ limiter });
+    assert.throws(
+      () => exec.runNow(ECHO, { n: 1 }, meta('http')),
+      (err: SvcError) => err.code === 'SVC_ERR_BUSY',
+    );
+  });
 });

@@ -5,6 +5,7 @@
  * here reaches every door at once.
  */
 import { failedStepOf, failureDetail, flowNotFound, StorageUnavailableError, SvcError } from '../../common/errors.js';
+import type { Awaitable } from '../../common/awaitable.js';
 import { msSince } from '../../common/clock.js';
 import type { SettingName } from '../../common/settings.js';
 import {
@@ -17,7 +18,7 @@ import {
 import {
   BUSY_RETRY_AFTER_SECS,
   maskOf,
-  runFlow,
+  runFlowNow,
   type ExecutionLimiter,
   type FlowResult,
   type LoadedFlow,
@@ -69,6 +70,16 @@ const SPAN_ROLES: Readonly<Record<RunMeta['door'], SpanRole>> = Object.freeze({
   cron: 'internal',
   queue: 'consumer',
 });
+
+/** What an answered execution's `completed` row and its bookkeeping need, carried from its start. */
+interface Answering {
+  readonly ir: FlowIR;
+  readonly meta: RunMeta;
+  readonly mask: ReturnType<typeof maskOf>;
+  readonly span: TraceSpan;
+  /** `performance.now()` at the start: the row's duration. */
+  readonly started: number;
+}
 
 export class FlowExecutor {
   readonly #deps: FlowExecutorDeps;
@@ -141,8 +152,10 @@ export class FlowExecutor {
       return call.fail(err);
     }
     try {
-      // From here the executor records the delivery itself.
-      return call.answer(await this.run(flow, input, call));
+      // From here the executor records the delivery itself; a flow whose steps never wait is
+      // answered without a promise in between (runFlowNow).
+      const result = this.runNow(flow, input, call);
+      return call.answer(result instanceof Promise ? await result : result);
     } catch (err) {
       return call.fail(err);
     }
@@ -154,12 +167,20 @@ export class FlowExecutor {
    * back or refused duplicate is recorded like any delivery. Failures are thrown (SvcError
    * subclasses); a queue delivery's caller decides retry or dead letter by their class.
    */
-  run(flow: LoadedFlow, input: unknown, meta: RunMeta): Promise<FlowResult> {
+  async run(flow: LoadedFlow, input: unknown, meta: RunMeta): Promise<FlowResult> {
+    return this.runNow(flow, input, meta);
+  }
+
+  /**
+   * run(), with the result at once when the flow's steps never waited (runFlowNow); a refusal
+   * (503 busy) may be thrown from the call. serve() answers through it.
+   */
+  runNow(flow: LoadedFlow, input: unknown, meta: RunMeta): Awaitable<FlowResult> {
     return meta.door === 'queue' ? this.#deliver(flow, input, meta) : this.#answer(flow, input, meta);
   }
 
   /** A synchronous door: bounded, with `received` and `completed` rows. */
-  async #answer(flow: LoadedFlow, input: unknown, meta: RunMeta): Promise<FlowResult> {
+  #answer(flow: LoadedFlow, input: unknown, meta: RunMeta): Awaitable<FlowResult> {
     const started = performance.now();
     if (!this.#deps.limiter.tryAcquire()) {
       this.#observer.executed(flow.ir.tenant, flow.ir.flow, meta.door, 'busy', (performance.now() - started) / 1000);
@@ -168,15 +189,11 @@ export class FlowExecutor {
       });
     }
     const { ir } = flow;
-    const events = this.#deps.events;
     const mask = maskOf(ir);
     const span = executionSpan(flow, meta);
-    const traceId = span.traceId;
-    /** The delivery's duration, read once for its row and its observer. */
-    let ms: number;
     // Plain literals of one shape, not spreads of a shared base: on the /run path the spreads cost
     // more than the rest of the event bookkeeping together.
-    events.emit({
+    this.#deps.events.emit({
       event: 'received',
       correlation_id: meta.correlationId,
       tenant: ir.tenant,
@@ -184,52 +201,82 @@ export class FlowExecutor {
       logLevel: ir.logLevel,
       mask,
       payload: input,
-      trace_id: traceId,
+      trace_id: span.traceId,
     });
+    const answering: Answering = { ir, meta, mask, span, started };
+    let result: Awaitable<FlowResult>;
     try {
-      const result = await this.#guarded(flow, input, meta, this.#traced(flow), span);
+      result = this.#guarded(flow, input, meta, this.#traced(flow), span);
+    } catch (err) {
+      return this.#answerFailed(answering, err);
+    }
+    if (result instanceof Promise) {
+      return result.then(
+        (r) => this.#answered(answering, r),
+        (err: unknown) => this.#answerFailed(answering, err),
+      );
+    }
+    return this.#answered(answering, result);
+  }
+
+  /** The `completed` row of an answered execution; its slot is given back. */
+  #answered(a: Answering, result: FlowResult): FlowResult {
+    const { ir, meta } = a;
+    try {
       // A handled failure or a replay says so (issue 36); undefined on the usual answer's row.
       const why = notedOutcome(result);
-      events.emit({
+      const ms = msSince(a.started);
+      this.#deps.events.emit({
         event: 'completed',
         correlation_id: meta.correlationId,
         tenant: ir.tenant,
         flow: ir.flow,
         logLevel: ir.logLevel,
-        mask,
+        mask: a.mask,
         payload: result.output,
         http_status: result.status,
         outcome: why?.outcome,
         reason: why?.reason,
-        trace_id: traceId,
-        duration_ms: (ms = msSince(started)),
+        trace_id: a.span.traceId,
+        duration_ms: ms,
         failed_step: why?.step,
       });
       const outcome = outcomeOf(result);
       this.#observer.executed(ir.tenant, ir.flow, meta.door, outcome, ms / 1000);
-      endExecutionSpan(span, outcome, result.status);
-      return result;
+      endExecutionSpan(a.span, outcome, result.status);
     } catch (err) {
+      // Recording it failed: the delivery is recorded as the failure it became.
+      return this.#answerFailed(a, err);
+    }
+    this.#deps.limiter.release();
+    return result;
+  }
+
+  /** The `completed` row of a failed execution; its slot is given back and the failure thrown on. */
+  #answerFailed(a: Answering, err: unknown): never {
+    const { ir, meta } = a;
+    try {
       // The operator-facing detail (which step, which variable), never the wire message alone.
-      events.emit({
+      const ms = msSince(a.started);
+      this.#deps.events.emit({
         event: 'completed',
         correlation_id: meta.correlationId,
         tenant: ir.tenant,
         flow: ir.flow,
         logLevel: ir.logLevel,
-        mask,
+        mask: a.mask,
         http_status: statusOf(err),
         reason: detailOf(err),
-        trace_id: traceId,
-        duration_ms: (ms = msSince(started)),
+        trace_id: a.span.traceId,
+        duration_ms: ms,
         failed_step: failedStepOf(err),
       });
       this.#observer.executed(ir.tenant, ir.flow, meta.door, 'failed', ms / 1000);
-      endExecutionSpan(span, 'failed', statusOf(err), err);
-      throw err;
+      endExecutionSpan(a.span, 'failed', statusOf(err), err);
     } finally {
       this.#deps.limiter.release();
     }
+    throw err;
   }
 
   /**
@@ -288,15 +335,15 @@ export class FlowExecutor {
   }
 
   /** The execution itself, inside the flow-state guard when the flow declares dedup or correlation keys. */
-  #guarded(flow: LoadedFlow, input: unknown, meta: RunMeta, trace: boolean, span: TraceSpan): Promise<FlowResult> {
+  #guarded(flow: LoadedFlow, input: unknown, meta: RunMeta, trace: boolean, span: TraceSpan): Awaitable<FlowResult> {
     const { ir } = flow;
     const guard = this.#deps.guard;
     if (guard === undefined || (ir.dedup === undefined && ir.correlation === undefined))
       return this.#execute(ir, input, meta, trace, span);
-    return guard.around(flow, input, meta, () => this.#execute(ir, input, meta, trace, span));
+    return guard.around(flow, input, meta, async () => this.#execute(ir, input, meta, trace, span));
   }
 
-  #execute(ir: FlowIR, input: unknown, meta: RunMeta, trace: boolean, span: TraceSpan): Promise<FlowResult> {
+  #execute(ir: FlowIR, input: unknown, meta: RunMeta, trace: boolean, span: TraceSpan): Awaitable<FlowResult> {
     const queued = meta.door === 'queue';
     const opts = {
       correlationId: meta.correlationId,
@@ -308,7 +355,7 @@ export class FlowExecutor {
       delivery: queued ? ('queue' as const) : ('run' as const),
       span,
     };
-    return runFlow(ir, input, opts, this.#deps.engine);
+    return runFlowNow(ir, input, opts, this.#deps.engine);
   }
 
   /** The tracing flag; a registry that cannot be read is storage unavailable (503; a queue delivery waits 1 s). */

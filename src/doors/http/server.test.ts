@@ -28,7 +28,7 @@ const executor = {
   resolve: () => flow,
   ceiling: () => 1024,
   recordRejected: () => undefined,
-  run: () =>
+  runNow: () =>
     new Promise<FlowResult>((r) =>
       setTimeout(
         () => r({ status: 200, headers: {}, output: { ok: 1 }, filtered: false, faultHandled: false }),
