@@ -5,8 +5,10 @@ import { XmlValue } from '../common/xml-value.js';
 import { xmlToJson } from '../common/xml.js';
 import { formatDate } from './date-format.js';
 import { toPlain } from './to-plain.js';
+import { compileFast, DEFER, type FastExpr } from './cel-fast.js';
 
 export { toPlain } from './to-plain.js';
+export { DEFER, type FastExpr } from './cel-fast.js';
 
 /** A compiled expression: evaluates against a flow context and returns a plain JS/JSON value. */
 export type CompiledExpr = (ctx: Record<string, unknown>) => unknown;
@@ -93,19 +95,61 @@ const cache = new Map<string, CompiledExpr>();
 const CACHE_MAX = 10_000;
 
 /**
- * Compiles CEL source once (cached by text) into a function of the flow context.
+ * Compiles CEL source once (cached by text) into a function of the flow context. Expressions in
+ * the fast subset (see cel-fast.ts) run as direct closures that hand every case they are not sure
+ * of to the interpreter, so results and errors are the interpreter's either way.
  * @throws ExprSyntaxError when the source does not parse or names an unknown variable or function
  */
 export function compileExpr(src: string): CompiledExpr {
   const hit = cache.get(src);
   if (hit) return hit;
+  const parsed = parseChecked(src);
+  const interpreted = interpretedClosure(src, parsed);
+  const fast = compileFast(parsed.ast);
+  const compiled = fast === undefined ? interpreted : withFallback(fast, interpreted);
+  if (cache.size >= CACHE_MAX) cache.clear();
+  cache.set(src, compiled);
+  return compiled;
+}
+
+/**
+ * Compiles with the interpreter only (no fast path, no cache): the oracle the fast path is tested against.
+ * @throws ExprSyntaxError as compileExpr
+ */
+export function compileExprInterpreted(src: string): CompiledExpr {
+  return interpretedClosure(src, parseChecked(src));
+}
+
+/**
+ * The raw fast closure compileExpr uses for `src` (it returns DEFER where the interpreter decides),
+ * or undefined when `src` lies outside the fast subset. For tests and benchmarks.
+ * @throws ExprSyntaxError as compileExpr
+ */
+export function fastPathOf(src: string): FastExpr | undefined {
+  return compileFast(parseChecked(src).ast);
+}
+
+type Parsed = ReturnType<Environment['parse']>;
+
+function parseChecked(src: string): Parsed {
   const problem = checkExpr(src);
   if (problem !== undefined) throw new ExprSyntaxError(problem.message, src, problem.column);
-  const parsed = env.parse(src);
+  return env.parse(src);
+}
+
+function withFallback(fast: FastExpr, interpreted: CompiledExpr): CompiledExpr {
+  return (ctx) => {
+    const out = fast(ctx);
+    return out === DEFER ? interpreted(ctx) : out;
+  };
+}
+
+/** The interpreter's closure over a parsed expression, with the result made plain and errors named. */
+function interpretedClosure(src: string, parsed: Parsed): CompiledExpr {
   // ctx holds plain JSON values (and XmlValue), so only aggregates the expression builds itself
   // (literals, function and macro results) can hide BigInts: skip the deep walk otherwise.
   const deep = buildsAggregates(parsed.ast);
-  const compiled: CompiledExpr = (ctx) => {
+  return (ctx) => {
     let out: unknown;
     try {
       // The context object is passed by reference: no copy per evaluation.
@@ -128,9 +172,6 @@ export function compileExpr(src: string): CompiledExpr {
     }
     return deep || typeof out !== 'object' ? toPlain(out) : out;
   };
-  if (cache.size >= CACHE_MAX) cache.clear();
-  cache.set(src, compiled);
-  return compiled;
 }
 
 interface AstLike {
