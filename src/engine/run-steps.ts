@@ -37,15 +37,29 @@ export function runSteps(
   input: unknown,
   checkDeadline: boolean,
 ): Awaitable<StepsOutcome> {
-  const timer = run.exec.stepTimer;
   // One clock reading per step boundary: a step's end is the next one's start.
-  let mark = timer === undefined ? 0 : performance.now();
+  return stepsFrom(run, steps, 0, input, checkDeadline, run.exec.stepTimer === undefined ? 0 : performance.now());
+}
+
+/**
+ * The sequence from step `from` on, `mark` being the clock at that step's start: synchronously up
+ * to a step that must wait, which waitingStep runs before handing the rest back here.
+ */
+function stepsFrom(
+  run: FlowRun,
+  steps: readonly CompiledStep[],
+  from: number,
+  input: unknown,
+  checkDeadline: boolean,
+  mark: number,
+): Awaitable<StepsOutcome> {
+  const timer = run.exec.stepTimer;
   let current = input;
-  for (let i = 0; i < steps.length; i++) {
+  for (let i = from; i < steps.length; i++) {
     const cs = steps[i]!;
-    // Step spans only when an SDK records them: without one nothing would see them.
-    if (!cs.sync || run.parentSpan.sdk) return runStepsFrom(run, steps, i, current, checkDeadline, mark);
     beforeStep(run, cs, i, checkDeadline);
+    // Step spans only when an SDK records them: without one nothing would see them.
+    if (!cs.sync || run.parentSpan.sdk) return waitingStep(run, steps, i, current, checkDeadline, mark);
     let out: unknown;
     try {
       out = runSyncStep(run, cs, current);
@@ -60,36 +74,26 @@ export function runSteps(
   return { output: current, stopped: false };
 }
 
-/** The rest of a sequence from step `from` on, once a step must wait; `mark` is the clock at that step's start. */
-async function runStepsFrom(
+/** Step `i`, which must wait (or is recorded in a span), then the rest of the sequence. */
+async function waitingStep(
   run: FlowRun,
   steps: readonly CompiledStep[],
-  from: number,
+  i: number,
   input: unknown,
   checkDeadline: boolean,
   mark: number,
 ): Promise<StepsOutcome> {
-  const timer = run.exec.stepTimer;
-  let current = input;
-  for (let i = from; i < steps.length; i++) {
-    const cs = steps[i]!;
-    beforeStep(run, cs, i, checkDeadline);
-    let out: unknown;
-    try {
-      out = run.parentSpan.sdk
-        ? await runSpanned(run, cs, current)
-        : cs.sync
-          ? runSyncStep(run, cs, current)
-          : await runStep(run, cs, current);
-    } catch (err) {
-      timer?.(run.flow.ir, cs.step.name, performance.now() - mark, true);
-      throw err;
-    }
-    if (timer !== undefined) mark = stepTimed(run, cs, mark);
-    if (out === STOP) return { output: run.ctx.input, stopped: true };
-    current = out;
+  const cs = steps[i]!;
+  let out: unknown;
+  try {
+    out = run.parentSpan.sdk ? await runSpanned(run, cs, input) : await runStep(run, cs, input);
+  } catch (err) {
+    run.exec.stepTimer?.(run.flow.ir, cs.step.name, performance.now() - mark, true);
+    throw err;
   }
-  return { output: current, stopped: false };
+  const next = run.exec.stepTimer === undefined ? mark : stepTimed(run, cs, mark);
+  if (out === STOP) return { output: run.ctx.input, stopped: true };
+  return stepsFrom(run, steps, i + 1, out, checkDeadline, next);
 }
 
 /** Before step `i`: it becomes the current step, and the time limit is checked (never before the first). */
