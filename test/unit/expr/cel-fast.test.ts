@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { inspect } from 'node:util';
-import { parseXmlValue } from '../common/xml.js';
-import { compileExpr, compileExprInterpreted, DEFER, fastPathOf } from './cel.js';
+import { parseXmlValue } from '../../../src/common/xml.js';
+import { compileExpr, compileExprInterpreted, DEFER, fastPathOf } from '../../../src/expr/cel.js';
+import { seededRandom } from '../../helpers/seeded-random.js';
 
 /** Expressions the fast path takes (each must be answered fast for some context below). */
 const SUBSET = [
@@ -103,18 +104,6 @@ const OUTSIDE = [
   'has(ctx.input.id) ? ctx.input.id : "none"',
 ];
 
-/** Deterministic pseudo-random numbers (mulberry32), so a failure replays. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const xml = parseXmlValue('<order><id>o-1</id><qty>3</qty></order>');
 
 function nullProto(fields: Record<string, unknown>): Record<string, unknown> {
@@ -187,7 +176,7 @@ const INPUT_KEYS = ['id', 'total', 'qty', 'flag', 'other', 'x', 'a', 'b', 'neste
 
 function contexts(): Record<string, unknown>[] {
   const pool = valuePool();
-  const random = rng(20261129);
+  const random = seededRandom(20261129);
   const pick = (): unknown => pool[Math.floor(random() * pool.length)];
   const out: Record<string, unknown>[] = [
     {},
