@@ -14,12 +14,21 @@
  * the same rounds. The rounds are scale/rounds.ts's roundsOverGenerations: every generation starts
  * fresh processes of every target (--generations, 3) and measures them in --rounds (4) rounds of
  * --seconds (5) each, with --settle-ms (1500) after each.
+ *
+ * `--path enqueue` measures durable /enqueue instead (enqueue.ts's one-step sink flow, autocannon
+ * with --connections, 50 by default as in the peers' BullMQ comparison) with the queue's worker held
+ * back, its consumer lock taken by this process as another node's would be: the like-for-like of
+ * BullMQ's `Queue.add`, which runs no worker.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { seedBenchState } from './bench-state.js';
+import { statePaths } from '../src/common/paths.js';
+import { LockFile } from '../src/queue/coordination/lock-file.js';
+import { consumerLockOptions, queuePaths } from '../src/queue/file/queue-paths.js';
+import { deployFlow, seedBenchState } from './bench-state.js';
+import { SINK } from './enqueue.js';
 import { BARE_SERVER_SOURCE, load, spawnListening, type Child } from './load.js';
 import { roundsOverGenerations, type Generation } from './scale/rounds.js';
 import { median } from './scale/timed-server.js';
@@ -31,8 +40,14 @@ const { values: flags, positionals: roots } = parseArgs({
     rounds: { type: 'string', default: '4' },
     seconds: { type: 'string', default: '5' },
     'settle-ms': { type: 'string', default: '1500' },
+    path: { type: 'string', default: 'run' },
+    connections: { type: 'string' },
   },
 });
+
+if (flags.path !== 'run' && flags.path !== 'enqueue') throw new Error(`--path is run or enqueue, not ${flags.path}`);
+const ENQUEUE = flags.path === 'enqueue';
+const CONNECTIONS = Number(flags.connections ?? (ENQUEUE ? 50 : 32));
 
 const BODY = JSON.stringify({ id: 'o-1', total: 42 });
 
@@ -49,7 +64,10 @@ const headersFor = (key: string): Record<string, string> => ({
   authorization: `Bearer ${key}`,
 });
 
-function buildSubject(spec: string, index: number, homes: string[]): Subject {
+/** Consumer locks this process holds for the whole run (--path enqueue): released at the end. */
+const heldLocks: LockFile[] = [];
+
+async function buildSubject(spec: string, index: number, homes: string[]): Promise<Subject> {
   const [root = '.', ...serveArgs] = spec.split(',');
   const svc = join(resolve(root), 'dist/src/main.js');
   const home = mkdtempSync(join(tmpdir(), 'svc-bench-ab-'));
@@ -57,6 +75,15 @@ function buildSubject(spec: string, index: number, homes: string[]): Subject {
   const env = { ...process.env, HOME: home, RUST_LOG: 'warn' };
   const db = join(home, 'state', 'registry.db');
   const key = seedBenchState(svc, env, db);
+  if (ENQUEUE) {
+    deployFlow(svc, env, db, 'sink.flow.md', SINK);
+    const held = queuePaths(statePaths(db).queuesDir, 'bench', 'sink');
+    mkdirSync(held.dir, { recursive: true });
+    const lock = await LockFile.tryAcquire(held.consumerLock, consumerLockOptions(held));
+    if (lock === undefined) throw new Error(`the sink queue of ${home} is locked by someone else`);
+    heldLocks.push(lock);
+  }
+  const path = ENQUEUE ? '/flows/bench/sink/enqueue' : '/flows/bench/quote/run';
   return {
     label: `${index + 1}: ${[basename(resolve(root)), ...serveArgs].join(' ')}`,
     headers: headersFor(key),
@@ -66,7 +93,7 @@ function buildSubject(spec: string, index: number, homes: string[]): Subject {
         [svc, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db, ...serveArgs],
         env,
       );
-      return { child, url: `${child.url}/flows/bench/quote/run` };
+      return { child, url: `${child.url}${path}` };
     },
   };
 }
@@ -93,7 +120,13 @@ async function generation(subjects: readonly Subject[]): Promise<Generation> {
     targets: subjects.map((s, i) => ({
       label: s.label,
       measure: (sec: number) =>
-        load(s.label, { url: started[i]!.url, body: BODY, headers: s.headers, durationSec: sec }),
+        load(s.label, {
+          url: started[i]!.url,
+          body: BODY,
+          headers: s.headers,
+          durationSec: sec,
+          connections: CONNECTIONS,
+        }),
       pid: i === 0 ? undefined : started[i]!.child.process.pid!,
     })),
     stop: async () => {
@@ -106,7 +139,8 @@ async function main(): Promise<void> {
   if (roots.length === 0) throw new Error('usage: npm run bench:ab -- <root with dist/> [<root> ...]');
   const homes: string[] = [];
   try {
-    const subjects = [BARE, ...roots.map((root, i) => buildSubject(root, i, homes))];
+    const subjects = [BARE];
+    for (const [i, root] of roots.entries()) subjects.push(await buildSubject(root, i, homes));
     const r = await roundsOverGenerations(
       Number(flags.generations),
       () => generation(subjects),
@@ -136,6 +170,7 @@ async function main(): Promise<void> {
       );
     });
   } finally {
+    for (const lock of heldLocks) await lock.release();
     for (const h of homes) rmSync(h, { recursive: true, force: true });
   }
 }

@@ -34,6 +34,12 @@ export interface QueueStore {
   stopConsumer(tenant: string, flow: string): Promise<void>;
   /** True when another live process (or node) runs the queue's worker now. */
   consumedElsewhere(tenant: string, flow: string): Promise<boolean>;
+  /**
+   * True when this process's last startConsumer found another live process running the queue's
+   * worker and that process still holds it, answered on this thread without waiting (a stat): a
+   * submission to a queue served elsewhere asks this first. False when unknown: ask startConsumer.
+   */
+  servedElsewhereNow(tenant: string, flow: string): boolean;
   /** Who runs the queue's worker now (`pid N on host`, `(this server)` when it is this process); undefined: nobody. */
   workerOf(tenant: string, flow: string): Promise<string | undefined>;
   /** Every queue that holds or has held a message. */

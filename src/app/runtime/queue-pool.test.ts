@@ -13,9 +13,13 @@ function slowStartStore() {
   const running = new Map<string, QueueConsumerHandle>();
   const pendingStarts: (() => void)[] = [];
   let most = 0;
+  let elsewhere = false;
+  let starts = 0;
   const store = {
     adoptsOrphans: false,
+    servedElsewhereNow: () => elsewhere,
     startConsumer: async (tenant: string, flow: string) => {
+      starts++;
       await new Promise<void>((resolve) => pendingStarts.push(resolve));
       const key = `${tenant}/${flow}`;
       let state: QueueConsumerHandle['state'] = 'running';
@@ -47,6 +51,12 @@ function slowStartStore() {
     /** Lets every start asked for so far finish. */
     finishStarts: () => pendingStarts.splice(0).forEach((r) => r()),
     startsPending: () => pendingStarts.length,
+    /** How many starts were asked for. */
+    starts: () => starts,
+    /** What servedElsewhereNow answers from now on. */
+    servedElsewhere: (yes: boolean) => {
+      elsewhere = yes;
+    },
   };
 }
 
@@ -74,6 +84,30 @@ test('a worker named to leave while it is still starting keeps its slot until it
     await sleep(50);
     assert.equal(backend.most(), 1, 'at most max_queue_workers workers at once');
     assert.deepEqual([...backend.running.keys()], ['acme/second']);
+  } finally {
+    pool.close();
+  }
+});
+
+test('a queue the store knows is served by another live process is left to it: no start asked, no slot taken', async () => {
+  const backend = slowStartStore();
+  const pool = new QueuePool({
+    store: backend.store,
+    limits: { maxWorkers: 1, maxPerTenant: 1, idleMs: 60_000, turnMs: 60_000 },
+    workerOptions: () => ({ handler: async () => ({ kind: 'ack' }) }) as never,
+    log: createLogger({ LOG_LEVEL: 'silent' }),
+  });
+  try {
+    backend.servedElsewhere(true);
+    assert.equal(await pool.ensure('acme', 'held'), 'elsewhere');
+    assert.equal(backend.starts(), 0);
+    assert.equal(pool.workerCount, 0);
+    // Its holder let it go: the next submission asks for a start.
+    backend.servedElsewhere(false);
+    const started = pool.ensure('acme', 'held');
+    assert.equal(backend.starts(), 1);
+    backend.finishStarts();
+    assert.equal(await started, 'started');
   } finally {
     pool.close();
   }

@@ -15,8 +15,8 @@ import { queueKey, waitedMs, WorkerSlots, type HeldQueue, type QueueRef, type Sl
  * On a store whose queues a periodic sweep hands over (QueueStore.adoptsOrphans: PostgreSQL), how
  * long a queue found run by another node is not asked about again. Milliseconds. That node may give
  * its slot back meanwhile, after reading the queue's backlog, and a message appended then waits
- * for the sweep (serve/queues.ts ORPHAN_SWEEP_MS). On files every submission asks (a lock file
- * read): no sweep would serve it.
+ * for the sweep (serve/queues.ts ORPHAN_SWEEP_MS). On files every submission asks (no sweep would
+ * serve it), by a stat of the lock while the holder found last time keeps it (HeldLock).
  */
 const ELSEWHERE_RECHECK_MS = 1000;
 /** How often the pool looks for workers past their idle time or turn, and retries coming due. Milliseconds. */
@@ -80,6 +80,8 @@ export class QueuePool {
     // The hot path of every /enqueue to a served queue: one lookup, no await.
     if (this.#slots.holds(key)) return this.#starting.get(key) ?? Promise.resolve('running');
     if (this.#stopped) return Promise.resolve('stopped');
+    // Another live process runs it and still holds its lock (a stat on files): nothing to start.
+    if (this.#deps.store.servedElsewhereNow(tenant, flow)) return Promise.resolve('elsewhere');
     const now = Date.now();
     if (this.#askedRecently(key, now)) return Promise.resolve('elsewhere');
     this.#slots.wait({ tenant, flow }, readyAt, now);

@@ -87,13 +87,15 @@ export async function readLockOwner(path: string): Promise<LockOwner | undefined
   }
 }
 
-/**
- * The owner of a lock file when it is a live process: one on another host counts as live (its pid
- * cannot be checked from here), one on this host only while its pid runs. Read only; nothing is taken.
- */
+/** True when a lock's owner may be running: one on another host counts as live (its pid cannot be checked from here), one on this host only while its pid runs. */
+export function ownerMayRun(owner: LockOwner): boolean {
+  return owner.host !== HOST || pidAlive(owner.pid);
+}
+
+/** The owner of a lock file when it is a live process (ownerMayRun). Read only; nothing is taken. */
 export async function liveLockOwner(path: string): Promise<LockOwner | undefined> {
   const owner = await readLockOwner(path);
-  return owner !== undefined && (owner.host !== HOST || pidAlive(owner.pid)) ? owner : undefined;
+  return owner !== undefined && ownerMayRun(owner) ? owner : undefined;
 }
 
 /** How a lock is held: a file of its own (kept open for its heartbeat), or a link to the owner record. */
@@ -345,7 +347,7 @@ async function breakIfStale(path: string, leaseMs: number): Promise<'held' | 'br
     throw err;
   }
   const owner = await readLockOwner(path);
-  const dead = owner !== undefined && owner.host === HOST && !pidAlive(owner.pid);
+  const dead = owner !== undefined && !ownerMayRun(owner);
   if (!dead && Date.now() - before.mtimeMs <= leaseMs) return 'held';
   // One breaker at a time: two processes judging the same lock stale must not both remove it
   // (the second would delete the lock the first has just created).

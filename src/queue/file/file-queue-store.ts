@@ -24,10 +24,11 @@ import {
   type SegmentAppendResult,
 } from '../contract.js';
 import { stateDirectoryCoordination, type Coordination } from '../coordination/coordination.js';
+import { HeldLock } from '../coordination/held-lock.js';
 import { liveLockOwner } from '../coordination/lock-file.js';
 import { ConsumerRegistry } from '../consumer-registry.js';
 import { backlogOf, queuesWithMessages } from './queues-with-messages.js';
-import { queuePaths, type QueuePaths } from './queue-paths.js';
+import { consumerLockOptions, queuePaths, type QueuePaths } from './queue-paths.js';
 import { QueueConsumer, type FileQueueConsumerOptions } from './queue-consumer.js';
 import type { PrefixCutOptions } from './prefix-cut.js';
 import { SegmentRecordCount } from './record-count.js';
@@ -75,6 +76,8 @@ export class FileQueueStore implements QueueStore {
   #idleSweep: NodeJS.Timeout | undefined;
   readonly #appenders = new Map<string, SegmentAppender>();
   readonly #consumers = new ConsumerRegistry<QueueConsumer>();
+  /** Queues whose worker another live process was found running (servedElsewhereNow). */
+  readonly #heldElsewhere = new Map<string, HeldLock>();
   /** Record counts of queues read from their files, kept per queue between figures (see SegmentRecordCount). */
   readonly #recordCounts = new Map<string, SegmentRecordCount>();
   #closed = false;
@@ -139,13 +142,29 @@ export class FileQueueStore implements QueueStore {
     const key = `${tenant}/${flow}`;
     if (this.#closed || this.#consumers.get(key) !== undefined) return undefined;
     const paths = this.paths(tenant, flow);
-    return this.#consumers.start(key, opts, (o) =>
+    const started = await this.#consumers.start(key, opts, (o) =>
       QueueConsumer.start(paths, {
         prefixCut: this.#prefixCut,
         unsyncedFrom: () => this.#appenders.get(key)?.unsyncedFrom,
         ...o,
       }),
     );
+    if (started !== undefined) this.#heldElsewhere.delete(key);
+    else {
+      const held = HeldLock.observe(paths.consumerLock, consumerLockOptions(paths, opts.lockLeaseMs).leaseMs);
+      if (held === undefined) this.#heldElsewhere.delete(key);
+      else this.#heldElsewhere.set(key, held);
+    }
+    return started;
+  }
+
+  servedElsewhereNow(tenant: string, flow: string): boolean {
+    const key = `${tenant}/${flow}`;
+    const held = this.#heldElsewhere.get(key);
+    if (held === undefined) return false;
+    if (held.stillHeld()) return true;
+    this.#heldElsewhere.delete(key);
+    return false;
   }
 
   /** This process's running consumer of the queue, if any (one closed through its handle is forgotten). */

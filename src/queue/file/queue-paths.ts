@@ -59,6 +59,6 @@ export function writeLockOptions(paths: QueuePaths): LockFileOptions {
 }
 
 /** Options of a queue's consumer lock (its worker's, or a compaction pass's while no worker runs). */
-export function consumerLockOptions(paths: QueuePaths, leaseMs = 30_000): LockFileOptions {
+export function consumerLockOptions(paths: QueuePaths, leaseMs = 30_000): LockFileOptions & { leaseMs: number } {
   return { leaseMs, ownersDir: paths.lockOwners };
 }

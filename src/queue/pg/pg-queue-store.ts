@@ -113,6 +113,11 @@ export class PgQueueStore implements QueueStore {
     await this.#consumers.stop(`${tenant}/${flow}`);
   }
 
+  /** Always false: the pool asks a node's lease again at most once a second (QueuePool's recheck) instead. */
+  servedElsewhereNow(): boolean {
+    return false;
+  }
+
   async consumedElsewhere(tenant: string, flow: string): Promise<boolean> {
     checkQueueNames(tenant, flow);
     return this.lease.heldElsewhere(queueLockName(tenant, flow));

@@ -683,10 +683,15 @@ describe('queue store', () => {
     const other = new FileQueueStore({ queuesDir: store.queuesDir });
     const opts = { handler: async () => ({ kind: 'ack' }) as const };
     await store.append('acme', 'one', { correlationId: 'c', payload: 1 });
+    assert.equal(other.servedElsewhereNow('acme', 'one'), false, 'not known before it was asked');
     assert.ok(await store.startConsumer('acme', 'one', opts));
     assert.equal(await other.startConsumer('acme', 'one', opts), undefined);
+    assert.equal(other.servedElsewhereNow('acme', 'one'), true, 'found held, and still held');
+    assert.equal(other.servedElsewhereNow('acme', 'two'), false, 'another queue');
     await store.stopConsumer('acme', 'one');
+    assert.equal(other.servedElsewhereNow('acme', 'one'), false, 'its holder let it go');
     assert.ok(await other.startConsumer('acme', 'one', opts));
+    assert.equal(other.servedElsewhereNow('acme', 'one'), false, 'served here now');
     await other.close();
     await store.close();
   });
