@@ -22,6 +22,8 @@ export class HeldLock {
   readonly #leaseMs: number;
   readonly #ino: number;
   readonly #birthtimeMs: number;
+  /** When the last look that found it held began (performance.now()); -Infinity after one that did not. */
+  #heldAt = -Infinity;
 
   private constructor(path: string, owner: LockOwner, leaseMs: number, ino: number, birthtimeMs: number) {
     this.path = path;
@@ -60,17 +62,31 @@ export class HeldLock {
 
   /** True while the entry is the one observed, within its lease, and its owner (on this host) runs. */
   stillHeld(): boolean {
+    // Taken before the look: a look begun after an event saw the lock as it was after that event.
+    const at = performance.now();
     let st;
     try {
-      st = statSync(this.path);
+      st = statSync(this.path, { throwIfNoEntry: false });
     } catch {
-      return false;
+      st = undefined; // unreadable now: not known to be held
     }
-    return (
+    const held =
+      st !== undefined &&
       st.ino === this.#ino &&
       st.birthtimeMs === this.#birthtimeMs &&
       Date.now() - st.mtimeMs <= this.#leaseMs &&
-      ownerMayRun(this.owner)
-    );
+      ownerMayRun(this.owner);
+    this.#heldAt = held ? at : -Infinity;
+    return held;
+  }
+
+  /**
+   * stillHeld(), or true without a look when a look begun after `since` (performance.now()) found
+   * it held. A submission asks after its message is durable, with `since` the time its batch was:
+   * the submissions of one batch are answered by one stat, each by a look made after its message
+   * was written, so a holder letting go of the queue before that look is still seen doing so.
+   */
+  stillHeldSince(since: number): boolean {
+    return this.#heldAt > since || this.stillHeld();
   }
 }

@@ -162,7 +162,9 @@ export class FileQueueStore implements QueueStore {
     const key = `${tenant}/${flow}`;
     const held = this.#heldElsewhere.get(key);
     if (held === undefined) return false;
-    if (held.stillHeld()) return true;
+    // A look made after this process's last durable append to the queue answers for every
+    // submission asking since (HeldLock.stillHeldSince): one stat per batch, not per message.
+    if (held.stillHeldSince(this.#appenders.get(key)?.resolvedAt ?? Infinity)) return true;
     this.#heldElsewhere.delete(key);
     return false;
   }

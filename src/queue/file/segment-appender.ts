@@ -98,6 +98,7 @@ export class SegmentAppender {
   #pending: Pending[] = [];
   #running = false;
   #scheduled = false;
+  #resolvedAt = -Infinity;
   /** The segment offset the batch being written starts at, until its results are given out; see unsyncedFrom. */
   #writingFrom: number | undefined;
   #fh: FileHandle | undefined;
@@ -135,6 +136,14 @@ export class SegmentAppender {
   }
 
   /** Appends one message; resolves after an fdatasync that covers it. */
+  /**
+   * When this appender last resolved a batch (performance.now()): every append it ever resolved was
+   * durable before then. -Infinity before the first.
+   */
+  get resolvedAt(): number {
+    return this.#resolvedAt;
+  }
+
   append(input: AppendInput): Promise<SegmentAppendResult> {
     if (this.#closed)
       return Promise.reject(new Error(`queue ${this.paths.tenant}/${this.paths.flow} appender is closed`));
@@ -207,6 +216,7 @@ export class SegmentAppender {
         this.#pending = [];
         try {
           const { results, committed } = await this.#commit(batch);
+          this.#resolvedAt = performance.now();
           batch.forEach((p, i) => {
             const r = results[i]!;
             if (r instanceof Error) p.reject(r);

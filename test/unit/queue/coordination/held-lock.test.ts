@@ -79,6 +79,19 @@ describe('HeldLock: a lock seen held, judged again by one stat', () => {
     assert.equal(HeldLock.observe(path, LEASE), undefined);
   });
 
+  it('stillHeldSince answers from a look begun after `since`, and looks again for an earlier `since`', async () => {
+    const path = join(root, 'since', 'a.lock');
+    lockOf(path, process.pid);
+    const before = performance.now();
+    const held = HeldLock.observe(path, LEASE);
+    assert.ok(held);
+    unlinkSync(path); // let go after the look
+    assert.equal(held.stillHeldSince(before), true, 'the look made after `before` answers');
+    const after = performance.now();
+    assert.equal(held.stillHeldSince(after), false, 'a look after `after` sees it gone');
+    assert.equal(held.stillHeldSince(before), false, 'and a look that found it free answers for nobody');
+  });
+
   it('an unreadable owner line is not remembered', () => {
     const path = join(root, 'torn', 'a.lock');
     mkdirSync(join(path, '..'), { recursive: true });

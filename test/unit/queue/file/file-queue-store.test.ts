@@ -696,6 +696,24 @@ describe('queue store', () => {
     await store.close();
   });
 
+  it('a process appending to a queue served elsewhere looks at the lock once per durable batch of its own', async () => {
+    const store = new FileQueueStore({ queuesDir: tempQueues() });
+    const other = new FileQueueStore({ queuesDir: store.queuesDir });
+    const opts = { handler: async () => ({ kind: 'ack' }) as const };
+    assert.ok(await store.startConsumer('acme', 'one', opts));
+    assert.equal(await other.startConsumer('acme', 'one', opts), undefined);
+    await Promise.all([1, 2, 3].map((n) => other.append('acme', 'one', { correlationId: `c${n}`, payload: n })));
+    assert.equal(other.servedElsewhereNow('acme', 'one'), true, 'looked after the batch: held');
+    // The holder lets go after that look. It reads the queue's backlog after letting go (and so
+    // finds the batch), so nothing of this process's is left unserved: no second look is owed.
+    await store.stopConsumer('acme', 'one');
+    assert.equal(other.servedElsewhereNow('acme', 'one'), true, 'answered by the look made after the batch');
+    await other.append('acme', 'one', { correlationId: 'c4', payload: 4 });
+    assert.equal(other.servedElsewhereNow('acme', 'one'), false, 'a new batch: looked again, and it is free');
+    await other.close();
+    await store.close();
+  });
+
   it('close abandons a handler that outlives the grace period without acking it', async () => {
     const queuesDir = tempQueues();
     const store = new FileQueueStore({ queuesDir });
