@@ -210,6 +210,38 @@ describe(
       await store.close();
     });
 
+    it("an appender's remembered look at a worker another process runs: held while it runs, not once it is SIGKILLed or paused past its lease", async () => {
+      const dir = join(root, 'held-elsewhere');
+      const appender = new FileQueueStore({ queuesDir: dir });
+      const opts = { handler: async () => ({ kind: 'ack' }) as const, lockLeaseMs: 600 };
+      try {
+        for (const [flow, end] of [
+          ['killed', 'SIGKILL'],
+          ['paused', 'SIGSTOP'],
+        ] as const) {
+          await appender.append('acme', flow, { correlationId: 'first', payload: 0 });
+          const holder = child(['consume-print', dir, 'acme', flow, '600']);
+          await holder.waitFor((l) => l.includes('got 1'));
+          assert.equal(await appender.startConsumer('acme', flow, opts), undefined, `${flow}: held by the child`);
+          await appender.append('acme', flow, { correlationId: 'second', payload: 1 });
+          assert.equal(appender.servedElsewhereNow('acme', flow), true, `${flow}: the child runs it`);
+          if (end === 'SIGKILL') await kill9(holder);
+          else {
+            holder.proc.kill('SIGSTOP');
+            await new Promise((r) => setTimeout(r, 1200)); // past the 600 ms lease
+          }
+          // The next submission's look (after its batch is durable) sees the holder gone.
+          await appender.append('acme', flow, { correlationId: 'third', payload: 2 });
+          assert.equal(appender.servedElsewhereNow('acme', flow), false, `${flow}: not held any more`);
+          assert.ok(await appender.startConsumer('acme', flow, opts), `${flow}: taken over`);
+          await appender.stopConsumer('acme', flow);
+          if (end === 'SIGSTOP') await kill9(holder);
+        }
+      } finally {
+        await appender.close();
+      }
+    });
+
     it('a worker paused (SIGSTOP) past its lease is taken over, and once resumed (SIGCONT) delivers nothing more', async () => {
       const dir = join(root, 'paused');
       const seed = new FileQueueStore({ queuesDir: dir });
