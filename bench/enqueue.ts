@@ -77,6 +77,21 @@ async function probeStats(queuesDir: string): Promise<{ total: number; processed
   }
 }
 
+/**
+ * Waits until the worker of tenant/flow processed every message its queue holds (read as `svc`
+ * tools read it, through another FileQueueStore), at most `timeoutMs`: a measurement that follows
+ * one with the worker running starts without that run's backlog still being worked off beside it.
+ */
+export async function waitDrained(queuesDir: string, tenant: string, flow: string, timeoutMs: number): Promise<void> {
+  const probe = new FileQueueStore({ queuesDir });
+  try {
+    const { total } = await probe.stats(tenant, flow);
+    await waitProcessed(probe, tenant, flow, total, timeoutMs);
+  } finally {
+    await probe.close();
+  }
+}
+
 async function waitProcessed(
   store: FileQueueStore,
   tenant: string,
