@@ -62,14 +62,19 @@ function slowStartStore() {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-test('a worker named to leave while it is still starting keeps its slot until it has started and finished: never more workers than slots', async () => {
-  const backend = slowStartStore();
-  const pool = new QueuePool({
-    store: backend.store,
-    limits: { maxWorkers: 1, maxPerTenant: 1, idleMs: 60_000, turnMs: 1 },
+/** A pool of one worker slot over `store`, each worker's turn `turnMs` long. */
+function oneSlotPool(store: QueueStore, turnMs: number): QueuePool {
+  return new QueuePool({
+    store,
+    limits: { maxWorkers: 1, maxPerTenant: 1, idleMs: 60_000, turnMs },
     workerOptions: () => ({ handler: async () => ({ kind: 'ack' }) }) as never,
     log: createLogger({ LOG_LEVEL: 'silent' }),
   });
+}
+
+test('a worker named to leave while it is still starting keeps its slot until it has started and finished: never more workers than slots', async () => {
+  const backend = slowStartStore();
+  const pool = oneSlotPool(backend.store, 1);
   try {
     void pool.ensure('acme', 'first');
     assert.equal(backend.startsPending(), 1);
@@ -91,12 +96,7 @@ test('a worker named to leave while it is still starting keeps its slot until it
 
 test('a queue the store knows is served by another live process is left to it: no start asked, no slot taken', async () => {
   const backend = slowStartStore();
-  const pool = new QueuePool({
-    store: backend.store,
-    limits: { maxWorkers: 1, maxPerTenant: 1, idleMs: 60_000, turnMs: 60_000 },
-    workerOptions: () => ({ handler: async () => ({ kind: 'ack' }) }) as never,
-    log: createLogger({ LOG_LEVEL: 'silent' }),
-  });
+  const pool = oneSlotPool(backend.store, 60_000);
   try {
     backend.servedElsewhere(true);
     assert.equal(await pool.ensure('acme', 'held'), 'elsewhere');

@@ -678,10 +678,15 @@ describe('queue store', () => {
     await store.close();
   });
 
-  it('only one consumer per queue at a time, and close releases it', async () => {
+  /** Two stores on one queues directory, as two processes would open it, and a worker's options that ack all. */
+  const twoStores = () => {
     const store = new FileQueueStore({ queuesDir: tempQueues() });
     const other = new FileQueueStore({ queuesDir: store.queuesDir });
-    const opts = { handler: async () => ({ kind: 'ack' }) as const };
+    return { store, other, opts: { handler: async () => ({ kind: 'ack' }) as const } };
+  };
+
+  it('only one consumer per queue at a time, and close releases it', async () => {
+    const { store, other, opts } = twoStores();
     await store.append('acme', 'one', { correlationId: 'c', payload: 1 });
     assert.equal(other.servedElsewhereNow('acme', 'one'), false, 'not known before it was asked');
     assert.ok(await store.startConsumer('acme', 'one', opts));
@@ -697,9 +702,7 @@ describe('queue store', () => {
   });
 
   it('a process appending to a queue served elsewhere looks at the lock once per durable batch of its own', async () => {
-    const store = new FileQueueStore({ queuesDir: tempQueues() });
-    const other = new FileQueueStore({ queuesDir: store.queuesDir });
-    const opts = { handler: async () => ({ kind: 'ack' }) as const };
+    const { store, other, opts } = twoStores();
     assert.ok(await store.startConsumer('acme', 'one', opts));
     assert.equal(await other.startConsumer('acme', 'one', opts), undefined);
     await Promise.all([1, 2, 3].map((n) => other.append('acme', 'one', { correlationId: `c${n}`, payload: n })));
