@@ -14,7 +14,7 @@
  * nothing is remembered.
  */
 import { closeSync, fstatSync, openSync, readFileSync, statSync } from 'node:fs';
-import { ownerMayRun, type LockOwner } from './lock-file.js';
+import { ownerMayRun, parseLockOwner, type LockOwner } from './lock-file.js';
 
 export class HeldLock {
   readonly path: string;
@@ -49,8 +49,8 @@ export class HeldLock {
     try {
       const st = fstatSync(fd);
       if (!(st.birthtimeMs > 0)) return undefined;
-      const owner = JSON.parse(readFileSync(fd, 'utf8')) as LockOwner;
-      if (typeof owner?.pid !== 'number' || typeof owner.host !== 'string') return undefined;
+      const owner = parseLockOwner(readFileSync(fd, 'utf8'));
+      if (owner === undefined) return undefined;
       const held = new HeldLock(path, owner, leaseMs, st.ino, st.birthtimeMs);
       return held.stillHeld() ? held : undefined;
     } catch {

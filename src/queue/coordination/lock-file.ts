@@ -77,11 +77,20 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
+/** A lock file's text as its owner; undefined when it is not one (torn, or not yet written). */
+export function parseLockOwner(text: string): LockOwner | undefined {
+  try {
+    const parsed = JSON.parse(text) as LockOwner;
+    return typeof parsed?.pid === 'number' && typeof parsed.token === 'string' ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Reads a lock file's owner; undefined when missing or not (yet) written. */
 export async function readLockOwner(path: string): Promise<LockOwner | undefined> {
   try {
-    const parsed = JSON.parse(await readFile(path, 'utf8')) as LockOwner;
-    return typeof parsed.pid === 'number' && typeof parsed.token === 'string' ? parsed : undefined;
+    return parseLockOwner(await readFile(path, 'utf8'));
   } catch {
     return undefined;
   }
