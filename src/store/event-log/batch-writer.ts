@@ -32,7 +32,12 @@ export interface RowRetentionStats {
 
 /** Where EventLog's batches go: the SQLite sink (in a worker thread or inline), or PostgreSQL. */
 export interface EventLogBackend {
-  /** Writes a packed batch; batches are written in the order they were given. */
+  /**
+   * Hands over rows of the open batch ahead of it (EventLog's chunks): they are written with the
+   * next `write`'s rows, before them, in the same batch. Not answered: the write reports them.
+   */
+  stage(chunk: RowColumns): void;
+  /** Writes a packed batch, after the chunks staged since the last write; batches are written in the order they were given. */
   write(batch: RowColumns): Promise<void>;
   /** Adds per-minute rollups and queue samples to the store's (contracts/rollups.ts), in order with the batches. */
   writeAggregates(a: Aggregates): Promise<void>;
@@ -68,14 +73,16 @@ export abstract class EventBatchWriter implements EventLogBackend {
   #closingSince: number | undefined;
   /** The running retention pass, awaited by close() so its answer goes out before the database closes. */
   #retention: Promise<unknown> = Promise.resolve();
+  /** Chunks staged for the next write's batch, in order. */
+  #staged: Readonly<RowColumns>[] = [];
 
   /** @param files where the daily files go; none are written when undefined */
   constructor(files: { logsDir: string; prefix: string } | undefined) {
     this.#files = files === undefined ? undefined : new DailyJsonlWriter(files.logsDir, files.prefix);
   }
 
-  /** Writes the packed batch to the database; a throw or rejection is the batch's failure. */
-  protected abstract insert(batch: Readonly<RowColumns>): void | Promise<void>;
+  /** Writes a batch (its packed chunks, in order) to the database as one; a throw or rejection is the batch's failure. */
+  protected abstract insert(chunks: readonly Readonly<RowColumns>[]): void | Promise<void>;
   /** Adds the rollup rows and queue samples to the database's. */
   protected abstract insertAggregates(a: Aggregates): void | Promise<void>;
   /** One retention pass, in slices; `stopping()` true ends it at its next slice. */
@@ -83,9 +90,17 @@ export abstract class EventBatchWriter implements EventLogBackend {
   /** Releases the database side once everything is written. */
   protected abstract closeDatabase(): void | Promise<void>;
 
+  stage(chunk: Readonly<RowColumns>): void {
+    this.#staged.push(chunk);
+  }
+
   /** The database, then one append per day touched; batches never interleave. */
   write(batch: Readonly<RowColumns>): Promise<void> {
-    const next = this.#tail.then(() => this.#write(batch));
+    // The chunks staged so far are this batch's, whenever it comes to be written.
+    const chunks = this.#staged;
+    this.#staged = [];
+    chunks.push(batch);
+    const next = this.#tail.then(() => this.#write(chunks));
     this.#tail = next.catch(() => undefined);
     return next;
   }
@@ -97,15 +112,15 @@ export abstract class EventBatchWriter implements EventLogBackend {
     return next;
   }
 
-  async #write(batch: Readonly<RowColumns>): Promise<void> {
+  async #write(chunks: readonly Readonly<RowColumns>[]): Promise<void> {
     let dbError: unknown;
     try {
-      await this.insert(batch);
+      await this.insert(chunks);
     } catch (err) {
       dbError = err;
     }
     // The file is written even when the database refused, so the rows survive somewhere.
-    await this.#files?.write(batch);
+    if (this.#files !== undefined) for (const chunk of chunks) await this.#files.write(chunk);
     if (dbError !== undefined) throw dbError;
   }
 

@@ -19,10 +19,11 @@ export interface WorkerSetup {
 }
 
 /**
- * A write carries a packed batch (see `packEventRow`). `retain` runs a retention pass (answered
+ * A write carries a packed batch (see `packEventRow`), after the chunks staged before it (not answered). `retain` runs a retention pass (answered
  * with its stats); `stop-retention` ends a running pass at its next slice (not answered).
  */
 export type WorkerRequest =
+  | { type: 'stage'; id: number; chunk: RowColumns }
   | { type: 'write'; id: number; batch: RowColumns }
   | { type: 'aggregates'; id: number; aggregates: Aggregates }
   | { type: 'retain'; id: number; request: RowRetentionRequest }
@@ -43,9 +44,9 @@ export class EventLogSink extends EventBatchWriter {
     this.#repo = SqliteEventLogStore.open(setup.logDb);
   }
 
-  /** One transaction for the packed batch. */
-  protected insert(batch: Readonly<RowColumns>): void {
-    this.#repo.insertColumns(batch);
+  /** One transaction for the batch's chunks. */
+  protected insert(chunks: readonly Readonly<RowColumns>[]): void {
+    this.#repo.insertChunks(chunks);
   }
 
   protected insertAggregates(a: Aggregates): void {

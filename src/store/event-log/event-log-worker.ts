@@ -16,7 +16,8 @@ port.on('message', (msg: WorkerRequest) => {
     };
     port.postMessage(reply);
   };
-  if (msg.type === 'write') sink.write(msg.batch).then(() => done(), done);
+  if (msg.type === 'stage') sink.stage(msg.chunk);
+  else if (msg.type === 'write') sink.write(msg.batch).then(() => done(), done);
   else if (msg.type === 'aggregates') sink.writeAggregates(msg.aggregates).then(() => done(), done);
   else if (msg.type === 'retain') sink.retain(msg.request).then((stats) => done(undefined, stats), done);
   else if (msg.type === 'stop-retention') sink.stopRetention();

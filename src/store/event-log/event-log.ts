@@ -41,6 +41,12 @@ export interface EventLogTuning {
   flushIntervalMs?: number;
   /** Rows that trigger an immediate batch. @default 256 */
   maxBatchRows?: number;
+  /**
+   * Rows of a batch handed to the writer at a time, ahead of the batch's end (the writer holds them
+   * and writes the whole batch at once). Keeps the array the request path appends to small.
+   * @default CHUNK_ROWS
+   */
+  chunkRows?: number;
   /** Current `log_payload_max_bytes` (read per batch, the setting is per-request). @default 4096 */
   payloadMaxBytes?: () => number;
   /** SQLite: write on the calling thread instead of a worker thread (tools, tests). PostgreSQL always writes on the calling thread (its client is asynchronous). @default false */
@@ -83,6 +89,14 @@ export type EventLogOptions = EventLogTuning & (SqliteEventLogTarget | PgEventLo
  */
 export const MAX_HELD_ROWS = 100_000;
 
+/**
+ * Rows handed over at a time within a batch. An array of more than about 1,100 rows (14 columns)
+ * is too large for V8's young generation: each time it grows, a new one is made in the
+ * large-object space and its pages faulted in. Measured (2 vCPU, Node 24): appending and handing
+ * over rows costs 0.7 us a row in 512-row arrays against 1.7 to 2.5 us in one 4,096-row array.
+ */
+export const CHUNK_ROWS = 512;
+
 /** How often a running retention pass asks `stopping()`. Milliseconds. */
 const RETENTION_STOP_POLL_MS = 100;
 
@@ -103,8 +117,11 @@ export class EventLog implements EventEmitter {
   readonly #payloadMaxBytes: () => number;
   readonly #onError: (err: Error) => void;
   readonly #onBatchWritten: ((rows: number, seconds: number) => void) | undefined;
-  /** Rows handed to the writer and not yet written or dropped. */
+  /** Rows handed to the writer (staged chunks included) and not yet written or dropped. */
   #inFlightRows = 0;
+  /** Rows of the open batch already staged with the writer (see CHUNK_ROWS). */
+  #stagedRows = 0;
+  readonly #chunkRows: number;
   readonly #maxHeldRows: number;
 
   constructor(opts: EventLogOptions) {
@@ -117,6 +134,7 @@ export class EventLog implements EventEmitter {
     }
     this.#intervalMs = opts.flushIntervalMs ?? 5;
     this.#maxRows = opts.maxBatchRows ?? 256;
+    this.#chunkRows = Math.max(1, opts.chunkRows ?? CHUNK_ROWS);
     const defaultMax = Settings.log_payload_max_bytes.defaultValue();
     this.#payloadMaxBytes = opts.payloadMaxBytes ?? (() => defaultMax);
     this.#onError = opts.onError ?? ((err) => process.stderr.write(`event log: batch not written: ${err.message}\n`));
@@ -152,12 +170,16 @@ export class EventLog implements EventEmitter {
       this.#onError(err as Error);
       return;
     }
-    if (this.#batch.length >= this.#maxRows * ROW_WIDTH) {
+    const rows = this.#batch.length / ROW_WIDTH;
+    if (this.#stagedRows + rows >= this.#maxRows) {
       this.#immediate ??= setImmediate(() => {
         this.#immediate = undefined;
         this.#writeBatch();
       });
-    } else if (this.#timer === undefined) {
+      return;
+    }
+    if (rows >= this.#chunkRows) this.#stageChunk();
+    if (this.#timer === undefined) {
       this.#timer = setTimeout(() => {
         this.#timer = undefined;
         this.#writeBatch();
@@ -233,25 +255,47 @@ export class EventLog implements EventEmitter {
     return this.#closePromise;
   }
 
+  /** Hands the rows gathered so far to the writer, to be written with the rest of their batch. */
+  #stageChunk(): void {
+    const chunk = this.#batch;
+    this.#batch = [];
+    const rows = chunk.length / ROW_WIDTH;
+    if (!this.#mayHold(rows)) return;
+    this.#inFlightRows += rows;
+    this.#stagedRows += rows;
+    this.#backend.stage(chunk);
+  }
+
+  /** False (the rows dropped, counted and reported) when holding `rows` more would pass the limit. */
+  #mayHold(rows: number): boolean {
+    if (this.#inFlightRows + rows <= this.#maxHeldRows) return true;
+    this.#dropped += rows;
+    this.#onError(
+      new Error(
+        `${rows} event row(s) not written (${this.#dropped} lost since start): ${this.#inFlightRows} rows are already held for the database`,
+      ),
+    );
+    return false;
+  }
+
   #writeBatch(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     if (this.#immediate !== undefined) clearImmediate(this.#immediate);
     this.#timer = undefined;
     this.#immediate = undefined;
-    if (this.#batch.length === 0 || this.#state === 'closed') return;
-    const batch = this.#batch;
+    if ((this.#batch.length === 0 && this.#stagedRows === 0) || this.#state === 'closed') return;
+    let batch = this.#batch;
     this.#batch = [];
-    const rows = Math.floor(batch.length / ROW_WIDTH);
-    if (this.#inFlightRows + rows > this.#maxHeldRows) {
-      this.#dropped += rows;
-      this.#onError(
-        new Error(
-          `${rows} event row(s) not written (${this.#dropped} lost since start): ${this.#inFlightRows} rows are already held for the database`,
-        ),
-      );
-      return;
+    let lastRows = Math.floor(batch.length / ROW_WIDTH);
+    if (!this.#mayHold(lastRows)) {
+      // The rows staged before it are held already: they are still written, as their own batch.
+      if (this.#stagedRows === 0) return;
+      batch = [];
+      lastRows = 0;
     }
-    this.#inFlightRows += rows;
+    const rows = this.#stagedRows + lastRows;
+    this.#inFlightRows += lastRows;
+    this.#stagedRows = 0;
     const started = performance.now();
     const p: Promise<void> = this.#backend.write(batch).then(
       () => {
@@ -280,6 +324,10 @@ class InlineBackend implements EventLogBackend {
 
   constructor(setup: WorkerSetup) {
     this.#sink = new EventLogSink(setup);
+  }
+
+  stage(chunk: RowColumns): void {
+    this.#sink.stage(chunk);
   }
 
   write(batch: RowColumns): Promise<void> {
@@ -322,6 +370,11 @@ class WorkerBackend implements EventLogBackend {
     });
     this.#worker.on('error', (err) => this.#failAll(err));
     this.#worker.on('exit', () => this.#failAll(new Error('event log worker exited')));
+  }
+
+  stage(chunk: RowColumns): void {
+    // Not answered: the write after it reports the batch. Cloned here, so the caller's array is free.
+    this.#worker.postMessage({ type: 'stage', id: this.#nextId++, chunk } satisfies WorkerRequest);
   }
 
   async write(batch: RowColumns): Promise<void> {

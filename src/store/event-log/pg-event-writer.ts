@@ -100,14 +100,16 @@ export class PgEventWriter extends EventBatchWriter {
   }
 
   /**
-   * One INSERT for the packed batch, its day partitions made first. While the database cannot be
+   * One INSERT for the batch (all its chunks), its day partitions made first. While the database cannot be
    * reached (StorageUnavailableError: a lost connection, a restart) the batch is kept and tried
    * again every OUTAGE_RETRY_MS, and the batches after it wait behind it in order (EventLog bounds
    * how many rows are held); once the log is closing, for CLOSING_GRACE_MS more. Any other error
    * fails the batch at once. An INSERT whose COMMIT went through just as the connection broke is
    * written twice: the event log is at least once through an outage.
    */
-  protected async insert(batch: Readonly<RowColumns>): Promise<void> {
+  protected async insert(chunks: readonly Readonly<RowColumns>[]): Promise<void> {
+    // One statement for the batch: its column arrays are built over the chunks joined.
+    const batch = chunks.length === 1 ? chunks[0]! : chunks.flat();
     await this.#whileReachable(async () => {
       await this.#ensurePartitions(batch);
       if (batch.length >= ROW_WIDTH) await this.#db.query(INSERT_SQL, columnArrays(batch));

@@ -132,7 +132,7 @@ interface TailBlock {
 
 export class SqliteEventLogStore implements EventLogStore {
   readonly #db: Db;
-  readonly #insertColumns: (flat: Readonly<RowColumns>) => void;
+  readonly #insertChunks: (chunks: readonly Readonly<RowColumns>[]) => void;
   readonly #minId;
   readonly #maxId;
   readonly #tsAtOrAfter;
@@ -209,15 +209,20 @@ export class SqliteEventLogStore implements EventLogStore {
     const inserts = new EventInserts(db, INSERT_HEAD);
     // The batch's counts by minute and kind go in the same transaction as its rows: a failed or
     // interrupted batch leaves neither. A batch is a few (minute, kind) upserts (one minute, a few kinds).
-    this.#insertColumns = db.transaction((flat: Readonly<RowColumns>) => {
-      const end = flat.length - (flat.length % ROW_WIDTH);
-      const last = inserts.insert(flat, end);
+    // A batch may come in chunks (EventLog hands the rows of a large batch over as they fill):
+    // each chunk's rows follow the one before's, all in the batch's one transaction.
+    this.#insertChunks = db.transaction((chunks: readonly Readonly<RowColumns>[]) => {
       const tally = new MinuteTally();
-      for (let r = 0; r < end; r += ROW_WIDTH) tally.add(flat[r], flat[r + 5], flat[r + 8]);
+      for (const flat of chunks) {
+        const end = flat.length - (flat.length % ROW_WIDTH);
+        if (end === 0) continue;
+        const last = inserts.insert(flat, end);
+        for (let r = 0; r < end; r += ROW_WIDTH) tally.add(flat[r], flat[r + 5], flat[r + 8]);
+        this.#addCorrelations(flat, end, last);
+      }
       for (const [minute, kinds] of tally.minutes) {
         for (const c of kinds) countAdd.run(minute, c.event, c.n, c.failed);
       }
-      this.#addCorrelations(flat, end, last);
     });
   }
 
@@ -370,9 +375,14 @@ export class SqliteEventLogStore implements EventLogStore {
 
   /** Inserts every row of a packed batch (see `packEventRow`) in one transaction. */
   insertColumns(flat: Readonly<RowColumns>): void {
-    if (flat.length < ROW_WIDTH) return;
+    this.insertChunks([flat]);
+  }
+
+  /** Inserts every row of a batch packed in chunks, in their order, in one transaction. */
+  insertChunks(chunks: readonly Readonly<RowColumns>[]): void {
+    if (!chunks.some((flat) => flat.length >= ROW_WIDTH)) return;
     try {
-      this.#insertColumns(flat);
+      this.#insertChunks(chunks);
     } catch (err) {
       // Rolled back: the filter in memory may hold ids of rows that are not there, or have moved
       // past a block whose filter was not kept. The next batch builds it again from the rows.

@@ -302,6 +302,98 @@ test('a full batch is written without waiting for the timer', async () => {
   d.cleanup();
 });
 
+/** Reads the rows of log.db oldest first, and the correlation ids of the daily file's lines. */
+function written(d: { logDb: string; logsDir: string }, day: string): { db: string[]; file: string[]; byId: number } {
+  const repo = SqliteEventLogStore.open(d.logDb);
+  try {
+    const db = repo.query({ oldestFirst: true, limit: 100 }).map((r) => r.correlation_id!);
+    const byId = repo.query({ correlation_id: 'c1' }).length + repo.query({ correlation_id: 'c7' }).length;
+    let file: string[] = [];
+    try {
+      file = readFileSync(join(d.logsDir, `events-${day}.jsonl`), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { correlation_id: string }).correlation_id);
+    } catch {
+      // no file yet
+    }
+    return { db, file, byId };
+  } finally {
+    repo.close();
+  }
+}
+
+const turns = async (n: number): Promise<void> => {
+  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+};
+
+for (const inline of [true, false]) {
+  test(`a batch handed over in chunks is written whole, in order, and none of it before its end (${inline ? 'inline' : 'worker thread'})`, async () => {
+    const d = dirs();
+    const batches: number[] = [];
+    const log = new EventLog({
+      logDb: d.logDb,
+      logsDir: d.logsDir,
+      inline,
+      flushIntervalMs: 60_000,
+      maxBatchRows: 7,
+      chunkRows: 3,
+      onBatchWritten: (rows) => batches.push(rows),
+    });
+    try {
+      const ts = '2026-04-01T00:00:00.000Z';
+      for (let i = 1; i <= 6; i++) log.emit({ event: 'received', tenant: 't', flow: 'f', correlation_id: `c${i}`, ts });
+      assert.equal(log.queuedRows, 6);
+      await turns(20);
+      // Two chunks are with the writer, but their batch has not ended: nothing is written yet.
+      assert.deepEqual(written(d, '2026-04-01'), { db: [], file: [], byId: 0 });
+      log.emit({ event: 'received', tenant: 't', flow: 'f', correlation_id: 'c7', ts });
+      await log.flush();
+      const all = ['c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7'];
+      // Both ends of the batch are found by correlation id (the filters span the chunks).
+      assert.deepEqual(written(d, '2026-04-01'), { db: all, file: all, byId: 2 });
+      assert.deepEqual(batches, [7]);
+      // A batch whose rows were all staged (none left in the open chunk) is written by flush().
+      for (let i = 8; i <= 9; i++) log.emit({ event: 'received', tenant: 't', flow: 'f', correlation_id: `c${i}`, ts });
+      log.emit({ event: 'received', tenant: 't', flow: 'f', correlation_id: 'c10', ts });
+      await log.flush();
+      assert.deepEqual(written(d, '2026-04-01').db, [...all, 'c8', 'c9', 'c10']);
+      assert.deepEqual(batches, [7, 3]);
+      assert.equal(log.queuedRows, 0);
+    } finally {
+      await log.close();
+      d.cleanup();
+    }
+  });
+}
+
+test('a chunk that would pass the rows held for the database is dropped and reported; the rows staged before it are still written', async () => {
+  const d = dirs();
+  const errors: string[] = [];
+  const log = new EventLog({
+    logDb: d.logDb,
+    logsDir: d.logsDir,
+    flushIntervalMs: 60_000,
+    maxBatchRows: 100,
+    chunkRows: 2,
+    maxHeldRows: 3,
+    onError: (err) => errors.push(err.message),
+  });
+  try {
+    const ts = '2026-04-02T00:00:00.000Z';
+    for (let i = 1; i <= 4; i++) log.emit({ event: 'received', tenant: 't', flow: 'f', correlation_id: `c${i}`, ts });
+    assert.equal(log.droppedRows, 2);
+    assert.match(errors[0] ?? '', /^2 event row\(s\) not written \(2 lost since start\): 2 rows are already held/);
+    log.emit({ event: 'received', tenant: 't', flow: 'f', correlation_id: 'c5', ts });
+    await log.flush();
+    assert.deepEqual(written(d, '2026-04-02').db, ['c1', 'c2', 'c5']);
+    assert.equal(log.queuedRows, 0);
+  } finally {
+    await log.close();
+    d.cleanup();
+  }
+});
+
 test('retention deletes in slices, turning between them, and stops when asked', async () => {
   const d = dirs();
   const repo = SqliteEventLogStore.open(d.logDb);
