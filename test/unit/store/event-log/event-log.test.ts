@@ -323,6 +323,11 @@ function written(d: { logDb: string; logsDir: string }, day: string): { db: stri
   }
 }
 
+/** Emits one `received` row at `ts` for each of the correlation ids c<from> to c<to>. */
+function emitReceived(log: EventLog, from: number, to: number, ts: string): void {
+  for (let i = from; i <= to; i++) log.emit({ event: 'received', tenant: 't', flow: 'f', correlation_id: `c${i}`, ts });
+}
+
 const turns = async (n: number): Promise<void> => {
   for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
 };
@@ -342,20 +347,20 @@ for (const inline of [true, false]) {
     });
     try {
       const ts = '2026-04-01T00:00:00.000Z';
-      for (let i = 1; i <= 6; i++) log.emit({ event: 'received', tenant: 't', flow: 'f', correlation_id: `c${i}`, ts });
+      emitReceived(log, 1, 6, ts);
       assert.equal(log.queuedRows, 6);
       await turns(20);
       // Two chunks are with the writer, but their batch has not ended: nothing is written yet.
       assert.deepEqual(written(d, '2026-04-01'), { db: [], file: [], byId: 0 });
-      log.emit({ event: 'received', tenant: 't', flow: 'f', correlation_id: 'c7', ts });
+      emitReceived(log, 7, 7, ts);
       await log.flush();
       const all = ['c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7'];
       // Both ends of the batch are found by correlation id (the filters span the chunks).
       assert.deepEqual(written(d, '2026-04-01'), { db: all, file: all, byId: 2 });
       assert.deepEqual(batches, [7]);
       // A batch whose rows were all staged (none left in the open chunk) is written by flush().
-      for (let i = 8; i <= 9; i++) log.emit({ event: 'received', tenant: 't', flow: 'f', correlation_id: `c${i}`, ts });
-      log.emit({ event: 'received', tenant: 't', flow: 'f', correlation_id: 'c10', ts });
+      emitReceived(log, 8, 9, ts);
+      emitReceived(log, 10, 10, ts);
       await log.flush();
       assert.deepEqual(written(d, '2026-04-01').db, [...all, 'c8', 'c9', 'c10']);
       assert.deepEqual(batches, [7, 3]);
@@ -381,10 +386,10 @@ test('a chunk that would pass the rows held for the database is dropped and repo
   });
   try {
     const ts = '2026-04-02T00:00:00.000Z';
-    for (let i = 1; i <= 4; i++) log.emit({ event: 'received', tenant: 't', flow: 'f', correlation_id: `c${i}`, ts });
+    emitReceived(log, 1, 4, ts);
     assert.equal(log.droppedRows, 2);
     assert.match(errors[0] ?? '', /^2 event row\(s\) not written \(2 lost since start\): 2 rows are already held/);
-    log.emit({ event: 'received', tenant: 't', flow: 'f', correlation_id: 'c5', ts });
+    emitReceived(log, 5, 5, ts);
     await log.flush();
     assert.deepEqual(written(d, '2026-04-02').db, ['c1', 'c2', 'c5']);
     assert.equal(log.queuedRows, 0);
