@@ -205,6 +205,16 @@ export class LockFile {
     }
   }
 
+  /** `wanted` on the calling thread: one stat from the page cache, no hand-over to the libuv pool. */
+  static wantedSync(path: string, withinMs: number): boolean {
+    try {
+      const st = statSync(wantPath(path), { throwIfNoEntry: false });
+      return st !== undefined && Date.now() - st.mtimeMs <= withinMs;
+    } catch {
+      return false;
+    }
+  }
+
   /**
    * `stillHeld` on the calling thread: one `stat` of the path (microseconds from the page cache),
    * for checks that must not yield to the event loop between the check and what it guards.

@@ -46,9 +46,17 @@ export interface SegmentAppenderOptions {
   onAppended?: (batch: CommittedBatch | undefined) => void;
   /**
    * How long the append lock is kept after a batch in case another append follows (a sequential
-   * appender then pays no lock cost). Milliseconds. @default 2
+   * appender then pays no lock cost), and how often, while idle, the appender then looks whether
+   * another writer waits for it. Milliseconds. @default 2
    */
   lingerMs?: number;
+  /**
+   * The longest the lock is kept idle after a batch while nobody waits for it. Under load the next
+   * batch usually follows within a few milliseconds but past `lingerMs` (the submissions of the
+   * last one are still being answered): each re-take then cost a link, two stats and an unlink.
+   * Milliseconds. @default 20
+   */
+  idleHoldMs?: number;
   /**
    * Longest continuous hold before the lock is handed back, if someone is waiting for it (another
    * server, `svc dlq replay`, a drain), so it gets a turn. Milliseconds. @default 25
@@ -110,6 +118,7 @@ export class SegmentAppender {
   #end = 0;
   #releaseTimer: NodeJS.Timeout | undefined;
   readonly #lingerMs: number;
+  readonly #idleHoldMs: number;
   readonly #maxHoldMs: number;
   /** The last record this appender wrote whole, and the end named by the last hint it left. */
   #lastWhole: TailHint | undefined;
@@ -123,6 +132,7 @@ export class SegmentAppender {
     this.#ids = new IdAllocator(paths.counter, paths.counterLock, opts.idBlockSize ?? 1024, writeLockOptions(paths));
     this.#onAppended = opts.onAppended;
     this.#lingerMs = opts.lingerMs ?? 2;
+    this.#idleHoldMs = Math.max(this.#lingerMs, opts.idleHoldMs ?? 20);
     this.#maxHoldMs = opts.maxHoldMs ?? 25;
   }
 
@@ -236,12 +246,25 @@ export class SegmentAppender {
       this.#running = false;
       this.#idleSince = Date.now();
     }
-    if (this.#lock && !this.#releaseTimer) {
-      this.#releaseTimer = setTimeout(() => {
-        this.#releaseTimer = undefined;
-        if (!this.#running) void this.#releaseLock().catch(() => undefined);
-      }, this.#lingerMs);
-    }
+    if (this.#lock && !this.#releaseTimer) this.#lingerIdle();
+  }
+
+  /**
+   * Keeps the lock while idle: every `lingerMs`, hands it back if another writer waits for it (its
+   * `.want` touched, LockFile.wanted; one stat on this thread), and after `idleHoldMs` in any case.
+   */
+  #lingerIdle(): void {
+    this.#releaseTimer = setTimeout(() => {
+      this.#releaseTimer = undefined;
+      if (this.#running || this.#scheduled || this.#lock === undefined) return;
+      const idleFor = Date.now() - this.#idleSince;
+      if (
+        idleFor + this.#lingerMs <= this.#idleHoldMs &&
+        !LockFile.wantedSync(this.paths.appendLock, 2 * this.#maxHoldMs)
+      )
+        this.#lingerIdle();
+      else void this.#releaseLock().catch(() => undefined);
+    }, this.#lingerMs);
   }
 
   async #releaseLock(): Promise<void> {

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { waitFor } from '../../../helpers/wait.js';
 import { LockFile, readLockOwner } from '../../../../src/queue/coordination/lock-file.js';
-import { queuePaths } from '../../../../src/queue/file/queue-paths.js';
+import { queuePaths, writeLockOptions } from '../../../../src/queue/file/queue-paths.js';
 import { SegmentAppender } from '../../../../src/queue/file/segment-appender.js';
 
 const root = mkdtempSync(join(tmpdir(), 'svc-lock-'));
@@ -72,6 +72,43 @@ describe('lock file waiting', () => {
     await lock.release();
     assert.ok((await busy) > 0);
     assert.ok(waited < 1000, `waited ${waited} ms for the lock`);
+    await appender.close();
+  });
+});
+
+describe('an idle appender keeps its append lock (lingerMs, idleHoldMs)', () => {
+  it('keeps it past lingerMs while nobody waits, so the next batch takes no lock', async (t) => {
+    const paths = queuePaths(join(root, 'idle-1'), 'acme', 'idle');
+    const appender = new SegmentAppender(paths, { lingerMs: 5, idleHoldMs: 2000 });
+    await appender.append({ correlationId: 'first', payload: {} });
+    const acquire = t.mock.method(LockFile, 'acquire');
+    await new Promise((r) => setTimeout(r, 60)); // twelve looks, nobody waiting
+    assert.ok(existsSync(paths.appendLock), 'still held after twelve lingerMs');
+    await appender.append({ correlationId: 'second', payload: {} });
+    assert.equal(acquire.mock.callCount(), 0, 'the second batch reused the lock');
+    await appender.close();
+  });
+
+  it('lets it go once idleHoldMs has passed without a batch', async () => {
+    const paths = queuePaths(join(root, 'idle-2'), 'acme', 'idle');
+    const appender = new SegmentAppender(paths, { lingerMs: 5, idleHoldMs: 40 });
+    await appender.append({ correlationId: 'first', payload: {} });
+    assert.ok(existsSync(paths.appendLock));
+    await waitFor('the lock to be let go', () => !existsSync(paths.appendLock), 1000);
+    await appender.close();
+  });
+
+  it('hands it to a waiter at its next look, long before idleHoldMs', async () => {
+    const paths = queuePaths(join(root, 'idle-3'), 'acme', 'idle');
+    const appender = new SegmentAppender(paths, { lingerMs: 5, idleHoldMs: 60_000 });
+    await appender.append({ correlationId: 'first', payload: {} });
+    const t0 = Date.now();
+    const lock = await LockFile.acquire(paths.appendLock, { ...writeLockOptions(paths), timeoutMs: 5000 });
+    const waited = Date.now() - t0;
+    await lock.release();
+    assert.ok(waited < 1000, `waited ${waited} ms for an idle appender's lock`);
+    // The appender takes it again for its next batch.
+    await appender.append({ correlationId: 'second', payload: {} });
     await appender.close();
   });
 });
