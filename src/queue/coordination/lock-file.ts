@@ -198,21 +198,18 @@ export class LockFile {
 
   /** True when some caller of `acquire` waited for the lock at `path` within the last `withinMs`. */
   static async wanted(path: string, withinMs: number): Promise<boolean> {
-    try {
-      return Date.now() - (await stat(wantPath(path))).mtimeMs <= withinMs;
-    } catch {
-      return false;
-    }
+    return wantSeen(await stat(wantPath(path)).catch(() => undefined), withinMs);
   }
 
   /** `wanted` on the calling thread: one stat from the page cache, no hand-over to the libuv pool. */
   static wantedSync(path: string, withinMs: number): boolean {
+    let st;
     try {
-      const st = statSync(wantPath(path), { throwIfNoEntry: false });
-      return st !== undefined && Date.now() - st.mtimeMs <= withinMs;
+      st = statSync(wantPath(path), { throwIfNoEntry: false });
     } catch {
-      return false;
+      st = undefined;
     }
+    return wantSeen(st, withinMs);
   }
 
   /**
@@ -270,6 +267,11 @@ export class LockFile {
 }
 
 /** `<lock>.want`: its mtime is the last time anyone waited for the lock. */
+/** The one rule of `wanted`: the want file was touched within `withinMs` (none, or unreadable: not wanted). */
+function wantSeen(st: { mtimeMs: number } | undefined, withinMs: number): boolean {
+  return st !== undefined && Date.now() - st.mtimeMs <= withinMs;
+}
+
 function wantPath(path: string): string {
   return `${path}.want`;
 }
