@@ -257,4 +257,66 @@ describe('SqliteAuditStore', () => {
     one.append({ tenant: 'acme', eventType: 'c' });
     assert.equal(one.verify('acme').count, 3);
   });
+
+  describe('the acknowledgement of a queued message is chained once, whoever chains it again', () => {
+    const receipt = (tenant: string, flow: string, id: number, source = 'enqueue') =>
+      prepareAuditEntry({ tenant, eventType: 'queue.message.enqueued', payload: { flow, id, offset: 0, source } });
+    const enqueuedIds = (audit: SqliteAuditStore, tenant: string) =>
+      audit
+        .entriesOfTypes(tenant, ['queue.message.enqueued'], 0, 100)
+        .map((e) => JSON.parse(e.payload) as { flow: string; id: number })
+        .map((p) => `${p.flow}#${p.id}`);
+
+    it('in one batch, across batches, and on every path that chains (writer, spool recovery, CLI)', () => {
+      const { audit } = setup();
+      audit.appendPrepared([receipt('acme', 'orders', 1), receipt('acme', 'orders', 1), receipt('acme', 'orders', 2)]);
+      audit.appendMarked([receipt('acme', 'orders', 2), receipt('acme', 'orders', 3)], [{ spool: 's1', seq: 2 }]);
+      audit.chainSpooled('s2', () => [
+        { seq: 1, entry: receipt('acme', 'orders', 3) },
+        { seq: 2, entry: receipt('acme', 'orders', 4) },
+      ]);
+      assert.throws(
+        () => audit.append({ tenant: 'acme', eventType: 'queue.message.enqueued', payload: { flow: 'orders', id: 4 } }),
+        (err: Error & { code?: string }) => err.code === 'SVC_ERR_CONFLICT',
+      );
+      assert.deepEqual(enqueuedIds(audit, 'acme'), ['orders#1', 'orders#2', 'orders#3', 'orders#4']);
+      const v = audit.verify('acme');
+      assert.equal(v.ok, true);
+      assert.equal(v.count, 4, 'the skipped entries took no seq: the chain has no gap');
+    });
+
+    it('the same id in another flow or tenant is another message', () => {
+      const { audit } = setup();
+      audit.appendPrepared([receipt('acme', 'orders', 1), receipt('acme', 'invoices', 1), receipt('beta', 'orders', 1)]);
+      assert.deepEqual(enqueuedIds(audit, 'acme'), ['orders#1', 'invoices#1']);
+      assert.deepEqual(enqueuedIds(audit, 'beta'), ['orders#1']);
+    });
+
+    it('other entries are never skipped, nor an enqueued entry that names no message', () => {
+      const { audit } = setup();
+      const processed = prepareAuditEntry({
+        tenant: 'acme',
+        eventType: 'queue.message.processed',
+        payload: { flow: 'orders', id: 1 },
+      });
+      const nameless = prepareAuditEntry({ tenant: 'acme', eventType: 'queue.message.enqueued', payload: { id: 'x' } });
+      audit.appendPrepared([processed, processed, nameless, nameless, { ...nameless, payload: 'not json' }]);
+      assert.equal(audit.count('acme'), 5);
+    });
+
+    it('a skipped entry is not counted as chained, and moves its spool mark with its batch', () => {
+      const { db, audit } = setup();
+      audit.appendPrepared([receipt('acme', 'orders', 7)]);
+      const spooled = [
+        { seq: 1, entry: receipt('acme', 'orders', 7) },
+        { seq: 2, entry: receipt('acme', 'orders', 8) },
+      ];
+      assert.equal(
+        audit.chainSpooled('s1', () => spooled),
+        1,
+      );
+      assert.equal((db.prepare("SELECT seq FROM audit_spool_marks WHERE spool = 's1'").get() as { seq: number }).seq, 2);
+      assert.equal(audit.count('acme'), 2);
+    });
+  });
 });

@@ -1,4 +1,7 @@
-/** Schema of the audit database (`audit.db`): one hash chain per tenant, each chain's head, and the writers' spool marks. */
+/**
+ * Schema of the audit database (`audit.db`): one hash chain per tenant, each chain's head, the
+ * writers' spool marks, and the messages whose acknowledgement is chained.
+ */
 import type { Migration } from '../db.js';
 
 export const auditMigrations: readonly Migration[] = [
@@ -36,6 +39,22 @@ export const auditMigrations: readonly Migration[] = [
       CREATE TABLE audit_spool_marks (
         spool TEXT PRIMARY KEY,
         seq INTEGER NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
+  {
+    version: 3,
+    name: 'audit receipts',
+    sql: `
+      -- One row per queued message whose queue.message.enqueued entry is chained, inserted in the
+      -- entry's own transaction. A file queue's record carries what its entry says (the outbox:
+      -- queue-format.md), so a reader that cannot tell whether the appending process lived to chain
+      -- it chains it again; the row makes every chaining after the first a no-op.
+      CREATE TABLE audit_receipts (
+        tenant TEXT NOT NULL,
+        flow TEXT NOT NULL,
+        id INTEGER NOT NULL,
+        PRIMARY KEY (tenant, flow, id)
       ) WITHOUT ROWID;
     `,
   },
