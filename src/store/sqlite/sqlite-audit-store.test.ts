@@ -287,7 +287,11 @@ describe('SqliteAuditStore', () => {
 
     it('the same id in another flow or tenant is another message', () => {
       const { audit } = setup();
-      audit.appendPrepared([receipt('acme', 'orders', 1), receipt('acme', 'invoices', 1), receipt('beta', 'orders', 1)]);
+      audit.appendPrepared([
+        receipt('acme', 'orders', 1),
+        receipt('acme', 'invoices', 1),
+        receipt('beta', 'orders', 1),
+      ]);
       assert.deepEqual(enqueuedIds(audit, 'acme'), ['orders#1', 'invoices#1']);
       assert.deepEqual(enqueuedIds(audit, 'beta'), ['orders#1']);
     });
@@ -315,7 +319,10 @@ describe('SqliteAuditStore', () => {
         audit.chainSpooled('s1', () => spooled),
         1,
       );
-      assert.equal((db.prepare("SELECT seq FROM audit_spool_marks WHERE spool = 's1'").get() as { seq: number }).seq, 2);
+      assert.equal(
+        (db.prepare("SELECT seq FROM audit_spool_marks WHERE spool = 's1'").get() as { seq: number }).seq,
+        2,
+      );
       assert.equal(audit.count('acme'), 2);
     });
   });
