@@ -31,6 +31,7 @@ describe('a kill -9 in the middle of an /enqueue storm (one state directory, one
       assert.ok(r.acked >= r.killAfterAcks, `the kill came after ${r.killAfterAcks} acknowledgements`);
       assert.deepEqual(r.lost, []);
       assert.deepEqual(r.unaudited, [], 'every acknowledged message has its queue.message.enqueued entry');
+      assert.deepEqual(r.auditedTwice, [], 'and only one');
       assert.deepEqual(r.deliveriesUnaudited, [], 'every delivery has its queue.message.processed entry');
       assert.ok(r.dlqEmpty, 'nothing dead-lettered');
     });

@@ -43,7 +43,7 @@ describe('PostgreSQL appends and their receipts, across queues and tenants', () 
     schema = await freshPgSchema('svcrcpt');
     const store = await openStore(schema.url, { pg: { maxConnections: 4 } });
     stores.push(store);
-    assert.equal(store.queues.commitsReceipts, true);
+    assert.equal(store.queues.receipts, 'with-message');
     // All in one turn: the appender gathers them into one transaction.
     const appended = await Promise.all(
       QUEUES.flatMap((q) => Array.from({ length: 20 }, (_, n) => appendWithReceipt(store, q.tenant, q.flow, n))),

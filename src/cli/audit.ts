@@ -1,6 +1,7 @@
 /** `svc audit --tenant <t> [-l N] [--verify]`: a tenant's audit chain, read from audit.db beside --db. */
 import { Command, Option } from 'commander';
 import {
+  chainHeldReceipts,
   checkQueueEntries,
   PLATFORM_CHAIN,
   DEFAULT_AUDIT_LIMIT,
@@ -140,8 +141,11 @@ async function verify(opts: AuditOptions, chain: Chain): Promise<void> {
       if (!s.has('audit')) return undefined;
       // What a server killed before chaining left in its spool is chained first, as a server start does.
       const spooled = s.kind === 'sqlite' ? recoverAuditSpools(s.paths.auditSpoolDir, s.audit) : undefined;
+      // And the receipts its queues' records carry that it did not chain, as their workers would.
+      const fromRecords = chain.isTenant ? await chainHeldReceipts(s.queues, s.audit, chain.name) : 0;
       return {
         spooled,
+        fromRecords,
         chain: await verifyAuditChain(s.audit, chain.name),
         // The platform has no queues.
         queues: chain.isTenant ? await checkQueueEntries(s.audit, s.queues, chain.name) : undefined,
@@ -152,6 +156,10 @@ async function verify(opts: AuditOptions, chain: Chain): Promise<void> {
   if (checked?.spooled !== undefined && checked.spooled.entries > 0 && opts.json !== true)
     out(
       `chained first: ${checked.spooled.entries} audit entries left spooled by ${checked.spooled.spools} stopped server process(es)`,
+    );
+  if (checked !== undefined && checked.fromRecords > 0 && opts.json !== true)
+    out(
+      `chained first: ${checked.fromRecords} queue.message.enqueued entries carried by the records of acknowledged messages (their server stopped before chaining them)`,
     );
   const result = checked?.chain;
   const queues = checked?.queues;

@@ -8,7 +8,7 @@ import type { Coordination } from './coordination/coordination.js';
 import type { CompactionPass } from './contract/compaction.js';
 import type { QueueConsumerHandle, QueueConsumerOptions } from './contract/consumer.js';
 import type { DeadLetter, DeadLetterRow, ReplayResult } from './contract/dead-letters.js';
-import type { AppendInput, AppendResult } from './contract/messages.js';
+import type { AppendInput, AppendResult, QueuedReceipt } from './contract/messages.js';
 import type { QueueBacklog, QueueName } from './contract/names.js';
 import type { QueueStats } from './contract/stats.js';
 import type { TenantQueueUsage } from './contract/usage.js';
@@ -62,11 +62,16 @@ export interface QueueStore {
    */
   readonly adoptsOrphans: boolean;
   /**
-   * Whether `append` commits each message's `receipt` (its audit entry) with the message, in one
-   * transaction (PostgreSQL), so an acknowledged message always has it. False on files: the caller
-   * commits the entry itself before acknowledging.
+   * How an acknowledged message is sure of its receipt (its `queue.message.enqueued` audit entry):
+   * - `with-message` (PostgreSQL): `append` commits each message's `receipt` in the message's own
+   *   transaction;
+   * - `outbox` (files): the message's record carries what its receipt says (AppendInput.receiptSource),
+   *   so the record's durable write stands for both. The caller records the entry after the append
+   *   without waiting for it, and the queue's reader hands back, before their delivery, the records
+   *   whose entry another process was to record (QueueConsumerOptions.onReceiptRead), which may
+   *   have died before doing so. The audit store chains a message's receipt once.
    */
-  readonly commitsReceipts: boolean;
+  readonly receipts: 'with-message' | 'outbox';
   /** How the processes (or nodes) sharing this store take turns at the scheduler and the housekeeping. */
   readonly coordination: Coordination;
   stats(tenant: string, flow: string): Promise<QueueStats>;
@@ -76,6 +81,12 @@ export interface QueueStore {
    * each has its audit entry. Reads the whole queue.
    */
   heldIds(tenant: string, flow: string): Promise<number[]>;
+  /**
+   * On an `outbox` store (`receipts`): the receipts the queue's records carry, every record that
+   * holds one, in the segment's order (a command chains those its server did not: svc audit
+   * --verify, svc store migrate). Empty on a `with-message` store. Reads the whole queue.
+   */
+  heldReceipts(tenant: string, flow: string): Promise<QueuedReceipt[]>;
   /** What the tenant's queues hold: the live queues and the bytes they take (the per-tenant bounds). */
   tenantUsage(tenant: string): Promise<TenantQueueUsage>;
   /** One pass giving back the space of processed messages (what it means on each backend: CompactionPass). */

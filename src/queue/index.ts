@@ -5,6 +5,7 @@ export type {
   QueueConsumerOptions,
   QueueHandler,
   QueueMessage,
+  QueuedReceipt,
   Outcome,
   AttemptFailure,
   DeadLettering,

@@ -24,6 +24,7 @@ function row(r: KillTrialResult): string {
     r.lost.length,
     r.duplicates,
     r.unaudited.length,
+    r.auditedTwice.length,
     r.deliveriesUnaudited.length,
     r.otherAnswers.length,
     r.dlqEmpty ? 'yes' : 'NO',
@@ -43,7 +44,7 @@ async function main(): Promise<void> {
     const random = seededRandom(seed);
     process.stdout.write(`kill -9 during an /enqueue storm: ${trials} trials, seed ${seed}\n`);
     process.stdout.write(
-      `${['trial', 'kill at', 'acked', 'delivered', 'lost', 'dupes', 'ack no aud', 'dlv no aud', 'non-202', 'dlq empty', 'secs'].map((h) => h.padStart(11)).join('')}\n`,
+      `${['trial', 'kill at', 'acked', 'delivered', 'lost', 'dupes', 'ack no aud', 'ack 2 aud', 'dlv no aud', 'non-202', 'dlq empty', 'secs'].map((h) => h.padStart(11)).join('')}\n`,
     );
     for (let trial = 1; trial <= trials; trial++) {
       const r = await runKillTrial(sandbox, setup, trial, random);
@@ -66,6 +67,7 @@ async function main(): Promise<void> {
     (r) =>
       r.lost.length > 0 ||
       r.unaudited.length > 0 ||
+      r.auditedTwice.length > 0 ||
       r.deliveriesUnaudited.length > 0 ||
       r.otherAnswers.length > 0 ||
       !r.dlqEmpty,
@@ -73,6 +75,7 @@ async function main(): Promise<void> {
   process.stdout.write(
     `total: ${sum((r) => r.acked)} acked, ${lost} lost, ${sum((r) => r.duplicates)} duplicates, ` +
       `${sum((r) => r.unaudited.length)} acknowledged and ${sum((r) => r.deliveriesUnaudited.length)} delivered without an audit entry, ` +
+      `${sum((r) => r.auditedTwice.length)} acknowledged with two, ` +
       `acked per trial ${Math.min(...results.map((r) => r.acked))}-${Math.max(...results.map((r) => r.acked))}, ` +
       `${(sum((r) => r.durationMs) / 1000).toFixed(1)} s; ${failed} of ${trials} trials failed\n`,
   );

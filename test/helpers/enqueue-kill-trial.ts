@@ -58,6 +58,8 @@ export interface KillTrialResult {
   readonly duplicates: number;
   /** Acknowledged correlation ids without their `queue.message.enqueued` audit entry. */
   readonly unaudited: readonly string[];
+  /** Acknowledged correlation ids with more than one `queue.message.enqueued` entry (one per acknowledgement). */
+  readonly auditedTwice: readonly string[];
   /** Delivered correlation ids without a `queue.message.processed` audit entry. */
   readonly deliveriesUnaudited: readonly string[];
   readonly dlqEmpty: boolean;
@@ -146,22 +148,22 @@ export async function runKillTrial(
   } finally {
     await second.stop();
   }
-  const entries = (eventType: string) =>
-    new Set(
-      storeRows<{ correlation_id: string }>(
-        sandbox,
-        'audit',
-        'SELECT correlation_id FROM audit_entries WHERE tenant = ? AND event_type = ?',
-        'acme',
-        eventType,
-      ).map((r) => r.correlation_id),
-    );
-  const enqueued = entries('queue.message.enqueued');
-  const processed = entries('queue.message.processed');
+  const correlationIds = (eventType: string) =>
+    storeRows<{ correlation_id: string }>(
+      sandbox,
+      'audit',
+      'SELECT correlation_id FROM audit_entries WHERE tenant = ? AND event_type = ?',
+      'acme',
+      eventType,
+    ).map((r) => r.correlation_id);
+  const enqueuedList = correlationIds('queue.message.enqueued');
+  const enqueued = new Set(enqueuedList);
+  const processed = new Set(correlationIds('queue.message.processed'));
   return {
     trial,
     acked: ackedAtKill,
     unaudited: [...want].filter((c) => !enqueued.has(c)),
+    auditedTwice: [...new Set(enqueuedList.filter((c, i) => want.has(c) && enqueuedList.indexOf(c) !== i))],
     deliveriesUnaudited: deliveredOfTrial()
       .map(([c]) => c)
       .filter((c) => !processed.has(c)),

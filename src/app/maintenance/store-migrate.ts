@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { statePaths, type StatePaths } from '../../common/paths.js';
 import {
   consumerLockOptions,
+  FileQueueStore,
   listQueueDirs,
   LockFile,
   queuePaths,
@@ -25,6 +26,10 @@ import {
   type ImportQueue,
 } from '../../store/migrate/pg-import.js';
 import { chainLeftSpools } from '../../store/audit/audit-spool.js';
+import { SqliteAuditStore } from '../../store/sqlite/sqlite-audit-store.js';
+import { openDb, type Db } from '../../store/sqlite/db.js';
+import { auditMigrations } from '../../store/sqlite/migrations/audit.js';
+import { chainHeldReceipts } from '../runtime/queue-receipts.js';
 import { stateDirUsers } from './state-users.js';
 import {
   EXPORT_MIGRATIONS,
@@ -101,8 +106,10 @@ export async function migrateStore(opts: StoreMigrateOptions): Promise<StoreMigr
       `the state directory ${paths.stateDir} is in use by ${users.map((u) => `pid ${u.pid} on ${u.host} (${u.lock})`).join(', ')}; stop svc serve first`,
     );
   }
-  // Audit entries a killed server left spooled are chained first, as a server start would.
+  // Audit entries a killed server left spooled are chained first, as a server start would, and the
+  // receipts its queues' records carry that it did not chain, as its workers would.
   chainLeftSpools(paths);
+  await chainLeftReceipts(paths);
   const files = openSnapshots(paths);
   const locks: LockFile[] = [];
   try {
@@ -302,5 +309,17 @@ function refuseNewerSource(files: Snapshots): void {
         'source_newer',
         `${file.path} was written by a newer svc (schema version ${unknown[unknown.length - 1]!.version}); run that version's store migrate`,
       );
+  }
+}
+
+/** chainHeldReceipts over a stopped state directory's queues: audit.db is opened only if a record holds a receipt. */
+async function chainLeftReceipts(paths: StatePaths): Promise<number> {
+  const queues = new FileQueueStore({ queuesDir: paths.queuesDir, locksDir: paths.locksDir, idBlockSize: 1 });
+  let db: Db | undefined;
+  try {
+    return await chainHeldReceipts(queues, () => new SqliteAuditStore((db = openDb(paths.auditDb, auditMigrations))));
+  } finally {
+    db?.close();
+    await queues.close();
   }
 }

@@ -22,12 +22,12 @@ import {
   type AppendResult,
 } from '../../queue/index.js';
 import type { AuditAppender } from '../../store/audit/audit-thread.js';
-import type { AuditEntryInput } from '../../store/contracts/index.js';
 import type { EventEmitter } from '../../store/event-log/event-sink.js';
 import type { FlowExecutor } from './flow-executor.js';
 import { QueuePool, type QueueWait, type WorkerStatus } from './queue-pool.js';
 import { QueueQuota } from './queue-quota.js';
 import { queueKey } from './worker-slots.js';
+import { enqueuedEntry, receiptEntry, type SubmissionSource } from './queue-receipts.js';
 
 export { REGISTRY_RETRY_MS } from './delivery-outcome.js';
 
@@ -55,25 +55,6 @@ export interface QueueWorkersDeps {
 }
 
 export type { WorkerStatus, QueueWait } from './queue-pool.js';
-
-/** The `queue.message.enqueued` entry of a message: the audit record of its acknowledgement. */
-function enqueuedEntry(
-  tenant: string,
-  flow: string,
-  correlationId: string,
-  source: SubmissionSource,
-  r: AppendResult,
-): AuditEntryInput {
-  return {
-    tenant,
-    eventType: 'queue.message.enqueued',
-    correlationId,
-    payload: { flow, id: r.id, offset: wireOffset(r), source },
-  };
-}
-
-/** Where a submission came from (for the log and audit rows). */
-export type SubmissionSource = 'enqueue' | 'queue_publish';
 
 /** `running` accepts submissions and starts workers; `stopped` after close(). */
 export type QueueWorkersState = 'running' | 'stopped';
@@ -139,9 +120,11 @@ export class QueueWorkers {
   }
 
   /**
-   * /enqueue: appends the message and resolves once an fdatasync covers it and its
-   * `queue.message.enqueued` audit entry is committed; makes sure the queue is served (its worker
-   * runs, or it waits in line for a slot of the pool).
+   * /enqueue: appends the message and resolves once it is durable with its
+   * `queue.message.enqueued` audit entry: in one transaction on PostgreSQL; on files the record's
+   * fdatasync covers both, the record carrying what the entry says (the outbox: QueueStore.receipts),
+   * and the entry is chained after. Makes sure the queue is served (its worker runs, or it waits
+   * in line for a slot of the pool).
    * @param bodyBytes the request body's size, counted against the tenant's byte bound
    * @throws QueueQuotaError (507) when the tenant's queues reached a bound (nothing is written)
    */
@@ -162,10 +145,8 @@ export class QueueWorkers {
       'svc.correlation_id': correlationId,
     });
     const r = await this.#append(tenant, flow, { correlationId, payload }, 'enqueue', span, bodyBytes);
-    const audited = this.#recordEnqueued(tenant, flow, r, correlationId, payload, 'enqueue', traced, span.traceId);
+    this.#recordEnqueued(tenant, flow, r, correlationId, payload, 'enqueue', traced, span.traceId);
     this.#serve(tenant, flow);
-    // No acknowledgement without its audit entry: a kill -9 after the 202 cannot lose it.
-    await audited;
     return r;
   }
 
@@ -196,7 +177,7 @@ export class QueueWorkers {
       span,
       JSON.stringify(payload).length,
     );
-    const audited = this.#recordEnqueued(
+    this.#recordEnqueued(
       tenant,
       flow,
       r,
@@ -207,7 +188,6 @@ export class QueueWorkers {
       span.traceId,
     );
     this.#serve(tenant, flow);
-    await audited;
     return r;
   }
 
@@ -236,10 +216,12 @@ export class QueueWorkers {
         ...input,
         traceparent: span.traceparent(),
         tracestate: span.tracestate,
-        // PostgreSQL commits the entry with the message; on files #recordEnqueued commits it before the answer.
-        receipt: store.commitsReceipts
-          ? (id) => enqueuedEntry(tenant, flow, input.correlationId, source, { storage: 'row', id })
-          : undefined,
+        // PostgreSQL commits the entry with the message; on files the record carries it (the outbox).
+        receipt:
+          store.receipts === 'with-message'
+            ? (id) => enqueuedEntry(tenant, flow, input.correlationId, source, { storage: 'row', id })
+            : undefined,
+        receiptSource: store.receipts === 'outbox' ? source : undefined,
       });
       span.end();
       return r;
@@ -300,6 +282,7 @@ export class QueueWorkers {
       pollIntervalMs: this.#deps.pollIntervalMs ?? 500,
       // A delivery's progress (checkpoint, deleted row) waits for its audit entries to be committed.
       recordsDurable: () => this.#deps.audit.committed(),
+      onReceiptRead: (r) => this.#deps.audit.append(receiptEntry(tenant, flow, r)),
       onAttemptFailed: (f) => {
         this.#deps.events.emit({
           event: 'queue_failed',
@@ -425,7 +408,7 @@ export class QueueWorkers {
     source: SubmissionSource,
     traced: boolean,
     traceId: string,
-  ): Promise<void> {
+  ): void {
     const { events, audit } = this.#deps;
     if (traced)
       events.emit({
@@ -449,9 +432,10 @@ export class QueueWorkers {
       logLevel: 'full',
       trace_id: traceId,
     });
-    // Committed with the message on a store that can; else committed here before the acknowledgement.
-    if (this.#deps.store.commitsReceipts) return Promise.resolve();
-    return audit.appendCommitted(enqueuedEntry(tenant, flow, correlationId, source, r));
+    // Committed with the message on PostgreSQL. On files the record's own durable write stands for
+    // the entry until it is chained: queued here, and recorded again by a reader of another process
+    // (#workerOptions' onReceiptRead), so the acknowledgement does not wait for a second synced write.
+    if (this.#deps.store.receipts === 'outbox') audit.append(enqueuedEntry(tenant, flow, correlationId, source, r));
   }
 
   /** Stops starting workers; the store's close() stops the running ones and releases their locks. */

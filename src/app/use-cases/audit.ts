@@ -127,6 +127,8 @@ export async function verifyAuditChain(audit: AuditStore, tenant: string): Promi
   return audit.verify(tenant);
 }
 
+export { chainHeldReceipts } from '../runtime/queue-receipts.js';
+
 /** Entries that stand for a message put on a queue: `/enqueue`, `queue_publish`, a compensation, a dead letter replayed. */
 const RECEIPTS = new Map([
   ['queue.message.enqueued', 'id'],

@@ -1,5 +1,5 @@
 /** The queue contract's worker: the handler it runs, what it reports, the options every backend takes, and its handle. */
-import type { Outcome, QueueMessage, RetryPolicy } from './messages.js';
+import type { Outcome, QueueMessage, QueuedReceipt, RetryPolicy } from './messages.js';
 import type { QueueBacklog } from './names.js';
 import type { QueueStats } from './stats.js';
 
@@ -62,6 +62,14 @@ export interface QueueConsumerOptions {
    * without its record: it is delivered again instead (at least once). @default none
    */
   readonly recordsDurable?: () => Promise<void>;
+  /**
+   * On an `outbox` store (QueueStore.receipts): a message about to be delivered whose receipt
+   * another process was to record, called before its handler, so that the receipt is chained
+   * before anything its delivery records (and, by recordsDurable, before its progress is). Such
+   * a message may have been acknowledged by a process that died before recording it; the audit
+   * store keeps the first of a message's receipts, so recording it again is safe.
+   */
+  readonly onReceiptRead?: (r: QueuedReceipt) => void;
   /** Storage errors of the loop itself (it backs off one poll interval and carries on). */
   readonly onError?: (err: unknown) => void;
   /**

@@ -15,11 +15,16 @@ export interface AppendInput extends QueuedTraceContext {
   /** @default now */
   readonly enqueuedAt?: string;
   /**
-   * The audit entry that stands for this message's acknowledgement, made from its id. A backend
-   * that can (QueueStore.commitsReceipts: PostgreSQL) commits it in the message's own transaction;
-   * otherwise the caller commits it before acknowledging.
+   * The audit entry that stands for this message's acknowledgement, made from its id: committed in
+   * the message's own transaction by a backend whose QueueStore.receipts is `with-message` (PostgreSQL).
    */
   readonly receipt?: (id: number) => AuditEntryInput;
+  /**
+   * Where the submission came from, written into the message's record by a backend whose
+   * QueueStore.receipts is `outbox` (files): the record then holds all its receipt says, and the
+   * queue's reader hands it back (QueuedReceipt) when this process may not have recorded it.
+   */
+  readonly receiptSource?: string;
 }
 
 /**
@@ -53,6 +58,19 @@ export interface RowAppendResult {
  */
 export function wireOffset(r: AppendResult): number {
   return r.storage === 'segment' ? r.byteOffset : r.id;
+}
+
+/**
+ * A message read from an outbox queue whose receipt the reading process did not record itself
+ * (QueueConsumerOptions.onReceiptRead): what its `queue.message.enqueued` entry says.
+ */
+export interface QueuedReceipt {
+  readonly id: number;
+  readonly correlationId: string;
+  /** The wire offset (wireOffset): the record's byte position where the reader found it. */
+  readonly offset: number;
+  /** AppendInput.receiptSource. */
+  readonly source: string;
 }
 
 /** Retry policy of one message, taken by the caller from the flow's latest version at pick-up. */

@@ -19,6 +19,7 @@ import {
   type QueueBacklog,
   type QueueStats,
   type QueueStore,
+  type QueuedReceipt,
   type ReplayResult,
   type TenantQueueUsage,
   type SegmentAppendResult,
@@ -67,7 +68,7 @@ export class FileQueueStore implements QueueStore {
   readonly queuesDir: string;
   /** The processes of this state directory take turns by lock files; no queue is left without a worker by a sweep (see QueueStore). */
   readonly adoptsOrphans = false;
-  readonly commitsReceipts = false;
+  readonly receipts = 'outbox';
   readonly coordination: Coordination;
   readonly #idBlockSize: number;
   readonly #prefixCut: PrefixCutOptions | undefined;
@@ -223,6 +224,14 @@ export class FileQueueStore implements QueueStore {
     for (const id of retries.keys()) ids.push(id);
     for (const d of (await readDeadLetters(paths)).pending) ids.push(d.id);
     return [...new Set(ids)].sort((a, b) => a - b);
+  }
+
+  async heldReceipts(tenant: string, flow: string): Promise<QueuedReceipt[]> {
+    const out: QueuedReceipt[] = [];
+    await scanFile<SegmentRecord>(this.paths(tenant, flow).segment, 0, ({ value: r, offset }) => {
+      if (r.src !== undefined) out.push({ id: r.id, correlationId: r.correlation_id, offset, source: r.src });
+    });
+    return out;
   }
 
   tenantUsage(tenant: string): Promise<TenantQueueUsage> {

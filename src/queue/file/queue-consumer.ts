@@ -39,6 +39,7 @@ import {
   type QueueBacklog,
 } from '../contract.js';
 import { readDeadLetters } from './dead-letters.js';
+import { THIS_WRITER } from './writer-token.js';
 
 /**
  * Longest the consumer leaves its written checkpoint unsynced. Milliseconds. A kill -9 loses
@@ -93,6 +94,7 @@ export class QueueConsumer implements QueueConsumerHandle {
       | 'onError'
       | 'onLockLost'
       | 'onIdle'
+      | 'onReceiptRead'
       | 'prefixCut'
       | 'recordsDurable'
       | 'unsyncedFrom'
@@ -555,6 +557,10 @@ export class QueueConsumer implements QueueConsumerHandle {
       traceparent: r.traceparent,
       tracestate: r.tracestate,
     };
+    // The outbox: a receipt another process was to record (it may have died first) is recorded
+    // here before the delivery's own entries; the audit store keeps a message's first receipt.
+    if (r.src !== undefined && r.w !== THIS_WRITER)
+      this.#opts.onReceiptRead?.({ id: r.id, correlationId: r.correlation_id, offset: frame.offset, source: r.src });
     const outcome = await this.#runHandler(msg);
     if (outcome === 'abandoned') return;
     const ck = this.#cs.ck;

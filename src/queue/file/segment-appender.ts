@@ -19,6 +19,7 @@ import { readTailHint, TAIL_HINT_EVERY_BYTES, verifiedTailStart, writeTailHint, 
 import { writeLockOptions, type QueuePaths } from './queue-paths.js';
 import type { AppendInput, SegmentAppendResult } from '../contract.js';
 import type { SegmentRecord } from './segment-record.js';
+import { THIS_WRITER } from './writer-token.js';
 
 /**
  * A batch just made durable in the segment, as a consumer reading the file would find it. The
@@ -322,6 +323,8 @@ export class SegmentAppender {
         // JSON.stringify leaves out undefined: a message without trace context is written as before.
         traceparent: p.input.traceparent,
         tracestate: p.input.tracestate,
+        src: p.input.receiptSource,
+        w: p.input.receiptSource === undefined ? undefined : THIS_WRITER,
       };
       try {
         const text = JSON.stringify(rec);

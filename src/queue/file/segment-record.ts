@@ -15,4 +15,12 @@ export interface SegmentRecord {
    */
   readonly traceparent?: string;
   readonly tracestate?: string;
+  /**
+   * The outbox (QueueStore.receipts): where the submission came from (`enqueue`, `queue_publish`),
+   * so the record holds all its `queue.message.enqueued` entry says. Absent in records written
+   * before it existed, and in those whose receipt is recorded otherwise (a dead letter replayed).
+   */
+  readonly src?: string;
+  /** With `src`: the appending process (writer-token.ts), which recorded the receipt itself. */
+  readonly w?: string;
 }

@@ -20,6 +20,7 @@ import {
   type QueueBacklog,
   type QueueStats,
   type QueueStore,
+  type QueuedReceipt,
   type ReplayResult,
   type RowAppendResult,
   type TenantQueueUsage,
@@ -56,7 +57,7 @@ export class PgQueueStore implements QueueStore {
   readonly coordination: Coordination;
   /** A node that dies leaves its queues to the live nodes once its lease ends: a server adopts them (see QueueStore). */
   readonly adoptsOrphans = true;
-  readonly commitsReceipts = true;
+  readonly receipts = 'with-message';
   readonly #appender: PgQueueAppender;
   readonly #consumers = new ConsumerRegistry<PgQueueConsumer>();
   #closed = false;
@@ -163,6 +164,12 @@ export class PgQueueStore implements QueueStore {
       [tenant, flow],
     );
     return r.rows.map((row) => Number(row.id));
+  }
+
+  /** None: a message's receipt commits with it (`receipts`). */
+  async heldReceipts(tenant: string, flow: string): Promise<QueuedReceipt[]> {
+    checkQueueNames(tenant, flow);
+    return [];
   }
 
   /** Queues: the tenant's rows in queue_heads (kept for good: ids are never reissued); bytes: its message and dead-letter rows. */

@@ -17,7 +17,7 @@ import { scanFile } from '../../../../src/queue/file/file-io.js';
 import { FdFile } from '../../../../src/queue/file/fd-file.js';
 import { waitFor } from '../../../helpers/wait.js';
 import { FileQueueStore } from '../../../../src/queue/file/file-queue-store.js';
-import type { Outcome, QueueMessage, RetryPolicy } from '../../../../src/queue/contract.js';
+import type { Outcome, QueueMessage, QueuedReceipt, RetryPolicy } from '../../../../src/queue/contract.js';
 import type { SegmentRecord } from '../../../../src/queue/file/segment-record.js';
 
 const dirs: string[] = [];
@@ -675,6 +675,48 @@ describe('queue store', () => {
       scan.frames.map((f) => f.value.id),
     );
     await other.close();
+    await store.close();
+  });
+
+  it('the outbox: a worker hands back, before its delivery, the receipt of a record another process appended, never of its own', async () => {
+    const store = new FileQueueStore({ queuesDir: tempQueues() });
+    const own = [];
+    for (const n of [1, 2])
+      own.push(await store.append('acme', 'box', { correlationId: `own-${n}`, payload: n, receiptSource: 'enqueue' }));
+    await store.append('acme', 'box', { correlationId: 'no-receipt', payload: 3 });
+    // A record as a process that died after its 202 left it (another writer's mark).
+    const segment = store.paths('acme', 'box').segment;
+    const foreignAt = statSync(segment).size;
+    const foreign: SegmentRecord = {
+      id: 1_000_000,
+      correlation_id: 'theirs',
+      enqueued_at: new Date().toISOString(),
+      attempts: 0,
+      payload: 4,
+      src: 'queue_publish',
+      w: 'another-process',
+    };
+    appendFileSync(segment, encodeFrame(foreign));
+    const handedBack: { receipt: QueuedReceipt; deliveredBefore: string[] }[] = [];
+    const delivered: string[] = [];
+    await store.startConsumer('acme', 'box', {
+      pollIntervalMs: 10,
+      handler: async (m) => (delivered.push(m.correlationId), { kind: 'ack' }),
+      onReceiptRead: (receipt) => handedBack.push({ receipt, deliveredBefore: [...delivered] }),
+    });
+    await waitFor('4 deliveries', () => delivered.length === 4);
+    await store.stopConsumer('acme', 'box');
+    assert.deepEqual(handedBack, [
+      {
+        receipt: { id: 1_000_000, correlationId: 'theirs', offset: foreignAt, source: 'queue_publish' },
+        deliveredBefore: ['own-1', 'own-2', 'no-receipt'],
+      },
+    ]);
+    // What svc audit --verify and svc store migrate chain from: every record that carries a receipt.
+    assert.deepEqual(await store.heldReceipts('acme', 'box'), [
+      ...own.map((r, i) => ({ id: r.id, correlationId: `own-${i + 1}`, offset: r.byteOffset, source: 'enqueue' })),
+      { id: 1_000_000, correlationId: 'theirs', offset: foreignAt, source: 'queue_publish' },
+    ]);
     await store.close();
   });
 
