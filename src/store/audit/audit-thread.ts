@@ -25,15 +25,13 @@ export interface AuditAppender {
   /** Queues one entry; never waits. */
   append(input: AuditEntryInput): void;
   /**
-   * Queues one entry and resolves once it is durable (written ahead of the batch timer): committed
-   * to the chain, or, with the SQLite writer's spool, in this process's spool file, from which it is
-   * chained right after (and by the next server on the state directory if this process dies first).
-   * For an acknowledgement that must not go out without its entry (a 202 of /enqueue). Also
-   * resolves, not durable, when the writer fails a batch or after COMMIT_WAIT_MS (CommitTickets);
-   * never rejects.
+   * Resolves once every entry appended so far is durable (the batch goes at the end of this turn,
+   * ahead of its timer): committed to the chain, or, with the SQLite writer's spool, in this
+   * process's spool file, from which it is chained right after (and by the next server on the state
+   * directory if this process dies first). For progress that must not be made durable before the
+   * entries recorded for it (a queue delivery's checkpoint). Also resolves, not durable, when the
+   * writer fails a batch or after COMMIT_WAIT_MS (CommitTickets); never rejects.
    */
-  appendCommitted(input: AuditEntryInput): Promise<void>;
-  /** Resolves once every entry appended so far is durable (the batch goes at the end of this turn); ends as appendCommitted. */
   committed(): Promise<void>;
 }
 
@@ -156,18 +154,11 @@ export class AuditThreadWriter implements AuditAppender {
     this.#timer ??= setTimeout(() => this.#send(), this.#intervalMs).unref();
   }
 
-  /** Queues one entry, handed over at the end of this turn, and resolves once it is durable (spooled or committed). */
-  appendCommitted(input: AuditEntryInput): Promise<void> {
-    if (this.#closed !== undefined) return Promise.reject(new Error('the audit writer is closed'));
-    this.#queue.push(prepareAuditEntry(input));
-    return this.#tickets.waitHurried(this.#tickets.issue(), this.#hurry);
-  }
-
   committed(): Promise<void> {
     return this.#tickets.waitHurried(this.#tickets.appended, this.#hurry);
   }
 
-  /** Every acknowledgement of this turn goes in one batch: one commit covers them all. */
+  /** Every wait of this turn goes in one batch: one commit covers them all. */
   readonly #hurry = (): void => {
     this.#immediate ??= setImmediate(() => {
       this.#immediate = undefined;

@@ -1,6 +1,6 @@
 /**
- * Which appended audit entries are committed, for a caller that must not answer before its entry
- * is (an acknowledgement: AuditAppender.appendCommitted). Both writers commit their entries in the
+ * Which appended audit entries are committed, for a caller that must not go on before its entries
+ * are (a queue delivery's checkpoint: AuditAppender.committed). Both writers commit their entries in the
  * order they were appended, so a running count of entries appended and one of entries committed
  * say it: entry n is committed once the committed count reaches n.
  *
@@ -53,7 +53,7 @@ export class CommitTickets {
 
   /**
    * As wait, asking the writer to hurry (`hurry`: send its batch now) unless the entry is committed
-   * already. The one way both writers answer appendCommitted and committed.
+   * already. The one way both writers answer committed.
    */
   waitHurried(ticket: number, hurry: () => void): Promise<void> {
     if (ticket <= this.#committed) return Promise.resolve();

@@ -53,12 +53,6 @@ export class PgAuditWriter implements AuditAppender {
     this.#schedule(this.#intervalMs);
   }
 
-  appendCommitted(input: AuditEntryInput): Promise<void> {
-    if (this.#closed) return Promise.reject(new Error('the audit writer is closed'));
-    this.#queue.push(prepareAuditEntry(input));
-    return this.#tickets.waitHurried(this.#tickets.issue(), this.#hurry);
-  }
-
   committed(): Promise<void> {
     return this.#tickets.waitHurried(this.#tickets.appended, this.#hurry);
   }

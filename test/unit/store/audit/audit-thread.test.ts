@@ -93,7 +93,8 @@ describe('AuditThreadWriter', () => {
     const writer = new AuditThreadWriter(file, { flushIntervalMs: 60_000, spoolDir, onError: (m) => errors.push(m) });
     // This connection holds the database's write lock: the writer thread cannot commit.
     db.exec('BEGIN IMMEDIATE');
-    await writer.appendCommitted({ tenant: 'acme', eventType: 'acknowledged', correlationId: 'm-1' });
+    writer.append({ tenant: 'acme', eventType: 'acknowledged', correlationId: 'm-1' });
+    await writer.committed();
     writer.append({ tenant: 'acme', eventType: 'later' });
     await writer.committed();
     const [name] = readdirSync(spoolDir);
@@ -133,7 +134,8 @@ describe('AuditThreadWriter', () => {
     const writer = new AuditThreadWriter(file, { flushIntervalMs: 60_000, spoolDir, spoolRotateBytes: 1 });
     const names = new Set<string>();
     for (let i = 0; i < 5; i++) {
-      await writer.appendCommitted({ tenant: 'acme', eventType: `e${i}` });
+      writer.append({ tenant: 'acme', eventType: `e${i}` });
+      await writer.committed();
       for (const f of readdirSync(spoolDir)) names.add(f);
     }
     await writer.flush();
@@ -159,10 +161,12 @@ describe('AuditThreadWriter', () => {
     const writer = new AuditThreadWriter(file, { flushIntervalMs: 60_000, spoolDir, onError: (m) => errors.push(m) });
     try {
       const reader = new SqliteAuditStore(db);
-      await writer.appendCommitted({ tenant: 'acme', eventType: 'e0' }); // spooled before the disk fills
+      writer.append({ tenant: 'acme', eventType: 'e0' }); // spooled before the disk fills
+      await writer.committed();
       fillBut(join(spoolDir, 'ballast'), spoolDir, 0);
       for (let i = 1; i <= 3; i++) {
-        await writer.appendCommitted({ tenant: 'acme', eventType: `e${i}`, payload: { pad: 'x'.repeat(8192) } });
+        writer.append({ tenant: 'acme', eventType: `e${i}`, payload: { pad: 'x'.repeat(8192) } });
+        await writer.committed();
         assert.equal(reader.count('acme'), i + 1, `entry ${i} is chained when its acknowledgement may go out`);
       }
       assert.equal(errors.length, 1, `one line for three failed spool writes: ${errors.join(' | ')}`);
