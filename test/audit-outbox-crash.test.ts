@@ -15,8 +15,9 @@ import Database from 'better-sqlite3';
 import { statePaths } from '../src/common/paths.js';
 import { LockFile } from '../src/queue/coordination/lock-file.js';
 import { consumerLockOptions, queuePaths } from '../src/queue/file/queue-paths.js';
-import { enqueue, flowSource, tenantWithKey } from './helpers/queue-flows.js';
-import { freshPgSchema } from './helpers/pg.js';
+import { flowSource, tenantWithKey } from './helpers/queue-flows.js';
+import { acknowledgedAll, lockAuditDb } from './helpers/audit-locked.js';
+import { verifyMigratedCopy } from './helpers/migrated-copy.js';
 import { deployFlow } from './helpers/registry-setup.js';
 import { makeSandbox, onlyOn, startServer, svc, type Sandbox } from './helpers/svc.js';
 import { waitFor } from './helpers/wait.js';
@@ -51,6 +52,21 @@ function countsOf(sandbox: Sandbox, event: string, ids: readonly string[]): numb
   return ids.map((id) => rows.filter((r) => r.correlation_id === id).length);
 }
 
+/** Runs a server on the sandbox until each of `ids` has its delivery's entry, then stops it cleanly. */
+async function serveUntilDelivered(sandbox: Sandbox, ids: readonly string[]): Promise<void> {
+  const server = await startServer(sandbox);
+  try {
+    await waitFor(
+      `${ids.length} deliveries chained`,
+      () => countsOf(sandbox, 'queue.message.processed', ids).every((n) => n >= 1),
+      30_000,
+      50,
+    );
+  } finally {
+    assert.equal(await server.stop(), 0);
+  }
+}
+
 describe('the queue outbox across a kill -9 (the entry of a 202 chained from its record)', { skip: SKIP }, () => {
   const sandboxes: Sandbox[] = [];
   after(() => sandboxes.forEach((s) => s.cleanup()));
@@ -70,18 +86,9 @@ describe('the queue outbox across a kill -9 (the entry of a 202 chained from its
     const first = await startServer(sandbox);
     const ids = Array.from({ length: COUNT }, (_, i) => `outbox-${i}`);
     let offsets: number[] = [];
-    // This process takes audit.db's write lock: the server's writer thread cannot commit anything.
-    const lock = new Database(statePaths(sandbox.db).auditDb);
-    lock.pragma('busy_timeout = 5000');
-    lock.exec('BEGIN IMMEDIATE');
+    const lock = lockAuditDb(sandbox);
     try {
-      const answers = await Promise.all(
-        ids.map((id) => enqueue(first.url, 'sink', JSON.stringify({ id }), { key, correlationId: id })),
-      );
-      assert.deepEqual(
-        answers.map((a) => a.status),
-        ids.map(() => 202),
-      );
+      const answers = await acknowledgedAll(first.url, key, ids);
       offsets = answers.map((a) => (JSON.parse(a.text) as { offset: number }).offset);
       assert.equal(new Set(offsets).size, COUNT, 'each acknowledgement names its own offset');
     } finally {
@@ -103,17 +110,7 @@ describe('the queue outbox across a kill -9 (the entry of a 202 chained from its
 
   it('the next server’s worker chains each entry from its record, once, before the delivery’s own entry', async () => {
     const { sandbox, ids, offsets } = await acknowledgedThenKilled();
-    const second = await startServer(sandbox);
-    try {
-      await waitFor(
-        `${COUNT} deliveries chained`,
-        () => countsOf(sandbox, 'queue.message.processed', ids).every((n) => n >= 1),
-        30_000,
-        50,
-      );
-    } finally {
-      assert.equal(await second.stop(), 0);
-    }
+    await serveUntilDelivered(sandbox, ids);
     assert.deepEqual(
       countsOf(sandbox, 'queue.message.enqueued', ids),
       ids.map(() => 1),
@@ -155,17 +152,7 @@ describe('the queue outbox across a kill -9 (the entry of a 202 chained from its
     assert.equal(again.code, 0, again.stdout + again.stderr);
     assert.doesNotMatch(again.stdout, /chained first/);
     // And a server started afterwards reads the records again: nothing is chained twice.
-    const server = await startServer(sandbox);
-    try {
-      await waitFor(
-        `${COUNT} deliveries chained`,
-        () => countsOf(sandbox, 'queue.message.processed', ids).every((n) => n >= 1),
-        30_000,
-        50,
-      );
-    } finally {
-      assert.equal(await server.stop(), 0);
-    }
+    await serveUntilDelivered(sandbox, ids);
     assert.deepEqual(
       countsOf(sandbox, 'queue.message.enqueued', ids),
       ids.map(() => 1),
@@ -174,26 +161,11 @@ describe('the queue outbox across a kill -9 (the entry of a 202 chained from its
 
   it('svc store migrate chains them from the records first: the copy on PostgreSQL has every entry', async () => {
     const { sandbox, ids } = await acknowledgedThenKilled();
-    const target = await freshPgSchema('svcoutbox');
-    try {
-      const migrated = svc(sandbox, [
-        'store',
-        'migrate',
-        '--from',
-        statePaths(sandbox.db).stateDir,
-        '--to',
-        target.url,
-      ]);
-      assert.equal(migrated.code, 0, migrated.stdout + migrated.stderr);
-      assert.deepEqual(
-        countsOf(sandbox, 'queue.message.enqueued', ids),
-        ids.map(() => 1),
-      );
-      const verify = svc(sandbox, ['audit', '--tenant', 'acme', '--verify', '--store', target.url]);
-      assert.equal(verify.code, 0, verify.stdout + verify.stderr);
-      assert.match(verify.stdout, /queue entries of tenant acme: OK \(40 held messages/);
-    } finally {
-      await target.drop();
-    }
+    const verified = await verifyMigratedCopy(sandbox, 'svcoutbox');
+    assert.deepEqual(
+      countsOf(sandbox, 'queue.message.enqueued', ids),
+      ids.map(() => 1),
+    );
+    assert.match(verified, /queue entries of tenant acme: OK \(40 held messages/);
   });
 });

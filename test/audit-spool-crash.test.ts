@@ -12,7 +12,8 @@ import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { statePaths } from '../src/common/paths.js';
 import { enqueue, flowSource, tenantWithKey } from './helpers/queue-flows.js';
-import { freshPgSchema } from './helpers/pg.js';
+import { verifyMigratedCopy } from './helpers/migrated-copy.js';
+import { acknowledgedAll, lockAuditDb } from './helpers/audit-locked.js';
 import { deployFlow } from './helpers/registry-setup.js';
 import { makeSandbox, onlyOn, startServer, svc, type Sandbox, type ServerProcess } from './helpers/svc.js';
 
@@ -66,19 +67,9 @@ describe('the audit spool across a kill -9', { skip: SKIP }, () => {
     deployFlow(sandbox, SINK);
     const first = await startServer(sandbox);
     const ids = Array.from({ length: COUNT }, (_, i) => `spooled-${i}`);
-    // This process takes audit.db's write lock: the server's writer thread cannot commit anything.
-    const lock = new Database(statePaths(sandbox.db).auditDb);
-    lock.pragma('busy_timeout = 5000');
-    lock.exec('BEGIN IMMEDIATE');
+    const lock = lockAuditDb(sandbox);
     try {
-      const answers = await Promise.all(
-        ids.map((id) => enqueue(first.url, 'sink', JSON.stringify({ id }), { key, correlationId: id })),
-      );
-      assert.deepEqual(
-        answers.map((a) => a.status),
-        ids.map(() => 202),
-        'every submission acknowledged while nothing can be chained',
-      );
+      await acknowledgedAll(first.url, key, ids);
       assert.equal(spoolFiles(sandbox).length, 1, 'the entries wait in the server’s spool');
       await end(first, sandbox);
     } catch (err) {
@@ -156,26 +147,11 @@ describe('the audit spool across a kill -9', { skip: SKIP }, () => {
 
   it('svc store migrate of a killed server’s state directory chains its spool first: the copy on PostgreSQL has every entry', async () => {
     const { sandbox, ids } = await killedWithSpooledEntries();
-    const target = await freshPgSchema('svcspool');
-    try {
-      const migrated = svc(sandbox, [
-        'store',
-        'migrate',
-        '--from',
-        statePaths(sandbox.db).stateDir,
-        '--to',
-        target.url,
-      ]);
-      assert.equal(migrated.code, 0, migrated.stdout + migrated.stderr);
-      assertEachChainedOnce(sandbox, ids);
-      const verify = svc(sandbox, ['audit', '--tenant', 'acme', '--verify', '--store', target.url]);
-      assert.equal(verify.code, 0, verify.stdout + verify.stderr);
-      assert.match(verify.stdout, /queue entries of tenant acme: OK/);
-      const verified = /audit chain of tenant acme: OK \((\d+) entries verified/.exec(verify.stdout);
-      assert.ok(verified !== null && Number(verified[1]) > COUNT, 'the spooled entries are in the copied chain');
-    } finally {
-      await target.drop();
-    }
+    const verified = await verifyMigratedCopy(sandbox, 'svcspool');
+    assertEachChainedOnce(sandbox, ids);
+    assert.match(verified, /queue entries of tenant acme: OK/);
+    const count = /audit chain of tenant acme: OK \((\d+) entries verified/.exec(verified);
+    assert.ok(count !== null && Number(count[1]) > COUNT, 'the spooled entries are in the copied chain');
   });
 
   it('a paused server’s spool (SIGSTOP) is not recovered under it by another server; resumed, it chains its own, each entry once', async () => {
