@@ -142,7 +142,7 @@ async function verify(opts: AuditOptions, chain: Chain): Promise<void> {
       // What a server killed before chaining left in its spool is chained first, as a server start does.
       const spooled = s.kind === 'sqlite' ? recoverAuditSpools(s.paths.auditSpoolDir, s.audit) : undefined;
       // And the receipts its queues' records carry that it did not chain, as their workers would.
-      const fromRecords = chain.isTenant ? await chainHeldReceipts(s.queues, s.audit, chain.name) : 0;
+      const fromRecords = chain.isTenant ? await chainHeldReceipts(s.queues, () => s.audit, chain.name) : 0;
       return {
         spooled,
         fromRecords,

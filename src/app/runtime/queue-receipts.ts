@@ -11,7 +11,7 @@ import type { AuditEntryInput, AuditStore } from '../../store/contracts/index.js
 /** Where a submission came from (for the log and audit rows). */
 export type SubmissionSource = 'enqueue' | 'queue_publish';
 
-/** The entry of a message acknowledged just now. */
+/** The entry of a message acknowledged just now: what its record carries (receiptEntry). */
 export function enqueuedEntry(
   tenant: string,
   flow: string,
@@ -19,15 +19,10 @@ export function enqueuedEntry(
   source: SubmissionSource,
   r: AppendResult,
 ): AuditEntryInput {
-  return {
-    tenant,
-    eventType: 'queue.message.enqueued',
-    correlationId,
-    payload: { flow, id: r.id, offset: wireOffset(r), source },
-  };
+  return receiptEntry(tenant, flow, { id: r.id, correlationId, offset: wireOffset(r), source });
 }
 
-/** The same entry, made from what the message's record carries. */
+/** The entry of a message, made from what its record carries (or, acknowledged just now, from its append). */
 export function receiptEntry(tenant: string, flow: string, r: QueuedReceipt): AuditEntryInput {
   return {
     tenant,
@@ -46,21 +41,21 @@ const CHAIN_BATCH = 1000;
  * `svc store migrate` do first, as they chain a dead server's spool. The audit store keeps a
  * message's first receipt, so those already chained are passed over (and a live server chaining
  * the same ones meanwhile does no harm). Reads every queue of the tenant (every tenant without one) whole.
- * @param audit the audit store, or a function opening it (called only when a receipt is held)
+ * @param openAudit gives the audit store; called only once a receipt is held (a command need not create audit.db)
  * @returns how many entries were chained
  */
 export async function chainHeldReceipts(
   queues: QueueStore,
-  audit: AuditStore | (() => AuditStore),
+  openAudit: () => AuditStore,
   tenant?: string,
 ): Promise<number> {
-  let store = typeof audit === 'function' ? undefined : audit;
+  let store: AuditStore | undefined;
   let chained = 0;
   for (const q of await queues.listQueues()) {
     if (tenant !== undefined && q.tenant !== tenant) continue;
     const held = await queues.heldReceipts(q.tenant, q.flow);
     for (let i = 0; i < held.length; i += CHAIN_BATCH) {
-      store ??= (audit as () => AuditStore)();
+      store ??= openAudit();
       const entries = held.slice(i, i + CHAIN_BATCH).map((r) => receiptEntry(q.tenant, q.flow, r));
       chained += (await store.appendMany(entries)).length;
     }

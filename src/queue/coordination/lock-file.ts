@@ -266,12 +266,12 @@ export class LockFile {
   }
 }
 
-/** `<lock>.want`: its mtime is the last time anyone waited for the lock. */
 /** The one rule of `wanted`: the want file was touched within `withinMs` (none, or unreadable: not wanted). */
 function wantSeen(st: { mtimeMs: number } | undefined, withinMs: number): boolean {
   return st !== undefined && Date.now() - st.mtimeMs <= withinMs;
 }
 
+/** `<lock>.want`: its mtime is the last time anyone waited for the lock. */
 function wantPath(path: string): string {
   return `${path}.want`;
 }
