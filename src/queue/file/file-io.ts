@@ -69,12 +69,14 @@ export function writeAllSync(fh: { readonly fd: number }, buf: Buffer): void {
 
 /**
  * Reads the valid records from `from` up to the end of the file; `onFrame`, when given, receives
- * each record instead of collecting them (so big files are counted without holding them).
+ * each record instead of collecting them (so big files are counted without holding them). With
+ * `parse` false the records' JSON is not parsed (decodeFrames): each frame's `value` is undefined.
  */
 export async function scanHandle<T>(
   fh: ReadableFile,
   from = 0,
   onFrame?: (f: Frame<T>) => void,
+  parse = true,
 ): Promise<ScanResult<T>> {
   const size = sizeSync(fh);
   const frames: Frame<T>[] = [];
@@ -85,7 +87,7 @@ export async function scanHandle<T>(
     // of the pool opens a queue's files each time it gets a slot.
     const len = Math.min(chunk, size - pos);
     const buf = len <= SYNC_READ_MAX_BYTES ? readAtSync(fh, pos, len) : await readAt(fh, pos, len);
-    const r = decodeFrames<T>(buf, pos);
+    const r = decodeFrames<T>(buf, pos, parse);
     for (const f of r.frames) {
       if (onFrame) onFrame(f);
       else frames.push(f);

@@ -34,7 +34,8 @@ export class SegmentRecordCount {
       const firstId = size > 0 ? await firstRecordId(fh) : undefined;
       if (ino !== this.#ino || size < this.#countedEnd || firstId !== this.#firstId) this.#reset(ino, firstId);
       if (size > this.#countedEnd) {
-        const scan = await scanHandle(fh, this.#countedEnd, () => this.#records++);
+        // Checksums only: the records' JSON is not needed to count them.
+        const scan = await scanHandle(fh, this.#countedEnd, () => this.#records++, false);
         this.#countedEnd = scan.validEnd;
       }
       return this.#records;
