@@ -71,6 +71,46 @@ describe('POST /flows/{tenant}/{name}/run over HTTP', () => {
       assert.deepEqual(await res.json(), { a: 1, b: [true, null] });
     });
 
+    it('answers alike on one keep-alive connection before and after it passes from the lean front to node:http', async () => {
+      // The first /run is read by the lean front; GET /health is not its kind, so it hands the
+      // connection to node:http, which serves the second /run: both /run answers are the same.
+      const runRequest = (id: number) =>
+        [
+          'POST /flows/acme/echo/run HTTP/1.1',
+          `Host: 127.0.0.1:${server.port}`,
+          `Authorization: Bearer ${key}`,
+          'Content-Type: application/json',
+          `Content-Length: ${`{"n":${id}}`.length}`,
+          '',
+          `{"n":${id}}`,
+        ].join('\r\n');
+      const health = `GET /health HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n\r\n`;
+      const res = await rawRequest(server.port, runRequest(1) + health + runRequest(2), {
+        waitMs: 1000,
+        untilClose: true,
+      });
+      const answers = res.raw.split(/(?=HTTP\/1\.1 )/);
+      assert.equal(answers.length, 3, res.raw);
+      const parts = answers.map((a) => {
+        const [head, body] = a.split('\r\n\r\n');
+        const headers = head!
+          .split('\r\n')
+          .slice(1)
+          .map((line) => line.split(':', 1)[0]!.toLowerCase());
+        return { status: head!.split(' ')[1], headers: headers.sort(), body };
+      });
+      assert.deepEqual(
+        parts.map((p) => [p.status, p.body]),
+        [
+          ['200', '{"n":1}'],
+          ['200', '{"ok":true}'],
+          ['200', '{"n":2}'],
+        ],
+      );
+      assert.deepEqual(parts[0]!.headers, parts[2]!.headers, 'the same header names from either front');
+      assert.equal(res.closed, false);
+    });
+
     it('answers 400 invalid flow identifier for an uppercase tenant, before any lookup', async () => {
       const res = await run('x', '{}', {}, 'Acme');
       assert.equal(res.status, 400);

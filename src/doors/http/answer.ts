@@ -1,5 +1,5 @@
-/** An HTTP answer as plain data, written either through Fastify or straight to a node:http response. */
-import type { ServerResponse } from 'node:http';
+/** An HTTP answer as plain data, written through Fastify, straight to a node:http response, or by the lean front. */
+import { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { answerMustClose } from './body.js';
 import { toWireError } from './reply-error.js';
@@ -31,22 +31,41 @@ export function writeAnswer(res: ServerResponse, answer: HttpAnswer): void {
   res.end(body);
 }
 
-/** Answers waiting for the end of this event-loop turn, as (response, answer) pairs. */
-let held: (ServerResponse | HttpAnswer)[] = [];
+/** Where an answer goes when it is not a node:http response: a request of the lean front (lean-front.ts). */
+export interface AnswerSink {
+  /** Writes the answer; throws, having written nothing, for one node:http would refuse (a header value). */
+  deliver(answer: HttpAnswer): void;
+}
+
+/** A hot route's answer goes to either. */
+export type AnswerTarget = ServerResponse | AnswerSink;
+
+/** Writes the answer now to either kind of target; an answer refused as written becomes the error's answer. */
+export function writeAnswerTo(target: AnswerTarget, answer: HttpAnswer): void {
+  if (target instanceof ServerResponse) {
+    try {
+      writeAnswer(target, answer);
+    } catch (err) {
+      if (target.headersSent) target.destroy();
+      else writeAnswer(target, errorAnswer(err));
+    }
+    return;
+  }
+  try {
+    target.deliver(answer);
+  } catch (err) {
+    target.deliver(errorAnswer(err));
+  }
+}
+
+/** Answers waiting for the end of this event-loop turn, as (target, answer) pairs. */
+let held: (AnswerTarget | HttpAnswer)[] = [];
 
 function writeHeld(): void {
   const list = held;
   held = [];
-  for (let i = 0; i < list.length; i += 2) {
-    const res = list[i] as ServerResponse;
-    try {
-      writeAnswer(res, list[i + 1] as HttpAnswer);
-    } catch (err) {
-      // One answer Node refuses (a header value it rejects) must not cost the others theirs.
-      if (res.headersSent) res.destroy();
-      else writeAnswer(res, errorAnswer(err));
-    }
-  }
+  // One answer refused as written (a header value) costs only its own request its answer.
+  for (let i = 0; i < list.length; i += 2) writeAnswerTo(list[i] as AnswerTarget, list[i + 1] as HttpAnswer);
 }
 
 /**
@@ -55,9 +74,9 @@ function writeHeld(): void {
  * client on the other core, and on a virtual machine that wake-up (an inter-processor interrupt)
  * made each socket write cost about twice what it costs when the writes go out back to back.
  */
-export function writeAnswerAtTurnEnd(res: ServerResponse, answer: HttpAnswer): void {
+export function writeAnswerAtTurnEnd(target: AnswerTarget, answer: HttpAnswer): void {
   if (held.length === 0) setImmediate(writeHeld);
-  held.push(res, answer);
+  held.push(target, answer);
 }
 
 export function sendAnswer(reply: FastifyReply, answer: HttpAnswer): FastifyReply {

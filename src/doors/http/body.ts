@@ -56,7 +56,7 @@ export const REFUSED_BODY_DISCARD_MAX_BYTES = 16 * 1024;
  * bound), one announced above REFUSED_BODY_DISCARD_MAX_BYTES, an unreadable length, or an
  * `Expect: 100-continue` (the body would follow only an invitation that never comes).
  */
-export function refusalMustClose(raw: IncomingMessage): boolean {
+export function refusalMustClose(raw: Pick<IncomingMessage, 'headers'>): boolean {
   if (raw.headers['transfer-encoding'] !== undefined || raw.headers.expect !== undefined) return true;
   const length = raw.headers['content-length'];
   if (length === undefined) return false;

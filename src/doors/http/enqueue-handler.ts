@@ -10,7 +10,6 @@ import { xmlToJson } from '../../common/xml.js';
 import type { QueueWorkers } from '../../app/runtime/queue-workers.js';
 import { wireOffset } from '../../queue/index.js';
 import { errorAnswer } from './answer.js';
-import { readBody } from './body.js';
 import type { FlowRouteHandler } from './fast-path.js';
 import {
   checkSignature,
@@ -44,7 +43,7 @@ export function createEnqueueHandler(deps: EnqueueHandlerDeps): FlowRouteHandler
   const throttle = new LogThrottle();
   return async (raw, tenant, name) => {
     try {
-      const body = await readBody(raw, deps.queues.ceiling(tenant, name), deps.bodyTimeoutMs);
+      const body = await raw.readBody(deps.queues.ceiling(tenant, name), deps.bodyTimeoutMs);
       checkSignature(deps.secret, body, raw);
       const payload = enqueuedPayload(raw, body);
       let offset: number;

@@ -1,14 +1,23 @@
 /**
- * POST .../run and POST .../enqueue on plain node:http, ahead of Fastify's router, hooks and reply
- * machinery (measured: Fastify's per-request work was the largest cost of /run after the socket
- * write). These two routes are served only here: the name rule, the gate before any body byte is
- * read, then the route's framework-free handler. Every other request goes on to Fastify.
+ * POST .../run and POST .../enqueue ahead of Fastify's router, hooks and reply machinery
+ * (measured: Fastify's per-request work was the largest cost of /run after the socket write),
+ * whether the lean front (lean-front.ts) or node:http parsed the request. These two routes are
+ * served only here: the name rule, the gate before any body byte is read, then the route's
+ * framework-free handler. Every other request goes on to Fastify.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { invalidFlowIdentifier, shuttingDown } from '../../common/errors.js';
 import type { LoadedFlow } from '../../engine/index.js';
 import type { Gate, GateRoute } from '../../gate/gate.js';
-import { errorAnswer, writeAnswer, writeAnswerAtTurnEnd, type HttpAnswer } from './answer.js';
+import {
+  errorAnswer,
+  writeAnswerAtTurnEnd,
+  writeAnswerTo,
+  type AnswerSink,
+  type AnswerTarget,
+  type HttpAnswer,
+} from './answer.js';
+import { NodeHotRequest, type HotRequest } from './hot-request.js';
 import { admit, refusalAnswer } from './inbound.js';
 import { ENQUEUE_ROUTE, RUN_ROUTE, type HttpObserver } from './observer.js';
 
@@ -52,7 +61,7 @@ function decodeSegment(segment: string): string {
  * enforces the flow's `required_scope` on /enqueue as on /run (403 before the queue write).
  */
 export type FlowRouteHandler = (
-  raw: IncomingMessage,
+  raw: HotRequest,
   tenant: string,
   name: string,
   /** The flow the gate read this turn (undefined: none read, e.g. under `--no-auth`). */
@@ -70,22 +79,26 @@ export interface FastPathDeps {
   observer?: HttpObserver | undefined;
 }
 
-/** Returns a request listener that takes the hot routes and answers false for anything else. */
-export function createFastPath(deps: FastPathDeps): (req: IncomingMessage, res: ServerResponse) => boolean {
+/** The hot routes' one pipeline, for both fronts: node:http's request listener and the lean front. */
+export interface FastPath {
+  /** node:http's request listener: takes the hot routes and answers false for anything else. */
+  node(req: IncomingMessage, res: ServerResponse): boolean;
+  /** True when a handler serves this route (without a queue door, /enqueue is not a hot route). */
+  serves(route: 'run' | 'enqueue'): boolean;
+  /** Serves a hot route's request parsed by the lean front; its answer goes to `exchange.deliver`. */
+  lean(request: HotRequest & AnswerSink & { readonly url: string }, route: HotRoute): void;
+}
+
+export function createFastPath(deps: FastPathDeps): FastPath {
   const observer = deps.observer;
-  return (req, res) => {
-    if (req.method !== 'POST') return false;
-    const m = hotRoute(req.url ?? '');
-    if (m === undefined) return false;
+  const serve = (m: HotRoute, request: HotRequest, target: AnswerTarget): void => {
     const route: GateRoute = m.route;
     const handler = route === 'run' ? deps.run : deps.enqueue;
-    if (handler === undefined) return false;
     const started = observer === undefined ? 0 : performance.now();
     const template = route === 'run' ? RUN_ROUTE : ENQUEUE_ROUTE;
-    const answerNow = (answer: HttpAnswer): true => {
+    const answerNow = (answer: HttpAnswer): void => {
       observer?.answered(template, answer.status, (performance.now() - started) / 1000);
-      writeAnswer(res, answer);
-      return true;
+      writeAnswerTo(target, answer);
     };
     if (deps.closing()) return answerNow(closingAnswer());
     let tenant: string;
@@ -98,16 +111,29 @@ export function createFastPath(deps: FastPathDeps): (req: IncomingMessage, res: 
     }
     let admitted: LoadedFlow | undefined;
     try {
-      admitted = admit(deps.gate, req, tenant, name, route);
+      admitted = admit(deps.gate, request, tenant, name, route);
     } catch (refusal) {
-      return answerNow(refusalAnswer(req, refusal));
+      return answerNow(refusalAnswer(request, refusal));
     }
     const answerLater = (answer: HttpAnswer): void => {
       observer?.answered(template, answer.status, (performance.now() - started) / 1000);
-      writeAnswerAtTurnEnd(res, answer);
+      writeAnswerAtTurnEnd(target, answer);
     };
-    handler(req, tenant, name, admitted).then(answerLater, (err: unknown) => answerLater(errorAnswer(err)));
-    return true;
+    handler!(request, tenant, name, admitted).then(answerLater, (err: unknown) => answerLater(errorAnswer(err)));
+  };
+  const serves = (route: 'run' | 'enqueue'): boolean => route === 'run' || deps.enqueue !== undefined;
+  return {
+    node(req, res) {
+      if (req.method !== 'POST') return false;
+      const m = hotRoute(req.url ?? '');
+      if (m === undefined || !serves(m.route)) return false;
+      serve(m, new NodeHotRequest(req), res);
+      return true;
+    },
+    serves,
+    lean(request, route) {
+      serve(route, request, request);
+    },
   };
 }
 

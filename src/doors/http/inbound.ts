@@ -38,7 +38,7 @@ export function gateHook(gate: Gate | undefined, route: GateRoute, flowParam: 'n
  */
 export function admit<F extends GateFlow>(
   gate: Gate<F> | undefined,
-  raw: IncomingMessage,
+  raw: InboundRequest,
   tenant: string | undefined,
   flow: string | undefined,
   route: GateRoute,
@@ -60,7 +60,7 @@ export function admit<F extends GateFlow>(
  * all of it to reuse the connection, and a refused caller would cost its upload after all. A small
  * declared body is left for Node to discard, which costs less than a new connection.
  */
-export function refusalAnswer(raw: IncomingMessage, refusal: unknown): HttpAnswer {
+export function refusalAnswer(raw: InboundRequest, refusal: unknown): HttpAnswer {
   const answer = errorAnswer(refusal);
   return refusalMustClose(raw) ? { ...answer, headers: { ...answer.headers, connection: 'close' } } : answer;
 }
@@ -69,7 +69,7 @@ export function refusalAnswer(raw: IncomingMessage, refusal: unknown): HttpAnswe
  * The request's `Authorization`: Node keeps only the first of duplicates in `headers`, so the raw
  * list is counted (names of 13 characters only are compared); more than one gives them all.
  */
-export function authorizationOf(raw: IncomingMessage): string | string[] | undefined {
+export function authorizationOf(raw: InboundRequest): string | string[] | undefined {
   const list = raw.rawHeaders;
   let values: string[] | undefined;
   let first: string | undefined;
@@ -84,7 +84,7 @@ export function authorizationOf(raw: IncomingMessage): string | string[] | undef
 
 /**
  * What the request readers below look at: the headers, as Node parsed them and as they came. A
- * node:http request is one; `svc test` builds one from an example.
+ * node:http request is one, and a request of the lean front; `svc test` builds one from an example.
  */
 export type InboundRequest = Pick<IncomingMessage, 'headers' | 'rawHeaders'>;
 

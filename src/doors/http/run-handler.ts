@@ -4,7 +4,6 @@
  * (JSON, XML, SOAP 1.1/1.2) and the answer as plain data (framework-free: the node:http fast path
  * writes it).
  */
-import type { IncomingMessage } from 'node:http';
 import { FlowError, publicMessage, SoapEnvelopeError, SvcError } from '../../common/errors.js';
 import type { IncomingTraceContext } from '../../common/trace-context/spans.js';
 import { parseXmlValue } from '../../common/xml.js';
@@ -14,8 +13,8 @@ import { buildHeaders, encodeOutput, flowReadsHeaders, type FlowResult, type Loa
 import { readSoapRequest, type SoapRequest } from '../soap/request.js';
 import { buildSoapAnswer, faultFromContext, type SoapAnswer } from '../soap/response.js';
 import { errorAnswer, type HttpAnswer } from './answer.js';
-import { readBody } from './body.js';
 import type { FlowRouteHandler } from './fast-path.js';
+import type { HotRequest } from './hot-request.js';
 import {
   checkSignature,
   correlationIdOf,
@@ -106,20 +105,20 @@ export abstract class RunCall implements DoorCall<Buffer, HttpAnswer> {
   }
 }
 
-/** A /run request on a node:http connection: its body is read from the socket under the ceiling and the body timeout. */
+/** A /run request over HTTP: its body is read from the connection under the ceiling and the body timeout. */
 class HttpRunCall extends RunCall {
   constructor(
     deps: RunHandlerDeps,
-    readonly incoming: IncomingMessage,
+    readonly request: HotRequest,
     tenant: string,
     flow: string,
     admitted: LoadedFlow | undefined,
   ) {
-    super(deps, incoming, tenant, flow, admitted);
+    super(deps, request, tenant, flow, admitted);
   }
 
-  read(ceilingBytes: number): Promise<Buffer> {
-    return readBody(this.incoming, ceilingBytes, this.deps.bodyTimeoutMs);
+  read(ceilingBytes: number): Buffer | Promise<Buffer> {
+    return this.request.readBody(ceilingBytes, this.deps.bodyTimeoutMs);
   }
 }
 

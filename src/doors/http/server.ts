@@ -1,4 +1,8 @@
-/** Builds the HTTP door (not yet listening): the node:http fast path for /run and /enqueue, Fastify for the rest. */
+/**
+ * Builds the HTTP door (not yet listening): the lean front reads plain POSTs to /run and /enqueue
+ * off the socket, node:http parses everything else (the hot routes' odd requests go the same fast
+ * path from there), and Fastify serves every other route.
+ */
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -13,6 +17,7 @@ import { answerMustClose, awaitingContinue } from './body.js';
 import { connectorRoutes } from './connector-route.js';
 import { closingAnswer, createFastPath, type FlowRouteHandler } from './fast-path.js';
 import { healthRoutes } from './health.js';
+import { installLeanFront, type LeanFront } from './lean-front.js';
 import { metadataRoutes } from './metadata-route.js';
 import { metricsRoutes } from './metrics-route.js';
 import type { HttpObserver, MetricsExposition } from './observer.js';
@@ -50,6 +55,7 @@ export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
 export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
   let closing = false;
+  let front: LeanFront | undefined;
   const fastPath = createFastPath({
     gate: deps.gate,
     run: createRunHandler({ secret: deps.secret, executor: deps.executor, bodyTimeoutMs: deps.bodyTimeoutMs }),
@@ -66,7 +72,8 @@ export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: 65_536 },
     // POST .../run and .../enqueue are answered by the node:http fast path; the rest goes to Fastify.
     serverFactory: (fastify) => {
-      const server = createServer((req, res) => fastPath(req, res) || fastify(req, res));
+      const server = createServer((req, res) => fastPath.node(req, res) || fastify(req, res));
+      front = installLeanFront(server, { serve: (ex) => fastPath.lean(ex, ex.head.route), serves: fastPath.serves });
       // Node's 5 s idle keep-alive races clients that reuse a connection idle for about as long (the
       // request meets a socket the server is closing: "fetch failed", "other side closed"). Fastify's
       // own default, longer than the usual 60 s idle timeout of load balancers in front.
@@ -84,6 +91,8 @@ export async function buildServer(deps: HttpDeps): Promise<FastifyInstance> {
   });
   app.addHook('preClose', async () => {
     closing = true;
+    // node:http's close ends its own idle connections; the lean front's are its to end.
+    front?.close();
   });
   app.addHook('onRequest', async (_req, reply) => {
     if (closing) await sendAnswer(reply, closingAnswer());
