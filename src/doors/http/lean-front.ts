@@ -25,7 +25,7 @@ const EMPTY = Buffer.alloc(0);
 /** How often the timeouts are checked, in milliseconds: the precision of every lean timeout. */
 const SWEEP_MS = 250;
 /** Bytes a connection may hold unserved (pipelined) while a request of it is in flight; past it, reading pauses. */
-const MAX_UNSERVED_BYTES = LEAN_MAX_HEAD_BYTES + LEAN_MAX_BODY_BYTES;
+export const MAX_UNSERVED_BYTES = LEAN_MAX_HEAD_BYTES + LEAN_MAX_BODY_BYTES;
 
 export interface LeanFrontOptions {
   /** Serves one request: the fast path (gate, handler); its answer comes back through `exchange.deliver`. */
@@ -142,6 +142,8 @@ class LeanConnection {
   paused = false;
   peerEnded = false;
   done = false;
+  /** Inside #pump: an answer written meanwhile (a refusal is answered at once) lets the running loop go on, not a nested one. */
+  #pumping = false;
   readonly #onData = (chunk: Buffer): void => this.#read(chunk);
   readonly #onEnd = (): void => this.#peerEnd();
   readonly #onClose = (): void => this.#closed();
@@ -174,25 +176,39 @@ class LeanConnection {
     this.#pump();
   }
 
-  /** Serves what the buffer holds, request after request, until it needs more bytes or a request is in flight. */
+  /**
+   * Serves what the buffer holds, request after request, until it needs more bytes, a request is
+   * in flight or an answer waits for the socket to drain. Never nested: a client pipelining many
+   * requests that are refused at once costs a loop, not a stack.
+   */
   #pump(): void {
+    if (this.#pumping) return;
+    this.#pumping = true;
+    try {
+      this.#serveBuffered();
+    } finally {
+      this.#pumping = false;
+    }
+    // Reading pauses while the bytes held unserved pass the bound (a client that sends without
+    // reading its answers), and resumes once they are served.
+    if (!this.done) {
+      const over = this.buf.length > MAX_UNSERVED_BYTES;
+      if (over !== this.paused) {
+        this.paused = over;
+        if (over) this.socket.pause();
+        else this.socket.resume();
+      }
+    }
+  }
+
+  #serveBuffered(): void {
     while (!this.done) {
       const ex = this.current;
       if (ex !== undefined) {
         if (!ex.complete && this.buf.length > 0) this.#feed(ex);
-        if (!ex.complete || !ex.answered) {
-          if (!this.paused && this.buf.length > MAX_UNSERVED_BYTES) {
-            this.paused = true;
-            this.socket.pause();
-          }
-          return;
-        }
+        if (!ex.complete || !ex.answered) return;
         this.current = undefined;
         this.since = this.front.now;
-        if (this.paused) {
-          this.paused = false;
-          this.socket.resume();
-        }
         // The server closing ends a connection once it is idle; a request already sent gets its 503.
         if ((this.peerEnded || this.front.closing) && this.buf.length === 0) return this.#end();
         continue;
@@ -357,6 +373,13 @@ export class LeanFront {
   #sweep(): void {
     const now = (this.now = performance.now());
     for (const c of this.#connections) c.sweep(now, this);
+  }
+
+  /** Bytes read and not yet served, over every connection (bounded per connection: MAX_UNSERVED_BYTES and one read). */
+  unservedBytes(): number {
+    let bytes = 0;
+    for (const c of this.#connections) bytes += c.buf.length;
+    return bytes;
   }
 
   /**
