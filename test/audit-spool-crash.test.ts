@@ -104,6 +104,29 @@ describe('the audit spool across a kill -9', { skip: SKIP }, () => {
     }
   }
 
+  /** Waits until log.db's row count has not moved for 600 ms (the writer commits every 100 ms while it has rows). */
+  async function eventLogIdle(sandbox: Sandbox): Promise<void> {
+    const deadline = Date.now() + 15_000;
+    let last = -1;
+    let since = Date.now();
+    for (;;) {
+      const db = new Database(statePaths(sandbox.db).logDb, { readonly: true });
+      let rows: number;
+      try {
+        db.pragma('busy_timeout = 2000');
+        rows = (db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
+      } finally {
+        db.close();
+      }
+      if (rows !== last) {
+        last = rows;
+        since = Date.now();
+      } else if (Date.now() - since >= 600) return;
+      if (Date.now() > deadline) assert.fail(`log.db still growing after 15 s (${rows} rows)`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
   function assertEachChainedOnce(sandbox: Sandbox, ids: readonly string[]): void {
     const chained = enqueuedEntries(sandbox);
     assert.deepEqual(
@@ -160,6 +183,10 @@ describe('the audit spool across a kill -9', { skip: SKIP }, () => {
       // holds that file's lock, and no other process could open the log until it resumed (SQLite's
       // own rule, not the spool's; seen once in a full CI run).
       await eventRowsWritten(at, 'queue_enqueued', COUNT);
+      // The worker's deliveries go on writing rows after the enqueued ones: wait for the writer to
+      // have nothing left to commit (seen in a CI run: paused mid-commit, the next boot met a
+      // locked log.db).
+      await eventLogIdle(at);
       server.child.kill('SIGSTOP');
     });
     let second: ServerProcess | undefined;
