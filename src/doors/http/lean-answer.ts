@@ -6,9 +6,8 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { HttpAnswer } from './answer.js';
+import { TOKEN } from './lean-head.js';
 
-/** A header name node:http accepts (RFC 9110 token). */
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** A header value of plain ASCII: written as it is, in one string with the body. */
 const ASCII_VALUE = /^[\t\x20-\x7e]*$/;
 /** A header value node:http accepts (its checkInvalidHeaderChar): also bytes 0x80-0xff, written as latin1. */

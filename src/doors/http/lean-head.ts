@@ -33,8 +33,8 @@ export interface LeanHead {
   readonly close: boolean;
 }
 
-/** RFC 9110's token characters: a header name is one or more of them. */
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** RFC 9110's token characters: a header name is one or more of them (read here, written by lean-answer.ts). */
+export const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** What a header value may hold here: tab and visible ASCII with spaces. Anything else is node:http's to judge. */
 const PLAIN_VALUE = /^[\t\x20-\x7e]*$/;
 /** A request target: visible ASCII, no spaces. */
