@@ -16,6 +16,7 @@
  * so both backends write and verify byte-identical chains.
  */
 import type { Db } from './db.js';
+import { ReceiptClaims, type ReceiptKey } from './receipt-claims.js';
 import { SvcError } from '../../common/errors.js';
 import {
   GENESIS_HASH,
@@ -48,7 +49,7 @@ export interface SpooledAuditEntry {
   readonly entry: PreparedAuditEntry;
 }
 
-/** The entry of a queued message's acknowledgement: chained once per message (#claimReceipt). */
+/** The entry of a queued message's acknowledgement: chained once per message (receipt-claims.ts). */
 const RECEIPT_EVENT = 'queue.message.enqueued';
 
 /** Rows per multi-row INSERT while chaining (measured: 2.7 -> 2.1 us a row against one INSERT each). */
@@ -71,7 +72,7 @@ export class SqliteAuditStore implements AuditStore {
   readonly #setSpoolMark;
   readonly #forgetSpool;
   readonly #spoolNames;
-  readonly #claimReceiptRow;
+  readonly #claims: ReceiptClaims;
 
   constructor(db: Db) {
     this.#db = db;
@@ -110,9 +111,7 @@ export class SqliteAuditStore implements AuditStore {
     );
     this.#forgetSpool = db.prepare<[string]>('DELETE FROM audit_spool_marks WHERE spool = ?');
     this.#spoolNames = db.prepare<[], { spool: string }>('SELECT spool FROM audit_spool_marks ORDER BY spool');
-    this.#claimReceiptRow = db.prepare<[string, string, number]>(
-      'INSERT OR IGNORE INTO audit_receipts (tenant, flow, id) VALUES (?, ?, ?)',
-    );
+    this.#claims = new ReceiptClaims(db);
   }
 
   /**
@@ -135,7 +134,7 @@ export class SqliteAuditStore implements AuditStore {
    * transaction that also moves the mark past them. `read` is called inside the transaction (under
    * the database's write lock): a spool another process chained and removed meanwhile reads empty,
    * so run twice, or by two processes at once, each entry is chained once. Returns how many it chained
-   * (an acknowledgement chained already by a queue's reader is passed over: #claimReceipt).
+   * (an acknowledgement chained already by a queue's reader is passed over: receipt-claims.ts).
    */
   chainSpooled(spool: string, read: () => readonly SpooledAuditEntry[]): number {
     return this.#db
@@ -166,7 +165,7 @@ export class SqliteAuditStore implements AuditStore {
 
   /**
    * Appends one entry in its own IMMEDIATE transaction (the CLI's path) and returns it chained.
-   * @throws SVC_ERR_CONFLICT for the acknowledgement of a message that has its entry already (#claimReceipt)
+   * @throws SVC_ERR_CONFLICT for the acknowledgement of a message that has its entry already (receipt-claims.ts)
    */
   append(input: AuditEntryInput): AuditEntry {
     const [entry] = this.#appendBatch([prepareAuditEntry(input)]);
@@ -276,8 +275,13 @@ export class SqliteAuditStore implements AuditStore {
     // Rows wait for a full chunk; a head comes from `heads` once its tenant has a row in this batch,
     // so nothing reads the table for a row not yet inserted.
     let values: unknown[] = [];
-    for (const e of batch) {
-      if (e.eventType === RECEIPT_EVENT && !this.#claimReceipt(e)) continue;
+    // A message's acknowledgement is chained by its first claim only, whoever chains it again.
+    const receipts = batch.map(receiptKeyOf);
+    const claimed = this.#claims.claim(receipts.filter((k) => k !== undefined));
+    for (let i = 0; i < batch.length; i++) {
+      const e = batch[i]!;
+      const receipt = receipts[i];
+      if (receipt !== undefined && !claimed.take(receipt)) continue;
       const head = heads.get(e.tenant) ??
         this.#head.get(e.tenant) ??
         this.#lastEntry.get(e.tenant) ?? { seq: 0, hash: GENESIS_HASH };
@@ -303,23 +307,22 @@ export class SqliteAuditStore implements AuditStore {
     for (const [tenant, head] of heads) this.#setHead.run(tenant, head.seq, head.hash);
     return out;
   }
+}
 
-  /**
-   * Whether a `queue.message.enqueued` entry is the first of its message (tenant, flow, id) and
-   * so is to be chained: it is chained by the process that acknowledged the message, and again,
-   * from the queue's record, by a reader that cannot know whether that process lived to do it
-   * (queue-consumer.ts). The claim commits with the entry. An entry that names no message is
-   * chained as it is.
-   */
-  #claimReceipt(e: PreparedAuditEntry): boolean {
-    let flow: unknown;
-    let id: unknown;
-    try {
-      ({ flow, id } = JSON.parse(e.payload) as { flow?: unknown; id?: unknown });
-    } catch {
-      return true;
-    }
-    if (typeof flow !== 'string' || !Number.isSafeInteger(id)) return true;
-    return this.#claimReceiptRow.run(e.tenant, flow, id as number).changes > 0;
+/**
+ * The message a `queue.message.enqueued` entry stands for (tenant, flow, id), to be claimed before
+ * it is chained (receipt-claims.ts); undefined for any other entry, and for one that names no
+ * message, which is chained as it is.
+ */
+function receiptKeyOf(e: PreparedAuditEntry): ReceiptKey | undefined {
+  if (e.eventType !== RECEIPT_EVENT) return undefined;
+  let flow: unknown;
+  let id: unknown;
+  try {
+    ({ flow, id } = JSON.parse(e.payload) as { flow?: unknown; id?: unknown });
+  } catch {
+    return undefined;
   }
+  if (typeof flow !== 'string' || !Number.isSafeInteger(id)) return undefined;
+  return { tenant: e.tenant, flow, id: id as number };
 }

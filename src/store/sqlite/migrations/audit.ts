@@ -1,6 +1,6 @@
 /**
  * Schema of the audit database (`audit.db`): one hash chain per tenant, each chain's head, the
- * writers' spool marks, and the messages whose acknowledgement is chained.
+ * writers' spool marks, and the messages whose acknowledgement is chained (as runs of ids).
  */
 import type { Migration } from '../db.js';
 
@@ -56,6 +56,28 @@ export const auditMigrations: readonly Migration[] = [
         id INTEGER NOT NULL,
         PRIMARY KEY (tenant, flow, id)
       ) WITHOUT ROWID;
+    `,
+  },
+  {
+    version: 4,
+    name: 'audit receipt runs',
+    sql: `
+      -- The same claims as runs of consecutive ids per queue (store/sqlite/receipt-claims.ts): a
+      -- server's writer claims a batch's receipts, their ids consecutive, with three statements
+      -- instead of one INSERT each. Runs never overlap; the rows of audit_receipts become runs.
+      CREATE TABLE audit_receipt_runs (
+        tenant TEXT NOT NULL,
+        flow TEXT NOT NULL,
+        first_id INTEGER NOT NULL,
+        last_id INTEGER NOT NULL,
+        PRIMARY KEY (tenant, flow, first_id)
+      ) WITHOUT ROWID;
+      INSERT INTO audit_receipt_runs (tenant, flow, first_id, last_id)
+        SELECT tenant, flow, MIN(id), MAX(id)
+        FROM (SELECT tenant, flow, id, id - ROW_NUMBER() OVER (PARTITION BY tenant, flow ORDER BY id) AS island
+              FROM audit_receipts)
+        GROUP BY tenant, flow, island;
+      DROP TABLE audit_receipts;
     `,
   },
 ];
