@@ -87,17 +87,25 @@ describe('the audit spool across a kill -9', { skip: SKIP }, () => {
   }
 
   /** Waits until log.db holds `count` rows of `event` (the writer commits every 100 ms). */
+  /** log.db's rows of `event`, or all its rows, read from a connection of its own. */
+  function countEventRows(sandbox: Sandbox, event?: string): number {
+    const db = new Database(statePaths(sandbox.db).logDb, { readonly: true });
+    try {
+      db.pragma('busy_timeout = 2000');
+      const row =
+        event === undefined
+          ? db.prepare('SELECT count(*) AS n FROM events').get()
+          : db.prepare('SELECT count(*) AS n FROM events WHERE event = ?').get(event);
+      return (row as { n: number }).n;
+    } finally {
+      db.close();
+    }
+  }
+
   async function eventRowsWritten(sandbox: Sandbox, event: string, count: number): Promise<void> {
     const deadline = Date.now() + 15_000;
     for (;;) {
-      const db = new Database(statePaths(sandbox.db).logDb, { readonly: true });
-      let rows: number;
-      try {
-        db.pragma('busy_timeout = 2000');
-        rows = (db.prepare('SELECT count(*) AS n FROM events WHERE event = ?').get(event) as { n: number }).n;
-      } finally {
-        db.close();
-      }
+      const rows = countEventRows(sandbox, event);
       if (rows >= count) return;
       if (Date.now() > deadline) assert.fail(`log.db holds ${rows} ${event} rows, ${count} expected`);
       await new Promise((r) => setTimeout(r, 50));
@@ -110,14 +118,7 @@ describe('the audit spool across a kill -9', { skip: SKIP }, () => {
     let last = -1;
     let since = Date.now();
     for (;;) {
-      const db = new Database(statePaths(sandbox.db).logDb, { readonly: true });
-      let rows: number;
-      try {
-        db.pragma('busy_timeout = 2000');
-        rows = (db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
-      } finally {
-        db.close();
-      }
+      const rows = countEventRows(sandbox);
       if (rows !== last) {
         last = rows;
         since = Date.now();
