@@ -282,7 +282,7 @@ export class QueueWorkers {
       pollIntervalMs: this.#deps.pollIntervalMs ?? 500,
       // A delivery's progress (checkpoint, deleted row) waits for its audit entries to be committed.
       recordsDurable: () => this.#deps.audit.committed(),
-      onReceiptRead: (r) => this.#deps.audit.append(receiptEntry(tenant, flow, r)),
+      onReceiptRead: (r) => this.#deps.audit.appendReceipt(receiptEntry(tenant, flow, r)),
       onAttemptFailed: (f) => {
         this.#deps.events.emit({
           event: 'queue_failed',
@@ -435,7 +435,8 @@ export class QueueWorkers {
     // Committed with the message on PostgreSQL. On files the record's own durable write stands for
     // the entry until it is chained: queued here, and recorded again by a reader of another process
     // (#workerOptions' onReceiptRead), so the acknowledgement does not wait for a second synced write.
-    if (this.#deps.store.receipts === 'outbox') audit.append(enqueuedEntry(tenant, flow, correlationId, source, r));
+    if (this.#deps.store.receipts === 'outbox')
+      audit.appendReceipt(enqueuedEntry(tenant, flow, correlationId, source, r));
   }
 
   /** Stops starting workers; the store's close() stops the running ones and releases their locks. */

@@ -16,6 +16,8 @@ let pending: PreparedAuditEntry[] = [];
 /** Per pending entry: its spool and number there (undefined: not spooled), so each commit moves the marks of what it chains. */
 let pendingSpool: (string | undefined)[] = [];
 let pendingSeq: number[] = [];
+/** Per pending entry: it may wait for a later commit (spooled, or a receipt its queue record holds). */
+let pendingMayWait: boolean[] = [];
 let retry: NodeJS.Timeout | undefined;
 const waiting: { type: 'flush' | 'close'; id: number }[] = [];
 
@@ -29,13 +31,14 @@ function drain(): void {
   try {
     while (pending.length > 0) {
       const batch = pending.slice(0, BATCH);
-      const { marks, spooled } = marksOf(batch.length);
+      const { marks, spooled, lastSeq } = marksOf(batch.length);
       const started = performance.now();
       repo.appendMarked(batch, marks);
       pending = pending.slice(batch.length);
       pendingSpool = pendingSpool.slice(batch.length);
       pendingSeq = pendingSeq.slice(batch.length);
-      reply({ type: 'written', count: batch.length, spooled, seconds: (performance.now() - started) / 1000 });
+      pendingMayWait = pendingMayWait.slice(batch.length);
+      reply({ type: 'written', count: batch.length, spooled, lastSeq, seconds: (performance.now() - started) / 1000 });
     }
   } catch (err) {
     reply({
@@ -54,32 +57,38 @@ function drain(): void {
   }
 }
 
-/** The spool marks the first `n` pending entries move (the highest number per spool), and how many of them were spooled. */
-function marksOf(n: number): { marks: SpoolMark[]; spooled: number } {
+/**
+ * The spool marks the first `n` pending entries move (the highest number per spool), how many of
+ * them were spooled, and the highest number among them (0: none).
+ */
+function marksOf(n: number): { marks: SpoolMark[]; spooled: number; lastSeq: number } {
   const top = new Map<string, number>();
   let spooled = 0;
+  let lastSeq = 0;
   for (let i = 0; i < n; i++) {
     const spool = pendingSpool[i];
     if (spool === undefined) continue;
     spooled++;
+    lastSeq = Math.max(lastSeq, pendingSeq[i]!);
     top.set(spool, Math.max(top.get(spool) ?? 0, pendingSeq[i]!));
   }
-  return { marks: [...top].map(([spool, seq]) => ({ spool, seq })), spooled };
+  return { marks: [...top].map(([spool, seq]) => ({ spool, seq })), spooled, lastSeq };
 }
 
 let drainScheduled = false;
 
 /**
- * How long spooled entries may wait to be chained, so that one commit covers more of them. They
- * are durable already (the acknowledgement waited for the spool's write, not for this commit), and
- * each commit syncs three times. Milliseconds.
+ * How long spooled entries (and receipts held by their queue records) may wait to be chained, so
+ * that one commit covers more of them. They are durable already (the acknowledgement waited for
+ * the spool's write, or the record's, not for this commit), and each commit syncs three times.
+ * Milliseconds.
  */
 const SPOOLED_LINGER_MS = 10;
 
 /**
  * Every message already waiting on the port is taken before the commit (setImmediate runs after
  * them): under load one commit covers the batches of many turns of the main thread, instead of
- * one commit, with its fsync, per batch. Spooled entries (only those pending) wait SPOOLED_LINGER_MS.
+ * one commit, with its fsync, per batch. Durable entries (only those pending) wait SPOOLED_LINGER_MS.
  */
 function scheduleDrain(): void {
   if (drainScheduled) return;
@@ -88,17 +97,19 @@ function scheduleDrain(): void {
     drainScheduled = false;
     drain();
   };
-  if (waiting.length === 0 && pendingSpool.every((s) => s !== undefined)) setTimeout(run, SPOOLED_LINGER_MS);
+  if (waiting.length === 0 && pendingMayWait.every(Boolean)) setTimeout(run, SPOOLED_LINGER_MS);
   else setImmediate(run);
 }
 
 port.on('message', (msg: AuditThreadRequest) => {
   if (msg.type === 'append') {
     let seq = msg.firstSeq ?? 0;
+    const mayWait = msg.spool !== undefined || msg.held === true;
     for (const e of unpackAuditEntries(msg.entries)) {
       pending.push(e);
       pendingSpool.push(msg.spool);
       pendingSeq.push(seq++);
+      pendingMayWait.push(mayWait);
     }
   } else if (msg.type === 'forget') {
     // A retired spool of this process, removed: its mark is no longer needed (a failure only leaves a row).

@@ -7,6 +7,14 @@
  * With a spool (`spoolDir`), each batch is also appended to this process's spool file with one
  * synced write, at the same time as it goes to the worker, and an entry counts as durable once that
  * write returns: an acknowledgement waits for it instead of the chain's commit (audit-spool.ts).
+ *
+ * Except a batch of receipts alone (appendReceipt) that nothing waits for: each is held durably by
+ * its queue record already (the outbox), and is chained from it again, once, by whoever reads the
+ * record next should this process die first. Only this process's own worker can pass such a record
+ * for good (its checkpoint), and it does so only after waiting (committed) for the entries of the
+ * deliveries: so the spool write that ends any wait carries again every receipt handed over
+ * unspooled and not yet chained, ahead of the batch. A receipt chained twice that way (from the
+ * worker and from a dead process's spool) is claimed once by the audit store.
  */
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -14,6 +22,7 @@ import { AuditSpool } from './audit-spool.js';
 import { LogThrottle } from '../../common/log-throttle.js';
 import { CommitTickets } from './commit-tickets.js';
 import {
+  PACKED_WIDTH,
   packAuditEntries,
   prepareAuditEntry,
   type AuditEntryInput,
@@ -24,6 +33,12 @@ import {
 export interface AuditAppender {
   /** Queues one entry; never waits. */
   append(input: AuditEntryInput): void;
+  /**
+   * As append, for the `queue.message.enqueued` entry of a message whose queue record carries it
+   * (the outbox, docs/operations.md): it need not be made durable again until a wait (committed)
+   * follows it.
+   */
+  appendReceipt(input: AuditEntryInput): void;
   /**
    * Resolves once every entry appended so far is durable (the batch goes at the end of this turn,
    * ahead of its timer): committed to the chain, or, with the SQLite writer's spool, in this
@@ -38,17 +53,19 @@ export interface AuditAppender {
 /**
  * `entries` is a packed batch (packAuditEntries): strings clone far faster than objects. A spooled
  * batch names its spool and the sequence number of its first entry there (`spool`, `firstSeq`).
- * `forget`: a spool file of this process is gone (retired), its mark can go.
+ * `held`: receipts alone, not spooled, each durable in its queue record (they may wait for a commit).
+ * `forget`: a spool file of this process is gone (retired), its mark can go. `written`: a commit of
+ * `count` entries, `spooled` of them from a spool, the highest spool number among them `lastSeq` (0: none).
  */
 export type AuditThreadRequest =
-  | { type: 'append'; entries: string[]; spool?: string; firstSeq?: number }
+  | { type: 'append'; entries: string[]; spool?: string; firstSeq?: number; held?: true }
   | { type: 'flush'; id: number }
   | { type: 'close'; id: number }
   | { type: 'forget'; spool: string };
 export type AuditThreadReply =
   | { type: 'done'; id: number }
   | { type: 'error'; message: string }
-  | { type: 'written'; count: number; spooled: number; seconds: number };
+  | { type: 'written'; count: number; spooled: number; lastSeq: number; seconds: number };
 
 export interface AuditThreadOptions {
   /** Longest an entry waits before its batch is handed to the worker, in ms. @default 5 */
@@ -77,6 +94,10 @@ export class AuditThreadWriter implements AuditAppender {
   readonly #intervalMs: number;
   readonly #waiters = new Map<number, () => void>();
   #queue: PreparedAuditEntry[] = [];
+  /** Every entry queued is a receipt (appendReceipt): the batch may go without a spool write. */
+  #queueHeld = true;
+  /** Someone waits for the entries queued (committed): the batch is spooled, receipts alone too. */
+  #queueWaited = false;
   #timer: NodeJS.Timeout | undefined;
   #nextId = 1;
   #closed: Promise<void> | undefined;
@@ -89,9 +110,16 @@ export class AuditThreadWriter implements AuditAppender {
   #spool: AuditSpool | undefined;
   #spoolOpening: Promise<void> | undefined;
   readonly #spoolRotateBytes: number;
-  /** Entries written to a spool, and those of them chained: both count in append order. */
+  /** Spool numbers given (entries written to a spool, receipts written again included), and the highest chained. */
   #spooledSeq = 0;
   #chainedSeq = 0;
+  /** Entries handed over without a spool write and not chained yet (the oldest first). */
+  #unchained = 0;
+  /**
+   * The newest of those, neither chained nor in a spool write (packed, five strings each): their
+   * waits end when they are chained, or when a spool write carrying them again returns.
+   */
+  #owed: string[] = [];
   /** A spool write (or rotation) in flight: the next batch waits for it, so spool order is append order. */
   #spoolBusy: Promise<void> | undefined;
   #retiring: RetiringSpool[] = [];
@@ -125,12 +153,13 @@ export class AuditThreadWriter implements AuditAppender {
       }
       if (reply.type === 'written') {
         this.#unwritten -= reply.count;
-        if (reply.spooled > 0) {
-          this.#chainedSeq += reply.spooled;
+        if (reply.lastSeq > this.#chainedSeq) {
+          const passed = reply.lastSeq - this.#chainedSeq;
+          this.#chainedSeq = reply.lastSeq;
           this.#removeRetired();
-          this.#chainTickets.committed(reply.spooled);
+          this.#chainTickets.committed(passed);
         }
-        if (reply.count > reply.spooled) this.#tickets.committed(reply.count - reply.spooled);
+        if (reply.count > reply.spooled) this.#unspooledChained(reply.count - reply.spooled);
         opts.onBatchWritten?.(reply.count, reply.seconds);
         return;
       }
@@ -149,6 +178,14 @@ export class AuditThreadWriter implements AuditAppender {
   /** Queues one entry; never blocks. Its created_at and correlation id are fixed now. */
   append(input: AuditEntryInput): void {
     if (this.#closed !== undefined) return;
+    this.#queueHeld = false;
+    this.#queue.push(prepareAuditEntry(input));
+    this.#tickets.issue();
+    this.#timer ??= setTimeout(() => this.#send(), this.#intervalMs).unref();
+  }
+
+  appendReceipt(input: AuditEntryInput): void {
+    if (this.#closed !== undefined) return;
     this.#queue.push(prepareAuditEntry(input));
     this.#tickets.issue();
     this.#timer ??= setTimeout(() => this.#send(), this.#intervalMs).unref();
@@ -160,6 +197,7 @@ export class AuditThreadWriter implements AuditAppender {
 
   /** Every wait of this turn goes in one batch: one commit covers them all. */
   readonly #hurry = (): void => {
+    this.#queueWaited = true;
     this.#immediate ??= setImmediate(() => {
       this.#immediate = undefined;
       this.#send();
@@ -208,40 +246,66 @@ export class AuditThreadWriter implements AuditAppender {
       return;
     }
     const entries = this.#queue;
+    const held = this.#queueHeld && !this.#queueWaited;
     this.#queue = [];
+    this.#queueHeld = true;
+    this.#queueWaited = false;
     this.#unwritten += entries.length;
     const packed = packAuditEntries(entries);
     const spool = this.#spool;
-    if (spool === undefined) {
-      this.#worker.postMessage({ type: 'append', entries: packed } satisfies AuditThreadRequest);
+    if (spool === undefined || held) {
+      // Durable once chained (or, receipts, in their records until then).
+      this.#unchained += entries.length;
+      for (const s of packed) this.#owed.push(s);
+      this.#worker.postMessage({
+        type: 'append',
+        entries: packed,
+        ...(held && spool !== undefined ? { held: true as const } : {}),
+      } satisfies AuditThreadRequest);
       return;
     }
+    // Receipts handed over unspooled and not chained yet go first in this write, so that what waits
+    // for this batch (a delivery's checkpoint, which may pass their records) waits for them too.
+    const again = this.#owed;
+    this.#owed = [];
+    const count = again.length / PACKED_WIDTH + entries.length;
     const firstSeq = this.#spooledSeq + 1;
-    this.#spooledSeq += entries.length;
+    this.#spooledSeq += count;
     // To the worker at once: the chain's commit and the spool's write run side by side.
     this.#worker.postMessage({
       type: 'append',
       entries: packed,
       spool: spool.name,
-      firstSeq,
+      firstSeq: firstSeq + again.length / PACKED_WIDTH,
     } satisfies AuditThreadRequest);
     this.#busyUntil(
       spool
-        .write(firstSeq, packed)
+        .write(firstSeq, again.length === 0 ? packed : again.concat(packed))
         .then(
-          () => this.#tickets.committed(entries.length),
+          () => this.#tickets.committed(count),
           (err: unknown) => {
             // Not durable in the spool (a torn record, if any, is skipped by a recovery): their
             // acknowledgements wait for the chain's commit instead, as without a spool, and the
             // next batches wait behind them, so the count of durable entries stays in order.
             this.#reportSpoolFailure(err);
-            return this.#chainTickets
-              .wait(firstSeq + entries.length - 1)
-              .then(() => this.#tickets.committed(entries.length));
+            return this.#chainTickets.wait(firstSeq + count - 1).then(() => this.#tickets.committed(count));
           },
         )
         .then(() => this.#rotateIfFull()),
     );
+  }
+
+  /**
+   * The oldest `count` of the entries handed over unspooled are chained: their waits end, but for
+   * those a spool write carried again (counted when it returned).
+   */
+  #unspooledChained(count: number): void {
+    const owed = this.#owed.length / PACKED_WIDTH;
+    const nowCounted = Math.max(0, count - (this.#unchained - owed));
+    this.#unchained -= count;
+    if (nowCounted === 0) return;
+    this.#owed.splice(0, nowCounted * PACKED_WIDTH);
+    this.#tickets.committed(nowCounted);
   }
 
   /** One line per 10 s at most: a full disk fails every batch. */

@@ -53,6 +53,11 @@ export class PgAuditWriter implements AuditAppender {
     this.#schedule(this.#intervalMs);
   }
 
+  /** On PostgreSQL a message's entry commits with it (pg-appender.ts); one handed back is appended as any. */
+  appendReceipt(input: AuditEntryInput): void {
+    this.append(input);
+  }
+
   committed(): Promise<void> {
     return this.#tickets.waitHurried(this.#tickets.appended, this.#hurry);
   }

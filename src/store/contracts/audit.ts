@@ -153,7 +153,7 @@ export function prepareAuditEntry(input: AuditEntryInput, now?: Date): PreparedA
 }
 
 /** Values per entry in a packed batch (see packAuditEntries). */
-const PACKED_WIDTH = 5;
+export const PACKED_WIDTH = 5;
 
 /** Prepared entries as one flat array of strings: cheap to hand to the writer thread. */
 export function packAuditEntries(entries: readonly PreparedAuditEntry[]): string[] {

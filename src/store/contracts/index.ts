@@ -75,6 +75,7 @@ export {
   chainEntry,
   prepareAuditEntry,
   packAuditEntries,
+  PACKED_WIDTH,
   unpackAuditEntries,
   auditEntryFromRow,
   AUDIT_COLUMNS,

@@ -126,6 +126,165 @@ describe('AuditThreadWriter', () => {
     db.close();
   });
 
+  /** A writer with a spool on a fresh audit.db; `db` is the test's own connection to it. */
+  function spooled(flushIntervalMs: number): {
+    writer: AuditThreadWriter;
+    reader: SqliteAuditStore;
+    db: ReturnType<typeof openDb>;
+    spoolDir: string;
+    spooledEntries: () => [number, string, string][];
+    errors: string[];
+  } {
+    const file = join(dir, `audit-${++n}.db`);
+    const spoolDir = join(dir, `spool-${n}`);
+    const db = openDb(file, auditMigrations);
+    const errors: string[] = [];
+    const writer = new AuditThreadWriter(file, { flushIntervalMs, spoolDir, onError: (m) => errors.push(m) });
+    const spooledEntries = (): [number, string, string][] =>
+      readdirSync(spoolDir).flatMap((name) =>
+        readSpool(join(spoolDir, name)).map((s): [number, string, string] => [
+          s.seq,
+          s.entry.eventType,
+          s.entry.correlationId,
+        ]),
+      );
+    return { writer, reader: new SqliteAuditStore(db), db, spoolDir, spooledEntries, errors };
+  }
+
+  /** The entry of queued message `id`, as a queue record carries it (queue-receipts.ts's form). */
+  const receipt = (id: number) => ({
+    tenant: 'acme',
+    eventType: 'queue.message.enqueued',
+    correlationId: `m-${id}`,
+    payload: { flow: 'orders', id, offset: id * 100, source: 'enqueue' },
+  });
+
+  /** Long enough for a 1 ms flush timer to have handed the entries to the worker. */
+  const handedOver = () => new Promise((r) => setTimeout(r, 50));
+
+  /**
+   * committed() does not end while the chain cannot be written (`db` holds its write lock): the
+   * receipts waited for are durable in their records only. It ends once `db` lets go.
+   */
+  async function waitEndsWithChain(writer: AuditThreadWriter, db: ReturnType<typeof openDb>): Promise<void> {
+    let ended = false;
+    const waiting = writer.committed().then(() => (ended = true));
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(ended, false, 'the wait is for the chain');
+    db.exec('COMMIT');
+    await waiting;
+  }
+
+  it('receipts held by their queue records are chained without a spool write while nothing waits', async () => {
+    const { writer, reader, db, spooledEntries, errors } = spooled(1);
+    for (let id = 1; id <= 3; id++) writer.appendReceipt(receipt(id));
+    await writer.flush();
+    assert.deepEqual(spooledEntries(), [], 'no spool write: each record holds its entry until it is chained');
+    assert.deepEqual(
+      reader.latest('acme', 5).map((e) => e.correlationId),
+      ['m-1', 'm-2', 'm-3'],
+    );
+    await writer.close();
+    assert.deepEqual(errors, []);
+    db.close();
+  });
+
+  it('a wait after receipts handed over unspooled: the spool write that ends it holds them too, before their chain, and each is chained once', async () => {
+    const { writer, reader, db, spooledEntries, errors } = spooled(1);
+    db.exec('BEGIN IMMEDIATE'); // the writer thread cannot commit
+    writer.appendReceipt(receipt(1));
+    writer.appendReceipt(receipt(2));
+    await handedOver();
+    assert.deepEqual(spooledEntries(), [], 'handed over without a spool write');
+    // A delivery's entry, waited for before its checkpoint: the receipts' records may be passed after it.
+    writer.append({ tenant: 'acme', eventType: 'queue.message.processed', correlationId: 'p-1' });
+    await writer.committed();
+    assert.deepEqual(
+      spooledEntries(),
+      [
+        [1, 'queue.message.enqueued', 'm-1'],
+        [2, 'queue.message.enqueued', 'm-2'],
+        [3, 'queue.message.processed', 'p-1'],
+      ],
+      'the receipts spooled ahead of the entry waited for, in order',
+    );
+    assert.equal(reader.count('acme'), 0, 'nothing chained: the wait ended on the spool write');
+    db.exec('COMMIT');
+    await writer.flush();
+    assert.deepEqual(
+      reader.latest('acme', 5).map((e) => e.correlationId),
+      ['m-1', 'm-2', 'p-1'],
+      'each chained once, in order',
+    );
+    assert.deepEqual(
+      db.prepare('SELECT seq FROM audit_spool_marks').all(),
+      [{ seq: 3 }],
+      'the mark passed the receipts spooled again',
+    );
+    // Their chaining, after the spool write had counted them, counts nothing twice: a wait for a
+    // later receipt handed over unspooled still waits for its chain.
+    db.exec('BEGIN IMMEDIATE');
+    writer.appendReceipt(receipt(3));
+    await handedOver();
+    await waitEndsWithChain(writer, db);
+    await writer.close();
+    assert.deepEqual(
+      readdirSync(join(dir, `spool-${n}`)),
+      [],
+      'a clean close leaves no spool: every spooled entry counts as chained',
+    );
+    assert.deepEqual(errors, []);
+    db.close();
+  });
+
+  it('a batch with an entry that is not a receipt is spooled whole, nothing waiting for it', async () => {
+    const { writer, reader, db, spooledEntries } = spooled(1);
+    db.exec('BEGIN IMMEDIATE');
+    writer.appendReceipt(receipt(1));
+    writer.append({ tenant: 'acme', eventType: 'flow.deployed', correlationId: 'd-1' });
+    writer.appendReceipt(receipt(2));
+    await handedOver();
+    assert.deepEqual(
+      spooledEntries().map(([seq, , id]) => [seq, id]),
+      [
+        [1, 'm-1'],
+        [2, 'd-1'],
+        [3, 'm-2'],
+      ],
+    );
+    db.exec('COMMIT');
+    await writer.close();
+    assert.equal(reader.count('acme'), 3);
+    db.close();
+  });
+
+  it('receipts alone that a wait follows at once are spooled like any entry', async () => {
+    const { writer, reader, db, spooledEntries } = spooled(60_000);
+    db.exec('BEGIN IMMEDIATE');
+    writer.appendReceipt(receipt(1));
+    await writer.committed();
+    assert.deepEqual(
+      spooledEntries().map(([seq, , id]) => [seq, id]),
+      [[1, 'm-1']],
+    );
+    assert.equal(reader.count('acme'), 0);
+    db.exec('COMMIT');
+    await writer.close();
+    assert.equal(reader.count('acme'), 1);
+    db.close();
+  });
+
+  it('a wait with nothing new after unspooled receipts ends when they are chained', async () => {
+    const { writer, reader, db } = spooled(1);
+    db.exec('BEGIN IMMEDIATE');
+    writer.appendReceipt(receipt(1));
+    await handedOver();
+    await waitEndsWithChain(writer, db);
+    assert.equal(reader.count('acme'), 1);
+    await writer.close();
+    db.close();
+  });
+
   it('a spool past its size goes on in a new file; the old one is removed once chained', async () => {
     const file = join(dir, `audit-${++n}.db`);
     const spoolDir = join(dir, `spool-${n}`);
