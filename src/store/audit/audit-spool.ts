@@ -12,6 +12,8 @@
  * File: `<stateDir>/audit-spool/<pid>-<start>-<token>.spool`, each batch one record: a newline, then
  * the JSON array `[firstSeq, tenant, eventType, createdAt, correlationId, payload, ...]` (five
  * strings per entry, as packAuditEntries lays them out; entry k has sequence number firstSeq + k).
+ * Numbers rise from record to record and may skip: a receipt handed to the chain without a spool
+ * write keeps its number (audit-thread.ts), and appears in a later record only if a wait needed it.
  * The leading newline ends any record a failed write left torn, so the next one still parses; a
  * record that does not parse was never acknowledged by the spool and is skipped. `<start>` is the
  * process's start time in clock ticks (Linux), so a PID used again by another process does not keep

@@ -16,8 +16,8 @@ let pending: PreparedAuditEntry[] = [];
 /** Per pending entry: its spool and number there (undefined: not spooled), so each commit moves the marks of what it chains. */
 let pendingSpool: (string | undefined)[] = [];
 let pendingSeq: number[] = [];
-/** Per pending entry: it may wait for a later commit (spooled, or a receipt its queue record holds). */
-let pendingMayWait: boolean[] = [];
+/** Per pending entry: a receipt its queue record holds, numbered in the spool but not written to it (`held`). */
+let pendingHeld: boolean[] = [];
 let retry: NodeJS.Timeout | undefined;
 const waiting: { type: 'flush' | 'close'; id: number }[] = [];
 
@@ -37,7 +37,7 @@ function drain(): void {
       pending = pending.slice(batch.length);
       pendingSpool = pendingSpool.slice(batch.length);
       pendingSeq = pendingSeq.slice(batch.length);
-      pendingMayWait = pendingMayWait.slice(batch.length);
+      pendingHeld = pendingHeld.slice(batch.length);
       reply({ type: 'written', count: batch.length, spooled, lastSeq, seconds: (performance.now() - started) / 1000 });
     }
   } catch (err) {
@@ -59,7 +59,7 @@ function drain(): void {
 
 /**
  * The spool marks the first `n` pending entries move (the highest number per spool), how many of
- * them were spooled, and the highest number among them (0: none).
+ * them were spooled (held receipts move marks but are not), and the highest number among them (0: none).
  */
 function marksOf(n: number): { marks: SpoolMark[]; spooled: number; lastSeq: number } {
   const top = new Map<string, number>();
@@ -68,7 +68,7 @@ function marksOf(n: number): { marks: SpoolMark[]; spooled: number; lastSeq: num
   for (let i = 0; i < n; i++) {
     const spool = pendingSpool[i];
     if (spool === undefined) continue;
-    spooled++;
+    if (!pendingHeld[i]) spooled++;
     lastSeq = Math.max(lastSeq, pendingSeq[i]!);
     top.set(spool, Math.max(top.get(spool) ?? 0, pendingSeq[i]!));
   }
@@ -97,19 +97,19 @@ function scheduleDrain(): void {
     drainScheduled = false;
     drain();
   };
-  if (waiting.length === 0 && pendingMayWait.every(Boolean)) setTimeout(run, SPOOLED_LINGER_MS);
+  if (waiting.length === 0 && pendingSpool.every((s) => s !== undefined)) setTimeout(run, SPOOLED_LINGER_MS);
   else setImmediate(run);
 }
 
 port.on('message', (msg: AuditThreadRequest) => {
   if (msg.type === 'append') {
     let seq = msg.firstSeq ?? 0;
-    const mayWait = msg.spool !== undefined || msg.held === true;
+    const held = msg.held === true;
     for (const e of unpackAuditEntries(msg.entries)) {
       pending.push(e);
       pendingSpool.push(msg.spool);
       pendingSeq.push(seq++);
-      pendingMayWait.push(mayWait);
+      pendingHeld.push(held);
     }
   } else if (msg.type === 'forget') {
     // A retired spool of this process, removed: its mark is no longer needed (a failure only leaves a row).

@@ -12,15 +12,18 @@
  * its queue record already (the outbox), and is chained from it again, once, by whoever reads the
  * record next should this process die first. Only this process's own worker can pass such a record
  * for good (its checkpoint), and it does so only after waiting (committed) for the entries of the
- * deliveries: so the spool write that ends any wait carries again every receipt handed over
- * unspooled and not yet chained, ahead of the batch. A receipt chained twice that way (from the
- * worker and from a dead process's spool) is claimed once by the audit store.
+ * deliveries: so the spool write that ends any wait carries every receipt handed over unspooled
+ * and not yet chained, ahead of the batch, under the spool number it was handed over with (the
+ * worker moves the spool's mark past a receipt when it chains it, spooled or not). A receipt
+ * chained twice that way (from the worker and from a dead process's spool) is claimed once by the
+ * audit store.
  */
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { AuditSpool } from './audit-spool.js';
 import { LogThrottle } from '../../common/log-throttle.js';
 import { CommitTickets } from './commit-tickets.js';
+import { UnspooledEntries } from './unspooled-entries.js';
 import {
   PACKED_WIDTH,
   packAuditEntries,
@@ -53,7 +56,8 @@ export interface AuditAppender {
 /**
  * `entries` is a packed batch (packAuditEntries): strings clone far faster than objects. A spooled
  * batch names its spool and the sequence number of its first entry there (`spool`, `firstSeq`).
- * `held`: receipts alone, not spooled, each durable in its queue record (they may wait for a commit).
+ * `held`: receipts alone, numbered in the spool but not written to it, each durable in its queue
+ * record (they may wait for a commit, and do not count as spooled in `written`).
  * `forget`: a spool file of this process is gone (retired), its mark can go. `written`: a commit of
  * `count` entries, `spooled` of them from a spool, the highest spool number among them `lastSeq` (0: none).
  */
@@ -110,16 +114,11 @@ export class AuditThreadWriter implements AuditAppender {
   #spool: AuditSpool | undefined;
   #spoolOpening: Promise<void> | undefined;
   readonly #spoolRotateBytes: number;
-  /** Spool numbers given (entries written to a spool, receipts written again included), and the highest chained. */
+  /** Spool numbers given (to every entry handed over while there is a spool), and the highest chained. */
   #spooledSeq = 0;
   #chainedSeq = 0;
-  /** Entries handed over without a spool write and not chained yet (the oldest first). */
-  #unchained = 0;
-  /**
-   * The newest of those, neither chained nor in a spool write (packed, five strings each): their
-   * waits end when they are chained, or when a spool write carrying them again returns.
-   */
-  #owed: string[] = [];
+  /** Entries handed over without a spool write, and which of them a spool write must still carry. */
+  readonly #unspooled = new UnspooledEntries();
   /** A spool write (or rotation) in flight: the next batch waits for it, so spool order is append order. */
   #spoolBusy: Promise<void> | undefined;
   #retiring: RetiringSpool[] = [];
@@ -159,7 +158,7 @@ export class AuditThreadWriter implements AuditAppender {
           this.#removeRetired();
           this.#chainTickets.committed(passed);
         }
-        if (reply.count > reply.spooled) this.#unspooledChained(reply.count - reply.spooled);
+        if (reply.count > reply.spooled) this.#tickets.committed(this.#unspooled.chained(reply.count - reply.spooled));
         opts.onBatchWritten?.(reply.count, reply.seconds);
         return;
       }
@@ -238,7 +237,7 @@ export class AuditThreadWriter implements AuditAppender {
   #send(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (this.#queue.length === 0) return;
+    if (!this.#sendDue()) return;
     // One spool write at a time, so the spool's order is the append order (the next batch is sent as it ends).
     if (this.#spoolBusy !== undefined) return;
     if (this.#spoolOpening !== undefined) {
@@ -253,34 +252,37 @@ export class AuditThreadWriter implements AuditAppender {
     this.#unwritten += entries.length;
     const packed = packAuditEntries(entries);
     const spool = this.#spool;
+    // Numbered in the spool whether written to it now or not: a receipt written there later keeps
+    // its number, and the worker moves the spool's mark past it when it chains it either way.
+    const firstSeq = this.#spooledSeq + 1;
+    if (spool !== undefined) this.#spooledSeq += entries.length;
     if (spool === undefined || held) {
       // Durable once chained (or, receipts, in their records until then).
-      this.#unchained += entries.length;
-      for (const s of packed) this.#owed.push(s);
+      this.#unspooled.handedOver(packed, firstSeq);
       this.#worker.postMessage({
         type: 'append',
         entries: packed,
-        ...(held && spool !== undefined ? { held: true as const } : {}),
+        ...(spool === undefined ? {} : { spool: spool.name, firstSeq, held: true as const }),
       } satisfies AuditThreadRequest);
       return;
     }
-    // Receipts handed over unspooled and not chained yet go first in this write, so that what waits
-    // for this batch (a delivery's checkpoint, which may pass their records) waits for them too.
-    const again = this.#owed;
-    this.#owed = [];
-    const count = again.length / PACKED_WIDTH + entries.length;
-    const firstSeq = this.#spooledSeq + 1;
-    this.#spooledSeq += count;
+    // Receipts handed over unspooled and not chained yet go first in this write, under the numbers
+    // they were handed over with, so that what waits for this batch (a delivery's checkpoint, which
+    // may pass their records) waits for them too. Theirs and the batch's numbers run on unbroken.
+    const again = this.#unspooled.takeOwed();
+    const from = again.packed.length === 0 ? firstSeq : again.firstSeq;
+    const count = again.packed.length / PACKED_WIDTH + entries.length;
     // To the worker at once: the chain's commit and the spool's write run side by side.
-    this.#worker.postMessage({
-      type: 'append',
-      entries: packed,
-      spool: spool.name,
-      firstSeq: firstSeq + again.length / PACKED_WIDTH,
-    } satisfies AuditThreadRequest);
+    if (entries.length > 0)
+      this.#worker.postMessage({
+        type: 'append',
+        entries: packed,
+        spool: spool.name,
+        firstSeq,
+      } satisfies AuditThreadRequest);
     this.#busyUntil(
       spool
-        .write(firstSeq, again.length === 0 ? packed : again.concat(packed))
+        .write(from, again.packed.length === 0 ? packed : again.packed.concat(packed))
         .then(
           () => this.#tickets.committed(count),
           (err: unknown) => {
@@ -288,24 +290,16 @@ export class AuditThreadWriter implements AuditAppender {
             // acknowledgements wait for the chain's commit instead, as without a spool, and the
             // next batches wait behind them, so the count of durable entries stays in order.
             this.#reportSpoolFailure(err);
-            return this.#chainTickets.wait(firstSeq + count - 1).then(() => this.#tickets.committed(count));
+            return this.#chainTickets.wait(from + count - 1).then(() => this.#tickets.committed(count));
           },
         )
         .then(() => this.#rotateIfFull()),
     );
   }
 
-  /**
-   * The oldest `count` of the entries handed over unspooled are chained: their waits end, but for
-   * those a spool write carried again (counted when it returned).
-   */
-  #unspooledChained(count: number): void {
-    const owed = this.#owed.length / PACKED_WIDTH;
-    const nowCounted = Math.max(0, count - (this.#unchained - owed));
-    this.#unchained -= count;
-    if (nowCounted === 0) return;
-    this.#owed.splice(0, nowCounted * PACKED_WIDTH);
-    this.#tickets.committed(nowCounted);
+  /** Entries are queued, or a wait needs the receipts handed over unspooled written to the spool. */
+  #sendDue(): boolean {
+    return this.#queue.length > 0 || (this.#queueWaited && this.#spool !== undefined && this.#unspooled.owedCount > 0);
   }
 
   /** One line per 10 s at most: a full disk fails every batch. */
@@ -326,7 +320,7 @@ export class AuditThreadWriter implements AuditAppender {
     );
     void this.#spoolBusy.then(() => {
       this.#spoolBusy = undefined;
-      if (this.#queue.length > 0) this.#send();
+      if (this.#sendDue()) this.#send();
     });
   }
 

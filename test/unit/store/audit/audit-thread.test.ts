@@ -162,24 +162,13 @@ describe('AuditThreadWriter', () => {
   /** Long enough for a 1 ms flush timer to have handed the entries to the worker. */
   const handedOver = () => new Promise((r) => setTimeout(r, 50));
 
-  /**
-   * committed() does not end while the chain cannot be written (`db` holds its write lock): the
-   * receipts waited for are durable in their records only. It ends once `db` lets go.
-   */
-  async function waitEndsWithChain(writer: AuditThreadWriter, db: ReturnType<typeof openDb>): Promise<void> {
-    let ended = false;
-    const waiting = writer.committed().then(() => (ended = true));
-    await new Promise((r) => setTimeout(r, 100));
-    assert.equal(ended, false, 'the wait is for the chain');
-    db.exec('COMMIT');
-    await waiting;
-  }
-
   it('receipts held by their queue records are chained without a spool write while nothing waits', async () => {
     const { writer, reader, db, spooledEntries, errors } = spooled(1);
     for (let id = 1; id <= 3; id++) writer.appendReceipt(receipt(id));
     await writer.flush();
     assert.deepEqual(spooledEntries(), [], 'no spool write: each record holds its entry until it is chained');
+    await writer.committed();
+    assert.deepEqual(spooledEntries(), [], 'chained, they count as committed: a wait writes nothing');
     assert.deepEqual(
       reader.latest('acme', 5).map((e) => e.correlationId),
       ['m-1', 'm-2', 'm-3'],
@@ -222,11 +211,13 @@ describe('AuditThreadWriter', () => {
       'the mark passed the receipts spooled again',
     );
     // Their chaining, after the spool write had counted them, counts nothing twice: a wait for a
-    // later receipt handed over unspooled still waits for its chain.
+    // later receipt handed over unspooled is not taken as ended already, and writes it to the spool.
     db.exec('BEGIN IMMEDIATE');
     writer.appendReceipt(receipt(3));
     await handedOver();
-    await waitEndsWithChain(writer, db);
+    await writer.committed();
+    assert.deepEqual(spooledEntries().slice(3), [[4, 'queue.message.enqueued', 'm-3']]);
+    db.exec('COMMIT');
     await writer.close();
     assert.deepEqual(
       readdirSync(join(dir, `spool-${n}`)),
@@ -274,14 +265,48 @@ describe('AuditThreadWriter', () => {
     db.close();
   });
 
-  it('a wait with nothing new after unspooled receipts ends when they are chained', async () => {
-    const { writer, reader, db } = spooled(1);
+  it('a wait with nothing new after unspooled receipts writes them to the spool under the numbers they were handed over with', async () => {
+    const { writer, reader, db, spoolDir, spooledEntries, errors } = spooled(1);
     db.exec('BEGIN IMMEDIATE');
+    writer.append({ tenant: 'acme', eventType: 'flow.deployed', correlationId: 'd-1' });
+    await writer.committed();
     writer.appendReceipt(receipt(1));
+    writer.appendReceipt(receipt(2));
     await handedOver();
-    await waitEndsWithChain(writer, db);
-    assert.equal(reader.count('acme'), 1);
+    await writer.committed();
+    assert.deepEqual(
+      spooledEntries().map(([seq, , id]) => [seq, id]),
+      [
+        [1, 'd-1'],
+        [2, 'm-1'],
+        [3, 'm-2'],
+      ],
+    );
+    assert.equal(reader.count('acme'), 0, 'the wait ended on the spool write, not the chain');
+    db.exec('COMMIT');
+    await writer.flush();
+    assert.deepEqual(db.prepare('SELECT seq FROM audit_spool_marks').all(), [{ seq: 3 }], 'the mark passed them');
     await writer.close();
+    assert.deepEqual(readdirSync(spoolDir), [], 'every number given is chained: a clean close removes the spool');
+    assert.equal(reader.count('acme'), 3);
+    assert.deepEqual(errors, []);
+    db.close();
+  });
+
+  it('receipts never written to the spool move its mark when chained, so a clean close removes it', async () => {
+    const { writer, reader, db, spoolDir, spooledEntries } = spooled(1);
+    writer.append({ tenant: 'acme', eventType: 'flow.deployed', correlationId: 'd-1' });
+    await writer.committed();
+    for (let id = 1; id <= 3; id++) writer.appendReceipt(receipt(id));
+    await writer.flush();
+    assert.deepEqual(
+      spooledEntries().map(([seq, , id]) => [seq, id]),
+      [[1, 'd-1']],
+    );
+    assert.deepEqual(db.prepare('SELECT seq FROM audit_spool_marks').all(), [{ seq: 4 }]);
+    await writer.close();
+    assert.deepEqual(readdirSync(spoolDir), []);
+    assert.equal(reader.count('acme'), 4);
     db.close();
   });
 
