@@ -176,18 +176,20 @@ export class AuditThreadWriter implements AuditAppender {
 
   /** Queues one entry; never blocks. Its created_at and correlation id are fixed now. */
   append(input: AuditEntryInput): void {
-    if (this.#closed !== undefined) return;
-    this.#queueHeld = false;
-    this.#queue.push(prepareAuditEntry(input));
-    this.#tickets.issue();
-    this.#timer ??= setTimeout(() => this.#send(), this.#intervalMs).unref();
+    if (this.#enqueue(input)) this.#queueHeld = false;
   }
 
   appendReceipt(input: AuditEntryInput): void {
-    if (this.#closed !== undefined) return;
+    this.#enqueue(input);
+  }
+
+  /** Queues the entry for the next batch (false, dropped, once closing). */
+  #enqueue(input: AuditEntryInput): boolean {
+    if (this.#closed !== undefined) return false;
     this.#queue.push(prepareAuditEntry(input));
     this.#tickets.issue();
     this.#timer ??= setTimeout(() => this.#send(), this.#intervalMs).unref();
+    return true;
   }
 
   committed(): Promise<void> {
