@@ -1,16 +1,19 @@
 /**
- * The audit spool across a kill -9, black-box: a 202 of /enqueue waits for its
- * `queue.message.enqueued` entry to be spooled (one synced write), not for the chain's commit. With
- * audit.db's write lock held by this test, nothing can be chained, yet every submission is
- * acknowledged; the server is then killed, and the next server on the state directory chains what
- * the dead one left spooled, each entry exactly once, the chain intact. A server that stops cleanly
- * leaves no spool behind.
+ * The audit spool across a kill -9, black-box. With audit.db's write lock held by this test, nothing
+ * can be chained, yet every submission is acknowledged (its `queue.message.enqueued` entry durable
+ * in its queue record), and the entries reach the server's spool (one synced write) when the
+ * worker's checkpoint waits for them; the server is then killed, and the next server on the state
+ * directory chains what the dead one left spooled, each entry exactly once, the chain intact. A
+ * server that stops cleanly leaves no spool behind.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { statePaths } from '../src/common/paths.js';
+import { readSpool } from '../src/store/audit/audit-spool.js';
+import { waitFor } from './helpers/wait.js';
 import { enqueue, flowSource, tenantWithKey } from './helpers/queue-flows.js';
 import { verifyMigratedCopy } from './helpers/migrated-copy.js';
 import { acknowledgedAll, lockAuditDb } from './helpers/audit-locked.js';
@@ -23,12 +26,24 @@ const SKIP = onlyOn(
 );
 const COUNT = 40;
 
-/** A queue whose worker never runs here: its consumer is not wanted, only its acknowledgements. */
+/** A one-step flow: its worker delivers the messages, and its checkpoint waits for their entries. */
 const SINK = flowSource('sink', [], '## Step: answer\n```ntd\n{"ok": true}\n```\n');
 
 function spoolFiles(sandbox: Sandbox): string[] {
   const dir = statePaths(sandbox.db).auditSpoolDir;
   return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.spool')) : [];
+}
+
+/** Correlation ids of the `queue.message.enqueued` entries in the sandbox's spool files. */
+function spooledReceipts(sandbox: Sandbox): Set<string> {
+  const dir = statePaths(sandbox.db).auditSpoolDir;
+  return new Set(
+    spoolFiles(sandbox).flatMap((f) =>
+      readSpool(join(dir, f))
+        .filter((s) => s.entry.eventType === 'queue.message.enqueued')
+        .map((s) => s.entry.correlationId),
+    ),
+  );
 }
 
 /** Correlation ids of the chain's `queue.message.enqueued` entries, with their counts. */
@@ -71,6 +86,10 @@ describe('the audit spool across a kill -9', { skip: SKIP }, () => {
     try {
       await acknowledgedAll(first.url, key, ids);
       assert.equal(spoolFiles(sandbox).length, 1, 'the entries wait in the server’s spool');
+      // Each acknowledgement's entry is durable in its queue record; the worker's checkpoint, asked
+      // in the background and answered by no chain while audit.db is locked, has them spooled once
+      // its patience is over (AuditAppender.committedSoon). What is tested here is that spool.
+      await waitFor('every acknowledged entry spooled', () => ids.every((id) => spooledReceipts(sandbox).has(id)));
       await end(first, sandbox);
     } catch (err) {
       // A failed setup must not leave the server running (the test file would never end).

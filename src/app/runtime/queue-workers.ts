@@ -282,7 +282,8 @@ export class QueueWorkers {
       pollIntervalMs: this.#deps.pollIntervalMs ?? 500,
       // A delivery's progress (checkpoint, deleted row) waits for its audit entries to be committed.
       recordsDurable: () => this.#deps.audit.committed(),
-      onReceiptRead: (r) => this.#deps.audit.appendReceipt(receiptEntry(tenant, flow, r)),
+      recordsDurableSoon: () => this.#deps.audit.committedSoon(),
+      onReceiptRead: (r) => this.#deps.audit.appendCovered(receiptEntry(tenant, flow, r)),
       onAttemptFailed: (f) => {
         this.#deps.events.emit({
           event: 'queue_failed',
@@ -364,7 +365,9 @@ export class QueueWorkers {
       });
       if (!result.filtered) {
         const outcome = result.faultHandled ? 'fault_handled' : 'succeeded';
-        this.#deps.audit.append({
+        // Covered until chained: the delivery's checkpoint waits for it (recordsDurable), so a
+        // process dying first delivers the message again instead of passing it without its entry.
+        this.#deps.audit.appendCovered({
           tenant,
           eventType: 'queue.message.processed',
           correlationId: msg.correlationId,
@@ -436,7 +439,7 @@ export class QueueWorkers {
     // the entry until it is chained: queued here, and recorded again by a reader of another process
     // (#workerOptions' onReceiptRead), so the acknowledgement does not wait for a second synced write.
     if (this.#deps.store.receipts === 'outbox')
-      audit.appendReceipt(enqueuedEntry(tenant, flow, correlationId, source, r));
+      audit.appendCovered(enqueuedEntry(tenant, flow, correlationId, source, r));
   }
 
   /** Stops starting workers; the store's close() stops the running ones and releases their locks. */

@@ -63,6 +63,13 @@ export interface QueueConsumerOptions {
    */
   readonly recordsDurable?: () => Promise<void>;
   /**
+   * As recordsDurable, for a barrier that may take longer: the ones a file consumer asks in the
+   * background while deliveries go on, and when it is caught up (its checkpoint then follows when
+   * the barrier resolves). The audit writer answers it at its own pace instead of with a write of
+   * its own (AuditAppender.committedSoon). @default recordsDurable
+   */
+  readonly recordsDurableSoon?: () => Promise<void>;
+  /**
    * On an `outbox` store (QueueStore.receipts): a message about to be delivered whose receipt
    * another process was to record, called before its handler, so that the receipt is chained
    * before anything its delivery records (and, by recordsDurable, before its progress is). Such

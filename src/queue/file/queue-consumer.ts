@@ -97,6 +97,7 @@ export class QueueConsumer implements QueueConsumerHandle {
       | 'onReceiptRead'
       | 'prefixCut'
       | 'recordsDurable'
+      | 'recordsDurableSoon'
       | 'unsyncedFrom'
     >
   > &
@@ -367,11 +368,15 @@ export class QueueConsumer implements QueueConsumerHandle {
         // of the same total with the wait first, 0.85 without it).
         this.#opts.onIdle?.(this.#nextRetryDueMs());
         if (this.#finishing) break;
-        if (this.#ckSafe !== this.#cs.ck) {
-          await this.#durableNow();
-          await this.#flush(false);
-        }
-        await this.#sleep(this.#logDirty ? Math.min(CHECKPOINT_SYNC_MS, this.#idleWaitMs(now)) : this.#idleWaitMs(now));
+        // Asked in the background, not awaited: under steady load the consumer is caught up after
+        // every append batch, and an awaited (hurried) barrier each time cost an audit spool write
+        // a turn (measured, docs/performance.md, session 34). Its answer wakes this loop, which
+        // then writes the checkpoint it allows.
+        const behind = this.#ckSafe !== this.#cs.ck;
+        if (behind) this.#askDurable();
+        await this.#sleep(
+          this.#logDirty || behind ? Math.min(CHECKPOINT_SYNC_MS, this.#idleWaitMs(now)) : this.#idleWaitMs(now),
+        );
       } catch (err) {
         if (err instanceof LockLostError || this.#lockLost) {
           this.#stopAfterLockLoss();
@@ -669,9 +674,13 @@ export class QueueConsumer implements QueueConsumerHandle {
     await this.#durableNow(true);
   }
 
-  /** Asks in the background, unless already asking, for the deliveries so far to be made durable; the checkpoint written follows. */
+  /**
+   * Asks in the background, unless already asking, for the deliveries so far to be made durable
+   * (recordsDurableSoon: no hurry); the checkpoint written follows, and a loop idle meanwhile is
+   * woken to write it.
+   */
   #askDurable(): void {
-    const durable = this.#opts.recordsDurable;
+    const durable = this.#opts.recordsDurableSoon ?? this.#opts.recordsDurable;
     if (durable === undefined) {
       this.#ckSafe = this.#cs.ck;
       return;
@@ -684,6 +693,7 @@ export class QueueConsumer implements QueueConsumerHandle {
       .then(() => {
         this.#barrier = undefined;
         if (epoch === this.#ckEpoch && target.off >= this.#ckSafe.off) this.#ckSafe = target;
+        this.#wake?.();
       });
   }
 

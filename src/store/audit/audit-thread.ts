@@ -8,15 +8,18 @@
  * synced write, at the same time as it goes to the worker, and an entry counts as durable once that
  * write returns: an acknowledgement waits for it instead of the chain's commit (audit-spool.ts).
  *
- * Except a batch of receipts alone (appendReceipt) that nothing waits for: each is held durably by
- * its queue record already (the outbox), and is chained from it again, once, by whoever reads the
- * record next should this process die first. Only this process's own worker can pass such a record
- * for good (its checkpoint), and it does so only after waiting (committed) for the entries of the
- * deliveries: so the spool write that ends any wait carries every receipt handed over unspooled
- * and not yet chained, ahead of the batch, under the spool number it was handed over with (the
- * worker moves the spool's mark past a receipt when it chains it, spooled or not). A receipt
- * chained twice that way (from the worker and from a dead process's spool) is claimed once by the
- * audit store.
+ * Except a batch of covered entries alone (appendCovered) that nothing hurries: until chained, each
+ * is stood for by something else should this process die first. A message's receipt is held
+ * durably by its queue record (the outbox) and chained from it again, once, by whoever reads the
+ * record next; a delivery's outcome is waited for by the delivery's checkpoint (committedSoon), so
+ * the message is delivered again. Only this process's own worker can pass such a record for good
+ * (its checkpoint), and it does so only after waiting for the entries of the deliveries: so the
+ * spool write that ends any hurried wait carries every entry handed over unspooled and not yet
+ * chained, ahead of the batch, under the spool number it was handed over with (the worker moves
+ * the spool's mark past an entry when it chains it, spooled or not), and a wait that is not hurried
+ * ends when the worker chains them (or, should the chain not reach them within PATIENCE_MS, a
+ * failing one included, with such a spool write). A receipt chained twice that way (from the worker and
+ * from a dead process's spool) is claimed once by the audit store.
  */
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -37,11 +40,13 @@ export interface AuditAppender {
   /** Queues one entry; never waits. */
   append(input: AuditEntryInput): void;
   /**
-   * As append, for the `queue.message.enqueued` entry of a message whose queue record carries it
-   * (the outbox, docs/operations.md): it need not be made durable again until a wait (committed)
-   * follows it.
+   * As append, for an entry something else stands for until it is chained, so that it need not be
+   * written to the spool unless a hurried wait (committed) follows it: the `queue.message.enqueued`
+   * entry of a message whose queue record carries it (the outbox, docs/operations.md), and a
+   * delivery's `queue.message.processed`, whose checkpoint waits for it (committedSoon): a process
+   * that dies before chaining it delivers the message again (at least once).
    */
-  appendReceipt(input: AuditEntryInput): void;
+  appendCovered(input: AuditEntryInput): void;
   /**
    * Resolves once every entry appended so far is durable (the batch goes at the end of this turn,
    * ahead of its timer): committed to the chain, or, with the SQLite writer's spool, in this
@@ -51,13 +56,28 @@ export interface AuditAppender {
    * writer fails a batch or after COMMIT_WAIT_MS (CommitTickets); never rejects.
    */
   committed(): Promise<void>;
+  /**
+   * As committed, without hurrying the batch: the entries are usually chained at the writer's own
+   * pace (one commit for many batches), and written to the spool (as committed would) only should
+   * the chain not reach them within PATIENCE_MS (a failing chain included). For progress that may lag behind its
+   * entries (a queue delivery's checkpoint asked in the background while deliveries go on).
+   */
+  committedSoon(): Promise<void>;
 }
+
+/**
+ * How long a wait that is not hurried (committedSoon) leaves its entries to the writer's pace: the
+ * worker lets entries already covered linger 10 ms before their commit, which syncs three times.
+ * Milliseconds.
+ */
+export const PATIENCE_MS = 50;
 
 /**
  * `entries` is a packed batch (packAuditEntries): strings clone far faster than objects. A spooled
  * batch names its spool and the sequence number of its first entry there (`spool`, `firstSeq`).
- * `held`: receipts alone, numbered in the spool but not written to it, each durable in its queue
- * record (they may wait for a commit, and do not count as spooled in `written`).
+ * `held`: covered entries alone (appendCovered), numbered in the spool but not written to it, each
+ * stood for by its queue record or its delivery's checkpoint until chained (they may wait for a
+ * commit, and do not count as spooled in `written`).
  * `forget`: a spool file of this process is gone (retired), its mark can go. `written`: a commit of
  * `count` entries, `spooled` of them from a spool, the highest spool number among them `lastSeq` (0: none).
  */
@@ -85,6 +105,8 @@ export interface AuditThreadOptions {
   spoolDir?: string;
   /** A spool file holding more than this is replaced by a new one, and removed once chained. Bytes. @default 64 MiB */
   spoolRotateBytes?: number;
+  /** How long a wait that is not hurried (committedSoon) leaves its entries to the writer's pace. Milliseconds. @default PATIENCE_MS */
+  patienceMs?: number;
 }
 
 /** A spool file replaced by a newer one: removed once its last entry is chained. */
@@ -98,9 +120,9 @@ export class AuditThreadWriter implements AuditAppender {
   readonly #intervalMs: number;
   readonly #waiters = new Map<number, () => void>();
   #queue: PreparedAuditEntry[] = [];
-  /** Every entry queued is a receipt (appendReceipt): the batch may go without a spool write. */
+  /** Every entry queued is covered (appendCovered): the batch may go without a spool write. */
   #queueHeld = true;
-  /** Someone waits for the entries queued (committed): the batch is spooled, receipts alone too. */
+  /** Someone waits for the entries queued, hurried (committed): the batch is spooled, covered entries alone too. */
   #queueWaited = false;
   #timer: NodeJS.Timeout | undefined;
   #nextId = 1;
@@ -114,6 +136,7 @@ export class AuditThreadWriter implements AuditAppender {
   #spool: AuditSpool | undefined;
   #spoolOpening: Promise<void> | undefined;
   readonly #spoolRotateBytes: number;
+  readonly #patienceMs: number;
   /** Spool numbers given (to every entry handed over while there is a spool), and the highest chained. */
   #spooledSeq = 0;
   #chainedSeq = 0;
@@ -129,6 +152,7 @@ export class AuditThreadWriter implements AuditAppender {
   constructor(auditDb: string, opts: AuditThreadOptions = {}) {
     this.#intervalMs = opts.flushIntervalMs ?? 5;
     this.#spoolRotateBytes = opts.spoolRotateBytes ?? 64 * 1024 * 1024;
+    this.#patienceMs = opts.patienceMs ?? PATIENCE_MS;
     const onError = opts.onError ?? ((m: string) => process.stderr.write(`audit: ${m}\n`));
     this.#onError = onError;
     if (opts.spoolDir !== undefined) {
@@ -179,7 +203,7 @@ export class AuditThreadWriter implements AuditAppender {
     if (this.#enqueue(input)) this.#queueHeld = false;
   }
 
-  appendReceipt(input: AuditEntryInput): void {
+  appendCovered(input: AuditEntryInput): void {
     this.#enqueue(input);
   }
 
@@ -194,6 +218,10 @@ export class AuditThreadWriter implements AuditAppender {
 
   committed(): Promise<void> {
     return this.#tickets.waitHurried(this.#tickets.appended, this.#hurry);
+  }
+
+  committedSoon(): Promise<void> {
+    return this.#tickets.waitPatient(this.#tickets.appended, this.#patienceMs, this.#hurry);
   }
 
   /** Every wait of this turn goes in one batch: one commit covers them all. */
@@ -254,12 +282,12 @@ export class AuditThreadWriter implements AuditAppender {
     this.#unwritten += entries.length;
     const packed = packAuditEntries(entries);
     const spool = this.#spool;
-    // Numbered in the spool whether written to it now or not: a receipt written there later keeps
+    // Numbered in the spool whether written to it now or not: an entry written there later keeps
     // its number, and the worker moves the spool's mark past it when it chains it either way.
     const firstSeq = this.#spooledSeq + 1;
     if (spool !== undefined) this.#spooledSeq += entries.length;
     if (spool === undefined || held) {
-      // Durable once chained (or, receipts, in their records until then).
+      // Durable once chained (or, covered entries, stood for until then: appendCovered).
       this.#unspooled.handedOver(packed, firstSeq);
       this.#worker.postMessage({
         type: 'append',
@@ -268,9 +296,9 @@ export class AuditThreadWriter implements AuditAppender {
       } satisfies AuditThreadRequest);
       return;
     }
-    // Receipts handed over unspooled and not chained yet go first in this write, under the numbers
+    // Entries handed over unspooled and not chained yet go first in this write, under the numbers
     // they were handed over with, so that what waits for this batch (a delivery's checkpoint, which
-    // may pass their records) waits for them too. Theirs and the batch's numbers run on unbroken.
+    // may pass their records and deliveries) waits for them too. Theirs and the batch's numbers run on unbroken.
     const again = this.#unspooled.takeOwed();
     const from = again.packed.length === 0 ? firstSeq : again.firstSeq;
     const count = again.packed.length / PACKED_WIDTH + entries.length;
@@ -299,7 +327,7 @@ export class AuditThreadWriter implements AuditAppender {
     );
   }
 
-  /** Entries are queued, or a wait needs the receipts handed over unspooled written to the spool. */
+  /** Entries are queued, or a wait needs the entries handed over unspooled written to the spool. */
   #sendDue(): boolean {
     return this.#queue.length > 0 || (this.#queueWaited && this.#spool !== undefined && this.#unspooled.owedCount > 0);
   }

@@ -39,6 +39,32 @@ describe('CommitTickets', () => {
     clearTimeout(alive);
   });
 
+  it('a patient wait asks the writer to hurry only once its patience is over, and not at all when committed before', async () => {
+    const t = new CommitTickets();
+    let hurried = 0;
+    const hurry = () => hurried++;
+    const first = t.issue();
+    const early = t.waitPatient(first, 40, hurry);
+    t.committed(1);
+    await early;
+    await new Promise((r) => setTimeout(r, 60));
+    assert.equal(hurried, 0, 'committed within its patience: never hurried');
+
+    const second = t.issue();
+    let done = false;
+    const late = t.waitPatient(second, 20, hurry).then(() => (done = true));
+    await new Promise((r) => setTimeout(r, 5));
+    assert.equal(hurried, 0, 'not before its patience is over');
+    await new Promise((r) => setTimeout(r, 40));
+    assert.equal(hurried, 1, 'hurried once its patience is over');
+    assert.equal(done, false, 'a hurry is no commit: the wait goes on');
+    t.committed(1);
+    await late;
+    assert.equal(hurried, 1);
+    assert.equal(await t.waitPatient(second, 1, hurry), undefined, 'a ticket already committed resolves at once');
+    assert.equal(hurried, 1);
+  });
+
   it('a failed batch ends every wait at once (the writer keeps the entries and tries again)', async () => {
     const t = new CommitTickets();
     const waits = [t.wait(t.issue(), 60_000), t.wait(t.issue(), 60_000)];

@@ -61,6 +61,20 @@ export class CommitTickets {
     return this.wait(ticket);
   }
 
+  /**
+   * As wait, asking the writer to hurry only if the entry is not committed within `patienceMs`: for
+   * progress that may lag behind its entries (a checkpoint asked in the background), so that the
+   * writer's own pace (one commit for many batches) usually answers it without a write of its own.
+   */
+  waitPatient(ticket: number, patienceMs: number, hurry: () => void): Promise<void> {
+    if (ticket <= this.#committed) return Promise.resolve();
+    const nudge = setTimeout(() => {
+      if (ticket > this.#committed) hurry();
+    }, patienceMs);
+    nudge.unref();
+    return this.wait(ticket).finally(() => clearTimeout(nudge));
+  }
+
   /** Resolves once the entry of `ticket` is committed, a batch failed, or `timeoutMs` passed. Never rejects. */
   wait(ticket: number, timeoutMs = COMMIT_WAIT_MS): Promise<void> {
     if (ticket <= this.#committed) return Promise.resolve();

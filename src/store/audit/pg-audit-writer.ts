@@ -53,13 +53,18 @@ export class PgAuditWriter implements AuditAppender {
     this.#schedule(this.#intervalMs);
   }
 
-  /** On PostgreSQL a message's entry commits with it (pg-appender.ts); one handed back is appended as any. */
-  appendReceipt(input: AuditEntryInput): void {
+  /** On PostgreSQL a message's entry commits with it (pg-appender.ts); one handed back, or a delivery's, is appended as any. */
+  appendCovered(input: AuditEntryInput): void {
     this.append(input);
   }
 
   committed(): Promise<void> {
     return this.#tickets.waitHurried(this.#tickets.appended, this.#hurry);
+  }
+
+  /** Nothing to spare on PostgreSQL (no spool): as committed. */
+  committedSoon(): Promise<void> {
+    return this.committed();
   }
 
   /** The next batch goes at once, not after the interval. */

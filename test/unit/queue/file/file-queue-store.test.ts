@@ -727,6 +727,36 @@ describe('queue store', () => {
     return { store, other, opts: { handler: async () => ({ kind: 'ack' }) as const } };
   };
 
+  it("a caught-up worker asks for its deliveries' records in the background (recordsDurableSoon), and writes the checkpoint past them once that answers", async () => {
+    const queuesDir = tempQueues();
+    const store = new FileQueueStore({ queuesDir });
+    // Another store on the directory reads the checkpoint written (the worker's own counts what it delivered).
+    const probe = new FileQueueStore({ queuesDir });
+    const written = async () => (await probe.stats('acme', 'soon')).processed;
+    for (let n = 0; n < 3; n++) await store.append('acme', 'soon', { correlationId: `c${n}`, payload: n });
+    const seen: number[] = [];
+    let hurried = 0;
+    let askedSoon = 0;
+    let answer!: () => void;
+    const records = new Promise<void>((r) => (answer = r));
+    await store.startConsumer('acme', 'soon', {
+      // Caught up, it waits at most 100 ms at a time while its checkpoint is behind (CHECKPOINT_SYNC_MS).
+      pollIntervalMs: 60_000,
+      handler: async (m) => (seen.push(m.id), { kind: 'ack' }),
+      recordsDurable: async () => void hurried++,
+      recordsDurableSoon: () => (askedSoon++, records),
+    });
+    await waitFor('three deliveries', () => seen.length === 3, 5000);
+    await new Promise((r) => setTimeout(r, 250)); // idle: past the loop's 100 ms waits while behind
+    assert.equal(await written(), 0, 'no checkpoint past deliveries whose records are not durable');
+    assert.equal(hurried, 0, 'caught up, the worker did not wait for an urgent barrier');
+    assert.ok(askedSoon >= 1, 'it asked in the background');
+    answer();
+    await waitFor('the checkpoint past the three', async () => (await written()) === 3, 2000);
+    await store.close();
+    await probe.close();
+  });
+
   it('only one consumer per queue at a time, and close releases it', async () => {
     const { store, other, opts } = twoStores();
     await store.append('acme', 'one', { correlationId: 'c', payload: 1 });

@@ -7,7 +7,7 @@ import { after, describe, it } from 'node:test';
 import { fillBut, mountTmpfs, unmountTmpfs } from '../../../helpers/tmpfs.js';
 import { waitFor } from '../../../helpers/wait.js';
 import { SqliteAuditStore } from '../../../../src/store/sqlite/sqlite-audit-store.js';
-import { AuditThreadWriter } from '../../../../src/store/audit/audit-thread.js';
+import { AuditThreadWriter, PATIENCE_MS } from '../../../../src/store/audit/audit-thread.js';
 import { readSpool } from '../../../../src/store/audit/audit-spool.js';
 import { openDb } from '../../../../src/store/sqlite/db.js';
 import { auditMigrations } from '../../../../src/store/sqlite/migrations/audit.js';
@@ -127,7 +127,10 @@ describe('AuditThreadWriter', () => {
   });
 
   /** A writer with a spool on a fresh audit.db; `db` is the test's own connection to it. */
-  function spooled(flushIntervalMs: number): {
+  function spooled(
+    flushIntervalMs: number,
+    patienceMs?: number,
+  ): {
     writer: AuditThreadWriter;
     reader: SqliteAuditStore;
     db: ReturnType<typeof openDb>;
@@ -139,7 +142,12 @@ describe('AuditThreadWriter', () => {
     const spoolDir = join(dir, `spool-${n}`);
     const db = openDb(file, auditMigrations);
     const errors: string[] = [];
-    const writer = new AuditThreadWriter(file, { flushIntervalMs, spoolDir, onError: (m) => errors.push(m) });
+    const writer = new AuditThreadWriter(file, {
+      flushIntervalMs,
+      spoolDir,
+      patienceMs,
+      onError: (m) => errors.push(m),
+    });
     const spooledEntries = (): [number, string, string][] =>
       readdirSync(spoolDir).flatMap((name) =>
         readSpool(join(spoolDir, name)).map((s): [number, string, string] => [
@@ -164,7 +172,7 @@ describe('AuditThreadWriter', () => {
 
   it('receipts held by their queue records are chained without a spool write while nothing waits', async () => {
     const { writer, reader, db, spooledEntries, errors } = spooled(1);
-    for (let id = 1; id <= 3; id++) writer.appendReceipt(receipt(id));
+    for (let id = 1; id <= 3; id++) writer.appendCovered(receipt(id));
     await writer.flush();
     assert.deepEqual(spooledEntries(), [], 'no spool write: each record holds its entry until it is chained');
     await writer.committed();
@@ -181,8 +189,8 @@ describe('AuditThreadWriter', () => {
   it('a wait after receipts handed over unspooled: the spool write that ends it holds them too, before their chain, and each is chained once', async () => {
     const { writer, reader, db, spooledEntries, errors } = spooled(1);
     db.exec('BEGIN IMMEDIATE'); // the writer thread cannot commit
-    writer.appendReceipt(receipt(1));
-    writer.appendReceipt(receipt(2));
+    writer.appendCovered(receipt(1));
+    writer.appendCovered(receipt(2));
     await handedOver();
     assert.deepEqual(spooledEntries(), [], 'handed over without a spool write');
     // A delivery's entry, waited for before its checkpoint: the receipts' records may be passed after it.
@@ -213,7 +221,7 @@ describe('AuditThreadWriter', () => {
     // Their chaining, after the spool write had counted them, counts nothing twice: a wait for a
     // later receipt handed over unspooled is not taken as ended already, and writes it to the spool.
     db.exec('BEGIN IMMEDIATE');
-    writer.appendReceipt(receipt(3));
+    writer.appendCovered(receipt(3));
     await handedOver();
     await writer.committed();
     assert.deepEqual(spooledEntries().slice(3), [[4, 'queue.message.enqueued', 'm-3']]);
@@ -228,12 +236,101 @@ describe('AuditThreadWriter', () => {
     db.close();
   });
 
+  /** A delivery's entry, which its checkpoint waits for (queue-workers.ts appends it covered). */
+  const processed = (id: number) => ({
+    tenant: 'acme',
+    eventType: 'queue.message.processed',
+    correlationId: `p-${id}`,
+    payload: { flow: 'orders', id, outcome: 'succeeded' },
+  });
+
+  it('a checkpoint waiting soon (committedSoon) for covered entries ends on their chain, with no spool write', async () => {
+    // Patience longer than any commit here (a loaded machine's included): the chain answers.
+    const { writer, reader, db, spooledEntries, errors } = spooled(1, 10_000);
+    writer.appendCovered(receipt(1));
+    writer.appendCovered(processed(1));
+    writer.appendCovered(receipt(2));
+    writer.appendCovered(processed(2));
+    await writer.committedSoon();
+    assert.deepEqual(
+      reader.latest('acme', 5).map((e) => e.correlationId),
+      ['m-1', 'p-1', 'm-2', 'p-2'],
+      'ended once every entry appended before it was chained, in order',
+    );
+    assert.deepEqual(spooledEntries(), [], 'no spool write: the chain answered the wait');
+    await writer.close();
+    assert.deepEqual(errors, []);
+    db.close();
+  });
+
+  it('a wait soon while the chain cannot be written: after its patience the covered entries go to the spool and the wait ends on that write', async () => {
+    const { writer, reader, db, spooledEntries, errors } = spooled(1);
+    db.exec('BEGIN IMMEDIATE'); // the writer thread cannot commit
+    writer.appendCovered(receipt(1));
+    writer.appendCovered(processed(1));
+    await handedOver();
+    assert.deepEqual(spooledEntries(), [], 'handed over without a spool write');
+    const started = performance.now();
+    await writer.committedSoon();
+    assert.ok(
+      performance.now() - started >= PATIENCE_MS * 0.8,
+      'not hurried before its patience (the default) was over',
+    );
+    assert.deepEqual(
+      spooledEntries(),
+      [
+        [1, 'queue.message.enqueued', 'm-1'],
+        [2, 'queue.message.processed', 'p-1'],
+      ],
+      'durable in the spool, under the numbers they were handed over with',
+    );
+    assert.equal(reader.count('acme'), 0, 'nothing chained: the wait ended on the spool write');
+    db.exec('COMMIT');
+    await writer.close();
+    assert.deepEqual(
+      reader.latest('acme', 5).map((e) => e.correlationId),
+      ['m-1', 'p-1'],
+      'each chained once',
+    );
+    assert.deepEqual(errors, []);
+    db.close();
+  });
+
+  it('a wait soon does not hurry entries appended after it, and a hurried wait still writes the covered entries first', async () => {
+    const { writer, reader, db, spooledEntries, errors } = spooled(60_000, 10_000);
+    db.exec('BEGIN IMMEDIATE');
+    writer.appendCovered(processed(1));
+    let soonEnded = false;
+    const soon = writer.committedSoon().then(() => (soonEnded = true));
+    await new Promise((r) => setTimeout(r, 10));
+    assert.equal(soonEnded, false);
+    assert.deepEqual(spooledEntries(), [], 'within its patience: nothing written, the timer is a minute away');
+    // A dead letter's entry, waited for at once (its checkpoint goes before the next delivery).
+    writer.append({ tenant: 'acme', eventType: 'queue.message.failed', correlationId: 'f-1' });
+    await writer.committed();
+    await soon;
+    assert.deepEqual(
+      spooledEntries().map(([seq, , id]) => [seq, id]),
+      [
+        [1, 'p-1'],
+        [2, 'f-1'],
+      ],
+      'the hurried write carried the covered entry ahead of its own, and ended both waits',
+    );
+    assert.equal(reader.count('acme'), 0);
+    db.exec('COMMIT');
+    await writer.close();
+    assert.equal(reader.count('acme'), 2);
+    assert.deepEqual(errors, []);
+    db.close();
+  });
+
   it('a batch with an entry that is not a receipt is spooled whole, nothing waiting for it', async () => {
     const { writer, reader, db, spooledEntries } = spooled(1);
     db.exec('BEGIN IMMEDIATE');
-    writer.appendReceipt(receipt(1));
+    writer.appendCovered(receipt(1));
     writer.append({ tenant: 'acme', eventType: 'flow.deployed', correlationId: 'd-1' });
-    writer.appendReceipt(receipt(2));
+    writer.appendCovered(receipt(2));
     await handedOver();
     assert.deepEqual(
       spooledEntries().map(([seq, , id]) => [seq, id]),
@@ -252,7 +349,7 @@ describe('AuditThreadWriter', () => {
   it('receipts alone that a wait follows at once are spooled like any entry', async () => {
     const { writer, reader, db, spooledEntries } = spooled(60_000);
     db.exec('BEGIN IMMEDIATE');
-    writer.appendReceipt(receipt(1));
+    writer.appendCovered(receipt(1));
     await writer.committed();
     assert.deepEqual(
       spooledEntries().map(([seq, , id]) => [seq, id]),
@@ -270,8 +367,8 @@ describe('AuditThreadWriter', () => {
     db.exec('BEGIN IMMEDIATE');
     writer.append({ tenant: 'acme', eventType: 'flow.deployed', correlationId: 'd-1' });
     await writer.committed();
-    writer.appendReceipt(receipt(1));
-    writer.appendReceipt(receipt(2));
+    writer.appendCovered(receipt(1));
+    writer.appendCovered(receipt(2));
     await handedOver();
     await writer.committed();
     assert.deepEqual(
@@ -297,7 +394,7 @@ describe('AuditThreadWriter', () => {
     const { writer, reader, db, spoolDir, spooledEntries } = spooled(1);
     writer.append({ tenant: 'acme', eventType: 'flow.deployed', correlationId: 'd-1' });
     await writer.committed();
-    for (let id = 1; id <= 3; id++) writer.appendReceipt(receipt(id));
+    for (let id = 1; id <= 3; id++) writer.appendCovered(receipt(id));
     await writer.flush();
     assert.deepEqual(
       spooledEntries().map(([seq, , id]) => [seq, id]),
