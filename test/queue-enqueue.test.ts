@@ -180,7 +180,12 @@ describe('POST /enqueue and the queue workers of svc serve', () => {
     assert.equal(r.status, 403);
     assert.deepEqual(JSON.parse(r.text), { ok: false, error: 'forbidden: insufficient scope' });
     const scopedKey = createKey(sandbox, 'acme', { scopes: 'orders.write' });
-    const ok = await send('scoped', '{}', { key: scopedKey, correlationId: 'scope-ok' });
+    // On --store the node learns of the new key a few milliseconds after the command returned (a
+    // 401 until then, nothing queued).
+    const ok = await inForce(
+      () => send('scoped', '{}', { key: scopedKey, correlationId: 'scope-ok' }),
+      (r) => r.status !== 401,
+    );
     assert.equal(ok.status, 202, ok.text);
     await waitEvent('scope-ok', 'queue_processed');
     assert.equal(rowsOf('scope-denied').filter((x) => x.event === 'queue_enqueued').length, 0);
