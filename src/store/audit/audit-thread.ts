@@ -18,8 +18,8 @@
  * chained, ahead of the batch, under the spool number it was handed over with (the worker moves
  * the spool's mark past an entry when it chains it, spooled or not), and a wait that is not hurried
  * ends when the worker chains them (or, should the chain not reach them within PATIENCE_MS, a
- * failing one included, with such a spool write). A receipt chained twice that way (from the worker and
- * from a dead process's spool) is claimed once by the audit store.
+ * failing one included, with such a spool write). A receipt chained twice that way (from the
+ * worker and from a dead process's spool) is claimed once by the audit store.
  */
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -59,8 +59,8 @@ export interface AuditAppender {
   /**
    * As committed, without hurrying the batch: the entries are usually chained at the writer's own
    * pace (one commit for many batches), and written to the spool (as committed would) only should
-   * the chain not reach them within PATIENCE_MS (a failing chain included). For progress that may lag behind its
-   * entries (a queue delivery's checkpoint asked in the background while deliveries go on).
+   * the chain not reach them within PATIENCE_MS (a failing chain included). For progress that may
+   * lag behind its entries (a queue delivery's checkpoint, asked while deliveries go on).
    */
   committedSoon(): Promise<void>;
 }
@@ -122,7 +122,7 @@ export class AuditThreadWriter implements AuditAppender {
   #queue: PreparedAuditEntry[] = [];
   /** Every entry queued is covered (appendCovered): the batch may go without a spool write. */
   #queueHeld = true;
-  /** Someone waits for the entries queued, hurried (committed): the batch is spooled, covered entries alone too. */
+  /** A hurried wait (committed) follows the entries queued: the batch is spooled, covered ones alone too. */
   #queueWaited = false;
   #timer: NodeJS.Timeout | undefined;
   #nextId = 1;
