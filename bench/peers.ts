@@ -8,7 +8,9 @@
  * Then, one after the other:
  * 1. its `http.sh` with our /run as one more row (`servers/ours-setup.sh`: the bench flow, two
  *    validate rules and an ntd answer, key auth, event log at event_only), ROUNDS rounds
- *    interleaved with bare node:http, Fastify and Node-RED, wrk with 50 connections;
+ *    interleaved with bare node:http, Fastify and Node-RED, wrk with 50 connections; and a ceiling
+ *    row (socket-ceiling.ts: the contract off `node:net` sockets, no HTTP parser, no work), against
+ *    which it says whether six times Node-RED is within reach of any server here;
  * 2. its `queue.sh`: the disk's fdatasync rates, BullMQ `Queue.add` and drain on Redis with AOF
  *    `always`, pg-boss `send`;
  * 3. our worker's drain of a 20,000-message backlog (BullMQ's prefill), then our durable /enqueue
@@ -33,7 +35,8 @@ import { svcCli } from './bench-state.js';
 import { prefillQueue, timeDrain, waitDrained } from './enqueue.js';
 import { spawnListening } from './load.js';
 import { median } from './scale/timed-server.js';
-import { ratioOf, targetLines, type Target } from './targets.js';
+import { SOCKET_CEILING_SOURCE } from './socket-ceiling.js';
+import { ratioOf, reachLine, targetLines, type Target } from './targets.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const SVC = join(ROOT, 'dist/src/main.js');
@@ -45,6 +48,7 @@ const SECONDS = Number(flags.seconds);
 const DRAIN_BACKLOG = 20_000;
 const RUN_PORT = 18090;
 const ENQUEUE_PORT = 18091;
+const CEILING_PORT = 18092;
 /** This Node first on PATH: the harness's scripts run `node`, and our build's native parts are this Node's. */
 const PATH_ENV = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` };
 
@@ -179,11 +183,19 @@ async function main(): Promise<void> {
   const key = ours.AUTH_KEY!;
   const env = { ...PATH_ENV, PEERS_OUT_DIR: out, AUTH_KEY: key };
   try {
-    // 1. HTTP: the peers and our /run, interleaved by the harness.
+    // 1. HTTP: the peers, our /run and the ceiling of the runtime, interleaved by the harness.
     const serve = `HOME='${home}' exec '${process.execPath}' '${SVC}' serve --host 127.0.0.1 --port ${RUN_PORT}`;
+    const ceilingFile = join(out, 'socket-ceiling.cjs');
+    writeFileSync(ceilingFile, SOCKET_CEILING_SOURCE);
     await shown(
       'bash',
-      [join(work, 'http.sh'), '--row', `ours|http://127.0.0.1:${RUN_PORT}/flows/acme/ack/run|${serve}`],
+      [
+        join(work, 'http.sh'),
+        '--row',
+        `ours|http://127.0.0.1:${RUN_PORT}/flows/acme/ack/run|${serve}`,
+        '--row',
+        `ceiling|http://127.0.0.1:${CEILING_PORT}/run|exec '${process.execPath}' '${ceilingFile}'`,
+      ],
       { ...env, ROUNDS: String(ROUNDS), DURATION: String(SECONDS) },
     );
     const http = readTsv(newest(out, 'http-'));
@@ -191,6 +203,7 @@ async function main(): Promise<void> {
     const fastify = httpRow(http, 'fastify');
     const nodeRed = httpRow(http, 'node-red');
     const run = httpRow(http, 'ours');
+    const ceiling = httpRow(http, 'ceiling');
 
     // 2. The queue peers.
     await shown('bash', [join(work, 'queue.sh'), '--only', 'disk,bullmq,pgboss'], env);
@@ -277,6 +290,7 @@ async function main(): Promise<void> {
       ['Fastify', `${fmt(fastify.reqPerSec)} (p99 ${fmt(fastify.p99Ms, 2)} ms)`],
       ['Node-RED', `${fmt(nodeRed.reqPerSec)} (p99 ${fmt(nodeRed.p99Ms, 2)} ms)`],
       ['ours /run', `${fmt(run.reqPerSec)} (p99 ${fmt(run.p99Ms, 2)} ms)`],
+      ['node:net ceiling (no HTTP parser, no work)', `${fmt(ceiling.reqPerSec)} (p99 ${fmt(ceiling.p99Ms, 2)} ms)`],
       ['disk, one fdatasync per append', fmt(oneFsync)],
       ['BullMQ Queue.add, AOF always', fmt(bullAdd)],
       ['ours /enqueue (durable, worker running)', `${fmt(enqueue)} (p99 ${fmt(enqueueP99, 2)} ms)`],
@@ -340,6 +354,13 @@ async function main(): Promise<void> {
     process.stdout.write(
       '(PostgreSQL /enqueue against pg-boss send: npm run bench -- --store postgres://..., its own part)\n',
     );
+    // What a do-nothing server answered in the same rounds: a target rate past it is out of reach
+    // of any server here, whatever its code.
+    process.stdout.write(
+      `\n${reachLine('/run at 6 x Node-RED', nodeRed.reqPerSec === undefined ? undefined : 6 * nodeRed.reqPerSec, ceiling.reqPerSec)}`,
+    );
+    const ofCeiling = ratioOf(run.reqPerSec, ceiling.reqPerSec);
+    if (ofCeiling !== undefined) process.stdout.write(`ours /run: ${ofCeiling.toFixed(2)} of the node:net ceiling\n`);
     if ([...enqueueRuns, ...heldRuns].some((r) => r.failed > 0))
       process.stdout.write('WARNING: /enqueue had failed requests\n');
   } finally {

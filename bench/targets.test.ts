@@ -2,7 +2,7 @@
 // run did not measure is neither.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ratioOf, targetLines, targetMet } from './targets.js';
+import { ratioOf, reachLine, targetLines, targetMet } from './targets.js';
 
 test('at least and at most, at, past and short of the target; not measured', () => {
   assert.equal(targetMet({ what: 'a', value: 0.8, target: 0.8, direction: 'at least' }), true);
@@ -34,4 +34,15 @@ test('targetLines: one line each, with the value, the target and the verdict', (
   assert.match(lines[2]!, /PostgreSQL\s+-\s+\(target >= 4\.00x\)\s+not measured in this run$/);
   // Three decimals: a ratio just short of its target does not print as the target.
   assert.match(lines[3]!, /rollups on \/ off\s+0\.968\s+\(target >= 0\.97\)\s+MISSED$/);
+});
+
+test('reachLine: a wanted rate within or past the ceiling of the same run, or not measured', () => {
+  assert.equal(
+    reachLine('6 x Node-RED', 45_540, 78_000),
+    '6 x Node-RED: 45540 req/s, 0.58 of the node:net ceiling (78000 req/s): within reach of a server on this runtime\n',
+  );
+  assert.match(reachLine('6 x Node-RED', 90_000, 78_000), /1\.15 of the node:net ceiling .*: past what any server/);
+  assert.equal(reachLine('6 x Node-RED', undefined, 78_000), '6 x Node-RED: not measured in this run\n');
+  assert.equal(reachLine('6 x Node-RED', 45_540, undefined), '6 x Node-RED: not measured in this run\n');
+  assert.equal(reachLine('6 x Node-RED', 45_540, 0), '6 x Node-RED: not measured in this run\n');
 });

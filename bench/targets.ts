@@ -43,3 +43,17 @@ export function targetLines(targets: readonly Target[]): string {
 export function ratioOf(a: number | undefined, b: number | undefined): number | undefined {
   return a === undefined || b === undefined || b === 0 ? undefined : a / b;
 }
+
+/**
+ * Where a target's rate lies against the ceiling row of `bench:peers` (a `node:net` server doing
+ * no work, socket-ceiling.ts) in the same run: a rate past it is out of reach of any server on
+ * this runtime and machine, not only of ours.
+ */
+export function reachLine(what: string, wanted: number | undefined, ceiling: number | undefined): string {
+  const share = ratioOf(wanted, ceiling);
+  if (wanted === undefined || ceiling === undefined || share === undefined)
+    return `${what}: not measured in this run\n`;
+  const verdict =
+    share <= 1 ? 'within reach of a server on this runtime' : 'past what any server on this runtime answered';
+  return `${what}: ${wanted.toFixed(0)} req/s, ${share.toFixed(2)} of the node:net ceiling (${ceiling.toFixed(0)} req/s): ${verdict}\n`;
+}
