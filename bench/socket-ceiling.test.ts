@@ -7,6 +7,9 @@ import { connect, type Socket } from 'node:net';
 import { spawnListening, type Child } from './load.js';
 import { SOCKET_CEILING_SOURCE } from './socket-ceiling.js';
 
+/** Each test's bound: a server that never answered would otherwise hold the suite up for good. */
+const BOUNDED = { timeout: 10_000 };
+
 let server: Child;
 before(async () => {
   server = await spawnListening(process.execPath, ['-e', SOCKET_CEILING_SOURCE]);
@@ -39,7 +42,7 @@ async function exchange(parts: readonly string[], answers: number): Promise<stri
   return text.match(/\{"ok":true,"id":[^}]*\}/g) ?? [];
 }
 
-test('answers the contract: 200, {"ok":true,"id":<the id sent>}, as fetch (the probe) sees it', async () => {
+test('answers the contract: 200, {"ok":true,"id":<the id sent>}, as fetch (the probe) sees it', BOUNDED, async () => {
   const res = await fetch(`${server.url}/run`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -49,14 +52,14 @@ test('answers the contract: 200, {"ok":true,"id":<the id sent>}, as fetch (the p
   assert.deepEqual(await res.json(), { ok: true, id: 'evt-0001' });
 });
 
-test('two requests in one write get two answers, in order', async () => {
+test('two requests in one write get two answers, in order', BOUNDED, async () => {
   assert.deepEqual(await exchange([request('a-1') + request('a-2')], 2), [
     '{"ok":true,"id":"a-1"}',
     '{"ok":true,"id":"a-2"}',
   ]);
 });
 
-test('a request cut across three writes is answered once, after its last byte', async () => {
+test('a request cut across three writes is answered once, after its last byte', BOUNDED, async () => {
   const whole = request('cut-1');
   const cuts = [whole.slice(0, 30), whole.slice(30, whole.length - 10), whole.slice(whole.length - 10)];
   assert.deepEqual(await exchange([...cuts, request('cut-2')], 2), [
