@@ -9,8 +9,8 @@
  * 1. its `http.sh` with our /run as one more row (`servers/ours-setup.sh`: the bench flow, two
  *    validate rules and an ntd answer, key auth, event log at event_only), ROUNDS rounds
  *    interleaved with bare node:http, Fastify and Node-RED, wrk with 50 connections; and a ceiling
- *    row (socket-ceiling.ts: the contract off `node:net` sockets, no HTTP parser, no work), against
- *    which it says whether six times Node-RED is within reach of any server here;
+ *    row (socket-ceiling.ts: the contract off `node:net` sockets, no HTTP parser, nothing else),
+ *    against which it says whether six times Node-RED is within reach of a server like ours here;
  * 2. its `queue.sh`: the disk's fdatasync rates, BullMQ `Queue.add` and drain on Redis with AOF
  *    `always`, pg-boss `send`;
  * 3. our worker's drain of a 20,000-message backlog (BullMQ's prefill), then our durable /enqueue
@@ -354,8 +354,8 @@ async function main(): Promise<void> {
     process.stdout.write(
       '(PostgreSQL /enqueue against pg-boss send: npm run bench -- --store postgres://..., its own part)\n',
     );
-    // What a do-nothing server answered in the same rounds: a target rate past it is out of reach
-    // of any server here, whatever its code.
+    // What a server doing nothing but the contract answered in the same rounds: a target rate past
+    // it is out of reach of a one-process server here, whatever its code.
     process.stdout.write(
       `\n${reachLine('/run at 6 x Node-RED', nodeRed.reqPerSec === undefined ? undefined : 6 * nodeRed.reqPerSec, ceiling.reqPerSec)}`,
     );

@@ -2,10 +2,10 @@
  * A reference row for `npm run bench:peers`: the peers' contract (POST the body, answer
  * `{"ok":true,"id":<its id>}`) answered straight off `node:net` sockets, with no HTTP parser and
  * no other work. Each request's head is scanned for its end and its `content-length` only; the
- * body is parsed for its id, as every peer does. It is what any server on this runtime and machine
- * could reach at most for that contract: a ratio against Node-RED that needs more than it is out
- * of reach here. Not a conforming HTTP server (no chunked bodies, no header folding): wrk and the
- * harness's probe send neither.
+ * body is parsed for its id, as every peer does. It is about the most one process on this runtime
+ * and machine answers for that contract: a ratio against Node-RED that needs more is out of reach
+ * of a server like ours here, whatever its code. Not a conforming HTTP server (no chunked bodies, no
+ * header folding): wrk and the harness's probe send neither.
  */
 
 /** Its source, run as its own process (`node <file>`): listens on HOST and PORT as the harness's servers do. */
