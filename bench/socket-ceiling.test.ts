@@ -21,6 +21,9 @@ const request = (id: string): string => {
   return `POST /run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 };
 
+/** The answers' bodies in what a connection received, in order. */
+const ANSWERS = /\{"ok":true,"id":[^}]*\}/g;
+
 /** Writes `parts` one by one (a pause between) and collects what comes back until `answers` bodies arrived. */
 async function exchange(parts: readonly string[], answers: number): Promise<string[]> {
   const { port } = new URL(server.url);
@@ -30,7 +33,7 @@ async function exchange(parts: readonly string[], answers: number): Promise<stri
   const done = new Promise<void>((resolve) => {
     socket.setEncoding('utf8').on('data', (d: string) => {
       text += d;
-      if ((text.match(/\{"ok":true,"id":[^}]*\}/g) ?? []).length >= answers) resolve();
+      if ((text.match(ANSWERS) ?? []).length >= answers) resolve();
     });
   });
   for (const part of parts) {
@@ -39,7 +42,7 @@ async function exchange(parts: readonly string[], answers: number): Promise<stri
   }
   await done;
   socket.destroy();
-  return text.match(/\{"ok":true,"id":[^}]*\}/g) ?? [];
+  return text.match(ANSWERS) ?? [];
 }
 
 test('answers the contract: 200, {"ok":true,"id":<the id sent>}, as fetch (the probe) sees it', BOUNDED, async () => {

@@ -45,9 +45,9 @@ export function ratioOf(a: number | undefined, b: number | undefined): number | 
 }
 
 /**
- * Where a target's rate lies against the ceiling row of `bench:peers` (a `node:net` server doing
- * no work, socket-ceiling.ts) in the same run: a rate past it is out of reach of any server on
- * this runtime and machine, not only of ours.
+ * Where a target's rate lies against the ceiling row of `bench:peers` (one `node:net` process doing
+ * nothing but the contract, socket-ceiling.ts) in the same run: a rate past it is out of reach of a
+ * one-process server on this runtime and machine, not only of ours.
  */
 export function reachLine(what: string, wanted: number | undefined, ceiling: number | undefined): string {
   const share = ratioOf(wanted, ceiling);
