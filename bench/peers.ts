@@ -17,6 +17,9 @@
  *    with the same wrk and 50 connections, ROUNDS runs each with the queue's worker running (as in
  *    service) and held back (its consumer lock taken by the bench: as BullMQ's Queue.add, no
  *    worker), alternating.
+ * Besides, the CPU a request of the bare server, the ceiling and our /run (each alone under the same
+ * wrk, between 1 and 2) and of our /enqueue with its worker running (its last run), and what the
+ * machine's cores leave a server at six times Node-RED and at half the bare server (cpu-budget.ts).
  * PostgreSQL /enqueue against pg-boss is `npm run bench -- --store <url>` (bench/pg.ts): it needs
  * our server on the store, which that part already runs beside pg-boss.
  *
@@ -24,7 +27,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -33,8 +36,17 @@ import { LockFile } from '../src/queue/coordination/lock-file.js';
 import { consumerLockOptions, queuePaths } from '../src/queue/file/queue-paths.js';
 import { svcCli } from './bench-state.js';
 import { prefillQueue, timeDrain, waitDrained } from './enqueue.js';
-import { spawnListening } from './load.js';
+import { BARE_SERVER_SOURCE, spawnListening } from './load.js';
 import { median } from './scale/timed-server.js';
+import {
+  budgetLine,
+  childrenSeconds,
+  cpuLine,
+  cpuMark,
+  cpuPerRequest,
+  timedArgs,
+  type CpuPerRequest,
+} from './cpu-budget.js';
 import { SOCKET_CEILING_SOURCE } from './socket-ceiling.js';
 import { ratioOf, reachLine, targetLines, type Target } from './targets.js';
 
@@ -131,6 +143,9 @@ interface WrkResult {
   readonly rps: number;
   readonly p99: number;
   readonly failed: number;
+  readonly requests: number;
+  /** wrk's own user and system seconds (bash's `times` after it); undefined when not printed. */
+  readonly loadSeconds: number | undefined;
 }
 
 /**
@@ -140,11 +155,10 @@ interface WrkResult {
  * beside deliveries of the held backlog (session 30: 26.9k against 31.2k req/s in the first run).
  */
 async function wrk(work: string, url: string, seconds: number, key: string): Promise<WrkResult> {
+  // Through bash, whose `times` then prints wrk's CPU seconds (the budget lines of cpu-budget.ts).
   const child = spawn(
-    'timeout',
-    [
-      String(seconds + 30),
-      'wrk',
+    'bash',
+    timedArgs(seconds + 30, 'wrk', [
       '-t1',
       '-c50',
       `-d${seconds}s`,
@@ -153,7 +167,7 @@ async function wrk(work: string, url: string, seconds: number, key: string): Pro
       '-s',
       join(work, 'lib', 'post.lua'),
       url,
-    ],
+    ]),
     {
       env: { ...process.env, BODY_FILE: join(work, 'lib', 'body.json'), AUTH_KEY: key },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -170,7 +184,13 @@ async function wrk(work: string, url: string, seconds: number, key: string): Pro
   const line = /LOADRESULT (.*)/.exec(stdout)?.[1];
   if (line === undefined) throw new Error(`wrk gave no result: ${stdout} ${stderr}`);
   const field = (k: string) => Number(new RegExp(`${k}=([\\d.]+)`).exec(line)?.[1] ?? NaN);
-  return { rps: field('rps'), p99: field('p99_ms'), failed: field('errors') + field('non2xx') };
+  return {
+    rps: field('rps'),
+    p99: field('p99_ms'),
+    failed: field('errors') + field('non2xx'),
+    requests: field('requests'),
+    loadSeconds: childrenSeconds(stdout),
+  };
 }
 
 async function main(): Promise<void> {
@@ -204,6 +224,33 @@ async function main(): Promise<void> {
     const nodeRed = httpRow(http, 'node-red');
     const run = httpRow(http, 'ours');
     const ceiling = httpRow(http, 'ceiling');
+    const svcEnv = { ...process.env, HOME: home, RUST_LOG: 'warn' };
+    // Where a request's CPU goes: the ceiling and our /run each alone under the same wrk, before
+    // the queue parts (whose held backlog a server started later would deliver while measured).
+    const cpuOf = async (
+      args: string[],
+      childEnv: NodeJS.ProcessEnv,
+      path: string,
+    ): Promise<CpuPerRequest | undefined> => {
+      const child = await spawnListening(process.execPath, args, childEnv);
+      try {
+        await wrk(work, `${child.url}${path}`, 2, key);
+        const mark = cpuMark(child.process.pid!);
+        const r = await wrk(work, `${child.url}${path}`, Math.min(SECONDS, 8), key);
+        return r.loadSeconds === undefined
+          ? undefined
+          : cpuPerRequest(child.process.pid!, mark, r.requests, r.rps, r.loadSeconds);
+      } finally {
+        await child.stop();
+      }
+    };
+    const bareCpu = await cpuOf(['-e', BARE_SERVER_SOURCE], process.env, '/run');
+    const ceilingCpu = await cpuOf([ceilingFile], { ...process.env, PORT: String(CEILING_PORT) }, '/run');
+    const runCpu = await cpuOf(
+      [SVC, 'serve', '--host', '127.0.0.1', '--port', String(RUN_PORT)],
+      svcEnv,
+      '/flows/acme/ack/run',
+    );
 
     // 2. The queue peers.
     await shown('bash', [join(work, 'queue.sh'), '--only', 'disk,bullmq,pgboss'], env);
@@ -214,7 +261,6 @@ async function main(): Promise<void> {
     const oneFsync = queueRate(queue, 'disk append+fdatasync');
 
     // 3. Our drain of BullMQ's backlog size, then our /enqueue under the same load generator.
-    const svcEnv = { ...process.env, HOME: home, RUST_LOG: 'warn' };
     const source = readFileSync(join(home, 'ack.flow.md'), 'utf8');
     for (const copy of ['drain', 'held']) {
       writeFileSync(join(home, `${copy}.flow.md`), source.replace('flow: ack', `flow: ${copy}`));
@@ -238,6 +284,7 @@ async function main(): Promise<void> {
     const heldLock = await LockFile.tryAcquire(heldPaths.consumerLock, consumerLockOptions(heldPaths));
     if (heldLock === undefined) throw new Error('the held queue is locked by someone else');
     let drain: number;
+    let enqueueCpu: CpuPerRequest | undefined;
     try {
       drain = await timeDrain({
         serverUrl: server.url,
@@ -259,6 +306,8 @@ async function main(): Promise<void> {
           [enqueueRuns, url, 'worker running'],
           [heldRuns, heldUrl, 'worker held'],
         ] as const) {
+          // The last running run's CPU a request, its backlog's deliveries included (read once drained).
+          const mark = target === url && i === ROUNDS - 1 ? cpuMark(server.process.pid!) : undefined;
           runs.push(await wrk(work, target, SECONDS, key));
           // A held run is like Queue.add only while no worker delivers the held queue's messages.
           if (target === heldUrl && !(await heldLock.stillHeld()))
@@ -269,6 +318,8 @@ async function main(): Promise<void> {
           // worker, like Queue.add) must not share the machine with it.
           if (target === url) await waitDrained(queuesDir, 'acme', 'ack', 120_000);
           const r = runs.at(-1)!;
+          if (mark !== undefined && r.loadSeconds !== undefined)
+            enqueueCpu = cpuPerRequest(server.process.pid!, mark, r.requests, r.rps, r.loadSeconds);
           process.stdout.write(
             `ours /enqueue (${label}) run ${i + 1}/${ROUNDS}: ${r.rps.toFixed(0)} req/s, p99 ${r.p99.toFixed(2)} ms, failed ${r.failed}\n`,
           );
@@ -361,6 +412,20 @@ async function main(): Promise<void> {
     );
     const ofCeiling = ratioOf(run.reqPerSec, ceiling.reqPerSec);
     if (ofCeiling !== undefined) process.stdout.write(`ours /run: ${ofCeiling.toFixed(2)} of the node:net ceiling\n`);
+    // The machine's CPU at the target rates, against what ours used a request (cpu-budget.ts).
+    process.stdout.write('\nCPU a request, microseconds (each measured alone under the same wrk):\n');
+    for (const [label, cpu] of [
+      ['bare node:http', bareCpu],
+      ['node:net ceiling', ceilingCpu],
+      ['ours /run', runCpu],
+      ['ours /enqueue', enqueueCpu],
+    ] as const)
+      process.stdout.write(cpu === undefined ? `  ${label}: not measured\n` : cpuLine(label, cpu));
+    const cores = availableParallelism();
+    const sixNodeRed = nodeRed.reqPerSec === undefined ? undefined : 6 * nodeRed.reqPerSec;
+    process.stdout.write(budgetLine('/run at 6 x Node-RED', sixNodeRed, cores, runCpu));
+    const halfBare = bare.reqPerSec === undefined ? undefined : 0.5 * bare.reqPerSec;
+    process.stdout.write(budgetLine('/enqueue at 0.5 x bare', halfBare, cores, enqueueCpu));
     if ([...enqueueRuns, ...heldRuns].some((r) => r.failed > 0))
       process.stdout.write('WARNING: /enqueue had failed requests\n');
   } finally {
