@@ -225,8 +225,9 @@ async function main(): Promise<void> {
     const run = httpRow(http, 'ours');
     const ceiling = httpRow(http, 'ceiling');
     const svcEnv = { ...process.env, HOME: home, RUST_LOG: 'warn' };
-    // Where a request's CPU goes: the ceiling and our /run each alone under the same wrk, before
-    // the queue parts (whose held backlog a server started later would deliver while measured).
+    // Where a request's CPU goes: the bare server (load.ts's, as `npm run bench` runs it), the
+    // ceiling and our /run, each alone under the same wrk, before the queue parts (whose held
+    // backlog a server started later would deliver while measured).
     const cpuOf = async (
       args: string[],
       childEnv: NodeJS.ProcessEnv,
