@@ -10,11 +10,10 @@ import {
   cpuMark,
   cpuPerRequest,
   interruptSeconds,
-  statTicks,
-  threadSeconds,
   timedArgs,
   type CpuPerRequest,
 } from './cpu-budget.js';
+import { cpuByThread, statCpuMs, TICK_MS } from './scale/rounds.js';
 
 /** Spins this thread until it has used `ms` of CPU by its own count. */
 function burn(ms: number): void {
@@ -28,18 +27,17 @@ function burn(ms: number): void {
   if (x < 0) throw new Error('unreachable');
 }
 
-test('statTicks: user plus system ticks, counted after the name however it is spelled', () => {
+test('statCpuMs (scale/rounds.ts, which the budget reads through): user plus system, counted after the name however it is spelled', () => {
   const after = 'S 1 1 1 0 -1 4194304 100 0 0 0 250 75 0 0 20 0 9 0 100 1000 50';
-  assert.equal(statTicks(`4321 (node) ${after}`), 325);
-  assert.equal(statTicks(`4321 (a (b) c) d) ${after}`), 325);
-  assert.throws(() => statTicks('4321 (node) S 1'), /not a stat line/);
+  assert.equal(statCpuMs(`4321 (node) ${after}`), 325 * TICK_MS);
+  assert.equal(statCpuMs(`4321 (a (b) c) d) ${after}`), 325 * TICK_MS);
 });
 
-test("threadSeconds: this process's threads, its main thread's time grown by what it spent", () => {
-  const before = threadSeconds(process.pid);
-  assert.ok(before.has(process.pid), 'the main thread is listed under the process id');
+test("cpuByThread: this process's main thread, its time grown by what it spent", () => {
+  const before = cpuByThread(process.pid);
+  assert.ok(before.has('main'), 'the main thread is its own group');
   burn(300);
-  const grown = threadSeconds(process.pid).get(process.pid)! - before.get(process.pid)!;
+  const grown = (cpuByThread(process.pid).get('main')! - before.get('main')!) / 1e6;
   // Ticks of 10 ms: 0.3 s spent reads at least 0.25 s.
   assert.ok(grown >= 0.25 && grown < 5, `main thread grew by ${grown} s`);
 });

@@ -6,7 +6,8 @@
  * spend on a request at that rate; its main thread (one core) at most 1 / R. Measured, not assumed:
  * each figure below is read from /proc around a run of the same load generator.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { cpuByThread, TICK_MS } from './scale/rounds.js';
 
 /** CPU a request of one measured run, in microseconds. */
 export interface CpuPerRequest {
@@ -21,41 +22,12 @@ export interface CpuPerRequest {
   readonly kernel: number;
 }
 
-/** Linux's USER_HZ: /proc's CPU times are in these ticks on every Linux of this decade. */
-const TICKS_PER_SECOND = 100;
-
-/**
- * A /proc/<pid>/task/<tid>/stat line's user plus system ticks. The thread's name (field 2) is in
- * parentheses and may itself hold spaces and parentheses: the fields are counted after its last `)`.
- */
-export function statTicks(stat: string): number {
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // After the name: state is fields[0], so utime (field 14) is fields[11] and stime fields[12].
-  const user = Number(fields[11]);
-  const system = Number(fields[12]);
-  if (!Number.isFinite(user) || !Number.isFinite(system)) throw new Error(`not a stat line: ${stat.slice(0, 80)}`);
-  return user + system;
-}
-
-/** CPU seconds used so far by each live thread of `pid`, by thread id. */
-export function threadSeconds(pid: number): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      out.set(Number(tid), statTicks(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')) / TICKS_PER_SECOND);
-    } catch {
-      // A thread that ended between the listing and the read: its time is gone with it.
-    }
-  }
-  return out;
-}
-
 /** The first line of /proc/stat (all cores): irq plus softirq ticks, in seconds. */
 export function interruptSeconds(procStat: string): number {
   const cpu = procStat.slice(0, procStat.indexOf('\n')).split(/\s+/);
   if (cpu[0] !== 'cpu') throw new Error('not /proc/stat');
   // cpu user nice system idle iowait irq softirq ...
-  return (Number(cpu[6]) + Number(cpu[7])) / TICKS_PER_SECOND;
+  return ((Number(cpu[6]) + Number(cpu[7])) * TICK_MS) / 1000;
 }
 
 /**
@@ -79,15 +51,16 @@ export function childrenSeconds(output: string): number | undefined {
 
 /** Readings before a run, to be closed by `cpuPerRequest` after it. */
 export interface CpuMark {
-  readonly threads: Map<number, number>;
+  /** The server's CPU so far by thread group, in microseconds (scale/rounds.ts's cpuByThread: `main` is its main thread). */
+  readonly threads: Map<string, number>;
   readonly interrupts: number;
 }
 
 export function cpuMark(pid: number): CpuMark {
-  return { threads: threadSeconds(pid), interrupts: interruptSeconds(readFileSync('/proc/stat', 'utf8')) };
+  return { threads: cpuByThread(pid), interrupts: interruptSeconds(readFileSync('/proc/stat', 'utf8')) };
 }
 
-/** The run's CPU a request, from its mark, the server's pid (its main thread's id), the requests answered and wrk's seconds. */
+/** The run's CPU a request, from its mark, the server's pid, the requests answered and wrk's seconds. */
 export function cpuPerRequest(
   pid: number,
   before: CpuMark,
@@ -97,19 +70,15 @@ export function cpuPerRequest(
 ): CpuPerRequest {
   const after = cpuMark(pid);
   let server = 0;
-  let mainThread = 0;
-  for (const [tid, seconds] of after.threads) {
-    const used = seconds - (before.threads.get(tid) ?? 0);
-    server += used;
-    if (tid === pid) mainThread = used;
-  }
-  const us = (seconds: number) => (seconds * 1e6) / requests;
+  for (const [group, us] of after.threads) server += us - (before.threads.get(group) ?? 0);
+  const mainThread = (after.threads.get('main') ?? 0) - (before.threads.get('main') ?? 0);
+  const perRequest = (seconds: number) => (seconds * 1e6) / requests;
   return {
     reqPerSec,
-    server: us(server),
-    mainThread: us(mainThread),
-    loadGenerator: us(loadGeneratorSeconds),
-    kernel: us(after.interrupts - before.interrupts),
+    server: server / requests,
+    mainThread: mainThread / requests,
+    loadGenerator: perRequest(loadGeneratorSeconds),
+    kernel: perRequest(after.interrupts - before.interrupts),
   };
 }
 

@@ -142,13 +142,13 @@ function summarise(
 }
 
 /** USER_HZ 100: /proc/<pid>/stat counts CPU time in 10 ms ticks. */
-const TICK_MS = 10;
+export const TICK_MS = 10;
 
 /**
  * User + system time of a `/proc/.../stat` line, in ms. The fields are read after the last `) `:
  * the command name before it may itself hold spaces and parentheses.
  */
-function statCpuMs(stat: string): number {
+export function statCpuMs(stat: string): number {
   const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
 }
